@@ -1,0 +1,192 @@
+// `list`, `show`, `export`, `presets`: read the store, print or write files.
+#include "cli/Commands.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "cli/ExitCodes.h"
+#include "core/analysis/ComparisonTable.h"
+#include "core/analysis/Format.h"
+#include "core/analysis/Summary.h"
+#include "core/config/Presets.h"
+#include "core/probe/Environment.h"
+#include "core/store/Database.h"
+#include "core/store/Export.h"
+
+namespace ampbench::cli {
+namespace {
+
+std::unique_ptr<store::Database> openForReading(const std::string& path, int& code) {
+    try {
+        auto db = store::Database::open(path, store::Database::Mode::ReadOnly);
+        code = kOk;
+        return db;
+    } catch (const store::StoreError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        code = kStoreError;
+        return nullptr;
+    }
+}
+
+}  // namespace
+
+int commandPresets() {
+    for (const auto& name : config::presetNames()) {
+        std::printf("%-22s %s\n", name.c_str(), config::presetDescription(name).c_str());
+    }
+    return kOk;
+}
+
+int commandList(const std::string& db_path) {
+    int code = kOk;
+    auto db = openForReading(db_path, code);
+    if (!db) {
+        return code;
+    }
+    auto experiments = db->experiments();
+    if (experiments.empty()) {
+        std::printf("no experiments in %s\n", db_path.c_str());
+        return kOk;
+    }
+    for (const auto& e : experiments) {
+        std::printf("experiment %lld  %s  (%s, %d runs)\n", static_cast<long long>(e.id),
+                    e.name.c_str(), e.created_at.c_str(), e.run_count);
+        analysis::TextTable t({"run", "arm", "seed", "status", "steps", "started"});
+        t.alignRight({0, 2, 4});
+        for (const auto& r : db->runs(e.id)) {
+            t.addRow({std::to_string(r.id), r.arm, std::to_string(r.seed),
+                      train::toString(r.status),
+                      std::to_string(r.last_step) + "/" + std::to_string(r.planned_steps),
+                      r.started_at});
+        }
+        std::printf("%s\n", t.render().c_str());
+    }
+    return kOk;
+}
+
+int commandShow(const std::string& db_path, int64_t id, bool experiment) {
+    int code = kOk;
+    auto db = openForReading(db_path, code);
+    if (!db) {
+        return code;
+    }
+    if (experiment) {
+        auto e = db->experiment(id);
+        if (!e) {
+            std::fprintf(stderr, "no experiment %lld in %s\n", static_cast<long long>(id),
+                         db_path.c_str());
+            return kNotFound;
+        }
+        auto arms = analysis::summarizeArms(analysis::summarizeExperimentRuns(*db, id));
+        std::printf("experiment %lld  %s\n%s", static_cast<long long>(id), e->name.c_str(),
+                    analysis::comparisonTable(arms, "peak memory").render().c_str());
+        return kOk;
+    }
+    auto run = db->run(id);
+    if (!run) {
+        std::fprintf(stderr, "no run %lld in %s\n", static_cast<long long>(id), db_path.c_str());
+        return kNotFound;
+    }
+    auto steps = db->steps(id);
+    auto evals = db->evals(id);
+    auto s = analysis::summarizeRun(*run, steps, evals);
+    std::printf("run %lld: experiment %lld '%s', arm %s, seed %llu\n", static_cast<long long>(id),
+                static_cast<long long>(run->experiment_id), run->experiment_name.c_str(),
+                run->arm.c_str(), static_cast<unsigned long long>(run->seed));
+    std::printf("status      %s%s%s\n", train::toString(run->status).c_str(),
+                run->error.empty() ? "" : ": ", run->error.c_str());
+    std::printf("started     %s\nended       %s\n", run->started_at.c_str(), run->ended_at.c_str());
+    if (!run->env_json.empty()) {
+        std::printf("environment %s\n",
+                    probe::describe(probe::environmentFromJson(run->env_json)).c_str());
+    }
+    std::printf("arm spec    %s\n", run->spec_json.c_str());
+    std::printf("steps       %lld of %lld (%lld timed), %lld samples\n",
+                static_cast<long long>(s.steps), static_cast<long long>(run->planned_steps),
+                static_cast<long long>(s.timed_steps), static_cast<long long>(s.samples));
+    std::printf("step time   median %s (p10 %s, p90 %s), %s samples/s\n",
+                analysis::formatMs(s.median_step_ms).c_str(),
+                analysis::formatMs(s.p10_step_ms).c_str(),
+                analysis::formatMs(s.p90_step_ms).c_str(),
+                analysis::formatNumber(s.samples_per_s, 0).c_str());
+    std::printf("data wait   %s of step time\n",
+                analysis::formatPercent(s.data_wait_share).c_str());
+    std::printf("peak memory %s\n", analysis::formatBytes(s.peak_mem).c_str());
+    std::printf("train loss  %s (mean of the last 10%% of steps)\n",
+                analysis::formatNumber(s.final_train_loss, 4).c_str());
+    std::printf("validation  loss %s, accuracy %s\n",
+                analysis::formatNumber(s.final_val_loss, 4).c_str(),
+                analysis::formatPercent(s.final_val_accuracy, 2).c_str());
+    std::printf("skipped     %lld steps; minimum loss scale %s\n",
+                static_cast<long long>(s.skipped),
+                analysis::formatNumber(s.min_loss_scale, 0).c_str());
+    auto events = db->events(id);
+    if (!events.empty()) {
+        std::printf("events:\n");
+        for (const auto& ev : events) {
+            std::printf("  step %lld  %s  %s\n", static_cast<long long>(ev.step),
+                        train::toString(ev.kind).c_str(), ev.message.c_str());
+        }
+    }
+    return kOk;
+}
+
+int commandExport(const std::string& db_path, const std::vector<int64_t>& ids,
+                  const std::string& csv, const std::string& json, bool experiment) {
+    int code = kOk;
+    auto db = openForReading(db_path, code);
+    if (!db) {
+        return code;
+    }
+    std::vector<int64_t> run_ids;
+    for (int64_t id : ids) {
+        if (experiment) {
+            if (!db->experiment(id)) {
+                std::fprintf(stderr, "no experiment %lld in %s\n", static_cast<long long>(id),
+                             db_path.c_str());
+                return kNotFound;
+            }
+            for (const auto& r : db->runs(id)) {
+                run_ids.push_back(r.id);
+            }
+        } else {
+            if (!db->run(id)) {
+                std::fprintf(stderr, "no run %lld in %s\n", static_cast<long long>(id),
+                             db_path.c_str());
+                return kNotFound;
+            }
+            run_ids.push_back(id);
+        }
+    }
+    if (!csv.empty()) {
+        std::ofstream out(csv);
+        if (!out) {
+            std::fprintf(stderr, "cannot write %s\n", csv.c_str());
+            return kIoError;
+        }
+        auto rows = store::exportCsv(*db, run_ids, out);
+        out.flush();
+        if (!out) {
+            std::fprintf(stderr, "writing %s failed\n", csv.c_str());
+            return kIoError;
+        }
+        std::fprintf(stderr, "wrote %lld rows to %s\n", static_cast<long long>(rows), csv.c_str());
+    }
+    if (!json.empty()) {
+        std::ofstream out(json);
+        if (!out) {
+            std::fprintf(stderr, "cannot write %s\n", json.c_str());
+            return kIoError;
+        }
+        store::exportJson(*db, run_ids, out);
+        out.flush();
+        if (!out) {
+            std::fprintf(stderr, "writing %s failed\n", json.c_str());
+            return kIoError;
+        }
+        std::fprintf(stderr, "wrote %zu runs to %s\n", run_ids.size(), json.c_str());
+    }
+    return kOk;
+}
+
+}  // namespace ampbench::cli

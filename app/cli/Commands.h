@@ -1,0 +1,51 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config/ExperimentSpec.h"
+
+namespace ampbench::cli {
+
+/// Flags of `run` that override fields of the preset or config file. Unset
+/// optionals leave the spec as it is.
+struct RunOverrides {
+    std::string preset;
+    std::string config_file;
+    std::string name;
+    std::optional<int64_t> steps;
+    std::optional<int> epochs;
+    std::optional<int> micro_batch;
+    std::optional<double> lr;
+    std::optional<std::string> optimizer;
+    std::optional<double> weight_decay;
+    std::optional<std::string> model;
+    std::optional<int> width;
+    std::optional<int> depth;
+    std::optional<std::string> dataset;
+    std::optional<std::string> data_dir;
+    std::optional<std::string> device;
+    std::optional<int> threads;
+    std::optional<int> warmup;
+    std::optional<int64_t> eval_interval;
+    std::optional<int> eval_batches;
+    std::vector<uint64_t> seeds;
+    std::vector<std::string> arms;  ///< shorthand; replaces the preset's arms
+    std::string save_spec;          ///< write the resolved spec here
+    bool dry_run = false;
+    bool quiet = false;
+};
+
+int commandRun(const std::string& db_path, const RunOverrides& o);
+int commandList(const std::string& db_path);
+int commandShow(const std::string& db_path, int64_t run_id, bool experiment);
+int commandExport(const std::string& db_path, const std::vector<int64_t>& run_ids,
+                  const std::string& csv, const std::string& json, bool experiment);
+int commandPresets();
+
+/// Builds the spec from a preset or file plus overrides; errors go to stderr.
+/// Returns false when the spec could not be built or is invalid.
+bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec);
+
+}  // namespace ampbench::cli

@@ -1,0 +1,17 @@
+#pragma once
+
+namespace ampbench::cli {
+
+/// What the process exit status says (documented in the README).
+enum ExitCode : int {
+    kOk = 0,           ///< every run finished
+    kRunsFailed = 1,   ///< at least one run failed (out of memory, NaN, error)
+    kUsage = 2,        ///< unknown flag or preset, invalid spec
+    kDataMissing = 3,  ///< dataset not found or unreadable
+    kStoreError = 4,   ///< database cannot be opened, is foreign or newer
+    kNotFound = 5,     ///< no such run or experiment
+    kIoError = 6,      ///< an output file cannot be written
+    kCancelled = 130,  ///< interrupted (Ctrl-C); rows up to then are kept
+};
+
+}  // namespace ampbench::cli

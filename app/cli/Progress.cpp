@@ -1,0 +1,99 @@
+#include "cli/Progress.h"
+
+#include "core/analysis/Format.h"
+
+namespace ampbench::cli {
+using Clock = std::chrono::steady_clock;
+
+Progress::Progress(int run_count, bool terminal, bool quiet)
+    : run_count_(run_count), terminal_(terminal), quiet_(quiet) {}
+
+void Progress::beginRun(int index, const std::string& arm, uint64_t seed, int64_t planned) {
+    index_ = index;
+    arm_ = arm;
+    seed_ = seed;
+    planned_ = planned;
+    step_ = 0;
+    last_acc_ = -1;
+    run_start_ = last_draw_ = Clock::now();
+    if (!quiet_ && !terminal_) {
+        std::fprintf(stderr, "[run %d/%d] %s seed %llu: %lld optimizer steps\n", index_ + 1,
+                     run_count_, arm_.c_str(), static_cast<unsigned long long>(seed_),
+                     static_cast<long long>(planned_));
+    }
+}
+
+void Progress::onStep(const train::StepRecord& step) {
+    step_ = step.step;
+    loss_ = step.loss;
+    draw(false);
+}
+
+void Progress::onEval(const train::EvalRecord& eval) {
+    last_acc_ = eval.val_accuracy;
+    if (!quiet_ && !terminal_) {
+        std::fprintf(stderr, "[run %d/%d] %s step %lld: val loss %.4f, val acc %.2f%%\n",
+                     index_ + 1, run_count_, arm_.c_str(), static_cast<long long>(eval.step),
+                     eval.val_loss, eval.val_accuracy * 100.0);
+    }
+}
+
+void Progress::onEvent(const train::EventRecord& event) {
+    if (quiet_ || event.kind == train::EventKind::SkippedStep ||
+        event.kind == train::EventKind::Info) {
+        return;
+    }
+    if (terminal_) {
+        std::fputs("\r\033[K", stderr);
+    }
+    std::fprintf(stderr, "[run %d/%d] %s: %s: %s\n", index_ + 1, run_count_, arm_.c_str(),
+                 train::toString(event.kind).c_str(), event.message.c_str());
+}
+
+void Progress::onFinish(const train::RunOutcome& outcome) {
+    if (quiet_) {
+        return;
+    }
+    if (terminal_) {
+        std::fputs("\r\033[K", stderr);
+    }
+    std::fprintf(stderr, "[run %d/%d] %s seed %llu: %s after %lld steps in %s%s%s\n", index_ + 1,
+                 run_count_, arm_.c_str(), static_cast<unsigned long long>(seed_),
+                 train::toString(outcome.status).c_str(),
+                 static_cast<long long>(outcome.steps_done),
+                 analysis::formatDuration(outcome.wall_s).c_str(),
+                 outcome.error.empty() ? "" : ": ", outcome.error.c_str());
+}
+
+void Progress::draw(bool force) {
+    if (quiet_) {
+        return;
+    }
+    auto now = Clock::now();
+    auto since = std::chrono::duration<double>(now - last_draw_).count();
+    if (!force && since < (terminal_ ? 0.1 : 5.0)) {
+        return;
+    }
+    last_draw_ = now;
+    double elapsed = std::chrono::duration<double>(now - run_start_).count();
+    double frac = planned_ > 0 ? static_cast<double>(step_) / static_cast<double>(planned_) : 0.0;
+    double eta = frac > 0 ? elapsed * (1.0 - frac) / frac : 0.0;
+    if (terminal_) {
+        constexpr int kWidth = 28;
+        int filled = static_cast<int>(frac * kWidth);
+        std::string bar(static_cast<size_t>(filled), '#');
+        bar += std::string(static_cast<size_t>(kWidth - filled), '.');
+        std::fprintf(stderr, "\r\033[K[run %d/%d] %-12s [%s] %lld/%lld loss %.4f ETA %s",
+                     index_ + 1, run_count_, arm_.c_str(), bar.c_str(),
+                     static_cast<long long>(step_), static_cast<long long>(planned_), loss_,
+                     analysis::formatDuration(eta).c_str());
+    } else {
+        std::fprintf(stderr, "[run %d/%d] %s step %lld/%lld loss %.4f ETA %s\n", index_ + 1,
+                     run_count_, arm_.c_str(), static_cast<long long>(step_),
+                     static_cast<long long>(planned_), loss_,
+                     analysis::formatDuration(eta).c_str());
+    }
+    std::fflush(stderr);
+}
+
+}  // namespace ampbench::cli

@@ -1,0 +1,236 @@
+// `ampbench-cli run`: spec from preset/config + flags, validated, trained into the store.
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/Commands.h"
+#include "cli/ExitCodes.h"
+#include "cli/Progress.h"
+#include "core/analysis/ComparisonTable.h"
+#include "core/analysis/Summary.h"
+#include "core/config/ArmShorthand.h"
+#include "core/config/Presets.h"
+#include "core/config/SpecJson.h"
+#include "core/config/Validation.h"
+#include "core/data/DataError.h"
+#include "core/probe/Environment.h"
+#include "core/store/Database.h"
+#include "core/train/Experiment.h"
+
+namespace ampbench::cli {
+namespace {
+
+train::CancelToken* g_cancel = nullptr;  // set while runs execute; read by the signal handler
+
+extern "C" void onInterrupt(int) {
+    if (g_cancel) {
+        g_cancel->cancel();
+    }
+}
+
+bool readFile(const std::string& path, std::string& out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return false;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    out = ss.str();
+    return true;
+}
+
+void printErrors(const std::string& what, const std::vector<config::FieldError>& errors) {
+    std::fprintf(stderr, "%s:\n", what.c_str());
+    for (const auto& e : errors) {
+        std::fprintf(stderr, "  %s\n", e.toString().c_str());
+    }
+}
+
+}  // namespace
+
+bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
+    if (!o.config_file.empty()) {
+        std::string text;
+        if (!readFile(o.config_file, text)) {
+            std::fprintf(stderr, "cannot read %s\n", o.config_file.c_str());
+            return false;
+        }
+        std::vector<config::FieldError> errors;
+        spec = config::specFromJsonText(text, errors);
+        if (!errors.empty()) {
+            printErrors(o.config_file + " has errors", errors);
+            return false;
+        }
+    } else {
+        auto p = config::preset(o.preset.empty() ? "default" : o.preset);
+        if (!p) {
+            std::fprintf(stderr, "unknown preset '%s'\n", o.preset.c_str());
+            return false;
+        }
+        spec = *p;
+    }
+    std::vector<config::FieldError> errors;
+    auto enumFlag = [&](const std::optional<std::string>& value, const char* field, auto parse,
+                        auto& target, const char* allowed) {
+        if (!value) {
+            return;
+        }
+        if (auto v = parse(*value)) {
+            target = *v;
+        } else {
+            errors.push_back({field, *value, std::string("must be one of ") + allowed});
+        }
+    };
+    if (!o.name.empty())
+        spec.name = o.name;
+    if (o.steps)
+        spec.steps = *o.steps;
+    if (o.epochs)
+        spec.epochs = *o.epochs;
+    if (o.micro_batch)
+        spec.micro_batch = *o.micro_batch;
+    if (o.lr)
+        spec.optimizer.lr = *o.lr;
+    if (o.weight_decay)
+        spec.optimizer.weight_decay = *o.weight_decay;
+    enumFlag(o.optimizer, "optimizer.kind", config::optimizerFromString, spec.optimizer.kind,
+             "sgd, adamw");
+    enumFlag(o.device, "device", config::deviceFromString, spec.device, "auto, cpu, cuda");
+    if (o.model)
+        spec.model.name = *o.model;
+    if (o.width)
+        spec.model.width = *o.width;
+    if (o.depth)
+        spec.model.depth = *o.depth;
+    if (o.dataset)
+        spec.data.name = *o.dataset;
+    if (o.data_dir)
+        spec.data.dir = *o.data_dir;
+    if (o.threads)
+        spec.cpu_threads = *o.threads;
+    if (o.warmup)
+        spec.warmup_steps = *o.warmup;
+    if (o.eval_interval)
+        spec.eval_interval = *o.eval_interval;
+    if (o.eval_batches)
+        spec.eval_batches = *o.eval_batches;
+    if (!o.seeds.empty())
+        spec.seeds = o.seeds;
+    if (!o.arms.empty()) {
+        spec.arms.clear();
+        for (const auto& text : o.arms) {
+            std::string error;
+            if (auto arm = config::parseArmShorthand(text, error)) {
+                spec.arms.push_back(*arm);
+            } else {
+                errors.push_back({"--arm", text, error});
+            }
+        }
+    }
+    auto invalid = config::validate(spec);
+    errors.insert(errors.end(), invalid.begin(), invalid.end());
+    if (!errors.empty()) {
+        printErrors("invalid experiment (nothing was run)", errors);
+        return false;
+    }
+    return true;
+}
+
+int commandRun(const std::string& db_path, const RunOverrides& o) {
+    config::ExperimentSpec spec;
+    if (!buildSpec(o, spec)) {
+        return kUsage;
+    }
+    if (!o.save_spec.empty()) {
+        std::ofstream out(o.save_spec);
+        out << config::specToJsonText(spec) << "\n";
+        if (!out) {
+            std::fprintf(stderr, "cannot write %s\n", o.save_spec.c_str());
+            return kIoError;
+        }
+    }
+    if (o.dry_run) {
+        std::printf("%s\n", config::specToJsonText(spec).c_str());
+        return kOk;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string device;
+    try {
+        device = train::resolveDevice(spec.device);
+        train::trainingSetSize(spec.data);  // fail on missing data before anything is written
+    } catch (const data::DataError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kDataMissing;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kUsage;
+    }
+    std::unique_ptr<store::Database> db;
+    train::ExperimentPlan plan;
+    try {
+        db = store::Database::open(db_path);
+        plan = train::planExperiment(*db, spec);
+    } catch (const store::StoreError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kStoreError;
+    } catch (const train::SpecError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kUsage;
+    }
+    if (!o.quiet) {
+        std::fprintf(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
+                     static_cast<long long>(plan.experiment_id), spec.name.c_str(),
+                     plan.runs.size(), device.c_str(), db_path.c_str());
+    }
+    train::CancelToken cancel;
+    g_cancel = &cancel;
+    auto previous_int = std::signal(SIGINT, onInterrupt);
+    auto previous_term = std::signal(SIGTERM, onInterrupt);
+    Progress progress(static_cast<int>(plan.runs.size()), isatty(STDERR_FILENO) != 0, o.quiet);
+    bool failed = false;
+    std::string env_text;
+    for (size_t i = 0; i < plan.runs.size() && !cancel.cancelled(); ++i) {
+        const auto& run = plan.runs[i];
+        progress.beginRun(static_cast<int>(i), run.arm, run.seed, run.planned_steps);
+        auto outcome = train::executeRun(*db, spec, run, cancel, &progress);
+        failed = failed || outcome.status == train::RunStatus::Failed;
+    }
+    std::signal(SIGINT, previous_int);
+    std::signal(SIGTERM, previous_term);
+    g_cancel = nullptr;
+    if (cancel.cancelled()) {
+        train::cancelQueued(*db, plan);
+    }
+    auto runs = analysis::summarizeExperimentRuns(*db, plan.experiment_id);
+    auto arms = analysis::summarizeArms(runs);
+    const bool cuda = device.rfind("cuda", 0) == 0;
+    auto table = analysis::comparisonTable(arms, cuda ? "peak alloc" : "peak RSS");
+    std::printf("\n%s\n", spec.name.c_str());
+    std::printf("%s", table.render().c_str());
+    if (!plan.runs.empty()) {
+        if (auto row = db->run(plan.runs.front().run_id); row && !row->env_json.empty()) {
+            std::printf("on %s\n",
+                        probe::describe(probe::environmentFromJson(row->env_json)).c_str());
+        }
+    }
+    std::printf("speed-up = samples/s \xC3\xB7 %s's; memory = peak \xC3\xB7 %s's (%s).\n",
+                arms.empty() ? "baseline" : arms.front().arm.c_str(),
+                arms.empty() ? "baseline" : arms.front().arm.c_str(),
+                cuda ? "CUDA caching allocator, peak allocated"
+                     : "CPU: peak resident set of this process, an upper bound");
+    double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("experiment %lld in %s; total time %.1f s\n",
+                static_cast<long long>(plan.experiment_id), db_path.c_str(), total);
+    if (cancel.cancelled()) {
+        std::fprintf(stderr, "cancelled: the rows recorded so far are kept\n");
+        return kCancelled;
+    }
+    return failed ? kRunsFailed : kOk;
+}
+
+}  // namespace ampbench::cli

@@ -1,0 +1,169 @@
+#include "core/analysis/Format.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace ampbench::analysis {
+namespace {
+const char* kDash = "\xE2\x80\x93";  // en dash
+}
+
+std::string formatBytes(int64_t bytes) {
+    if (bytes <= 0) {
+        return kDash;
+    }
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(bytes);
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf,
+                  u == 0 ? "%.0f %s" : (v < 10 ? "%.2f %s" : (v < 100 ? "%.1f %s" : "%.0f %s")), v,
+                  units[u]);
+    return buf;
+}
+
+std::string formatMs(double ms) {
+    if (!std::isfinite(ms)) {
+        return kDash;
+    }
+    char buf[32];
+    if (ms >= 1000.0) {
+        std::snprintf(buf, sizeof buf, "%.2f s", ms / 1000.0);
+    } else if (ms >= 100.0) {
+        std::snprintf(buf, sizeof buf, "%.0f ms", ms);
+    } else if (ms >= 10.0) {
+        std::snprintf(buf, sizeof buf, "%.1f ms", ms);
+    } else {
+        std::snprintf(buf, sizeof buf, "%.2f ms", ms);
+    }
+    return buf;
+}
+
+std::string formatDuration(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 0) {
+        return kDash;
+    }
+    auto total = static_cast<long>(std::llround(seconds));
+    long h = total / 3600, m = (total % 3600) / 60, s = total % 60;
+    char buf[32];
+    if (h > 0) {
+        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", h, m, s);
+    } else {
+        std::snprintf(buf, sizeof buf, "%ld:%02ld", m, s);
+    }
+    return buf;
+}
+
+std::string formatRatio(double ratio) {
+    if (!std::isfinite(ratio)) {
+        return kDash;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f\xC3\x97", ratio);  // ×
+    return buf;
+}
+
+std::string formatPercent(double fraction, int decimals) {
+    if (!std::isfinite(fraction)) {
+        return kDash;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f%%", decimals, fraction * 100.0);
+    return buf;
+}
+
+std::string formatNumber(double value, int decimals) {
+    if (!std::isfinite(value)) {
+        return kDash;
+    }
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+    return buf;
+}
+
+size_t displayWidth(const std::string& text) {
+    size_t n = 0;
+    for (unsigned char c : text) {
+        if ((c & 0xC0) != 0x80) {
+            ++n;
+        }
+    }
+    return n;
+}
+
+TextTable::TextTable(std::vector<std::string> header)
+    : header_(std::move(header)), right_(header_.size(), false) {}
+
+void TextTable::addRow(std::vector<std::string> cells) {
+    cells.resize(header_.size());
+    rows_.push_back(std::move(cells));
+}
+
+void TextTable::alignRight(std::vector<size_t> columns) {
+    for (size_t c : columns) {
+        if (c < right_.size()) {
+            right_[c] = true;
+        }
+    }
+}
+
+std::string TextTable::render() const {
+    std::vector<size_t> width(header_.size());
+    for (size_t c = 0; c < header_.size(); ++c) {
+        width[c] = displayWidth(header_[c]);
+        for (const auto& r : rows_) {
+            width[c] = std::max(width[c], displayWidth(r[c]));
+        }
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+        std::string out;
+        for (size_t c = 0; c < cells.size(); ++c) {
+            std::string pad(width[c] - displayWidth(cells[c]), ' ');
+            out += right_[c] ? pad + cells[c] : cells[c] + pad;
+            if (c + 1 < cells.size()) {
+                out += "  ";
+            }
+        }
+        while (!out.empty() && out.back() == ' ') {
+            out.pop_back();
+        }
+        return out + "\n";
+    };
+    std::string out = line(header_);
+    size_t total = 0;
+    for (size_t w : width) {
+        total += w;
+    }
+    total += 2 * (width.empty() ? 0 : width.size() - 1);
+    std::string rule;
+    for (size_t i = 0; i < total; ++i) {
+        rule += "\xE2\x94\x80";  // ─
+    }
+    out += rule + "\n";
+    for (const auto& r : rows_) {
+        out += line(r);
+    }
+    return out;
+}
+
+std::string TextTable::renderTsv() const {
+    auto line = [](const std::vector<std::string>& cells) {
+        std::string out;
+        for (size_t c = 0; c < cells.size(); ++c) {
+            out += cells[c];
+            out += c + 1 < cells.size() ? "\t" : "\n";
+        }
+        return out;
+    };
+    std::string out = line(header_);
+    for (const auto& r : rows_) {
+        out += line(r);
+    }
+    return out;
+}
+
+}  // namespace ampbench::analysis

@@ -1,0 +1,36 @@
+#pragma once
+// Text formatting of figures for tables and reports. Pure functions.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ampbench::analysis {
+
+std::string formatBytes(int64_t bytes);      ///< "1.23 GiB", "512 KiB"; "–" for 0
+std::string formatMs(double ms);             ///< "12.3 ms", "1.20 s"; "–" for NaN
+std::string formatDuration(double seconds);  ///< "1:02:03" or "2:03"
+std::string formatRatio(double ratio);       ///< "1.23×"; "–" for NaN
+std::string formatPercent(double fraction, int decimals = 1);  ///< "87.3%"
+std::string formatNumber(double value, int decimals);          ///< fixed; "–" for NaN
+
+/// A plain-text table with aligned columns (UTF-8 aware for width).
+class TextTable {
+  public:
+    explicit TextTable(std::vector<std::string> header);
+    void addRow(std::vector<std::string> cells);
+    /// Right-align these columns (numbers).
+    void alignRight(std::vector<size_t> columns);
+    std::string render() const;
+    /// Tab-separated, for the clipboard and spreadsheets.
+    std::string renderTsv() const;
+
+  private:
+    std::vector<std::string> header_;
+    std::vector<std::vector<std::string>> rows_;
+    std::vector<bool> right_;
+};
+
+/// Display width of a UTF-8 string (code points; no wide characters expected).
+size_t displayWidth(const std::string& text);
+
+}  // namespace ampbench::analysis

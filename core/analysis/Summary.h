@@ -1,0 +1,61 @@
+#pragma once
+// Per-run and per-arm figures: what the CLI table, the GUI's compare view and
+// the reports show. Pure functions over rows read from the store.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/store/Database.h"
+
+namespace ampbench::analysis {
+
+struct RunSummary {
+    int64_t run_id = 0;
+    std::string arm;
+    uint64_t seed = 0;
+    train::RunStatus status = train::RunStatus::Queued;
+    int64_t steps = 0;          ///< optimizer steps recorded
+    int64_t timed_steps = 0;    ///< steps after warm-up
+    int64_t samples = 0;        ///< samples seen at the last step
+    double median_step_ms = 0;  ///< over timed steps
+    double p10_step_ms = 0, p90_step_ms = 0;
+    double median_ms_per_sample = 0;  ///< step time / samples in that step
+    double samples_per_s = 0;         ///< timed samples / timed step time
+    int64_t peak_mem = 0;             ///< highest mem_peak recorded
+    double final_val_accuracy = 0;    ///< NaN when the run has no eval
+    double final_val_loss = 0;
+    double final_train_loss = 0;  ///< mean of the last 10% of steps
+    int64_t skipped = 0;
+    double min_loss_scale = 0;
+    double data_wait_share = 0;  ///< data wait / step time over timed steps
+    double wall_s = 0;
+};
+
+RunSummary summarizeRun(const store::RunRow& run, const std::vector<train::StepRecord>& steps,
+                        const std::vector<train::EvalRecord>& evals);
+
+struct ArmSummary {
+    std::string arm;
+    int runs = 0;
+    int finished = 0;
+    double median_step_ms = 0;  ///< median over the arm's runs' medians
+    double p10_step_ms = 0, p90_step_ms = 0;
+    double samples_per_s = 0;    ///< mean over runs
+    int64_t peak_mem = 0;        ///< max over runs
+    double val_accuracy = 0;     ///< mean final accuracy
+    double val_accuracy_sd = 0;  ///< NaN with one run
+    int64_t skipped = 0;
+    double data_wait_share = 0;
+    double speedup = 0;       ///< samples/s ÷ baseline's (1 for the baseline)
+    double memory_ratio = 0;  ///< peak memory ÷ baseline's
+};
+
+/// Groups run summaries by arm in first-seen order; ratios against `baseline`
+/// (the first arm when empty or not found).
+std::vector<ArmSummary> summarizeArms(const std::vector<RunSummary>& runs,
+                                      const std::string& baseline = {});
+
+/// Reads every run of an experiment and summarises it.
+std::vector<RunSummary> summarizeExperimentRuns(const store::Database& db, int64_t experiment_id);
+
+}  // namespace ampbench::analysis

@@ -1,0 +1,118 @@
+#pragma once
+// The experiment spec: what to train, how, and in which arms. Plain data; JSON
+// conversion lives in SpecJson.h and range checks in Validation.h.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ampbench::config {
+
+/// `amp` resolves on the device: fp16 with loss scaling on CUDA, bf16 on CPU.
+enum class Precision { Fp32, Amp, AmpFp16, AmpBf16 };
+enum class LrRule { Linear, Sqrt, None };
+enum class OptimizerKind { Sgd, AdamW };
+enum class DeviceKind { Auto, Cpu, Cuda };
+
+/// PyTorch's GradScaler defaults.
+struct ScalerSpec {
+    double init_scale = 65536.0;
+    double growth_factor = 2.0;
+    double backoff_factor = 0.5;
+    int growth_interval = 2000;
+    bool operator==(const ScalerSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator!=(const ScalerSpec& other) const { return !(*this == other); }
+};
+
+struct ArmSpec {
+    std::string name;  ///< unique within the experiment, e.g. "fp32"
+    Precision precision = Precision::Fp32;
+    int accumulation = 1;             ///< micro-batches per optimizer step (K)
+    LrRule lr_rule = LrRule::Linear;  ///< how lr follows the effective batch (micro_batch × K)
+    ScalerSpec scaler;                ///< used by fp16 only
+    double grad_clip = 0.0;           ///< max global L2 norm; 0 disables clipping
+    bool tf32 = false;                ///< allow TF32 matmuls/convolutions (CUDA, fp32 arms)
+    bool channels_last = false;       ///< NHWC memory format for convolutional models
+    bool checkpointing = false;       ///< recompute activations per block in backward
+    int repeats = 0;                  ///< seeds for this arm; 0 = the experiment's seeds
+    bool operator==(const ArmSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator!=(const ArmSpec& other) const { return !(*this == other); }
+};
+
+struct ModelSpec {
+    std::string name = "cnn";  ///< mlp | cnn | resnet | transformer
+    int width = 32;            ///< base channels (cnn, resnet) or hidden size (mlp) or d_model
+    int depth = 2;             ///< conv blocks, hidden layers, or transformer layers
+    std::vector<int> blocks;   ///< resnet: blocks per stage, e.g. {3,4,6,3}
+    bool bottleneck = false;   ///< resnet: bottleneck (ResNet-50) instead of basic blocks
+    int heads = 4;             ///< transformer attention heads
+    double dropout = 0.0;
+    bool operator==(const ModelSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator!=(const ModelSpec& other) const { return !(*this == other); }
+};
+
+struct DataSpec {
+    std::string name = "fashion-mnist";  ///< fashion-mnist | synthetic-images | synthetic-tokens
+    std::string dir;                     ///< fashion-mnist folder; empty = Debian's location
+    double val_fraction = 0.1;           ///< held out from the training images
+    int channels = 3;                    ///< synthetic images
+    int height = 32;
+    int width = 32;
+    int classes = 10;                        ///< synthetic images
+    int seq_len = 128;                       ///< synthetic tokens
+    int vocab = 1024;                        ///< synthetic tokens
+    int prefetch = 4;                        ///< batches prepared ahead by the background thread
+    bool operator==(const DataSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator!=(const DataSpec& other) const { return !(*this == other); }
+};
+
+struct OptimizerSpec {
+    OptimizerKind kind = OptimizerKind::Sgd;
+    double lr = 0.05;
+    double momentum = 0.9;  ///< SGD
+    double weight_decay = 0.0;
+    double beta1 = 0.9;  ///< AdamW
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    bool operator==(const OptimizerSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator!=(const OptimizerSpec& other) const { return !(*this == other); }
+};
+
+struct ExperimentSpec {
+    std::string name = "experiment";
+    ModelSpec model;
+    DataSpec data;
+    OptimizerSpec optimizer;
+    int micro_batch = 64;
+    /// Micro-batches per run. An arm with accumulation K makes steps/K optimizer
+    /// steps, so every arm sees the same number of samples.
+    int64_t steps = 600;
+    int epochs = 0;        ///< when > 0, overrides steps: whole passes over the training part
+    int warmup_steps = 5;  ///< optimizer steps excluded from timing statistics
+    int64_t eval_interval = 200;  ///< in micro-batches; 0 = only at the end
+    int eval_batches = 0;         ///< validation batches per eval; 0 = the whole validation part
+    std::vector<uint64_t> seeds = {1};
+    DeviceKind device = DeviceKind::Auto;
+    int cpu_threads = 0;  ///< 0 = every logical CPU
+    bool cudnn_benchmark = true;
+    std::vector<ArmSpec> arms;
+    bool operator==(const ExperimentSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator!=(const ExperimentSpec& other) const { return !(*this == other); }
+};
+
+std::string toString(Precision p);
+std::string toString(LrRule r);
+std::string toString(OptimizerKind k);
+std::string toString(DeviceKind d);
+std::optional<Precision> precisionFromString(const std::string& text);
+std::optional<LrRule> lrRuleFromString(const std::string& text);
+std::optional<OptimizerKind> optimizerFromString(const std::string& text);
+std::optional<DeviceKind> deviceFromString(const std::string& text);
+
+/// Seeds an arm runs with: its own count of the experiment's seeds when repeats > 0.
+std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm);
+
+/// Learning rate of an arm after its LR rule for effective batch micro_batch × K.
+double scaledLearningRate(const ExperimentSpec& spec, const ArmSpec& arm);
+
+}  // namespace ampbench::config

@@ -1,0 +1,157 @@
+#include "core/config/Presets.h"
+
+namespace ampbench::config {
+
+namespace {
+
+ArmSpec arm(const std::string& name, Precision precision, int accumulation = 1,
+            LrRule rule = LrRule::Linear) {
+    ArmSpec a;
+    a.name = name;
+    a.precision = precision;
+    a.accumulation = accumulation;
+    a.lr_rule = rule;
+    return a;
+}
+
+/// The three-arm Fashion-MNIST comparison every other Fashion-MNIST preset starts from.
+ExperimentSpec fashionMnist() {
+    ExperimentSpec s;
+    s.name = "fashion-mnist-amp";
+    s.model.name = "cnn";
+    s.model.width = 32;
+    s.model.depth = 2;
+    s.data.name = "fashion-mnist";
+    s.micro_batch = 64;
+    s.optimizer.kind = OptimizerKind::Sgd;
+    s.optimizer.lr = 0.05;
+    s.optimizer.momentum = 0.9;
+    s.optimizer.weight_decay = 5e-4;
+    s.steps = 600;
+    s.warmup_steps = 5;
+    s.eval_interval = 200;
+    s.seeds = {1};
+    s.arms = {arm("fp32", Precision::Fp32), arm("amp", Precision::Amp),
+              arm("amp-accum4", Precision::Amp, 4, LrRule::Linear)};
+    return s;
+}
+
+/// Throughput arms for the GPU benchmarks. The accumulation arm keeps the lr:
+/// these presets measure speed and memory, not convergence.
+std::vector<ArmSpec> throughputArms() {
+    ArmSpec tf32 = arm("fp32-tf32", Precision::Fp32);
+    tf32.tf32 = true;
+    return {arm("fp32", Precision::Fp32), tf32, arm("amp-fp16", Precision::AmpFp16),
+            arm("amp-bf16", Precision::AmpBf16),
+            arm("amp-fp16-accum4", Precision::AmpFp16, 4, LrRule::None)};
+}
+
+ExperimentSpec resnet50() {
+    ExperimentSpec s;
+    s.name = "resnet50-synthetic";
+    s.model.name = "resnet";
+    s.model.blocks = {3, 4, 6, 3};
+    s.model.bottleneck = true;
+    s.model.width = 64;
+    s.data.name = "synthetic-images";
+    s.data.channels = 3;
+    s.data.height = 224;
+    s.data.width = 224;
+    s.data.classes = 1000;
+    s.micro_batch = 128;
+    s.optimizer.kind = OptimizerKind::Sgd;
+    s.optimizer.lr = 0.1;
+    s.optimizer.momentum = 0.9;
+    s.optimizer.weight_decay = 1e-4;
+    s.steps = 80;
+    s.warmup_steps = 10;
+    s.eval_interval = 0;
+    s.eval_batches = 2;
+    s.device = DeviceKind::Cuda;
+    s.arms = throughputArms();
+    return s;
+}
+
+ExperimentSpec gpt2Small() {
+    ExperimentSpec s;
+    s.name = "gpt2-small-synthetic";
+    s.model.name = "transformer";
+    s.model.width = 768;
+    s.model.depth = 12;
+    s.model.heads = 12;
+    s.model.dropout = 0.0;
+    s.data.name = "synthetic-tokens";
+    s.data.seq_len = 1024;
+    s.data.vocab = 32768;
+    s.micro_batch = 16;
+    s.optimizer.kind = OptimizerKind::AdamW;
+    s.optimizer.lr = 3e-4;
+    s.optimizer.weight_decay = 0.1;
+    s.steps = 60;
+    s.warmup_steps = 10;
+    s.eval_interval = 0;
+    s.eval_batches = 2;
+    s.device = DeviceKind::Cuda;
+    s.arms = throughputArms();
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::string> presetNames() {
+    return {"default", "smoke", "noise-band", "resnet50-synthetic", "gpt2-small-synthetic"};
+}
+
+std::optional<ExperimentSpec> preset(const std::string& name) {
+    if (name == "default") {
+        return fashionMnist();
+    }
+    if (name == "smoke") {
+        ExperimentSpec s = fashionMnist();
+        s.name = "fashion-mnist-smoke";
+        s.steps = 48;
+        s.eval_interval = 24;
+        s.eval_batches = 8;
+        s.warmup_steps = 2;
+        return s;
+    }
+    if (name == "noise-band") {
+        ExperimentSpec s = fashionMnist();
+        s.name = "fashion-mnist-noise-band";
+        s.seeds = {1, 2, 3};
+        return s;
+    }
+    if (name == "resnet50-synthetic") {
+        return resnet50();
+    }
+    if (name == "gpt2-small-synthetic") {
+        return gpt2Small();
+    }
+    return std::nullopt;
+}
+
+std::string presetDescription(const std::string& name) {
+    if (name == "default") {
+        return "Fashion-MNIST CNN: fp32 vs AMP vs AMP with accumulation 4 (linear LR scaling), "
+               "600 micro-batches, one seed";
+    }
+    if (name == "smoke") {
+        return "The default comparison cut to 48 micro-batches: a check that everything runs, "
+               "in seconds";
+    }
+    if (name == "noise-band") {
+        return "The default comparison with seeds 1, 2 and 3, to measure the seed-noise band "
+               "that alignment is judged against";
+    }
+    if (name == "resnet50-synthetic") {
+        return "ResNet-50 on synthetic 224x224 images, batch 128 (CUDA): fp32, TF32, AMP fp16, "
+               "AMP bf16 and fp16 with accumulation 4, for throughput and memory";
+    }
+    if (name == "gpt2-small-synthetic") {
+        return "GPT-2 small sized transformer on synthetic 1024-token sequences, batch 16 (CUDA): "
+               "fp32, TF32, AMP fp16, AMP bf16 and fp16 with accumulation 4";
+    }
+    return {};
+}
+
+}  // namespace ampbench::config

@@ -1,0 +1,21 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/config/ExperimentSpec.h"
+
+namespace ampbench::config {
+
+/// One problem with a spec: which field (a JSON path such as "arms[1].accumulation"),
+/// the offending value as text, and what is allowed.
+struct FieldError {
+    std::string field;
+    std::string value;
+    std::string message;
+    std::string toString() const;  ///< "arms[1].accumulation = 0: must be between 1 and 1024"
+};
+
+/// Every problem found; empty means the spec may run.
+std::vector<FieldError> validate(const ExperimentSpec& spec);
+
+}  // namespace ampbench::config

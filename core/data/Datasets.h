@@ -1,0 +1,49 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include "core/config/ExperimentSpec.h"
+
+namespace ampbench::data {
+
+struct Batch {
+    at::Tensor input;   ///< images N×C×H×W float, or tokens N×T int64
+    at::Tensor target;  ///< labels N int64, or next tokens N×T int64
+};
+
+/// What a model needs to know about its input.
+struct InputShape {
+    int channels = 1, height = 28, width = 28;
+    int classes = 10;
+    int seq_len = 0;  ///< > 0 for token data
+    int vocab = 0;
+    bool tokens() const { return seq_len > 0; }
+};
+
+/// A dataset split into a training part (sampled by index) and a held-out
+/// validation part. Thread-safe for concurrent reads.
+class Dataset {
+  public:
+    virtual ~Dataset() = default;
+    virtual InputShape shape() const = 0;
+    virtual int64_t trainSize() const = 0;
+    virtual int64_t valSize() const = 0;
+    /// Training samples at the given indices (int64 CPU tensor), on the CPU.
+    virtual Batch trainBatch(const at::Tensor& indices) const = 0;
+    /// Validation samples [start, start+count), on the CPU.
+    virtual Batch valBatch(int64_t start, int64_t count) const = 0;
+    /// True when samples are generated, not read: the trainer may then keep a
+    /// pool of batches on the device and skip the prefetcher.
+    virtual bool synthetic() const = 0;
+};
+
+/// Opens the dataset a spec names. Fashion-MNIST is read once per process and
+/// shared; the validation part is a fixed, seed-independent slice of the
+/// training file, so every run of every arm is judged on the same images.
+std::shared_ptr<const Dataset> openDataset(const config::DataSpec& spec);
+
+}  // namespace ampbench::data

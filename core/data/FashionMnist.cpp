@@ -1,0 +1,171 @@
+#include "core/data/FashionMnist.h"
+
+#include <ATen/ATen.h>
+#include <zlib.h>
+
+#include <array>
+#include <filesystem>
+#include <memory>
+
+#include "core/data/DataError.h"
+
+namespace ampbench::data {
+namespace {
+
+constexpr uint32_t kImagesMagic = 0x00000803;  // unsigned byte, 3 dimensions
+constexpr uint32_t kLabelsMagic = 0x00000801;  // unsigned byte, 1 dimension
+constexpr double kMean = 0.2860;               // Fashion-MNIST training pixels / 255
+constexpr double kStd = 0.3530;
+
+struct GzCloser {
+    void operator()(gzFile_s* f) const { gzclose(f); }
+};
+
+/// Reads an IDX file (gzip or plain: zlib reads both) into memory.
+class IdxFile {
+  public:
+    explicit IdxFile(const std::string& path) : path_(path) {
+        if (!std::filesystem::exists(path)) {
+            throw DataError(path + ": file not found");
+        }
+        file_.reset(gzopen(path.c_str(), "rb"));
+        if (!file_) {
+            throw DataError(path + ": cannot open for reading");
+        }
+    }
+
+    uint32_t readU32(const char* what) {
+        std::array<unsigned char, 4> b{};
+        readExact(b.data(), b.size(), what);
+        return (uint32_t(b[0]) << 24) | (uint32_t(b[1]) << 16) | (uint32_t(b[2]) << 8) | b[3];
+    }
+
+    void readExact(void* dst, size_t n, const char* what) {
+        auto* p = static_cast<unsigned char*>(dst);
+        size_t done = 0;
+        while (done < n) {
+            unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - done, 1u << 30));
+            int got = gzread(file_.get(), p + done, chunk);
+            if (got < 0) {
+                int err = 0;
+                const char* msg = gzerror(file_.get(), &err);
+                throw DataError(path_ + ": corrupt gzip data while reading " + what + " (" +
+                                (msg ? msg : "unknown zlib error") + ")");
+            }
+            if (got == 0) {
+                throw DataError(path_ + ": file is truncated: expected " + std::to_string(n) +
+                                " bytes of " + what + ", got " + std::to_string(done));
+            }
+            done += static_cast<size_t>(got);
+        }
+    }
+
+    void expectEnd() {
+        unsigned char extra = 0;
+        if (gzread(file_.get(), &extra, 1) > 0) {
+            throw DataError(path_ + ": unexpected data after the last record");
+        }
+    }
+
+    void checkMagic(uint32_t expected, const char* kind) {
+        uint32_t magic = readU32("the header");
+        if (magic != expected) {
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "wrong magic number 0x%08x (an IDX %s file has 0x%08x)",
+                          magic, kind, expected);
+            throw DataError(path_ + ": " + buf);
+        }
+    }
+
+  private:
+    std::string path_;
+    std::unique_ptr<gzFile_s, GzCloser> file_;
+};
+
+std::string findFile(const std::string& dir, const std::string& stem) {
+    for (const char* suffix : {".gz", ""}) {
+        auto p = std::filesystem::path(dir) / (stem + suffix);
+        if (std::filesystem::exists(p)) {
+            return p.string();
+        }
+    }
+    throw DataError("Fashion-MNIST not found: " + dir + " has no " + stem +
+                    ".gz. Install Debian's package (apt-get install dataset-fashion-mnist) "
+                    "or pass --data DIR with the four IDX files");
+}
+
+at::Tensor toImageTensor(IdxImages&& raw) {
+    auto t = at::from_blob(raw.pixels.data(), {raw.count, 1, raw.rows, raw.cols}, at::kByte)
+                 .to(at::kFloat);
+    return t.div_(255.0).sub_(kMean).div_(kStd);
+}
+
+at::Tensor toLabelTensor(const std::vector<uint8_t>& raw) {
+    auto n = static_cast<int64_t>(raw.size());
+    return at::from_blob(const_cast<uint8_t*>(raw.data()), {n}, at::kByte).to(at::kLong);
+}
+
+}  // namespace
+
+IdxImages readIdxImages(const std::string& path) {
+    IdxFile f(path);
+    f.checkMagic(kImagesMagic, "image");
+    IdxImages out;
+    out.count = f.readU32("the image count");
+    out.rows = f.readU32("the row count");
+    out.cols = f.readU32("the column count");
+    if (out.rows == 0 || out.cols == 0 || out.rows > 4096 || out.cols > 4096) {
+        throw DataError(path + ": implausible image size " + std::to_string(out.rows) + "x" +
+                        std::to_string(out.cols));
+    }
+    out.pixels.resize(static_cast<size_t>(out.count * out.rows * out.cols));
+    f.readExact(out.pixels.data(), out.pixels.size(), "pixels");
+    f.expectEnd();
+    return out;
+}
+
+std::vector<uint8_t> readIdxLabels(const std::string& path) {
+    IdxFile f(path);
+    f.checkMagic(kLabelsMagic, "label");
+    std::vector<uint8_t> labels(f.readU32("the label count"));
+    f.readExact(labels.data(), labels.size(), "labels");
+    f.expectEnd();
+    for (uint8_t l : labels) {
+        if (l > 9) {
+            throw DataError(path + ": label " + std::to_string(l) + " is outside 0..9");
+        }
+    }
+    return labels;
+}
+
+std::string defaultFashionMnistDir() {
+    return "/usr/share/datasets/fashion-mnist";
+}
+
+FashionMnist loadFashionMnist(const std::string& dir_in) {
+    const std::string dir = dir_in.empty() ? defaultFashionMnistDir() : dir_in;
+    if (!std::filesystem::is_directory(dir)) {
+        throw DataError("Fashion-MNIST not found: " + dir +
+                        " does not exist. Install Debian's package (apt-get install "
+                        "dataset-fashion-mnist) or pass --data DIR with the four IDX files");
+    }
+    auto load = [&](const std::string& images, const std::string& labels, at::Tensor& x,
+                    at::Tensor& y) {
+        auto img_path = findFile(dir, images);
+        auto lbl_path = findFile(dir, labels);
+        auto raw = readIdxImages(img_path);
+        auto lbl = readIdxLabels(lbl_path);
+        if (static_cast<int64_t>(lbl.size()) != raw.count) {
+            throw DataError(img_path + " holds " + std::to_string(raw.count) + " images but " +
+                            lbl_path + " holds " + std::to_string(lbl.size()) + " labels");
+        }
+        x = toImageTensor(std::move(raw));
+        y = toLabelTensor(lbl);
+    };
+    FashionMnist out;
+    load("train-images-idx3-ubyte", "train-labels-idx1-ubyte", out.train_images, out.train_labels);
+    load("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", out.test_images, out.test_labels);
+    return out;
+}
+
+}  // namespace ampbench::data

@@ -1,0 +1,79 @@
+#include "core/data/Prefetcher.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+namespace ampbench::data {
+
+Prefetcher::Prefetcher(std::shared_ptr<const Dataset> dataset, int64_t batch_size, uint64_t seed,
+                       int depth, bool pin_memory)
+    : dataset_(std::move(dataset)),
+      batch_size_(batch_size),
+      seed_(seed),
+      depth_(static_cast<size_t>(std::max(1, depth))),
+      pin_(pin_memory) {
+    thread_ = std::thread([this] { work(); });
+}
+
+Prefetcher::~Prefetcher() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+}
+
+Batch Prefetcher::next() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [this] { return !queue_.empty() || error_; });
+    if (queue_.empty() && error_) {
+        std::rethrow_exception(error_);
+    }
+    Batch b = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    cv_.notify_all();
+    return b;
+}
+
+void Prefetcher::work() {
+    try {
+        auto gen = at::detail::createCPUGenerator(seed_);
+        const int64_t n = dataset_->trainSize();
+        at::Tensor perm;
+        int64_t pos = n;  // forces a shuffle first
+        while (true) {
+            at::Tensor idx;
+            if (batch_size_ <= n) {
+                if (pos + batch_size_ > n) {  // drop the epoch's last partial batch
+                    perm = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
+                    pos = 0;
+                }
+                idx = perm.slice(0, pos, pos + batch_size_);
+                pos += batch_size_;
+            } else {  // a batch larger than the data: sample with replacement
+                idx = at::randint(n, {batch_size_}, gen, at::TensorOptions().dtype(at::kLong));
+            }
+            Batch b = dataset_->trainBatch(idx);
+            if (pin_) {
+                b.input = b.input.pin_memory();
+                b.target = b.target.pin_memory();
+            }
+            std::unique_lock<std::mutex> lock(mutex_);
+            cv_.wait(lock, [this] { return stop_ || queue_.size() < depth_; });
+            if (stop_) {
+                return;
+            }
+            queue_.push_back(std::move(b));
+            lock.unlock();
+            cv_.notify_all();
+        }
+    } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        error_ = std::current_exception();
+        cv_.notify_all();
+    }
+}
+
+}  // namespace ampbench::data

@@ -1,0 +1,221 @@
+#include "core/models/Models.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/pooling.h>
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/pooling.h>
+#include <torch/version.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace ampbench::models {
+namespace nn = torch::nn;
+
+namespace {
+
+nn::Conv2d conv(int in, int out, int k, int stride = 1) {
+    return nn::Conv2d(nn::Conv2dOptions(in, out, k).stride(stride).padding(k / 2).bias(false));
+}
+
+int imageFeatures(const data::InputShape& s) {
+    return s.channels * s.height * s.width;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- MLP
+MlpImpl::MlpImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
+    layers_ = register_module("layers", nn::Sequential());
+    layers_->push_back(nn::Flatten());
+    int in = imageFeatures(shape);
+    for (int i = 0; i < spec.depth; ++i) {
+        layers_->push_back(nn::Linear(in, spec.width));
+        layers_->push_back(nn::ReLU(nn::ReLUOptions(true)));
+        if (spec.dropout > 0) {
+            layers_->push_back(nn::Dropout(spec.dropout));
+        }
+        in = spec.width;
+    }
+    layers_->push_back(nn::Linear(in, shape.classes));
+}
+
+at::Tensor MlpImpl::forward(const at::Tensor& input) {
+    return layers_->forward(input);
+}
+
+// ---------------------------------------------------------------- CNN
+CnnImpl::CnnImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
+    features_ = register_module("features", nn::Sequential());
+    int in = shape.channels;
+    int out = spec.width;
+    for (int i = 0; i < spec.depth; ++i) {
+        features_->push_back(conv(in, out, 3));
+        features_->push_back(nn::BatchNorm2d(out));
+        features_->push_back(nn::ReLU(nn::ReLUOptions(true)));
+        features_->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2)));
+        in = out;
+        out *= 2;
+    }
+    features_->push_back(nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions(1)));
+    features_->push_back(nn::Flatten());
+    dropout_ = register_module("dropout", nn::Dropout(spec.dropout));
+    head_ = register_module("head", nn::Linear(in, shape.classes));
+}
+
+at::Tensor CnnImpl::forward(const at::Tensor& input) {
+    return head_->forward(dropout_->forward(features_->forward(input)));
+}
+
+// ---------------------------------------------------------------- ResNet
+ResidualBlockImpl::ResidualBlockImpl(int in_channels, int planes, int stride, bool bottleneck) {
+    body_ = register_module("body", nn::Sequential());
+    if (bottleneck) {
+        out_channels_ = planes * 4;
+        body_->push_back(conv(in_channels, planes, 1));
+        body_->push_back(nn::BatchNorm2d(planes));
+        body_->push_back(nn::ReLU(nn::ReLUOptions(true)));
+        body_->push_back(conv(planes, planes, 3, stride));  // v1.5: stride on the 3×3
+        body_->push_back(nn::BatchNorm2d(planes));
+        body_->push_back(nn::ReLU(nn::ReLUOptions(true)));
+        body_->push_back(conv(planes, out_channels_, 1));
+        body_->push_back(nn::BatchNorm2d(out_channels_));
+    } else {
+        out_channels_ = planes;
+        body_->push_back(conv(in_channels, planes, 3, stride));
+        body_->push_back(nn::BatchNorm2d(planes));
+        body_->push_back(nn::ReLU(nn::ReLUOptions(true)));
+        body_->push_back(conv(planes, planes, 3));
+        body_->push_back(nn::BatchNorm2d(planes));
+    }
+    if (stride != 1 || in_channels != out_channels_) {
+        shortcut_ =
+            register_module("shortcut", nn::Sequential(conv(in_channels, out_channels_, 1, stride),
+                                                       nn::BatchNorm2d(out_channels_)));
+    }
+}
+
+at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
+    auto identity = shortcut_ ? shortcut_->forward(x) : x;
+    auto y = body_->forward(x) + identity;
+    return y.relu_();
+}
+
+ResNetImpl::ResNetImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
+    const bool large = shape.height > 64 || shape.width > 64;
+    stem_ = register_module("stem", nn::Sequential());
+    if (large) {
+        stem_->push_back(nn::Conv2d(
+            nn::Conv2dOptions(shape.channels, spec.width, 7).stride(2).padding(3).bias(false)));
+    } else {
+        stem_->push_back(conv(shape.channels, spec.width, 3));
+    }
+    stem_->push_back(nn::BatchNorm2d(spec.width));
+    stem_->push_back(nn::ReLU(nn::ReLUOptions(true)));
+    if (large) {
+        stem_->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)));
+    }
+    std::vector<int> stages = spec.blocks;
+    if (stages.empty()) {
+        stages.assign(static_cast<size_t>(std::max(1, spec.depth)), 2);
+    }
+    blocks_ = register_module("blocks", nn::ModuleList());
+    int in = spec.width;
+    for (size_t s = 0; s < stages.size(); ++s) {
+        int planes = spec.width << s;
+        for (int b = 0; b < stages[s]; ++b) {
+            int stride = (s > 0 && b == 0) ? 2 : 1;
+            auto block = ResidualBlock(in, planes, stride, spec.bottleneck);
+            in = block->outChannels();
+            blocks_->push_back(block);
+        }
+    }
+    head_ = register_module("head", nn::Linear(in, shape.classes));
+    // torchvision's initialisation: Kaiming for convolutions, BN weight 1 bias 0.
+    for (auto& m : modules(false)) {
+        if (auto* c = m->as<nn::Conv2d>()) {
+            nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
+        }
+    }
+}
+
+at::Tensor ResNetImpl::forward(const at::Tensor& input) {
+    auto x = stem_->forward(input);
+    for (const auto& block : *blocks_) {
+        x = block->as<ResidualBlock>()->forward(x);
+    }
+    x = x.mean({2, 3});
+    return head_->forward(x);
+}
+
+// ---------------------------------------------------------------- Transformer
+DecoderBlockImpl::DecoderBlockImpl(int d_model, int heads, double dropout)
+    : heads_(heads), dropout_p_(dropout) {
+    ln1_ = register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({d_model})));
+    qkv_ = register_module("qkv", nn::Linear(d_model, 3 * d_model));
+    proj_ = register_module("proj", nn::Linear(d_model, d_model));
+    ln2_ = register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({d_model})));
+    fc1_ = register_module("fc1", nn::Linear(d_model, 4 * d_model));
+    fc2_ = register_module("fc2", nn::Linear(4 * d_model, d_model));
+    drop_ = register_module("drop", nn::Dropout(dropout));
+}
+
+at::Tensor DecoderBlockImpl::forward(const at::Tensor& x) {
+    const auto n = x.size(0), t = x.size(1), d = x.size(2);
+    const auto hd = d / heads_;
+    auto qkv = qkv_->forward(ln1_->forward(x)).view({n, t, 3, heads_, hd}).permute({2, 0, 3, 1, 4});
+    auto q = qkv[0], k = qkv[1], v = qkv[2];  // n × heads × t × hd
+    at::Tensor att;
+#if TORCH_VERSION_MAJOR >= 2
+    att = at::scaled_dot_product_attention(q, k, v, {}, is_training() ? dropout_p_ : 0.0, true);
+#else
+    auto scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(hd));
+    auto mask = at::ones({t, t}, x.options().dtype(at::kBool)).triu(1);
+    scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
+    auto probs = at::softmax(scores, -1);
+    if (is_training() && dropout_p_ > 0) {
+        probs = at::dropout(probs, dropout_p_, true);
+    }
+    att = at::matmul(probs, v);
+#endif
+    auto y = att.transpose(1, 2).reshape({n, t, d});
+    auto h = x + drop_->forward(proj_->forward(y));
+    auto m = fc2_->forward(at::gelu(fc1_->forward(ln2_->forward(h))));
+    return h + drop_->forward(m);
+}
+
+TransformerImpl::TransformerImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
+    if (spec.width % spec.heads != 0) {
+        throw std::invalid_argument("transformer: width must be divisible by heads");
+    }
+    tok_ = register_module("tok", nn::Embedding(shape.vocab, spec.width));
+    pos_ = register_module("pos", nn::Embedding(shape.seq_len, spec.width));
+    drop_ = register_module("drop", nn::Dropout(spec.dropout));
+    blocks_ = register_module("blocks", nn::ModuleList());
+    for (int i = 0; i < spec.depth; ++i) {
+        blocks_->push_back(DecoderBlock(spec.width, spec.heads, spec.dropout));
+    }
+    ln_f_ = register_module("ln_f", nn::LayerNorm(nn::LayerNormOptions({spec.width})));
+    head_ =
+        register_module("head", nn::Linear(nn::LinearOptions(spec.width, shape.vocab).bias(false)));
+    // GPT-2's initialisation: N(0, 0.02) for linear and embedding weights.
+    torch::NoGradGuard no_grad;
+    for (auto& p : named_parameters()) {
+        if (p.key().find("weight") != std::string::npos && p.value().dim() == 2) {
+            p.value().normal_(0.0, 0.02);
+        }
+    }
+}
+
+at::Tensor TransformerImpl::forward(const at::Tensor& tokens) {
+    const auto t = tokens.size(1);
+    auto positions = at::arange(t, tokens.options().dtype(at::kLong));
+    auto x = drop_->forward(tok_->forward(tokens) + pos_->forward(positions));
+    for (const auto& block : *blocks_) {
+        x = block->as<DecoderBlock>()->forward(x);
+    }
+    return head_->forward(ln_f_->forward(x));
+}
+
+}  // namespace ampbench::models

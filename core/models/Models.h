@@ -1,0 +1,116 @@
+#pragma once
+// Built-in models. Each is an `XxxImpl : Network` with a `TORCH_MODULE(Xxx)` holder;
+// submodules are registered in the constructor from the ModelSpec.
+#include <torch/nn/module.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+
+#include "core/config/ExperimentSpec.h"
+#include "core/data/Datasets.h"
+
+namespace ampbench::models {
+
+/// Common interface: logits from a batch of inputs. For token models the logits
+/// are N×T×vocab, for image models N×classes.
+class Network : public torch::nn::Module {
+  public:
+    virtual at::Tensor forward(const at::Tensor& input) = 0;
+    /// Whether the model has convolutions (so channels-last can apply).
+    virtual bool convolutional() const { return false; }
+};
+
+class MlpImpl : public Network {
+  public:
+    MlpImpl(const config::ModelSpec& spec, const data::InputShape& shape);
+    at::Tensor forward(const at::Tensor& input) override;
+
+  private:
+    torch::nn::Sequential layers_{nullptr};
+};
+TORCH_MODULE(Mlp);
+
+/// Small VGG-style CNN: `depth` stages of conv3×3 → BatchNorm → ReLU → max-pool,
+/// channels doubling from `width`, then global average pool and a linear head.
+class CnnImpl : public Network {
+  public:
+    CnnImpl(const config::ModelSpec& spec, const data::InputShape& shape);
+    at::Tensor forward(const at::Tensor& input) override;
+    bool convolutional() const override { return true; }
+
+  private:
+    torch::nn::Sequential features_{nullptr};
+    torch::nn::Dropout dropout_{nullptr};
+    torch::nn::Linear head_{nullptr};
+};
+TORCH_MODULE(Cnn);
+
+/// One residual block: basic (two 3×3) or bottleneck v1.5 (1×1, 3×3 with the
+/// stride, 1×1 ×4), with a projection shortcut when the shape changes.
+class ResidualBlockImpl : public torch::nn::Module {
+  public:
+    ResidualBlockImpl(int in_channels, int planes, int stride, bool bottleneck);
+    at::Tensor forward(const at::Tensor& x);
+    int outChannels() const { return out_channels_; }
+
+  private:
+    torch::nn::Sequential body_{nullptr};
+    torch::nn::Sequential shortcut_{nullptr};
+    int out_channels_;
+};
+TORCH_MODULE(ResidualBlock);
+
+/// ResNet in torchvision's layout: stem (7×7/2 + max-pool for inputs above 64 px,
+/// else 3×3/1), stages of blocks with widths width·2^i, global pool, linear head.
+/// blocks {2,2,2,2} basic = ResNet-18; {3,4,6,3} bottleneck = ResNet-50.
+class ResNetImpl : public Network {
+  public:
+    ResNetImpl(const config::ModelSpec& spec, const data::InputShape& shape);
+    at::Tensor forward(const at::Tensor& input) override;
+    bool convolutional() const override { return true; }
+
+  private:
+    torch::nn::Sequential stem_{nullptr};
+    torch::nn::ModuleList blocks_{nullptr};
+    torch::nn::Linear head_{nullptr};
+};
+TORCH_MODULE(ResNet);
+
+/// Pre-LayerNorm decoder block: causal self-attention and a 4× GELU MLP.
+class DecoderBlockImpl : public torch::nn::Module {
+  public:
+    DecoderBlockImpl(int d_model, int heads, double dropout);
+    at::Tensor forward(const at::Tensor& x);
+
+  private:
+    int heads_;
+    double dropout_p_;
+    torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
+    torch::nn::Linear qkv_{nullptr}, proj_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
+    torch::nn::Dropout drop_{nullptr};
+};
+TORCH_MODULE(DecoderBlock);
+
+/// GPT-style decoder: token + learned position embeddings, `depth` blocks,
+/// final LayerNorm, untied output projection.
+class TransformerImpl : public Network {
+  public:
+    TransformerImpl(const config::ModelSpec& spec, const data::InputShape& shape);
+    at::Tensor forward(const at::Tensor& tokens) override;
+
+  private:
+    torch::nn::Embedding tok_{nullptr}, pos_{nullptr};
+    torch::nn::Dropout drop_{nullptr};
+    torch::nn::ModuleList blocks_{nullptr};
+    torch::nn::LayerNorm ln_f_{nullptr};
+    torch::nn::Linear head_{nullptr};
+};
+TORCH_MODULE(Transformer);
+
+}  // namespace ampbench::models

@@ -1,0 +1,45 @@
+#include "core/models/Registry.h"
+
+#include <stdexcept>
+
+namespace ampbench::models {
+
+const std::vector<ModelInfo>& modelCatalog() {
+    static const std::vector<ModelInfo> catalog = {
+        {"mlp", "fully connected: depth hidden layers of width units", false},
+        {"cnn", "conv-BatchNorm-ReLU-pool stages, channels doubling from width", false},
+        {"resnet", "ResNet (torchvision layout); blocks per stage, basic or bottleneck", false},
+        {"transformer", "GPT-style decoder with LayerNorm and causal attention", true},
+    };
+    return catalog;
+}
+
+std::shared_ptr<Network> makeModel(const config::ModelSpec& spec, const data::InputShape& shape) {
+    if (spec.name == "mlp") {
+        return Mlp(spec, shape).ptr();
+    }
+    if (spec.name == "cnn") {
+        return Cnn(spec, shape).ptr();
+    }
+    if (spec.name == "resnet") {
+        return ResNet(spec, shape).ptr();
+    }
+    if (spec.name == "transformer") {
+        if (!shape.tokens()) {
+            throw std::invalid_argument("model 'transformer' needs token data (synthetic-tokens)");
+        }
+        return Transformer(spec, shape).ptr();
+    }
+    throw std::invalid_argument("unknown model '" + spec.name +
+                                "' (known: mlp, cnn, resnet, transformer)");
+}
+
+int64_t parameterCount(const torch::nn::Module& module) {
+    int64_t n = 0;
+    for (const auto& p : module.parameters()) {
+        n += p.numel();
+    }
+    return n;
+}
+
+}  // namespace ampbench::models

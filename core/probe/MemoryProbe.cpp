@@ -1,0 +1,97 @@
+#include "core/probe/MemoryProbe.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#ifdef AMPBENCH_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <torch/version.h>
+#endif
+
+namespace ampbench::probe {
+namespace {
+
+/// Value in bytes of a "Key:   123 kB" line of /proc/self/status, or 0.
+int64_t procStatusBytes(const char* key) {
+    FILE* f = std::fopen("/proc/self/status", "r");
+    if (!f) {
+        return 0;
+    }
+    char line[256];
+    const size_t klen = std::strlen(key);
+    int64_t kb = 0;
+    while (std::fgets(line, sizeof line, f)) {
+        if (std::strncmp(line, key, klen) == 0 && line[klen] == ':') {
+            kb = std::strtoll(line + klen + 1, nullptr, 10);
+            break;
+        }
+    }
+    std::fclose(f);
+    return kb * 1024;
+}
+
+#ifdef AMPBENCH_WITH_CUDA
+#if TORCH_VERSION_MAJOR >= 2
+constexpr auto kAggregate = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+#else
+constexpr auto kAggregate =
+    static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE);
+#endif
+#endif
+
+}  // namespace
+
+MemoryProbe::MemoryProbe(c10::Device device) : device_(device) {}
+
+bool MemoryProbe::resetPeak() {
+#ifdef AMPBENCH_WITH_CUDA
+    if (device_.is_cuda()) {
+        c10::cuda::CUDACachingAllocator::resetPeakStats(device_.index() < 0 ? 0 : device_.index());
+        return true;
+    }
+#endif
+    std::ofstream clear("/proc/self/clear_refs");
+    if (!clear) {
+        return false;
+    }
+    clear << "5";
+    return static_cast<bool>(clear.flush());
+}
+
+MemorySample MemoryProbe::sample() const {
+    MemorySample s;
+#ifdef AMPBENCH_WITH_CUDA
+    if (device_.is_cuda()) {
+        auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
+            device_.index() < 0 ? 0 : device_.index());
+        s.allocated = stats.allocated_bytes[kAggregate].current;
+        s.reserved = stats.reserved_bytes[kAggregate].current;
+        s.peak = stats.allocated_bytes[kAggregate].peak;
+        return s;
+    }
+#endif
+    s.allocated = procStatusBytes("VmRSS");
+    s.reserved = s.allocated;
+    s.peak = procStatusBytes("VmHWM");
+    return s;
+}
+
+void MemoryProbe::releaseCache() {
+#ifdef AMPBENCH_WITH_CUDA
+    if (device_.is_cuda()) {
+        c10::cuda::CUDACachingAllocator::emptyCache();
+    }
+#endif
+}
+
+int64_t physicalMemoryBytes() {
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? static_cast<int64_t>(pages) * size : 0;
+}
+
+}  // namespace ampbench::probe

@@ -1,0 +1,513 @@
+#include "core/store/Database.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+
+#include "core/store/Schema.h"
+
+namespace ampbench::store {
+namespace {
+
+namespace fs = std::filesystem;
+using schema::ImplicitTransaction;
+using schema::Statement;
+using train::EvalRecord;
+using train::EventRecord;
+using train::StepRecord;
+
+constexpr const char* kInterruptedError = "the process writing this run ended without finishing it";
+
+[[noreturn]] void fail(StoreError::Kind kind, const std::string& message) {
+    throw StoreError(kind, message);
+}
+
+std::string nowIso() {
+    using namespace std::chrono;
+    const auto now = system_clock::now();
+    const auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count();
+    const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[40];
+    const size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(ms % 1000));
+    return buf;
+}
+
+std::string hostName() {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0)
+        return "localhost";
+    return buf;
+}
+
+/// Our own pid counts as alive; EPERM means it exists but belongs to someone else.
+bool processAlive(int64_t pid) {
+    if (pid <= 0 || pid > std::numeric_limits<pid_t>::max())
+        return false;
+    if (pid == static_cast<int64_t>(getpid()))
+        return true;
+    return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+train::RunStatus parseStatus(const std::string& text, const std::string& path, int64_t run) {
+    try {
+        return train::runStatusFromString(text);
+    } catch (const std::invalid_argument& e) {
+        fail(StoreError::Kind::Io,
+             path + ": run " + std::to_string(run) + " has an unreadable status: " + e.what());
+    }
+}
+
+constexpr const char* kRunColumns =
+    "SELECT r.id, r.experiment_id, e.name, r.arm, r.arm_index, r.seed, r.spec_json, "
+    "r.env_json, r.status, r.error, r.notes, r.started_at, r.ended_at, r.planned_steps, "
+    "(SELECT MAX(s.step) FROM steps s WHERE s.run_id = r.id) "
+    "FROM runs r JOIN experiments e ON e.id = r.experiment_id ";
+
+RunRow readRun(const Statement& st, const std::string& path) {
+    RunRow r;
+    r.id = st.i64(0);
+    r.experiment_id = st.i64(1);
+    r.experiment_name = st.text(2);
+    r.arm = st.text(3);
+    r.arm_index = static_cast<int>(st.i64(4));
+    r.seed = static_cast<uint64_t>(st.i64(5));
+    r.spec_json = st.text(6);
+    r.env_json = st.text(7);
+    r.status = parseStatus(st.text(8), path, r.id);
+    r.error = st.text(9);
+    r.notes = st.text(10);
+    r.started_at = st.text(11);
+    r.ended_at = st.text(12);
+    r.planned_steps = st.i64(13);
+    r.last_step = st.isNull(14) ? 0 : st.i64(14);
+    return r;
+}
+
+constexpr const char* kExperimentColumns =
+    "SELECT e.id, e.name, e.spec_json, e.notes, e.created_at, "
+    "(SELECT COUNT(*) FROM runs r WHERE r.experiment_id = e.id) FROM experiments e ";
+
+ExperimentRow readExperiment(const Statement& st) {
+    ExperimentRow e;
+    e.id = st.i64(0);
+    e.name = st.text(1);
+    e.spec_json = st.text(2);
+    e.notes = st.text(3);
+    e.created_at = st.text(4);
+    e.run_count = static_cast<int>(st.i64(5));
+    return e;
+}
+
+}  // namespace
+
+Database::Database(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+
+Database::~Database() {
+    sqlite3_close_v2(db_);
+}
+
+std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
+    if (path.empty())
+        fail(StoreError::Kind::CannotOpen, "no database file was given");
+    std::error_code ec;
+    const bool exists = fs::exists(path, ec);
+    if (ec)
+        fail(StoreError::Kind::CannotOpen, "cannot open " + path + ": " + ec.message());
+    if (exists && fs::is_directory(path, ec))
+        fail(StoreError::Kind::CannotOpen, "cannot open " + path + ": it is a folder, not a file");
+    if (!exists && mode == Mode::ReadOnly) {
+        fail(
+            StoreError::Kind::CannotOpen,
+            "cannot open " + path + ": the file does not exist (opened read-only, so not created)");
+    }
+    if (!exists) {
+        const fs::path parent = fs::path(path).parent_path();
+        if (!parent.empty() && !fs::exists(parent, ec)) {
+            fs::create_directories(parent, ec);
+            if (ec) {
+                fail(StoreError::Kind::CannotOpen, "cannot create the folder " + parent.string() +
+                                                       " for " + path + ": " + ec.message());
+            }
+        }
+    } else if (schema::checkExistingFile(path, kSchemaVersion, mode == Mode::ReadWrite) &&
+               mode == Mode::ReadWrite) {
+        if (::access(path.c_str(), W_OK) != 0) {
+            fail(StoreError::Kind::CannotOpen, "cannot open " + path +
+                                                   " for writing: " + std::strerror(errno) +
+                                                   " (it can still be opened read-only)");
+        }
+    }
+
+    const int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY
+                                             : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+    std::unique_ptr<Database> db(new Database(path, raw));  // closes raw even on failure
+    if (rc != SQLITE_OK)
+        schema::throwOpen(raw, path, rc);
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_busy_timeout(raw, schema::kBusyTimeoutMs);
+    db->prepareSchema(mode);
+    if (mode == Mode::ReadWrite)
+        db->recoverInterrupted();
+    return db;
+}
+
+void Database::prepareSchema(Mode mode) {
+    schema::exec(db_, path_, "PRAGMA foreign_keys = ON", "enabling foreign keys");
+    // Checked again on this connection before its first write.
+    schema::Identity id = schema::inspect(db_, path_);
+    schema::checkIdentity(id, path_, kSchemaVersion);
+    if (mode == Mode::ReadOnly) {
+        if (id.user_version == 0 && id.tables.empty()) {
+            fail(StoreError::Kind::CannotOpen, "cannot open " + path_ +
+                                                   " read-only: it is empty (no ampbench tables "
+                                                   "yet); open it read-write once to create them");
+        }
+        if (id.user_version < kSchemaVersion) {
+            fail(StoreError::Kind::CannotOpen,
+                 "cannot open " + path_ + " read-only: it holds schema " +
+                     std::to_string(id.user_version) + " and needs upgrading to schema " +
+                     std::to_string(kSchemaVersion) + "; open it read-write once");
+        }
+        return;
+    }
+    schema::exec(db_, path_, "PRAGMA journal_mode = WAL", "switching to WAL mode");
+    schema::exec(db_, path_, "PRAGMA synchronous = NORMAL", "setting synchronous mode");
+    if (id.user_version == kSchemaVersion)
+        return;
+
+    ImplicitTransaction tx(db_, path_);
+    id = schema::inspect(db_, path_);  // another process may have migrated meanwhile
+    schema::checkIdentity(id, path_, kSchemaVersion);
+    if (id.user_version < kSchemaVersion)
+        schema::migrate(db_, path_, id.user_version, kSchemaVersion);
+    tx.commit();
+}
+
+void Database::recoverInterrupted() {
+    std::vector<int64_t> dead;
+    {
+        Statement st(db_, path_,
+                     "SELECT id, owner_pid FROM runs WHERE status = 'running' AND owner_host = ?1",
+                     "looking for interrupted runs");
+        st.bindText(1, hostName());
+        while (st.step()) {
+            if (st.isNull(1) || !processAlive(st.i64(1)))
+                dead.push_back(st.i64(0));
+        }
+    }
+    if (dead.empty())
+        return;
+    ImplicitTransaction tx(db_, path_);
+    Statement up(db_, path_,
+                 "UPDATE runs SET status = 'interrupted', error = ?2 "
+                 "WHERE id = ?1 AND status = 'running'",
+                 "marking interrupted runs");
+    int changed = 0;
+    for (int64_t id : dead) {
+        up.bindInt(1, id).bindText(2, kInterruptedError).run();
+        changed += sqlite3_changes(db_);
+    }
+    tx.commit();
+    recovered_ = changed;
+}
+
+// --- experiments and runs ---
+
+int64_t Database::createExperiment(const std::string& name, const std::string& spec_json) {
+    Statement st(
+        db_, path_,
+        "INSERT INTO experiments(name, spec_json, notes, created_at) VALUES(?1, ?2, '', ?3)",
+        "creating experiment \"" + name + "\"");
+    st.bindText(1, name).bindText(2, spec_json).bindText(3, nowIso()).run();
+    return sqlite3_last_insert_rowid(db_);
+}
+
+int64_t Database::createRun(int64_t experiment_id, const std::string& arm, int arm_index,
+                            uint64_t seed, const std::string& arm_json, int64_t planned_steps) {
+    if (!experiment(experiment_id)) {
+        fail(StoreError::Kind::NotFound,
+             path_ + " has no experiment " + std::to_string(experiment_id) + " to add a run to");
+    }
+    Statement st(db_, path_,
+                 "INSERT INTO runs(experiment_id, arm, arm_index, seed, spec_json, status, "
+                 "planned_steps, created_at) VALUES(?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7)",
+                 "creating a run of experiment " + std::to_string(experiment_id));
+    st.bindInt(1, experiment_id).bindText(2, arm).bindInt(3, arm_index);
+    st.bindInt(4, static_cast<int64_t>(seed)).bindText(5, arm_json).bindInt(6, planned_steps);
+    st.bindText(7, nowIso()).run();
+    return sqlite3_last_insert_rowid(db_);
+}
+
+namespace {
+/// Runs an UPDATE/DELETE with ?1 = id first bound; NotFound when no row matched.
+void changeOne(sqlite3* db, const std::string& path, Statement& st, const std::string& what) {
+    st.run();
+    if (sqlite3_changes(db) == 0)
+        fail(StoreError::Kind::NotFound, path + " has no " + what);
+}
+}  // namespace
+
+void Database::markRunning(int64_t run_id, const std::string& env_json) {
+    Statement st(db_, path_,
+                 "UPDATE runs SET status = 'running', started_at = ?2, ended_at = '', error = '', "
+                 "env_json = ?3, owner_pid = ?4, owner_host = ?5 WHERE id = ?1",
+                 "marking run " + std::to_string(run_id) + " running");
+    st.bindInt(1, run_id).bindText(2, nowIso()).bindText(3, env_json);
+    st.bindInt(4, static_cast<int64_t>(getpid())).bindText(5, hostName());
+    changeOne(db_, path_, st, "run " + std::to_string(run_id));
+}
+
+void Database::finishRun(int64_t run_id, train::RunStatus status, const std::string& error) {
+    Statement st(db_, path_, "UPDATE runs SET status = ?2, error = ?3, ended_at = ?4 WHERE id = ?1",
+                 "recording the end of run " + std::to_string(run_id));
+    st.bindInt(1, run_id).bindText(2, train::toString(status)).bindText(3, error);
+    st.bindText(4, nowIso());
+    changeOne(db_, path_, st, "run " + std::to_string(run_id));
+}
+
+void Database::renameExperiment(int64_t experiment_id, const std::string& name) {
+    Statement st(db_, path_, "UPDATE experiments SET name = ?2 WHERE id = ?1",
+                 "renaming experiment " + std::to_string(experiment_id));
+    st.bindInt(1, experiment_id).bindText(2, name);
+    changeOne(db_, path_, st, "experiment " + std::to_string(experiment_id));
+}
+
+void Database::setExperimentNotes(int64_t experiment_id, const std::string& notes) {
+    Statement st(db_, path_, "UPDATE experiments SET notes = ?2 WHERE id = ?1",
+                 "saving notes of experiment " + std::to_string(experiment_id));
+    st.bindInt(1, experiment_id).bindText(2, notes);
+    changeOne(db_, path_, st, "experiment " + std::to_string(experiment_id));
+}
+
+void Database::setRunNotes(int64_t run_id, const std::string& notes) {
+    Statement st(db_, path_, "UPDATE runs SET notes = ?2 WHERE id = ?1",
+                 "saving notes of run " + std::to_string(run_id));
+    st.bindInt(1, run_id).bindText(2, notes);
+    changeOne(db_, path_, st, "run " + std::to_string(run_id));
+}
+
+// Rows of runs, steps, evals and events go with them through ON DELETE CASCADE.
+void Database::deleteExperiment(int64_t experiment_id) {
+    Statement st(db_, path_, "DELETE FROM experiments WHERE id = ?1",
+                 "deleting experiment " + std::to_string(experiment_id));
+    st.bindInt(1, experiment_id);
+    changeOne(db_, path_, st, "experiment " + std::to_string(experiment_id));
+}
+
+void Database::deleteRun(int64_t run_id) {
+    Statement st(db_, path_, "DELETE FROM runs WHERE id = ?1",
+                 "deleting run " + std::to_string(run_id));
+    st.bindInt(1, run_id);
+    changeOne(db_, path_, st, "run " + std::to_string(run_id));
+}
+
+// --- metric rows ---
+
+void Database::insertSteps(int64_t run_id, const std::vector<StepRecord>& rows) {
+    if (rows.empty())
+        return;
+    ImplicitTransaction tx(db_, path_);
+    Statement st(db_, path_,
+                 "INSERT OR REPLACE INTO steps(run_id, step, samples, loss, lr, loss_scale, "
+                 "skipped, grad_norm, step_ms, data_wait_ms, timed, mem_allocated, mem_reserved, "
+                 "mem_peak, wall_s) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                 "?13, ?14, ?15)",
+                 "saving steps of run " + std::to_string(run_id));
+    for (const StepRecord& r : rows) {
+        st.bindInt(1, run_id).bindInt(2, r.step).bindInt(3, r.samples).bindReal(4, r.loss);
+        st.bindReal(5, r.lr).bindReal(6, r.loss_scale).bindInt(7, r.skipped ? 1 : 0);
+        st.bindReal(8, r.grad_norm).bindReal(9, r.step_ms).bindReal(10, r.data_wait_ms);
+        st.bindInt(11, r.timed ? 1 : 0).bindInt(12, r.mem_allocated).bindInt(13, r.mem_reserved);
+        st.bindInt(14, r.mem_peak).bindReal(15, r.wall_s).run();
+    }
+    tx.commit();
+}
+
+void Database::insertEvals(int64_t run_id, const std::vector<EvalRecord>& rows) {
+    if (rows.empty())
+        return;
+    ImplicitTransaction tx(db_, path_);
+    Statement st(db_, path_,
+                 "INSERT OR REPLACE INTO evals(run_id, step, samples, val_loss, val_accuracy, "
+                 "wall_s) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                 "saving evaluations of run " + std::to_string(run_id));
+    for (const EvalRecord& r : rows) {
+        st.bindInt(1, run_id).bindInt(2, r.step).bindInt(3, r.samples).bindReal(4, r.val_loss);
+        st.bindReal(5, r.val_accuracy).bindReal(6, r.wall_s).run();
+    }
+    tx.commit();
+}
+
+void Database::insertEvents(int64_t run_id, const std::vector<EventRecord>& rows) {
+    if (rows.empty())
+        return;
+    ImplicitTransaction tx(db_, path_);
+    Statement st(db_, path_,
+                 "INSERT INTO events(run_id, step, kind, message, value) "
+                 "VALUES(?1, ?2, ?3, ?4, ?5)",
+                 "saving events of run " + std::to_string(run_id));
+    for (const EventRecord& r : rows) {
+        st.bindInt(1, run_id).bindInt(2, r.step).bindText(3, train::toString(r.kind));
+        st.bindText(4, r.message).bindReal(5, r.value).run();
+    }
+    tx.commit();
+}
+
+// --- reading ---
+
+std::vector<ExperimentRow> Database::experiments() const {
+    Statement st(db_, path_,
+                 std::string(kExperimentColumns) + "ORDER BY e.created_at DESC, e.id DESC",
+                 "listing experiments");
+    std::vector<ExperimentRow> out;
+    while (st.step())
+        out.push_back(readExperiment(st));
+    return out;
+}
+
+std::optional<ExperimentRow> Database::experiment(int64_t id) const {
+    Statement st(db_, path_, std::string(kExperimentColumns) + "WHERE e.id = ?1",
+                 "reading experiment " + std::to_string(id));
+    st.bindInt(1, id);
+    if (!st.step())
+        return std::nullopt;
+    return readExperiment(st);
+}
+
+std::vector<RunRow> Database::runs(std::optional<int64_t> experiment_id) const {
+    const std::string sql = std::string(kRunColumns) +
+                            (experiment_id ? "WHERE r.experiment_id = ?1 " : "") + "ORDER BY r.id";
+    Statement st(db_, path_, sql, "listing runs");
+    if (experiment_id)
+        st.bindInt(1, *experiment_id);
+    std::vector<RunRow> out;
+    while (st.step())
+        out.push_back(readRun(st, path_));
+    return out;
+}
+
+std::optional<RunRow> Database::run(int64_t id) const {
+    Statement st(db_, path_, std::string(kRunColumns) + "WHERE r.id = ?1",
+                 "reading run " + std::to_string(id));
+    st.bindInt(1, id);
+    if (!st.step())
+        return std::nullopt;
+    return readRun(st, path_);
+}
+
+std::vector<StepRecord> Database::steps(int64_t run_id, int64_t after_step, int64_t limit) const {
+    Statement st(db_, path_,
+                 "SELECT step, samples, loss, lr, loss_scale, skipped, grad_norm, step_ms, "
+                 "data_wait_ms, timed, mem_allocated, mem_reserved, mem_peak, wall_s FROM steps "
+                 "WHERE run_id = ?1 AND step > ?2 ORDER BY step LIMIT ?3",
+                 "reading steps of run " + std::to_string(run_id));
+    st.bindInt(1, run_id).bindInt(2, after_step).bindInt(3, limit > 0 ? limit : -1);
+    std::vector<StepRecord> out;
+    while (st.step()) {
+        StepRecord r;
+        r.step = st.i64(0);
+        r.samples = st.i64(1);
+        r.loss = st.real(2);
+        r.lr = st.real(3);
+        r.loss_scale = st.real(4);
+        r.skipped = st.i64(5) != 0;
+        r.grad_norm = st.real(6);
+        r.step_ms = st.real(7);
+        r.data_wait_ms = st.real(8);
+        r.timed = st.i64(9) != 0;
+        r.mem_allocated = st.i64(10);
+        r.mem_reserved = st.i64(11);
+        r.mem_peak = st.i64(12);
+        r.wall_s = st.real(13);
+        out.push_back(r);
+    }
+    return out;
+}
+
+std::vector<EvalRecord> Database::evals(int64_t run_id, int64_t after_step) const {
+    Statement st(db_, path_,
+                 "SELECT step, samples, val_loss, val_accuracy, wall_s FROM evals "
+                 "WHERE run_id = ?1 AND step > ?2 ORDER BY step",
+                 "reading evaluations of run " + std::to_string(run_id));
+    st.bindInt(1, run_id).bindInt(2, after_step);
+    std::vector<EvalRecord> out;
+    while (st.step()) {
+        EvalRecord r;
+        r.step = st.i64(0);
+        r.samples = st.i64(1);
+        r.val_loss = st.real(2);
+        r.val_accuracy = st.real(3);
+        r.wall_s = st.real(4);
+        out.push_back(r);
+    }
+    return out;
+}
+
+std::vector<EventRecord> Database::events(int64_t run_id) const {
+    Statement st(db_, path_,
+                 "SELECT step, kind, message, value FROM events WHERE run_id = ?1 "
+                 "ORDER BY step, id",
+                 "reading events of run " + std::to_string(run_id));
+    st.bindInt(1, run_id);
+    std::vector<EventRecord> out;
+    while (st.step()) {
+        EventRecord r;
+        r.step = st.i64(0);
+        try {
+            r.kind = train::eventKindFromString(st.text(1));
+        } catch (const std::invalid_argument& e) {
+            fail(StoreError::Kind::Io, path_ + ": an event of run " + std::to_string(run_id) +
+                                           " is unreadable: " + e.what());
+        }
+        r.message = st.text(2);
+        r.value = st.real(3);
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+int64_t Database::stepCount(int64_t run_id) const {
+    Statement st(db_, path_, "SELECT COUNT(*) FROM steps WHERE run_id = ?1",
+                 "counting steps of run " + std::to_string(run_id));
+    st.bindInt(1, run_id);
+    st.step();
+    return st.i64(0);
+}
+
+// data_version moves on other connections' commits; total_changes on our own.
+int64_t Database::dataVersion() const {
+    Statement st(db_, path_, "PRAGMA data_version", "reading the data version");
+    st.step();
+    return st.i64(0) + static_cast<int64_t>(sqlite3_total_changes64(db_));
+}
+
+// --- transactions ---
+
+void Database::begin() {
+    schema::exec(db_, path_, "BEGIN IMMEDIATE", "starting a transaction");
+}
+
+void Database::commit() {
+    schema::exec(db_, path_, "COMMIT", "committing");
+}
+
+void Database::rollback() {
+    if (sqlite3_get_autocommit(db_) == 0)
+        schema::exec(db_, path_, "ROLLBACK", "rolling back");
+}
+
+}  // namespace ampbench::store

@@ -1,0 +1,82 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/store/Rows.h"
+#include "core/store/StoreError.h"
+
+struct sqlite3;
+
+namespace ampbench::store {
+
+/// One connection to a workbench database (SQLite, WAL mode). Not thread-safe:
+/// each thread opens its own. Opening creates the schema in a new file, migrates
+/// an older one, marks runs left `running` by a dead process as `interrupted`,
+/// and refuses (StoreError, file untouched) a non-SQLite file, a SQLite file that
+/// is not a workbench database, or one from a newer schema.
+class Database {
+  public:
+    static constexpr int kSchemaVersion = 1;
+
+    enum class Mode { ReadWrite, ReadOnly };
+    static std::unique_ptr<Database> open(const std::string& path, Mode mode = Mode::ReadWrite);
+    ~Database();
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    const std::string& path() const { return path_; }
+    sqlite3* handle() const { return db_; }
+    /// Runs whose status was changed to `interrupted` when this connection opened.
+    int recoveredRuns() const { return recovered_; }
+
+    // --- experiments and runs ---
+    int64_t createExperiment(const std::string& name, const std::string& spec_json);
+    int64_t createRun(int64_t experiment_id, const std::string& arm, int arm_index, uint64_t seed,
+                      const std::string& arm_json, int64_t planned_steps);
+    void markRunning(int64_t run_id, const std::string& env_json);
+    void finishRun(int64_t run_id, train::RunStatus status, const std::string& error);
+    void renameExperiment(int64_t experiment_id, const std::string& name);
+    void setExperimentNotes(int64_t experiment_id, const std::string& notes);
+    void setRunNotes(int64_t run_id, const std::string& notes);
+    void deleteExperiment(int64_t experiment_id);  ///< with its runs and their rows
+    void deleteRun(int64_t run_id);
+
+    // --- metric rows (one transaction per call; the RunRecorder batches) ---
+    void insertSteps(int64_t run_id, const std::vector<train::StepRecord>& rows);
+    void insertEvals(int64_t run_id, const std::vector<train::EvalRecord>& rows);
+    void insertEvents(int64_t run_id, const std::vector<train::EventRecord>& rows);
+
+    // --- reading ---
+    std::vector<ExperimentRow> experiments() const;
+    std::optional<ExperimentRow> experiment(int64_t id) const;
+    std::vector<RunRow> runs(std::optional<int64_t> experiment_id = std::nullopt) const;
+    std::optional<RunRow> run(int64_t id) const;
+    /// Steps with step > after_step, in order; limit 0 = all.
+    std::vector<train::StepRecord> steps(int64_t run_id, int64_t after_step = 0,
+                                         int64_t limit = 0) const;
+    std::vector<train::EvalRecord> evals(int64_t run_id, int64_t after_step = 0) const;
+    std::vector<train::EventRecord> events(int64_t run_id) const;
+    int64_t stepCount(int64_t run_id) const;
+    /// A number that changes whenever any connection commits (PRAGMA data_version);
+    /// watchers poll it to skip work when nothing is new.
+    int64_t dataVersion() const;
+
+    // --- transactions (used by the batched recorder) ---
+    void begin();
+    void commit();
+    void rollback();
+
+  private:
+    Database(std::string path, sqlite3* db);
+    void prepareSchema(Mode mode);
+    void recoverInterrupted();
+
+    std::string path_;
+    sqlite3* db_ = nullptr;  // owned; closed in the destructor
+    int recovered_ = 0;
+};
+
+}  // namespace ampbench::store

@@ -1,0 +1,18 @@
+#pragma once
+#include <ostream>
+#include <vector>
+
+#include "core/store/Database.h"
+
+namespace ampbench::store {
+
+/// Long-format CSV of every metric row of the given runs:
+/// run_id,experiment,arm,seed,table,step,samples,metric,value
+/// (table is step|eval|event; one line per metric value). Returns rows written.
+int64_t exportCsv(const Database& db, const std::vector<int64_t>& run_ids, std::ostream& out);
+
+/// JSON of the given runs: each with its row (arm, seed, status, spec, env),
+/// steps, evals and events as arrays of objects.
+void exportJson(const Database& db, const std::vector<int64_t>& run_ids, std::ostream& out);
+
+}  // namespace ampbench::store

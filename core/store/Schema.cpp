@@ -1,0 +1,241 @@
+#include "core/store/Schema.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include "core/store/StoreError.h"
+
+namespace ampbench::store::schema {
+namespace {
+
+// Every table any schema version has created; a file with application_id 0
+// holding other tables belongs to some other program.
+constexpr std::array<const char*, 5> kOurTables = {"experiments", "runs", "steps", "evals",
+                                                   "events"};
+
+// v0 -> v1: everything.
+void createV1(sqlite3* db, const std::string& path) {
+    exec(db, path, R"sql(
+CREATE TABLE experiments (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL,
+    spec_json   TEXT NOT NULL DEFAULT '{}',
+    notes       TEXT NOT NULL DEFAULT '',
+    created_at  TEXT NOT NULL
+);
+CREATE TABLE runs (
+    id             INTEGER PRIMARY KEY,
+    experiment_id  INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+    arm            TEXT NOT NULL,
+    arm_index      INTEGER NOT NULL DEFAULT 0,
+    seed           INTEGER NOT NULL DEFAULT 0,
+    spec_json      TEXT NOT NULL DEFAULT '{}',
+    env_json       TEXT NOT NULL DEFAULT '',
+    status         TEXT NOT NULL DEFAULT 'queued',
+    error          TEXT NOT NULL DEFAULT '',
+    notes          TEXT NOT NULL DEFAULT '',
+    started_at     TEXT NOT NULL DEFAULT '',
+    ended_at       TEXT NOT NULL DEFAULT '',
+    planned_steps  INTEGER NOT NULL DEFAULT 0,
+    owner_pid      INTEGER,
+    owner_host     TEXT,
+    created_at     TEXT NOT NULL
+);
+CREATE INDEX runs_by_experiment ON runs(experiment_id, arm_index);
+CREATE INDEX runs_by_status ON runs(status);
+CREATE TABLE steps (
+    run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step           INTEGER NOT NULL,
+    samples        INTEGER NOT NULL,
+    loss           REAL,
+    lr             REAL,
+    loss_scale     REAL,
+    skipped        INTEGER NOT NULL DEFAULT 0,
+    grad_norm      REAL,
+    step_ms        REAL,
+    data_wait_ms   REAL,
+    timed          INTEGER NOT NULL DEFAULT 1,
+    mem_allocated  INTEGER NOT NULL DEFAULT 0,
+    mem_reserved   INTEGER NOT NULL DEFAULT 0,
+    mem_peak       INTEGER NOT NULL DEFAULT 0,
+    wall_s         REAL,
+    PRIMARY KEY (run_id, step)
+) WITHOUT ROWID;
+CREATE TABLE evals (
+    run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step          INTEGER NOT NULL,
+    samples       INTEGER NOT NULL,
+    val_loss      REAL,
+    val_accuracy  REAL,
+    wall_s        REAL,
+    PRIMARY KEY (run_id, step)
+) WITHOUT ROWID;
+CREATE TABLE events (
+    id       INTEGER PRIMARY KEY,
+    run_id   INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step     INTEGER NOT NULL,
+    kind     TEXT NOT NULL,
+    message  TEXT NOT NULL DEFAULT '',
+    value    REAL
+);
+CREATE INDEX events_by_run_step ON events(run_id, step);
+)sql",
+         "creating the schema (version 1)");
+}
+
+using Migration = void (*)(sqlite3*, const std::string&);
+// kMigrations[n] takes a database from version n to n + 1. Add v1 -> v2 here.
+constexpr std::array<Migration, 1> kMigrations = {&createV1};
+
+int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
+    Statement st(db, path, sql, what);
+    if (!st.step())
+        throwIo(db, path, what);
+    return st.i64(0);
+}
+
+int32_t bigEndian32(const unsigned char* p) {
+    return static_cast<int32_t>((uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) |
+                                (uint32_t(p[2]) << 8) | uint32_t(p[3]));
+}
+
+struct CloseDb {
+    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+
+}  // namespace
+
+void throwIo(sqlite3* db, const std::string& path, const std::string& what) {
+    const int code = db ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
+    const std::string reason = db ? sqlite3_errmsg(db) : "no connection";
+    if ((code & 0xff) == SQLITE_NOTADB) {
+        throw StoreError(StoreError::Kind::NotADatabase,
+                         path + " is not a usable SQLite database (" + reason + ", while " + what +
+                             "); it was left untouched");
+    }
+    throw StoreError(StoreError::Kind::Io, path + ": " + what + " failed: " + reason);
+}
+
+void exec(sqlite3* db, const std::string& path, const std::string& sql, const char* what) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+        const std::string reason = err ? err : sqlite3_errmsg(db);
+        sqlite3_free(err);
+        throw StoreError(StoreError::Kind::Io, path + ": " + what + " failed: " + reason);
+    }
+}
+
+Identity inspect(sqlite3* db, const std::string& path) {
+    Identity id;
+    id.application_id = static_cast<int32_t>(
+        pragmaInt(db, path, "PRAGMA application_id", "reading the application id"));
+    id.user_version =
+        static_cast<int>(pragmaInt(db, path, "PRAGMA user_version", "reading the schema version"));
+    Statement st(db, path,
+                 "SELECT name FROM sqlite_schema WHERE type = 'table' "
+                 "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+                 "listing tables");
+    while (st.step()) {
+        std::string name = st.text(0);
+        if (std::find(kOurTables.begin(), kOurTables.end(), name) == kOurTables.end())
+            id.foreign_tables.push_back(name);
+        id.tables.push_back(std::move(name));
+    }
+    return id;
+}
+
+void checkIdentity(const Identity& id, const std::string& path, int highest) {
+    if (id.application_id != 0 && id.application_id != kApplicationId) {
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "0x%08X", static_cast<uint32_t>(id.application_id));
+        throw StoreError(StoreError::Kind::ForeignDatabase,
+                         path + " is an SQLite database of another program (application id " + hex +
+                             "), not an ampbench database; it was left untouched");
+    }
+    if (id.application_id == 0 && !id.foreign_tables.empty()) {
+        std::string list;
+        for (size_t i = 0; i < id.foreign_tables.size() && i < 5; ++i)
+            list += (i ? ", " : "") + id.foreign_tables[i];
+        if (id.foreign_tables.size() > 5)
+            list += ", ...";
+        throw StoreError(StoreError::Kind::ForeignDatabase,
+                         path + " is an SQLite database of another program (it holds tables " +
+                             list + "), not an ampbench database; it was left untouched");
+    }
+    if (id.user_version > highest) {
+        throw StoreError(StoreError::Kind::NewerSchema,
+                         path + " was written by a newer ampbench (schema " +
+                             std::to_string(id.user_version) + ", this build reads up to " +
+                             std::to_string(highest) + "); it was left untouched");
+    }
+}
+
+void throwOpen(sqlite3* db, const std::string& path, int rc) {
+    std::string reason = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    const int err = db ? sqlite3_system_errno(db) : 0;
+    if (err != 0)
+        reason += std::string(" (") + std::strerror(err) + ")";
+    if ((rc & 0xff) == SQLITE_NOTADB) {
+        throw StoreError(StoreError::Kind::NotADatabase, path + " is not an SQLite database (" +
+                                                             reason + "); it was left untouched");
+    }
+    throw StoreError(StoreError::Kind::CannotOpen, "cannot open " + path + ": " + reason);
+}
+
+bool checkExistingFile(const std::string& path, int highest, bool deep) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw StoreError(StoreError::Kind::CannotOpen,
+                         "cannot open " + path + ": " + std::strerror(errno));
+    }
+    unsigned char h[100] = {};
+    in.read(reinterpret_cast<char*>(h), sizeof h);
+    const auto n = in.gcount();
+    if (n == 0)
+        return false;
+    if (n < 16 || std::memcmp(h, "SQLite format 3\0", 16) != 0) {
+        throw StoreError(StoreError::Kind::NotADatabase,
+                         path +
+                             " is not an SQLite database (its first bytes are not "
+                             "\"SQLite format 3\"); it was left untouched");
+    }
+    if (n == 100) {
+        // The header's copy of these pragmas; a WAL may hold newer ones, read below.
+        Identity id;
+        id.user_version = bigEndian32(h + 60);
+        id.application_id = bigEndian32(h + 68);
+        checkIdentity(id, path, highest);
+    }
+    if (!deep)
+        return true;
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+    std::unique_ptr<sqlite3, CloseDb> db(raw);
+    if (rc != SQLITE_OK)
+        throwOpen(raw, path, rc);
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+    checkIdentity(inspect(raw, path), path, highest);
+    return true;
+}
+
+void migrate(sqlite3* db, const std::string& path, int from, int to) {
+    if (to > static_cast<int>(kMigrations.size())) {
+        throw StoreError(StoreError::Kind::Io, path + ": no migration to schema " +
+                                                   std::to_string(to) + " in this build");
+    }
+    for (int v = from; v < to; ++v)
+        kMigrations[static_cast<size_t>(v)](db, path);
+    exec(db, path, "PRAGMA application_id = " + std::to_string(kApplicationId),
+         "setting the application id");
+    exec(db, path, "PRAGMA user_version = " + std::to_string(to), "setting the schema version");
+}
+
+}  // namespace ampbench::store::schema

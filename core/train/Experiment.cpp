@@ -1,0 +1,106 @@
+#include "core/train/Experiment.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/SpecJson.h"
+#include "core/store/RunRecorder.h"
+
+namespace ampbench::train {
+namespace {
+
+std::string joinErrors(const std::vector<config::FieldError>& errors) {
+    std::string text = "invalid experiment spec:";
+    for (const auto& e : errors) {
+        text += "\n  " + e.toString();
+    }
+    return text;
+}
+
+}  // namespace
+
+SpecError::SpecError(std::vector<config::FieldError> errors)
+    : std::runtime_error(joinErrors(errors)), errors_(std::move(errors)) {}
+
+ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec& spec) {
+    auto errors = config::validate(spec);
+    if (!errors.empty()) {
+        throw SpecError(std::move(errors));
+    }
+    int64_t train_size = spec.epochs > 0 ? trainingSetSize(spec.data) : 0;
+    ExperimentPlan plan;
+    db.begin();
+    try {
+        plan.experiment_id = db.createExperiment(spec.name, config::specToJsonText(spec));
+        for (size_t i = 0; i < spec.arms.size(); ++i) {
+            const auto& arm = spec.arms[i];
+            auto arm_json = config::toJson(arm);
+            arm_json["lr"] = config::scaledLearningRate(spec, arm);
+            arm_json["effective_batch"] = spec.micro_batch * arm.accumulation;
+            int64_t planned = plannedOptimizerSteps(spec, arm, train_size);
+            for (uint64_t seed : config::seedsForArm(spec, arm)) {
+                PlannedRun r;
+                r.arm_index = static_cast<int>(i);
+                r.arm = arm.name;
+                r.seed = seed;
+                r.planned_steps = planned;
+                r.run_id = db.createRun(plan.experiment_id, arm.name, r.arm_index, seed,
+                                        arm_json.dump(), planned);
+                plan.runs.push_back(r);
+            }
+        }
+        db.commit();
+    } catch (...) {
+        db.rollback();
+        throw;
+    }
+    return plan;
+}
+
+void ObserverFanout::onStart(const RunInfo& i) {
+    for (auto* t : targets_) {
+        t->onStart(i);
+    }
+}
+void ObserverFanout::onStep(const StepRecord& s) {
+    for (auto* t : targets_) {
+        t->onStep(s);
+    }
+}
+void ObserverFanout::onEval(const EvalRecord& e) {
+    for (auto* t : targets_) {
+        t->onEval(e);
+    }
+}
+void ObserverFanout::onEvent(const EventRecord& e) {
+    for (auto* t : targets_) {
+        t->onEvent(e);
+    }
+}
+void ObserverFanout::onFinish(const RunOutcome& o) {
+    for (auto* t : targets_) {
+        t->onFinish(o);
+    }
+}
+
+RunOutcome executeRun(store::Database& db, const config::ExperimentSpec& spec,
+                      const PlannedRun& run, const CancelToken& cancel, TrainObserver* extra,
+                      const TrainOptions& options) {
+    store::RunRecorder recorder(db, run.run_id);
+    std::vector<TrainObserver*> targets{&recorder};
+    if (extra) {
+        targets.push_back(extra);
+    }
+    ObserverFanout fanout(targets);
+    return trainRun(spec, run.arm_index, run.seed, fanout, cancel, options);
+}
+
+void cancelQueued(store::Database& db, const ExperimentPlan& plan) {
+    for (const auto& r : plan.runs) {
+        auto row = db.run(r.run_id);
+        if (row && row->status == RunStatus::Queued) {
+            db.finishRun(r.run_id, RunStatus::Cancelled, "cancelled before it started");
+        }
+    }
+}
+
+}  // namespace ampbench::train

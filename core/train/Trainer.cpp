@@ -1,0 +1,521 @@
+#include "core/train/Trainer.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "core/amp/AutocastGuard.h"
+#include "core/amp/LossScaler.h"
+#include "core/data/Datasets.h"
+#include "core/data/Prefetcher.h"
+#include "core/models/Registry.h"
+#include "core/probe/Environment.h"
+#include "core/probe/MemoryProbe.h"
+#include "core/probe/StepTimer.h"
+
+namespace ampbench::train {
+using config::Precision;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double secondsSince(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double msSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// A run that must stop with status Failed and this message (diverged, bad setup).
+struct RunFailure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// Steps whose device-side values have not been read back yet.
+struct PendingStep {
+    StepRecord rec;
+    at::Tensor loss;   // mean loss of the step's micro-batches, on the device
+    at::Tensor norm;   // unscaled global gradient norm
+    at::Tensor scale;  // loss scale used for the backward
+};
+
+class RunLoop {
+  public:
+    RunLoop(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
+            TrainObserver& observer, const CancelToken& cancel, const TrainOptions& options)
+        : spec_(spec),
+          arm_(spec.arms.at(static_cast<size_t>(arm_index))),
+          seed_(seed),
+          obs_(observer),
+          cancel_(cancel),
+          opt_(options),
+          device_(resolveDevice(spec.device)) {}
+
+    RunOutcome run();
+    /// Reports the steps that completed but were not flushed yet (after a failure).
+    void salvage() noexcept {
+        try {
+            flush();
+        } catch (...) {
+        }
+    }
+    int64_t stepsDone() const { return steps_done_; }
+
+  private:
+    void setUp();
+    data::Batch nextBatch(double& wait_ms);
+    at::Tensor lossOf(const at::Tensor& logits, const at::Tensor& target) const;
+    void trainStep(int64_t s);
+    void flush();
+    EvalRecord evaluate(int64_t s);
+    bool evalDue(int64_t s) const;
+    void event(int64_t step, EventKind kind, const std::string& msg, double value = 0.0) {
+        obs_.onEvent({step, kind, msg, value});
+    }
+
+    const config::ExperimentSpec& spec_;
+    const config::ArmSpec& arm_;
+    uint64_t seed_;
+    TrainObserver& obs_;
+    const CancelToken& cancel_;
+    TrainOptions opt_;
+    c10::Device device_;
+
+    Precision precision_ = Precision::Fp32;
+    bool autocast_ = false;
+    at::ScalarType amp_dtype_ = at::kFloat;
+    std::shared_ptr<const data::Dataset> dataset_;
+    data::InputShape shape_;
+    std::shared_ptr<models::Network> model_;
+    std::vector<at::Tensor> params_;
+    std::unique_ptr<torch::optim::Optimizer> optimizer_;
+    std::unique_ptr<amp::LossScaler> scaler_;
+    std::unique_ptr<data::Prefetcher> prefetcher_;
+    std::vector<data::Batch> device_pool_;  // synthetic data, already on the device
+    size_t pool_pos_ = 0;
+    std::unique_ptr<probe::StepTimer> timer_;
+    std::unique_ptr<probe::MemoryProbe> memory_;
+    int64_t planned_ = 0;
+    int k_ = 1;
+    double lr_ = 0;
+    Clock::time_point t0_;
+    std::vector<PendingStep> pending_;
+    int64_t steps_done_ = 0;
+    int64_t samples_ = 0;
+};
+
+void RunLoop::setUp() {
+    const bool cuda = device_.is_cuda();
+    // 0 = every logical CPU: LibTorch's own default can be a single thread.
+    int threads = spec_.cpu_threads > 0 ? spec_.cpu_threads
+                                        : static_cast<int>(std::thread::hardware_concurrency());
+    if (threads > 0 && threads != at::get_num_threads()) {
+        at::set_num_threads(threads);
+    }
+    precision_ = resolvePrecision(arm_.precision, cuda);
+    autocast_ = precision_ != Precision::Fp32;
+    amp_dtype_ = precision_ == Precision::AmpFp16 ? at::kHalf : at::kBFloat16;
+    if (autocast_ && !amp::autocastSupported(device_.type(), amp_dtype_)) {
+        throw RunFailure("arm '" + arm_.name + "': " + config::toString(precision_) +
+                         " autocast is not supported on " + device_.str() +
+                         " by this LibTorch (1.13 CPU autocast takes bf16 only): use amp-bf16 "
+                         "or run on CUDA");
+    }
+    if (arm_.checkpointing) {
+        throw RunFailure("arm '" + arm_.name +
+                         "': gradient checkpointing is not available in this version");
+    }
+    if (cuda) {
+        auto& ctx = at::globalContext();
+        ctx.setAllowTF32CuBLAS(arm_.tf32);
+        ctx.setAllowTF32CuDNN(arm_.tf32);
+        ctx.setBenchmarkCuDNN(spec_.cudnn_benchmark);
+    }
+    torch::manual_seed(seed_);
+    dataset_ = data::openDataset(spec_.data);
+    shape_ = dataset_->shape();
+    model_ = models::makeModel(spec_.model, shape_);
+    model_->to(device_);
+    if (arm_.channels_last) {
+        if (!model_->convolutional()) {
+            throw RunFailure("arm '" + arm_.name + "': channels_last needs a convolutional model");
+        }
+        torch::NoGradGuard no_grad;
+        for (auto& p : model_->parameters()) {
+            if (p.dim() == 4) {
+                p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+            }
+        }
+    }
+    model_->train();
+    params_ = model_->parameters();
+    k_ = arm_.accumulation;
+    lr_ = config::scaledLearningRate(spec_, arm_);
+    const auto& o = spec_.optimizer;
+    if (o.kind == config::OptimizerKind::Sgd) {
+        optimizer_ = std::make_unique<torch::optim::SGD>(
+            params_,
+            torch::optim::SGDOptions(lr_).momentum(o.momentum).weight_decay(o.weight_decay));
+    } else {
+        optimizer_ =
+            std::make_unique<torch::optim::AdamW>(params_, torch::optim::AdamWOptions(lr_)
+                                                               .betas({o.beta1, o.beta2})
+                                                               .eps(o.eps)
+                                                               .weight_decay(o.weight_decay));
+    }
+    if (precision_ == Precision::AmpFp16) {
+        amp::LossScalerOptions so{arm_.scaler.init_scale, arm_.scaler.growth_factor,
+                                  arm_.scaler.backoff_factor, arm_.scaler.growth_interval};
+        scaler_ = std::make_unique<amp::LossScaler>(so, device_);
+    }
+    planned_ = plannedOptimizerSteps(spec_, arm_, dataset_->trainSize());
+    if (dataset_->synthetic()) {
+        // Generated data: keep a few batches on the device, so the run measures the model.
+        auto gen_seed = seed_;
+        int64_t n = dataset_->trainSize();
+        for (int i = 0; i < 4; ++i) {
+            auto idx = at::remainder(
+                at::arange(static_cast<int64_t>(i) * spec_.micro_batch,
+                           static_cast<int64_t>(i + 1) * spec_.micro_batch, at::kLong) +
+                    static_cast<int64_t>(gen_seed % static_cast<uint64_t>(n)),
+                n);
+            auto b = dataset_->trainBatch(idx);
+            device_pool_.push_back({b.input.to(device_), b.target.to(device_)});
+        }
+    } else {
+        prefetcher_ = std::make_unique<data::Prefetcher>(dataset_, spec_.micro_batch, seed_,
+                                                         spec_.data.prefetch, device_.is_cuda());
+    }
+    timer_ = std::make_unique<probe::StepTimer>(device_);
+    memory_ = std::make_unique<probe::MemoryProbe>(device_);
+}
+
+data::Batch RunLoop::nextBatch(double& wait_ms) {
+    if (!device_pool_.empty()) {
+        auto& b = device_pool_[pool_pos_++ % device_pool_.size()];
+        return b;
+    }
+    auto t = Clock::now();
+    data::Batch b = prefetcher_->next();
+    wait_ms += msSince(t);
+    const bool async = device_.is_cuda();
+    return {b.input.to(device_, async), b.target.to(device_, async)};
+}
+
+at::Tensor RunLoop::lossOf(const at::Tensor& logits, const at::Tensor& target) const {
+    return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), target.reshape({-1}));
+}
+
+bool RunLoop::evalDue(int64_t s) const {
+    if (s == planned_) {
+        return true;
+    }
+    if (spec_.eval_interval <= 0) {
+        return false;
+    }
+    // Evaluate at the same samples seen in every arm: when the micro-batch count
+    // crosses a multiple of eval_interval.
+    return (s * k_) / spec_.eval_interval > ((s - 1) * k_) / spec_.eval_interval;
+}
+
+void RunLoop::trainStep(int64_t s) {
+    StepRecord rec;
+    rec.step = s;
+    rec.lr = lr_;
+    rec.timed = s > spec_.warmup_steps;
+    if (opt_.instrument) {
+        timer_->start();
+    }
+    at::Tensor loss_sum;
+    for (int k = 0; k < k_; ++k) {
+        double wait = 0;
+        data::Batch b = nextBatch(wait);
+        rec.data_wait_ms += wait;
+        auto x = arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input;
+        at::Tensor loss;
+        {
+            amp::AutocastGuard autocast(device_.type(), amp_dtype_, autocast_);
+            loss = lossOf(model_->forward(x), b.target);
+        }
+        auto detached = loss.detach();
+        loss_sum = loss_sum.defined() ? loss_sum + detached : detached;
+        auto scaled = k_ > 1 ? loss / static_cast<double>(k_) : loss;
+        if (scaler_) {
+            scaled = scaler_->scale(scaled);
+        }
+        scaled.backward();
+        samples_ += b.input.size(0);
+    }
+    std::vector<at::Tensor> grads;
+    grads.reserve(params_.size());
+    for (auto& p : params_) {
+        if (p.grad().defined()) {
+            grads.push_back(p.grad());
+        }
+    }
+    at::Tensor scale_used = scaler_ ? scaler_->scaleTensor().clone() : at::Tensor();
+    if (scaler_) {
+        scaler_->unscale(grads);  // clipping and the norm below see unscaled gradients
+    }
+    at::Tensor norm;
+    if ((opt_.instrument || arm_.grad_clip > 0) && !grads.empty()) {
+        norm = at::stack(at::_foreach_norm(grads, 2)).norm();
+        if (arm_.grad_clip > 0) {
+            // As torch.nn.utils.clip_grad_norm_: a device-side factor, no host sync.
+            auto coef = (arm_.grad_clip / (norm + 1e-6)).clamp_max(1.0);
+            for (auto& g : grads) {
+                g.mul_(coef);
+            }
+        }
+    }
+    rec.skipped = scaler_ && scaler_->foundInf();
+    if (!rec.skipped) {
+        optimizer_->step();
+    }
+    if (scaler_) {
+        scaler_->update();
+    }
+    for (auto& p : params_) {
+        p.mutable_grad().reset();  // set to none, as PyTorch 2's zero_grad does
+    }
+    if (opt_.instrument) {
+        timer_->stop();
+        auto mem = memory_->sample();
+        rec.mem_allocated = mem.allocated;
+        rec.mem_reserved = mem.reserved;
+        rec.mem_peak = mem.peak;
+    }
+    rec.samples = samples_;
+    rec.wall_s = secondsSince(t0_);
+    if (rec.skipped) {
+        event(s, EventKind::SkippedStep,
+              "gradients held inf/NaN: optimizer step skipped, loss scale backed off",
+              scaler_->scaleValue());
+    }
+    pending_.push_back({rec, loss_sum / static_cast<double>(k_), norm, scale_used});
+    steps_done_ = s;
+}
+
+void RunLoop::flush() {
+    if (pending_.empty()) {
+        return;
+    }
+    std::vector<at::Tensor> losses, norms, scales;
+    for (auto& p : pending_) {
+        losses.push_back(p.loss.to(at::kFloat));
+        norms.push_back(p.norm.defined() ? p.norm.to(at::kFloat)
+                                         : at::full({}, NAN, p.loss.options().dtype(at::kFloat)));
+        if (p.scale.defined()) {
+            scales.push_back(p.scale.reshape({}));
+        }
+    }
+    // One device-to-host copy per quantity for the whole batch of steps.
+    auto l = at::stack(losses).to(at::kCPU, at::kDouble);
+    auto n = at::stack(norms).to(at::kCPU, at::kDouble);
+    at::Tensor sc = scales.empty() ? at::Tensor() : at::stack(scales).to(at::kCPU, at::kDouble);
+    std::vector<double> times = opt_.instrument ? timer_->collect() : std::vector<double>{};
+    auto la = l.accessor<double, 1>();
+    auto na = n.accessor<double, 1>();
+    std::optional<int64_t> bad_step;
+    auto batch = std::move(pending_);
+    pending_.clear();
+    for (size_t i = 0; i < batch.size(); ++i) {
+        StepRecord rec = batch[i].rec;
+        rec.loss = la[static_cast<int64_t>(i)];
+        rec.grad_norm = na[static_cast<int64_t>(i)];
+        rec.loss_scale = sc.defined() ? sc[static_cast<int64_t>(i)].item<double>() : 1.0;
+        rec.step_ms = i < times.size() ? times[i] : 0.0;
+        obs_.onStep(rec);
+        if (!std::isfinite(rec.loss) && !scaler_ && !bad_step) {
+            bad_step = rec.step;
+        }
+    }
+    if (bad_step) {
+        event(*bad_step, EventKind::NonFinite, "training loss is not finite");
+        throw RunFailure("diverged: the training loss became NaN/inf at step " +
+                         std::to_string(*bad_step));
+    }
+}
+
+EvalRecord RunLoop::evaluate(int64_t s) {
+    EvalRecord r;
+    r.step = s;
+    r.samples = samples_;
+    model_->eval();
+    torch::NoGradGuard no_grad;
+    // The cast cache is off for no-grad passes (LibTorch 1.13 loses grad_fn otherwise).
+    amp::AutocastGuard autocast(device_.type(), amp_dtype_, autocast_, /*cache=*/false);
+    const int64_t bs = std::max<int64_t>(spec_.micro_batch, 256);
+    int64_t total = dataset_->valSize();
+    if (spec_.eval_batches > 0) {
+        total = std::min<int64_t>(total, bs * spec_.eval_batches);
+    }
+    at::Tensor loss_sum = at::zeros({}, at::TensorOptions().device(device_).dtype(at::kDouble));
+    at::Tensor correct = at::zeros({}, at::TensorOptions().device(device_).dtype(at::kLong));
+    int64_t count = 0;
+    for (int64_t start = 0; start < total; start += bs) {
+        auto b = dataset_->valBatch(start, std::min(bs, total - start));
+        auto x = b.input.to(device_);
+        if (arm_.channels_last) {
+            x = x.contiguous(at::MemoryFormat::ChannelsLast);
+        }
+        auto y = b.target.to(device_).reshape({-1});
+        auto logits = model_->forward(x);
+        logits = logits.reshape({-1, logits.size(-1)}).to(at::kFloat);
+        loss_sum += at::cross_entropy_loss(logits, y, {}, at::Reduction::Sum).to(at::kDouble);
+        correct += logits.argmax(-1).eq(y).sum();
+        count += y.size(0);
+    }
+    model_->train();
+    r.val_loss = count > 0 ? loss_sum.item<double>() / static_cast<double>(count) : NAN;
+    r.val_accuracy = count > 0 ? static_cast<double>(correct.item<int64_t>()) / count : NAN;
+    r.wall_s = secondsSince(t0_);
+    return r;
+}
+
+RunOutcome RunLoop::run() {
+    t0_ = Clock::now();
+    setUp();
+    memory_->resetPeak();
+    RunInfo info;
+    info.arm = arm_.name;
+    info.precision = config::toString(precision_);
+    info.device = device_.str();
+    info.seed = seed_;
+    info.planned_steps = planned_;
+    info.micro_batch = spec_.micro_batch;
+    info.accumulation = k_;
+    info.lr = lr_;
+    auto env = probe::probeEnvironment(device_.str());
+    info.env_json = probe::toJson(env);
+    obs_.onStart(info);
+    if (arm_.precision == Precision::Amp) {
+        event(0, EventKind::Info,
+              "precision 'amp' runs as " + config::toString(precision_) + " on " + device_.str());
+    }
+    if (scaler_) {
+        event(0, EventKind::Info,
+              std::string("dynamic loss scaling with ") +
+                  (scaler_->fused() ? "ATen's fused kernels" : "portable tensor ops"),
+              arm_.scaler.init_scale);
+    }
+    t0_ = Clock::now();
+    RunOutcome out;
+    for (int64_t s = 1; s <= planned_; ++s) {
+        if (cancel_.cancelled()) {
+            out.status = RunStatus::Cancelled;
+            break;
+        }
+        trainStep(s);
+        const bool eval = evalDue(s);
+        if (static_cast<int>(pending_.size()) >= opt_.flush_every || eval) {
+            flush();
+        }
+        if (eval) {
+            obs_.onEval(evaluate(s));
+        }
+    }
+    flush();
+    out.steps_done = steps_done_;
+    out.wall_s = secondsSince(t0_);
+    return out;
+}
+
+}  // namespace
+
+std::string resolveDevice(config::DeviceKind kind) {
+    switch (kind) {
+        case config::DeviceKind::Cpu:
+            return "cpu";
+        case config::DeviceKind::Cuda:
+            if (!probe::cudaAvailable()) {
+#ifdef AMPBENCH_WITH_CUDA
+                throw std::runtime_error(
+                    "device 'cuda' was asked for but no CUDA device is visible");
+#else
+                throw std::runtime_error(
+                    "device 'cuda' was asked for but this build has no CUDA (LibTorch is "
+                    "CPU-only)");
+#endif
+            }
+            return "cuda:0";
+        case config::DeviceKind::Auto:
+            return probe::cudaAvailable() ? "cuda:0" : "cpu";
+    }
+    return "cpu";
+}
+
+Precision resolvePrecision(Precision precision, bool cuda) {
+    if (precision == Precision::Amp) {
+        return cuda ? Precision::AmpFp16 : Precision::AmpBf16;
+    }
+    return precision;
+}
+
+int64_t plannedOptimizerSteps(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
+                              int64_t train_size) {
+    int64_t micro = spec.steps;
+    if (spec.epochs > 0) {
+        micro = spec.epochs * std::max<int64_t>(1, train_size / spec.micro_batch);
+    }
+    return micro / std::max(1, arm.accumulation);
+}
+
+int64_t trainingSetSize(const config::DataSpec& data) {
+    return data::openDataset(data)->trainSize();
+}
+
+RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
+                    TrainObserver& observer, const CancelToken& cancel,
+                    const TrainOptions& options) {
+    RunOutcome out;
+    std::unique_ptr<RunLoop> loop;
+    auto fail = [&](EventKind kind, const std::string& message) {
+        out.status = RunStatus::Failed;
+        out.error = message;
+        if (loop) {
+            loop->salvage();
+            out.steps_done = loop->stepsDone();
+        }
+        try {
+            observer.onEvent({out.steps_done, kind, message, 0.0});
+        } catch (...) {
+        }
+    };
+    const auto t0 = Clock::now();
+    try {
+        if (arm_index < 0 || arm_index >= static_cast<int>(spec.arms.size())) {
+            throw RunFailure("arm index " + std::to_string(arm_index) + " is out of range");
+        }
+        loop = std::make_unique<RunLoop>(spec, arm_index, seed, observer, cancel, options);
+        out = loop->run();
+    } catch (const c10::OutOfMemoryError& e) {
+        fail(EventKind::OutOfMemory, std::string("out of memory: ") + e.what_without_backtrace());
+    } catch (const std::bad_alloc&) {
+        fail(EventKind::OutOfMemory, "out of memory: host allocation failed");
+    } catch (const c10::Error& e) {
+        fail(EventKind::Warning, e.what_without_backtrace());
+    } catch (const std::exception& e) {
+        fail(EventKind::Warning, e.what());
+    }
+    out.wall_s = secondsSince(t0);
+    loop.reset();  // frees the model and optimizer before the next run starts
+    try {
+        observer.onFinish(out);
+    } catch (const std::exception& e) {
+        out.status = RunStatus::Failed;
+        out.error = std::string("could not record the end of the run: ") + e.what();
+    }
+    return out;
+}
+
+}  // namespace ampbench::train

@@ -1,0 +1,486 @@
+// Experiment specs: presets, JSON in/out, validation messages.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+
+#include "core/config/ExperimentSpec.h"
+#include "core/config/Presets.h"
+#include "core/config/SpecJson.h"
+#include "core/config/Validation.h"
+
+namespace ampbench::config {
+// Readable failure output for EXPECT_EQ on specs.
+void PrintTo(const ExperimentSpec& spec, std::ostream* os) {
+    *os << specToJsonText(spec);
+}
+void PrintTo(const FieldError& e, std::ostream* os) {
+    *os << e.toString();
+}
+}  // namespace ampbench::config
+
+namespace {
+
+using namespace ampbench::config;
+using nlohmann::json;
+
+std::optional<FieldError> findError(const std::vector<FieldError>& errors,
+                                    const std::string& field) {
+    for (const FieldError& e : errors) {
+        if (e.field == field) {
+            return e;
+        }
+    }
+    return std::nullopt;
+}
+
+std::string allErrors(const std::vector<FieldError>& errors) {
+    std::string text;
+    for (const FieldError& e : errors) {
+        text += e.toString() + "\n";
+    }
+    return text;
+}
+
+ExperimentSpec defaultPreset() {
+    return *preset("default");
+}
+
+// ---- presets ----
+
+TEST(Presets, NamesInOrderAndDescribed) {
+    const std::vector<std::string> expected = {"default", "smoke", "noise-band",
+                                               "resnet50-synthetic", "gpt2-small-synthetic"};
+    EXPECT_EQ(presetNames(), expected);
+    for (const std::string& name : presetNames()) {
+        EXPECT_TRUE(preset(name).has_value()) << name;
+        EXPECT_FALSE(presetDescription(name).empty()) << name;
+    }
+    EXPECT_FALSE(preset("no-such-preset").has_value());
+}
+
+TEST(Presets, EveryPresetValidatesClean) {
+    for (const std::string& name : presetNames()) {
+        const auto errors = validate(*preset(name));
+        EXPECT_TRUE(errors.empty()) << name << ":\n" << allErrors(errors);
+    }
+}
+
+TEST(Presets, DefaultIsTheThreeArmComparison) {
+    const ExperimentSpec s = defaultPreset();
+    EXPECT_EQ(s.name, "fashion-mnist-amp");
+    EXPECT_EQ(s.model.name, "cnn");
+    EXPECT_EQ(s.data.name, "fashion-mnist");
+    EXPECT_EQ(s.optimizer.kind, OptimizerKind::Sgd);
+    EXPECT_DOUBLE_EQ(s.optimizer.weight_decay, 5e-4);
+    EXPECT_EQ(s.steps, 600);
+    ASSERT_EQ(s.arms.size(), 3u);
+    EXPECT_EQ(s.arms[0].name, "fp32");
+    EXPECT_EQ(s.arms[1].precision, Precision::Amp);
+    EXPECT_EQ(s.arms[2].name, "amp-accum4");
+    EXPECT_EQ(s.arms[2].accumulation, 4);
+    EXPECT_EQ(s.arms[2].lr_rule, LrRule::Linear);
+    EXPECT_DOUBLE_EQ(scaledLearningRate(s, s.arms[2]), 0.2);
+
+    const ExperimentSpec smoke = *preset("smoke");
+    EXPECT_EQ(smoke.steps, 48);
+    EXPECT_EQ(smoke.eval_batches, 8);
+    EXPECT_EQ(preset("noise-band")->seeds, (std::vector<uint64_t>{1, 2, 3}));
+}
+
+TEST(Presets, GpuPresetsMeasureThroughput) {
+    for (const char* name : {"resnet50-synthetic", "gpt2-small-synthetic"}) {
+        const ExperimentSpec s = *preset(name);
+        EXPECT_EQ(s.device, DeviceKind::Cuda) << name;
+        ASSERT_EQ(s.arms.size(), 5u) << name;
+        EXPECT_TRUE(s.arms[1].tf32) << name;
+        EXPECT_EQ(s.arms[4].accumulation, 4) << name;
+        EXPECT_EQ(s.arms[4].lr_rule, LrRule::None) << name;
+        EXPECT_DOUBLE_EQ(scaledLearningRate(s, s.arms[4]), s.optimizer.lr) << name;
+    }
+    EXPECT_EQ(preset("resnet50-synthetic")->model.blocks, (std::vector<int>{3, 4, 6, 3}));
+    EXPECT_EQ(preset("gpt2-small-synthetic")->optimizer.kind, OptimizerKind::AdamW);
+}
+
+// ---- JSON ----
+
+TEST(SpecJson, EveryPresetRoundTrips) {
+    for (const std::string& name : presetNames()) {
+        const ExperimentSpec original = *preset(name);
+        std::vector<FieldError> errors;
+        EXPECT_EQ(specFromJson(toJson(original), errors), original) << name;
+        EXPECT_TRUE(errors.empty()) << allErrors(errors);
+        EXPECT_EQ(specFromJsonText(specToJsonText(original), errors), original) << name;
+        EXPECT_TRUE(errors.empty()) << allErrors(errors);
+    }
+}
+
+TEST(SpecJson, NonDefaultValuesRoundTrip) {
+    ExperimentSpec s = defaultPreset();
+    s.data.dir = "/data/fm \"quoted\"";
+    s.optimizer.lr = 0.1 + 0.2;  // not exactly representable in short decimal
+    s.seeds = {0, std::numeric_limits<uint64_t>::max()};
+    s.device = DeviceKind::Cpu;
+    s.cudnn_benchmark = false;
+    s.arms[1].precision = Precision::AmpBf16;
+    s.arms[1].lr_rule = LrRule::Sqrt;
+    s.arms[1].scaler.init_scale = 1024;
+    s.arms[1].grad_clip = 1.5;
+    s.arms[1].channels_last = true;
+    s.arms[1].checkpointing = true;
+    s.arms[1].repeats = 3;
+    std::vector<FieldError> errors;
+    EXPECT_EQ(specFromJsonText(specToJsonText(s), errors), s);
+    EXPECT_TRUE(errors.empty()) << allErrors(errors);
+}
+
+TEST(SpecJson, WritesEveryFieldWithSnakeCaseNames) {
+    const json j = toJson(defaultPreset());
+    for (const char* key : {"name", "model", "data", "optimizer", "micro_batch", "steps", "epochs",
+                            "warmup_steps", "eval_interval", "eval_batches", "seeds", "device",
+                            "cpu_threads", "cudnn_benchmark", "arms"}) {
+        EXPECT_TRUE(j.contains(key)) << key;
+    }
+    EXPECT_EQ(j["optimizer"]["kind"], "sgd");
+    EXPECT_EQ(j["arms"][2]["precision"], "amp");
+    EXPECT_EQ(j["arms"][2]["lr_rule"], "linear");
+    EXPECT_EQ(j["arms"][0]["scaler"]["growth_interval"], 2000);
+    EXPECT_EQ(j["device"], "auto");
+}
+
+TEST(SpecJson, MissingFieldsKeepDefaults) {
+    std::vector<FieldError> errors;
+    EXPECT_EQ(specFromJsonText("{}", errors), ExperimentSpec{});
+    EXPECT_TRUE(errors.empty());
+    const ExperimentSpec s = specFromJsonText(R"({"steps": 10, "arms": [{"name": "x"}]})", errors);
+    EXPECT_EQ(s.steps, 10);
+    EXPECT_EQ(s.micro_batch, ExperimentSpec{}.micro_batch);
+    ASSERT_EQ(s.arms.size(), 1u);
+    EXPECT_EQ(s.arms[0].name, "x");
+    EXPECT_EQ(s.arms[0].scaler, ScalerSpec{});
+}
+
+TEST(SpecJson, BadFieldsReportedByPathAndTheRestLoads) {
+    const std::string text = R"({
+        "micro_batch": "x",
+        "steps": 100,
+        "optimizer": {"lr": "fast", "momentum": 0.8},
+        "model": "cnn",
+        "arms": [{"name": "a"}, {"name": "b", "accumulation": 2.5, "tf32": 1}, 7],
+        "device": "tpu"
+    })";
+    std::vector<FieldError> errors;
+    const ExperimentSpec s = specFromJsonText(text, errors);
+
+    const auto microBatch = findError(errors, "micro_batch");
+    ASSERT_TRUE(microBatch) << allErrors(errors);
+    EXPECT_EQ(microBatch->value, "\"x\"");
+    EXPECT_EQ(microBatch->message, "expected an integer");
+    EXPECT_EQ(findError(errors, "optimizer.lr")->message, "expected a number");
+    EXPECT_EQ(findError(errors, "model")->message, "expected an object");
+    EXPECT_EQ(findError(errors, "arms[1].accumulation")->value, "2.5");
+    EXPECT_EQ(findError(errors, "arms[1].tf32")->message, "expected true or false");
+    EXPECT_EQ(findError(errors, "arms[2]")->message, "expected an object");
+    const auto device = findError(errors, "device");
+    ASSERT_TRUE(device);
+    EXPECT_NE(device->message.find("\"cuda\""), std::string::npos) << device->message;
+    EXPECT_EQ(errors.size(), 7u) << allErrors(errors);
+
+    EXPECT_EQ(s.micro_batch, 64);  // default kept
+    EXPECT_EQ(s.steps, 100);
+    EXPECT_DOUBLE_EQ(s.optimizer.lr, OptimizerSpec{}.lr);
+    EXPECT_DOUBLE_EQ(s.optimizer.momentum, 0.8);
+    ASSERT_EQ(s.arms.size(), 2u);
+    EXPECT_EQ(s.arms[1].name, "b");
+    EXPECT_EQ(s.arms[1].accumulation, 1);
+    EXPECT_EQ(s.device, DeviceKind::Auto);
+}
+
+TEST(SpecJson, UnknownKeysReportedByPath) {
+    std::vector<FieldError> errors;
+    const ExperimentSpec s = specFromJsonText(
+        R"({"nmae": "x", "model": {"widht": 3, "width": 16},
+            "arms": [{"name": "a", "scaler": {"init": 2}}]})",
+        errors);
+    ASSERT_EQ(errors.size(), 3u) << allErrors(errors);
+    EXPECT_EQ(findError(errors, "nmae")->message, "unknown field");
+    EXPECT_EQ(findError(errors, "model.widht")->value, "3");
+    EXPECT_TRUE(findError(errors, "arms[0].scaler.init"));
+    EXPECT_EQ(s.model.width, 16);
+}
+
+TEST(SpecJson, BadEnumListsAllowedValues) {
+    std::vector<FieldError> errors;
+    const ExperimentSpec s = specFromJsonText(
+        R"({"arms": [{"name": "a", "precision": "fp64", "lr_rule": "cubic"}],
+            "optimizer": {"kind": "lamb"}})",
+        errors);
+    ASSERT_EQ(errors.size(), 3u) << allErrors(errors);
+    const auto precision = findError(errors, "arms[0].precision");
+    ASSERT_TRUE(precision);
+    EXPECT_EQ(precision->value, "\"fp64\"");
+    for (const char* allowed : {"fp32", "amp", "amp-fp16", "amp-bf16"}) {
+        EXPECT_NE(precision->message.find(allowed), std::string::npos) << precision->message;
+    }
+    EXPECT_NE(findError(errors, "arms[0].lr_rule")->message.find("sqrt"), std::string::npos);
+    EXPECT_NE(findError(errors, "optimizer.kind")->message.find("adamw"), std::string::npos);
+    EXPECT_EQ(s.arms[0].precision, Precision::Fp32);
+}
+
+TEST(SpecJson, IntegerConversions) {
+    std::vector<FieldError> errors;
+    ExperimentSpec s = specFromJsonText(
+        R"({"micro_batch": 32.0, "steps": 1e9, "seeds": [3, 18446744073709551615]})", errors);
+    EXPECT_TRUE(errors.empty()) << allErrors(errors);
+    EXPECT_EQ(s.micro_batch, 32);
+    EXPECT_EQ(s.steps, 1000000000);
+    EXPECT_EQ(s.seeds, (std::vector<uint64_t>{3, 18446744073709551615ull}));
+
+    s = specFromJsonText(
+        R"({"micro_batch": 1e12, "epochs": 3000000000, "seeds": [1, -2, 4.5, "7", 9]})", errors);
+    EXPECT_EQ(findError(errors, "micro_batch")->value, "1000000000000.0");
+    EXPECT_NE(findError(errors, "epochs")->message.find("2147483647"), std::string::npos);
+    EXPECT_EQ(findError(errors, "seeds[1]")->message, "expected a non-negative integer");
+    EXPECT_TRUE(findError(errors, "seeds[2]"));
+    EXPECT_TRUE(findError(errors, "seeds[3]"));
+    EXPECT_EQ(errors.size(), 5u) << allErrors(errors);
+    EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 9}));
+}
+
+TEST(SpecJson, ParseErrorIsOneFileError) {
+    std::vector<FieldError> errors;
+    const ExperimentSpec s = specFromJsonText("{\"name\": \"x\",\n  \"steps\": }", errors);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].field, "(file)");
+    EXPECT_EQ(errors[0].value, "");
+    EXPECT_EQ(errors[0].message.rfind("not valid JSON: ", 0), 0u) << errors[0].message;
+    EXPECT_NE(errors[0].message.find("line 2"), std::string::npos) << errors[0].message;
+    EXPECT_EQ(errors[0].message.find("[json.exception"), std::string::npos);
+    EXPECT_EQ(s, ExperimentSpec{});
+
+    errors.clear();
+    specFromJsonText("[1, 2]", errors);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].field, "(file)");
+    EXPECT_NE(errors[0].message.find("object"), std::string::npos);
+}
+
+// ---- validation ----
+
+TEST(Validation, MessageNamesFieldValueAndRange) {
+    ExperimentSpec s = defaultPreset();
+    s.micro_batch = 0;
+    const auto errors = validate(s);
+    ASSERT_EQ(errors.size(), 1u) << allErrors(errors);
+    EXPECT_EQ(errors[0].toString(), "micro_batch = 0: must be between 1 and 65536");
+}
+
+TEST(Validation, ArmAccumulationAndNames) {
+    ExperimentSpec s = defaultPreset();
+    s.arms[1].accumulation = 0;
+    s.arms[2].name = "fp32";
+    s.arms.push_back(s.arms[0]);
+    s.arms[3].name = "bad name!";
+    const auto errors = validate(s);
+    EXPECT_EQ(findError(errors, "arms[1].accumulation")->toString(),
+              "arms[1].accumulation = 0: must be between 1 and 1024");
+    const auto duplicate = findError(errors, "arms[2].name");
+    ASSERT_TRUE(duplicate) << allErrors(errors);
+    EXPECT_NE(duplicate->message.find("unique"), std::string::npos);
+    EXPECT_NE(findError(errors, "arms[3].name")->message.find("letters, digits"),
+              std::string::npos);
+
+    s = defaultPreset();
+    s.arms[0].name = "";
+    EXPECT_EQ(findError(validate(s), "arms[0].name")->message, "must not be empty");
+    s.arms.clear();
+    EXPECT_TRUE(findError(validate(s), "arms"));
+}
+
+TEST(Validation, StepsMustCoverAccumulationAndWarmup) {
+    ExperimentSpec s = defaultPreset();
+    s.steps = 2;
+    s.warmup_steps = 0;
+    auto errors = validate(s);
+    const auto accumulation = findError(errors, "arms[2].accumulation");
+    ASSERT_TRUE(accumulation) << allErrors(errors);
+    EXPECT_NE(accumulation->message.find("at least one optimizer step"), std::string::npos);
+    EXPECT_EQ(errors.size(), 1u) << allErrors(errors);
+
+    s.steps = 20;  // the accumulation-4 arm makes 5 optimizer steps
+    s.warmup_steps = 5;
+    errors = validate(s);
+    ASSERT_EQ(errors.size(), 1u) << allErrors(errors);
+    EXPECT_EQ(errors[0].field, "warmup_steps");
+    EXPECT_NE(errors[0].message.find("amp-accum4"), std::string::npos) << errors[0].message;
+
+    s.epochs = 2;  // steps no longer decide the length
+    s.steps = 0;
+    EXPECT_TRUE(validate(s).empty()) << allErrors(validate(s));
+}
+
+TEST(Validation, ModelAndDataPairing) {
+    ExperimentSpec s = defaultPreset();
+    s.model.name = "transformer";
+    s.model.heads = 4;
+    auto errors = validate(s);
+    const auto data = findError(errors, "data.name");
+    ASSERT_TRUE(data) << allErrors(errors);
+    EXPECT_NE(data->message.find("synthetic-tokens"), std::string::npos);
+
+    s = defaultPreset();
+    s.data.name = "synthetic-tokens";
+    errors = validate(s);
+    ASSERT_TRUE(findError(errors, "data.name")) << allErrors(errors);
+    EXPECT_NE(findError(errors, "data.name")->message.find("transformer"), std::string::npos);
+
+    s = *preset("gpt2-small-synthetic");
+    s.model.heads = 5;
+    EXPECT_NE(findError(validate(s), "model.heads")->message.find("768"), std::string::npos);
+
+    s = defaultPreset();
+    s.model.name = "vgg";
+    EXPECT_NE(findError(validate(s), "model.name")->message.find("resnet"), std::string::npos);
+
+    s = defaultPreset();  // fashion-mnist ignores the synthetic image shape
+    s.data.channels = 0;
+    s.data.height = -1;
+    EXPECT_TRUE(validate(s).empty());
+    s.data.name = "synthetic-images";
+    errors = validate(s);
+    EXPECT_TRUE(findError(errors, "data.channels"));
+    EXPECT_TRUE(findError(errors, "data.height"));
+}
+
+TEST(Validation, ArmFeaturesNeedTheRightModelAndPrecision) {
+    ExperimentSpec s = defaultPreset();
+    s.arms[1].tf32 = true;
+    s.arms[0].checkpointing = true;  // cnn has no checkpointing
+    auto errors = validate(s);
+    EXPECT_EQ(findError(errors, "arms[1].tf32")->message.rfind("TF32 applies to fp32 arms only", 0),
+              0u);
+    EXPECT_TRUE(findError(errors, "arms[0].checkpointing"));
+    EXPECT_EQ(errors.size(), 2u) << allErrors(errors);
+
+    s = defaultPreset();
+    s.model.name = "mlp";
+    s.arms[0].channels_last = true;
+    EXPECT_TRUE(findError(validate(s), "arms[0].channels_last"));
+}
+
+TEST(Validation, NonFiniteDoublesAreErrors) {
+    ExperimentSpec s = defaultPreset();
+    s.optimizer.lr = std::nan("");
+    s.arms[2].grad_clip = std::numeric_limits<double>::infinity();
+    s.model.dropout = -std::numeric_limits<double>::infinity();
+    const auto errors = validate(s);
+    ASSERT_EQ(errors.size(), 3u) << allErrors(errors);
+    const auto lr = findError(errors, "optimizer.lr");
+    ASSERT_TRUE(lr);
+    EXPECT_EQ(lr->value, "nan");
+    EXPECT_NE(lr->message.find("finite"), std::string::npos);
+    EXPECT_NE(lr->message.find("greater than 0 and at most 10"), std::string::npos);
+    EXPECT_EQ(findError(errors, "arms[2].grad_clip")->value, "inf");
+}
+
+TEST(Validation, DoubleRangesInWords) {
+    ExperimentSpec s = defaultPreset();
+    s.optimizer.lr = 0;
+    s.optimizer.momentum = 1;
+    s.optimizer.eps = 0.5;
+    s.data.val_fraction = 0.6;
+    s.arms[1].scaler.growth_factor = 1;
+    s.arms[1].scaler.init_scale = 1e30;
+    const auto errors = validate(s);
+    EXPECT_EQ(findError(errors, "optimizer.lr")->toString(),
+              "optimizer.lr = 0.0: must be greater than 0 and at most 10");
+    EXPECT_EQ(findError(errors, "optimizer.momentum")->message,
+              "must be at least 0 and less than 1");
+    EXPECT_EQ(findError(errors, "optimizer.eps")->message,
+              "must be greater than 0 and at most 0.01");
+    EXPECT_EQ(findError(errors, "data.val_fraction")->message,
+              "must be greater than 0 and at most 0.5");
+    EXPECT_TRUE(findError(errors, "arms[1].scaler.growth_factor"));
+    EXPECT_NE(findError(errors, "arms[1].scaler.init_scale")->message.find("2^64"),
+              std::string::npos);
+    EXPECT_EQ(errors.size(), 6u) << allErrors(errors);
+}
+
+TEST(Validation, SeedsAndEverythingReportedAtOnce) {
+    ExperimentSpec s = defaultPreset();
+    s.seeds = {4, 5, 4};
+    s.name = "";
+    s.cpu_threads = 5000;
+    s.arms[0].repeats = 101;
+    auto errors = validate(s);
+    EXPECT_EQ(errors.size(), 4u) << allErrors(errors);
+    EXPECT_NE(findError(errors, "seeds[2]")->message.find("seeds[0]"), std::string::npos);
+    EXPECT_TRUE(findError(errors, "name"));
+    EXPECT_TRUE(findError(errors, "cpu_threads"));
+    EXPECT_TRUE(findError(errors, "arms[0].repeats"));
+    s = defaultPreset();
+    s.seeds.clear();
+    EXPECT_TRUE(findError(validate(s), "seeds"));
+}
+
+// ---- helpers ----
+
+TEST(ExperimentSpec, SeedsForArm) {
+    ExperimentSpec s;
+    s.seeds = {5, 2};
+    ArmSpec arm;
+    EXPECT_EQ(seedsForArm(s, arm), (std::vector<uint64_t>{5, 2}));
+    arm.repeats = 1;
+    EXPECT_EQ(seedsForArm(s, arm), (std::vector<uint64_t>{5}));
+    arm.repeats = 4;
+    EXPECT_EQ(seedsForArm(s, arm), (std::vector<uint64_t>{5, 2, 6, 7}));
+}
+
+TEST(ExperimentSpec, ScaledLearningRate) {
+    ExperimentSpec s;
+    s.optimizer.lr = 0.05;
+    ArmSpec arm;
+    arm.accumulation = 4;
+    arm.lr_rule = LrRule::Linear;
+    EXPECT_DOUBLE_EQ(scaledLearningRate(s, arm), 0.2);
+    arm.lr_rule = LrRule::Sqrt;
+    EXPECT_DOUBLE_EQ(scaledLearningRate(s, arm), 0.1);
+    arm.lr_rule = LrRule::None;
+    EXPECT_DOUBLE_EQ(scaledLearningRate(s, arm), 0.05);
+    arm.accumulation = 1;
+    arm.lr_rule = LrRule::Linear;
+    EXPECT_DOUBLE_EQ(scaledLearningRate(s, arm), 0.05);
+}
+
+TEST(ExperimentSpec, EnumStringsRoundTrip) {
+    for (Precision p : {Precision::Fp32, Precision::Amp, Precision::AmpFp16, Precision::AmpBf16}) {
+        EXPECT_EQ(precisionFromString(toString(p)), p);
+    }
+    for (LrRule r : {LrRule::Linear, LrRule::Sqrt, LrRule::None}) {
+        EXPECT_EQ(lrRuleFromString(toString(r)), r);
+    }
+    EXPECT_EQ(toString(Precision::AmpBf16), "amp-bf16");
+    EXPECT_EQ(optimizerFromString("adamw"), OptimizerKind::AdamW);
+    EXPECT_EQ(deviceFromString("cuda"), DeviceKind::Cuda);
+    EXPECT_FALSE(precisionFromString("FP32").has_value());
+    EXPECT_FALSE(deviceFromString("").has_value());
+}
+
+TEST(ExperimentSpec, EqualityComparesEveryMember) {
+    const ExperimentSpec a = defaultPreset();
+    ExperimentSpec b = a;
+    EXPECT_EQ(a, b);
+    b.arms[2].scaler.growth_interval = 1;
+    EXPECT_NE(a, b);
+    b = a;
+    b.cudnn_benchmark = false;
+    EXPECT_NE(a, b);
+    b = a;
+    b.data.prefetch = 9;
+    EXPECT_NE(a, b);
+}
+
+}  // namespace
