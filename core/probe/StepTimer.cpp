@@ -70,6 +70,14 @@ void StepTimer::stop() {
     impl_->done.push_back(std::chrono::duration<double, std::milli>(dt).count());
 }
 
+void StepTimer::discard() {
+#ifdef AMPBENCH_WITH_CUDA
+    if (impl_->cuda && impl_->current.start) {
+        impl_->spare.push_back(std::move(impl_->current));
+    }
+#endif
+}
+
 std::vector<double> StepTimer::collect() {
 #ifdef AMPBENCH_WITH_CUDA
     if (impl_->cuda) {

@@ -16,6 +16,8 @@ class StepTimer {
     ~StepTimer();
     void start();
     void stop();
+    /// Drops the step started last (it did not complete).
+    void discard();
     /// Milliseconds of each step stopped since the last collect, in order.
     std::vector<double> collect();
     bool usesDeviceEvents() const;

@@ -20,6 +20,7 @@
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
+#include "core/train/OptimizerStep.h"
 
 namespace ampbench::train {
 using config::Precision;
@@ -74,7 +75,8 @@ class RunLoop {
     void setUp();
     data::Batch nextBatch(double& wait_ms);
     at::Tensor lossOf(const at::Tensor& logits, const at::Tensor& target) const;
-    void trainStep(int64_t s);
+    /// False when a cancel came between micro-batches: the partial step is dropped.
+    bool trainStep(int64_t s);
     void flush();
     EvalRecord evaluate(int64_t s);
     bool evalDue(int64_t s) const;
@@ -111,6 +113,7 @@ class RunLoop {
     std::vector<PendingStep> pending_;
     int64_t steps_done_ = 0;
     int64_t samples_ = 0;
+    int64_t micro_batches_ = 0;
 };
 
 void RunLoop::setUp() {
@@ -227,7 +230,7 @@ bool RunLoop::evalDue(int64_t s) const {
     return (s * k_) / spec_.eval_interval > ((s - 1) * k_) / spec_.eval_interval;
 }
 
-void RunLoop::trainStep(int64_t s) {
+bool RunLoop::trainStep(int64_t s) {
     StepRecord rec;
     rec.step = s;
     rec.lr = lr_;
@@ -236,7 +239,22 @@ void RunLoop::trainStep(int64_t s) {
         timer_->start();
     }
     at::Tensor loss_sum;
+    const int64_t samples_before = samples_;
     for (int k = 0; k < k_; ++k) {
+        ++micro_batches_;
+        if (opt_.before_micro_batch) {
+            opt_.before_micro_batch(micro_batches_);
+        }
+        if (cancel_.cancelled()) {
+            for (auto& p : params_) {
+                p.mutable_grad().reset();
+            }
+            if (opt_.instrument) {
+                timer_->discard();  // a partial step has no step time
+            }
+            samples_ = samples_before;
+            return false;
+        }
         double wait = 0;
         data::Batch b = nextBatch(wait);
         rec.data_wait_ms += wait;
@@ -255,38 +273,11 @@ void RunLoop::trainStep(int64_t s) {
         scaled.backward();
         samples_ += b.input.size(0);
     }
-    std::vector<at::Tensor> grads;
-    grads.reserve(params_.size());
-    for (auto& p : params_) {
-        if (p.grad().defined()) {
-            grads.push_back(p.grad());
-        }
-    }
     at::Tensor scale_used = scaler_ ? scaler_->scaleTensor().clone() : at::Tensor();
-    if (scaler_) {
-        scaler_->unscale(grads);  // clipping and the norm below see unscaled gradients
-    }
-    at::Tensor norm;
-    if ((opt_.instrument || arm_.grad_clip > 0) && !grads.empty()) {
-        norm = at::stack(at::_foreach_norm(grads, 2)).norm();
-        if (arm_.grad_clip > 0) {
-            // As torch.nn.utils.clip_grad_norm_: a device-side factor, no host sync.
-            auto coef = (arm_.grad_clip / (norm + 1e-6)).clamp_max(1.0);
-            for (auto& g : grads) {
-                g.mul_(coef);
-            }
-        }
-    }
-    rec.skipped = scaler_ && scaler_->foundInf();
-    if (!rec.skipped) {
-        optimizer_->step();
-    }
-    if (scaler_) {
-        scaler_->update();
-    }
-    for (auto& p : params_) {
-        p.mutable_grad().reset();  // set to none, as PyTorch 2's zero_grad does
-    }
+    auto result =
+        finishOptimizerStep(params_, *optimizer_, scaler_.get(), arm_.grad_clip, opt_.instrument);
+    rec.skipped = result.skipped;
+    at::Tensor norm = result.grad_norm;
     if (opt_.instrument) {
         timer_->stop();
         auto mem = memory_->sample();
@@ -303,6 +294,7 @@ void RunLoop::trainStep(int64_t s) {
     }
     pending_.push_back({rec, loss_sum / static_cast<double>(k_), norm, scale_used});
     steps_done_ = s;
+    return true;
 }
 
 void RunLoop::flush() {
@@ -411,11 +403,10 @@ RunOutcome RunLoop::run() {
     t0_ = Clock::now();
     RunOutcome out;
     for (int64_t s = 1; s <= planned_; ++s) {
-        if (cancel_.cancelled()) {
+        if (cancel_.cancelled() || !trainStep(s)) {
             out.status = RunStatus::Cancelled;
             break;
         }
-        trainStep(s);
         const bool eval = evalDue(s);
         if (static_cast<int>(pending_.size()) >= opt_.flush_every || eval) {
             flush();
@@ -425,6 +416,14 @@ RunOutcome RunLoop::run() {
         }
     }
     flush();
+    if (opt_.parameters_out) {
+        opt_.parameters_out->clear();
+        for (const auto& p : model_->parameters()) {
+            auto flat = p.detach().to(at::kCPU, at::kDouble).contiguous().view({-1});
+            auto* d = flat.data_ptr<double>();
+            opt_.parameters_out->insert(opt_.parameters_out->end(), d, d + flat.numel());
+        }
+    }
     out.steps_done = steps_done_;
     out.wall_s = secondsSince(t0_);
     return out;

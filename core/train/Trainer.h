@@ -2,7 +2,9 @@
 // The training loop for every arm. No LibTorch in this header: the GUI's worker
 // and the CLI call it without Torch's headers.
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "core/config/ExperimentSpec.h"
 #include "core/train/TrainObserver.h"
@@ -15,6 +17,12 @@ struct TrainOptions {
     int flush_every = 20;
     /// Step timers, memory probes and gradient norms. Off only to measure their cost.
     bool instrument = true;
+    /// When set, receives every model parameter, flattened in order, at the end
+    /// of the run (for equivalence tests and checks).
+    std::vector<double>* parameters_out = nullptr;
+    /// Called on the training thread before each micro-batch with its 1-based
+    /// count; the cancel token is checked right after it.
+    std::function<void(int64_t)> before_micro_batch;
 };
 
 /// Trains one arm with one seed and reports every step, evaluation and event to

@@ -1,0 +1,45 @@
+#include "core/train/OptimizerStep.h"
+
+#include <ATen/ATen.h>
+
+namespace ampbench::train {
+
+OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
+                                        torch::optim::Optimizer& optimizer, amp::LossScaler* scaler,
+                                        double grad_clip, bool want_norm) {
+    OptimizerStepResult r;
+    std::vector<at::Tensor> grads;
+    grads.reserve(params.size());
+    for (const auto& p : params) {
+        if (p.grad().defined()) {
+            grads.push_back(p.grad());
+        }
+    }
+    if (scaler) {
+        scaler->unscale(grads);
+    }
+    if ((want_norm || grad_clip > 0) && !grads.empty()) {
+        r.grad_norm = at::stack(at::_foreach_norm(grads, 2)).norm();
+        if (grad_clip > 0) {
+            // As torch.nn.utils.clip_grad_norm_: a device-side factor, no host sync.
+            auto coef = (grad_clip / (r.grad_norm + 1e-6)).clamp_max(1.0);
+            for (auto& g : grads) {
+                g.mul_(coef);
+            }
+        }
+    }
+    r.skipped = scaler && scaler->foundInf();
+    if (!r.skipped) {
+        optimizer.step();
+    }
+    if (scaler) {
+        scaler->update();
+    }
+    for (const auto& p : params) {
+        auto param = p;
+        param.mutable_grad().reset();  // set to none, as PyTorch 2's zero_grad does
+    }
+    return r;
+}
+
+}  // namespace ampbench::train

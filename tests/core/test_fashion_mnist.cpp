@@ -1,0 +1,138 @@
+// Fashion-MNIST reader on Debian's real files, and clear errors on bad files.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/data/DataError.h"
+#include "core/data/Datasets.h"
+#include "core/data/FashionMnist.h"
+
+namespace fs = std::filesystem;
+using namespace ampbench::data;
+
+namespace {
+
+bool haveData() {
+    return fs::exists(defaultFashionMnistDir() + "/train-images-idx3-ubyte.gz");
+}
+
+class TempDir {
+  public:
+    TempDir() {
+        path_ = fs::temp_directory_path() /
+                ("ampbench-fm-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+        fs::create_directories(path_);
+    }
+    ~TempDir() { fs::remove_all(path_); }
+    std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+  private:
+    static inline int counter_ = 0;
+    fs::path path_;
+};
+
+void writeGz(const std::string& path, const std::vector<unsigned char>& bytes) {
+    gzFile f = gzopen(path.c_str(), "wb");
+    gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+    gzclose(f);
+}
+
+std::vector<unsigned char> idxHeader(uint32_t magic, std::vector<uint32_t> dims) {
+    std::vector<unsigned char> out;
+    auto put = [&](uint32_t v) {
+        for (int s = 24; s >= 0; s -= 8) {
+            out.push_back(static_cast<unsigned char>(v >> s));
+        }
+    };
+    put(magic);
+    for (auto d : dims) {
+        put(d);
+    }
+    return out;
+}
+
+std::string errorOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const DataError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST(FashionMnist, ReadsDebiansFiles) {
+    if (!haveData()) {
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    auto fm = loadFashionMnist("");
+    ASSERT_EQ(fm.train_images.sizes(), (at::IntArrayRef{60000, 1, 28, 28}));
+    ASSERT_EQ(fm.test_images.sizes(), (at::IntArrayRef{10000, 1, 28, 28}));
+    auto train_counts = at::bincount(fm.train_labels, {}, 10);
+    auto test_counts = at::bincount(fm.test_labels, {}, 10);
+    for (int c = 0; c < 10; ++c) {
+        EXPECT_EQ(train_counts[c].item<int64_t>(), 6000) << "class " << c;
+        EXPECT_EQ(test_counts[c].item<int64_t>(), 1000) << "class " << c;
+    }
+    // Normalized with the training set's statistics: mean ≈ 0, std ≈ 1.
+    EXPECT_NEAR(fm.train_images.mean().item<double>(), 0.0, 0.01);
+    EXPECT_NEAR(fm.train_images.std().item<double>(), 1.0, 0.01);
+}
+
+TEST(FashionMnist, ValidationSplitIsHeldOutAndFixed) {
+    if (!haveData()) {
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    ampbench::config::DataSpec spec;
+    auto ds = openDataset(spec);
+    EXPECT_EQ(ds->trainSize(), 54000);
+    EXPECT_EQ(ds->valSize(), 6000);
+    EXPECT_EQ(openDataset(spec).get(), ds.get()) << "read once per process";
+    auto v = ds->valBatch(0, 6000);
+    auto counts = at::bincount(v.target, {}, 10);
+    EXPECT_GT(counts.min().item<int64_t>(), 450) << "every class is in the validation part";
+}
+
+TEST(FashionMnist, WrongMagicIsNamed) {
+    TempDir dir;
+    auto path = dir.file("bad-images.gz");
+    auto bytes = idxHeader(0x00000801, {2, 28, 28});  // a label magic in an image file
+    writeGz(path, bytes);
+    auto msg = errorOf([&] { readIdxImages(path); });
+    EXPECT_NE(msg.find("wrong magic number"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+}
+
+TEST(FashionMnist, TruncatedFileIsNamed) {
+    TempDir dir;
+    auto path = dir.file("short-images.gz");
+    auto bytes = idxHeader(0x00000803, {3, 28, 28});
+    bytes.resize(bytes.size() + 28 * 28 * 2);  // two of three images
+    writeGz(path, bytes);
+    auto msg = errorOf([&] { readIdxImages(path); });
+    EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
+
+    // A gzip stream cut in the middle.
+    if (haveData()) {
+        std::ifstream in(defaultFashionMnistDir() + "/t10k-labels-idx1-ubyte.gz", std::ios::binary);
+        std::vector<char> all((std::istreambuf_iterator<char>(in)), {});
+        auto cut = dir.file("cut-labels.gz");
+        std::ofstream(cut, std::ios::binary).write(all.data(), static_cast<long>(all.size() / 2));
+        auto msg2 = errorOf([&] { readIdxLabels(cut); });
+        EXPECT_FALSE(msg2.empty());
+        EXPECT_NE(msg2.find(cut), std::string::npos) << msg2;
+    }
+}
+
+TEST(FashionMnist, MissingDataSaysHowToGetIt) {
+    auto msg = errorOf([] { loadFashionMnist("/nonexistent/fashion"); });
+    EXPECT_NE(msg.find("dataset-fashion-mnist"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--data"), std::string::npos) << msg;
+    TempDir dir;
+    auto msg2 = errorOf([&] { loadFashionMnist(dir.file("")); });
+    EXPECT_NE(msg2.find("train-images-idx3-ubyte"), std::string::npos) << msg2;
+}

@@ -1,0 +1,215 @@
+// End to end: ampbench-cli on real Fashion-MNIST, then the database read back.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/store/Database.h"
+
+namespace fs = std::filesystem;
+using ampbench::store::Database;
+using ampbench::train::RunStatus;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    std::string out;  // stdout and stderr together
+};
+
+Result cli(const std::string& args) {
+    std::string cmd = std::string(AMPBENCH_CLI_PATH) + " " + args + " 2>&1";
+    Result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf{};
+    while (p && fgets(buf.data(), buf.size(), p)) {
+        r.out += buf.data();
+    }
+    int status = p ? pclose(p) : -1;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+bool haveData() {
+    return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
+}
+
+class CliTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("ampbench-e2e-" + std::to_string(getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        db_ = (dir_ / "runs.db").string();
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    fs::path dir_;
+    std::string db_;
+};
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+TEST_F(CliTest, DefaultComparisonShortRunFinishesThreeArms) {
+    if (!haveData()) {
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    auto r = cli("--db " + db_ + " run --preset smoke --steps 96 --eval-interval 48");
+    ASSERT_EQ(r.code, 0) << r.out;
+    for (const char* arm : {"fp32", "amp", "amp-accum4", "speed-up", "total time"}) {
+        EXPECT_NE(r.out.find(arm), std::string::npos) << arm << " missing in:\n" << r.out;
+    }
+    auto db = Database::open(db_, Database::Mode::ReadOnly);
+    auto exps = db->experiments();
+    ASSERT_EQ(exps.size(), 1u);
+    auto runs = db->runs(exps[0].id);
+    ASSERT_EQ(runs.size(), 3u);
+    for (const auto& run : runs) {
+        EXPECT_EQ(run.status, RunStatus::Finished) << run.arm << ": " << run.error;
+        int64_t expected_steps = run.arm == "amp-accum4" ? 24 : 96;
+        EXPECT_EQ(db->stepCount(run.id), expected_steps) << run.arm;
+        auto evals = db->evals(run.id);
+        EXPECT_EQ(evals.size(), 2u) << run.arm;
+        EXPECT_FALSE(run.env_json.empty());
+        if (run.arm == "fp32") {
+            ASSERT_FALSE(evals.empty());
+            EXPECT_GT(evals.back().val_accuracy, 0.45) << "chance is 0.10";
+        }
+        auto steps = db->steps(run.id);
+        EXPECT_EQ(steps.back().samples, 96 * 64) << "every arm sees the same samples";
+    }
+
+    // Read back through the CLI too.
+    auto list = cli("--db " + db_ + " list");
+    EXPECT_EQ(list.code, 0) << list.out;
+    EXPECT_NE(list.out.find("finished"), std::string::npos);
+    auto show = cli("--db " + db_ + " show " + std::to_string(runs[0].id));
+    EXPECT_EQ(show.code, 0) << show.out;
+    EXPECT_NE(show.out.find("median"), std::string::npos);
+    auto csv = (dir_ / "runs.csv").string();
+    auto json = (dir_ / "runs.json").string();
+    auto ex = cli("--db " + db_ + " export -e " + std::to_string(exps[0].id) + " --csv " + csv +
+                  " --json " + json);
+    EXPECT_EQ(ex.code, 0) << ex.out;
+    auto text = slurp(csv);
+    EXPECT_GT(std::count(text.begin(), text.end(), '\n'), 96 * 11);
+    EXPECT_NE(slurp(json).find("\"runs\""), std::string::npos);
+}
+
+TEST_F(CliTest, UnknownPresetAndFlagExitTwo) {
+    auto r = cli("--db " + db_ + " run --preset nope");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("nope"), std::string::npos) << r.out;
+    auto f = cli("--db " + db_ + " run --frobnicate");
+    EXPECT_EQ(f.code, 2) << f.out;
+    EXPECT_NE(f.out.find("frobnicate"), std::string::npos) << f.out;
+    EXPECT_FALSE(fs::exists(db_)) << "nothing is written for a bad command line";
+}
+
+TEST_F(CliTest, InvalidValueNamesTheFieldAndRunsNothing) {
+    auto r = cli("--db " + db_ + " run --micro-batch 0");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("micro_batch = 0"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("between 1 and"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(db_));
+    auto a = cli("--db " + db_ + " run --arm x=fp64");
+    EXPECT_EQ(a.code, 2) << a.out;
+    EXPECT_NE(a.out.find("fp64"), std::string::npos) << a.out;
+}
+
+TEST_F(CliTest, MissingDatasetSaysHowToInstallIt) {
+    auto r = cli("--db " + db_ + " run --preset smoke --data " + (dir_ / "none").string());
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_NE(r.out.find("dataset-fashion-mnist"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--data"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(db_));
+}
+
+TEST_F(CliTest, ForeignDatabaseIsRefusedAndUntouched) {
+    {
+        std::ofstream out(db_);
+        out << "these are my thesis notes, not a database\n";
+    }
+    auto before = slurp(db_);
+    auto r = cli("--db " + db_ + " run --preset smoke");
+    EXPECT_EQ(r.code, 4) << r.out;
+    EXPECT_NE(r.out.find("not an SQLite database"), std::string::npos) << r.out;
+    EXPECT_EQ(slurp(db_), before);
+    auto l = cli("--db " + db_ + " list");
+    EXPECT_EQ(l.code, 4) << l.out;
+    EXPECT_EQ(slurp(db_), before);
+}
+
+TEST_F(CliTest, UnknownRunIsNotFound) {
+    ASSERT_EQ(cli("--db " + db_ + " run --preset smoke --dry-run").code, 0);
+    auto r = cli("--db " + db_ + " show 12345");
+    EXPECT_NE(r.code, 0) << r.out;
+}
+
+// A killed process leaves a consistent database; the next open marks its run
+// interrupted and keeps every committed row. Ctrl-C ends with `cancelled`.
+TEST_F(CliTest, KilledRunIsInterruptedAndInterruptedRunIsCancelled) {
+    if (!haveData()) {
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    for (int sig : {SIGKILL, SIGINT}) {
+        db_ = (dir_ / ("signal-" + std::to_string(sig) + ".db")).string();
+        pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            freopen("/dev/null", "w", stderr);
+            freopen("/dev/null", "w", stdout);
+            execl(AMPBENCH_CLI_PATH, AMPBENCH_CLI_PATH, "--db", db_.c_str(), "run", "--preset",
+                  "smoke", "--steps", "100000", "--arm", "fp32=fp32", static_cast<char*>(nullptr));
+            _exit(127);
+        }
+        // Wait until rows are committed (the recorder commits at least every 250 ms).
+        int64_t rows = 0;
+        for (int i = 0; i < 600 && rows < 20; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            if (!fs::exists(db_)) {
+                continue;
+            }
+            try {
+                auto db = Database::open(db_, Database::Mode::ReadOnly);
+                auto runs = db->runs();
+                rows = runs.empty() ? 0 : db->stepCount(runs.back().id);
+            } catch (const std::exception&) {
+            }
+        }
+        ASSERT_GE(rows, 20);
+        kill(pid, sig);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (sig == SIGINT) {
+            ASSERT_TRUE(WIFEXITED(status));
+            EXPECT_EQ(WEXITSTATUS(status), 130);
+        }
+        auto db = Database::open(db_);
+        auto run = db->runs().back();
+        if (sig == SIGKILL) {
+            EXPECT_EQ(db->recoveredRuns(), 1);
+            EXPECT_EQ(run.status, RunStatus::Interrupted);
+        } else {
+            EXPECT_EQ(run.status, RunStatus::Cancelled);
+        }
+        EXPECT_GE(db->stepCount(run.id), rows) << "committed rows survive";
+        EXPECT_EQ(db->stepCount(run.id), run.last_step);
+    }
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# AMP Workbench: set-up, build and run on Debian 12.
+#
+#   ./workbench.sh compare [ampbench-cli run flags]   install what is missing, build, run the default comparison
+#   ./workbench.sh test                               install what is missing, build, run every test
+#   ./workbench.sh gui [ampbench flags]               install what is missing, build, start the desktop workbench
+#   ./workbench.sh build                              install what is missing and build only
+#
+# Environment: BUILD_DIR (default build/cpu), AMPBENCH_GUI=OFF to skip the Qt GUI.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+BUILD_DIR=${BUILD_DIR:-build/cpu}
+GUI=${AMPBENCH_GUI:-ON}
+PACKAGES=(build-essential cmake ninja-build ccache pkg-config
+          libtorch-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev
+          dataset-fashion-mnist)
+if [[ "$GUI" == ON ]]; then
+    PACKAGES+=(qt6-base-dev libqcustomplot-dev xvfb xauth imagemagick poppler-utils)
+fi
+
+install_missing() {
+    local missing=()
+    for p in "${PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        echo "workbench: installing ${missing[*]}" >&2
+        local sudo=()
+        [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+        "${sudo[@]}" apt-get update -q
+        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+    fi
+}
+
+build() {
+    export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+    export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAMPBENCH_BUILD_GUI="$GUI" >/dev/null
+    cmake --build "$BUILD_DIR" -j"$(nproc)"
+}
+
+cmd=${1:-compare}
+shift || true
+case "$cmd" in
+    compare)
+        install_missing && build
+        exec "$BUILD_DIR/app/ampbench-cli" run "$@"
+        ;;
+    test)
+        install_missing && build
+        cd "$BUILD_DIR"
+        exec ctest --output-on-failure -j1 "$@"
+        ;;
+    gui)
+        install_missing && build
+        exec "$BUILD_DIR/app/ampbench" "$@"
+        ;;
+    build)
+        install_missing && build
+        ;;
+    *)
+        sed -n '2,10p' "$0" >&2
+        exit 2
+        ;;
+esac
