@@ -8,6 +8,7 @@
 #include <string>
 
 #ifdef AMPBENCH_WITH_CUDA
+#include <ATen/ATen.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/version.h>
 #endif
@@ -45,7 +46,15 @@ constexpr auto kAggregate =
 
 }  // namespace
 
-MemoryProbe::MemoryProbe(c10::Device device) : device_(device) {}
+MemoryProbe::MemoryProbe(c10::Device device) : device_(device) {
+#ifdef AMPBENCH_WITH_CUDA
+    if (device_.is_cuda()) {
+        // The allocator's per-device statistics exist only once it has served the
+        // device: a fresh process would otherwise get "invalid device argument".
+        (void)at::zeros({1}, at::TensorOptions().device(device_));
+    }
+#endif
+}
 
 bool MemoryProbe::resetPeak() {
 #ifdef AMPBENCH_WITH_CUDA

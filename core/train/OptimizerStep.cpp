@@ -5,7 +5,7 @@
 namespace ampbench::train {
 
 OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
-                                        torch::optim::Optimizer& optimizer, amp::LossScaler* scaler,
+                                        ParameterUpdater& updater, amp::LossScaler* scaler,
                                         double grad_clip, bool want_norm) {
     OptimizerStepResult r;
     std::vector<at::Tensor> grads;
@@ -28,9 +28,17 @@ OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
             }
         }
     }
-    r.skipped = scaler && scaler->foundInf();
-    if (!r.skipped) {
-        optimizer.step();
+    if (updater.skipsOnDevice()) {
+        at::Tensor inf = scaler ? scaler->foundInfTensor() : at::Tensor();
+        updater.step(inf);
+        if (scaler) {
+            r.found_inf = inf.clone();  // update() below resets the scaler's copy
+        }
+    } else {
+        r.skipped = scaler && scaler->foundInf();  // one host synchronisation
+        if (!r.skipped) {
+            updater.step(at::Tensor());
+        }
     }
     if (scaler) {
         scaler->update();

@@ -2,23 +2,26 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
-#include <torch/optim/optimizer.h>
 
 #include "core/amp/LossScaler.h"
+#include "core/train/ParameterUpdater.h"
 
 namespace ampbench::train {
 
 struct OptimizerStepResult {
     at::Tensor grad_norm;  ///< global L2 norm of the unscaled gradients (undefined if not asked)
-    bool skipped = false;  ///< inf/NaN gradients: the optimizer did not step
+    /// When the updater skips on the device: a copy of found_inf to read later
+    /// (no host synchronisation now). Undefined otherwise.
+    at::Tensor found_inf;
+    bool skipped = false;  ///< known on the host (updaters that do not skip on the device)
 };
 
 /// The end of one optimizer step, after the last backward of its K micro-batches,
 /// in the order PyTorch's recipe requires: unscale (when a scaler is given), then
-/// the gradient norm and clipping on unscaled gradients, then step unless a
+/// the gradient norm and clipping on unscaled gradients, then the update unless a
 /// gradient is inf/NaN, then the scaler's update, then gradients set to none.
 OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
-                                        torch::optim::Optimizer& optimizer, amp::LossScaler* scaler,
+                                        ParameterUpdater& updater, amp::LossScaler* scaler,
                                         double grad_clip, bool want_norm);
 
 }  // namespace ampbench::train

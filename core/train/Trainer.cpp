@@ -2,8 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
-#include <torch/optim/adamw.h>
-#include <torch/optim/sgd.h>
 #include <torch/utils.h>
 
 #include <chrono>
@@ -21,6 +19,7 @@
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
 #include "core/train/OptimizerStep.h"
+#include "core/train/ParameterUpdater.h"
 
 namespace ampbench::train {
 using config::Precision;
@@ -47,6 +46,7 @@ struct PendingStep {
     at::Tensor loss;   // mean loss of the step's micro-batches, on the device
     at::Tensor norm;   // unscaled global gradient norm
     at::Tensor scale;  // loss scale used for the backward
+    at::Tensor found_inf;  // set when the skip is decided on the device
 };
 
 class RunLoop {
@@ -99,7 +99,7 @@ class RunLoop {
     data::InputShape shape_;
     std::shared_ptr<models::Network> model_;
     std::vector<at::Tensor> params_;
-    std::unique_ptr<torch::optim::Optimizer> optimizer_;
+    std::unique_ptr<ParameterUpdater> updater_;
     std::unique_ptr<amp::LossScaler> scaler_;
     std::unique_ptr<data::Prefetcher> prefetcher_;
     std::vector<data::Batch> device_pool_;  // synthetic data, already on the device
@@ -163,18 +163,7 @@ void RunLoop::setUp() {
     params_ = model_->parameters();
     k_ = arm_.accumulation;
     lr_ = config::scaledLearningRate(spec_, arm_);
-    const auto& o = spec_.optimizer;
-    if (o.kind == config::OptimizerKind::Sgd) {
-        optimizer_ = std::make_unique<torch::optim::SGD>(
-            params_,
-            torch::optim::SGDOptions(lr_).momentum(o.momentum).weight_decay(o.weight_decay));
-    } else {
-        optimizer_ =
-            std::make_unique<torch::optim::AdamW>(params_, torch::optim::AdamWOptions(lr_)
-                                                               .betas({o.beta1, o.beta2})
-                                                               .eps(o.eps)
-                                                               .weight_decay(o.weight_decay));
-    }
+    updater_ = makeUpdater(params_, spec_.optimizer, lr_, device_);
     if (precision_ == Precision::AmpFp16) {
         amp::LossScalerOptions so{arm_.scaler.init_scale, arm_.scaler.growth_factor,
                                   arm_.scaler.backoff_factor, arm_.scaler.growth_interval};
@@ -275,7 +264,7 @@ bool RunLoop::trainStep(int64_t s) {
     }
     at::Tensor scale_used = scaler_ ? scaler_->scaleTensor().clone() : at::Tensor();
     auto result =
-        finishOptimizerStep(params_, *optimizer_, scaler_.get(), arm_.grad_clip, opt_.instrument);
+        finishOptimizerStep(params_, *updater_, scaler_.get(), arm_.grad_clip, opt_.instrument);
     rec.skipped = result.skipped;
     at::Tensor norm = result.grad_norm;
     if (opt_.instrument) {
@@ -287,12 +276,8 @@ bool RunLoop::trainStep(int64_t s) {
     }
     rec.samples = samples_;
     rec.wall_s = secondsSince(t0_);
-    if (rec.skipped) {
-        event(s, EventKind::SkippedStep,
-              "gradients held inf/NaN: optimizer step skipped, loss scale backed off",
-              scaler_->scaleValue());
-    }
-    pending_.push_back({rec, loss_sum / static_cast<double>(k_), norm, scale_used});
+    pending_.push_back(
+        {rec, loss_sum / static_cast<double>(k_), norm, scale_used, result.found_inf});
     steps_done_ = s;
     return true;
 }
@@ -301,8 +286,11 @@ void RunLoop::flush() {
     if (pending_.empty()) {
         return;
     }
-    std::vector<at::Tensor> losses, norms, scales;
+    std::vector<at::Tensor> losses, norms, scales, infs;
     for (auto& p : pending_) {
+        if (p.found_inf.defined()) {
+            infs.push_back(p.found_inf.reshape({}));
+        }
         losses.push_back(p.loss.to(at::kFloat));
         norms.push_back(p.norm.defined() ? p.norm.to(at::kFloat)
                                          : at::full({}, NAN, p.loss.options().dtype(at::kFloat)));
@@ -314,6 +302,9 @@ void RunLoop::flush() {
     auto l = at::stack(losses).to(at::kCPU, at::kDouble);
     auto n = at::stack(norms).to(at::kCPU, at::kDouble);
     at::Tensor sc = scales.empty() ? at::Tensor() : at::stack(scales).to(at::kCPU, at::kDouble);
+    at::Tensor fi = infs.size() == pending_.size() && !infs.empty()
+                        ? at::stack(infs).to(at::kCPU, at::kDouble)
+                        : at::Tensor();
     std::vector<double> times = opt_.instrument ? timer_->collect() : std::vector<double>{};
     auto la = l.accessor<double, 1>();
     auto na = n.accessor<double, 1>();
@@ -326,7 +317,15 @@ void RunLoop::flush() {
         rec.grad_norm = na[static_cast<int64_t>(i)];
         rec.loss_scale = sc.defined() ? sc[static_cast<int64_t>(i)].item<double>() : 1.0;
         rec.step_ms = i < times.size() ? times[i] : 0.0;
+        if (fi.defined()) {
+            rec.skipped = fi[static_cast<int64_t>(i)].item<double>() != 0.0;
+        }
         obs_.onStep(rec);
+        if (rec.skipped) {
+            event(rec.step, EventKind::SkippedStep,
+                  "gradients held inf/NaN: optimizer step skipped, loss scale backed off",
+                  rec.loss_scale * arm_.scaler.backoff_factor);
+        }
         if (!std::isfinite(rec.loss) && !scaler_ && !bad_step) {
             bad_step = rec.step;
         }
@@ -394,6 +393,7 @@ RunOutcome RunLoop::run() {
         event(0, EventKind::Info,
               "precision 'amp' runs as " + config::toString(precision_) + " on " + device_.str());
     }
+    event(0, EventKind::Info, "optimizer: " + updater_->describe());
     if (scaler_) {
         event(0, EventKind::Info,
               std::string("dynamic loss scaling with ") +

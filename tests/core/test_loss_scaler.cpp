@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/nn/modules/linear.h>
-#include <torch/optim/sgd.h>
 
 #include <cmath>
 #include <limits>
@@ -126,20 +125,24 @@ TEST(OptimizerStep, ClippingSeesUnscaledGradients) {
     auto y = at::randint(3, {8}, at::kLong);
     const double clip = 0.05;  // small enough that clipping is active
 
+    ampbench::config::OptimizerSpec sgd;
+    sgd.lr = 0.1;
+    sgd.momentum = 0.0;
+    const c10::Device cpu(c10::kCPU);
     auto plain = make();
-    torch::optim::SGD opt_plain(plain->parameters(), torch::optim::SGDOptions(0.1));
+    auto opt_plain = ampbench::train::makeUpdater(plain->parameters(), sgd, 0.1, cpu);
     at::cross_entropy_loss(plain->forward(x), y).backward();
     auto r1 =
-        ampbench::train::finishOptimizerStep(plain->parameters(), opt_plain, nullptr, clip, true);
+        ampbench::train::finishOptimizerStep(plain->parameters(), *opt_plain, nullptr, clip, true);
 
     auto scaled = make();
-    torch::optim::SGD opt_scaled(scaled->parameters(), torch::optim::SGDOptions(0.1));
+    auto opt_scaled = ampbench::train::makeUpdater(scaled->parameters(), sgd, 0.1, cpu);
     LossScalerOptions o;
     o.init_scale = 4096.0;
     LossScaler s(o, c10::Device(c10::kCPU), true);
     s.scale(at::cross_entropy_loss(scaled->forward(x), y)).backward();
     auto r2 =
-        ampbench::train::finishOptimizerStep(scaled->parameters(), opt_scaled, &s, clip, true);
+        ampbench::train::finishOptimizerStep(scaled->parameters(), *opt_scaled, &s, clip, true);
 
     EXPECT_FALSE(r2.skipped);
     EXPECT_GT(r1.grad_norm.item<double>(), clip);
@@ -154,13 +157,15 @@ TEST(OptimizerStep, ClippingSeesUnscaledGradients) {
 TEST(OptimizerStep, InfGradientSkipsTheStep) {
     at::manual_seed(3);
     torch::nn::Linear lin(4, 2);
-    torch::optim::SGD opt(lin->parameters(), torch::optim::SGDOptions(0.1));
+    ampbench::config::OptimizerSpec sgd;
+    sgd.lr = 0.1;
+    auto opt = ampbench::train::makeUpdater(lin->parameters(), sgd, 0.1, c10::Device(c10::kCPU));
     auto before = lin->weight.clone();
     LossScaler s(LossScalerOptions{}, c10::Device(c10::kCPU), true);
     auto x = at::randn({2, 4});
     x[0][0] = std::numeric_limits<float>::infinity();
     s.scale(lin->forward(x).sum()).backward();
-    auto r = ampbench::train::finishOptimizerStep(lin->parameters(), opt, &s, 0.0, true);
+    auto r = ampbench::train::finishOptimizerStep(lin->parameters(), *opt, &s, 0.0, true);
     EXPECT_TRUE(r.skipped);
     EXPECT_TRUE(at::equal(before, lin->weight));
     EXPECT_FLOAT_EQ(static_cast<float>(s.scaleValue()), 32768.0f);

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One call on the CUDA host (see ../shared/GPU.md): configure the CUDA build
+# against PyTorch's LibTorch, build core + CLI + tests + benchmarks, run the tests
+# (GPU-only ones included), then the benchmarks and the PyTorch reference, and
+# print the comparison table last.
+#
+# Needs .deps/ (git-ignored), filled on a Debian machine by bench/fetch-deps.sh:
+# header-only and -dev packages unpacked (SQLite, zlib, nlohmann-json, CLI11,
+# GoogleTest's source) and Fashion-MNIST's four files. Run it with the device tool:
+#   run(command="bash bench/device.sh", carry=[".deps"])
+#   BENCH_ARGS=--quick for a short benchmark; WORKLOADS=cnn,resnet50,gpt2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/ampbench-out}
+mkdir -p "$OUT"
+DEPS=$PWD/.deps/root/usr
+WORKLOADS=${WORKLOADS:-cnn,resnet50,gpt2}
+BENCH_ARGS=${BENCH_ARGS:-}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+
+echo "== host"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+
+# Fashion-MNIST where Debian's package would put it, so the same tests and presets run.
+mkdir -p /usr/share/datasets
+[[ -e /usr/share/datasets/fashion-mnist ]] || ln -s "$PWD/.deps/data" /usr/share/datasets/fashion-mnist
+
+echo "== configure + build"
+TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+export CUDACXX=/usr/local/cuda/bin/nvcc TORCH_CUDA_ARCH_LIST=9.0
+t0=$(date +%s)
+cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMPBENCH_BUILD_GUI=OFF \
+    -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$DEPS" -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DSQLite3_INCLUDE_DIR="$DEPS/include" -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \
+    -DZLIB_INCLUDE_DIR="$DEPS/include" -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1 \
+    -DAMPBENCH_GTEST_SOURCE="$DEPS/src/googletest" > "$OUT/configure.log" 2>&1 \
+    || { tail -40 "$OUT/configure.log"; exit 1; }
+grep -E "ampbench:" "$OUT/configure.log" || true
+cmake --build build/cuda -j"$(nproc)" > "$OUT/build.log" 2>&1 || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; exit 1; }
+echo "built in $(( $(date +%s) - t0 )) s"
+
+echo "== tests"
+(cd build/cuda && ctest --output-on-failure -j4 > "$OUT/tests.log" 2>&1) || { grep -E "Failed|FAILED|Failure" -A8 "$OUT/tests.log" | head -80; tail -5 "$OUT/tests.log"; }
+grep -E "tests passed|Skipped|SKIPPED|skip" "$OUT/tests.log" | tail -12 || true
+./build/cuda/tests/test_engine --gtest_filter='Cuda.*' 2>&1 | grep -E "OK|SKIPPED|FAILED|PASSED" | head -12
+
+echo "== benchmarks (ours)"
+./build/cuda/bench/bench_workloads --workloads "$WORKLOADS" $BENCH_ARGS --db "$OUT/bench.db" | tee "$OUT/ours.txt" | grep -v '^CELL'
+echo "== benchmarks (PyTorch reference)"
+python3 bench/reference.py --workloads "$WORKLOADS" $BENCH_ARGS --data .deps/data | tee "$OUT/reference.txt" | grep -v '^CELL' || true
+echo "== comparison (ours / PyTorch)"
+python3 bench/compare.py "$OUT/ours.txt" "$OUT/reference.txt" | tee "$OUT/compare.md"

@@ -1,0 +1,162 @@
+// GPU workloads benchmark: each workload × arm trained by ampbench's own loop and
+// recorded into SQLite as the workbench does, then summarised. Prints a table and
+// one machine-readable "CELL {json}" line per cell (bench/compare.py reads them).
+//
+//   bench_workloads [--workloads cnn,resnet50,gpt2] [--db FILE] [--quick]
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/analysis/Format.h"
+#include "core/analysis/Statistics.h"
+#include "core/analysis/Summary.h"
+#include "core/config/Presets.h"
+#include "core/store/Database.h"
+#include "core/train/Experiment.h"
+#include "workload_specs.h"
+
+using namespace ampbench;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    std::string part;
+    while (std::getline(in, part, ',')) {
+        out.push_back(part);
+    }
+    return out;
+}
+
+/// Wall time of the timed phase (after warm-up) from the micro-batch hook.
+struct PhaseClock {
+    int64_t start_at = 0;
+    Clock::time_point t_start{}, t_last{};
+    void hook(int64_t n) {
+        if (n == start_at) {
+            t_start = Clock::now();
+        }
+        t_last = Clock::now();
+    }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string workloads = "cnn,resnet50,gpt2";
+    std::string db_path = (std::filesystem::temp_directory_path() / "ampbench-bench.db").string();
+    bool quick = false;
+    bool overhead = true;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--workloads") && i + 1 < argc) {
+            workloads = argv[++i];
+        } else if (!std::strcmp(argv[i], "--db") && i + 1 < argc) {
+            db_path = argv[++i];
+        } else if (!std::strcmp(argv[i], "--quick")) {
+            quick = true;
+        } else if (!std::strcmp(argv[i], "--no-overhead")) {
+            overhead = false;
+        } else {
+            std::fprintf(stderr, "usage: %s [--workloads cnn,resnet50,gpt2] [--db FILE] [--quick]\n",
+                         argv[0]);
+            return 2;
+        }
+    }
+    std::filesystem::remove(db_path);
+    auto db = store::Database::open(db_path);
+    std::printf("%-9s %-16s %10s %19s %12s %11s %7s %7s %8s %6s\n", "workload", "arm", "median",
+                "p10-p90", "items/s", "peak alloc", "speed", "memory", "TFLOP/s", "wait");
+    for (const auto& name : split(workloads)) {
+        auto cells = bench::workloadCells(name, quick);
+        if (cells.empty()) {
+            std::fprintf(stderr, "unknown workload '%s'\n", name.c_str());
+            return 2;
+        }
+        double base_sps = 0;
+        int64_t base_mem = 0;
+        for (const auto& cell : cells) {
+            const auto& spec = cell.spec;
+            auto plan = train::planExperiment(*db, spec);
+            train::CancelToken cancel;
+            PhaseClock phase;
+            phase.start_at = static_cast<int64_t>(spec.warmup_steps) * spec.arms[0].accumulation + 1;
+            train::TrainOptions opts;
+            opts.before_micro_batch = [&](int64_t n) { phase.hook(n); };
+            auto out = train::executeRun(*db, spec, plan.runs.front(), cancel, nullptr, opts);
+            auto row = db->run(plan.runs.front().run_id);
+            auto s = analysis::summarizeRun(*row, db->steps(row->id), db->evals(row->id));
+            if (out.status != train::RunStatus::Finished) {
+                std::printf("%-9s %-16s failed: %s\n", name.c_str(), cell.arm.c_str(),
+                            out.error.c_str());
+                nlohmann::json j = {{"workload", name}, {"arm", cell.arm}, {"error", out.error}};
+                std::printf("CELL %s\n", j.dump().c_str());
+                continue;
+            }
+            double items_per_step = static_cast<double>(spec.micro_batch) *
+                                    spec.arms[0].accumulation * cell.items_per_sample;
+            double items_per_s = items_per_step / (s.median_step_ms / 1000.0);
+            if (cell.arm == "fp32") {
+                base_sps = items_per_s;
+                base_mem = s.peak_mem;
+            }
+            double tflops = cell.flops_per_item > 0
+                                ? cell.flops_per_item * items_per_s / 1e12
+                                : std::numeric_limits<double>::quiet_NaN();
+            // Recording overhead: the same cell without probes, norms or database.
+            double overhead_ratio = std::numeric_limits<double>::quiet_NaN();
+            double timed_steps = static_cast<double>(s.timed_steps);
+            double rec_wall_ms =
+                std::chrono::duration<double, std::milli>(phase.t_last - phase.t_start).count() /
+                std::max(1.0, timed_steps - 1);
+            if (overhead && cell.measure_overhead) {
+                PhaseClock bare_phase;
+                bare_phase.start_at = phase.start_at;
+                train::TrainOptions bare;
+                bare.instrument = false;
+                bare.before_micro_batch = [&](int64_t n) { bare_phase.hook(n); };
+                train::TrainObserver none;
+                auto out2 = train::trainRun(spec, 0, spec.seeds.front(), none, cancel, bare);
+                if (out2.status == train::RunStatus::Finished) {
+                    double bare_ms = std::chrono::duration<double, std::milli>(bare_phase.t_last -
+                                                                               bare_phase.t_start)
+                                         .count() /
+                                     std::max(1.0, timed_steps - 1);
+                    overhead_ratio = rec_wall_ms / bare_ms;
+                }
+            }
+            std::printf("%-9s %-16s %10s %9s-%-9s %12.0f %11s %7s %7s %8s %6s\n", name.c_str(),
+                        cell.arm.c_str(), analysis::formatMs(s.median_step_ms).c_str(),
+                        analysis::formatMs(s.p10_step_ms).c_str(),
+                        analysis::formatMs(s.p90_step_ms).c_str(), items_per_s,
+                        analysis::formatBytes(s.peak_mem).c_str(),
+                        analysis::formatRatio(base_sps > 0 ? items_per_s / base_sps : NAN).c_str(),
+                        analysis::formatRatio(base_mem > 0 ? double(s.peak_mem) / base_mem : NAN)
+                            .c_str(),
+                        analysis::formatNumber(tflops, 1).c_str(),
+                        analysis::formatPercent(s.data_wait_share).c_str());
+            nlohmann::json j = {{"workload", name},
+                                {"arm", cell.arm},
+                                {"median_ms", s.median_step_ms},
+                                {"p10_ms", s.p10_step_ms},
+                                {"p90_ms", s.p90_step_ms},
+                                {"items_per_s", items_per_s},
+                                {"peak_alloc", s.peak_mem},
+                                {"tflops", std::isfinite(tflops) ? tflops : 0.0},
+                                {"data_wait_share", s.data_wait_share},
+                                {"skipped", s.skipped},
+                                {"recording_overhead", std::isfinite(overhead_ratio) ? overhead_ratio - 1.0 : -1.0},
+                                {"wall_ms_per_step", rec_wall_ms}};
+            std::printf("CELL %s\n", j.dump().c_str());
+            std::fflush(stdout);
+        }
+    }
+    std::printf("database: %s\n", db_path.c_str());
+    return 0;
+}

@@ -1,0 +1,166 @@
+// GPU-only checks. Each skips, saying so, where there is no CUDA device, so CI
+// (CPU-only) stays green; bench/device.sh runs them on the H200.
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "core/amp/AutocastGuard.h"
+#include "core/amp/LossScaler.h"
+#include "core/probe/Environment.h"
+#include "core/probe/MemoryProbe.h"
+#include "core/probe/StepTimer.h"
+#include "core/train/ParameterUpdater.h"
+
+using namespace ampbench;
+
+#define REQUIRE_CUDA()                                                      \
+    if (!probe::cudaAvailable()) {                                          \
+        GTEST_SKIP() << "no CUDA device (this build or machine): GPU-only"; \
+    }
+
+namespace {
+const c10::Device kCuda(c10::kCUDA, 0);
+}
+
+TEST(Cuda, FusedScalerMatchesPortable) {
+    REQUIRE_CUDA();
+    amp::LossScalerOptions o;
+    o.init_scale = 1024.0;
+    o.growth_interval = 2;
+    amp::LossScaler fused(o, kCuda, false), portable(o, kCuda, true);
+    ASSERT_TRUE(fused.fused());
+    ASSERT_FALSE(portable.fused());
+    for (bool inf : {false, false, true, false, false, false, true, true}) {
+        auto g = at::randn({1000}, at::TensorOptions().device(kCuda)) * 1024.0;
+        if (inf) {
+            g[17] = std::numeric_limits<float>::infinity();
+        }
+        std::vector<at::Tensor> a = {g.clone()}, b = {g.clone()};
+        fused.unscale(a);
+        portable.unscale(b);
+        ASSERT_EQ(fused.foundInf(), inf);
+        ASSERT_EQ(portable.foundInf(), inf);
+        if (!inf) {
+            EXPECT_TRUE(at::equal(a[0], b[0]));
+        }
+        fused.update();
+        portable.update();
+        EXPECT_EQ(fused.scaleValue(), portable.scaleValue());
+        EXPECT_EQ(fused.growthTracker(), portable.growthTracker());
+    }
+}
+
+TEST(Cuda, AutocastFp16OnCuda) {
+    REQUIRE_CUDA();
+    auto a = at::randn({64, 64}, at::TensorOptions().device(kCuda));
+    at::Tensor y;
+    {
+        amp::AutocastGuard g(c10::DeviceType::CUDA, at::kHalf);
+        y = at::matmul(a, a);
+    }
+    EXPECT_EQ(y.scalar_type(), at::kHalf);
+    EXPECT_FALSE(amp::AutocastGuard::isEnabled(c10::DeviceType::CUDA));
+}
+
+TEST(Cuda, AllocatorStatisticsSeeAnAllocation) {
+    REQUIRE_CUDA();
+    probe::MemoryProbe probe(kCuda);
+    probe.releaseCache();
+    ASSERT_TRUE(probe.resetPeak());
+    auto before = probe.sample();
+    {
+        auto t = at::empty({256, 1024, 1024}, at::TensorOptions().device(kCuda));  // 1 GiB
+        auto during = probe.sample();
+        EXPECT_GE(during.allocated - before.allocated, int64_t(1) << 30);
+        EXPECT_GE(during.reserved, during.allocated);
+    }
+    auto after = probe.sample();
+    EXPECT_GE(after.peak - before.allocated, int64_t(1) << 30) << "the peak remembers it";
+    EXPECT_LT(after.allocated - before.allocated, int64_t(1) << 20);
+}
+
+TEST(Cuda, EventTimingMeasuresDeviceWork) {
+    REQUIRE_CUDA();
+    probe::StepTimer timer(kCuda);
+    ASSERT_TRUE(timer.usesDeviceEvents());
+    auto a = at::randn({4096, 4096}, at::TensorOptions().device(kCuda));
+    for (int i = 0; i < 3; ++i) {
+        at::matmul(a, a);  // warm-up
+    }
+    for (int reps : {1, 8}) {
+        timer.start();
+        for (int i = 0; i < reps; ++i) {
+            at::matmul(a, a);
+        }
+        timer.stop();
+    }
+    auto ms = timer.collect();
+    ASSERT_EQ(ms.size(), 2u);
+    EXPECT_GT(ms[0], 0.0);
+    EXPECT_GT(ms[1], 4.0 * ms[0]) << "eight products take longer than one";
+}
+
+TEST(Cuda, RecoversFromOutOfMemoryInProcess) {
+    REQUIRE_CUDA();
+    probe::MemoryProbe probe(kCuda);
+    bool caught = false;
+    try {
+        // Far more than any GPU has: 4 TiB.
+        auto t = at::empty({int64_t(1) << 40}, at::TensorOptions().device(kCuda));
+    } catch (const c10::OutOfMemoryError&) {
+        caught = true;
+    }
+    EXPECT_TRUE(caught);
+    probe.releaseCache();
+    auto t = at::ones({1024, 1024}, at::TensorOptions().device(kCuda));
+    EXPECT_EQ(t.sum().item<double>(), 1024.0 * 1024.0) << "the process goes on";
+}
+
+// The fused updaters (ATen's multi-tensor kernels) give LibTorch's optimizers'
+// results, and skip on the device when found_inf is set.
+TEST(Cuda, FusedUpdatersMatchLibTorchOptimizers) {
+    REQUIRE_CUDA();
+    if (!train::fusedUpdaterAvailable(kCuda)) {
+        GTEST_SKIP() << "this LibTorch has no fused optimizer kernels (needs 2.x)";
+    }
+    for (auto kind : {config::OptimizerKind::Sgd, config::OptimizerKind::AdamW}) {
+        config::OptimizerSpec spec;
+        spec.kind = kind;
+        spec.momentum = 0.9;
+        spec.weight_decay = 0.01;
+        auto make = [] {
+            at::manual_seed(11);
+            return std::vector<at::Tensor>{
+                at::randn({64, 32}, at::TensorOptions().device(kCuda)).requires_grad_(),
+                at::randn({32}, at::TensorOptions().device(kCuda)).requires_grad_()};
+        };
+        auto a = make(), b = make();
+        auto fused = train::makeUpdater(a, spec, 0.01, kCuda, true);
+        auto plain = train::makeUpdater(b, spec, 0.01, kCuda, false);
+        ASSERT_TRUE(fused->skipsOnDevice());
+        ASSERT_FALSE(plain->skipsOnDevice());
+        auto no_inf = at::zeros({1}, at::TensorOptions().device(kCuda));
+        auto inf = at::ones({1}, at::TensorOptions().device(kCuda));
+        for (int step = 0; step < 4; ++step) {
+            at::manual_seed(100 + step);
+            std::vector<at::Tensor> g = {at::randn({64, 32}, at::TensorOptions().device(kCuda)),
+                                         at::randn({32}, at::TensorOptions().device(kCuda))};
+            for (size_t i = 0; i < 2; ++i) {
+                a[i].mutable_grad() = g[i].clone();
+                b[i].mutable_grad() = g[i].clone();
+            }
+            bool skip = step == 2;
+            fused->step(skip ? inf : no_inf);
+            if (!skip) {
+                plain->step(at::Tensor());
+            }
+        }
+        for (size_t i = 0; i < 2; ++i) {
+            EXPECT_TRUE(at::allclose(a[i], b[i], 1e-4, 1e-5))
+                << config::toString(kind) << " parameter " << i << " max diff "
+                << (a[i] - b[i]).abs().max().item<double>();
+        }
+    }
+}
