@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Joins bench_workloads' and reference.py's CELL lines: per cell our step time ÷
-PyTorch's and our peak memory ÷ PyTorch's, as a Markdown table.
+PyTorch's and our peak memory ÷ PyTorch's, as a Markdown table. Our "-graph" cells
+(the step replayed from a CUDA graph) are compared with PyTorch's eager cell.
   python3 bench/compare.py ours.txt reference.txt"""
 import json
 import sys
@@ -28,7 +29,7 @@ def main():
         if a == "fp32" and "median_ms" in o:
             base[w] = o["items_per_s"]
     for key, o in ours.items():
-        r = ref.get(key, {})
+        r = ref.get(key) or ref.get((key[0], key[1].replace("-graph", "")), {})
         if "error" in o or "median_ms" not in o:
             print(f"| {key[0]} | {key[1]} | failed: {o.get('error', '?')[:60]} |||||||||")
             continue

@@ -11,6 +11,7 @@ struct ArmDef {
     bool tf32;
     int accumulation;
     bool channels_last;
+    bool graph = false;
 };
 
 const ArmDef kArms[] = {
@@ -22,6 +23,12 @@ const ArmDef kArms[] = {
     {"fp32-cl", config::Precision::Fp32, false, 1, true},
     {"amp-fp16-cl", config::Precision::AmpFp16, false, 1, true},
     {"amp-bf16-cl", config::Precision::AmpBf16, false, 1, true},
+    // The whole step as one CUDA graph (compared with PyTorch's eager cell of
+    // the same name without "-graph").
+    {"fp32-graph", config::Precision::Fp32, false, 1, false, true},
+    {"amp-fp16-graph", config::Precision::AmpFp16, false, 1, false, true},
+    {"amp-bf16-graph", config::Precision::AmpBf16, false, 1, false, true},
+    {"amp-fp16-cl-graph", config::Precision::AmpFp16, false, 1, true, true},
 };
 
 }  // namespace
@@ -72,6 +79,7 @@ std::vector<Cell> workloadCells(const std::string& workload, bool quick) {
         arm.tf32 = a.tf32;
         arm.accumulation = a.accumulation;
         arm.channels_last = a.channels_last;
+        arm.cuda_graph = a.graph;
         arm.lr_rule = config::LrRule::None;
         c.spec.arms = {arm};
         c.spec.steps = static_cast<int64_t>(warmup + timed) * a.accumulation;

@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
         } else if (!std::strcmp(argv[i], "--no-overhead")) {
             overhead = false;
         } else {
-            std::fprintf(stderr, "usage: %s [--workloads cnn,resnet50,gpt2] [--db FILE] [--quick]\n",
+            std::fprintf(stderr,
+                         "usage: %s [--workloads cnn,resnet50,gpt2] [--db FILE] [--quick]\n",
                          argv[0]);
             return 2;
         }
@@ -86,7 +87,8 @@ int main(int argc, char** argv) {
             auto plan = train::planExperiment(*db, spec);
             train::CancelToken cancel;
             PhaseClock phase;
-            phase.start_at = static_cast<int64_t>(spec.warmup_steps) * spec.arms[0].accumulation + 1;
+            phase.start_at =
+                static_cast<int64_t>(spec.warmup_steps) * spec.arms[0].accumulation + 1;
             train::TrainOptions opts;
             opts.before_micro_batch = [&](int64_t n) { phase.hook(n); };
             auto out = train::executeRun(*db, spec, plan.runs.front(), cancel, nullptr, opts);
@@ -106,9 +108,8 @@ int main(int argc, char** argv) {
                 base_sps = items_per_s;
                 base_mem = s.peak_mem;
             }
-            double tflops = cell.flops_per_item > 0
-                                ? cell.flops_per_item * items_per_s / 1e12
-                                : std::numeric_limits<double>::quiet_NaN();
+            double tflops = cell.flops_per_item > 0 ? cell.flops_per_item * items_per_s / 1e12
+                                                    : std::numeric_limits<double>::quiet_NaN();
             // Recording overhead: the same cell without probes, norms or database.
             double overhead_ratio = std::numeric_limits<double>::quiet_NaN();
             double timed_steps = static_cast<double>(s.timed_steps);
@@ -131,28 +132,29 @@ int main(int argc, char** argv) {
                     overhead_ratio = rec_wall_ms / bare_ms;
                 }
             }
-            std::printf("%-9s %-16s %10s %9s-%-9s %12.0f %11s %7s %7s %8s %6s\n", name.c_str(),
-                        cell.arm.c_str(), analysis::formatMs(s.median_step_ms).c_str(),
-                        analysis::formatMs(s.p10_step_ms).c_str(),
-                        analysis::formatMs(s.p90_step_ms).c_str(), items_per_s,
-                        analysis::formatBytes(s.peak_mem).c_str(),
-                        analysis::formatRatio(base_sps > 0 ? items_per_s / base_sps : NAN).c_str(),
-                        analysis::formatRatio(base_mem > 0 ? double(s.peak_mem) / base_mem : NAN)
-                            .c_str(),
-                        analysis::formatNumber(tflops, 1).c_str(),
-                        analysis::formatPercent(s.data_wait_share).c_str());
-            nlohmann::json j = {{"workload", name},
-                                {"arm", cell.arm},
-                                {"median_ms", s.median_step_ms},
-                                {"p10_ms", s.p10_step_ms},
-                                {"p90_ms", s.p90_step_ms},
-                                {"items_per_s", items_per_s},
-                                {"peak_alloc", s.peak_mem},
-                                {"tflops", std::isfinite(tflops) ? tflops : 0.0},
-                                {"data_wait_share", s.data_wait_share},
-                                {"skipped", s.skipped},
-                                {"recording_overhead", std::isfinite(overhead_ratio) ? overhead_ratio - 1.0 : -1.0},
-                                {"wall_ms_per_step", rec_wall_ms}};
+            std::printf(
+                "%-9s %-16s %10s %9s-%-9s %12.0f %11s %7s %7s %8s %6s\n", name.c_str(),
+                cell.arm.c_str(), analysis::formatMs(s.median_step_ms).c_str(),
+                analysis::formatMs(s.p10_step_ms).c_str(),
+                analysis::formatMs(s.p90_step_ms).c_str(), items_per_s,
+                analysis::formatBytes(s.peak_mem).c_str(),
+                analysis::formatRatio(base_sps > 0 ? items_per_s / base_sps : NAN).c_str(),
+                analysis::formatRatio(base_mem > 0 ? double(s.peak_mem) / base_mem : NAN).c_str(),
+                analysis::formatNumber(tflops, 1).c_str(),
+                analysis::formatPercent(s.data_wait_share).c_str());
+            nlohmann::json j = {
+                {"workload", name},
+                {"arm", cell.arm},
+                {"median_ms", s.median_step_ms},
+                {"p10_ms", s.p10_step_ms},
+                {"p90_ms", s.p90_step_ms},
+                {"items_per_s", items_per_s},
+                {"peak_alloc", s.peak_mem},
+                {"tflops", std::isfinite(tflops) ? tflops : 0.0},
+                {"data_wait_share", s.data_wait_share},
+                {"skipped", s.skipped},
+                {"recording_overhead", std::isfinite(overhead_ratio) ? overhead_ratio - 1.0 : -1.0},
+                {"wall_ms_per_step", rec_wall_ms}};
             std::printf("CELL %s\n", j.dump().c_str());
             std::fflush(stdout);
         }

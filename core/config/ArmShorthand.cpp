@@ -91,6 +91,8 @@ std::optional<ArmSpec> parseArmShorthand(const std::string& text, std::string& e
             ok = parseBool(value, arm.channels_last);
         } else if (key == "checkpoint") {
             ok = parseBool(value, arm.checkpointing);
+        } else if (key == "graph") {
+            ok = parseBool(value, arm.cuda_graph);
         } else if (key == "repeats") {
             ok = parseInt(value, arm.repeats);
         } else if (key == "init_scale") {
@@ -99,7 +101,7 @@ std::optional<ArmSpec> parseArmShorthand(const std::string& text, std::string& e
             ok = parseInt(value, arm.scaler.growth_interval);
         } else {
             error = "arm '" + arm.name + "': unknown key '" + key +
-                    "' (allowed: accum, lr, clip, tf32, channels_last, checkpoint, repeats, "
+                    "' (allowed: accum, lr, clip, tf32, channels_last, checkpoint, graph, repeats, "
                     "init_scale, growth_interval)";
             return std::nullopt;
         }

@@ -15,9 +15,9 @@ bool ScalerSpec::operator==(const ScalerSpec& o) const {
 
 bool ArmSpec::operator==(const ArmSpec& o) const {
     return std::tie(name, precision, accumulation, lr_rule, scaler, grad_clip, tf32, channels_last,
-                    checkpointing, repeats) ==
+                    checkpointing, cuda_graph, repeats) ==
            std::tie(o.name, o.precision, o.accumulation, o.lr_rule, o.scaler, o.grad_clip, o.tf32,
-                    o.channels_last, o.checkpointing, o.repeats);
+                    o.channels_last, o.checkpointing, o.cuda_graph, o.repeats);
 }
 
 bool ModelSpec::operator==(const ModelSpec& o) const {

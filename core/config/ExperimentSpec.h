@@ -34,6 +34,7 @@ struct ArmSpec {
     bool tf32 = false;                ///< allow TF32 matmuls/convolutions (CUDA, fp32 arms)
     bool channels_last = false;       ///< NHWC memory format for convolutional models
     bool checkpointing = false;       ///< recompute activations per block in backward
+    bool cuda_graph = false;          ///< capture the whole step in a CUDA graph (K = 1, CUDA)
     int repeats = 0;                  ///< seeds for this arm; 0 = the experiment's seeds
     bool operator==(const ArmSpec&) const;  ///< memberwise, in the .cpp (C++17)
     bool operator!=(const ArmSpec& other) const { return !(*this == other); }

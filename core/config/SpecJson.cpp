@@ -279,6 +279,7 @@ void readArm(Reader& r, const json& j, const std::string& path, ArmSpec& a) {
          {"tf32", r.boolean(a.tf32)},
          {"channels_last", r.boolean(a.channels_last)},
          {"checkpointing", r.boolean(a.checkpointing)},
+         {"cuda_graph", r.boolean(a.cuda_graph)},
          {"repeats", r.integer(a.repeats)}});
 }
 
@@ -312,6 +313,7 @@ J writeArm(const ArmSpec& arm) {
              {"tf32", arm.tf32},
              {"channels_last", arm.channels_last},
              {"checkpointing", arm.checkpointing},
+             {"cuda_graph", arm.cuda_graph},
              {"repeats", arm.repeats}};
 }
 

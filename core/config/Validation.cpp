@@ -275,6 +275,11 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
               "checkpointing applies to resnet and transformer models only (model is " +
                   s.model.name + ")");
     }
+    if (a.cuda_graph && a.accumulation != 1) {
+        c.add(p + "cuda_graph", boolText(true),
+              "CUDA-graph capture needs accumulation 1 (this arm has " +
+                  std::to_string(a.accumulation) + ")");
+    }
     if (a.tf32 && a.precision != Precision::Fp32) {
         c.add(p + "tf32", boolText(true),
               "TF32 applies to fp32 arms only (this arm is " + toString(a.precision) + ")");

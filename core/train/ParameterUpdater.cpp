@@ -9,7 +9,7 @@ namespace ampbench::train {
 namespace {
 
 class TorchOptimUpdater final : public ParameterUpdater {
-public:
+  public:
     TorchOptimUpdater(const std::vector<at::Tensor>& params, const config::OptimizerSpec& o,
                       double lr) {
         if (o.kind == config::OptimizerKind::Sgd) {
@@ -25,16 +25,18 @@ public:
     }
     void step(const at::Tensor&) override { opt_->step(); }
     bool skipsOnDevice() const override { return false; }
-    std::string describe() const override { return "LibTorch torch::optim (per-parameter kernels)"; }
+    std::string describe() const override {
+        return "LibTorch torch::optim (per-parameter kernels)";
+    }
 
-private:
+  private:
     std::unique_ptr<torch::optim::Optimizer> opt_;
 };
 
 #if TORCH_VERSION_MAJOR >= 2
 /// PyTorch's `fused=True` SGD and AdamW: one multi-tensor kernel per update.
 class FusedUpdater final : public ParameterUpdater {
-public:
+  public:
     FusedUpdater(const std::vector<at::Tensor>& params, const config::OptimizerSpec& o, double lr)
         : params_(params), spec_(o), lr_(lr) {
         for (const auto& p : params_) {
@@ -93,7 +95,7 @@ public:
                                                         : "ATen fused AdamW (_fused_adamw_)";
     }
 
-private:
+  private:
     std::vector<at::Tensor> params_;
     config::OptimizerSpec spec_;
     double lr_;

@@ -17,7 +17,7 @@ namespace ampbench::train {
 /// scaler's found_inf on the device and skip the update there, so a step never
 /// waits for the host to learn whether it was skipped.
 class ParameterUpdater {
-public:
+  public:
     virtual ~ParameterUpdater() = default;
     /// One update. `found_inf` (1-element float tensor, or undefined) is honoured
     /// on the device when skipsOnDevice(); otherwise the caller must not call

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 #include <torch/utils.h>
+#include <torch/version.h>
 
 #include <chrono>
 #include <cmath>
@@ -20,6 +21,7 @@
 #include "core/probe/StepTimer.h"
 #include "core/train/OptimizerStep.h"
 #include "core/train/ParameterUpdater.h"
+#include "core/train/StepGraph.h"
 
 namespace ampbench::train {
 using config::Precision;
@@ -43,9 +45,9 @@ struct RunFailure : std::runtime_error {
 /// Steps whose device-side values have not been read back yet.
 struct PendingStep {
     StepRecord rec;
-    at::Tensor loss;   // mean loss of the step's micro-batches, on the device
-    at::Tensor norm;   // unscaled global gradient norm
-    at::Tensor scale;  // loss scale used for the backward
+    at::Tensor loss;       // mean loss of the step's micro-batches, on the device
+    at::Tensor norm;       // unscaled global gradient norm
+    at::Tensor scale;      // loss scale used for the backward
     at::Tensor found_inf;  // set when the skip is decided on the device
 };
 
@@ -77,6 +79,8 @@ class RunLoop {
     at::Tensor lossOf(const at::Tensor& logits, const at::Tensor& target) const;
     /// False when a cancel came between micro-batches: the partial step is dropped.
     bool trainStep(int64_t s);
+    /// The same step replayed from a CUDA graph (captured at its first use).
+    bool graphStep(int64_t s);
     void flush();
     EvalRecord evaluate(int64_t s);
     bool evalDue(int64_t s) const;
@@ -114,7 +118,13 @@ class RunLoop {
     int64_t steps_done_ = 0;
     int64_t samples_ = 0;
     int64_t micro_batches_ = 0;
+    // CUDA-graph mode: static input buffers and the captured step's outputs.
+    std::unique_ptr<StepGraph> graph_;
+    at::Tensor static_x_, static_y_, graph_loss_, graph_norm_, graph_inf_;
 };
+
+/// Eager steps before capture: cuDNN picks its algorithms, lazy state is created.
+constexpr int64_t kEagerStepsBeforeCapture = 3;
 
 void RunLoop::setUp() {
     const bool cuda = device_.is_cuda();
@@ -187,6 +197,15 @@ void RunLoop::setUp() {
         prefetcher_ = std::make_unique<data::Prefetcher>(dataset_, spec_.micro_batch, seed_,
                                                          spec_.data.prefetch, device_.is_cuda());
     }
+    if (arm_.cuda_graph) {
+        if (!device_.is_cuda() || !StepGraph::available() || !updater_->skipsOnDevice()) {
+            throw RunFailure("arm '" + arm_.name +
+                             "': cuda_graph needs a CUDA device and LibTorch 2.x with CUDA "
+                             "(this run: " +
+                             device_.str() + ", LibTorch " + TORCH_VERSION + ")");
+        }
+        graph_ = std::make_unique<StepGraph>();
+    }
     timer_ = std::make_unique<probe::StepTimer>(device_);
     memory_ = std::make_unique<probe::MemoryProbe>(device_);
 }
@@ -220,6 +239,9 @@ bool RunLoop::evalDue(int64_t s) const {
 }
 
 bool RunLoop::trainStep(int64_t s) {
+    if (graph_ && s > kEagerStepsBeforeCapture) {
+        return graphStep(s);
+    }
     StepRecord rec;
     rec.step = s;
     rec.lr = lr_;
@@ -278,6 +300,68 @@ bool RunLoop::trainStep(int64_t s) {
     rec.wall_s = secondsSince(t0_);
     pending_.push_back(
         {rec, loss_sum / static_cast<double>(k_), norm, scale_used, result.found_inf});
+    steps_done_ = s;
+    return true;
+}
+
+bool RunLoop::graphStep(int64_t s) {
+    StepRecord rec;
+    rec.step = s;
+    rec.lr = lr_;
+    rec.timed = s > spec_.warmup_steps;
+    ++micro_batches_;
+    if (opt_.before_micro_batch) {
+        opt_.before_micro_batch(micro_batches_);
+    }
+    if (cancel_.cancelled()) {
+        return false;
+    }
+    if (opt_.instrument) {
+        timer_->start();
+    }
+    double wait = 0;
+    data::Batch b = nextBatch(wait);
+    rec.data_wait_ms = wait;
+    auto x = arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input;
+    if (!graph_->captured()) {
+        static_x_ = at::empty_like(x);
+        static_y_ = at::empty_like(b.target);
+    }
+    static_x_.copy_(x, /*non_blocking=*/true);
+    static_y_.copy_(b.target, /*non_blocking=*/true);
+    at::Tensor scale_used = scaler_ ? scaler_->scaleTensor().clone() : at::Tensor();
+    if (!graph_->captured()) {
+        for (auto& p : params_) {
+            p.mutable_grad().reset();
+        }
+        graph_->capture([&] {
+            at::Tensor loss;
+            {
+                amp::AutocastGuard autocast(device_.type(), amp_dtype_, autocast_, /*cache=*/false);
+                loss = lossOf(model_->forward(static_x_), static_y_);
+            }
+            graph_loss_ = loss.detach();
+            (scaler_ ? scaler_->scale(loss) : loss).backward();
+            auto r = finishOptimizerStep(params_, *updater_, scaler_.get(), arm_.grad_clip, true);
+            graph_norm_ = r.grad_norm;
+            graph_inf_ = r.found_inf;
+        });
+        event(s, EventKind::Info, "training step captured as a CUDA graph; replayed from here on");
+    }
+    graph_->replay();
+    samples_ += b.input.size(0);
+    if (opt_.instrument) {
+        timer_->stop();
+        auto mem = memory_->sample();
+        rec.mem_allocated = mem.allocated;
+        rec.mem_reserved = mem.reserved;
+        rec.mem_peak = mem.peak;
+    }
+    rec.samples = samples_;
+    rec.wall_s = secondsSince(t0_);
+    pending_.push_back({rec, graph_loss_.clone(),
+                        graph_norm_.defined() ? graph_norm_.clone() : at::Tensor(), scale_used,
+                        graph_inf_.defined() ? graph_inf_.clone() : at::Tensor()});
     steps_done_ = s;
     return true;
 }

@@ -8,10 +8,13 @@
 
 #include "core/amp/AutocastGuard.h"
 #include "core/amp/LossScaler.h"
+#include "core/config/ExperimentSpec.h"
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
 #include "core/train/ParameterUpdater.h"
+#include "core/train/StepGraph.h"
+#include "core/train/Trainer.h"
 
 using namespace ampbench;
 
@@ -161,6 +164,63 @@ TEST(Cuda, FusedUpdatersMatchLibTorchOptimizers) {
             EXPECT_TRUE(at::allclose(a[i], b[i], 1e-4, 1e-5))
                 << config::toString(kind) << " parameter " << i << " max diff "
                 << (a[i] - b[i]).abs().max().item<double>();
+        }
+    }
+}
+
+namespace {
+struct LastParams : train::TrainObserver {
+    int64_t skipped = 0;
+    std::vector<double> losses;
+    void onStep(const train::StepRecord& s) override {
+        skipped += s.skipped;
+        losses.push_back(s.loss);
+    }
+};
+}  // namespace
+
+// The step replayed from a CUDA graph trains exactly like the eager step.
+TEST(Cuda, GraphStepMatchesEagerStep) {
+    REQUIRE_CUDA();
+    if (!train::StepGraph::available()) {
+        GTEST_SKIP() << "CUDA graphs need LibTorch 2.x with CUDA";
+    }
+    for (auto precision : {config::Precision::Fp32, config::Precision::AmpFp16}) {
+        config::ExperimentSpec s;
+        s.model.name = "mlp";
+        s.model.width = 64;
+        s.model.depth = 2;
+        s.data.name = "synthetic-images";
+        s.data.channels = 1;
+        s.data.height = s.data.width = 16;
+        s.micro_batch = 32;
+        s.steps = 12;
+        s.eval_interval = 0;
+        s.eval_batches = 1;
+        s.device = config::DeviceKind::Cuda;
+        s.arms = {{"a", precision}};
+        s.arms[0].scaler.init_scale =
+            16777216.0;  // 2^24: the first steps overflow fp16 and back off
+        std::vector<double> eager_p, graph_p;
+        LastParams eager_obs, graph_obs;
+        train::CancelToken cancel;
+        train::TrainOptions o1, o2;
+        o1.parameters_out = &eager_p;
+        o2.parameters_out = &graph_p;
+        auto r1 = train::trainRun(s, 0, 3, eager_obs, cancel, o1);
+        s.arms[0].cuda_graph = true;
+        auto r2 = train::trainRun(s, 0, 3, graph_obs, cancel, o2);
+        ASSERT_EQ(r1.status, train::RunStatus::Finished) << r1.error;
+        ASSERT_EQ(r2.status, train::RunStatus::Finished) << r2.error;
+        ASSERT_EQ(eager_p.size(), graph_p.size());
+        double max_diff = 0;
+        for (size_t i = 0; i < eager_p.size(); ++i) {
+            max_diff = std::max(max_diff, std::abs(eager_p[i] - graph_p[i]));
+        }
+        EXPECT_LT(max_diff, 1e-4) << config::toString(precision);
+        EXPECT_EQ(eager_obs.skipped, graph_obs.skipped);
+        if (precision == config::Precision::AmpFp16) {
+            EXPECT_GT(graph_obs.skipped, 0) << "2^24 overflows fp16 gradients";
         }
     }
 }

@@ -252,3 +252,21 @@ TEST(Trainer, PlannedSteps) {
     s.micro_batch = 64;
     EXPECT_EQ(train::plannedOptimizerSteps(s, a, 54000), 843 / 4);
 }
+
+TEST(Trainer, CudaGraphWithoutCudaFailsClearly) {
+    if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
+        GTEST_SKIP() << "CPU-only check";
+    }
+    auto s = mlpSpec();
+    s.data.name = "synthetic-images";
+    s.data.channels = 1;
+    s.data.height = s.data.width = 8;
+    s.steps = 2;
+    s.arms = {{"g"}};
+    s.arms[0].cuda_graph = true;
+    Collect c;
+    train::CancelToken cancel;
+    auto r = train::trainRun(s, 0, 1, c, cancel);
+    EXPECT_EQ(r.status, train::RunStatus::Failed);
+    EXPECT_NE(r.error.find("cuda_graph needs a CUDA device"), std::string::npos) << r.error;
+}

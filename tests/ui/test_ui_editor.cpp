@@ -1,0 +1,183 @@
+// The experiment editor: inline validation, the Run action, JSON in and out.
+#include <QAction>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QSpinBox>
+#include <QtTest>
+
+#include "UiTestSupport.h"
+#include "core/config/SpecJson.h"
+#include "ui/ArmsTableModel.h"
+#include "ui/ExperimentEditor.h"
+
+using namespace ampbench;
+using namespace ampbench::ui;
+
+namespace {
+
+QStringList listed(const ExperimentEditor& editor) {
+    QStringList out;
+    for (int i = 0; i < editor.errorList()->count(); ++i) {
+        out << editor.errorList()->item(i)->text();
+    }
+    return out;
+}
+
+bool anyContains(const QStringList& list, const QString& text) {
+    for (const QString& s : list) {
+        if (s.contains(text)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+class EditorTest : public QObject {
+    Q_OBJECT
+  private Q_SLOTS:
+    void defaultPresetIsValidAndRunnable() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        ExperimentEditor* editor = ws.window->editor();
+        QVERIFY(editor->isValid());
+        QCOMPARE(editor->spec(), *config::preset("default"));
+        QVERIFY(ws.window->runAction()->isEnabled());
+        QVERIFY(!ws.window->cancelAction()->isEnabled());
+    }
+
+    void invalidMicroBatchDisablesRunAndSaysWhy() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        ExperimentEditor* editor = ws.window->editor();
+        auto* microBatch = qobject_cast<QSpinBox*>(editor->fieldWidget("micro_batch"));
+        QVERIFY(microBatch);
+        microBatch->setValue(0);
+
+        QVERIFY(!editor->isValid());
+        QVERIFY(!ws.window->runAction()->isEnabled());
+        QVERIFY(!ws.window->runExperiment());
+        QVERIFY2(anyContains(listed(*editor), "micro_batch = 0: must be between 1 and"),
+                 qPrintable(listed(*editor).join('\n')));
+        QVERIFY(microBatch->property("invalid").toBool());
+        QVERIFY(microBatch->toolTip().contains("micro_batch = 0"));
+        QVERIFY(!microBatch->styleSheet().isEmpty());
+
+        microBatch->setValue(32);  // fixing it clears the mark and enables Run again
+        QVERIFY(editor->isValid());
+        QVERIFY(ws.window->runAction()->isEnabled());
+        QVERIFY(!microBatch->property("invalid").toBool());
+        QVERIFY(microBatch->styleSheet().isEmpty());
+    }
+
+    void unparsableNumberIsAnError() {
+        ExperimentEditor editor;
+        auto* lr = qobject_cast<QLineEdit*>(editor.fieldWidget("optimizer.lr"));
+        QVERIFY(lr);
+        QTest::keyClicks(lr, "x");  // "0.05x"
+        QVERIFY(!editor.isValid());
+        QVERIFY(anyContains(listed(editor), "optimizer.lr = \"0.05x\": must be a number"));
+        lr->clear();
+        QTest::keyClicks(lr, "0.1");
+        QVERIFY(editor.isValid());
+        QCOMPARE(editor.spec().optimizer.lr, 0.1);
+    }
+
+    void badArmCellIsMarked() {
+        ExperimentEditor editor;
+        ArmsTableModel* arms = editor.armsModel();
+        QVERIFY(arms->setData(arms->index(2, ArmsTableModel::Accumulation), 0, Qt::EditRole));
+        QVERIFY(!editor.isValid());
+        QVERIFY(anyContains(arms->cellErrors(2, ArmsTableModel::Accumulation),
+                            "arms[2].accumulation = 0"));
+        QVERIFY(arms->index(2, ArmsTableModel::Accumulation).data(Qt::BackgroundRole).isValid());
+        QVERIFY(!arms->index(1, ArmsTableModel::Accumulation).data(Qt::BackgroundRole).isValid());
+        arms->setData(arms->index(2, ArmsTableModel::Accumulation), 4, Qt::EditRole);
+        QVERIFY(editor.isValid());
+    }
+
+    void armsAddDuplicateRemove() {
+        ExperimentEditor editor;
+        ArmsTableModel* arms = editor.armsModel();
+        QCOMPARE(arms->rowCount(), 3);
+        arms->duplicateArm(0);
+        QCOMPARE(arms->rowCount(), 4);
+        QCOMPARE(arms->arms()[1].name, std::string("fp32-copy"));
+        QVERIFY(editor.isValid());
+        arms->addArm();
+        QCOMPARE(editor.spec().arms.size(), size_t(5));
+        while (arms->rowCount() > 0) {
+            arms->removeArm(0);
+        }
+        QVERIFY(!editor.isValid());
+        QVERIFY(anyContains(listed(editor), "arms = []: must have at least one arm"));
+    }
+
+    void jsonWithErrorsLoadsWhatItCanAndMarksFields() {
+        ExperimentEditor editor;
+        const QString json = R"({"name": "from-file", "micro_batch": "many",
+            "model": {"name": "mlp", "width": -3}, "steps": 100,
+            "arms": [{"name": "a", "precision": "fp8"}, {"name": "b", "accumulation": 2}]})";
+        QString problem;
+        QVERIFY(editor.loadJson(json, &problem));
+        const config::ExperimentSpec spec = editor.spec();
+        QCOMPARE(spec.name, std::string("from-file"));
+        QCOMPARE(spec.model.name, std::string("mlp"));
+        QCOMPARE(spec.steps, int64_t(100));
+        QCOMPARE(spec.arms.size(), size_t(2));
+        QVERIFY(!editor.isValid());
+        const QStringList errors = listed(editor);
+        QVERIFY2(anyContains(errors, "micro_batch"), qPrintable(errors.join('\n')));
+        QVERIFY(anyContains(errors, "model.width = -3"));
+        QVERIFY(anyContains(errors, "arms[0].precision"));
+        QVERIFY(editor.fieldWidget("micro_batch")->property("invalid").toBool());
+        QVERIFY(editor.fieldWidget("model.width")->property("invalid").toBool());
+        QVERIFY(!editor.armsModel()->cellErrors(0, ArmsTableModel::Precision).isEmpty());
+
+        // Editing a field the file got wrong clears the file's complaint about it.
+        auto* microBatch = qobject_cast<QSpinBox*>(editor.fieldWidget("micro_batch"));
+        microBatch->setValue(16);
+        QVERIFY(!editor.fieldWidget("micro_batch")->property("invalid").toBool());
+        qobject_cast<QSpinBox*>(editor.fieldWidget("model.width"))->setValue(64);
+        editor.armsModel()->setData(editor.armsModel()->index(0, ArmsTableModel::Precision), "amp",
+                                    Qt::EditRole);
+        QVERIFY2(editor.isValid(), qPrintable(listed(editor).join('\n')));
+    }
+
+    void notJsonKeepsTheEditor() {
+        ExperimentEditor editor;
+        const config::ExperimentSpec before = editor.spec();
+        QString problem;
+        QVERIFY(!editor.loadJson("{ not json", &problem));
+        QVERIFY(problem.contains("(file)"));
+        QCOMPARE(editor.spec(), before);
+    }
+
+    void jsonRoundTrip() {
+        ExperimentEditor editor;
+        config::ExperimentSpec spec = *config::preset("noise-band");
+        spec.seeds = {3, 5, 8};
+        spec.arms[0].grad_clip = 1.5;
+        spec.arms[1].scaler.init_scale = 1024;
+        editor.setSpec(spec);
+        QCOMPARE(editor.spec(), spec);
+        ExperimentEditor other;
+        QString problem;
+        QVERIFY(other.loadJson(editor.toJson(), &problem));
+        QCOMPARE(other.spec(), spec);
+        QVERIFY(other.isValid());
+    }
+
+    void everyPresetIsShownExactly() {
+        for (const auto& name : config::presetNames()) {
+            ExperimentEditor editor;
+            QVERIFY(editor.loadPreset(QString::fromStdString(name)));
+            QCOMPARE(editor.spec(), *config::preset(name));
+            QVERIFY2(editor.isValid(), name.c_str());
+        }
+    }
+};
+
+QTEST_MAIN(EditorTest)
+#include "test_ui_editor.moc"

@@ -1,0 +1,176 @@
+// The window over the store: rows written by another connection or process
+// appear live; a file that is not a workbench database is refused untouched;
+// the history deletes with confirmation.
+#include <QFile>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTreeView>
+#include <QtTest>
+
+#include "UiTestSupport.h"
+#include "core/store/Database.h"
+#include "ui/CompareView.h"
+#include "ui/HistoryView.h"
+#include "ui/PlotPanel.h"
+#include "ui/PlotsView.h"
+#include "ui/RunDataCache.h"
+#include "ui/RunTreeModel.h"
+#include "ui/StoreSession.h"
+
+using namespace ampbench;
+using namespace ampbench::ui;
+
+namespace {
+
+std::vector<train::StepRecord> steps(int64_t from, int64_t to) {
+    std::vector<train::StepRecord> out;
+    for (int64_t s = from; s <= to; ++s) {
+        train::StepRecord r;
+        r.step = s;
+        r.samples = s * 64;
+        r.loss = 2.0 / static_cast<double>(s);
+        r.step_ms = 10;
+        r.wall_s = 0.01 * static_cast<double>(s);
+        r.mem_allocated = r.mem_peak = 100 << 20;
+        r.skipped = s == 3;
+        out.push_back(r);
+    }
+    return out;
+}
+
+QByteArray readAll(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+int lossPoints(const MainWindow& w, int curve = 0) {
+    const auto& curves = w.compare()->plots()->lossPlot()->curves();
+    return curve < curves.size() ? curves[curve]->data()->size() : -1;
+}
+
+}  // namespace
+
+class StoreTest : public QObject {
+    Q_OBJECT
+  private Q_SLOTS:
+    void rowsFromASecondConnectionAppearAfterThePoll() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto writer = store::Database::open(ws.dbPath().toStdString());
+        const int64_t exp = writer->createExperiment("watched", "{}");
+        const int64_t run = writer->createRun(exp, "amp", 0, 7, "{}", 100);
+        writer->markRunning(run, "{}");
+        writer->insertSteps(run, steps(1, 10));
+
+        ws.window->session()->pollNow();
+        QTRY_COMPARE(ws.window->cache()->runs(), QList<qint64>{run});
+        QTRY_COMPARE(lossPoints(*ws.window), 10);
+        QCOMPARE(ws.window->compare()->plots()->lossPlot()->curves().first()->name(),
+                 QString("amp \u00b7 seed 7"));
+        QVERIFY(ws.window->runModel()->runItem(run));
+
+        writer->insertSteps(run, steps(11, 15));   // still training
+        QTRY_COMPARE(lossPoints(*ws.window), 15);  // the session's own timer polls
+        writer->finishRun(run, train::RunStatus::Finished, "");
+        QTRY_VERIFY(ws.window->cache()->series(run)->row.status == train::RunStatus::Finished);
+        QCOMPARE(ws.window->cache()->series(run)->steps.size(), size_t(15));
+    }
+
+    void runsOfAnotherProcessAppearLive() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        QProcess cli;
+        cli.setProcessChannelMode(QProcess::MergedChannels);
+        cli.start(AMPBENCH_CLI_PATH,
+                  {"--db", ws.dbPath(), "run", "--preset", "smoke", "--steps", "8", "--warmup", "1",
+                   "--eval-batches", "1", "--device", "cpu", "--threads", "1", "-q"});
+        QVERIFY(cli.waitForStarted());
+        // The experiment shows up while (or soon after) the other process trains it.
+        QTRY_VERIFY_WITH_TIMEOUT(ws.window->cache()->runs().size() == 3, 120000);
+        QVERIFY(cli.waitForFinished(240000));
+        QCOMPARE(cli.exitCode(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(lossPoints(*ws.window, 2), 2, 10000);
+        QCOMPARE(lossPoints(*ws.window, 0), 8);
+        QCOMPARE(lossPoints(*ws.window, 1), 8);
+    }
+
+    void garbageFileIsRefusedAndLeftUntouched() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        const QString garbage = ws.dir.filePath("notes.db");
+        {
+            QFile f(garbage);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray("these are my notes, not a database\n").repeated(200));
+        }
+        const QByteArray before = readAll(garbage);
+        QSignalSpy errors(ws.window.get(), &MainWindow::errorShown);
+
+        QVERIFY(!ws.window->openDatabase(garbage));
+        QCOMPARE(errors.size(), 1);
+        QCOMPARE(errors[0][0].toString(), QString("Cannot open database"));
+        QVERIFY(errors[0][1].toString().contains("notes.db"));
+        QCOMPARE(readAll(garbage), before);
+        QVERIFY(!QFile::exists(garbage + "-wal"));
+        QCOMPARE(ws.window->session()->path(), QFileInfo(ws.dbPath()).absoluteFilePath());
+        QVERIFY(!ws.settings->recentDatabases().contains(QFileInfo(garbage).absoluteFilePath()));
+    }
+
+    void openingRemembersRecentDatabases() {
+        test::Workspace ws;
+        for (int i = 0; i < 10; ++i) {
+            QVERIFY(ws.window->openDatabase(ws.dir.filePath(QString("db%1.db").arg(i))));
+        }
+        const QStringList recent = ws.settings->recentDatabases();
+        QCOMPARE(recent.size(), Settings::kMaxRecentDatabases);
+        QCOMPARE(recent.first(), ws.dir.filePath("db9.db"));
+        QCOMPARE(ws.settings->lastDatabase(), ws.dir.filePath("db9.db"));
+        QVERIFY(ws.window->openDatabase(ws.dir.filePath("db5.db")));
+        QCOMPARE(ws.settings->recentDatabases().first(), ws.dir.filePath("db5.db"));
+        QCOMPARE(ws.settings->recentDatabases().count(ws.dir.filePath("db5.db")), 1);
+    }
+
+    void historyFiltersAndDeletesWithConfirmation() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto writer = store::Database::open(ws.dbPath().toStdString());
+        const int64_t keep = writer->createExperiment("keep-me", "{}");
+        writer->createRun(keep, "fp32", 0, 1, "{}", 10);
+        const int64_t drop = writer->createExperiment("drop-me", "{}");
+        const int64_t dropRun = writer->createRun(drop, "amp", 0, 1, "{}", 10);
+        writer->insertSteps(dropRun, steps(1, 5));
+        ws.window->session()->pollNow();
+
+        HistoryView* history = ws.window->history();
+        QTreeView* tree = history->tree();
+        QCOMPARE(tree->model()->rowCount(), 2);
+        history->setNameFilter("drop");
+        QCOMPARE(tree->model()->rowCount(), 1);
+        tree->setCurrentIndex(tree->model()->index(0, 0));
+
+        bool asked = false;
+        history->setConfirm([&](const QString&, const QString&) {
+            asked = true;
+            return false;  // the user says no
+        });
+        QVERIFY(!history->deleteSelected());
+        QVERIFY(asked);
+        QVERIFY(writer->experiment(drop).has_value());
+
+        history->setConfirm([](const QString&, const QString&) { return true; });
+        QVERIFY(history->deleteSelected());
+        QVERIFY(!writer->experiment(drop).has_value());
+        QCOMPARE(writer->stepCount(dropRun), int64_t(0));
+        history->setNameFilter("");
+        QCOMPARE(tree->model()->rowCount(), 1);
+        QVERIFY(writer->experiment(keep).has_value());
+
+        history->setStatusFilter("running");
+        QCOMPARE(tree->model()->rowCount(), 0);
+        history->setStatusFilter("queued");
+        QCOMPARE(tree->model()->rowCount(), 1);
+    }
+};
+
+QTEST_MAIN(StoreTest)
+#include "test_ui_store.moc"

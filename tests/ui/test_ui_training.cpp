@@ -1,0 +1,143 @@
+// The training worker behind the window: a tiny experiment end to end into the
+// plots, and Cancel in the middle of a run.
+#include <QAction>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "UiTestSupport.h"
+#include "core/store/Database.h"
+#include "ui/CompareView.h"
+#include "ui/ExperimentEditor.h"
+#include "ui/PlotPanel.h"
+#include "ui/PlotsView.h"
+#include "ui/RunDataCache.h"
+#include "ui/StoreSession.h"
+#include "ui/SummaryTableModel.h"
+#include "ui/TrainingController.h"
+#include "ui/TrainingWorker.h"
+
+using namespace ampbench;
+using namespace ampbench::ui;
+
+namespace {
+constexpr int kTrainTimeoutMs = 240000;
+}
+
+class TrainingTest : public QObject {
+    Q_OBJECT
+  private Q_SLOTS:
+    void initTestCase() { registerMetaTypes(); }
+
+    void tinyExperimentEndsInThePlots() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        ws.window->editor()->setSpec(test::tinySpec(8));
+        QVERIFY(ws.window->runAction()->isEnabled());
+
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
+        QSignalSpy started(worker, &TrainingWorker::runStarted);
+        QSignalSpy progress(worker, &TrainingWorker::progress);
+        QSignalSpy finishedRuns(worker, &TrainingWorker::runFinished);
+        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
+        QSignalSpy failed(worker, &TrainingWorker::failed);
+        QSignalSpy errors(ws.window.get(), &MainWindow::errorShown);
+
+        QVERIFY(ws.window->runExperiment());
+        QVERIFY(!ws.window->runAction()->isEnabled());  // one experiment at a time
+        QVERIFY(ws.window->cancelAction()->isEnabled());
+        QVERIFY(!ws.window->runExperiment());
+        QVERIFY(finished.wait(kTrainTimeoutMs));
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
+        QVERIFY(errors.isEmpty());
+        QCOMPARE(finished[0][1].toBool(), false);
+        QCOMPARE(planned.size(), 1);
+        const auto runIds = planned[0][1].value<QList<qint64>>();
+        QCOMPARE(runIds.size(), 3);
+        QCOMPARE(started.size(), 3);
+        QCOMPARE(finishedRuns.size(), 3);
+        for (const auto& args : finishedRuns) {
+            QVERIFY(args[1].value<train::RunStatus>() == train::RunStatus::Finished);
+        }
+        QVERIFY(!progress.isEmpty());
+        QTRY_VERIFY(ws.window->runAction()->isEnabled());
+
+        // The runs are ticked and shown: one loss curve per run, one point per step.
+        ws.window->session()->pollNow();
+        PlotsView* plots = ws.window->compare()->plots();
+        QTRY_COMPARE(ws.window->cache()->runs(), runIds);
+        plots->redrawNow();
+        const auto& curves = plots->lossPlot()->curves();
+        QCOMPARE(curves.size(), 3);
+        const int expected[] = {8, 8, 2};  // fp32, amp, amp-accum4 (K = 4)
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(curves[i]->data()->size(), expected[i]);
+            QVERIFY(curves[i]->name().contains(i == 0 ? "fp32" : "amp"));
+        }
+        QCOMPARE(plots->validationPlot()->curves().size(), 3);
+        QCOMPARE(plots->memoryPlot()->curves().size(), 3);
+        QCOMPARE(plots->stepTimePlot()->curves().size(), 3);
+        QCOMPARE(ws.window->compare()->summaryModel()->rowCount(), 3);
+        const QString tsv = ws.window->compare()->summaryTsv();
+        QVERIFY(tsv.startsWith("arm\truns\tmedian step"));
+        QCOMPARE(tsv.trimmed().count('\n'), 3);
+    }
+
+    void cancelMidRunLeavesACancelledRunWithRows() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        ws.window->editor()->setSpec(test::tinySpec(20000));
+        TrainingWorker* worker = ws.window->training()->worker();
+        train::TrainOptions options;
+        options.flush_every = 2;  // rows reach the store (and progress) early
+        worker->setTrainOptions(options);
+        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
+        QSignalSpy progress(worker, &TrainingWorker::progress);
+        QSignalSpy finishedRuns(worker, &TrainingWorker::runFinished);
+        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
+
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty() && progress.last()[1].toLongLong() >= 4,
+                                 kTrainTimeoutMs);
+        ws.window->cancelAction()->trigger();
+        QVERIFY(finished.size() == 1 || finished.wait(60000));
+        QCOMPARE(finished[0][1].toBool(), true);
+        QCOMPARE(finishedRuns.size(), 1);
+        QVERIFY(finishedRuns[0][1].value<train::RunStatus>() == train::RunStatus::Cancelled);
+
+        const auto runIds = planned[0][1].value<QList<qint64>>();
+        auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        const auto first = db->run(runIds[0]);
+        QVERIFY(first.has_value());
+        QVERIFY(first->status == train::RunStatus::Cancelled);
+        QVERIFY(db->stepCount(runIds[0]) >= 4);
+        QVERIFY(db->stepCount(runIds[0]) < 20000);
+        for (int i = 1; i < runIds.size(); ++i) {
+            QVERIFY(db->run(runIds[i])->status == train::RunStatus::Cancelled);
+            QCOMPARE(db->stepCount(runIds[i]), int64_t(0));
+        }
+        QTRY_VERIFY(ws.window->runAction()->isEnabled());
+        QVERIFY(!ws.window->cancelAction()->isEnabled());
+
+        // The cancelled run's rows are on show.
+        ws.window->session()->pollNow();
+        QTRY_COMPARE(ws.window->cache()->runs(), runIds);
+        ws.window->compare()->plots()->redrawNow();
+        QCOMPARE(ws.window->compare()->plots()->lossPlot()->curves().first()->data()->size(),
+                 static_cast<int>(db->stepCount(runIds[0])));
+    }
+
+    void badDatabaseFailsWithAMessage() {
+        // The worker opens its own connection; a folder is no database.
+        TrainingController controller;
+        QSignalSpy failed(controller.worker(), &TrainingWorker::failed);
+        QTemporaryDir dir;
+        QVERIFY(controller.start(test::tinySpec(), dir.path()));
+        QVERIFY(failed.wait(30000));
+        QVERIFY(failed[0][0].toString().contains("folder"));
+        QTRY_VERIFY(!controller.isRunning());
+    }
+};
+
+QTEST_MAIN(TrainingTest)
+#include "test_ui_training.moc"
