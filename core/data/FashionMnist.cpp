@@ -4,7 +4,10 @@
 #include <zlib.h>
 
 #include <array>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "core/data/DataError.h"
@@ -17,22 +20,57 @@ constexpr uint32_t kLabelsMagic = 0x00000801;  // unsigned byte, 1 dimension
 constexpr double kMean = 0.2860;               // Fashion-MNIST training pixels / 255
 constexpr double kStd = 0.3530;
 
-struct GzCloser {
-    void operator()(gzFile_s* f) const { gzclose(f); }
-};
-
-/// Reads an IDX file (gzip or plain: zlib reads both) into memory.
-class IdxFile {
-  public:
-    explicit IdxFile(const std::string& path) : path_(path) {
-        if (!std::filesystem::exists(path)) {
-            throw DataError(path + ": file not found");
+/// Whole file in memory, gunzipped when it starts with gzip's magic bytes. Uses
+/// zlib's inflate on a buffer rather than its gz* file API: one read, and error
+/// paths that stay inside our code.
+std::vector<uint8_t> readMaybeGzip(const std::string& path) {
+    if (!std::filesystem::exists(path)) {
+        throw DataError(path + ": file not found");
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw DataError(path + ": cannot open for reading");
+    }
+    std::vector<uint8_t> raw((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+    if (raw.size() < 2 || raw[0] != 0x1f || raw[1] != 0x8b) {
+        return raw;  // a plain IDX file
+    }
+    z_stream zs{};
+    if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+        throw DataError(path + ": zlib could not start decompressing");
+    }
+    std::vector<uint8_t> out;
+    out.resize(raw.size() * 4 + 1024);
+    zs.next_in = raw.data();
+    zs.avail_in = static_cast<uInt>(raw.size());
+    int rc = Z_OK;
+    while (rc != Z_STREAM_END) {
+        if (zs.total_out == out.size()) {
+            out.resize(out.size() * 2);
         }
-        file_.reset(gzopen(path.c_str(), "rb"));
-        if (!file_) {
-            throw DataError(path + ": cannot open for reading");
+        zs.next_out = out.data() + zs.total_out;
+        zs.avail_out = static_cast<uInt>(out.size() - zs.total_out);
+        rc = inflate(&zs, Z_NO_FLUSH);
+        if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
+            inflateEnd(&zs);
+            throw DataError(path + ": file is truncated: the gzip stream ends early");
+        }
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+            std::string msg = zs.msg ? zs.msg : "unknown zlib error";
+            inflateEnd(&zs);
+            throw DataError(path + ": corrupt gzip data (" + msg + ")");
         }
     }
+    out.resize(zs.total_out);
+    inflateEnd(&zs);
+    return out;
+}
+
+/// Reads big-endian IDX fields from a buffer, naming the file in every error.
+class IdxFile {
+  public:
+    explicit IdxFile(const std::string& path) : path_(path), data_(readMaybeGzip(path)) {}
 
     uint32_t readU32(const char* what) {
         std::array<unsigned char, 4> b{};
@@ -41,28 +79,19 @@ class IdxFile {
     }
 
     void readExact(void* dst, size_t n, const char* what) {
-        auto* p = static_cast<unsigned char*>(dst);
-        size_t done = 0;
-        while (done < n) {
-            unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - done, 1u << 30));
-            int got = gzread(file_.get(), p + done, chunk);
-            if (got < 0) {
-                int err = 0;
-                const char* msg = gzerror(file_.get(), &err);
-                throw DataError(path_ + ": corrupt gzip data while reading " + what + " (" +
-                                (msg ? msg : "unknown zlib error") + ")");
-            }
-            if (got == 0) {
-                throw DataError(path_ + ": file is truncated: expected " + std::to_string(n) +
-                                " bytes of " + what + ", got " + std::to_string(done));
-            }
-            done += static_cast<size_t>(got);
+        size_t left = data_.size() - pos_;
+        if (n > left) {
+            throw DataError(path_ + ": file is truncated: expected " + std::to_string(n) +
+                            " bytes of " + what + ", got " + std::to_string(left));
         }
+        std::memcpy(dst, data_.data() + pos_, n);
+        pos_ += n;
     }
 
+    size_t remaining() const { return data_.size() - pos_; }
+
     void expectEnd() {
-        unsigned char extra = 0;
-        if (gzread(file_.get(), &extra, 1) > 0) {
+        if (pos_ != data_.size()) {
             throw DataError(path_ + ": unexpected data after the last record");
         }
     }
@@ -79,7 +108,8 @@ class IdxFile {
 
   private:
     std::string path_;
-    std::unique_ptr<gzFile_s, GzCloser> file_;
+    std::vector<uint8_t> data_;
+    size_t pos_ = 0;
 };
 
 std::string findFile(const std::string& dir, const std::string& stem) {
@@ -118,7 +148,13 @@ IdxImages readIdxImages(const std::string& path) {
         throw DataError(path + ": implausible image size " + std::to_string(out.rows) + "x" +
                         std::to_string(out.cols));
     }
-    out.pixels.resize(static_cast<size_t>(out.count * out.rows * out.cols));
+    const auto need = static_cast<uint64_t>(out.count) * static_cast<uint64_t>(out.rows * out.cols);
+    if (need > f.remaining()) {
+        throw DataError(path + ": file is truncated: the header announces " +
+                        std::to_string(out.count) + " images (" + std::to_string(need) +
+                        " bytes) but " + std::to_string(f.remaining()) + " bytes follow");
+    }
+    out.pixels.resize(static_cast<size_t>(need));
     f.readExact(out.pixels.data(), out.pixels.size(), "pixels");
     f.expectEnd();
     return out;
@@ -127,7 +163,13 @@ IdxImages readIdxImages(const std::string& path) {
 std::vector<uint8_t> readIdxLabels(const std::string& path) {
     IdxFile f(path);
     f.checkMagic(kLabelsMagic, "label");
-    std::vector<uint8_t> labels(f.readU32("the label count"));
+    const uint32_t count = f.readU32("the label count");
+    if (count > f.remaining()) {
+        throw DataError(path + ": file is truncated: the header announces " +
+                        std::to_string(count) + " labels but " + std::to_string(f.remaining()) +
+                        " bytes follow");
+    }
+    std::vector<uint8_t> labels(count);
     f.readExact(labels.data(), labels.size(), "labels");
     f.expectEnd();
     for (uint8_t l : labels) {
