@@ -8,7 +8,8 @@
 # header-only and -dev packages unpacked (SQLite, zlib, nlohmann-json, CLI11,
 # GoogleTest's source) and Fashion-MNIST's four files. Run it with the device tool:
 #   run(command="bash bench/device.sh", carry=[".deps"])
-#   BENCH_ARGS=--quick for a short benchmark; WORKLOADS=cnn,resnet50,gpt2.
+#   BENCH_ARGS=--quick for a short benchmark; WORKLOADS=cnn,resnet50,gpt2;
+#   MODE=capacity: GPU tests, then max-batch searches and the cost of checkpointing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/ampbench-out}
@@ -41,10 +42,33 @@ cmake --build build/cuda -j"$(nproc)" > "$OUT/build.log" 2>&1 || { grep -E "erro
 echo "built in $(( $(date +%s) - t0 )) s"
 
 echo "== tests"
+if [[ "${MODE:-bench}" == capacity ]]; then
+    ./build/cuda/tests/test_engine --gtest_filter='Cuda.*:Checkpoint*:FashionMnist.*:BatchFinder.*' 2>&1 \
+        | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|tests? ran" | head -20
+else
 (cd build/cuda && ctest --output-on-failure -j4 > "$OUT/tests.log" 2>&1) || { grep -E "Failed|FAILED|Failure" -A8 "$OUT/tests.log" | head -80; tail -5 "$OUT/tests.log"; }
 grep -E "tests passed|Skipped|SKIPPED|skip" "$OUT/tests.log" | tail -12 || true
 ./build/cuda/tests/test_engine --gtest_filter='Cuda.*' 2>&1 | grep -E "OK|SKIPPED|FAILED|PASSED" | head -12
+fi
 
+if [[ "${MODE:-bench}" == capacity ]]; then
+    CLI=./build/cuda/app/ampbench-cli
+    FB="find-batch --trial-steps 1 --resolution 0.05 --max-trials 10 -q"
+    echo "== max batch: ResNet-50 224x224 (SGD momentum)"
+    timeout 240 $CLI --db "$OUT/capacity.db" $FB --preset resnet50-synthetic --start 256 \
+        --arm fp32=fp32 --arm amp-fp16=amp-fp16 --arm amp-bf16=amp-bf16 --arm fp16-ckpt=amp-fp16,checkpoint \
+        | tee "$OUT/capacity-resnet50.txt" || echo "(stopped: time limit)"
+    echo "== max batch: GPT-2-small-shaped decoder, sequence 1024 (AdamW)"
+    timeout 200 $CLI --db "$OUT/capacity.db" $FB --preset gpt2-small-synthetic --start 32 \
+        --arm fp32=fp32 --arm amp-fp16=amp-fp16 --arm amp-bf16=amp-bf16 --arm fp16-ckpt=amp-fp16,checkpoint \
+        | tee "$OUT/capacity-gpt2.txt" || echo "(stopped: time limit)"
+    echo "== step-time cost of checkpointing at the presets' batch"
+    for p in resnet50-synthetic gpt2-small-synthetic; do
+        timeout 90 $CLI --db "$OUT/ckpt.db" run --preset $p --steps 25 --warmup 5 --eval-batches 1 -q \
+            --arm amp-fp16=amp-fp16 --arm fp16-ckpt=amp-fp16,checkpoint || echo "(stopped)"
+    done
+    exit 0
+fi
 echo "== benchmarks (ours)"
 ./build/cuda/bench/bench_workloads --workloads "$WORKLOADS" $BENCH_ARGS --db "$OUT/bench.db" | tee "$OUT/ours.txt" | grep -v '^CELL'
 echo "== benchmarks (PyTorch reference)"

@@ -37,7 +37,18 @@ struct RunOverrides {
     bool quiet = false;
 };
 
+struct FindBatchOptions {
+    int64_t budget_bytes = 0;  ///< 0: device limit (CUDA) or half the RAM (CPU)
+    double margin = 0.05;
+    int64_t start = 8;
+    int64_t upper_bound = 65536;
+    int trial_steps = 3;
+    int max_trials = 30;
+    double resolution = 0.0;
+};
+
 int commandRun(const std::string& db_path, const RunOverrides& o);
+int commandFindBatch(const std::string& db_path, const RunOverrides& o, const FindBatchOptions& f);
 int commandList(const std::string& db_path);
 int commandShow(const std::string& db_path, int64_t run_id, bool experiment);
 int commandExport(const std::string& db_path, const std::vector<int64_t>& run_ids,

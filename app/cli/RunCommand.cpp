@@ -10,6 +10,7 @@
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
+#include "cli/Interrupt.h"
 #include "cli/Progress.h"
 #include "core/analysis/ComparisonTable.h"
 #include "core/analysis/Summary.h"
@@ -24,14 +25,6 @@
 
 namespace ampbench::cli {
 namespace {
-
-train::CancelToken* g_cancel = nullptr;  // set while runs execute; read by the signal handler
-
-extern "C" void onInterrupt(int) {
-    if (g_cancel) {
-        g_cancel->cancel();
-    }
-}
 
 bool readFile(const std::string& path, std::string& out) {
     std::ifstream in(path, std::ios::binary);
@@ -188,9 +181,7 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
                      plan.runs.size(), device.c_str(), db_path.c_str());
     }
     train::CancelToken cancel;
-    g_cancel = &cancel;
-    auto previous_int = std::signal(SIGINT, onInterrupt);
-    auto previous_term = std::signal(SIGTERM, onInterrupt);
+    auto interrupt = std::make_unique<InterruptScope>(cancel);
     Progress progress(static_cast<int>(plan.runs.size()), isatty(STDERR_FILENO) != 0, o.quiet);
     bool failed = false;
     std::string env_text;
@@ -200,9 +191,7 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
         auto outcome = train::executeRun(*db, spec, run, cancel, &progress);
         failed = failed || outcome.status == train::RunStatus::Failed;
     }
-    std::signal(SIGINT, previous_int);
-    std::signal(SIGTERM, previous_term);
-    g_cancel = nullptr;
+    interrupt.reset();
     if (cancel.cancelled()) {
         train::cancelQueued(*db, plan);
     }

@@ -5,10 +5,52 @@
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
+#include "core/analysis/Format.h"
 #include "core/config/Presets.h"
 #include "core/store/Paths.h"
+#ifdef AMPBENCH_WITH_REPORTS
+#include "cli/ReportCommand.h"
+#endif
 
 using namespace ampbench;
+
+namespace {
+
+/// Flags that build an experiment spec, shared by `run` and `find-batch`.
+void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
+    auto* preset = cmd->add_option("--preset", ro.preset, "built-in experiment")
+                       ->check(CLI::IsMember(config::presetNames()));
+    cmd->add_option("--config", ro.config_file, "experiment spec as JSON")
+        ->check(CLI::ExistingFile)
+        ->excludes(preset);
+    cmd->add_option("--name", ro.name, "experiment name");
+    cmd->add_option("--steps", ro.steps, "micro-batches per run (every arm sees the same samples)");
+    cmd->add_option("--epochs", ro.epochs,
+                    "whole passes over the training part (overrides --steps)");
+    cmd->add_option("--micro-batch", ro.micro_batch, "samples per micro-batch");
+    cmd->add_option("--lr", ro.lr, "base learning rate (before each arm's LR rule)");
+    cmd->add_option("--optimizer", ro.optimizer, "sgd | adamw");
+    cmd->add_option("--weight-decay", ro.weight_decay, "weight decay");
+    cmd->add_option("--model", ro.model, "mlp | cnn | resnet | transformer");
+    cmd->add_option("--width", ro.width, "model width (channels or hidden units)");
+    cmd->add_option("--depth", ro.depth, "model depth (stages, layers)");
+    cmd->add_option("--dataset", ro.dataset, "fashion-mnist | synthetic-images | synthetic-tokens");
+    cmd->add_option("--data", ro.data_dir, "folder with Fashion-MNIST's four IDX .gz files");
+    cmd->add_option("--device", ro.device, "auto | cpu | cuda");
+    cmd->add_option("--threads", ro.threads, "CPU threads for LibTorch (0 = default)");
+    cmd->add_option("--warmup", ro.warmup, "optimizer steps excluded from timing");
+    cmd->add_option("--eval-interval", ro.eval_interval,
+                    "micro-batches between evaluations (0 = end)");
+    cmd->add_option("--eval-batches", ro.eval_batches,
+                    "validation batches per evaluation (0 = all)");
+    cmd->add_option("--seeds", ro.seeds, "seeds, e.g. --seeds 1 2 3")->expected(1, -1);
+    cmd->add_option("--arm", ro.arms,
+                    "arm as NAME=PRECISION[,accum=K][,lr=linear|sqrt|none][,clip=X][,tf32]; "
+                    "repeat to replace the preset's arms")
+        ->expected(1, -1);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{
@@ -22,39 +64,34 @@ int main(int argc, char** argv) {
     cli::RunOverrides ro;
     auto* run = app.add_subcommand(
         "run", "train an experiment (default: the three-arm Fashion-MNIST comparison)");
-    auto* preset = run->add_option("--preset", ro.preset, "built-in experiment")
-                       ->check(CLI::IsMember(config::presetNames()));
-    run->add_option("--config", ro.config_file, "experiment spec as JSON")
-        ->check(CLI::ExistingFile)
-        ->excludes(preset);
-    run->add_option("--name", ro.name, "experiment name");
-    run->add_option("--steps", ro.steps, "micro-batches per run (every arm sees the same samples)");
-    run->add_option("--epochs", ro.epochs,
-                    "whole passes over the training part (overrides --steps)");
-    run->add_option("--micro-batch", ro.micro_batch, "samples per micro-batch");
-    run->add_option("--lr", ro.lr, "base learning rate (before each arm's LR rule)");
-    run->add_option("--optimizer", ro.optimizer, "sgd | adamw");
-    run->add_option("--weight-decay", ro.weight_decay, "weight decay");
-    run->add_option("--model", ro.model, "mlp | cnn | resnet | transformer");
-    run->add_option("--width", ro.width, "model width (channels or hidden units)");
-    run->add_option("--depth", ro.depth, "model depth (stages, layers)");
-    run->add_option("--dataset", ro.dataset, "fashion-mnist | synthetic-images | synthetic-tokens");
-    run->add_option("--data", ro.data_dir, "folder with Fashion-MNIST's four IDX .gz files");
-    run->add_option("--device", ro.device, "auto | cpu | cuda");
-    run->add_option("--threads", ro.threads, "CPU threads for LibTorch (0 = default)");
-    run->add_option("--warmup", ro.warmup, "optimizer steps excluded from timing");
-    run->add_option("--eval-interval", ro.eval_interval,
-                    "micro-batches between evaluations (0 = end)");
-    run->add_option("--eval-batches", ro.eval_batches,
-                    "validation batches per evaluation (0 = all)");
-    run->add_option("--seeds", ro.seeds, "seeds, e.g. --seeds 1 2 3")->expected(1, -1);
-    run->add_option("--arm", ro.arms,
-                    "arm as NAME=PRECISION[,accum=K][,lr=linear|sqrt|none][,clip=X][,tf32]; "
-                    "repeat to replace the preset's arms")
-        ->expected(1, -1);
+    addSpecOptions(run, ro);
     run->add_option("--save-spec", ro.save_spec, "write the resolved spec as JSON to this file");
     run->add_flag("--dry-run", ro.dry_run, "validate and print the spec; train nothing");
     run->add_flag("-q,--quiet", ro.quiet, "no progress output");
+
+    cli::RunOverrides fo;
+    cli::FindBatchOptions fb;
+    std::string budget;
+    auto* find = app.add_subcommand(
+        "find-batch",
+        "find the largest micro-batch each arm trains at (precision x checkpointing)");
+    addSpecOptions(find, fo);
+    find->add_option("--budget", budget,
+                     "peak-memory limit, e.g. 8G or 512M (default: the GPU's memory on CUDA, half "
+                     "the RAM on CPU)");
+    find->add_option("--margin", fb.margin, "safety margin below the max batch (0.05 = 5%)")
+        ->check(CLI::Range(0.0, 0.9));
+    find->add_option("--start", fb.start, "first batch tried")->check(CLI::PositiveNumber);
+    find->add_option("--max-batch", fb.upper_bound, "never try more than this")
+        ->check(CLI::PositiveNumber);
+    find->add_option("--trial-steps", fb.trial_steps, "optimizer steps per trial")
+        ->check(CLI::Range(1, 100));
+    find->add_option("--max-trials", fb.max_trials, "trials per arm at most")
+        ->check(CLI::Range(1, 200));
+    find->add_option("--resolution", fb.resolution,
+                     "stop bisecting within this fraction of the max batch (0 = exact)")
+        ->check(CLI::Range(0.0, 0.5));
+    find->add_flag("-q,--quiet", fo.quiet, "no per-trial lines");
 
     app.add_subcommand("list", "list experiments and their runs");
     app.add_subcommand("presets", "list the built-in experiments");
@@ -77,6 +114,11 @@ int main(int argc, char** argv) {
     exp->add_option("--json", json, "JSON file");
     exp->add_flag("-e,--experiment", export_experiment, "IDs name experiments");
 
+#ifdef AMPBENCH_WITH_REPORTS
+    cli::ReportOptions report_options;
+    auto* report = cli::addReportCommand(app, report_options);
+#endif
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -90,6 +132,19 @@ int main(int argc, char** argv) {
     if (run->parsed()) {
         return cli::commandRun(db, ro);
     }
+    if (find->parsed()) {
+        if (!budget.empty()) {
+            auto bytes = analysis::parseByteSize(budget);
+            if (!bytes || *bytes <= 0) {
+                std::fprintf(stderr,
+                             "--budget %s: expected a size such as 8G, 512M or 1073741824\n",
+                             budget.c_str());
+                return cli::kUsage;
+            }
+            fb.budget_bytes = *bytes;
+        }
+        return cli::commandFindBatch(db, fo, fb);
+    }
     if (app.got_subcommand("list")) {
         return cli::commandList(db);
     }
@@ -99,5 +154,10 @@ int main(int argc, char** argv) {
     if (show->parsed()) {
         return cli::commandShow(db, show_id, show_experiment);
     }
+#ifdef AMPBENCH_WITH_REPORTS
+    if (report->parsed()) {
+        return cli::commandReport(db, report_options);
+    }
+#endif
     return cli::commandExport(db, export_ids, csv, json, export_experiment);
 }

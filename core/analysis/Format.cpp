@@ -1,5 +1,6 @@
 #include "core/analysis/Format.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -83,6 +84,38 @@ std::string formatNumber(double value, int decimals) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
     return buf;
+}
+
+std::optional<int64_t> parseByteSize(const std::string& text) {
+    size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (...) {
+        return std::nullopt;
+    }
+    std::string unit = text.substr(used);
+    for (auto& c : unit) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    double mult = 1;
+    if (unit.empty() || unit == "b") {
+        mult = 1;
+    } else if (unit == "k" || unit == "kb" || unit == "kib") {
+        mult = 1024.0;
+    } else if (unit == "m" || unit == "mb" || unit == "mib") {
+        mult = 1024.0 * 1024.0;
+    } else if (unit == "g" || unit == "gb" || unit == "gib") {
+        mult = 1024.0 * 1024.0 * 1024.0;
+    } else if (unit == "t" || unit == "tb" || unit == "tib") {
+        mult = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+    } else {
+        return std::nullopt;
+    }
+    if (!std::isfinite(v) || v < 0 || v * mult > 9.0e18) {
+        return std::nullopt;
+    }
+    return static_cast<int64_t>(v * mult);
 }
 
 size_t displayWidth(const std::string& text) {

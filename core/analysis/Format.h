@@ -1,6 +1,7 @@
 #pragma once
 // Text formatting of figures for tables and reports. Pure functions.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@ std::string formatDuration(double seconds);  ///< "1:02:03" or "2:03"
 std::string formatRatio(double ratio);       ///< "1.23×"; "–" for NaN
 std::string formatPercent(double fraction, int decimals = 1);  ///< "87.3%"
 std::string formatNumber(double value, int decimals);          ///< fixed; "–" for NaN
+
+/// "8G", "512M", "1.5GiB", "64k", "1073741824" → bytes (binary units); nullopt if malformed.
+std::optional<int64_t> parseByteSize(const std::string& text);
 
 /// A plain-text table with aligned columns (UTF-8 aware for width).
 class TextTable {

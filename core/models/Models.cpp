@@ -7,6 +7,8 @@
 #include <torch/nn/modules/pooling.h>
 #include <torch/version.h>
 
+#include "core/models/Checkpoint.h"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -143,7 +145,10 @@ ResNetImpl::ResNetImpl(const config::ModelSpec& spec, const data::InputShape& sh
 at::Tensor ResNetImpl::forward(const at::Tensor& input) {
     auto x = stem_->forward(input);
     for (const auto& block : *blocks_) {
-        x = block->as<ResidualBlock>()->forward(x);
+        auto* b = block->as<ResidualBlock>();
+        x = checkpointing_ && is_training()
+                ? checkpoint([b](const at::Tensor& in) { return b->forward(in); }, x)
+                : b->forward(x);
     }
     x = x.mean({2, 3});
     return head_->forward(x);
@@ -213,7 +218,10 @@ at::Tensor TransformerImpl::forward(const at::Tensor& tokens) {
     auto positions = at::arange(t, tokens.options().dtype(at::kLong));
     auto x = drop_->forward(tok_->forward(tokens) + pos_->forward(positions));
     for (const auto& block : *blocks_) {
-        x = block->as<DecoderBlock>()->forward(x);
+        auto* b = block->as<DecoderBlock>();
+        x = checkpointing_ && is_training()
+                ? checkpoint([b](const at::Tensor& in) { return b->forward(in); }, x)
+                : b->forward(x);
     }
     return head_->forward(ln_f_->forward(x));
 }

@@ -24,6 +24,14 @@ class Network : public torch::nn::Module {
     virtual at::Tensor forward(const at::Tensor& input) = 0;
     /// Whether the model has convolutions (so channels-last can apply).
     virtual bool convolutional() const { return false; }
+    /// Whether the model has blocks that gradient checkpointing can recompute.
+    virtual bool checkpointable() const { return false; }
+    /// Recompute each block's activations in backward instead of keeping them.
+    void setCheckpointing(bool on) { checkpointing_ = on; }
+    bool checkpointing() const { return checkpointing_; }
+
+  protected:
+    bool checkpointing_ = false;
 };
 
 class MlpImpl : public Network {
@@ -74,6 +82,7 @@ class ResNetImpl : public Network {
     ResNetImpl(const config::ModelSpec& spec, const data::InputShape& shape);
     at::Tensor forward(const at::Tensor& input) override;
     bool convolutional() const override { return true; }
+    bool checkpointable() const override { return true; }
 
   private:
     torch::nn::Sequential stem_{nullptr};
@@ -103,6 +112,7 @@ class TransformerImpl : public Network {
   public:
     TransformerImpl(const config::ModelSpec& spec, const data::InputShape& shape);
     at::Tensor forward(const at::Tensor& tokens) override;
+    bool checkpointable() const override { return true; }
 
   private:
     torch::nn::Embedding tok_{nullptr}, pos_{nullptr};

@@ -19,7 +19,7 @@ namespace ampbench::store {
 /// is not a workbench database, or one from a newer schema.
 class Database {
   public:
-    static constexpr int kSchemaVersion = 1;
+    static constexpr int kSchemaVersion = 2;
 
     enum class Mode { ReadWrite, ReadOnly };
     static std::unique_ptr<Database> open(const std::string& path, Mode mode = Mode::ReadWrite);

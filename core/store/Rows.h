@@ -36,3 +36,37 @@ struct RunRow {
 };
 
 }  // namespace ampbench::store
+
+namespace ampbench::store {
+
+/// One trial of the max-batch finder.
+struct BatchTrialRow {
+    int64_t batch = 0;
+    std::string outcome;  ///< fits | out_of_memory | over_budget | predicted_over_budget | error
+    int64_t peak_bytes = 0;
+    double step_ms = 0;
+    std::string message;
+};
+
+/// One max-batch search: an arm (precision × checkpointing) on a device.
+struct BatchSearchRow {
+    int64_t id = 0;
+    int64_t experiment_id = 0;  ///< 0 when not tied to an experiment
+    std::string arm;
+    std::string precision;  ///< resolved precision
+    bool checkpointing = false;
+    std::string device;
+    int64_t budget_bytes = 0;  ///< 0: the device's own limit (CUDA)
+    double margin = 0.05;
+    int64_t max_batch = 0;      ///< largest micro-batch that trained
+    int64_t safe_batch = 0;     ///< max_batch less the margin
+    int64_t first_failure = 0;  ///< smallest micro-batch that did not fit (0: none found)
+    int64_t peak_at_max = 0;
+    std::string status;  ///< running | finished | cancelled | failed
+    std::string note;    ///< error text, or why the search stopped
+    std::string spec_json;
+    std::string created_at;
+    std::vector<BatchTrialRow> trials;
+};
+
+}  // namespace ampbench::store

@@ -17,8 +17,8 @@ namespace {
 
 // Every table any schema version has created; a file with application_id 0
 // holding other tables belongs to some other program.
-constexpr std::array<const char*, 5> kOurTables = {"experiments", "runs", "steps", "evals",
-                                                   "events"};
+constexpr std::array<const char*, 7> kOurTables = {
+    "batch_searches", "batch_trials", "experiments", "runs", "steps", "evals", "events"};
 
 // v0 -> v1: everything.
 void createV1(sqlite3* db, const std::string& path) {
@@ -90,9 +90,45 @@ CREATE INDEX events_by_run_step ON events(run_id, step);
          "creating the schema (version 1)");
 }
 
+// Version 2: results of the max-batch finder.
+void createV2(sqlite3* db, const std::string& path) {
+    exec(db, path, R"sql(
+CREATE TABLE batch_searches (
+    id             INTEGER PRIMARY KEY,
+    experiment_id  INTEGER REFERENCES experiments(id) ON DELETE CASCADE,
+    arm            TEXT NOT NULL,
+    precision      TEXT NOT NULL,
+    checkpointing  INTEGER NOT NULL DEFAULT 0,
+    device         TEXT NOT NULL,
+    budget_bytes   INTEGER NOT NULL DEFAULT 0,
+    margin         REAL NOT NULL,
+    max_batch      INTEGER NOT NULL DEFAULT 0,
+    safe_batch     INTEGER NOT NULL DEFAULT 0,
+    first_failure  INTEGER NOT NULL DEFAULT 0,
+    peak_at_max    INTEGER NOT NULL DEFAULT 0,
+    status         TEXT NOT NULL,
+    note           TEXT NOT NULL DEFAULT '',
+    spec_json      TEXT NOT NULL,
+    created_at     TEXT NOT NULL
+);
+CREATE TABLE batch_trials (
+    search_id   INTEGER NOT NULL REFERENCES batch_searches(id) ON DELETE CASCADE,
+    idx         INTEGER NOT NULL,
+    batch       INTEGER NOT NULL,
+    outcome     TEXT NOT NULL,
+    peak_bytes  INTEGER NOT NULL DEFAULT 0,
+    step_ms     REAL,
+    message     TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (search_id, idx)
+) WITHOUT ROWID;
+CREATE INDEX batch_searches_by_experiment ON batch_searches(experiment_id);
+)sql",
+         "adding the max-batch tables (version 2)");
+}
+
 using Migration = void (*)(sqlite3*, const std::string&);
-// kMigrations[n] takes a database from version n to n + 1. Add v1 -> v2 here.
-constexpr std::array<Migration, 1> kMigrations = {&createV1};
+// kMigrations[n] takes a database from version n to n + 1.
+constexpr std::array<Migration, 2> kMigrations = {&createV1, &createV2};
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);

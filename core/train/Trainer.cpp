@@ -143,10 +143,6 @@ void RunLoop::setUp() {
                          " by this LibTorch (1.13 CPU autocast takes bf16 only): use amp-bf16 "
                          "or run on CUDA");
     }
-    if (arm_.checkpointing) {
-        throw RunFailure("arm '" + arm_.name +
-                         "': gradient checkpointing is not available in this version");
-    }
     if (cuda) {
         auto& ctx = at::globalContext();
         ctx.setAllowTF32CuBLAS(arm_.tf32);
@@ -158,6 +154,13 @@ void RunLoop::setUp() {
     shape_ = dataset_->shape();
     model_ = models::makeModel(spec_.model, shape_);
     model_->to(device_);
+    if (arm_.checkpointing) {
+        if (!model_->checkpointable()) {
+            throw RunFailure("arm '" + arm_.name + "': model '" + spec_.model.name +
+                             "' has no blocks to checkpoint (resnet and transformer do)");
+        }
+        model_->setCheckpointing(true);
+    }
     if (arm_.channels_last) {
         if (!model_->convolutional()) {
             throw RunFailure("arm '" + arm_.name + "': channels_last needs a convolutional model");
@@ -228,7 +231,7 @@ at::Tensor RunLoop::lossOf(const at::Tensor& logits, const at::Tensor& target) c
 
 bool RunLoop::evalDue(int64_t s) const {
     if (s == planned_) {
-        return true;
+        return opt_.final_eval;
     }
     if (spec_.eval_interval <= 0) {
         return false;

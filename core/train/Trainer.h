@@ -23,6 +23,8 @@ struct TrainOptions {
     /// Called on the training thread before each micro-batch with its 1-based
     /// count; the cancel token is checked right after it.
     std::function<void(int64_t)> before_micro_batch;
+    /// Evaluate at the last step (capacity trials turn it off).
+    bool final_eval = true;
 };
 
 /// Trains one arm with one seed and reports every step, evaluation and event to

@@ -9,8 +9,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+
 #include <regex>
 #include <sstream>
+#include "core/store/BatchSearchStore.h"
 
 #include "core/store/Database.h"
 #include "core/store/Export.h"
@@ -442,7 +444,10 @@ TEST_F(StoreTest, RefusesNewerSchemaUntouched) {
     const std::string msg =
         expectStoreError(StoreError::Kind::NewerSchema, [&] { Database::open(path); });
     EXPECT_NE(msg.find(path), std::string::npos) << msg;
-    EXPECT_NE(msg.find("newer ampbench (schema 2, this build reads up to 1)"), std::string::npos)
+    EXPECT_NE(
+        msg.find("newer ampbench (schema " + std::to_string(Database::kSchemaVersion + 1) +
+                 ", this build reads up to " + std::to_string(Database::kSchemaVersion) + ")"),
+        std::string::npos)
         << msg;
     expectStoreError(StoreError::Kind::NewerSchema,
                      [&] { Database::open(path, Database::Mode::ReadOnly); });
@@ -589,4 +594,43 @@ TEST_F(StoreTest, JsonExportParses) {
     EXPECT_EQ(run.at("steps")[4].at("grad_norm"), "inf");
     EXPECT_EQ(run.at("evals").size(), 1u);
     EXPECT_EQ(run.at("events")[0].at("kind"), "skipped_step");
+}
+
+// A database of schema 1 (before the max-batch tables) is migrated in place and
+// keeps its rows.
+TEST(StoreMigration, Version1IsMigratedKeepingRows) {
+    auto path = (std::filesystem::temp_directory_path() /
+                 ("ampbench-v1-" + std::to_string(::getpid()) + ".db"))
+                    .string();
+    std::filesystem::remove(path);
+    {
+        auto db = Database::open(path);
+        auto e = db->createExperiment("old", "{}");
+        db->createRun(e, "fp32", 0, 1, "{}", 10);
+    }
+    {
+        // Turn it back into what version 1 wrote.
+        sqlite3* raw = nullptr;
+        ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(raw,
+                               "DROP TABLE batch_trials; DROP TABLE batch_searches; "
+                               "PRAGMA user_version = 1;",
+                               nullptr, nullptr, nullptr),
+                  SQLITE_OK);
+        sqlite3_close(raw);
+    }
+    auto db = Database::open(path);
+    EXPECT_EQ(db->experiments().size(), 1u);
+    EXPECT_EQ(db->runs().size(), 1u);
+    ampbench::store::BatchSearchStore searches(*db);
+    ampbench::store::BatchSearchRow row;
+    row.arm = "fp32";
+    row.precision = "fp32";
+    row.device = "cpu";
+    row.spec_json = "{}";
+    auto id = searches.create(row);
+    searches.addTrial(id, 0, {64, "fits", 1000, 1.5, ""});
+    EXPECT_EQ(searches.searches().at(0).trials.size(), 1u);
+    db.reset();
+    std::filesystem::remove(path);
 }

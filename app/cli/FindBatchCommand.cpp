@@ -1,0 +1,103 @@
+// `ampbench-cli find-batch`: the largest micro-batch each arm trains at.
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+
+#include "cli/Commands.h"
+#include "cli/ExitCodes.h"
+#include "cli/Interrupt.h"
+#include "core/analysis/Format.h"
+#include "core/data/DataError.h"
+#include "core/store/Database.h"
+#include "core/train/Capacity.h"
+#include "core/train/Trainer.h"
+
+namespace ampbench::cli {
+int commandFindBatch(const std::string& db_path, const RunOverrides& o, const FindBatchOptions& f) {
+    config::ExperimentSpec spec;
+    if (!buildSpec(o, spec)) {
+        return kUsage;
+    }
+    std::string device;
+    try {
+        device = train::resolveDevice(spec.device);
+        train::trainingSetSize(spec.data);
+    } catch (const data::DataError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kDataMissing;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kUsage;
+    }
+    std::unique_ptr<store::Database> db;
+    try {
+        db = store::Database::open(db_path);
+    } catch (const store::StoreError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kStoreError;
+    }
+    train::CapacityOptions opts;
+    opts.budget_bytes = f.budget_bytes;
+    opts.trial_steps = f.trial_steps;
+    opts.finder.start = f.start;
+    opts.finder.upper_bound = f.upper_bound;
+    opts.finder.margin = f.margin;
+    opts.finder.max_trials = f.max_trials;
+    opts.finder.resolution = f.resolution;
+    const bool cpu = device == "cpu";
+    std::fprintf(stderr, "max-batch search on %s; %s\n", device.c_str(),
+                 cpu ? ("budget " +
+                        analysis::formatBytes(opts.budget_bytes > 0 ? opts.budget_bytes
+                                                                    : train::defaultCpuBudget()) +
+                        " of peak resident memory")
+                           .c_str()
+                     : (opts.budget_bytes > 0 ? "budget " + analysis::formatBytes(opts.budget_bytes)
+                                              : std::string("up to the device's memory"))
+                           .c_str());
+    train::CancelToken cancel;
+    std::vector<train::ArmCapacity> results;
+    InterruptScope interrupt(cancel);
+    bool failed = false;
+    for (size_t i = 0; i < spec.arms.size() && !cancel.cancelled(); ++i) {
+        const auto& arm = spec.arms[i];
+        auto cap = train::findArmCapacity(
+            spec, static_cast<int>(i), opts, cancel, db.get(), 0, [&](const train::BatchTrial& t) {
+                if (!o.quiet) {
+                    std::fprintf(stderr, "  %-14s batch %6lld: %-22s peak %s%s%s\n",
+                                 arm.name.c_str(), static_cast<long long>(t.batch),
+                                 train::toString(t.outcome).c_str(),
+                                 analysis::formatBytes(t.peak_bytes).c_str(),
+                                 t.message.empty() || t.fits() ? "" : "  ",
+                                 t.fits() ? "" : t.message.substr(0, 100).c_str());
+                }
+            });
+        failed = failed || !cap.result.error.empty();
+        results.push_back(std::move(cap));
+    }
+
+    analysis::TextTable t({"arm", "precision", "ckpt", "max batch", "safe batch", "fails at",
+                           "peak at max", "vs first", "trials", "result"});
+    t.alignRight({3, 4, 5, 6, 7, 8});
+    const double base =
+        results.empty() ? 0.0 : static_cast<double>(results.front().result.max_batch);
+    for (const auto& c : results) {
+        const auto& r = c.result;
+        t.addRow({c.arm, c.precision, c.checkpointing ? "yes" : "no", std::to_string(r.max_batch),
+                  std::to_string(r.safe_batch),
+                  r.first_failure > 0 ? std::to_string(r.first_failure) : "\xE2\x80\x93",
+                  analysis::formatBytes(r.peak_at_max),
+                  analysis::formatRatio(base > 0 ? double(r.max_batch) / base : NAN),
+                  std::to_string(r.trials.size()), r.summary()});
+    }
+    std::printf("%s", t.render().c_str());
+    std::printf("safe batch = max batch less a %.0f%% margin; searches recorded in %s\n",
+                opts.finder.margin * 100.0, db_path.c_str());
+    if (cancel.cancelled()) {
+        std::fprintf(stderr,
+                     "cancelled: the trials so far are kept and the search marked cancelled\n");
+        return kCancelled;
+    }
+    return failed ? kRunsFailed : kOk;
+}
+
+}  // namespace ampbench::cli

@@ -1,0 +1,396 @@
+// Alignment, noise band, health, gains and verdicts on synthetic runs whose
+// answer is known by construction.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "core/analysis/AnalysisJson.h"
+#include "core/analysis/ExperimentAnalysis.h"
+#include "core/analysis/StudentT.h"
+
+using namespace ampbench;
+using namespace ampbench::analysis;
+
+namespace {
+
+constexpr int64_t kMicroBatch = 64;
+constexpr int64_t kMicroBatches = 400;
+
+/// A loss curve over samples seen with a seed-dependent offset and small step noise:
+/// seeds 1, 2, 3 sit at −σ, 0, +σ with σ = 0.02, so the band half-width is about 0.04.
+double lossAt(double samples, uint64_t seed, double shift) {
+    const double seed_offset = (static_cast<double>(seed) - 2.0) * 0.02;
+    return 2.0 * std::exp(-samples / 6000.0) + 0.3 + seed_offset + shift;
+}
+
+struct RunShape {
+    std::string arm = "fp32";
+    uint64_t seed = 1;
+    int accumulation = 1;
+    double shift = 0;          ///< added to the loss everywhere
+    double accuracy = 0.85;    ///< final validation accuracy
+    double ms_per_sample = 1;  ///< step time ÷ samples
+    std::string precision = "fp32";
+    std::string lr_rule = "linear";
+    double loss_scale = 1;
+    train::RunStatus status = train::RunStatus::Finished;
+};
+
+RunData makeRun(int64_t id, const RunShape& s) {
+    RunData r;
+    r.row.id = id;
+    r.row.experiment_id = 1;
+    r.row.arm = s.arm;
+    r.row.seed = s.seed;
+    r.row.status = s.status;
+    nlohmann::json arm = {{"name", s.arm},
+                          {"precision", s.precision},
+                          {"accumulation", s.accumulation},
+                          {"lr_rule", s.lr_rule},
+                          {"lr", 0.05},
+                          {"effective_batch", kMicroBatch * s.accumulation}};
+    r.row.spec_json = arm.dump();
+    r.row.env_json = R"({"device":"cpu","device_name":"test","hostname":"h"})";
+    std::mt19937_64 rng(s.seed * 7919 + static_cast<uint64_t>(id));
+    std::normal_distribution<double> noise(0.0, 0.01);
+    const int64_t steps = kMicroBatches / s.accumulation;
+    r.row.planned_steps = steps;
+    for (int64_t i = 1; i <= steps; ++i) {
+        train::StepRecord st;
+        st.step = i;
+        st.samples = i * kMicroBatch * s.accumulation;
+        st.loss = lossAt(static_cast<double>(st.samples), s.seed, s.shift) + noise(rng);
+        st.loss_scale = s.loss_scale;
+        st.timed = i > 2;
+        st.step_ms = s.ms_per_sample * static_cast<double>(kMicroBatch * s.accumulation) *
+                     (1.0 + 0.05 * noise(rng) / 0.01);
+        st.data_wait_ms = 0.01 * st.step_ms;
+        st.mem_peak = 100 << 20;
+        r.steps.push_back(st);
+    }
+    r.row.last_step = steps;
+    train::EvalRecord ev;
+    ev.step = steps;
+    ev.samples = r.steps.back().samples;
+    ev.val_accuracy = s.accuracy;
+    ev.val_loss = r.steps.back().loss;
+    r.evals.push_back(ev);
+    return r;
+}
+
+/// Baseline fp32 with `seeds` seeds plus one candidate arm on the same seeds.
+ExperimentData experiment(int seeds, RunShape candidate) {
+    ExperimentData d;
+    d.experiment.id = 1;
+    d.experiment.name = "synthetic";
+    int64_t id = 1;
+    const double accuracies[] = {0.845, 0.850, 0.855};
+    for (int s = 1; s <= seeds; ++s) {
+        RunShape b;
+        b.seed = static_cast<uint64_t>(s);
+        b.accuracy = accuracies[(s - 1) % 3];
+        d.runs.push_back(makeRun(id++, b));
+    }
+    for (int s = 1; s <= seeds; ++s) {
+        RunShape c = candidate;
+        c.seed = static_cast<uint64_t>(s);
+        c.accuracy += accuracies[(s - 1) % 3] - 0.85;
+        d.runs.push_back(makeRun(id++, c));
+    }
+    return d;
+}
+
+const ArmVerdict& verdictOf(const ExperimentAnalysis& a, const std::string& arm) {
+    for (const auto& v : a.verdicts) {
+        if (v.arm == arm) {
+            return v;
+        }
+    }
+    throw std::runtime_error("no verdict for " + arm);
+}
+
+RunShape ampArm() {
+    RunShape c;
+    c.arm = "amp";
+    c.precision = "amp-bf16";
+    c.ms_per_sample = 0.5;
+    return c;
+}
+
+bool anyContains(const std::vector<std::string>& lines, const std::string& needle) {
+    for (const auto& l : lines) {
+        if (l.find(needle) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+// --- the t distribution ---
+
+TEST(StudentT, IncompleteBetaMatchesClosedForms) {
+    EXPECT_NEAR(incompleteBeta(1, 1, 0.3), 0.3, 1e-12);
+    EXPECT_NEAR(incompleteBeta(2, 3, 0.4), 0.5248, 1e-10);  // binomial sum
+    EXPECT_NEAR(incompleteBeta(2, 3, 0.9), 1 - incompleteBeta(3, 2, 0.1), 1e-12);
+    EXPECT_EQ(incompleteBeta(2, 3, 0), 0);
+    EXPECT_EQ(incompleteBeta(2, 3, 1), 1);
+}
+
+TEST(StudentT, CdfMatchesKnownValues) {
+    EXPECT_NEAR(studentTCdf(1.0, 1), 0.75, 1e-10);  // Cauchy
+    EXPECT_NEAR(studentTCdf(1.0, 2), 0.5 + 1.0 / (2 * std::sqrt(3.0)), 1e-10);
+    EXPECT_NEAR(studentTCdf(2.228, 10), 0.97499, 1e-4);   // the textbook critical value
+    EXPECT_NEAR(studentTCdf(-1.5, 3.7), 0.106799, 1e-5);  // fractional df
+    EXPECT_NEAR(studentTCdf(0, 5), 0.5, 1e-12);
+    EXPECT_NEAR(studentTCdf(1.96, 1e7), 0.975, 1e-4);  // tends to the normal
+}
+
+TEST(StudentT, WelchTest) {
+    auto r = welchTest({1, 2, 3, 4, 5}, {2, 4, 6, 8, 10});
+    ASSERT_TRUE(r.valid);
+    EXPECT_NEAR(r.delta, 3, 1e-12);
+    EXPECT_NEAR(r.t, 1.897367, 1e-5);
+    EXPECT_NEAR(r.df, 5.882353, 1e-5);
+    EXPECT_NEAR(r.p, 0.107531, 1e-5);
+    EXPECT_FALSE(welchTest({1}, {1, 2}).valid);
+    EXPECT_EQ(welchTest({1, 1}, {1, 1}).p, 1);
+    EXPECT_EQ(welchTest({1, 1}, {2, 2}).p, 0);
+}
+
+// --- curves ---
+
+TEST(Alignment, EmaBySamplesSmoothsAlikeWhateverTheStepSize) {
+    // A step change at 1000 samples seen by two arms with 4x different samples per step.
+    std::vector<double> x1, y1, x4, y4;
+    for (int i = 1; i <= 80; ++i) {
+        x1.push_back(i * 25.0);
+        y1.push_back(i * 25 <= 1000 ? 1.0 : 0.0);
+    }
+    for (int i = 1; i <= 20; ++i) {
+        x4.push_back(i * 100.0);
+        y4.push_back(i * 100 <= 1000 ? 1.0 : 0.0);
+    }
+    auto s1 = emaBySamples(x1, y1, 200), s4 = emaBySamples(x4, y4, 200);
+    // Same x (1400 samples): both decayed by exp(-400/200).
+    EXPECT_NEAR(s1[55], std::exp(-2.0), 0.02);
+    EXPECT_NEAR(s4[13], std::exp(-2.0), 0.02);
+}
+
+TEST(Alignment, NoiseBandFromSeeds) {
+    auto d = experiment(3, ampArm());
+    auto a = analyzeExperiment(d);
+    ASSERT_EQ(a.band.seeds, 3);
+    ASSERT_EQ(a.band.x.size(), 100u);
+    // σ of the seeds' offsets is 0.02; smoothing keeps some step noise on top.
+    const size_t mid = 50;
+    EXPECT_NEAR(a.band.sd[mid], 0.02, 0.008);
+    EXPECT_NEAR(a.band.high[mid] - a.band.low[mid], 4 * a.band.sd[mid], 1e-12);
+    EXPECT_LE(a.band.min[mid], a.band.mean[mid]);
+    EXPECT_GE(a.band.max[mid], a.band.mean[mid]);
+}
+
+// --- verdicts ---
+
+TEST(Verdict, IdenticalCurvesAreAligned) {
+    RunShape same;  // the baseline's own shape under another arm name
+    same.arm = "amp";
+    same.precision = "amp-bf16";
+    auto a = analyzeExperiment(experiment(3, same));
+    const auto& v = verdictOf(a, "amp");
+    EXPECT_EQ(v.verdict, Verdict::Aligned) << v.summary;
+    EXPECT_TRUE(v.noise_known);
+    EXPECT_LT(v.curve.tail_mean_abs, 0.1);
+    EXPECT_GT(v.curve.trend_r, 0.9);
+    EXPECT_EQ(verdictOf(a, "fp32").verdict, Verdict::Baseline);
+}
+
+TEST(Verdict, CurveShiftedWellBeyondTheBandDiverged) {
+    RunShape c = ampArm();
+    c.shift = 0.3;  // about 7 band half-widths
+    c.accuracy = 0.80;
+    auto a = analyzeExperiment(experiment(3, c));
+    const auto& v = verdictOf(a, "amp");
+    EXPECT_EQ(v.verdict, Verdict::Diverged) << v.summary;
+    EXPECT_GT(v.curve.tail_mean_abs, 2);
+    EXPECT_GT(v.curve.tail_signed, 0);
+    EXPECT_TRUE(v.final_gap.significant);
+    EXPECT_TRUE(v.final_gap.welch.valid);
+    EXPECT_LT(v.final_gap.welch.p, 0.05);
+    EXPECT_TRUE(anyContains(v.next_checks, "Norm layers")) << "an AMP arm that diverged";
+}
+
+TEST(Verdict, SeedNoiseSizedDifferenceIsWithinNoise) {
+    RunShape c = ampArm();
+    c.shift = 0.03;  // 1.5σ of the seed offsets: a seed's worth of difference
+    c.accuracy = 0.847;
+    auto a = analyzeExperiment(experiment(3, c));
+    const auto& v = verdictOf(a, "amp");
+    EXPECT_EQ(v.verdict, Verdict::WithinNoise) << v.summary;
+    EXPECT_GT(v.curve.tail_mean_abs, 0.5);
+    EXPECT_LE(v.curve.tail_mean_abs, 1.0);
+    EXPECT_FALSE(v.final_gap.significant);
+}
+
+TEST(Verdict, OneSeedLeavesNoiseUnknown) {
+    RunShape c = ampArm();
+    c.shift = 0.03;
+    auto a = analyzeExperiment(experiment(1, c));
+    const auto& v = verdictOf(a, "amp");
+    EXPECT_FALSE(v.noise_known);
+    EXPECT_EQ(a.band.seeds, 1);
+    EXPECT_EQ(v.verdict, Verdict::Inconclusive) << v.summary;
+    EXPECT_TRUE(anyContains(v.reasons, "noise is unknown"));
+    EXPECT_TRUE(anyContains(v.next_checks, "--seeds 1 2 3"));
+    EXPECT_TRUE(std::isfinite(v.curve.relative_tail)) << "the relative gap is still reported";
+    EXPECT_FALSE(v.final_gap.welch.valid);
+}
+
+TEST(Verdict, OneSeedStillCatchesAGrossFailure) {
+    RunShape c = ampArm();
+    c.shift = 1.2;  // ends far above the baseline: most of its loss drop is lost
+    auto a = analyzeExperiment(experiment(1, c));
+    EXPECT_EQ(verdictOf(a, "amp").verdict, Verdict::Diverged);
+}
+
+TEST(Verdict, AccumulationIsComparedOnSamplesSeen) {
+    RunShape c = ampArm();
+    c.arm = "amp-accum4";
+    c.accumulation = 4;
+    auto a = analyzeExperiment(experiment(3, c));
+    const auto& v = verdictOf(a, "amp-accum4");
+    // Same loss over samples, 4x fewer steps: inside the band.
+    EXPECT_TRUE(v.verdict == Verdict::Aligned || v.verdict == Verdict::WithinNoise) << v.summary;
+    EXPECT_LT(v.curve.tail_mean_abs, 1.0);
+    EXPECT_EQ(v.gains.optimizer_steps, 100);
+    EXPECT_EQ(v.facts.accumulation, 4);
+}
+
+TEST(Verdict, NonFiniteLossDiverges) {
+    RunShape c = ampArm();
+    auto d = experiment(3, c);
+    auto& run = d.runs.back();
+    run.row.status = train::RunStatus::Failed;
+    run.row.error = "diverged: the training loss became NaN/inf at step 90";
+    run.steps.resize(90);
+    run.steps.back().loss = std::nan("");
+    run.events.push_back({90, train::EventKind::NonFinite, "training loss is not finite", 0});
+    auto a = analyzeExperiment(d);
+    const auto& v = verdictOf(a, "amp");
+    EXPECT_EQ(v.verdict, Verdict::Diverged);
+    EXPECT_EQ(v.health.nonfinite_events, 1);
+    EXPECT_EQ(v.health.failures.size(), 1u);
+}
+
+TEST(Verdict, ChecklistNamesLrRuleFewUpdatesMissingScalerAndInputBound) {
+    RunShape c = ampArm();
+    c.arm = "amp-fp16-accum8";
+    c.precision = "amp-fp16";  // but loss scale 1 throughout: no scaler
+    c.accumulation = 8;
+    c.lr_rule = "none";
+    auto d = experiment(3, c);
+    for (auto& r : d.runs) {
+        if (r.row.arm == c.arm) {
+            for (auto& s : r.steps) {
+                s.data_wait_ms = 0.5 * s.step_ms;
+            }
+        }
+    }
+    auto a = analyzeExperiment(d);
+    const auto& v = verdictOf(a, c.arm);
+    EXPECT_TRUE(anyContains(v.next_checks, "LR not rescaled"))
+        << ::testing::PrintToString(v.next_checks);
+    EXPECT_TRUE(anyContains(v.next_checks, "Too few optimizer updates"));
+    EXPECT_TRUE(anyContains(v.next_checks, "Scaler missing"));
+    EXPECT_TRUE(anyContains(v.next_checks, "Input-bound"));
+    EXPECT_TRUE(v.health.input_bound);
+    EXPECT_NEAR(v.health.data_wait_share, 0.5, 1e-9);
+}
+
+TEST(Health, SkippedStepsAndCollapsingScale) {
+    RunShape c = ampArm();
+    c.precision = "amp-fp16";
+    c.loss_scale = 65536;
+    auto d = experiment(3, c);
+    auto& run = d.runs.back();
+    // Two calibration skips at the start, then a streak of 7 from step 200 with the scale halving.
+    for (int64_t step : {1, 2}) {
+        run.steps[step - 1].skipped = true;
+    }
+    double scale = 65536;
+    for (int64_t step = 200; step < 207; ++step) {
+        run.steps[step - 1].skipped = true;
+        scale /= 64;
+        run.steps[step - 1].loss_scale = scale;
+    }
+    auto a = analyzeExperiment(d);
+    const auto& h = verdictOf(a, "amp").health;
+    EXPECT_EQ(h.skipped, 9);
+    EXPECT_EQ(h.early_skipped, 2);
+    EXPECT_EQ(h.longest_skip_run, 7);
+    EXPECT_EQ(h.longest_skip_start, 200);
+    EXPECT_LT(h.min_loss_scale, 1.0);
+    EXPECT_NE(h.skipped_where.find("1\xE2\x80\x93"
+                                   "2"),
+              std::string::npos)
+        << h.skipped_where;
+    EXPECT_NE(h.skipped_where.find("200\xE2\x80\x93"
+                                   "206"),
+              std::string::npos)
+        << h.skipped_where;
+    EXPECT_TRUE(anyContains(verdictOf(a, "amp").next_checks, "Loss scale collapsing"));
+}
+
+TEST(Health, DescribeStepsFoldsRanges) {
+    EXPECT_EQ(describeSteps({1, 2, 3, 7, 9, 10}),
+              "1\xE2\x80\x93"
+              "3, 7, 9\xE2\x80\x93"
+              "10");
+    EXPECT_EQ(describeSteps({}), "");
+}
+
+// --- gains ---
+
+TEST(Gains, SpeedupWithInterval) {
+    auto a = analyzeExperiment(experiment(3, ampArm()));  // half the time per sample
+    const auto& g = verdictOf(a, "amp").gains;
+    EXPECT_NEAR(g.speedup, 2.0, 0.05);
+    EXPECT_LE(g.speedup_ci.low, g.speedup);
+    EXPECT_GE(g.speedup_ci.high, g.speedup);
+    EXPECT_LT(g.speedup_ci.high - g.speedup_ci.low, 0.2);
+    EXPECT_NEAR(g.throughput_ratio, 2.0, 0.05);
+    EXPECT_NEAR(g.memory_ratio, 1.0, 1e-12);
+    // Deterministic: the same data gives the same interval.
+    auto again = analyzeExperiment(experiment(3, ampArm()));
+    EXPECT_EQ(verdictOf(again, "amp").gains.speedup_ci.low, g.speedup_ci.low);
+}
+
+// --- incomplete runs, JSON ---
+
+TEST(ExperimentAnalysis, IncompleteRunsAreNamedAndLeftOut) {
+    auto d = experiment(3, ampArm());
+    d.runs[4].row.status = train::RunStatus::Interrupted;
+    d.runs[4].steps.resize(20);
+    d.runs[4].row.last_step = 20;
+    auto a = analyzeExperiment(d);
+    ASSERT_EQ(a.incomplete.size(), 1u);
+    EXPECT_EQ(a.incomplete[0].describe(), "run 5 (amp, seed 2): interrupted at step 20 of 400");
+    EXPECT_EQ(verdictOf(a, "amp").runs_used, 2);
+    EXPECT_EQ(a.runs.size(), 5u);
+}
+
+TEST(ExperimentAnalysis, JsonCarriesVerdictsAndNullsForUnknowns) {
+    auto a = analyzeExperiment(experiment(1, ampArm()));
+    auto j = toJson(a);
+    auto round = nlohmann::json::parse(j.dump());
+    ASSERT_EQ(round["verdicts"].size(), 2u);
+    EXPECT_EQ(round["verdicts"][0]["verdict"], "baseline");
+    EXPECT_EQ(round["verdicts"][1]["verdict"], "inconclusive");
+    EXPECT_TRUE(round["verdicts"][1]["final_gap"]["welch"].is_null());
+    EXPECT_TRUE(round["verdicts"][1]["curve"]["tail_mean_band_units"].is_null());
+    EXPECT_EQ(round["summary"]["arms"].size(), 2u);
+    EXPECT_EQ(round["noise_band"]["seeds"], 1);
+}
