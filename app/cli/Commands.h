@@ -55,6 +55,10 @@ int commandExport(const std::string& db_path, const std::vector<int64_t>& run_id
                   const std::string& csv, const std::string& json, bool experiment);
 int commandPresets();
 
+/// Before anything is written: resolves the device and checks the dataset can be
+/// read. Returns kOk and sets `device`, or the exit code after printing why.
+int preflight(const config::ExperimentSpec& spec, std::string& device);
+
 /// Builds the spec from a preset or file plus overrides; errors go to stderr.
 /// Returns false when the spec could not be built or is invalid.
 bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec);

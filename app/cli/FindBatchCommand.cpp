@@ -19,15 +19,8 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& o, const Fi
         return kUsage;
     }
     std::string device;
-    try {
-        device = train::resolveDevice(spec.device);
-        train::trainingSetSize(spec.data);
-    } catch (const data::DataError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
-        return kDataMissing;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s\n", e.what());
-        return kUsage;
+    if (int code = preflight(spec, device); code != kOk) {
+        return code;
     }
     std::unique_ptr<store::Database> db;
     try {

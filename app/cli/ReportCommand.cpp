@@ -8,6 +8,17 @@
 #include "ui/report/ReportWriter.h"
 
 namespace ampbench::cli {
+namespace {
+
+/// Qt's warning about a missing XDG_RUNTIME_DIR means nothing to a headless report.
+void quietQtMessages(QtMsgType type, const QMessageLogContext&, const QString& message) {
+    if (type == QtDebugMsg || type == QtInfoMsg || message.startsWith("QStandardPaths:")) {
+        return;
+    }
+    std::fprintf(stderr, "%s\n", message.toLocal8Bit().constData());
+}
+
+}  // namespace
 
 CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
     auto* report = app.add_subcommand(
@@ -41,6 +52,7 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
     // Plots are QCustomPlot widgets drawn into images: a QApplication on the offscreen
     // platform, so the report works on a server without a display.
     qputenv("QT_QPA_PLATFORM", "offscreen");
+    qInstallMessageHandler(quietQtMessages);
     static int argc = 1;
     static char name[] = "ampbench-cli";
     static char* argv[] = {name, nullptr};

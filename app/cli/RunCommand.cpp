@@ -134,6 +134,20 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
     return true;
 }
 
+int preflight(const config::ExperimentSpec& spec, std::string& device) {
+    try {
+        device = train::resolveDevice(spec.device);
+        train::trainingSetSize(spec.data);  // fail on missing data before anything is written
+    } catch (const data::DataError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kDataMissing;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kUsage;
+    }
+    return kOk;
+}
+
 int commandRun(const std::string& db_path, const RunOverrides& o) {
     config::ExperimentSpec spec;
     if (!buildSpec(o, spec)) {
@@ -153,15 +167,8 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     }
     const auto t0 = std::chrono::steady_clock::now();
     std::string device;
-    try {
-        device = train::resolveDevice(spec.device);
-        train::trainingSetSize(spec.data);  // fail on missing data before anything is written
-    } catch (const data::DataError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
-        return kDataMissing;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s\n", e.what());
-        return kUsage;
+    if (int code = preflight(spec, device); code != kOk) {
+        return code;
     }
     std::unique_ptr<store::Database> db;
     train::ExperimentPlan plan;

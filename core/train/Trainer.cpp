@@ -81,6 +81,8 @@ class RunLoop {
     bool trainStep(int64_t s);
     /// The same step replayed from a CUDA graph (captured at its first use).
     bool graphStep(int64_t s);
+    /// Stops the step timer, samples memory and queues the step for read-back.
+    void completeStep(StepRecord& rec, PendingStep pending);
     void flush();
     EvalRecord evaluate(int64_t s);
     bool evalDue(int64_t s) const;
@@ -292,6 +294,12 @@ bool RunLoop::trainStep(int64_t s) {
         finishOptimizerStep(params_, *updater_, scaler_.get(), arm_.grad_clip, opt_.instrument);
     rec.skipped = result.skipped;
     at::Tensor norm = result.grad_norm;
+    completeStep(rec,
+                 {rec, loss_sum / static_cast<double>(k_), norm, scale_used, result.found_inf});
+    return true;
+}
+
+void RunLoop::completeStep(StepRecord& rec, PendingStep pending) {
     if (opt_.instrument) {
         timer_->stop();
         auto mem = memory_->sample();
@@ -301,10 +309,9 @@ bool RunLoop::trainStep(int64_t s) {
     }
     rec.samples = samples_;
     rec.wall_s = secondsSince(t0_);
-    pending_.push_back(
-        {rec, loss_sum / static_cast<double>(k_), norm, scale_used, result.found_inf});
-    steps_done_ = s;
-    return true;
+    pending.rec = rec;
+    pending_.push_back(std::move(pending));
+    steps_done_ = rec.step;
 }
 
 bool RunLoop::graphStep(int64_t s) {
@@ -353,19 +360,9 @@ bool RunLoop::graphStep(int64_t s) {
     }
     graph_->replay();
     samples_ += b.input.size(0);
-    if (opt_.instrument) {
-        timer_->stop();
-        auto mem = memory_->sample();
-        rec.mem_allocated = mem.allocated;
-        rec.mem_reserved = mem.reserved;
-        rec.mem_peak = mem.peak;
-    }
-    rec.samples = samples_;
-    rec.wall_s = secondsSince(t0_);
-    pending_.push_back({rec, graph_loss_.clone(),
-                        graph_norm_.defined() ? graph_norm_.clone() : at::Tensor(), scale_used,
-                        graph_inf_.defined() ? graph_inf_.clone() : at::Tensor()});
-    steps_done_ = s;
+    completeStep(
+        rec, {rec, graph_loss_.clone(), graph_norm_.defined() ? graph_norm_.clone() : at::Tensor(),
+              scale_used, graph_inf_.defined() ? graph_inf_.clone() : at::Tensor()});
     return true;
 }
 
