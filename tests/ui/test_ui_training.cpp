@@ -22,6 +22,8 @@ using namespace ampbench::ui;
 namespace {
 constexpr int kTrainTimeoutMs = 240000;
 }
+// The spies below record in the emitting (training) thread, so a signal can land
+// before a wait() would start: tests poll the spies with QTRY_* instead.
 
 class TrainingTest : public QObject {
     Q_OBJECT
@@ -47,7 +49,7 @@ class TrainingTest : public QObject {
         QVERIFY(!ws.window->runAction()->isEnabled());  // one experiment at a time
         QVERIFY(ws.window->cancelAction()->isEnabled());
         QVERIFY(!ws.window->runExperiment());
-        QVERIFY(finished.wait(kTrainTimeoutMs));
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), kTrainTimeoutMs);
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
         QVERIFY(errors.isEmpty());
         QCOMPARE(finished[0][1].toBool(), false);
@@ -100,7 +102,7 @@ class TrainingTest : public QObject {
         QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty() && progress.last()[1].toLongLong() >= 4,
                                  kTrainTimeoutMs);
         ws.window->cancelAction()->trigger();
-        QVERIFY(finished.size() == 1 || finished.wait(60000));
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
         QCOMPARE(finished[0][1].toBool(), true);
         QCOMPARE(finishedRuns.size(), 1);
         QVERIFY(finishedRuns[0][1].value<train::RunStatus>() == train::RunStatus::Cancelled);
@@ -127,13 +129,39 @@ class TrainingTest : public QObject {
                  static_cast<int>(db->stepCount(runIds[0])));
     }
 
+    void aFailingRunIsShownAndTheNextOneStarts() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        config::ExperimentSpec spec = test::tinySpec(8);
+        spec.data.dir = ws.dir.filePath("no-such-folder").toStdString();
+        spec.arms.resize(2);
+        ws.window->editor()->setSpec(spec);
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy finishedRuns(worker, &TrainingWorker::runFinished);
+        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
+        QSignalSpy failed(worker, &TrainingWorker::failed);
+        QSignalSpy errors(ws.window.get(), &MainWindow::errorShown);
+
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), kTrainTimeoutMs);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
+        QCOMPARE(finishedRuns.size(), 2);  // the second run still ran (and failed the same way)
+        for (const auto& args : finishedRuns) {
+            QVERIFY(args[1].value<train::RunStatus>() == train::RunStatus::Failed);
+            QVERIFY(args[2].toString().contains("no-such-folder"));
+        }
+        QTRY_COMPARE(errors.size(), 2);  // delivered to the window through its event loop
+        QVERIFY(errors[0][0].toString().startsWith("Run #"));
+        QVERIFY(errors[0][1].toString().contains("no-such-folder"));
+    }
+
     void badDatabaseFailsWithAMessage() {
         // The worker opens its own connection; a folder is no database.
         TrainingController controller;
         QSignalSpy failed(controller.worker(), &TrainingWorker::failed);
         QTemporaryDir dir;
         QVERIFY(controller.start(test::tinySpec(), dir.path()));
-        QVERIFY(failed.wait(30000));
+        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), 30000);
         QVERIFY(failed[0][0].toString().contains("folder"));
         QTRY_VERIFY(!controller.isRunning());
     }

@@ -1,0 +1,39 @@
+#pragma once
+// Axis math for plotting runs: which x a step sits at, which value a metric
+// has, what a log axis can show. Pure functions over store records; the GUI's
+// plots and any report renderer share them.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/train/Records.h"
+
+namespace ampbench::analysis {
+
+/// What the x-axis of a run's curve counts. Samples seen is the common axis on
+/// which arms with different accumulation line up.
+enum class XAxis { Step, Samples, WallSeconds };
+
+/// A per-step quantity a plot can show.
+enum class StepMetric { Loss, LossScale, StepMs, MemAllocatedMiB, MemPeakMiB, GradNorm, Lr };
+
+std::string toString(XAxis axis);  ///< "step", "samples seen", "wall time (s)"
+
+/// x of every step on `axis`, in record order (non-decreasing for every axis).
+std::vector<double> stepXs(const std::vector<train::StepRecord>& steps, XAxis axis);
+/// x of every evaluation on `axis`.
+std::vector<double> evalXs(const std::vector<train::EvalRecord>& evals, XAxis axis);
+/// The metric of every step, in record order.
+std::vector<double> stepValues(const std::vector<train::StepRecord>& steps, StepMetric metric);
+
+/// Values a logarithmic axis can draw: non-positive and non-finite become NaN (a gap).
+std::vector<double> forLogAxis(std::vector<double> values);
+
+/// Positions (indices into `steps`) of the steps the loss scaler skipped.
+std::vector<size_t> skippedIndices(const std::vector<train::StepRecord>& steps);
+
+/// EMA weight for a smoothing control in [0, 100]: 0 = raw, 100 = 0.99 (the
+/// strongest smoothing the TensorBoard slider offers).
+double smoothingWeight(int percent);
+
+}  // namespace ampbench::analysis

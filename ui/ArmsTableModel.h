@@ -1,0 +1,75 @@
+#pragma once
+#include <QAbstractTableModel>
+#include <QHash>
+#include <QStringList>
+#include <vector>
+
+#include "core/config/ExperimentSpec.h"
+#include "core/config/Validation.h"
+
+namespace ampbench::ui {
+
+/// The arms of an experiment as an editable table, one arm per row. Cells named
+/// by validation errors ("arms[1].accumulation") are tinted and explain why in
+/// their tooltip. GUI thread only.
+class ArmsTableModel : public QAbstractTableModel {
+    Q_OBJECT
+  public:
+    enum Column {
+        Name,
+        Precision,
+        Accumulation,
+        LrRule,
+        GradClip,
+        Tf32,
+        ChannelsLast,
+        Checkpointing,
+        CudaGraph,
+        Repeats,
+        ScalerInit,
+        ScalerGrowth,
+        ScalerBackoff,
+        ScalerInterval,
+        ColumnCount
+    };
+
+    explicit ArmsTableModel(QObject* parent = nullptr);
+
+    void setArms(const std::vector<ampbench::config::ArmSpec>& arms);
+    const std::vector<ampbench::config::ArmSpec>& arms() const { return arms_; }
+
+    void addArm();
+    void removeArm(int row);
+    void duplicateArm(int row);
+
+    /// Shows the errors of fields "arms[i].…"; returns the others.
+    std::vector<ampbench::config::FieldError> setErrors(
+        const std::vector<ampbench::config::FieldError>& errors);
+    /// Error messages on a cell (empty when valid).
+    QStringList cellErrors(int row, int column) const;
+
+    /// The JSON field path of a column ("scaler.init_scale").
+    static QString fieldOf(int column);
+    /// Choices of an enumeration column (precision, LR rule); empty for others.
+    static QStringList choicesOf(int column);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    bool setData(const QModelIndex& index, const QVariant& value, int role) override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+    Qt::ItemFlags flags(const QModelIndex& index) const override;
+
+  Q_SIGNALS:
+    /// The user changed a cell, or added, removed or duplicated an arm
+    /// (`field` is "arms" then).
+    void edited(const QString& field);
+
+  private:
+    QString uniqueName(const QString& base) const;
+
+    std::vector<ampbench::config::ArmSpec> arms_;
+    QHash<QPair<int, int>, QStringList> errors_;  // (row, column) → messages
+};
+
+}  // namespace ampbench::ui

@@ -1,0 +1,163 @@
+#include "ui/CompareView.h"
+
+#include <QClipboard>
+#include <QComboBox>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QTreeView>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "core/analysis/ComparisonTable.h"
+#include "ui/PlotInput.h"
+#include "ui/PlotsView.h"
+#include "ui/RunDataCache.h"
+#include "ui/RunTreeModel.h"
+#include "ui/SummaryTableModel.h"
+
+namespace ampbench::ui {
+
+CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, Settings& settings,
+                         QWidget* parent)
+    : QWidget(parent), runs_(runs), cache_(cache) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+
+    pickerOrder_ = new QSortFilterProxyModel(this);
+    pickerOrder_->setSourceModel(&runs_);
+    pickerOrder_->setSortRole(RunTreeModel::SortRole);
+    picker_ = new QTreeView;
+    picker_->setObjectName("runPicker");
+    picker_->setModel(pickerOrder_);
+    picker_->setSortingEnabled(true);
+    picker_->sortByColumn(RunTreeModel::DateColumn, Qt::DescendingOrder);
+    picker_->setColumnHidden(RunTreeModel::DateColumn, true);
+    picker_->setColumnHidden(RunTreeModel::NotesColumn, true);
+    picker_->header()->setSectionResizeMode(RunTreeModel::NameColumn, QHeaderView::Stretch);
+    picker_->header()->setSectionResizeMode(RunTreeModel::StatusColumn,
+                                            QHeaderView::ResizeToContents);
+    picker_->header()->setSectionResizeMode(RunTreeModel::StepsColumn,
+                                            QHeaderView::ResizeToContents);
+    picker_->header()->setStretchLastSection(false);
+    picker_->setUniformRowHeights(true);
+    picker_->setToolTip(tr("Tick runs from any experiments to plot and compare them"));
+
+    plots_ = new PlotsView(cache_, settings);
+
+    auto* summaryBox = new QWidget;
+    auto* summaryLayout = new QVBoxLayout(summaryBox);
+    summaryLayout->setContentsMargins(0, 0, 0, 0);
+    auto* bar = new QHBoxLayout;
+    baseline_ = new QComboBox;
+    baseline_->setObjectName("baseline");
+    baseline_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    baseline_->setToolTip(tr("Speed-up and memory ratio are against this arm"));
+    auto* copy = new QPushButton(tr("Copy table"));
+    copy->setToolTip(tr("Copy the summary as tab-separated text (pastes into a spreadsheet)"));
+    bar->addWidget(new QLabel(tr("<b>Summary</b> \u00b7 baseline:")));
+    bar->addWidget(baseline_);
+    bar->addStretch(1);
+    bar->addWidget(copy);
+    summaryLayout->addLayout(bar);
+    summary_ = new SummaryTableModel(this);
+    sorted_ = new QSortFilterProxyModel(this);
+    sorted_->setSourceModel(summary_);
+    sorted_->setSortRole(SummaryTableModel::SortRole);
+    table_ = new QTableView;
+    table_->setObjectName("summary");
+    table_->setModel(sorted_);
+    table_->setSortingEnabled(true);
+    table_->sortByColumn(-1, Qt::AscendingOrder);  // arm order until the user sorts
+    table_->verticalHeader()->setVisible(false);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setAlternatingRowColors(true);
+    summaryLayout->addWidget(table_);
+
+    split_ = new QSplitter(Qt::Vertical);
+    auto* right = split_;
+    right->addWidget(plots_);
+    right->addWidget(summaryBox);
+    right->setStretchFactor(0, 4);
+    right->setStretchFactor(1, 1);
+    right->setSizes({760, 150});
+    auto* split = new QSplitter(Qt::Horizontal);
+    split->addWidget(picker_);
+    split->addWidget(right);
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 1);
+    split->setSizes({340, 1200});
+    layout->addWidget(split);
+
+    connect(&runs_, &RunTreeModel::checkedRunsChanged, this,
+            [this] { cache_.setRuns(runs_.checkedRuns()); });
+    connect(&cache_, &RunDataCache::updated, this, &CompareView::refreshSummary);
+    connect(baseline_, &QComboBox::activated, this, &CompareView::refreshSummary);
+    connect(copy, &QPushButton::clicked, this, &CompareView::copySummary);
+}
+
+void CompareView::refreshSummary() {
+    const PlotInput in = buildPlotInput(cache_);
+    QStringList labels;
+    QList<QColor> colors;
+    for (const PlotGroup& g : in.groups) {
+        labels << g.label;
+        colors << g.color;
+    }
+    QString chosen = baseline_->currentText();
+    if (!labels.contains(chosen)) {
+        chosen = labels.value(0);
+    }
+    {
+        const QSignalBlocker block(baseline_);
+        baseline_->clear();
+        baseline_->addItems(labels);
+        baseline_->setCurrentText(chosen);
+    }
+    summary_->setArms(analysis::summarizeArms(groupedSummaries(in), chosen.toStdString()), colors);
+    fitSummaryHeight();
+}
+
+void CompareView::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    fitSummaryHeight();  // the splitter has its real height only now
+}
+
+void CompareView::fitSummaryHeight() {
+    const int rows = summary_->rowCount();
+    if (rows == summaryRows_ || !isVisible()) {
+        return;  // only when the number of arms changes; the user may drag in between
+    }
+    summaryRows_ = rows;
+    const int rowHeight = table_->verticalHeader()->defaultSectionSize();
+    const int wanted = table_->horizontalHeader()->height() + std::clamp(rows, 2, 8) * rowHeight +
+                       baseline_->sizeHint().height() + 16;
+    const int total = split_->height();
+    split_->setSizes({std::max(total / 2, total - wanted), std::min(wanted, total / 2)});
+}
+
+QString CompareView::summaryTsv() const {
+    return QString::fromStdString(
+        analysis::comparisonTable(summary_->arms(), "peak memory").renderTsv());
+}
+
+void CompareView::copySummary() const {
+    QGuiApplication::clipboard()->setText(summaryTsv());
+}
+
+void CompareView::revealExperiment(qint64 experimentId) {
+    if (QStandardItem* item = runs_.experimentItem(experimentId)) {
+        const QModelIndex index = pickerOrder_->mapFromSource(item->index());
+        picker_->expand(index);
+        picker_->scrollTo(index);
+    }
+}
+
+}  // namespace ampbench::ui

@@ -1,0 +1,68 @@
+#pragma once
+#include <QString>
+#include <QWidget>
+#include <vector>
+
+#include "core/config/ExperimentSpec.h"
+#include "core/config/Validation.h"
+
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QTableView;
+
+namespace ampbench::ui {
+
+class ArmsTableModel;
+class SpecForm;
+
+/// Edits a whole experiment: the spec's fields, its arms, and the problems
+/// config::validate() finds in them after every edit. Fields named by a problem
+/// are marked where they are shown, and the list under the form names them all.
+class ExperimentEditor : public QWidget {
+    Q_OBJECT
+  public:
+    explicit ExperimentEditor(QWidget* parent = nullptr);
+
+    /// Shows `spec` and forgets problems from an earlier file.
+    void setSpec(const ampbench::config::ExperimentSpec& spec);
+    /// Shows a built-in experiment; false for an unknown name.
+    bool loadPreset(const QString& name);
+    /// Shows what parses of a JSON spec and marks each field the file got wrong
+    /// until it is edited. False (contents unchanged) when the text is not JSON;
+    /// `problem` then says why.
+    bool loadJson(const QString& text, QString* problem);
+    QString toJson() const;
+
+    /// The spec as shown; fields whose text does not parse keep their last value.
+    ampbench::config::ExperimentSpec spec() const;
+    /// Every problem shown, in the order of the list.
+    const std::vector<ampbench::config::FieldError>& errors() const { return errors_; }
+    bool isValid() const { return errors_.empty(); }
+
+    /// For tests and the error list: the form widget of a field path.
+    QWidget* fieldWidget(const std::string& field) const;
+    QListWidget* errorList() const { return errorList_; }
+    ArmsTableModel* armsModel() const { return arms_; }
+
+  Q_SIGNALS:
+    void validityChanged(bool valid);
+    void edited();
+
+  private:
+    void revalidate();
+    void forgetLoadErrors(const QString& field);
+    int selectedArm() const;
+
+    SpecForm* form_ = nullptr;
+    ArmsTableModel* arms_ = nullptr;
+    QTableView* armsView_ = nullptr;
+    QListWidget* errorList_ = nullptr;
+    QLabel* planLabel_ = nullptr;
+    QComboBox* presets_ = nullptr;
+    std::vector<ampbench::config::FieldError> loadErrors_;  // from the last file, until edited
+    std::vector<ampbench::config::FieldError> errors_;      // everything shown now
+    bool valid_ = true;
+};
+
+}  // namespace ampbench::ui

@@ -1,0 +1,328 @@
+#include "ui/MainWindow.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTabWidget>
+#include <QToolBar>
+#include <cmath>
+#include <exception>
+
+#include "core/analysis/Format.h"
+#include "core/store/Database.h"
+#include "ui/CompareView.h"
+#include "ui/ExperimentEditor.h"
+#include "ui/HistoryView.h"
+#include "ui/PlotsView.h"
+#include "ui/RunDataCache.h"
+#include "ui/RunTreeModel.h"
+#include "ui/Settings.h"
+#include "ui/StoreSession.h"
+#include "ui/TrainingController.h"
+#include "ui/TrainingWorker.h"
+
+namespace ampbench::ui {
+
+MainWindow::MainWindow(Settings& settings, QWidget* parent)
+    : QMainWindow(parent), settings_(settings) {
+    session_ = new StoreSession(this);
+    cache_ = new RunDataCache(*session_, this);
+    runs_ = new RunTreeModel(this);
+    training_ = new TrainingController(this);
+
+    editor_ = new ExperimentEditor;
+    compare_ = new CompareView(*runs_, *cache_, settings_);
+    history_ = new HistoryView(*runs_, *session_);
+    tabs_ = new QTabWidget;
+    tabs_->setDocumentMode(true);
+    tabs_->addTab(editor_, tr("Experiment"));
+    tabs_->addTab(compare_, tr("Runs && plots"));
+    tabs_->addTab(history_, tr("History"));
+    setCentralWidget(tabs_);
+
+    progress_ = new QProgressBar;
+    progress_->setRange(0, 1000);
+    progress_->setMinimumWidth(360);
+    progress_->setVisible(false);
+    dbLabel_ = new QLabel;
+    dbLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    statusBar()->addPermanentWidget(progress_);
+    statusBar()->addPermanentWidget(dbLabel_);
+
+    buildMenus();
+    connectTraining();
+    connect(session_, &StoreSession::opened, this, [this] {
+        runs_->reset();
+        showNewest_ = true;  // the first refresh ticks the newest experiment
+    });
+    connect(session_, &StoreSession::changed, this, &MainWindow::refreshRuns);
+    connect(session_, &StoreSession::readFailed, this,
+            [this](const QString& m) { statusBar()->showMessage(m, 10000); });
+    connect(runs_, &RunTreeModel::runsAppeared, this, [this](const QList<qint64>& ids) {
+        // Runs another process started: show them live, unless we are training.
+        if (!training_->isRunning()) {
+            runs_->setCheckedRuns(ids);
+            if (QStandardItem* run = runs_->runItem(ids.first()); run && run->parent()) {
+                compare_->revealExperiment(run->parent()->data(RunTreeModel::IdRole).toLongLong());
+            }
+        }
+    });
+    connect(editor_, &ExperimentEditor::validityChanged, this, &MainWindow::updateActions);
+    connect(history_, &HistoryView::error, this,
+            [this](const QString& m) { showError(tr("History"), m); });
+    connect(history_, &HistoryView::showRuns, this, [this](const QList<qint64>& ids) {
+        runs_->setCheckedRuns(ids);
+        tabs_->setCurrentWidget(compare_);
+    });
+
+    resize(1500, 950);
+    restoreGeometry(settings_.windowGeometry());
+    restoreState(settings_.windowState());
+    updateActions();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&New experiment"), QKeySequence::New, this, [this] {
+        editor_->loadPreset("default");
+        tabs_->setCurrentWidget(editor_);
+    });
+    file->addSeparator();
+    file->addAction(tr("&Open database\u2026"), QKeySequence::Open, this,
+                    [this] { chooseDatabase(false); });
+    file->addAction(tr("New &database\u2026"), this, [this] { chooseDatabase(true); });
+    recent_ = file->addMenu(tr("&Recent databases"));
+    file->addSeparator();
+    file->addAction(tr("&Load spec\u2026"), QKeySequence(tr("Ctrl+L")), this,
+                    &MainWindow::loadSpec);
+    file->addAction(tr("&Save spec\u2026"), QKeySequence::Save, this, &MainWindow::saveSpec);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    run_ = run->addAction(tr("&Run experiment"), QKeySequence(tr("Ctrl+R")), this,
+                          &MainWindow::runExperiment);
+    cancel_ =
+        run->addAction(tr("&Cancel"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::cancelRun);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("&Reset plot views"), QKeySequence(tr("Ctrl+0")), this,
+                    [this] { compare_->plots()->resetViews(); });
+    view->addAction(tr("&Copy summary table"), this, [this] { compare_->copySummary(); });
+
+    run_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+    cancel_->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
+    QToolBar* bar = addToolBar(tr("Run"));
+    bar->setObjectName("runToolbar");  // saveState() needs the name
+    bar->setMovable(false);
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->addAction(run_);
+    bar->addAction(cancel_);
+
+    rebuildRecentMenu();
+}
+
+void MainWindow::connectTraining() {
+    TrainingWorker* w = training_->worker();
+    connect(training_, &TrainingController::runningChanged, this, [this](bool running) {
+        progress_->setVisible(running);
+        updateActions();
+    });
+    connect(w, &TrainingWorker::experimentPlanned, this,
+            [this](qint64 experimentId, const QList<qint64>& runIds) {
+                runsDone_ = 0;
+                runsTotal_ = static_cast<int>(runIds.size());
+                session_->pollNow();  // the tree learns the new runs before they are ticked
+                runs_->setCheckedRuns(runIds);
+                compare_->revealExperiment(experimentId);
+                tabs_->setCurrentWidget(compare_);
+            });
+    connect(w, &TrainingWorker::runStarted, this, [this](qint64 runId) {
+        statusBar()->showMessage(
+            tr("Training run #%1 (%2 of %3)\u2026").arg(runId).arg(runsDone_ + 1).arg(runsTotal_));
+    });
+    connect(w, &TrainingWorker::progress, this,
+            [this](qint64, qint64 step, qint64 planned, double eta) {
+                const double inRun = planned > 0 ? static_cast<double>(step) / planned : 0.0;
+                const double done = runsTotal_ > 0 ? (runsDone_ + inRun) / runsTotal_ : 0.0;
+                progress_->setValue(static_cast<int>(std::lround(done * 1000)));
+                const QString etaText = std::isfinite(eta)
+                                            ? QString::fromStdString(analysis::formatDuration(eta))
+                                            : QStringLiteral("\u2013");
+                progress_->setFormat(tr("run %1/%2 \u00b7 step %3/%4 \u00b7 ETA %5")
+                                         .arg(runsDone_ + 1)
+                                         .arg(runsTotal_)
+                                         .arg(step)
+                                         .arg(planned)
+                                         .arg(etaText));
+            });
+    connect(w, &TrainingWorker::runFinished, this,
+            [this](qint64 runId, train::RunStatus status, const QString& error) {
+                ++runsDone_;
+                session_->pollNow();
+                if (status == train::RunStatus::Failed) {
+                    showError(tr("Run #%1 failed").arg(runId), error);
+                }
+            });
+    connect(w, &TrainingWorker::experimentFinished, this, [this](qint64, bool cancelled) {
+        session_->pollNow();
+        statusBar()->showMessage(cancelled ? tr("Experiment cancelled") : tr("Experiment finished"),
+                                 10000);
+    });
+    connect(w, &TrainingWorker::failed, this, [this](const QString& message) {
+        session_->pollNow();
+        showError(tr("Cannot run the experiment"), message);
+    });
+}
+
+bool MainWindow::openDatabase(const QString& path) {
+    QString error;
+    if (!session_->open(path, &error)) {
+        showError(tr("Cannot open database"), error);
+        return false;
+    }
+    settings_.setLastDatabase(session_->path());
+    settings_.addRecentDatabase(session_->path());
+    rebuildRecentMenu();
+    dbLabel_->setText(session_->isReadOnly() ? tr("%1 (read-only)").arg(session_->path())
+                                             : session_->path());
+    setWindowTitle(tr("AMP Workbench \u2014 %1").arg(QFileInfo(session_->path()).fileName()));
+    updateActions();
+    return true;
+}
+
+void MainWindow::refreshRuns() {
+    if (!session_->db()) {
+        return;
+    }
+    try {
+        runs_->refresh(*session_->db());
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(QString::fromStdString(e.what()), 10000);
+        return;
+    }
+    if (showNewest_) {
+        showNewest_ = false;
+        qint64 newest = 0;
+        for (int r = 0; r < runs_->rowCount(); ++r) {
+            newest = std::max(newest, runs_->item(r, 0)->data(RunTreeModel::IdRole).toLongLong());
+        }
+        if (newest != 0) {
+            runs_->setCheckedRuns(runs_->runsOfExperiment(newest));
+            compare_->revealExperiment(newest);
+        }
+    }
+}
+
+bool MainWindow::runExperiment() {
+    if (!editor_->isValid() || !session_->isOpen() || session_->isReadOnly() ||
+        training_->isRunning()) {
+        return false;
+    }
+    return training_->start(editor_->spec(), session_->path());
+}
+
+void MainWindow::cancelRun() {
+    training_->cancel();
+    statusBar()->showMessage(tr("Cancelling\u2026"));
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+    Q_EMIT errorShown(title, message);
+    statusBar()->showMessage(title + ": " + message.section('\n', 0, 0), 15000);
+    if (!messageBoxes_) {
+        return;
+    }
+    auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setModal(false);
+    box->show();
+}
+
+void MainWindow::updateActions() {
+    const bool running = training_->isRunning();
+    const bool writable = session_->isOpen() && !session_->isReadOnly();
+    run_->setEnabled(editor_->isValid() && writable && !running);
+    run_->setToolTip(!writable            ? tr("Open a database you can write to first")
+                     : editor_->isValid() ? tr("Train every arm \u00d7 seed, one run at a time")
+                                          : tr("Fix the problems listed in the editor first"));
+    cancel_->setEnabled(running);
+}
+
+void MainWindow::rebuildRecentMenu() {
+    recent_->clear();
+    const QStringList paths = settings_.recentDatabases();
+    for (const QString& p : paths) {
+        recent_->addAction(p, this, [this, p] { openDatabase(p); });
+    }
+    recent_->setEnabled(!paths.isEmpty());
+}
+
+void MainWindow::chooseDatabase(bool create) {
+    const QString start = QFileInfo(session_->path()).absolutePath();
+    const QString filter = tr("Workbench databases (*.db);;All files (*)");
+    const QString path =
+        create ? QFileDialog::getSaveFileName(this, tr("New database"), start, filter)
+               : QFileDialog::getOpenFileName(this, tr("Open database"), start, filter);
+    if (!path.isEmpty()) {
+        openDatabase(path);
+    }
+}
+
+void MainWindow::loadSpec() {
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Load experiment spec"), settings_.lastSpecFolder(),
+                                     tr("JSON specs (*.json);;All files (*)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    settings_.setLastSpecFolder(QFileInfo(path).absolutePath());
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        showError(tr("Cannot load spec"), tr("%1: %2").arg(path, file.errorString()));
+        return;
+    }
+    QString problem;
+    if (!editor_->loadJson(QString::fromUtf8(file.readAll()), &problem)) {
+        showError(tr("Cannot load spec"), tr("%1: %2").arg(path, problem));
+        return;
+    }
+    tabs_->setCurrentWidget(editor_);
+}
+
+void MainWindow::saveSpec() {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save experiment spec"),
+        settings_.lastSpecFolder() + "/" + QString::fromStdString(editor_->spec().name) + ".json",
+        tr("JSON specs (*.json)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    settings_.setLastSpecFolder(QFileInfo(path).absolutePath());
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+        file.write(editor_->toJson().toUtf8()) < 0) {
+        showError(tr("Cannot save spec"), tr("%1: %2").arg(path, file.errorString()));
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    settings_.setWindowGeometry(saveGeometry());
+    settings_.setWindowState(saveState());
+    settings_.sync();
+    training_->cancel();  // the controller waits for the run to stop
+    event->accept();
+}
+
+}  // namespace ampbench::ui

@@ -1,0 +1,89 @@
+#pragma once
+#include <QMainWindow>
+#include <QString>
+
+class QAction;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QTabWidget;
+
+namespace ampbench::ui {
+
+class CompareView;
+class ExperimentEditor;
+class HistoryView;
+class RunDataCache;
+class RunTreeModel;
+class Settings;
+class StoreSession;
+class TrainingController;
+
+/// The workbench window. It lays out the editor, runs and history tabs, the
+/// menus and the status bar, and wires them together; the work happens in the
+/// objects it owns (store session, run cache, training controller).
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+  public:
+    explicit MainWindow(Settings& settings, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Opens (or creates) a database. On failure shows why and keeps the current one.
+    bool openDatabase(const QString& path);
+    /// Starts the experiment in the editor; false when it cannot (invalid, busy, no database).
+    bool runExperiment();
+    void cancelRun();
+
+    /// Errors are shown in a non-modal message box (off in tests) and always
+    /// reported through errorShown().
+    void setMessageBoxesEnabled(bool on) { messageBoxes_ = on; }
+
+    ExperimentEditor* editor() const { return editor_; }
+    CompareView* compare() const { return compare_; }
+    HistoryView* history() const { return history_; }
+    StoreSession* session() const { return session_; }
+    RunDataCache* cache() const { return cache_; }
+    RunTreeModel* runModel() const { return runs_; }
+    TrainingController* training() const { return training_; }
+    QAction* runAction() const { return run_; }
+    QAction* cancelAction() const { return cancel_; }
+    QTabWidget* tabs() const { return tabs_; }
+
+  Q_SIGNALS:
+    void errorShown(const QString& title, const QString& message);
+
+  protected:
+    void closeEvent(QCloseEvent* event) override;
+
+  private:
+    void buildMenus();
+    void connectTraining();
+    void showError(const QString& title, const QString& message);
+    void updateActions();
+    void rebuildRecentMenu();
+    void chooseDatabase(bool create);
+    void loadSpec();
+    void saveSpec();
+    void refreshRuns();
+
+    Settings& settings_;
+    StoreSession* session_ = nullptr;
+    RunDataCache* cache_ = nullptr;
+    RunTreeModel* runs_ = nullptr;
+    TrainingController* training_ = nullptr;
+    ExperimentEditor* editor_ = nullptr;
+    CompareView* compare_ = nullptr;
+    HistoryView* history_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    QAction* run_ = nullptr;
+    QAction* cancel_ = nullptr;
+    QMenu* recent_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QLabel* dbLabel_ = nullptr;
+    bool messageBoxes_ = true;
+    bool showNewest_ = false;  // after opening a database: plot its newest experiment
+    int runsDone_ = 0;         // runs of the current experiment finished so far
+    int runsTotal_ = 0;
+};
+
+}  // namespace ampbench::ui

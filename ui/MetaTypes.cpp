@@ -1,0 +1,13 @@
+#include "ui/MetaTypes.h"
+
+#include <QList>
+
+namespace ampbench::ui {
+
+void registerMetaTypes() {
+    qRegisterMetaType<ampbench::config::ExperimentSpec>();
+    qRegisterMetaType<ampbench::train::RunStatus>();
+    qRegisterMetaType<QList<qint64>>();
+}
+
+}  // namespace ampbench::ui

@@ -1,0 +1,14 @@
+#pragma once
+#include <QColor>
+
+namespace ampbench::ui {
+
+/// Colour of the arm at `armIndex` among the arms on show (a ten-colour cycle).
+QColor armColor(int armIndex);
+/// Shade of seed `seedIndex` of `seedCount` runs within an arm's colour: the
+/// arm's colour itself for a single seed, lighter to darker otherwise.
+QColor seedShade(const QColor& arm, int seedIndex, int seedCount);
+/// The same colour with alpha for faded curves (e.g. raw loss behind the EMA).
+QColor faded(const QColor& color, int alpha = 60);
+
+}  // namespace ampbench::ui

@@ -1,0 +1,49 @@
+#pragma once
+#include <QColor>
+#include <QString>
+#include <vector>
+
+#include "core/analysis/PlotSeries.h"
+#include "core/analysis/Summary.h"
+
+namespace ampbench::ui {
+
+class CurveCache;
+class RunDataCache;
+struct RunSeries;
+
+/// One run on show, labelled and coloured.
+struct PlotRun {
+    const RunSeries* series = nullptr;
+    QString label;  ///< "amp · seed 2"
+    int group = 0;  ///< index into PlotInput::groups
+    QColor color;   ///< the group's colour, shaded by seed
+};
+
+/// Runs of one arm (of one experiment when several are on show): one colour.
+struct PlotGroup {
+    QString label;       ///< "amp", or "my-experiment/amp" across experiments
+    QString shortLabel;  ///< for tick labels: "amp", or "amp\nmy-experim…"
+    QColor color;
+    std::vector<int> runs;  ///< indices into PlotInput::runs
+};
+
+/// What every plot draws from; rebuilt for each redraw.
+struct PlotInput {
+    std::vector<PlotRun> runs;
+    std::vector<PlotGroup> groups;
+    ampbench::analysis::XAxis xAxis = ampbench::analysis::XAxis::Samples;
+    double smoothing = 0.0;        ///< EMA weight, 0 = raw
+    bool logY = false;             ///< loss on a logarithmic axis
+    CurveCache* curves = nullptr;  ///< built curves to reuse; null builds every time
+};
+
+/// Groups the cache's runs by arm (by experiment and arm when they come from
+/// several experiments), in the cache's order, and colours them.
+PlotInput buildPlotInput(const RunDataCache& cache);
+
+/// The runs' summaries with `arm` replaced by their group label, ready for
+/// analysis::summarizeArms.
+std::vector<ampbench::analysis::RunSummary> groupedSummaries(const PlotInput& input);
+
+}  // namespace ampbench::ui

@@ -1,0 +1,61 @@
+#pragma once
+#include <QHash>
+#include <QList>
+#include <QStandardItemModel>
+#include <QTimer>
+
+namespace ampbench::store {
+class Database;
+}
+
+namespace ampbench::ui {
+
+/// Experiments and their runs as a tree, shared by the history browser and the
+/// run picker. A run's check box means "shown in the plots and the summary".
+/// Refreshing updates rows in place, so selections, expansion and check boxes
+/// survive the live updates. GUI thread only.
+class RunTreeModel : public QStandardItemModel {
+    Q_OBJECT
+  public:
+    enum Column { NameColumn, StatusColumn, StepsColumn, DateColumn, NotesColumn, ColumnCount };
+    enum Role {
+        IdRole = Qt::UserRole + 1,  ///< experiment or run id (qint64)
+        IsRunRole,                  ///< bool
+        SortRole,                   ///< what the column sorts by (dates as ISO text)
+        StatusRole,                 ///< run status text (runs) or aggregate (experiments)
+        DetailsRole,                ///< everything recorded about the row, as text
+    };
+
+    explicit RunTreeModel(QObject* parent = nullptr);
+
+    /// Re-reads experiments and runs. Throws store::StoreError from the reader.
+    void refresh(const ampbench::store::Database& db);
+    /// Forgets everything (another database is being opened).
+    void reset();
+
+    QList<qint64> checkedRuns() const;  ///< by run id: the order they were planned in
+    void setCheckedRuns(const QList<qint64>& runIds);
+    QList<qint64> runsOfExperiment(qint64 experimentId) const;
+    QStandardItem* experimentItem(qint64 id) const { return experiments_.value(id); }
+    QStandardItem* runItem(qint64 id) const { return runs_.value(id); }
+
+  Q_SIGNALS:
+    /// Check boxes changed (coalesced: once per event-loop turn).
+    void checkedRunsChanged();
+    /// Runs that a refresh found for the first time (not on the first refresh).
+    void runsAppeared(const QList<qint64>& runIds);
+
+  private:
+    void onItemChanged(QStandardItem* item);
+    void syncParentCheck(QStandardItem* experiment);
+    static void setCell(QStandardItem* row0, int column, const QString& text, const QVariant& sort,
+                        const QString& tooltip = {});
+
+    QHash<qint64, QStandardItem*> experiments_;  // column-0 items by id
+    QHash<qint64, QStandardItem*> runs_;         // column-0 items by id
+    bool loaded_ = false;                        // a first refresh happened since reset()
+    bool syncing_ = false;                       // changing check boxes ourselves
+    QTimer checkedChanged_;
+};
+
+}  // namespace ampbench::ui

@@ -1,0 +1,124 @@
+#include "ui/Settings.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QSettings>
+#include <algorithm>
+
+namespace ampbench::ui {
+namespace {
+
+// Every key, in one place.
+constexpr const char* kGeometry = "window/geometry";
+constexpr const char* kState = "window/state";
+constexpr const char* kLastDatabase = "database/last";
+constexpr const char* kRecentDatabases = "database/recent";
+constexpr const char* kSpecFolder = "editor/specFolder";
+constexpr const char* kXAxis = "plots/xAxis";
+constexpr const char* kSmoothing = "plots/smoothing";
+constexpr const char* kLogY = "plots/logY";
+
+QString normalized(const QString& path) {
+    return path.isEmpty() ? path : QDir::cleanPath(QFileInfo(path).absoluteFilePath());
+}
+
+}  // namespace
+
+Settings::Settings() : settings_(std::make_unique<QSettings>("ampbench", "ampbench")) {}
+
+Settings::Settings(const QString& iniPath)
+    : settings_(std::make_unique<QSettings>(iniPath, QSettings::IniFormat)) {}
+
+Settings::~Settings() = default;
+
+QByteArray Settings::windowGeometry() const {
+    return settings_->value(kGeometry).toByteArray();
+}
+void Settings::setWindowGeometry(const QByteArray& geometry) {
+    settings_->setValue(kGeometry, geometry);
+}
+QByteArray Settings::windowState() const {
+    return settings_->value(kState).toByteArray();
+}
+void Settings::setWindowState(const QByteArray& state) {
+    settings_->setValue(kState, state);
+}
+
+QString Settings::lastDatabase() const {
+    return settings_->value(kLastDatabase).toString();
+}
+void Settings::setLastDatabase(const QString& path) {
+    settings_->setValue(kLastDatabase, normalized(path));
+}
+
+QStringList Settings::recentDatabases() const {
+    QStringList list = settings_->value(kRecentDatabases).toStringList();
+    list.removeAll(QString());
+    list.removeDuplicates();
+    while (list.size() > kMaxRecentDatabases) {
+        list.removeLast();
+    }
+    return list;
+}
+
+void Settings::addRecentDatabase(const QString& path) {
+    const QString p = normalized(path);
+    if (p.isEmpty()) {
+        return;
+    }
+    QStringList list = recentDatabases();
+    list.removeAll(p);
+    list.prepend(p);
+    while (list.size() > kMaxRecentDatabases) {
+        list.removeLast();
+    }
+    settings_->setValue(kRecentDatabases, list);
+}
+
+void Settings::removeRecentDatabase(const QString& path) {
+    QStringList list = recentDatabases();
+    list.removeAll(normalized(path));
+    settings_->setValue(kRecentDatabases, list);
+}
+
+QString Settings::lastSpecFolder() const {
+    return settings_->value(kSpecFolder, QDir::homePath()).toString();
+}
+void Settings::setLastSpecFolder(const QString& folder) {
+    settings_->setValue(kSpecFolder, folder);
+}
+
+analysis::XAxis Settings::plotXAxis() const {
+    const int v = settings_->value(kXAxis, static_cast<int>(analysis::XAxis::Samples)).toInt();
+    switch (v) {
+        case static_cast<int>(analysis::XAxis::Step):
+            return analysis::XAxis::Step;
+        case static_cast<int>(analysis::XAxis::WallSeconds):
+            return analysis::XAxis::WallSeconds;
+        default:
+            return analysis::XAxis::Samples;
+    }
+}
+void Settings::setPlotXAxis(analysis::XAxis axis) {
+    settings_->setValue(kXAxis, static_cast<int>(axis));
+}
+
+int Settings::plotSmoothing() const {
+    return std::clamp(settings_->value(kSmoothing, kDefaultSmoothing).toInt(), 0, 100);
+}
+void Settings::setPlotSmoothing(int percent) {
+    settings_->setValue(kSmoothing, std::clamp(percent, 0, 100));
+}
+
+bool Settings::plotLogY() const {
+    return settings_->value(kLogY, false).toBool();
+}
+void Settings::setPlotLogY(bool on) {
+    settings_->setValue(kLogY, on);
+}
+
+void Settings::sync() {
+    settings_->sync();
+}
+
+}  // namespace ampbench::ui

@@ -1,0 +1,58 @@
+#pragma once
+// The one owner of every QSettings key: window layout, databases, plot options.
+// Preferences only; domain data lives in the store.
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+#include <memory>
+
+#include "core/analysis/PlotSeries.h"
+
+class QSettings;
+
+namespace ampbench::ui {
+
+/// GUI thread only (QSettings is reentrant, not shared across threads here).
+class Settings {
+  public:
+    static constexpr int kMaxRecentDatabases = 8;
+    static constexpr int kDefaultSmoothing = 60;
+
+    /// The user's settings (organization "ampbench", application "ampbench").
+    Settings();
+    /// Settings kept in an INI file, e.g. a temporary one in tests.
+    explicit Settings(const QString& iniPath);
+    ~Settings();
+    Settings(const Settings&) = delete;
+    Settings& operator=(const Settings&) = delete;
+
+    QByteArray windowGeometry() const;
+    void setWindowGeometry(const QByteArray& geometry);
+    QByteArray windowState() const;
+    void setWindowState(const QByteArray& state);
+
+    QString lastDatabase() const;
+    void setLastDatabase(const QString& path);
+    /// Most recent first, at most kMaxRecentDatabases, no duplicates.
+    QStringList recentDatabases() const;
+    void addRecentDatabase(const QString& path);
+    void removeRecentDatabase(const QString& path);
+
+    QString lastSpecFolder() const;
+    void setLastSpecFolder(const QString& folder);
+
+    analysis::XAxis plotXAxis() const;
+    void setPlotXAxis(analysis::XAxis axis);
+    /// EMA smoothing control, 0 (raw) … 100.
+    int plotSmoothing() const;
+    void setPlotSmoothing(int percent);
+    bool plotLogY() const;
+    void setPlotLogY(bool on);
+
+    void sync();
+
+  private:
+    std::unique_ptr<QSettings> settings_;
+};
+
+}  // namespace ampbench::ui

@@ -1,0 +1,40 @@
+#pragma once
+#include <QObject>
+#include <QString>
+#include <QThread>
+
+#include "core/config/ExperimentSpec.h"
+
+namespace ampbench::ui {
+
+class TrainingWorker;
+
+/// Owns the training thread and the TrainingWorker on it; one experiment at a
+/// time. Lives on the GUI thread; connect to worker() for progress and results.
+class TrainingController : public QObject {
+    Q_OBJECT
+  public:
+    explicit TrainingController(QObject* parent = nullptr);
+    /// Cancels a running experiment and waits for the thread to end.
+    ~TrainingController() override;
+
+    /// Queues `spec` on the worker; false (nothing queued) while one is running.
+    bool start(const ampbench::config::ExperimentSpec& spec, const QString& dbPath);
+    /// Returns at once; the worker stops within one micro-batch.
+    void cancel();
+    bool isRunning() const { return running_; }
+    /// For connecting to its signals only; its methods run on the training thread.
+    TrainingWorker* worker() const { return worker_; }
+
+  Q_SIGNALS:
+    void runningChanged(bool running);
+
+  private:
+    void setRunning(bool running);
+
+    QThread thread_;
+    TrainingWorker* worker_ = nullptr;  // lives on thread_; deleted when it finishes
+    bool running_ = false;              // GUI thread
+};
+
+}  // namespace ampbench::ui
