@@ -28,11 +28,13 @@ CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
     report->add_option("--pdf", o.pdf, "PDF file");
     report->add_option("--csv", o.csv, "CSV of every metric row (long format)");
     report->add_option("--json", o.json, "JSON: summary, gains and verdicts");
+    report->add_option("--baseline", o.baseline,
+                       "arm the others are judged against (default: the spec's first arm)");
     return report;
 }
 
 int commandReport(const std::string& db_path, const ReportOptions& o) {
-    const report::ReportRequest request{o.html, o.pdf, o.csv, o.json};
+    const report::ReportRequest request{o.html, o.pdf, o.csv, o.json, o.baseline};
     if (request.empty()) {
         std::fprintf(stderr, "report: give at least one of --html, --pdf, --csv, --json FILE\n");
         return kUsage;
@@ -48,6 +50,21 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
         std::fprintf(stderr, "no experiment %lld in %s (see `ampbench-cli list`)\n",
                      static_cast<long long>(o.experiment_id), db_path.c_str());
         return kNotFound;
+    }
+    if (!o.baseline.empty()) {
+        std::string arms;
+        bool known = false;
+        for (const auto& run : db->runs(o.experiment_id)) {
+            known = known || run.arm == o.baseline;
+            if (arms.find(run.arm) == std::string::npos) {
+                arms += (arms.empty() ? "" : ", ") + run.arm;
+            }
+        }
+        if (!known) {
+            std::fprintf(stderr, "--baseline %s: experiment %lld has no such arm (arms: %s)\n",
+                         o.baseline.c_str(), static_cast<long long>(o.experiment_id), arms.c_str());
+            return kUsage;
+        }
     }
     // Plots are QCustomPlot widgets drawn into images: a QApplication on the offscreen
     // platform, so the report works on a server without a display.

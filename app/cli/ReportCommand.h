@@ -10,6 +10,7 @@ namespace ampbench::cli {
 struct ReportOptions {
     int64_t experiment_id = 0;
     std::string html, pdf, csv, json;
+    std::string baseline;
 };
 
 /// Adds the subcommand and its options to `app`; the options land in `options`.

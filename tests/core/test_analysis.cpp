@@ -235,6 +235,16 @@ TEST(Verdict, SeedNoiseSizedDifferenceIsWithinNoise) {
     EXPECT_FALSE(v.final_gap.significant);
 }
 
+TEST(Verdict, OutsideTheBandButNotFarIsInconclusive) {
+    RunShape c = ampArm();
+    c.shift = 0.06;  // 3σ: about 1.5 band half-widths
+    auto a = analyzeExperiment(experiment(3, c));
+    const auto& v = verdictOf(a, "amp");
+    EXPECT_EQ(v.verdict, Verdict::Inconclusive) << v.summary;
+    EXPECT_GT(v.curve.tail_mean_abs, 1.0);
+    EXPECT_LE(v.curve.tail_mean_abs, 2.0);
+}
+
 TEST(Verdict, OneSeedLeavesNoiseUnknown) {
     RunShape c = ampArm();
     c.shift = 0.03;
@@ -363,9 +373,39 @@ TEST(Gains, SpeedupWithInterval) {
     EXPECT_LT(g.speedup_ci.high - g.speedup_ci.low, 0.2);
     EXPECT_NEAR(g.throughput_ratio, 2.0, 0.05);
     EXPECT_NEAR(g.memory_ratio, 1.0, 1e-12);
+    EXPECT_TRUE(
+        anyContains(verdictOf(a, "amp").reasons, "in time per sample against fp32 (95% CI"));
+    // Slower AMP gets a check that names the device's usual cause.
+    RunShape slow = ampArm();
+    slow.ms_per_sample = 2.0;
+    auto s = analyzeExperiment(experiment(3, slow));
+    EXPECT_NEAR(verdictOf(s, "amp").gains.speedup, 0.5, 0.02);
+    EXPECT_TRUE(anyContains(verdictOf(s, "amp").next_checks, "No speed-up"));
+    EXPECT_TRUE(anyContains(verdictOf(s, "amp").next_checks, "On CPU"));
     // Deterministic: the same data gives the same interval.
     auto again = analyzeExperiment(experiment(3, ampArm()));
     EXPECT_EQ(verdictOf(again, "amp").gains.speedup_ci.low, g.speedup_ci.low);
+}
+
+TEST(Gains, MaxBatchRatioWhenBothArmsWereSearched) {
+    auto d = experiment(1, ampArm());
+    store::BatchSearchRow base, amp, old;
+    base.arm = "fp32";
+    base.status = "finished";
+    base.max_batch = 512;
+    old.arm = "amp";
+    old.status = "finished";
+    old.max_batch = 640;  // an earlier search; the latest counts
+    amp.arm = "amp";
+    amp.status = "finished";
+    amp.max_batch = 1024;
+    d.batch_searches = {base, old, amp};
+    auto a = analyzeExperiment(d);
+    EXPECT_EQ(verdictOf(a, "amp").gains.max_batch, 1024);
+    EXPECT_NEAR(verdictOf(a, "amp").gains.max_batch_ratio, 2.0, 1e-12);
+    auto none = analyzeExperiment(experiment(1, ampArm()));
+    EXPECT_EQ(verdictOf(none, "amp").gains.max_batch, 0);
+    EXPECT_TRUE(std::isnan(verdictOf(none, "amp").gains.max_batch_ratio));
 }
 
 // --- incomplete runs, JSON ---

@@ -1,0 +1,202 @@
+#include "core/analysis/AnalysisJson.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace ampbench::analysis {
+namespace {
+
+using nlohmann::json;
+
+json real(double v) {
+    return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+json reals(const std::vector<double>& v) {
+    json out = json::array();
+    for (double x : v) {
+        out.push_back(real(x));
+    }
+    return out;
+}
+
+json toJson(const RunSummary& s) {
+    return {{"run_id", s.run_id},
+            {"arm", s.arm},
+            {"seed", s.seed},
+            {"status", train::toString(s.status)},
+            {"steps", s.steps},
+            {"timed_steps", s.timed_steps},
+            {"samples", s.samples},
+            {"median_step_ms", real(s.median_step_ms)},
+            {"p10_step_ms", real(s.p10_step_ms)},
+            {"p90_step_ms", real(s.p90_step_ms)},
+            {"median_ms_per_sample", real(s.median_ms_per_sample)},
+            {"samples_per_s", real(s.samples_per_s)},
+            {"peak_mem", s.peak_mem},
+            {"final_val_accuracy", real(s.final_val_accuracy)},
+            {"final_val_loss", real(s.final_val_loss)},
+            {"final_train_loss", real(s.final_train_loss)},
+            {"skipped", s.skipped},
+            {"min_loss_scale", real(s.min_loss_scale)},
+            {"data_wait_share", real(s.data_wait_share)},
+            {"wall_s", real(s.wall_s)}};
+}
+
+json toJson(const ArmSummary& a) {
+    return {{"arm", a.arm},
+            {"runs", a.runs},
+            {"finished", a.finished},
+            {"median_step_ms", real(a.median_step_ms)},
+            {"p10_step_ms", real(a.p10_step_ms)},
+            {"p90_step_ms", real(a.p90_step_ms)},
+            {"samples_per_s", real(a.samples_per_s)},
+            {"peak_mem", a.peak_mem},
+            {"val_accuracy", real(a.val_accuracy)},
+            {"val_accuracy_sd", real(a.val_accuracy_sd)},
+            {"skipped", a.skipped},
+            {"data_wait_share", real(a.data_wait_share)},
+            {"speedup", real(a.speedup)},
+            {"memory_ratio", real(a.memory_ratio)}};
+}
+
+json toJson(const Gains& g) {
+    return {{"speedup", real(g.speedup)},
+            {"speedup_ci95", {real(g.speedup_ci.low), real(g.speedup_ci.high)}},
+            {"ms_per_sample", real(g.ms_per_sample)},
+            {"baseline_ms_per_sample", real(g.base_ms_per_sample)},
+            {"median_step_ms", real(g.median_step_ms)},
+            {"samples_per_s", real(g.samples_per_s)},
+            {"baseline_samples_per_s", real(g.base_samples_per_s)},
+            {"throughput_ratio", real(g.throughput_ratio)},
+            {"peak_mem", g.peak_mem},
+            {"baseline_peak_mem", g.base_peak_mem},
+            {"memory_ratio", real(g.memory_ratio)},
+            {"timed_steps", g.timed_steps},
+            {"max_batch", g.max_batch},
+            {"baseline_max_batch", g.base_max_batch},
+            {"max_batch_ratio", real(g.max_batch_ratio)},
+            {"optimizer_steps", g.optimizer_steps}};
+}
+
+json toJson(const Health& h) {
+    return {{"runs", h.runs},
+            {"steps", h.steps},
+            {"skipped", h.skipped},
+            {"skipped_share", real(h.skipped_share)},
+            {"early_skipped", h.early_skipped},
+            {"skipped_where", h.skipped_where},
+            {"longest_skip_run", h.longest_skip_run},
+            {"longest_skip_start", h.longest_skip_start},
+            {"min_loss_scale", real(h.min_loss_scale)},
+            {"final_loss_scale", real(h.final_loss_scale)},
+            {"scaler_active", h.scaler_active},
+            {"nonfinite_events", h.nonfinite_events},
+            {"oom_events", h.oom_events},
+            {"warning_events", h.warning_events},
+            {"failures", h.failures},
+            {"data_wait_share", real(h.data_wait_share)},
+            {"input_bound", h.input_bound}};
+}
+
+json toJson(const CurveDeviation& c) {
+    return {{"whole_mean_band_units", real(c.whole_mean_abs)},
+            {"whole_max_band_units", real(c.whole_max_abs)},
+            {"tail_mean_band_units", real(c.tail_mean_abs)},
+            {"tail_signed_band_units", real(c.tail_signed)},
+            {"outside_band_share", real(c.outside_share)},
+            {"relative_whole", real(c.relative_whole)},
+            {"relative_tail", real(c.relative_tail)},
+            {"progress_lost", real(c.progress_lost)},
+            {"trend_r", real(c.trend_r)}};
+}
+
+json toJson(const FinalGap& g) {
+    json j = {{"metric", g.metric},
+              {"baseline", reals(g.base)},
+              {"arm", reals(g.arm)},
+              {"baseline_mean", real(g.base_mean)},
+              {"baseline_sd", real(g.base_sd)},
+              {"arm_mean", real(g.arm_mean)},
+              {"arm_sd", real(g.arm_sd)},
+              {"delta", real(g.delta)},
+              {"units_of_2sd", real(g.units)},
+              {"significant", g.significant}};
+    if (g.welch.valid) {
+        j["welch"] = {{"t", real(g.welch.t)}, {"df", real(g.welch.df)}, {"p", real(g.welch.p)}};
+    } else {
+        j["welch"] = nullptr;
+    }
+    return j;
+}
+
+}  // namespace
+
+json toJson(const ArmVerdict& v) {
+    json j = {{"arm", v.arm},
+              {"verdict", toString(v.verdict)},
+              {"summary", v.summary},
+              {"noise_known", v.noise_known},
+              {"runs_used", v.runs_used},
+              {"reasons", v.reasons},
+              {"next_checks", v.next_checks},
+              {"facts",
+               {{"baseline", v.facts.baseline},
+                {"precision", v.facts.precision},
+                {"accumulation", v.facts.accumulation},
+                {"lr_rule", v.facts.lr_rule},
+                {"lr", real(v.facts.lr)},
+                {"effective_batch", v.facts.effective_batch}}},
+              {"health", toJson(v.health)},
+              {"gains", toJson(v.gains)}};
+    if (v.verdict != Verdict::Baseline) {
+        j["curve"] = toJson(v.curve);
+        j["final_gap"] = toJson(v.final_gap);
+    }
+    return j;
+}
+
+json toJson(const ExperimentAnalysis& a) {
+    json runs = json::array(), arms = json::array(), verdicts = json::array(),
+         incomplete = json::array(), curves = json::array();
+    for (const auto& r : a.runs) {
+        runs.push_back(toJson(r));
+    }
+    for (const auto& s : a.arms) {
+        arms.push_back(toJson(s));
+    }
+    for (const auto& v : a.verdicts) {
+        verdicts.push_back(toJson(v));
+    }
+    for (const auto& r : a.incomplete) {
+        incomplete.push_back({{"run_id", r.run_id},
+                              {"arm", r.arm},
+                              {"seed", r.seed},
+                              {"status", train::toString(r.status)},
+                              {"last_step", r.last_step},
+                              {"planned_steps", r.planned_steps},
+                              {"text", r.describe()}});
+    }
+    for (const auto& c : a.arm_curves) {
+        curves.push_back({{"arm", c.arm}, {"runs", c.runs}, {"mean_loss", reals(c.mean)}});
+    }
+    return {{"experiment", {{"id", a.experiment_id}, {"name", a.name}}},
+            {"baseline", a.baseline},
+            {"device", a.device},
+            {"memory_label", a.memory_label},
+            {"summary", {{"arms", arms}, {"runs", runs}}},
+            {"verdicts", verdicts},
+            {"incomplete_runs", incomplete},
+            {"warnings", a.warnings},
+            {"noise_band",
+             {{"seeds", a.band.seeds},
+              {"samples", reals(a.band.x)},
+              {"mean", reals(a.band.mean)},
+              {"low", reals(a.band.low)},
+              {"high", reals(a.band.high)},
+              {"min", reals(a.band.min)},
+              {"max", reals(a.band.max)}}},
+            {"curves", curves}};
+}
+
+}  // namespace ampbench::analysis

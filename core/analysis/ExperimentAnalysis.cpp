@@ -1,0 +1,254 @@
+#include "core/analysis/ExperimentAnalysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace ampbench::analysis {
+namespace {
+
+using nlohmann::json;
+
+json parseOrEmpty(const std::string& text) {
+    if (text.empty()) {
+        return json::object();
+    }
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    return j.is_object() ? j : json::object();
+}
+
+template <class T>
+T field(const json& j, const char* key, T fallback) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) {
+        return fallback;
+    }
+    try {
+        return it->get<T>();
+    } catch (const json::exception&) {
+        return fallback;
+    }
+}
+
+ArmFacts factsOf(const RunData* run, const std::string& device) {
+    ArmFacts f;
+    if (!run) {
+        return f;
+    }
+    const json arm = parseOrEmpty(run->row.spec_json);
+    f.precision = resolvedPrecision(field<std::string>(arm, "precision", "fp32"), device);
+    f.accumulation = field<int>(arm, "accumulation", 1);
+    f.lr_rule = field<std::string>(arm, "lr_rule", "linear");
+    f.lr = field<double>(arm, "lr", kUnknown);
+    f.effective_batch = field<int64_t>(arm, "effective_batch", 0);
+    return f;
+}
+
+/// The metric every finished run on both sides has: validation accuracy when all
+/// evaluated, the final training loss otherwise.
+FinalGap finalMetricGap(const std::vector<const RunData*>& base,
+                        const std::vector<const RunData*>& arm,
+                        const std::map<int64_t, RunSummary>& summaries) {
+    bool all_eval = !base.empty() && !arm.empty();
+    for (const auto* r : base) {
+        all_eval = all_eval && !r->evals.empty();
+    }
+    for (const auto* r : arm) {
+        all_eval = all_eval && !r->evals.empty();
+    }
+    std::vector<double> b, a;
+    for (const auto* r : base) {
+        const auto& s = summaries.at(r->row.id);
+        b.push_back(all_eval ? s.final_val_accuracy : s.final_train_loss);
+    }
+    for (const auto* r : arm) {
+        const auto& s = summaries.at(r->row.id);
+        a.push_back(all_eval ? s.final_val_accuracy : s.final_train_loss);
+    }
+    // Accuracy below a tenth of a point, or loss below 0.1% of itself, is resolution.
+    const double floor = all_eval ? 0.001 : 1e-3 * std::fabs(mean(b));
+    return finalGap(all_eval ? "val_accuracy" : "train_loss", b, a, floor);
+}
+
+}  // namespace
+
+std::string IncompleteRun::describe() const {
+    return "run " + std::to_string(run_id) + " (" + arm + ", seed " + std::to_string(seed) +
+           "): " + train::toString(status) + " at step " + std::to_string(last_step) + " of " +
+           std::to_string(planned_steps);
+}
+
+std::string resolvedPrecision(const std::string& precision, const std::string& device) {
+    if (precision != "amp") {
+        return precision;
+    }
+    return device.rfind("cuda", 0) == 0 ? "amp-fp16" : "amp-bf16";
+}
+
+std::vector<std::string> armOrder(const ExperimentData& data) {
+    std::vector<std::string> order;
+    std::set<std::string> seen;
+    if (data.spec_ok) {
+        for (const auto& arm : data.spec.arms) {
+            if (seen.insert(arm.name).second) {
+                order.push_back(arm.name);
+            }
+        }
+    }
+    for (const auto& r : data.runs) {
+        if (seen.insert(r.row.arm).second) {
+            order.push_back(r.row.arm);
+        }
+    }
+    return order;
+}
+
+ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisOptions& options) {
+    ExperimentAnalysis a;
+    a.experiment_id = data.experiment.id;
+    a.name = data.experiment.name;
+    auto order = armOrder(data);
+    a.baseline = order.empty() ? std::string() : order.front();
+    auto chosen = std::find(order.begin(), order.end(), options.baseline);
+    if (!options.baseline.empty() && chosen != order.end()) {
+        a.baseline = options.baseline;
+        std::rotate(order.begin(), chosen, chosen + 1);  // the baseline leads every table
+    }
+
+    // Environment: the device decides what "amp" and "peak memory" mean.
+    std::set<std::string> machines;
+    for (const auto& r : data.runs) {
+        const json env = parseOrEmpty(r.row.env_json);
+        if (env.empty()) {
+            continue;
+        }
+        if (a.device.empty()) {
+            a.device = field<std::string>(env, "device", "");
+        }
+        machines.insert(field<std::string>(env, "hostname", "") + " / " +
+                        field<std::string>(env, "device_name", ""));
+    }
+    a.memory_label = a.device.rfind("cuda", 0) == 0 ? "peak allocated" : "peak RSS";
+    if (machines.size() > 1) {
+        a.warnings.push_back("runs ran on " + std::to_string(machines.size()) +
+                             " different machines or devices; step times and memory are only "
+                             "comparable between runs of the same one");
+    }
+
+    // Partition: partial runs are named and left out.
+    std::map<std::string, std::vector<const RunData*>> complete, finished;
+    std::map<int64_t, RunSummary> summaries;
+    std::map<std::string, const RunData*> first_of_arm;
+    for (const auto& r : data.runs) {
+        first_of_arm.emplace(r.row.arm, &r);
+        if (isIncomplete(r.row.status)) {
+            a.incomplete.push_back({r.row.id, r.row.arm, r.row.seed, r.row.status, r.row.last_step,
+                                    r.row.planned_steps});
+            continue;
+        }
+        complete[r.row.arm].push_back(&r);
+        if (r.row.status == train::RunStatus::Finished && !r.steps.empty()) {
+            finished[r.row.arm].push_back(&r);
+        }
+        auto s = summarizeRun(r.row, r.steps, r.evals);
+        summaries[r.row.id] = s;
+        a.runs.push_back(s);
+    }
+    const auto arm_summaries = summarizeArms(a.runs, a.baseline);
+    for (const auto& arm : order) {
+        for (const auto& s : arm_summaries) {
+            if (s.arm == arm) {
+                a.arms.push_back(s);
+            }
+        }
+    }
+
+    // Curves: one EMA horizon in samples for every run, then a common grid.
+    double max_samples = 0;
+    for (const auto& r : data.runs) {
+        if (!r.steps.empty()) {
+            max_samples = std::max(max_samples, static_cast<double>(r.steps.back().samples));
+        }
+    }
+    const double tau = options.smoothing * max_samples;
+    std::map<int64_t, size_t> curve_of_run;
+    for (const auto& arm : order) {
+        for (const auto* r : complete[arm]) {
+            if (!r->steps.empty()) {
+                curve_of_run[r->row.id] = a.run_curves.size();
+                a.run_curves.push_back(lossCurve(*r, tau));
+            }
+        }
+    }
+    auto curvesOf = [&](const std::vector<const RunData*>& runs) {
+        std::vector<const RunCurve*> out;
+        for (const auto* r : runs) {
+            out.push_back(&a.run_curves[curve_of_run.at(r->row.id)]);
+        }
+        return out;
+    };
+    std::vector<const RunCurve*> all_finished;
+    for (const auto& arm : order) {
+        auto c = curvesOf(finished[arm]);
+        all_finished.insert(all_finished.end(), c.begin(), c.end());
+    }
+    const auto grid = commonGrid(all_finished, options.grid_points);
+    a.band = noiseBand(curvesOf(finished[a.baseline]), grid);
+    for (const auto& arm : order) {
+        if (!finished[arm].empty() && !grid.empty()) {
+            a.arm_curves.push_back({arm, static_cast<int>(finished[arm].size()),
+                                    meanCurve(curvesOf(finished[arm]), grid)});
+        }
+    }
+    if (finished[a.baseline].empty() && !a.baseline.empty()) {
+        a.warnings.push_back("the baseline arm " + a.baseline +
+                             " has no finished run: there is nothing to judge the others against");
+    }
+
+    // Max-batch results: the latest finished search of each arm.
+    std::map<std::string, int64_t> max_batch;
+    for (const auto& s : data.batch_searches) {
+        if (s.status == "finished" && s.max_batch > 0) {
+            max_batch[s.arm] = s.max_batch;
+        }
+    }
+
+    // Verdicts.
+    const ArmFacts base_facts = factsOf(first_of_arm[a.baseline], a.device);
+    for (const auto& arm : order) {
+        ArmVerdict v;
+        v.arm = arm;
+        v.facts = factsOf(first_of_arm[arm], a.device);
+        v.facts.baseline = a.baseline;
+        v.facts.device = a.device;
+        v.facts.base_lr = base_facts.lr;
+        v.facts.base_effective_batch = base_facts.effective_batch;
+        v.runs_used = static_cast<int>(complete[arm].size());
+        v.health = armHealth(complete[arm]);
+        v.gains = computeGains(finished[a.baseline], finished[arm]);
+        v.gains.max_batch = max_batch.count(arm) ? max_batch[arm] : 0;
+        v.gains.base_max_batch = max_batch.count(a.baseline) ? max_batch[a.baseline] : 0;
+        if (v.gains.max_batch > 0 && v.gains.base_max_batch > 0) {
+            v.gains.max_batch_ratio = static_cast<double>(v.gains.max_batch) /
+                                      static_cast<double>(v.gains.base_max_batch);
+        }
+        if (arm == a.baseline) {
+            v.verdict = Verdict::Baseline;
+            v.gains.speedup_ci = {kUnknown, kUnknown};  // against itself: no interval to give
+        } else {
+            for (const auto& c : a.arm_curves) {
+                if (c.arm == arm) {
+                    v.curve = compareCurves(a.band, c.mean, options.tail_fraction);
+                }
+            }
+            v.final_gap = finalMetricGap(finished[a.baseline], finished[arm], summaries);
+        }
+        decideVerdict(v, a.band.seeds, options.thresholds);
+        a.verdicts.push_back(std::move(v));
+    }
+    return a;
+}
+
+}  // namespace ampbench::analysis

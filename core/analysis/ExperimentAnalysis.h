@@ -1,0 +1,67 @@
+#pragma once
+// The whole judgement of one experiment: summaries, the baseline's noise band,
+// each arm's curve, health, gains and verdict. What the reports, the GUI's
+// verdict panel and `ampbench-cli report` show. A pure function over loaded data.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/analysis/Alignment.h"
+#include "core/analysis/ExperimentData.h"
+#include "core/analysis/Summary.h"
+#include "core/analysis/Verdict.h"
+
+namespace ampbench::analysis {
+
+struct AnalysisOptions {
+    std::string baseline;         ///< arm to judge against; empty = the spec's first arm
+    double smoothing = 0.05;      ///< EMA horizon as a share of the samples the curves span
+    size_t grid_points = 100;     ///< points of the common samples-seen axis
+    double tail_fraction = 0.25;  ///< "the last part" of a run
+    VerdictThresholds thresholds;
+};
+
+/// An arm's mean smoothed loss on the band's grid.
+struct ArmCurve {
+    std::string arm;
+    int runs = 0;
+    std::vector<double> mean;
+};
+
+/// A run left out because its rows are partial.
+struct IncompleteRun {
+    int64_t run_id = 0;
+    std::string arm;
+    uint64_t seed = 0;
+    train::RunStatus status = train::RunStatus::Queued;
+    int64_t last_step = 0;
+    int64_t planned_steps = 0;
+    std::string describe() const;  ///< "run 7 (amp, seed 2): interrupted at step 20 of 48"
+};
+
+struct ExperimentAnalysis {
+    int64_t experiment_id = 0;
+    std::string name;
+    std::string baseline;
+    std::string device;            ///< "cpu" or "cuda:0", from the runs' environment
+    std::string memory_label;      ///< "peak RSS" on CPU, "peak allocated" on CUDA
+    std::vector<RunSummary> runs;  ///< finished and failed runs
+    std::vector<ArmSummary> arms;  ///< in spec order
+    NoiseBand band;
+    std::vector<ArmCurve> arm_curves;  ///< on band.x, one per arm with finished runs
+    std::vector<RunCurve> run_curves;  ///< every finished or failed run, on its own x
+    std::vector<ArmVerdict> verdicts;  ///< one per arm, spec order; the baseline first
+    std::vector<IncompleteRun> incomplete;
+    std::vector<std::string> warnings;  ///< things that weaken the comparison
+};
+
+ExperimentAnalysis analyzeExperiment(const ExperimentData& data,
+                                     const AnalysisOptions& options = {});
+
+/// Arm names in spec order (falling back to first-seen order of the runs).
+std::vector<std::string> armOrder(const ExperimentData& data);
+
+/// "amp" resolves on the device: bf16 on CPU, fp16 with a scaler on CUDA.
+std::string resolvedPrecision(const std::string& precision, const std::string& device);
+
+}  // namespace ampbench::analysis

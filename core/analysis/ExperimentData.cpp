@@ -1,0 +1,36 @@
+#include "core/analysis/ExperimentData.h"
+
+#include "core/config/SpecJson.h"
+#include "core/store/BatchSearchStore.h"
+
+namespace ampbench::analysis {
+
+std::optional<ExperimentData> loadExperiment(const store::Database& db, int64_t experiment_id) {
+    auto row = db.experiment(experiment_id);
+    if (!row) {
+        return std::nullopt;
+    }
+    ExperimentData data;
+    data.experiment = *row;
+    std::vector<config::FieldError> errors;
+    data.spec = config::specFromJsonText(row->spec_json, errors);
+    data.spec_ok = errors.empty();
+    for (auto& run : db.runs(experiment_id)) {
+        RunData r;
+        r.steps = db.steps(run.id);
+        r.evals = db.evals(run.id);
+        r.events = db.events(run.id);
+        r.row = std::move(run);
+        data.runs.push_back(std::move(r));
+    }
+    // BatchSearchStore wants a mutable connection for writing; searches() only reads.
+    store::BatchSearchStore searches(const_cast<store::Database&>(db));
+    data.batch_searches = searches.searches(experiment_id);
+    return data;
+}
+
+bool isIncomplete(train::RunStatus status) {
+    return status != train::RunStatus::Finished && status != train::RunStatus::Failed;
+}
+
+}  // namespace ampbench::analysis

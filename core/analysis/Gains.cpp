@@ -1,0 +1,128 @@
+#include "core/analysis/Gains.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace ampbench::analysis {
+namespace {
+
+/// Median by selection on a scratch copy (the bootstrap calls this thousands of times).
+double fastMedian(std::vector<double>& v) {
+    const size_t n = v.size();
+    auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    double hi = *mid;
+    if (n % 2 == 1) {
+        return hi;
+    }
+    double lo = *std::max_element(v.begin(), mid);
+    return 0.5 * (lo + hi);
+}
+
+struct Pooled {
+    std::vector<double> ms_per_sample, step_ms;
+    double timed_ms = 0;
+    int64_t timed_samples = 0;
+    int64_t peak = 0;
+    int64_t max_steps = 0;
+};
+
+Pooled pool(const std::vector<const RunData*>& runs) {
+    Pooled p;
+    for (const auto* run : runs) {
+        auto v = msPerSample(*run);
+        p.ms_per_sample.insert(p.ms_per_sample.end(), v.begin(), v.end());
+        int64_t prev = 0;
+        for (const auto& s : run->steps) {
+            const int64_t in_step = s.samples - prev;
+            prev = s.samples;
+            p.peak = std::max(p.peak, s.mem_peak);
+            if (s.timed && s.step_ms > 0 && in_step > 0) {
+                p.step_ms.push_back(s.step_ms);
+                p.timed_ms += s.step_ms;
+                p.timed_samples += in_step;
+            }
+        }
+        p.max_steps = std::max(p.max_steps, static_cast<int64_t>(run->steps.size()));
+    }
+    return p;
+}
+
+}  // namespace
+
+std::vector<double> msPerSample(const RunData& run) {
+    std::vector<double> out;
+    int64_t prev = 0;
+    for (const auto& s : run.steps) {
+        const int64_t in_step = s.samples - prev;
+        prev = s.samples;
+        if (s.timed && s.step_ms > 0 && in_step > 0) {
+            out.push_back(s.step_ms / static_cast<double>(in_step));
+        }
+    }
+    return out;
+}
+
+Interval bootstrapMedianRatio(const std::vector<double>& a, const std::vector<double>& b,
+                              int resamples, uint64_t seed, double confidence) {
+    Interval r{kUnknown, kUnknown};
+    if (a.empty() || b.empty() || resamples < 10) {
+        return r;
+    }
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<size_t> pick_a(0, a.size() - 1), pick_b(0, b.size() - 1);
+    std::vector<double> sa(a.size()), sb(b.size()), ratios;
+    ratios.reserve(static_cast<size_t>(resamples));
+    for (int i = 0; i < resamples; ++i) {
+        for (auto& x : sa) {
+            x = a[pick_a(rng)];
+        }
+        for (auto& x : sb) {
+            x = b[pick_b(rng)];
+        }
+        const double mb = fastMedian(sb);
+        if (mb > 0) {
+            ratios.push_back(fastMedian(sa) / mb);
+        }
+    }
+    const double tail = (1.0 - confidence) / 2.0;
+    r.low = quantile(ratios, tail);
+    r.high = quantile(ratios, 1.0 - tail);
+    return r;
+}
+
+Gains computeGains(const std::vector<const RunData*>& baseline,
+                   const std::vector<const RunData*>& arm) {
+    Gains g;
+    const Pooled b = pool(baseline), a = pool(arm);
+    g.ms_per_sample = median(a.ms_per_sample);
+    g.base_ms_per_sample = median(b.ms_per_sample);
+    g.median_step_ms = median(a.step_ms);
+    g.timed_steps = static_cast<int64_t>(a.step_ms.size());
+    g.optimizer_steps = a.max_steps;
+    if (g.ms_per_sample > 0 && std::isfinite(g.base_ms_per_sample)) {
+        g.speedup = g.base_ms_per_sample / g.ms_per_sample;
+        // Fewer resamples for very long runs keep a report quick; the interval barely moves.
+        const size_t n = a.ms_per_sample.size() + b.ms_per_sample.size();
+        g.speedup_ci =
+            bootstrapMedianRatio(b.ms_per_sample, a.ms_per_sample, n > 50000 ? 200 : 1000);
+    }
+    if (a.timed_ms > 0) {
+        g.samples_per_s = static_cast<double>(a.timed_samples) / (a.timed_ms / 1000.0);
+    }
+    if (b.timed_ms > 0) {
+        g.base_samples_per_s = static_cast<double>(b.timed_samples) / (b.timed_ms / 1000.0);
+    }
+    if (g.base_samples_per_s > 0) {
+        g.throughput_ratio = g.samples_per_s / g.base_samples_per_s;
+    }
+    g.peak_mem = a.peak;
+    g.base_peak_mem = b.peak;
+    if (b.peak > 0 && a.peak > 0) {
+        g.memory_ratio = static_cast<double>(a.peak) / static_cast<double>(b.peak);
+    }
+    return g;
+}
+
+}  // namespace ampbench::analysis

@@ -1,0 +1,43 @@
+#pragma once
+// What an arm bought against the baseline: time per sample, throughput, memory.
+#include <cstdint>
+#include <vector>
+
+#include "core/analysis/Alignment.h"
+#include "core/analysis/ExperimentData.h"
+#include "core/analysis/Statistics.h"
+
+namespace ampbench::analysis {
+
+struct Gains {
+    double speedup = kUnknown;  ///< baseline's median ms per sample ÷ the arm's (> 1: faster)
+    Interval speedup_ci{kUnknown, kUnknown};  ///< 95%, bootstrap over per-step times
+    double ms_per_sample = kUnknown;          ///< median over the arm's timed steps
+    double base_ms_per_sample = kUnknown;
+    double median_step_ms = kUnknown;  ///< one optimizer step (K micro-batches)
+    double samples_per_s = kUnknown;   ///< timed samples ÷ timed step time, all runs
+    double base_samples_per_s = kUnknown;
+    double throughput_ratio = kUnknown;  ///< samples/s ÷ the baseline's
+    int64_t peak_mem = 0;                ///< highest over the arm's runs
+    int64_t base_peak_mem = 0;
+    double memory_ratio = kUnknown;  ///< peak ÷ the baseline's (< 1: saves memory)
+    int64_t timed_steps = 0;
+    int64_t optimizer_steps = 0;  ///< per run (the most any run of the arm made)
+    int64_t max_batch = 0;        ///< largest micro-batch found by find-batch; 0 = not searched
+    int64_t base_max_batch = 0;
+    double max_batch_ratio = kUnknown;  ///< max_batch ÷ the baseline's, when both were searched
+};
+
+/// Time per sample of every timed step (step time ÷ samples in that step).
+std::vector<double> msPerSample(const RunData& run);
+
+/// Percentile-bootstrap interval of median(a) ÷ median(b), resampling both sides.
+/// Deterministic: a fixed seed, so a report reads the same every time.
+Interval bootstrapMedianRatio(const std::vector<double>& a, const std::vector<double>& b,
+                              int resamples = 1000, uint64_t seed = 20240611,
+                              double confidence = 0.95);
+
+Gains computeGains(const std::vector<const RunData*>& baseline,
+                   const std::vector<const RunData*>& arm);
+
+}  // namespace ampbench::analysis

@@ -1,0 +1,41 @@
+#pragma once
+// Numerical and input health of an arm's runs: skipped steps, the loss scale,
+// non-finite values, failures, and how much of the step time went to waiting for data.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/analysis/Alignment.h"
+#include "core/analysis/ExperimentData.h"
+
+namespace ampbench::analysis {
+
+/// Above this share of step time spent waiting for data, an arm is input-bound.
+inline constexpr double kInputBoundShare = 0.20;
+
+struct Health {
+    int runs = 0;
+    int64_t steps = 0;    ///< optimizer steps over all the arm's runs
+    int64_t skipped = 0;  ///< steps the loss scaler skipped (inf/NaN gradients)
+    double skipped_share = kUnknown;
+    int64_t early_skipped = 0;       ///< skips in a run's first 10% of steps (scale calibrating)
+    std::string skipped_where;       ///< "seed 1: steps 1–4, 230; seed 2: step 7"
+    int64_t longest_skip_run = 0;    ///< most consecutive skipped steps in one run
+    int64_t longest_skip_start = 0;  ///< the step that run started at
+    double min_loss_scale = kUnknown;
+    double final_loss_scale = kUnknown;  ///< lowest over runs of the last step's scale
+    bool scaler_active = false;          ///< some step used a loss scale other than 1
+    int nonfinite_events = 0;
+    int oom_events = 0;
+    int warning_events = 0;
+    std::vector<std::string> failures;  ///< "seed 2: <error>" for failed runs
+    double data_wait_share = kUnknown;  ///< data wait ÷ step time over timed steps
+    bool input_bound = false;           ///< data_wait_share > kInputBoundShare
+};
+
+Health armHealth(const std::vector<const RunData*>& runs);
+
+/// "1–4, 230, 600–602": consecutive steps folded into ranges, at most `max_items` items.
+std::string describeSteps(const std::vector<int64_t>& steps, size_t max_items = 8);
+
+}  // namespace ampbench::analysis

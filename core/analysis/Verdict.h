@@ -1,0 +1,67 @@
+#pragma once
+// The answer per arm: did it keep the baseline's training curve, and if not,
+// what to check next. Decided from figures computed elsewhere; pure.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/analysis/Alignment.h"
+#include "core/analysis/Gains.h"
+#include "core/analysis/Health.h"
+
+namespace ampbench::analysis {
+
+enum class Verdict {
+    Baseline,     ///< the arm the others are judged against
+    Aligned,      ///< on top of the baseline: inside half the noise band, final metric agrees
+    WithinNoise,  ///< differs, but no more than the baseline's seeds differ among themselves
+    Diverged,     ///< clearly outside the band, a significant final gap, or NaN/inf
+    Inconclusive  ///< noise unknown (one seed), too little data, or mixed evidence
+};
+
+std::string toString(Verdict v);  ///< "baseline", "aligned", "within noise", ...
+
+/// What the arm ran with, as the checklist needs it.
+struct ArmFacts {
+    std::string baseline;   ///< name of the arm this one is judged against
+    std::string device;     ///< "cpu" or "cuda:N": what a missing speed-up points to differs
+    std::string precision;  ///< resolved on the device: fp32, amp-fp16, amp-bf16
+    int accumulation = 1;
+    std::string lr_rule;          ///< linear | sqrt | none
+    double lr = kUnknown;         ///< after the LR rule
+    double base_lr = kUnknown;    ///< the baseline arm's
+    int64_t effective_batch = 0;  ///< micro-batch × K
+    int64_t base_effective_batch = 0;
+};
+
+/// Where the lines between verdicts sit, in band units (1 = the edge of mean ± 2σ).
+struct VerdictThresholds {
+    double aligned = 0.5;          ///< last part within half the band (about ±1σ) on average
+    double aligned_whole = 1.0;    ///< and the whole run inside the band on average
+    double noise = 1.0;            ///< last part inside the band
+    double diverged = 2.0;         ///< last part beyond twice the band
+    double progress_lost = 0.5;    ///< one seed: gap ÷ the baseline's loss drop
+    double trend_r = 0.7;          ///< slopes must correlate at least this well to be "aligned"
+    double too_few_updates = 100;  ///< optimizer steps below which K > 1 cannot be judged
+    double skip_share = 0.05;      ///< skipped steps (after calibration) that signal trouble
+};
+
+struct ArmVerdict {
+    std::string arm;
+    Verdict verdict = Verdict::Inconclusive;
+    bool noise_known = false;              ///< the baseline has two or more finished seeds
+    int runs_used = 0;                     ///< finished or failed runs of this arm
+    std::string summary;                   ///< one line: the verdict and its main reason
+    std::vector<std::string> reasons;      ///< plain sentences with numbers
+    std::vector<std::string> next_checks;  ///< from the practitioners' checklist
+    ArmFacts facts;
+    CurveDeviation curve;
+    FinalGap final_gap;
+    Health health;
+    Gains gains;
+};
+
+/// Fills verdict, summary, reasons and next_checks from the other fields.
+void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t = {});
+
+}  // namespace ampbench::analysis

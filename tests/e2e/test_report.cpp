@@ -1,0 +1,437 @@
+// End to end: a tiny finished experiment trained by ampbench-cli, then
+// `ampbench-cli report`, and every output checked against the database.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <QApplication>
+#include <QByteArray>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "core/analysis/ExperimentAnalysis.h"
+#include "core/analysis/Format.h"
+#include "core/store/Database.h"
+#include "ui/report/ReportHtml.h"
+#include "ui/report/ReportPlots.h"
+#include "ui/report/ReportWriter.h"
+#include "ui/report/VerdictPanel.h"
+
+namespace fs = std::filesystem;
+using namespace ampbench;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    std::string out;  // stdout and stderr together
+};
+
+Result shell(const std::string& command) {
+    std::string cmd = command + " 2>&1";
+    Result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf{};
+    while (p && fgets(buf.data(), buf.size(), p)) {
+        r.out += buf.data();
+    }
+    int status = p ? pclose(p) : -1;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+Result cli(const std::string& args) {
+    return shell(std::string(AMPBENCH_CLI_PATH) + " " + args);
+}
+
+std::string slurp(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string replaceAll(std::string text, const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size())) {
+        text.replace(at, from.size(), to);
+    }
+    return text;
+}
+
+std::string html_escape(const std::string& text) {
+    return replaceAll(
+        replaceAll(replaceAll(replaceAll(text, "&", "&amp;"), "<", "&lt;"), ">", "&gt;"), "\"",
+        "&quot;");
+}
+
+bool haveData() {
+    return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
+}
+
+/// One tiny experiment for the whole suite: smoke preset, 48 micro-batches, two seeds
+/// per arm so the noise band exists. About half a minute on two CPU cores.
+class ReportTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        dir_ = fs::temp_directory_path() / ("ampbench-report-" + std::to_string(getpid()));
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        db_ = (dir_ / "runs.db").string();
+        if (!haveData()) {
+            return;
+        }
+        train_ = cli("--db " + db_ + " run --preset smoke --steps 48 --seeds 1 2 -q");
+    }
+    static void TearDownTestSuite() { fs::remove_all(dir_); }
+    void SetUp() override {
+        if (!haveData()) {
+            GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+        }
+        ASSERT_EQ(train_.code, 0) << train_.out;
+    }
+    static fs::path dir_;
+    static std::string db_;
+    static Result train_;
+};
+fs::path ReportTest::dir_;
+std::string ReportTest::db_;
+Result ReportTest::train_;
+
+std::vector<std::string> embeddedPngs(const std::string& html) {
+    // A plain scan: std::regex recurses per character and overflows the stack on images.
+    std::vector<std::string> out;
+    const std::string prefix = "data:image/png;base64,";
+    for (size_t at = html.find(prefix); at != std::string::npos; at = html.find(prefix, at)) {
+        at += prefix.size();
+        const size_t end = html.find('"', at);
+        out.push_back(QByteArray::fromBase64(QByteArray::fromStdString(html.substr(at, end - at)))
+                          .toStdString());
+    }
+    return out;
+}
+
+uint32_t bigEndian(const std::string& s, size_t at) {
+    return (uint32_t(uint8_t(s[at])) << 24) | (uint32_t(uint8_t(s[at + 1])) << 16) |
+           (uint32_t(uint8_t(s[at + 2])) << 8) | uint32_t(uint8_t(s[at + 3]));
+}
+
+}  // namespace
+
+TEST_F(ReportTest, WritesHtmlPdfCsvJsonThatMatchTheDatabase) {
+    const auto html = dir_ / "r.html", pdf = dir_ / "r.pdf", csv = dir_ / "r.csv",
+               json = dir_ / "r.json";
+    auto r = cli("--db " + db_ + " report 1 --html " + html.string() + " --pdf " + pdf.string() +
+                 " --csv " + csv.string() + " --json " + json.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(r.out.find("warning:"), std::string::npos) << "every run finished:\n" << r.out;
+
+    auto db = store::Database::open(db_, store::Database::Mode::ReadOnly);
+    auto data = analysis::loadExperiment(*db, 1);
+    ASSERT_TRUE(data);
+    const auto a = analysis::analyzeExperiment(*data);
+
+    // HTML: the summary table's values as the database gives them.
+    const std::string page = replaceAll(slurp(html), "&nbsp;", " ");
+    const auto arms = analysis::summarizeArms(analysis::summarizeExperimentRuns(*db, 1));
+    ASSERT_EQ(arms.size(), 3u);
+    for (const auto& s : arms) {
+        for (const std::string& value :
+             {s.arm, analysis::formatMs(s.median_step_ms),
+              analysis::formatNumber(s.samples_per_s, 0), analysis::formatBytes(s.peak_mem),
+              analysis::formatPercent(s.val_accuracy, 2), analysis::formatRatio(s.speedup)}) {
+            EXPECT_NE(page.find(value), std::string::npos) << s.arm << ": " << value;
+        }
+    }
+    for (const auto& v : a.verdicts) {
+        EXPECT_NE(page.find(" " + analysis::toString(v.verdict) + " </span>"), std::string::npos)
+            << v.arm << "'s verdict badge";
+        EXPECT_NE(page.find(html_escape(v.summary)), std::string::npos) << v.summary;
+    }
+    EXPECT_NE(page.find("ampbench-cli run --config spec.json"), std::string::npos);
+    EXPECT_NE(page.find("libtorch_version"), std::string::npos) << "the environment";
+
+    // Images: embedded PNGs with pixels in them.
+    const auto pngs = embeddedPngs(slurp(html));
+    ASSERT_GE(pngs.size(), 5u);
+    for (const auto& png : pngs) {
+        ASSERT_GT(png.size(), 5000u);
+        EXPECT_EQ(png.substr(1, 3), "PNG");
+        EXPECT_EQ(png.substr(12, 4), "IHDR");
+        EXPECT_GT(bigEndian(png, 16), 400u);  // width
+        EXPECT_GT(bigEndian(png, 20), 200u);  // height
+    }
+
+    // PDF: pages, as poppler counts them.
+    auto info = shell("pdfinfo " + pdf.string());
+    ASSERT_EQ(info.code, 0) << "pdfinfo (poppler-utils) reads the PDF:\n" << info.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(info.out, m, std::regex("Pages:\\s+(\\d+)"))) << info.out;
+    EXPECT_GE(std::stoi(m[1].str()), 2);
+
+    // CSV: one line per metric value of every run.
+    int64_t expected = 0;
+    for (const auto& run : data->runs) {
+        expected += static_cast<int64_t>(run.steps.size()) * 11 +
+                    static_cast<int64_t>(run.evals.size()) * 2 +
+                    static_cast<int64_t>(run.events.size());
+    }
+    const std::string csv_text = slurp(csv);
+    EXPECT_EQ(std::count(csv_text.begin(), csv_text.end(), '\n') - 1, expected);
+
+    // JSON: parses, and its verdicts are the analysis's.
+    auto j = nlohmann::json::parse(slurp(json));
+    ASSERT_EQ(j["verdicts"].size(), a.verdicts.size());
+    for (size_t i = 0; i < a.verdicts.size(); ++i) {
+        EXPECT_EQ(j["verdicts"][i]["arm"], a.verdicts[i].arm);
+        EXPECT_EQ(j["verdicts"][i]["verdict"], analysis::toString(a.verdicts[i].verdict));
+        EXPECT_EQ(j["verdicts"][i]["noise_known"], true) << "two seeds per arm";
+    }
+    EXPECT_EQ(j["noise_band"]["seeds"], 2);
+    EXPECT_EQ(j["spec"]["name"], "fashion-mnist-smoke");
+    EXPECT_EQ(j["summary"]["runs"].size(), 6u);
+}
+
+TEST_F(ReportTest, BaselineCanBeChosen) {
+    const auto json = dir_ / "amp-base.json";
+    auto r = cli("--db " + db_ + " report 1 --baseline amp --json " + json.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    auto j = nlohmann::json::parse(slurp(json));
+    EXPECT_EQ(j["baseline"], "amp");
+    EXPECT_EQ(j["verdicts"][0]["arm"], "amp") << "the baseline leads";
+    EXPECT_EQ(j["verdicts"][0]["verdict"], "baseline");
+    EXPECT_EQ(j["verdicts"][1]["arm"], "fp32");
+    auto bad = cli("--db " + db_ + " report 1 --baseline nope --json " + json.string());
+    EXPECT_EQ(bad.code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("arms: fp32, amp, amp-accum4"), std::string::npos) << bad.out;
+}
+
+TEST_F(ReportTest, IncompleteRunsAreNamedAndTheRestReported) {
+    // A copy of experiment 1 in experiment 2 whose last run was interrupted mid-way.
+    int64_t cut_run = 0;
+    {
+        auto db = store::Database::open(db_);
+        auto source = analysis::loadExperiment(*db, 1);
+        ASSERT_TRUE(source);
+        const int64_t exp = db->createExperiment("partial copy", source->experiment.spec_json);
+        for (size_t i = 0; i < source->runs.size(); ++i) {
+            const auto& run = source->runs[i];
+            const bool last = i + 1 == source->runs.size();
+            const int64_t id = db->createRun(exp, run.row.arm, run.row.arm_index, run.row.seed,
+                                             run.row.spec_json, run.row.planned_steps);
+            db->markRunning(id, run.row.env_json);
+            std::vector<train::StepRecord> steps = run.steps;
+            if (last) {
+                steps.resize(steps.size() / 2);
+                cut_run = id;
+            }
+            db->insertSteps(id, steps);
+            db->insertEvals(id, last ? std::vector<train::EvalRecord>{} : run.evals);
+            db->finishRun(id, last ? train::RunStatus::Interrupted : train::RunStatus::Finished,
+                          last ? "killed" : "");
+        }
+        ASSERT_EQ(exp, 2);
+    }
+    const auto html = dir_ / "partial.html", json = dir_ / "partial.json";
+    auto r = cli("--db " + db_ + " report 2 --html " + html.string() + " --json " + json.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    const std::string named =
+        "run " + std::to_string(cut_run) + " (amp-accum4, seed 2): interrupted";
+    EXPECT_NE(r.out.find("warning: incomplete, left out: " + named), std::string::npos) << r.out;
+    EXPECT_NE(slurp(html).find(named), std::string::npos);
+    auto j = nlohmann::json::parse(slurp(json));
+    ASSERT_EQ(j["incomplete_runs"].size(), 1u);
+    EXPECT_EQ(j["summary"]["runs"].size(), 5u) << "the rest is still reported";
+    EXPECT_EQ(j["verdicts"][2]["runs_used"], 1);
+}
+
+/// Bad input needs no training: an experiment with no runs is enough.
+class ReportInputTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("ampbench-report-input-" + std::to_string(getpid()));
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        db_ = (dir_ / "runs.db").string();
+        auto db = store::Database::open(db_);
+        ASSERT_EQ(db->createExperiment("empty", "{}"), 1);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    fs::path dir_;
+    std::string db_;
+};
+
+TEST_F(ReportInputTest, UnknownExperimentExitsFive) {
+    auto r = cli("--db " + db_ + " report 99 --json " + (dir_ / "x.json").string());
+    EXPECT_EQ(r.code, 5) << r.out;
+    EXPECT_NE(r.out.find("no experiment 99"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir_ / "x.json"));
+}
+
+TEST_F(ReportInputTest, UnwritableOutputExitsSix) {
+    auto r = cli("--db " + db_ + " report 1 --html " + (dir_ / "no-such-dir" / "r.html").string());
+    EXPECT_EQ(r.code, 6) << r.out;
+    EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
+    auto d = cli("--db " + db_ + " report 1 --pdf " + dir_.string());
+    EXPECT_EQ(d.code, 6) << d.out;
+    EXPECT_NE(d.out.find("is a folder"), std::string::npos) << d.out;
+}
+
+TEST_F(ReportInputTest, NoOutputIsAUsageError) {
+    auto r = cli("--db " + db_ + " report 1");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("--html"), std::string::npos) << r.out;
+}
+
+TEST_F(ReportInputTest, MissingDatabaseExitsFour) {
+    auto r = cli("--db " + (dir_ / "none.db").string() + " report 1 --json " +
+                 (dir_ / "x.json").string());
+    EXPECT_EQ(r.code, 4) << r.out;
+}
+
+TEST_F(ReportInputTest, ExperimentWithoutRunsStillReports) {
+    const auto html = dir_ / "r.html", json = dir_ / "r.json";
+    auto r = cli("--db " + db_ + " report 1 --html " + html.string() + " --json " + json.string());
+    EXPECT_EQ(r.code, 0) << r.out;
+    auto j = nlohmann::json::parse(slurp(json));
+    EXPECT_TRUE(j["verdicts"].empty());
+    EXPECT_GT(fs::file_size(html), 1000u);
+}
+
+namespace {
+
+std::unique_ptr<QApplication>& qtApp() {
+    static std::unique_ptr<QApplication> app;
+    return app;
+}
+
+/// One QApplication for the in-process tests (QCustomPlot and widgets need it), made on
+/// first use and destroyed after the last test: destroying it from exit handlers crashes.
+void ensureApp() {
+    if (!qtApp()) {
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+        static int argc = 1;
+        static char name[] = "test_report";
+        static char* argv[] = {name, nullptr};
+        qtApp() = std::make_unique<QApplication>(argc, argv);
+    }
+}
+
+class QtAppEnvironment : public ::testing::Environment {
+  public:
+    void TearDown() override { qtApp().reset(); }
+};
+const auto* const kQtAppEnvironment = ::testing::AddGlobalTestEnvironment(new QtAppEnvironment);
+
+/// An fp32 baseline and an fp16 arm whose scaler skipped steps (one with an inf loss),
+/// as a CUDA run records them; no training needed.
+analysis::ExperimentData fp16Experiment() {
+    analysis::ExperimentData d;
+    d.experiment.id = 1;
+    d.experiment.name = "fp16 synthetic";
+    d.experiment.spec_json = R"({"name":"fp16 synthetic","micro_batch":32})";
+    int64_t id = 1;
+    for (const char* arm : {"fp32", "amp-fp16"}) {
+        for (uint64_t seed : {1, 2, 3}) {
+            analysis::RunData r;
+            r.row.id = id++;
+            r.row.arm = arm;
+            r.row.seed = seed;
+            r.row.status = train::RunStatus::Finished;
+            r.row.spec_json =
+                std::string(R"({"name":")") + arm + R"(","precision":")" +
+                (std::string(arm) == "fp32" ? "fp32" : "amp-fp16") +
+                R"(","accumulation":1,"lr_rule":"linear","lr":0.1,"effective_batch":32})";
+            r.row.env_json = R"({"device":"cuda:0","device_name":"NVIDIA H200","hostname":"h"})";
+            double scale = std::string(arm) == "fp32" ? 1.0 : 65536.0;
+            for (int64_t i = 1; i <= 300; ++i) {
+                train::StepRecord st;
+                st.step = i;
+                st.samples = i * 32;
+                st.loss = 2.3 * std::exp(-static_cast<double>(i) / 80.0) + 0.2 + 0.01 * seed;
+                st.loss_scale = scale;
+                st.step_ms =
+                    std::string(arm) == "fp32" ? 10.0 + 0.01 * (i % 7) : 5.0 + 0.01 * (i % 5);
+                st.timed = i > 5;
+                st.mem_peak = (std::string(arm) == "fp32" ? 800 : 500) << 20;
+                if (scale > 1 && (i <= 3 || i == 150 + static_cast<int64_t>(seed))) {
+                    st.skipped = true;
+                    st.loss = i == 151 ? std::numeric_limits<double>::infinity() : st.loss;
+                    scale /= 2;
+                    r.events.push_back({i, train::EventKind::SkippedStep, "skipped", scale});
+                } else if (scale > 1 && i % 50 == 0) {
+                    scale *= 2;
+                }
+                r.steps.push_back(st);
+            }
+            r.evals.push_back({300, 300 * 32, 0.4, 0.9 + 0.001 * seed, 1.0});
+            d.runs.push_back(std::move(r));
+        }
+    }
+    return d;
+}
+
+}  // namespace
+
+TEST(ReportRendering, Fp16RunsWithSkippedStepsAndAnInfiniteLoss) {
+    ensureApp();
+    report::ReportContent c;
+    c.data = fp16Experiment();
+    c.analysis = analysis::analyzeExperiment(c.data);
+    ASSERT_EQ(c.analysis.verdicts.size(), 2u);
+    const auto& fp16 = c.analysis.verdicts[1];
+    EXPECT_EQ(fp16.health.skipped, 12);
+    EXPECT_EQ(fp16.health.early_skipped, 9);
+    EXPECT_EQ(fp16.facts.precision, "amp-fp16");
+    EXPECT_NEAR(fp16.gains.speedup, 2.0, 0.05);
+    EXPECT_EQ(c.analysis.memory_label, "peak allocated");
+    c.plots = report::renderPlots(c);
+    ASSERT_EQ(c.plots.size(), 5u);
+    for (const auto& p : c.plots) {
+        EXPECT_FALSE(p.image.isNull()) << p.id.toStdString();
+    }
+    EXPECT_NE(c.plots.back().caption.toStdString().find("red crosses"), std::string::npos);
+    const QByteArray pdf = report::renderPdf(c);
+    EXPECT_TRUE(pdf.startsWith("%PDF")) << "a PDF";
+    EXPECT_GT(pdf.size(), 20000);
+    const std::string html = report::reportHtml(c, report::ImageMode::Embedded);
+    EXPECT_NE(html.find("12 skipped steps"), std::string::npos);
+    if (const char* dump = std::getenv("AMPBENCH_REPORT_DUMP")) {  // for looking at it by eye
+        std::ofstream(std::string(dump) + ".pdf", std::ios::binary) << pdf.toStdString();
+        std::ofstream(std::string(dump) + ".html") << html;
+    }
+}
+
+TEST(VerdictPanel, ShowsEveryArmWithItsVerdict) {
+    ensureApp();
+    analysis::ExperimentAnalysis a;
+    a.baseline = "fp32";
+    analysis::ArmVerdict base, amp;
+    base.arm = "fp32";
+    base.verdict = analysis::Verdict::Baseline;
+    amp.arm = "amp";
+    amp.verdict = analysis::Verdict::WithinNoise;
+    amp.summary = "it differs from fp32 by about as much as fp32's own seeds do";
+    amp.reasons = {"trend agreement r = 0.98"};
+    amp.next_checks = {"Input-bound: the trainer waited for data"};
+    a.verdicts = {base, amp};
+    a.incomplete.push_back({7, "amp", 2, train::RunStatus::Interrupted, 20, 48});
+    report::VerdictPanel panel;
+    panel.setAnalysis(a);
+    const std::string shown = panel.html().toStdString();
+    for (const char* text : {"fp32", "baseline", "within noise", "trend agreement r = 0.98",
+                             "Input-bound", "run 7 (amp, seed 2): interrupted at step 20 of 48"}) {
+        EXPECT_NE(shown.find(text), std::string::npos) << text;
+    }
+    panel.clear("Pick runs of one experiment");
+    EXPECT_NE(panel.html().toStdString().find("Pick runs"), std::string::npos);
+}

@@ -1,0 +1,302 @@
+#include "ui/report/ReportHtml.h"
+
+#include <QBuffer>
+#include <cmath>
+
+#include "core/analysis/Format.h"
+#include "ui/report/HtmlText.h"
+
+namespace ampbench::report {
+namespace {
+
+using analysis::formatBytes;
+using analysis::formatMs;
+using analysis::formatNumber;
+using analysis::formatPercent;
+using analysis::formatRatio;
+using html::escape;
+
+/// Browsers read the <style> block; QTextDocument honours the element and class rules
+/// it knows and the table attributes set in html::table.
+constexpr const char* kStyle = R"(
+body { font-family: "DejaVu Sans", "Segoe UI", Arial, sans-serif; font-size: 10pt; color: #222222;
+       max-width: 980px; margin: 1.2em auto; padding: 0 1em; }
+h1 { font-size: 17pt; margin-bottom: 2px; }
+h2 { font-size: 13pt; margin-top: 18px; border-bottom: 1px solid #cccccc; color: #1d3557; }
+h3 { font-size: 11pt; margin-top: 12px; margin-bottom: 2px; }
+table.grid { border-collapse: collapse; margin-top: 4px; margin-bottom: 4px; }
+table.grid th, table.grid td { border: 1px solid #c8c8c8; padding: 3px 6px; font-size: 9pt; }
+table.grid th { background: #eef1f5; text-align: left; }
+.meta { color: #555555; font-size: 9pt; }
+.notice { background-color: #fff4e5; color: #5a3600; padding: 6px; }
+.caption { color: #555555; font-size: 8.5pt; margin-top: 0; }
+.facts { color: #444444; font-size: 9pt; }
+pre { background-color: #f4f6f8; padding: 6px; font-size: 8pt; white-space: pre-wrap; }
+img { max-width: 100%; }
+)";
+
+/// Width of a plot in the PDF, in CSS pixels (1/96 in): A4 less the margins is about 7 in.
+constexpr int kPdfImageWidth = 650;
+
+/// A page is narrower than a browser window: smaller table text.
+constexpr const char* kPrintStyle = R"(
+body { margin: 0; padding: 0; }
+table.grid th, table.grid td { font-size: 7pt; }
+pre { font-size: 7pt; }
+)";
+
+std::string dataUri(const QByteArray& png) {
+    return "data:image/png;base64," + png.toBase64().toStdString();
+}
+
+std::string header(const ReportContent& c) {
+    const auto& a = c.analysis;
+    const auto& e = c.data.experiment;
+    std::string out = "<h1>AMP Workbench report: " + escape(a.name) + "</h1>\n";
+    out += "<p class=\"meta\">experiment " + std::to_string(a.experiment_id) +
+           " \xC2\xB7 created " + escape(e.created_at) + " \xC2\xB7 " +
+           std::to_string(c.data.runs.size()) + " runs \xC2\xB7 " + "device " +
+           escape(a.device.empty() ? "unknown" : a.device) + " \xC2\xB7 baseline <b>" +
+           escape(a.baseline) + "</b>";
+    if (!c.database_path.empty()) {
+        out += " \xC2\xB7 database " + escape(c.database_path);
+    }
+    if (!c.generated_at.empty()) {
+        out += " \xC2\xB7 generated " + escape(c.generated_at);
+    }
+    out += "</p>\n";
+    if (!e.notes.empty()) {
+        out += "<p>" + escape(e.notes) + "</p>\n";
+    }
+    if (!a.incomplete.empty() || !a.warnings.empty()) {
+        out +=
+            "<table class=\"notice\" width=\"100%\" cellpadding=\"6\"><tr><td "
+            "bgcolor=\"#fff4e5\">";
+        if (!a.incomplete.empty()) {
+            out += "<b>Incomplete runs, left out of this report:</b><br>";
+            for (const auto& r : a.incomplete) {
+                out += escape(r.describe()) + "<br>";
+            }
+        }
+        for (const auto& w : a.warnings) {
+            out += "<b>Note:</b> " + escape(w) + "<br>";
+        }
+        out += "</td></tr></table>\n";
+    }
+    return out;
+}
+
+/// "32.3–46.2 ms", or "950 ms–1.20 s" when the units differ.
+std::string msRange(double low, double high) {
+    std::string lo = formatMs(low);
+    const std::string hi = formatMs(high);
+    const std::string unit = " ms";
+    if (lo.size() > unit.size() && lo.compare(lo.size() - unit.size(), unit.size(), unit) == 0 &&
+        hi.size() > unit.size() && hi.compare(hi.size() - unit.size(), unit.size(), unit) == 0) {
+        lo.resize(lo.size() - unit.size());
+    }
+    return lo + "\xE2\x80\x93" + hi;
+}
+
+std::string speedupText(const analysis::Gains& g) {
+    std::string text = formatRatio(g.speedup);
+    if (std::isfinite(g.speedup_ci.low) && std::isfinite(g.speedup_ci.high)) {
+        text += " (" + formatNumber(g.speedup_ci.low, 2) + "\xE2\x80\x93" +
+                formatNumber(g.speedup_ci.high, 2) + ")";
+    }
+    return text;
+}
+
+std::string factsText(const analysis::ArmVerdict& v) {
+    const auto& f = v.facts;
+    std::string text = f.precision + ", K = " + std::to_string(f.accumulation) +
+                       ", effective batch " + std::to_string(f.effective_batch) + ", lr " +
+                       formatNumber(f.lr, 4);
+    if (f.accumulation > 1) {
+        text += " (rule " + f.lr_rule + ")";
+    }
+    text += ", " + std::to_string(v.runs_used) + " run" + (v.runs_used == 1 ? "" : "s") + ", " +
+            std::to_string(v.gains.optimizer_steps) + " optimizer steps per run";
+    return text;
+}
+
+std::string summaryTable(const analysis::ExperimentAnalysis& a) {
+    std::vector<std::vector<html::Cell>> rows;
+    for (const auto& s : a.arms) {
+        std::string acc = formatPercent(s.val_accuracy, 2);
+        if (std::isfinite(s.val_accuracy_sd)) {
+            acc += " \xC2\xB1" + formatNumber(s.val_accuracy_sd * 100.0, 2);
+        }
+        std::string runs = std::to_string(s.finished);
+        if (s.finished != s.runs) {
+            runs += "/" + std::to_string(s.runs);
+        }
+        rows.push_back(html::cells(
+            {s.arm, runs, formatMs(s.median_step_ms), msRange(s.p10_step_ms, s.p90_step_ms),
+             formatNumber(s.samples_per_s, 0), formatBytes(s.peak_mem), acc,
+             std::to_string(s.skipped), formatRatio(s.speedup), formatRatio(s.memory_ratio)}));
+    }
+    return html::table({"arm", "runs", "median step", "p10\xE2\x80\x93p90", "samples/s",
+                        a.memory_label, "val acc", "skipped", "throughput", "memory"},
+                       rows, {1, 2, 3, 4, 5, 6, 7, 8, 9}, true,
+                       {11, 6, 9, 12, 10, 10, 12, 9, 11, 10});
+}
+
+std::string gainsTable(const analysis::ExperimentAnalysis& a) {
+    bool searched = false;  // max-batch columns only when find-batch results exist
+    for (const auto& v : a.verdicts) {
+        searched = searched || v.gains.max_batch > 0;
+    }
+    std::vector<std::vector<html::Cell>> rows;
+    for (const auto& v : a.verdicts) {
+        const auto& g = v.gains;
+        std::vector<std::string> cells{v.arm,
+                                       formatNumber(g.ms_per_sample, 3) + " ms",
+                                       speedupText(g),
+                                       formatRatio(g.throughput_ratio),
+                                       formatRatio(g.memory_ratio),
+                                       formatPercent(v.health.data_wait_share)};
+        if (searched) {
+            cells.push_back(g.max_batch > 0 ? std::to_string(g.max_batch) : "\xE2\x80\x93");
+            cells.push_back(formatRatio(g.max_batch_ratio));
+        }
+        rows.push_back(html::cells(cells));
+    }
+    std::vector<std::string> header{"arm",        "time per sample", "speed-up (95% CI)",
+                                    "throughput", "memory",          "data wait"};
+    if (searched) {
+        header.push_back("max batch");
+        header.push_back("max batch ratio");
+    }
+    return html::table(header, rows, {1, 2, 3, 4, 5, 6, 7});
+}
+
+std::string runsTable(const analysis::ExperimentAnalysis& a) {
+    std::vector<std::vector<html::Cell>> rows;
+    for (const auto& r : a.runs) {
+        rows.push_back(html::cells(
+            {std::to_string(r.run_id), r.arm, std::to_string(r.seed), train::toString(r.status),
+             std::to_string(r.steps), formatMs(r.median_step_ms), formatNumber(r.samples_per_s, 0),
+             formatPercent(r.final_val_accuracy, 2), formatNumber(r.final_train_loss, 4),
+             std::to_string(r.skipped), analysis::formatDuration(r.wall_s)}));
+    }
+    return html::table({"run", "arm", "seed", "status", "steps", "median step", "samples/s",
+                        "val acc", "train loss", "skipped", "wall"},
+                       rows, {0, 2, 4, 5, 6, 7, 8, 9, 10}, true,
+                       {5, 16, 6, 9, 7, 10, 10, 9, 11, 10, 7});
+}
+
+std::string plotsHtml(const ReportContent& c, ImageMode mode) {
+    std::string out;
+    for (const auto& p : c.plots) {
+        const std::string src = mode == ImageMode::Embedded ? dataUri(pngBytes(p.image))
+                                                            : plotResourceName(p.id).toStdString();
+        // The width is in CSS pixels; the image carries more pixels for print.
+        const int width = p.display_width > 0 ? p.display_width : p.image.width();
+        // The title is drawn into the image. In the PDF the width must fit A4's text width.
+        const int shown = mode == ImageMode::Embedded ? std::min(width, 900) : kPdfImageWidth;
+        out += "<p><img src=\"" + src + "\" width=\"" + std::to_string(shown) + "\" alt=\"" +
+               escape(p.title.toStdString()) + "\"></p>\n";
+        out += "<p class=\"caption\">" + escape(p.caption.toStdString()) + "</p>\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+QString plotResourceName(const QString& id) {
+    return "ampbench-plot:" + id;
+}
+
+QByteArray pngBytes(const QImage& image) {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    image.save(&buffer, "PNG");
+    return bytes;
+}
+
+std::string verdictTableHtml(const analysis::ExperimentAnalysis& a) {
+    std::vector<std::vector<html::Cell>> rows;
+    for (const auto& v : a.verdicts) {
+        const std::string verdict = analysis::toString(v.verdict);
+        rows.push_back({{escape(v.arm), {}, false},
+                        {html::badge(verdict), "white-space:nowrap", false},
+                        {escape(v.summary), {}, false},
+                        {escape(speedupText(v.gains)), {}, false},
+                        {escape(formatRatio(v.gains.memory_ratio)), {}, false}});
+    }
+    return html::table({"arm", "verdict", "because", "speed-up (95% CI)", "memory"}, rows, {3, 4});
+}
+
+std::string verdictDetailsHtml(const analysis::ExperimentAnalysis& a) {
+    std::string out;
+    for (const auto& v : a.verdicts) {
+        out += "<h3>" + escape(v.arm) + " &nbsp;" + html::badge(analysis::toString(v.verdict)) +
+               "</h3>\n";
+        out += "<p class=\"facts\">" + escape(factsText(v)) + "</p>\n";
+        out += "<p>" + escape(v.summary) + ".</p>\n";
+        if (!v.reasons.empty()) {
+            out += "<ul>";
+            for (const auto& r : v.reasons) {
+                out += "<li>" + escape(r) + "</li>";
+            }
+            out += "</ul>\n";
+        }
+        if (!v.next_checks.empty()) {
+            out += "<p><b>Next to check</b></p><ul>";
+            for (const auto& n : v.next_checks) {
+                out += "<li>" + escape(n) + "</li>";
+            }
+            out += "</ul>\n";
+        }
+    }
+    return out;
+}
+
+std::string verdictHtml(const analysis::ExperimentAnalysis& a) {
+    return verdictTableHtml(a) + verdictDetailsHtml(a);
+}
+
+std::string reportHtml(const ReportContent& c, ImageMode mode) {
+    const auto& a = c.analysis;
+    std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" +
+                      escape("AMP Workbench report: " + a.name) + "</title>\n<style>" + kStyle +
+                      (mode == ImageMode::Resource ? kPrintStyle : "") +
+                      "</style></head>\n<body>\n";
+    out += header(c);
+    out += "<h2>Verdict</h2>\n";
+    out += "<p class=\"meta\">Each arm against " + escape(a.baseline) +
+           ": curves on a common axis of samples seen, judged in units of " + escape(a.baseline) +
+           "'s seed-noise band (mean \xC2\xB1 2\xCF\x83); the final validation metric against the "
+           "seed spread (Welch's t-test with two or more seeds per arm); trend agreement; skipped "
+           "steps and loss-scale health; time spent waiting for data.</p>\n";
+    out += verdictTableHtml(a);
+    out += "<h2>Summary</h2>\n" + summaryTable(a);
+    out +=
+        "<p class=\"meta\">Medians over timed steps (warm-up excluded); throughput = samples/s "
+        "\xC3\xB7 " +
+        escape(a.baseline) +
+        "'s (total samples over total time, so slow outlier steps count); "
+        "memory = peak \xC3\xB7 " +
+        escape(a.baseline) + "'s.</p>\n";
+    out += "<h2>Gains</h2>\n" + gainsTable(a);
+    out += "<p class=\"meta\">Speed-up = " + escape(a.baseline) +
+           "'s median time per sample \xC3\xB7 the arm's, with a 95% bootstrap interval over the "
+           "per-step times (1000 resamples, fixed seed); throughput = samples/s \xC3\xB7 " +
+           escape(a.baseline) +
+           "'s; data wait = time waiting for the next batch \xC3\xB7 step "
+           "time (over 20%: input-bound).</p>\n";
+    out += "<h2>Why, arm by arm</h2>\n" + verdictDetailsHtml(a);
+    // On paper the plots and the run details each start a page: no heading left alone at a
+    // page's foot (QTextDocument honours page-break-before, not page-break-after: avoid).
+    const std::string new_page =
+        mode == ImageMode::Resource ? " style=\"page-break-before: always\"" : "";
+    out += "<h2" + new_page + ">Plots</h2>\n" + plotsHtml(c, mode);
+    out += "<h2" + new_page + ">Runs</h2>\n" + runsTable(a);
+    out += specSectionsHtml(c, mode);
+    out += "</body></html>\n";
+    return out;
+}
+
+}  // namespace ampbench::report

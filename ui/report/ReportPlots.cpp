@@ -1,0 +1,423 @@
+#include "ui/report/ReportPlots.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "core/analysis/Gains.h"
+#include "core/analysis/Statistics.h"
+
+namespace ampbench::report {
+namespace {
+
+using analysis::ExperimentAnalysis;
+using analysis::RunData;
+
+/// Tableau 10, the same cycle as the GUI's plots (ui/Palette.cpp), so an arm keeps its colour.
+QColor armColor(int index) {
+    static const std::array<QColor, 10> colors = {
+        QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0x59, 0xa1, 0x4f),
+        QColor(0xe1, 0x57, 0x59), QColor(0xb0, 0x7a, 0xa1), QColor(0x76, 0xb7, 0xb2),
+        QColor(0xed, 0xc9, 0x48), QColor(0xff, 0x9d, 0xa7), QColor(0x9c, 0x75, 0x5f),
+        QColor(0xba, 0xb0, 0xac)};
+    return colors[static_cast<size_t>(std::max(0, index)) % colors.size()];
+}
+
+QColor withAlpha(QColor c, int alpha) {
+    c.setAlpha(alpha);
+    return c;
+}
+
+class Plot {
+  public:
+    Plot(const PlotOptions& o, const QString& title) : options_(o) {
+        plot_.setAttribute(Qt::WA_DontShowOnScreen);
+        plot_.resize(o.width, o.height);
+        plot_.setBackground(Qt::white);
+        QFont f = plot_.font();
+        f.setPointSizeF(9);
+        plot_.setFont(f);
+        // The title is part of the image so that a page break never parts it from its plot.
+        QFont bold = f;
+        bold.setPointSizeF(10.5);
+        bold.setBold(true);
+        plot_.plotLayout()->insertRow(0);
+        plot_.plotLayout()->addElement(0, 0, new QCPTextElement(&plot_, title, bold));
+        for (auto* axis : {plot_.xAxis, plot_.yAxis}) {
+            axis->setTickLabelFont(f);
+            axis->setLabelFont(f);
+            axis->grid()->setPen(QPen(QColor(225, 225, 225), 0));
+            axis->grid()->setSubGridVisible(false);
+        }
+        plot_.legend->setFont(f);
+        plot_.legend->setBrush(QColor(255, 255, 255, 220));
+        plot_.legend->setBorderPen(QPen(QColor(200, 200, 200)));
+    }
+    QCustomPlot& operator*() { return plot_; }
+    QCustomPlot* operator->() { return &plot_; }
+    QImage image() {
+        plot_.replot(QCustomPlot::rpImmediateRefresh);
+        return plot_.toPixmap(options_.width, options_.height, options_.scale).toImage();
+    }
+
+  private:
+    PlotOptions options_;
+    QCustomPlot plot_;
+};
+
+/// Non-finite values become NaN, which QCustomPlot draws as a gap (inf would wreck the axis range).
+QVector<double> qvec(const std::vector<double>& v) {
+    QVector<double> out;
+    out.reserve(static_cast<int>(v.size()));
+    for (double x : v) {
+        out.push_back(std::isfinite(x) ? x : std::numeric_limits<double>::quiet_NaN());
+    }
+    return out;
+}
+
+int armIndex(const ExperimentAnalysis& a, const std::string& arm) {
+    for (size_t i = 0; i < a.verdicts.size(); ++i) {
+        if (a.verdicts[i].arm == arm) {
+            return static_cast<int>(i);
+        }
+    }
+    return 0;
+}
+
+std::vector<const RunData*> completeRuns(const ReportContent& c, const std::string& arm) {
+    std::vector<const RunData*> out;
+    for (const auto& r : c.data.runs) {
+        if (r.row.arm == arm && !analysis::isIncomplete(r.row.status)) {
+            out.push_back(&r);
+        }
+    }
+    return out;
+}
+
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+/// Loss over samples seen: each run's smoothed curve faint, each arm's mean bold,
+/// the baseline's mean ± 2σ (and min–max) as shaded bands.
+QImage lossPlot(const ReportContent& c, const PlotOptions& o) {
+    const auto& a = c.analysis;
+    Plot p(o, "Training loss over samples seen");
+    const QColor base_color = armColor(armIndex(a, a.baseline));
+    const auto& band = a.band;
+    if (band.known() && !band.x.empty()) {
+        auto* lo = p->addGraph();
+        auto* hi = p->addGraph();
+        lo->setData(qvec(band.x), qvec(band.min));
+        hi->setData(qvec(band.x), qvec(band.max));
+        lo->setPen(Qt::NoPen);
+        hi->setPen(Qt::NoPen);
+        hi->setBrush(withAlpha(base_color, 35));
+        hi->setChannelFillGraph(lo);
+        hi->setName(q(a.baseline + " seeds min\xE2\x80\x93max"));
+        lo->removeFromLegend();  // one legend entry per band
+        auto* lo2 = p->addGraph();
+        auto* hi2 = p->addGraph();
+        lo2->setData(qvec(band.x), qvec(band.low));
+        hi2->setData(qvec(band.x), qvec(band.high));
+        lo2->setPen(Qt::NoPen);
+        hi2->setPen(Qt::NoPen);
+        hi2->setBrush(withAlpha(base_color, 70));
+        hi2->setChannelFillGraph(lo2);
+        hi2->setName(q(a.baseline + " mean \xC2\xB1 2\xCF\x83"));
+        lo2->removeFromLegend();
+    }
+    for (const auto& rc : a.run_curves) {
+        auto* g = p->addGraph();
+        g->setData(qvec(rc.x), qvec(rc.smooth));
+        g->setPen(QPen(withAlpha(armColor(armIndex(a, rc.arm)), 90), 1));
+        g->removeFromLegend();
+    }
+    for (const auto& ac : a.arm_curves) {
+        auto* g = p->addGraph();
+        g->setData(qvec(band.x), qvec(ac.mean));
+        g->setPen(QPen(armColor(armIndex(a, ac.arm)), 2.2));
+        g->setName(q(ac.arm + (ac.runs > 1 ? " (mean of " + std::to_string(ac.runs) + ")" : "")));
+    }
+    p->rescaleAxes();
+    // Start the y range at the smoothed curves, not the first raw losses.
+    p->yAxis->scaleRange(1.08, p->yAxis->range().center());
+    p->xAxis->setLabel("samples seen");
+    p->yAxis->setLabel("training loss (EMA)");
+    p->legend->setVisible(true);
+    p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    return p.image();
+}
+
+QSharedPointer<QCPAxisTickerText> armTicker(const ExperimentAnalysis& a) {
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (size_t i = 0; i < a.verdicts.size(); ++i) {
+        ticker->addTick(static_cast<double>(i), q(a.verdicts[i].arm));
+    }
+    return ticker;
+}
+
+/// Final validation accuracy of every seed, one column per arm, with each arm's mean:
+/// what the verdict's final-gap test compares. Used when runs evaluated only at the end.
+QImage finalValidationPlot(const ReportContent& c, const PlotOptions& o) {
+    const auto& a = c.analysis;
+    Plot p(o, "Final validation accuracy per seed");
+    double lo = 100, hi = 0;
+    for (size_t i = 0; i < a.verdicts.size(); ++i) {
+        const QColor col = armColor(static_cast<int>(i));
+        const auto runs = completeRuns(c, a.verdicts[i].arm);
+        QVector<double> x, y;
+        for (size_t k = 0; k < runs.size(); ++k) {
+            if (runs[k]->evals.empty()) {
+                continue;
+            }
+            // Seeds side by side within the arm's column.
+            const double offset =
+                runs.size() > 1 ? (static_cast<double>(k) / (runs.size() - 1) - 0.5) * 0.3 : 0.0;
+            x.push_back(static_cast<double>(i) + offset);
+            y.push_back(runs[k]->evals.back().val_accuracy * 100.0);
+            lo = std::min(lo, y.back());
+            hi = std::max(hi, y.back());
+        }
+        auto* g = p->addGraph();
+        g->setData(x, y);
+        g->setLineStyle(QCPGraph::lsNone);
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, col, col, 8));
+        g->removeFromLegend();
+        if (!y.isEmpty()) {
+            const double m = std::accumulate(y.begin(), y.end(), 0.0) / y.size();
+            auto* mean = p->addGraph();
+            mean->setData(QVector<double>{i - 0.3, i + 0.3}, QVector<double>{m, m});
+            mean->setPen(QPen(col.darker(150), 2));
+            mean->removeFromLegend();
+        }
+    }
+    p->xAxis->setTicker(armTicker(a));
+    p->xAxis->setRange(-0.6, static_cast<double>(a.verdicts.size()) - 0.4);
+    p->xAxis->grid()->setVisible(false);
+    const double pad = std::max(0.5, (hi - lo) * 0.25);
+    p->yAxis->setRange(lo - pad, hi + pad);
+    p->yAxis->setLabel("validation accuracy (%)");
+    return p.image();
+}
+
+QImage validationPlot(const ReportContent& c, const PlotOptions& o, bool& any, bool& final_only) {
+    const auto& a = c.analysis;
+    any = false;
+    final_only = true;
+    for (const auto& r : c.data.runs) {
+        any = any || !r.evals.empty();
+        final_only = final_only && r.evals.size() <= 1;
+    }
+    if (any && final_only) {
+        return finalValidationPlot(c, o);
+    }
+    Plot p(o, "Validation accuracy");
+    std::map<std::string, bool> named;
+    for (const auto& v : a.verdicts) {
+        for (const auto* r : completeRuns(c, v.arm)) {
+            if (r->evals.empty()) {
+                continue;
+            }
+            QVector<double> x, y;
+            for (const auto& e : r->evals) {
+                x.push_back(static_cast<double>(e.samples));
+                y.push_back(e.val_accuracy * 100.0);
+            }
+            auto* g = p->addGraph();
+            g->setData(x, y);
+            const QColor col = armColor(armIndex(a, v.arm));
+            g->setPen(QPen(col, 1.6));
+            g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, col, Qt::white, 6));
+            if (named[v.arm]) {
+                g->removeFromLegend();
+            } else {
+                g->setName(q(v.arm));
+                named[v.arm] = true;
+            }
+        }
+    }
+    p->rescaleAxes();
+    p->yAxis->scaleRange(1.1, p->yAxis->range().center());
+    p->xAxis->scaleRange(1.04, p->xAxis->range().center());
+    p->xAxis->setLabel("samples seen");
+    p->yAxis->setLabel("validation accuracy (%)");
+    p->legend->setVisible(true);
+    p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    return p.image();
+}
+
+QImage memoryPlot(const ReportContent& c, const PlotOptions& o) {
+    const auto& a = c.analysis;
+    Plot p(o, "Peak memory");
+    double top = 0;
+    for (size_t i = 0; i < a.verdicts.size(); ++i) {
+        const double mib = static_cast<double>(a.verdicts[i].gains.peak_mem) / (1024.0 * 1024.0);
+        auto* bars = new QCPBars(p->xAxis, p->yAxis);
+        bars->setWidth(0.55);
+        bars->addData(static_cast<double>(i), mib);
+        const QColor col = armColor(static_cast<int>(i));
+        bars->setPen(QPen(col.darker(130)));
+        bars->setBrush(col);
+        top = std::max(top, mib);
+        auto* label = new QCPItemText(&*p);
+        label->position->setCoords(static_cast<double>(i), mib);
+        label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+        label->setText(QString::number(mib, 'f', 0) + " MiB");
+        label->setFont(p->font());
+    }
+    p->xAxis->setTicker(armTicker(a));
+    p->xAxis->setRange(-0.6, static_cast<double>(a.verdicts.size()) - 0.4);
+    p->xAxis->grid()->setVisible(false);
+    p->yAxis->setRange(0, top > 0 ? top * 1.15 : 1);
+    p->yAxis->setLabel(q(a.memory_label) + " (MiB)");
+    return p.image();
+}
+
+/// Time per sample (so accumulation arms compare fairly): a box per arm, whiskers at p5/p95.
+QImage stepTimePlot(const ReportContent& c, const PlotOptions& o) {
+    const auto& a = c.analysis;
+    Plot p(o, "Time per sample");
+    double top = 0;
+    for (size_t i = 0; i < a.verdicts.size(); ++i) {
+        std::vector<double> v;
+        for (const auto* r : completeRuns(c, a.verdicts[i].arm)) {
+            auto m = analysis::msPerSample(*r);
+            v.insert(v.end(), m.begin(), m.end());
+        }
+        if (v.empty()) {
+            continue;
+        }
+        auto* box = new QCPStatisticalBox(p->xAxis, p->yAxis);
+        const QColor col = armColor(static_cast<int>(i));
+        box->setBrush(withAlpha(col, 120));
+        box->setPen(QPen(col.darker(140)));
+        box->setMedianPen(QPen(col.darker(200), 2.5));
+        box->setWidth(0.5);
+        const double p95 = analysis::quantile(v, 0.95);
+        box->addData(static_cast<double>(i), analysis::quantile(v, 0.05),
+                     analysis::quantile(v, 0.25), analysis::median(v), analysis::quantile(v, 0.75),
+                     p95);
+        top = std::max(top, p95);
+    }
+    p->xAxis->setTicker(armTicker(a));
+    p->xAxis->setRange(-0.6, static_cast<double>(a.verdicts.size()) - 0.4);
+    p->xAxis->grid()->setVisible(false);
+    p->yAxis->setRange(0, top > 0 ? top * 1.1 : 1);
+    p->yAxis->setLabel("time per sample (ms)");
+    return p.image();
+}
+
+QImage lossScalePlot(const ReportContent& c, const PlotOptions& o, bool& any_scaler) {
+    const auto& a = c.analysis;
+    Plot p(o, "Loss scale and skipped steps");
+    any_scaler = false;
+    QVector<double> skip_x, skip_y;
+    std::map<std::string, bool> named;
+    double lo = 1, hi = 1;
+    for (const auto& v : a.verdicts) {
+        any_scaler = any_scaler || v.health.scaler_active;
+        for (const auto* r : completeRuns(c, v.arm)) {
+            QVector<double> x, y;
+            for (const auto& s : r->steps) {
+                if (!(s.loss_scale > 0)) {
+                    continue;
+                }
+                x.push_back(static_cast<double>(s.samples));
+                y.push_back(s.loss_scale);
+                lo = std::min(lo, s.loss_scale);
+                hi = std::max(hi, s.loss_scale);
+                if (s.skipped) {
+                    skip_x.push_back(static_cast<double>(s.samples));
+                    skip_y.push_back(s.loss_scale);
+                }
+            }
+            auto* g = p->addGraph();
+            g->setData(x, y);
+            g->setLineStyle(QCPGraph::lsStepLeft);
+            g->setPen(QPen(armColor(armIndex(a, v.arm)), 1.6));
+            if (named[v.arm]) {
+                g->removeFromLegend();
+            } else {
+                g->setName(q(v.arm));
+                named[v.arm] = true;
+            }
+        }
+    }
+    auto* skips = p->addGraph();
+    skips->setData(skip_x, skip_y);
+    skips->setLineStyle(QCPGraph::lsNone);
+    skips->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QColor(200, 0, 0), 8));
+    skips->setName(QString("skipped step (%1)").arg(skip_x.size()));
+    p->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    QSharedPointer<QCPAxisTickerLog> log(new QCPAxisTickerLog);
+    log->setLogBase(2);
+    p->yAxis->setTicker(log);
+    p->yAxis->setNumberFormat("gb");
+    p->yAxis->setRange(lo / 4, hi * 4);
+    p->xAxis->rescale();
+    p->xAxis->scaleRange(1.02, p->xAxis->range().center());
+    p->xAxis->setLabel("samples seen");
+    p->yAxis->setLabel("loss scale");
+    p->legend->setVisible(true);
+    p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    return p.image();
+}
+
+}  // namespace
+
+std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptions& options) {
+    std::vector<PlotImage> out;
+    const auto& a = content.analysis;
+    const std::string band_text =
+        a.band.known() ? "The shaded bands are " + a.baseline + "'s mean \xC2\xB1 2\xCF\x83 and " +
+                             "min\xE2\x80\x93max over its " + std::to_string(a.band.seeds) +
+                             " seeds: the seed noise an arm is judged against."
+                       : a.baseline + " ran with one seed, so there is no noise band.";
+    out.push_back({"loss", "Training loss over samples seen",
+                   QString::fromStdString(
+                       "Each arm's mean (bold) and each run (faint), smoothed over 5% of the "
+                       "samples. Samples seen, not steps, lines up arms with accumulation. " +
+                       band_text),
+                   lossPlot(content, options)});
+    bool any_eval = false, final_only = false;
+    QImage val = validationPlot(content, options, any_eval, final_only);
+    if (any_eval) {
+        out.push_back({"validation", "Validation accuracy",
+                       final_only ? "The runs evaluated once, at the end: one dot per seed, the "
+                                    "bar is the arm's mean."
+                                  : "Every evaluation of every run; one colour per arm.",
+                       val});
+    }
+    out.push_back(
+        {"memory", "Peak memory",
+         QString::fromStdString("The highest " + a.memory_label + " of any run of the arm" +
+                                (a.device.rfind("cuda", 0) == 0
+                                     ? " (CUDA caching allocator)."
+                                     : " (resident set of the process on CPU: an "
+                                       "upper bound that includes the runtime).")),
+         memoryPlot(content, options)});
+    out.push_back({"step-time", "Time per sample",
+                   "Step time divided by the samples in the step, over timed steps (warm-up "
+                   "excluded): box p25\xE2\x80\x93p75 with the median, whiskers p5\xE2\x80\x93p95.",
+                   stepTimePlot(content, options)});
+    bool any_scaler = false;
+    QImage scale = lossScalePlot(content, options, any_scaler);
+    out.push_back({"loss-scale", "Loss scale and skipped steps",
+                   any_scaler ? "The dynamic loss scale of each run (log scale); red crosses mark "
+                                "steps skipped because the gradients held inf/NaN."
+                              : "No arm used loss scaling (fp32 and bf16 need none): the scale "
+                                "stays 1 and no step was skipped.",
+                   scale});
+    for (auto& p : out) {
+        p.display_width = options.width;
+    }
+    return out;
+}
+
+}  // namespace ampbench::report

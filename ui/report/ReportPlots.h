@@ -1,0 +1,21 @@
+#pragma once
+// The report's plots, drawn by QCustomPlot into images without showing a window.
+// QCustomPlot is a QWidget: call from the GUI thread of a QApplication (the CLI
+// creates one on the offscreen platform).
+#include <vector>
+
+#include "ui/report/ReportContent.h"
+
+namespace ampbench::report {
+
+struct PlotOptions {
+    int width = 860;  ///< logical pixels
+    int height = 360;
+    double scale = 2.0;  ///< device pixels per logical pixel (sharp in print)
+};
+
+/// Loss overlay with the noise band, validation metric, memory bars, step-time
+/// distribution and the loss-scale timeline with skipped steps.
+std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptions& options = {});
+
+}  // namespace ampbench::report

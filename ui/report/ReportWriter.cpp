@@ -1,0 +1,209 @@
+#include "ui/report/ReportWriter.h"
+
+#include <QAbstractTextDocumentLayout>
+#include <QBuffer>
+#include <QFileInfo>
+#include <QPageLayout>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QTextDocument>
+#include <QTextFrame>
+#include <QUrl>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/analysis/AnalysisJson.h"
+#include "core/store/Export.h"
+#include "ui/report/ReportHtml.h"
+#include "ui/report/ReportPlots.h"
+
+namespace ampbench::report {
+namespace {
+
+/// Writes all or nothing: QSaveFile replaces the file only after every byte landed.
+std::string saveFile(const std::string& path, const QByteArray& bytes) {
+    QSaveFile file(QString::fromStdString(path));
+    if (!file.open(QIODevice::WriteOnly)) {
+        return "cannot write " + path + ": " + file.errorString().toStdString();
+    }
+    if (file.write(bytes) != bytes.size() || !file.commit()) {
+        return "cannot write " + path + ": " + file.errorString().toStdString();
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string checkWritable(const std::string& path) {
+    const QFileInfo file(QString::fromStdString(path));
+    const QFileInfo dir(file.absolutePath());
+    if (file.isDir()) {
+        return "cannot write " + path + ": it is a folder";
+    }
+    if (!dir.exists() || !dir.isDir()) {
+        return "cannot write " + path + ": folder " + dir.filePath().toStdString() +
+               " does not exist";
+    }
+    if (!dir.isWritable()) {
+        return "cannot write " + path + ": folder " + dir.filePath().toStdString() +
+               " is not writable";
+    }
+    if (file.exists() && !file.isWritable()) {
+        return "cannot write " + path + ": the file is read-only";
+    }
+    return {};
+}
+
+QByteArray renderHtml(const ReportContent& content) {
+    return QByteArray::fromStdString(reportHtml(content, ImageMode::Embedded));
+}
+
+QByteArray renderPdf(const ReportContent& content) {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    QPdfWriter writer(&buffer);
+    writer.setPageSize(QPageSize(QPageSize::A4));
+    writer.setPageMargins(QMarginsF(15, 14, 15, 12), QPageLayout::Millimeter);
+    writer.setResolution(300);
+    const QString title = QString::fromStdString("AMP Workbench report: " + content.analysis.name);
+    writer.setTitle(title);
+    writer.setCreator("AMP Workbench");
+
+    QTextDocument doc;
+    QFont font("DejaVu Sans");
+    font.setPointSizeF(8.5);
+    doc.setDefaultFont(font);
+    // Lay out in the writer's own units, paginated here rather than by
+    // QTextDocument::print, which would add 2 cm margins and leave no room for a footer.
+    doc.documentLayout()->setPaintDevice(&writer);
+    QTextFrameFormat root = doc.rootFrame()->frameFormat();
+    root.setMargin(0);
+    doc.rootFrame()->setFrameFormat(root);
+    for (const auto& p : content.plots) {
+        doc.addResource(QTextDocument::ImageResource, QUrl(plotResourceName(p.id)),
+                        QVariant(p.image));
+    }
+    doc.setHtml(QString::fromStdString(reportHtml(content, ImageMode::Resource)));
+    const double footer = writer.resolution() * 0.3;  // inches → device pixels
+    const QSizeF page(writer.width(), writer.height() - footer);
+    doc.setPageSize(page);
+
+    QPainter painter(&writer);
+    QFont small = font;
+    small.setPointSizeF(7.5);
+    const int pages = doc.pageCount();
+    for (int i = 0; i < pages; ++i) {
+        if (i > 0) {
+            writer.newPage();
+        }
+        painter.save();
+        painter.translate(0, -i * page.height());
+        // A row cut by the page break must not draw its borders into the footer.
+        painter.setClipRect(QRectF(0, i * page.height(), page.width(), page.height()));
+        QAbstractTextDocumentLayout::PaintContext context;
+        context.clip = QRectF(0, i * page.height(), page.width(), page.height());
+        context.palette.setColor(QPalette::Text, Qt::black);
+        doc.documentLayout()->draw(&painter, context);
+        painter.restore();
+        painter.setFont(small);
+        painter.setPen(QColor(110, 110, 110));
+        painter.drawText(QRectF(0, page.height(), page.width(), footer),
+                         Qt::AlignBottom | Qt::AlignLeft, title);
+        painter.drawText(QRectF(0, page.height(), page.width(), footer),
+                         Qt::AlignBottom | Qt::AlignRight,
+                         QString("page %1 of %2").arg(i + 1).arg(pages));
+    }
+    painter.end();
+    return bytes;
+}
+
+std::string renderJson(const ReportContent& content) {
+    nlohmann::json j = analysis::toJson(content.analysis);
+    nlohmann::json spec = nlohmann::json::parse(content.data.experiment.spec_json, nullptr, false);
+    j["spec"] = spec.is_discarded() ? nlohmann::json(content.data.experiment.spec_json) : spec;
+    j["generated_at"] = content.generated_at;
+    j["database"] = content.database_path;
+    for (const auto& r : content.data.runs) {
+        nlohmann::json env = nlohmann::json::parse(r.row.env_json, nullptr, false);
+        if (!env.is_discarded() && env.is_object()) {
+            j["environment"] = env;
+            break;
+        }
+    }
+    return j.dump(2) + "\n";
+}
+
+ReportResult writeReports(ReportContent& content, const store::Database& db,
+                          const ReportRequest& request) {
+    ReportResult result;
+    for (const auto& r : content.analysis.incomplete) {
+        result.warnings.push_back("incomplete, left out: " + r.describe());
+    }
+    for (const auto& w : content.analysis.warnings) {
+        result.warnings.push_back(w);
+    }
+    auto write = [&](const std::string& path, const QByteArray& bytes) {
+        if (path.empty() || !result.ok()) {
+            return;
+        }
+        std::string error = saveFile(path, bytes);
+        if (!error.empty()) {
+            result.failure = ReportResult::Failure::Io;
+            result.error = error;
+            return;
+        }
+        result.written.push_back(path);
+    };
+    if ((!request.html.empty() || !request.pdf.empty()) && content.plots.empty()) {
+        content.plots = renderPlots(content);
+    }
+    if (!request.html.empty()) {
+        write(request.html, renderHtml(content));
+    }
+    if (!request.pdf.empty()) {
+        write(request.pdf, renderPdf(content));
+    }
+    if (!request.csv.empty()) {
+        std::vector<int64_t> ids;
+        for (const auto& r : content.data.runs) {
+            ids.push_back(r.row.id);
+        }
+        std::ostringstream csv;
+        store::exportCsv(db, ids, csv);
+        write(request.csv, QByteArray::fromStdString(csv.str()));
+    }
+    if (!request.json.empty()) {
+        write(request.json, QByteArray::fromStdString(renderJson(content)));
+    }
+    return result;
+}
+
+ReportResult writeReports(const store::Database& db, int64_t experiment_id,
+                          const ReportRequest& request) {
+    ReportResult result;
+    for (const auto* path : {&request.html, &request.pdf, &request.csv, &request.json}) {
+        if (path->empty()) {
+            continue;
+        }
+        std::string error = checkWritable(*path);
+        if (!error.empty()) {
+            result.failure = ReportResult::Failure::Io;
+            result.error = error;
+            return result;
+        }
+    }
+    analysis::AnalysisOptions options;
+    options.baseline = request.baseline;
+    auto content = prepareReport(db, experiment_id, options);
+    if (!content) {
+        result.failure = ReportResult::Failure::NotFound;
+        result.error = "no experiment " + std::to_string(experiment_id) + " in " + db.path();
+        return result;
+    }
+    return writeReports(*content, db, request);
+}
+
+}  // namespace ampbench::report
