@@ -21,6 +21,8 @@ class StoreSession;
 class HistoryView : public QWidget {
     Q_OBJECT
   public:
+    /// (id, isRun) of the selected row; id 0 when nothing is selected.
+    QPair<qint64, bool> selected() const;
     /// Asks the user a yes/no question; replaceable so tests need no modal dialog.
     using Confirm = std::function<bool(const QString& title, const QString& question)>;
 
@@ -44,8 +46,6 @@ class HistoryView : public QWidget {
     void renameSelected();
     void editNotes();
     void updateButtons();  // and the details of the selected row
-    /// (id, isRun) of the selected row; id 0 when nothing is selected.
-    QPair<qint64, bool> selected() const;
 
     RunTreeModel& runs_;
     StoreSession& session_;

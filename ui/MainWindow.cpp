@@ -29,6 +29,7 @@
 #include "ui/StoreSession.h"
 #include "ui/TrainingController.h"
 #include "ui/TrainingWorker.h"
+#include "ui/report/ReportWriter.h"
 
 namespace ampbench::ui {
 
@@ -107,6 +108,9 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&Load spec\u2026"), QKeySequence(tr("Ctrl+L")), this,
                     &MainWindow::loadSpec);
     file->addAction(tr("&Save spec\u2026"), QKeySequence::Save, this, &MainWindow::saveSpec);
+    file->addSeparator();
+    file->addAction(tr("&Export report\u2026"), QKeySequence(tr("Ctrl+E")), this,
+                    &MainWindow::exportReport);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -299,6 +303,72 @@ void MainWindow::loadSpec() {
         return;
     }
     tabs_->setCurrentWidget(editor_);
+}
+
+void MainWindow::exportReport() {
+    auto* db = session_->db();
+    const auto [id, isRun] = history_->selected();
+    if (!db || id == 0) {
+        QMessageBox::information(this, tr("Export report"),
+                                 tr("Select an experiment (or one of its runs) in History first."));
+        return;
+    }
+    qint64 experiment = id;
+    if (isRun) {
+        auto run = db->run(id);
+        experiment = run ? run->experiment_id : 0;
+    }
+    const QString html = QFileDialog::getSaveFileName(
+        this, tr("Export report"), QStringLiteral("report-%1.html").arg(experiment),
+        tr("HTML report (*.html)"));
+    if (html.isEmpty()) {
+        return;
+    }
+    const QString stem = html.endsWith(QStringLiteral(".html")) ? html.chopped(5) : html;
+    QString message;
+    if (!exportReportTo(experiment, stem, &message)) {
+        QMessageBox::warning(this, tr("Export report"), message);
+        return;
+    }
+    statusBar()->showMessage(tr("Report written: %1.html").arg(stem), 10000);
+    QMessageBox::information(this, tr("Export report"), message);
+}
+
+bool MainWindow::exportReportTo(qint64 experimentId, const QString& stem, QString* message) {
+    auto* db = session_->db();
+    if (!db) {
+        *message = tr("No database is open.");
+        return false;
+    }
+    report::ReportRequest request;
+    request.html = (stem + QStringLiteral(".html")).toStdString();
+    request.pdf = (stem + QStringLiteral(".pdf")).toStdString();
+    request.csv = (stem + QStringLiteral(".csv")).toStdString();
+    request.json = (stem + QStringLiteral(".json")).toStdString();
+    // Rendering draws plots with QCustomPlot, which must happen on this thread;
+    // the wait (about a second for a small experiment) is shown by the cursor.
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    report::ReportResult result;
+    try {
+        result = report::writeReports(*db, experimentId, request);
+    } catch (const std::exception& e) {
+        result.failure = report::ReportResult::Failure::Io;
+        result.error = e.what();
+    }
+    QApplication::restoreOverrideCursor();
+    if (!result.ok()) {
+        *message = QString::fromStdString(result.error);
+        return false;
+    }
+    QStringList lines;
+    for (const auto& w : result.written) {
+        lines << QString::fromStdString(w);
+    }
+    for (const auto& w : result.warnings) {
+        lines << tr("warning: %1").arg(QString::fromStdString(w));
+    }
+    *message = lines.join(QStringLiteral("\n"));
+    return true;
 }
 
 void MainWindow::saveSpec() {

@@ -64,6 +64,17 @@ class MainWindow : public QMainWindow {
     void chooseDatabase(bool create);
     void loadSpec();
     void saveSpec();
+    /// File › Export report…: HTML, PDF, CSV and JSON of the experiment selected in
+    /// History (or of the selected run's experiment), side by side.
+    void exportReport();
+
+  public:
+    /// Writes <stem>.html/.pdf/.csv/.json for an experiment of the open database.
+    /// Returns false and sets `message` to the reason on failure; on success
+    /// `message` lists the files and any warnings.
+    bool exportReportTo(qint64 experimentId, const QString& stem, QString* message);
+
+  private:
     void refreshRuns();
 
     Settings& settings_;

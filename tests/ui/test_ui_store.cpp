@@ -2,6 +2,7 @@
 // appear live; a file that is not a workbench database is refused untouched;
 // the history deletes with confirmation.
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTreeView>
@@ -74,6 +75,27 @@ class StoreTest : public QObject {
         writer->finishRun(run, train::RunStatus::Finished, "");
         QTRY_VERIFY(ws.window->cache()->series(run)->row.status == train::RunStatus::Finished);
         QCOMPARE(ws.window->cache()->series(run)->steps.size(), size_t(15));
+    }
+
+    // File › Export report… writes the four files for the selected experiment.
+    void exportReportWritesTheFiles() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto writer = store::Database::open(ws.dbPath().toStdString());
+        const int64_t exp = writer->createExperiment("exported", "{}");
+        const int64_t run = writer->createRun(exp, "fp32", 0, 1, "{}", 10);
+        writer->markRunning(run, "{}");
+        writer->insertSteps(run, steps(1, 10));
+        writer->finishRun(run, train::RunStatus::Finished, "");
+        const QString stem = ws.dir.filePath("report");
+        QString message;
+        QVERIFY2(ws.window->exportReportTo(exp, stem, &message), qPrintable(message));
+        for (const char* ext : {".html", ".pdf", ".csv", ".json"}) {
+            QFileInfo f(stem + ext);
+            QVERIFY2(f.exists() && f.size() > 0, ext);
+        }
+        QVERIFY(!ws.window->exportReportTo(12345, stem, &message));
+        QVERIFY(!message.isEmpty());
     }
 
     void runsOfAnotherProcessAppearLive() {
