@@ -1,4 +1,5 @@
 #include "ui/ArmsTableModel.h"
+#include "ui/NumberText.h"
 
 #include <QBrush>
 #include <QColor>
@@ -251,13 +252,13 @@ bool ArmsTableModel::setData(const QModelIndex& index, const QVariant& value, in
                 break;
             }
             default: {
-                double v = text == "off" ? 0.0 : text.toDouble(&ok);
-                ok = ok || text == "off";
+                const auto v = parseNumberText(text, /*offMeansZero=*/c == GradClip);
+                ok = v.has_value();
                 if (ok) {
                     (c == GradClip       ? a.grad_clip
                      : c == ScalerInit   ? a.scaler.init_scale
                      : c == ScalerGrowth ? a.scaler.growth_factor
-                                         : a.scaler.backoff_factor) = v;
+                                         : a.scaler.backoff_factor) = *v;
                 }
             }
         }

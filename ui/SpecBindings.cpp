@@ -1,4 +1,5 @@
 #include "ui/SpecBindings.h"
+#include "ui/NumberText.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -67,12 +68,11 @@ void SpecBindings::addDouble(QFormLayout* form, const QString& label, const std:
         w->setText(editableNumber(get(copy)));
     };
     b.store = [w, get](Spec& s) {
-        bool ok = false;
-        const double v = w->text().trimmed().toDouble(&ok);
-        if (ok) {
-            get(s) = v;
+        const auto v = parseNumberText(w->text());
+        if (v) {
+            get(s) = *v;
         }
-        return ok;
+        return v.has_value();
     };
     connect(w, &QLineEdit::textEdited, this,
             [this, field] { Q_EMIT edited(QString::fromStdString(field)); });

@@ -12,30 +12,18 @@
 #include <sstream>
 #include <thread>
 
+#include "Shell.h"
 #include "core/store/Database.h"
 
 namespace fs = std::filesystem;
 using ampbench::store::Database;
 using ampbench::train::RunStatus;
+namespace test = ampbench::test;
 
 namespace {
 
-struct Result {
-    int code = -1;
-    std::string out;  // stdout and stderr together
-};
-
-Result cli(const std::string& args) {
-    std::string cmd = std::string(AMPBENCH_CLI_PATH) + " " + args + " 2>&1";
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf{};
-    while (p && fgets(buf.data(), buf.size(), p)) {
-        r.out += buf.data();
-    }
-    int status = p ? pclose(p) : -1;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+test::ShellResult cli(const std::string& args) {
+    return test::shell(std::string(AMPBENCH_CLI_PATH) + " " + args);
 }
 
 bool haveData() {

@@ -18,6 +18,7 @@
 #include <regex>
 #include <sstream>
 
+#include "Shell.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/Format.h"
 #include "core/store/Database.h"
@@ -31,23 +32,8 @@ using namespace ampbench;
 
 namespace {
 
-struct Result {
-    int code = -1;
-    std::string out;  // stdout and stderr together
-};
-
-Result shell(const std::string& command) {
-    std::string cmd = command + " 2>&1";
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf{};
-    while (p && fgets(buf.data(), buf.size(), p)) {
-        r.out += buf.data();
-    }
-    int status = p ? pclose(p) : -1;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
+using Result = test::ShellResult;
+using test::shell;
 
 Result cli(const std::string& args) {
     return shell(std::string(AMPBENCH_CLI_PATH) + " " + args);

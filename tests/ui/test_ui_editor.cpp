@@ -98,6 +98,20 @@ class EditorTest : public QObject {
         QVERIFY(editor.isValid());
     }
 
+    // "off" means no clipping in the grad-clip column only; numbers may carry spaces.
+    void numberCellsParseOffAndSpaces() {
+        ExperimentEditor editor;
+        ArmsTableModel* arms = editor.armsModel();
+        QVERIFY(arms->setData(arms->index(0, ArmsTableModel::GradClip), " 1.5 ", Qt::EditRole));
+        QCOMPARE(arms->arms()[0].grad_clip, 1.5);
+        QVERIFY(arms->setData(arms->index(0, ArmsTableModel::GradClip), "OFF", Qt::EditRole));
+        QCOMPARE(arms->arms()[0].grad_clip, 0.0);
+        QVERIFY(!arms->setData(arms->index(0, ArmsTableModel::ScalerInit), "off", Qt::EditRole));
+        QCOMPARE(arms->arms()[0].scaler.init_scale, 65536.0);
+        QVERIFY(!arms->setData(arms->index(0, ArmsTableModel::GradClip), "abc", Qt::EditRole));
+        QCOMPARE(arms->arms()[0].grad_clip, 0.0);
+    }
+
     void armsAddDuplicateRemove() {
         ExperimentEditor editor;
         ArmsTableModel* arms = editor.armsModel();
