@@ -13,19 +13,26 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <optional>
+#include <set>
 
 #include "core/analysis/ComparisonTable.h"
+#include "core/analysis/ExperimentAnalysis.h"
+#include "core/analysis/ExperimentData.h"
 #include "ui/PlotInput.h"
 #include "ui/PlotsView.h"
 #include "ui/RunDataCache.h"
 #include "ui/RunTreeModel.h"
+#include "ui/StoreSession.h"
+#include "ui/StoreTask.h"
 #include "ui/SummaryTableModel.h"
+#include "ui/report/VerdictPanel.h"
 
 namespace ampbench::ui {
 
-CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, Settings& settings,
-                         QWidget* parent)
-    : QWidget(parent), runs_(runs), cache_(cache) {
+CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& session,
+                         Settings& settings, QWidget* parent)
+    : QWidget(parent), runs_(runs), cache_(cache), session_(session) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
 
@@ -88,18 +95,40 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, Settings& sett
     right->setStretchFactor(0, 4);
     right->setStretchFactor(1, 1);
     right->setSizes({760, 150});
+    // Left: the picker above the verdict of the ticked runs' experiment.
+    auto* verdictBox = new QWidget;
+    auto* verdictLayout = new QVBoxLayout(verdictBox);
+    verdictLayout->setContentsMargins(0, 0, 0, 0);
+    verdictLayout->addWidget(
+        new QLabel(tr("<b>Verdict</b> \u00b7 against the summary's baseline")));
+    verdict_ = new report::VerdictPanel;
+    verdict_->setObjectName("verdict");
+    verdictLayout->addWidget(verdict_);
+    auto* left = new QSplitter(Qt::Vertical);
+    left->addWidget(picker_);
+    left->addWidget(verdictBox);
+    left->setStretchFactor(0, 1);
+    left->setStretchFactor(1, 2);
+    left->setSizes({300, 600});
     auto* split = new QSplitter(Qt::Horizontal);
-    split->addWidget(picker_);
+    split->addWidget(left);
     split->addWidget(right);
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
-    split->setSizes({340, 1200});
+    split->setSizes({380, 1200});
     layout->addWidget(split);
+
+    verdictDelay_.setSingleShot(true);
+    verdictDelay_.setInterval(kVerdictDelayMs);
+    connect(&verdictDelay_, &QTimer::timeout, this, &CompareView::refreshVerdict);
+    showVerdictMessage({});
 
     connect(&runs_, &RunTreeModel::checkedRunsChanged, this,
             [this] { cache_.setRuns(runs_.checkedRuns()); });
     connect(&cache_, &RunDataCache::updated, this, &CompareView::refreshSummary);
     connect(baseline_, &QComboBox::activated, this, &CompareView::refreshSummary);
+    connect(&cache_, &RunDataCache::updated, this, [this] { verdictDelay_.start(); });
+    connect(baseline_, &QComboBox::activated, this, [this] { verdictDelay_.start(); });
     connect(copy, &QPushButton::clicked, this, &CompareView::copySummary);
 }
 
@@ -141,6 +170,71 @@ void CompareView::fitSummaryHeight() {
                        baseline_->sizeHint().height() + 16;
     const int total = split_->height();
     split_->setSizes({std::max(total / 2, total - wanted), std::min(wanted, total / 2)});
+}
+
+void CompareView::showVerdictMessage(const QString& message) {
+    verdict_->clear(message.isEmpty()
+                        ? tr("Tick the runs of one experiment to see whether its arms align "
+                             "with the baseline.")
+                        : message);
+    verdictShown_ = 0;
+}
+
+void CompareView::refreshVerdict() {
+    if (verdictBusy_) {
+        verdictAgain_ = true;  // one analysis at a time; the newest data follows
+        return;
+    }
+    std::set<qint64> experiments;
+    for (qint64 id : cache_.runs()) {
+        if (const RunSeries* s = cache_.series(id)) {
+            experiments.insert(s->row.experiment_id);
+        }
+    }
+    if (experiments.size() != 1 || !session_.isOpen()) {
+        showVerdictMessage(
+            experiments.size() > 1
+                ? tr("The ticked runs come from %1 experiments. A verdict judges the arms of one "
+                     "experiment against its baseline's seed noise: tick the runs of one.")
+                      .arg(experiments.size())
+                : QString());
+        ++verdictUpdates_;
+        Q_EMIT verdictUpdated();
+        return;
+    }
+    const qint64 experiment = *experiments.begin();
+    analysis::AnalysisOptions options;
+    options.baseline = baseline_->currentText().toStdString();  // unknown: the spec's first
+    verdictBusy_ = true;
+    using Analysis = std::optional<analysis::ExperimentAnalysis>;
+    runStoreTask<Analysis>(
+        this, session_.path(),
+        [experiment, options](const store::Database& db) -> Analysis {
+            auto data = analysis::loadExperiment(db, experiment);
+            if (!data) {
+                return std::nullopt;
+            }
+            return analysis::analyzeExperiment(*data, options);
+        },
+        [this, experiment](StoreTaskResult<Analysis>& result) {
+            verdictBusy_ = false;
+            if (result.value && *result.value) {
+                verdict_->setAnalysis(**result.value);
+                verdictShown_ = experiment;
+            } else if (!result.error.isEmpty()) {
+                showVerdictMessage(
+                    tr("Cannot judge experiment %1: %2").arg(experiment).arg(result.error));
+            } else {
+                showVerdictMessage(
+                    tr("Experiment %1 is no longer in the database.").arg(experiment));
+            }
+            ++verdictUpdates_;
+            Q_EMIT verdictUpdated();
+            if (verdictAgain_) {
+                verdictAgain_ = false;
+                verdictDelay_.start();
+            }
+        });
 }
 
 QString CompareView::summaryTsv() const {

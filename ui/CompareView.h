@@ -1,5 +1,6 @@
 #pragma once
 #include <QString>
+#include <QTimer>
 #include <QWidget>
 
 class QComboBox;
@@ -8,21 +9,33 @@ class QSplitter;
 class QTableView;
 class QTreeView;
 
+namespace ampbench::report {
+class VerdictPanel;
+}
+
 namespace ampbench::ui {
 
 class PlotsView;
 class RunDataCache;
 class RunTreeModel;
 class Settings;
+class StoreSession;
 class SummaryTableModel;
 
 /// The runs tab: tick runs from any experiments in the picker, watch them in
 /// the plots (live while they train), and compare arms in a sortable summary
 /// table against a chosen baseline; Copy puts the table on the clipboard as TSV.
+/// When the ticked runs belong to one experiment, the verdict panel judges that
+/// experiment's arms against the baseline (analysed on a worker thread, refreshed
+/// while runs train).
 class CompareView : public QWidget {
     Q_OBJECT
   public:
-    CompareView(RunTreeModel& runs, RunDataCache& cache, Settings& settings,
+    /// Delay between a change of the data and the verdict's refresh; changes in
+    /// between are folded into one analysis.
+    static constexpr int kVerdictDelayMs = 400;
+
+    CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& session, Settings& settings,
                 QWidget* parent = nullptr);
 
     PlotsView* plots() const { return plots_; }
@@ -34,15 +47,28 @@ class CompareView : public QWidget {
     void copySummary() const;
     /// Expands the picker's entry of an experiment and scrolls to it.
     void revealExperiment(qint64 experimentId);
+    report::VerdictPanel* verdictPanel() const { return verdict_; }
+    /// The experiment the verdict panel shows (0: none), and how many analyses finished.
+    qint64 verdictExperiment() const { return verdictShown_; }
+    int verdictUpdates() const { return verdictUpdates_; }
+
+  Q_SIGNALS:
+    /// The verdict panel shows a new analysis (or its placeholder).
+    void verdictUpdated();
 
   protected:
     void showEvent(QShowEvent* event) override;
 
   private:
     void refreshSummary();
+    void fitSummaryHeight();
+    /// Starts an analysis of the ticked runs' experiment, or shows why there is none.
+    void refreshVerdict();
+    void showVerdictMessage(const QString& message);
+
     RunTreeModel& runs_;
     RunDataCache& cache_;
-    void fitSummaryHeight();
+    StoreSession& session_;
 
     QSplitter* split_ = nullptr;  // plots above, summary below
     int summaryRows_ = -1;        // rows the summary height was fitted to
@@ -53,6 +79,13 @@ class CompareView : public QWidget {
     QTableView* table_ = nullptr;
     SummaryTableModel* summary_ = nullptr;
     QSortFilterProxyModel* sorted_ = nullptr;
+
+    report::VerdictPanel* verdict_ = nullptr;
+    QTimer verdictDelay_;
+    bool verdictBusy_ = false;   // an analysis is running on its thread
+    bool verdictAgain_ = false;  // the data changed while it ran
+    qint64 verdictShown_ = 0;
+    int verdictUpdates_ = 0;
 };
 
 }  // namespace ampbench::ui

@@ -27,8 +27,10 @@
 #include "ui/RunTreeModel.h"
 #include "ui/Settings.h"
 #include "ui/StoreSession.h"
+#include "ui/StoreTask.h"
 #include "ui/TrainingController.h"
 #include "ui/TrainingWorker.h"
+#include "ui/report/ReportPlots.h"
 #include "ui/report/ReportWriter.h"
 
 namespace ampbench::ui {
@@ -41,7 +43,7 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     training_ = new TrainingController(this);
 
     editor_ = new ExperimentEditor;
-    compare_ = new CompareView(*runs_, *cache_, settings_);
+    compare_ = new CompareView(*runs_, *cache_, *session_, settings_);
     history_ = new HistoryView(*runs_, *session_);
     tabs_ = new QTabWidget;
     tabs_->setDocumentMode(true);
@@ -109,8 +111,8 @@ void MainWindow::buildMenus() {
                     &MainWindow::loadSpec);
     file->addAction(tr("&Save spec\u2026"), QKeySequence::Save, this, &MainWindow::saveSpec);
     file->addSeparator();
-    file->addAction(tr("&Export report\u2026"), QKeySequence(tr("Ctrl+E")), this,
-                    &MainWindow::exportReport);
+    export_ = file->addAction(tr("&Export report\u2026"), QKeySequence(tr("Ctrl+E")), this,
+                              &MainWindow::exportReport);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -262,6 +264,8 @@ void MainWindow::updateActions() {
                      : editor_->isValid() ? tr("Train every arm \u00d7 seed, one run at a time")
                                           : tr("Fix the problems listed in the editor first"));
     cancel_->setEnabled(running);
+    export_->setEnabled(session_->isOpen() && !exporting_);
+    export_->setToolTip(exporting_ ? tr("A report is being written") : QString());
 }
 
 void MainWindow::rebuildRecentMenu() {
@@ -330,44 +334,91 @@ void MainWindow::exportReport() {
         QMessageBox::warning(this, tr("Export report"), message);
         return;
     }
-    statusBar()->showMessage(tr("Report written: %1.html").arg(stem), 10000);
-    QMessageBox::information(this, tr("Export report"), message);
+    statusBar()->showMessage(tr("Writing the report of experiment %1\u2026").arg(experiment));
 }
 
 bool MainWindow::exportReportTo(qint64 experimentId, const QString& stem, QString* message) {
-    auto* db = session_->db();
-    if (!db) {
+    if (!session_->isOpen()) {
         *message = tr("No database is open.");
         return false;
     }
-    report::ReportRequest request;
-    request.html = (stem + QStringLiteral(".html")).toStdString();
-    request.pdf = (stem + QStringLiteral(".pdf")).toStdString();
-    request.csv = (stem + QStringLiteral(".csv")).toStdString();
-    request.json = (stem + QStringLiteral(".json")).toStdString();
-    // Rendering draws plots with QCustomPlot, which must happen on this thread;
-    // the wait (about a second for a small experiment) is shown by the cursor.
-    QApplication::setOverrideCursor(Qt::WaitCursor);
-    report::ReportResult result;
-    try {
-        result = report::writeReports(*db, experimentId, request);
-    } catch (const std::exception& e) {
-        result.failure = report::ReportResult::Failure::Io;
-        result.error = e.what();
-    }
-    QApplication::restoreOverrideCursor();
-    if (!result.ok()) {
-        *message = QString::fromStdString(result.error);
+    if (exporting_) {
+        *message = tr("A report is being written; wait for it to finish.");
         return false;
     }
-    QStringList lines;
-    for (const auto& w : result.written) {
-        lines << QString::fromStdString(w);
+    auto request = std::make_shared<report::ReportRequest>();
+    request->html = (stem + QStringLiteral(".html")).toStdString();
+    request->pdf = (stem + QStringLiteral(".pdf")).toStdString();
+    request->csv = (stem + QStringLiteral(".csv")).toStdString();
+    request->json = (stem + QStringLiteral(".json")).toStdString();
+    for (const std::string* path : {&request->html, &request->pdf, &request->csv, &request->json}) {
+        const std::string problem = report::checkWritable(*path);
+        if (!problem.empty()) {
+            *message = QString::fromStdString(problem);
+            return false;
+        }
     }
-    for (const auto& w : result.warnings) {
-        lines << tr("warning: %1").arg(QString::fromStdString(w));
-    }
-    *message = lines.join(QStringLiteral("\n"));
+    exporting_ = true;
+    updateActions();
+    auto finish = [this](bool ok, const QString& text) {
+        exporting_ = false;
+        updateActions();
+        if (ok) {
+            statusBar()->showMessage(tr("Report written: %1").arg(text.section('\n', 0, 0)), 10000);
+        } else {
+            statusBar()->clearMessage();
+        }
+        if (messageBoxes_) {
+            auto* box = new QMessageBox(ok ? QMessageBox::Information : QMessageBox::Warning,
+                                        tr("Export report"), text, QMessageBox::Ok, this);
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            box->open();
+        }
+        Q_EMIT reportExported(ok, text);
+    };
+    using Content = std::optional<report::ReportContent>;
+    const QString path = session_->path();
+    // 1. Load and analyse on a worker; 2. draw the plots here (QCustomPlot);
+    // 3. render HTML/PDF and write the four files on a worker.
+    runStoreTask<Content>(
+        this, path,
+        [experimentId](const store::Database& db) {
+            return report::prepareReport(db, experimentId);
+        },
+        [this, experimentId, path, request, finish](StoreTaskResult<Content>& loaded) {
+            if (!loaded.value || !*loaded.value) {
+                finish(false, loaded.error.isEmpty()
+                                  ? tr("No experiment %1 in %2").arg(experimentId).arg(path)
+                                  : loaded.error);
+                return;
+            }
+            auto content = std::make_shared<report::ReportContent>(std::move(**loaded.value));
+            content->plots = report::renderPlots(*content);
+            runStoreTask<report::ReportResult>(
+                this, path,
+                [content, request](const store::Database& db) {
+                    return report::writeReports(*content, db, *request);
+                },
+                [this, finish](StoreTaskResult<report::ReportResult>& written) {
+                    if (!written.value) {
+                        finish(false, written.error);
+                        return;
+                    }
+                    const report::ReportResult& result = *written.value;
+                    if (!result.ok()) {
+                        finish(false, QString::fromStdString(result.error));
+                        return;
+                    }
+                    QStringList lines;
+                    for (const auto& w : result.written) {
+                        lines << QString::fromStdString(w);
+                    }
+                    for (const auto& w : result.warnings) {
+                        lines << tr("warning: %1").arg(QString::fromStdString(w));
+                    }
+                    finish(true, lines.join(QStringLiteral("\n")));
+                });
+        });
     return true;
 }
 

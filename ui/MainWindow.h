@@ -51,6 +51,8 @@ class MainWindow : public QMainWindow {
 
   Q_SIGNALS:
     void errorShown(const QString& title, const QString& message);
+    /// An export finished: `message` lists the files and warnings, or says what failed.
+    void reportExported(bool ok, const QString& message);
 
   protected:
     void closeEvent(QCloseEvent* event) override;
@@ -69,10 +71,13 @@ class MainWindow : public QMainWindow {
     void exportReport();
 
   public:
-    /// Writes <stem>.html/.pdf/.csv/.json for an experiment of the open database.
-    /// Returns false and sets `message` to the reason on failure; on success
-    /// `message` lists the files and any warnings.
+    /// Starts writing <stem>.html/.pdf/.csv/.json for an experiment of the open
+    /// database. Loading, analysis and writing run on worker threads; only the
+    /// plots are drawn on this one. Returns false with the reason in `message` when
+    /// it cannot start (no database, an output not writable, an export running);
+    /// otherwise reportExported() follows.
     bool exportReportTo(qint64 experimentId, const QString& stem, QString* message);
+    bool isExporting() const { return exporting_; }
 
   private:
     void refreshRuns();
@@ -88,6 +93,8 @@ class MainWindow : public QMainWindow {
     QTabWidget* tabs_ = nullptr;
     QAction* run_ = nullptr;
     QAction* cancel_ = nullptr;
+    QAction* export_ = nullptr;
+    bool exporting_ = false;
     QMenu* recent_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QLabel* dbLabel_ = nullptr;

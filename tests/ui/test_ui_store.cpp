@@ -1,6 +1,7 @@
 // The window over the store: rows written by another connection or process
 // appear live; a file that is not a workbench database is refused untouched;
 // the history deletes with confirmation.
+#include <QComboBox>
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
@@ -17,6 +18,7 @@
 #include "ui/RunDataCache.h"
 #include "ui/RunTreeModel.h"
 #include "ui/StoreSession.h"
+#include "ui/report/VerdictPanel.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
@@ -77,7 +79,8 @@ class StoreTest : public QObject {
         QCOMPARE(ws.window->cache()->series(run)->steps.size(), size_t(15));
     }
 
-    // File › Export report… writes the four files for the selected experiment.
+    // File › Export report… writes the four files for the selected experiment; the
+    // work runs on worker threads and ends with reportExported().
     void exportReportWritesTheFiles() {
         test::Workspace ws;
         QVERIFY(ws.open());
@@ -88,14 +91,82 @@ class StoreTest : public QObject {
         writer->insertSteps(run, steps(1, 10));
         writer->finishRun(run, train::RunStatus::Finished, "");
         const QString stem = ws.dir.filePath("report");
+        QSignalSpy done(ws.window.get(), &MainWindow::reportExported);
         QString message;
         QVERIFY2(ws.window->exportReportTo(exp, stem, &message), qPrintable(message));
+        QVERIFY(ws.window->isExporting());
+        QVERIFY(!ws.window->exportReportTo(exp, stem, &message));  // one at a time
+        QVERIFY(message.contains("being written"));
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 30000);
+        QVERIFY2(done[0][0].toBool(), qPrintable(done[0][1].toString()));
+        QVERIFY(!ws.window->isExporting());
         for (const char* ext : {".html", ".pdf", ".csv", ".json"}) {
             QFileInfo f(stem + ext);
             QVERIFY2(f.exists() && f.size() > 0, ext);
+            QVERIFY(done[0][1].toString().contains(f.fileName()));
         }
-        QVERIFY(!ws.window->exportReportTo(12345, stem, &message));
-        QVERIFY(!message.isEmpty());
+        QVERIFY(readAll(stem + ".pdf").startsWith("%PDF"));
+        QVERIFY(readAll(stem + ".html").contains("exported"));
+
+        // An experiment that does not exist: the export starts and fails by name.
+        QVERIFY(ws.window->exportReportTo(12345, stem, &message));
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 30000);
+        QVERIFY(!done[1][0].toBool());
+        QVERIFY2(done[1][1].toString().contains("12345"), qPrintable(done[1][1].toString()));
+        // A folder that does not exist: refused before any work, nothing signalled.
+        QVERIFY(!ws.window->exportReportTo(exp, ws.dir.filePath("no/such/folder/r"), &message));
+        QVERIFY2(message.contains("no/such/folder"), qPrintable(message));
+        QCOMPARE(done.count(), 2);
+    }
+
+    // The verdict panel judges the ticked runs' experiment against the summary's
+    // baseline, and says so when the ticked runs span experiments.
+    void verdictPanelJudgesTheTickedExperiment() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto writer = store::Database::open(ws.dbPath().toStdString());
+        const int64_t exp = writer->createExperiment("judged", "{}");
+        QList<qint64> ids;
+        for (const char* arm : {"fp32", "amp"}) {
+            for (uint64_t seed : {1, 2}) {
+                const int64_t run = writer->createRun(exp, arm, ids.size() / 2, seed, "{}", 40);
+                writer->markRunning(run, "{}");
+                auto rows = steps(1, 40);
+                for (auto& r : rows) {
+                    r.loss += 0.01 * static_cast<double>(seed);  // seed noise
+                    r.skipped = false;
+                }
+                writer->insertSteps(run, rows);
+                writer->finishRun(run, train::RunStatus::Finished, "");
+                ids << run;
+            }
+        }
+        const int64_t other = writer->createExperiment("other", "{}");
+        const int64_t lone = writer->createRun(other, "fp32", 0, 1, "{}", 10);
+        writer->markRunning(lone, "{}");
+        writer->insertSteps(lone, steps(1, 10));
+        writer->finishRun(lone, train::RunStatus::Finished, "");
+        ws.window->session()->pollNow();
+
+        CompareView* compare = ws.window->compare();
+        ws.window->runModel()->setCheckedRuns(ids);
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), 20000);
+        QString html = compare->verdictPanel()->plainText();
+        QVERIFY2(html.contains("judged") && html.contains("amp") && html.contains("aligned"),
+                 qPrintable(html));
+
+        // Another baseline in the summary: the verdict follows it.
+        auto* baseline = compare->findChild<QComboBox*>("baseline");
+        QVERIFY(baseline);
+        const int updates = compare->verdictUpdates();
+        baseline->setCurrentText("amp");
+        Q_EMIT baseline->activated(baseline->currentIndex());
+        QTRY_VERIFY_WITH_TIMEOUT(compare->verdictUpdates() > updates, 20000);
+        QTRY_VERIFY(compare->verdictPanel()->plainText().contains("each arm against amp"));
+
+        ws.window->runModel()->setCheckedRuns(ids + QList<qint64>{lone});
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(0), 20000);
+        QVERIFY(compare->verdictPanel()->plainText().contains("2 experiments"));
     }
 
     void runsOfAnotherProcessAppearLive() {

@@ -3,6 +3,7 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include "ui/report/HtmlText.h"
 #include "ui/report/ReportHtml.h"
 
 namespace ampbench::report {
@@ -17,7 +18,9 @@ VerdictPanel::VerdictPanel(QWidget* parent) : QWidget(parent), text_(new QTextBr
 }
 
 void VerdictPanel::setAnalysis(const analysis::ExperimentAnalysis& analysis) {
-    std::string body;
+    std::string body = "<p><b>" + html::escape(analysis.name) + "</b> (experiment " +
+                       std::to_string(analysis.experiment_id) + ") \u00b7 each arm against <b>" +
+                       html::escape(analysis.baseline) + "</b></p>";
     if (!analysis.incomplete.empty()) {
         body += "<p><b>Incomplete runs, left out:</b> ";
         for (size_t i = 0; i < analysis.incomplete.size(); ++i) {
@@ -26,6 +29,9 @@ void VerdictPanel::setAnalysis(const analysis::ExperimentAnalysis& analysis) {
         body += "</p>";
     }
     body += verdictHtml(analysis);
+    for (const auto& w : analysis.warnings) {
+        body += "<p><i>Note: " + html::escape(w) + "</i></p>";
+    }
     text_->setHtml(QString::fromStdString(body));
 }
 
@@ -38,6 +44,10 @@ void VerdictPanel::clear(const QString& message) {
 
 QString VerdictPanel::html() const {
     return text_->toHtml();
+}
+
+QString VerdictPanel::plainText() const {
+    return text_->toPlainText();
 }
 
 }  // namespace ampbench::report

@@ -19,6 +19,8 @@ class VerdictPanel : public QWidget {
     void clear(const QString& message = {});
     /// The HTML on show (for tests).
     QString html() const;
+    /// The text on show, without markup (for tests).
+    QString plainText() const;
 
   private:
     QTextBrowser* text_ = nullptr;  // owned by this widget
