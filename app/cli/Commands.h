@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/config/ExperimentSpec.h"
+#include "core/config/Validation.h"
 
 namespace ampbench::cli {
 
@@ -31,14 +32,16 @@ struct RunOverrides {
     std::optional<int64_t> eval_interval;
     std::optional<int> eval_batches;
     std::vector<uint64_t> seeds;
-    std::vector<std::string> arms;  ///< shorthand; replaces the preset's arms
-    std::string save_spec;          ///< write the resolved spec here
+    std::vector<std::string> arms;               ///< shorthand; replaces the preset's arms
+    std::optional<config::ExperimentSpec> base;  ///< start from this spec, not a preset/file
+    std::string save_spec;                       ///< write the resolved spec here
     bool dry_run = false;
     bool quiet = false;
 };
 
 struct FindBatchOptions {
-    int64_t budget_bytes = 0;  ///< 0: device limit (CUDA) or half the RAM (CPU)
+    int64_t experiment_id = 0;  ///< search this experiment's arms and record under it; 0 = none
+    int64_t budget_bytes = 0;   ///< 0: device limit (CUDA) or half the RAM (CPU)
     double margin = 0.05;
     int64_t start = 8;
     int64_t upper_bound = 65536;
@@ -62,5 +65,7 @@ int preflight(const config::ExperimentSpec& spec, std::string& device);
 /// Builds the spec from a preset or file plus overrides; errors go to stderr.
 /// Returns false when the spec could not be built or is invalid.
 bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec);
+/// "<what>:" then one line per field error, on stderr.
+void printErrors(const std::string& what, const std::vector<config::FieldError>& errors);
 
 }  // namespace ampbench::cli

@@ -1,4 +1,5 @@
 // `ampbench-cli find-batch`: the largest micro-batch each arm trains at.
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -7,13 +8,38 @@
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
 #include "core/analysis/Format.h"
+#include "core/config/SpecJson.h"
 #include "core/data/DataError.h"
 #include "core/store/Database.h"
 #include "core/train/Capacity.h"
 #include "core/train/Trainer.h"
 
 namespace ampbench::cli {
-int commandFindBatch(const std::string& db_path, const RunOverrides& o, const FindBatchOptions& f) {
+int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
+                     const FindBatchOptions& f) {
+    std::unique_ptr<store::Database> db;
+    try {
+        db = store::Database::open(db_path);
+    } catch (const store::StoreError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kStoreError;
+    }
+    RunOverrides o = overrides;
+    if (f.experiment_id != 0) {
+        // The experiment's own spec; flags given as well still override its fields.
+        auto row = db->experiment(f.experiment_id);
+        if (!row) {
+            std::fprintf(stderr, "no experiment %lld in %s\n",
+                         static_cast<long long>(f.experiment_id), db_path.c_str());
+            return kNotFound;
+        }
+        std::vector<config::FieldError> errors;
+        o.base = config::specFromJsonText(row->spec_json, errors);
+        if (!errors.empty()) {
+            printErrors("experiment " + std::to_string(f.experiment_id) + "'s stored spec", errors);
+            return kUsage;
+        }
+    }
     config::ExperimentSpec spec;
     if (!buildSpec(o, spec)) {
         return kUsage;
@@ -21,13 +47,6 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& o, const Fi
     std::string device;
     if (int code = preflight(spec, device); code != kOk) {
         return code;
-    }
-    std::unique_ptr<store::Database> db;
-    try {
-        db = store::Database::open(db_path);
-    } catch (const store::StoreError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
-        return kStoreError;
     }
     train::CapacityOptions opts;
     opts.budget_bytes = f.budget_bytes;
@@ -48,25 +67,20 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& o, const Fi
                                               : std::string("up to the device's memory"))
                            .c_str());
     train::CancelToken cancel;
-    std::vector<train::ArmCapacity> results;
     InterruptScope interrupt(cancel);
-    bool failed = false;
-    for (size_t i = 0; i < spec.arms.size() && !cancel.cancelled(); ++i) {
-        const auto& arm = spec.arms[i];
-        auto cap = train::findArmCapacity(
-            spec, static_cast<int>(i), opts, cancel, db.get(), 0, [&](const train::BatchTrial& t) {
-                if (!o.quiet) {
-                    std::fprintf(stderr, "  %-14s batch %6lld: %-22s peak %s%s%s\n",
-                                 arm.name.c_str(), static_cast<long long>(t.batch),
-                                 train::toString(t.outcome).c_str(),
-                                 analysis::formatBytes(t.peak_bytes).c_str(),
-                                 t.message.empty() || t.fits() ? "" : "  ",
-                                 t.fits() ? "" : t.message.substr(0, 100).c_str());
-                }
-            });
-        failed = failed || !cap.result.error.empty();
-        results.push_back(std::move(cap));
-    }
+    const std::vector<train::ArmCapacity> results = train::findCapacities(
+        spec, opts, cancel, db.get(), f.experiment_id, [&](int arm, const train::BatchTrial& t) {
+            if (!o.quiet) {
+                std::fprintf(stderr, "  %-14s batch %6lld: %-22s peak %s%s%s\n",
+                             spec.arms[static_cast<size_t>(arm)].name.c_str(),
+                             static_cast<long long>(t.batch), train::toString(t.outcome).c_str(),
+                             analysis::formatBytes(t.peak_bytes).c_str(),
+                             t.message.empty() || t.fits() ? "" : "  ",
+                             t.fits() ? "" : t.message.substr(0, 100).c_str());
+            }
+        });
+    const bool failed = std::any_of(results.begin(), results.end(),
+                                    [](const auto& c) { return !c.result.error.empty(); });
 
     analysis::TextTable t({"arm", "precision", "ckpt", "max batch", "safe batch", "fails at",
                            "peak at max", "vs first", "trials", "result"});
@@ -83,8 +97,12 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& o, const Fi
                   std::to_string(r.trials.size()), r.summary()});
     }
     std::printf("%s", t.render().c_str());
-    std::printf("safe batch = max batch less a %.0f%% margin; searches recorded in %s\n",
-                opts.finder.margin * 100.0, db_path.c_str());
+    std::printf(
+        "safe batch = max batch less a %.0f%% margin; searches recorded in %s%s\n",
+        opts.finder.margin * 100.0, db_path.c_str(),
+        f.experiment_id != 0
+            ? (" under experiment " + std::to_string(f.experiment_id) + " (see its report)").c_str()
+            : "");
     if (cancel.cancelled()) {
         std::fprintf(stderr,
                      "cancelled: the trials so far are kept and the search marked cancelled\n");

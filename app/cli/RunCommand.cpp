@@ -37,6 +37,8 @@ bool readFile(const std::string& path, std::string& out) {
     return true;
 }
 
+}  // namespace
+
 void printErrors(const std::string& what, const std::vector<config::FieldError>& errors) {
     std::fprintf(stderr, "%s:\n", what.c_str());
     for (const auto& e : errors) {
@@ -44,10 +46,10 @@ void printErrors(const std::string& what, const std::vector<config::FieldError>&
     }
 }
 
-}  // namespace
-
 bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
-    if (!o.config_file.empty()) {
+    if (o.base) {
+        spec = *o.base;
+    } else if (!o.config_file.empty()) {
         std::string text;
         if (!readFile(o.config_file, text)) {
             std::fprintf(stderr, "cannot read %s\n", o.config_file.c_str());

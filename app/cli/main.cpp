@@ -76,6 +76,13 @@ int main(int argc, char** argv) {
         "find-batch",
         "find the largest micro-batch each arm trains at (precision x checkpointing)");
     addSpecOptions(find, fo);
+    auto* findExperiment =
+        find->add_option("--experiment", fb.experiment_id,
+                         "search the arms of this experiment (its stored spec; other spec flags "
+                         "still override) and record the searches under it, for its report")
+            ->check(CLI::PositiveNumber);
+    findExperiment->excludes(find->get_option("--preset"));
+    findExperiment->excludes(find->get_option("--config"));
     find->add_option("--budget", budget,
                      "peak-memory limit, e.g. 8G or 512M (default: the GPU's memory on CUDA, half "
                      "the RAM on CPU)");

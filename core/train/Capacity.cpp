@@ -159,4 +159,21 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
     return cap;
 }
 
+std::vector<ArmCapacity> findCapacities(
+    const config::ExperimentSpec& spec, const CapacityOptions& options, const CancelToken& cancel,
+    store::Database* db, int64_t experiment_id,
+    const std::function<void(int, const BatchTrial&)>& on_trial) {
+    std::vector<ArmCapacity> out;
+    for (size_t i = 0; i < spec.arms.size() && !cancel.cancelled(); ++i) {
+        const int arm = static_cast<int>(i);
+        out.push_back(findArmCapacity(spec, arm, options, cancel, db, experiment_id,
+                                      [&](const BatchTrial& t) {
+                                          if (on_trial) {
+                                              on_trial(arm, t);
+                                          }
+                                      }));
+    }
+    return out;
+}
+
 }  // namespace ampbench::train

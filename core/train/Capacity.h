@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/config/ExperimentSpec.h"
 #include "core/store/Database.h"
@@ -48,5 +49,13 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
                             const CapacityOptions& options, const CancelToken& cancel,
                             store::Database* db = nullptr, int64_t experiment_id = 0,
                             const std::function<void(const BatchTrial&)>& on_trial = {});
+
+/// Every arm of `spec` in order (findArmCapacity each), recorded under
+/// `experiment_id` when `db` is given; stops early on cancel. `on_trial` gets the
+/// arm's index with each trial.
+std::vector<ArmCapacity> findCapacities(
+    const config::ExperimentSpec& spec, const CapacityOptions& options, const CancelToken& cancel,
+    store::Database* db = nullptr, int64_t experiment_id = 0,
+    const std::function<void(int, const BatchTrial&)>& on_trial = {});
 
 }  // namespace ampbench::train

@@ -240,6 +240,57 @@ TEST_F(ReportTest, IncompleteRunsAreNamedAndTheRestReported) {
     EXPECT_EQ(j["verdicts"][2]["runs_used"], 1);
 }
 
+// `find-batch --experiment` searches that experiment's arms, records the searches
+// under it, and its report then carries each arm's max batch and the ratio.
+TEST(ReportCapacity, FindBatchUnderAnExperimentReachesTheReport) {
+    if (!haveData()) {
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    const fs::path dir =
+        fs::temp_directory_path() / ("ampbench-report-capacity-" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string db = (dir / "runs.db").string();
+    auto train = cli("--db " + db +
+                     " run --preset smoke --steps 8 --warmup 1 --eval-batches 1 --threads 1 -q");
+    ASSERT_EQ(train.code, 0) << train.out;
+
+    auto missing = cli("--db " + db + " find-batch --experiment 7 -q");
+    EXPECT_EQ(missing.code, 5) << missing.out;
+    EXPECT_NE(missing.out.find("no experiment 7"), std::string::npos) << missing.out;
+    auto both = cli("--db " + db + " find-batch --experiment 1 --preset smoke -q");
+    EXPECT_EQ(both.code, 2) << both.out;
+
+    // Upper bound 32 from 8: each arm fits 8, 16, 32 and stops at the bound.
+    auto find = cli("--db " + db +
+                    " find-batch --experiment 1 --start 8 --max-batch 32 --trial-steps 1 "
+                    "--threads 1 -q");
+    ASSERT_EQ(find.code, 0) << find.out;
+    EXPECT_NE(find.out.find("under experiment 1"), std::string::npos) << find.out;
+    {
+        auto conn = store::Database::open(db, store::Database::Mode::ReadOnly);
+        auto data = analysis::loadExperiment(*conn, 1);
+        ASSERT_TRUE(data);
+        ASSERT_EQ(data->batch_searches.size(), 3u);  // the smoke preset's three arms
+        for (const auto& search : data->batch_searches) {
+            EXPECT_EQ(search.experiment_id, 1);
+            EXPECT_EQ(search.max_batch, 32) << search.arm;
+            EXPECT_EQ(search.status, "finished") << search.arm;
+        }
+    }
+    const auto json = dir / "r.json";
+    auto report = cli("--db " + db + " report 1 --json " + json.string());
+    ASSERT_EQ(report.code, 0) << report.out;
+    auto j = nlohmann::json::parse(slurp(json));
+    ASSERT_EQ(j["verdicts"].size(), 3u);
+    for (const auto& v : j["verdicts"]) {
+        EXPECT_EQ(v["gains"]["max_batch"], 32) << v.dump();
+        EXPECT_EQ(v["gains"]["baseline_max_batch"], 32) << v.dump();
+        EXPECT_DOUBLE_EQ(v["gains"]["max_batch_ratio"].get<double>(), 1.0) << v.dump();
+    }
+    fs::remove_all(dir);
+}
+
 /// Bad input needs no training: an experiment with no runs is enough.
 class ReportInputTest : public ::testing::Test {
   protected:
