@@ -10,6 +10,8 @@
 #   run(command="bash bench/device.sh", carry=[".deps"])
 #   BENCH_ARGS=--quick for a short benchmark; WORKLOADS=cnn,resnet50,gpt2;
 #   MODE=capacity: GPU tests, then max-batch searches and the cost of checkpointing.
+#   MODE=investigate: GPU tests, ResNet-50's fp32 max-batch boundary, and GPT-2
+#   amp-bf16's kernels (ours vs PyTorch, under nsys when the host has it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/ampbench-out}
@@ -44,6 +46,10 @@ echo "built in $(( $(date +%s) - t0 )) s"
 echo "== tests"
 if [[ "${MODE:-bench}" == capacity-resnet ]]; then
     :
+elif [[ "${MODE:-bench}" == investigate ]]; then
+    ./build/cuda/tests/test_engine --gtest_filter='Cuda.*:BatchFinder.*:Capacity.*' \
+        > "$OUT/tests.log" 2>&1 || true
+    grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|tests? ran" "$OUT/tests.log" | head -30 || true
 elif [[ "${MODE:-bench}" == capacity ]]; then
     ./build/cuda/tests/test_engine --gtest_filter='Cuda.*:Checkpoint*:FashionMnist.*:BatchFinder.*' \
         > "$OUT/tests.log" 2>&1 || true
@@ -68,6 +74,44 @@ if [[ "${MODE:-bench}" == capacity-resnet ]]; then
         --resolution 0.1 --max-trials 6 -q --start 2048 \
         --arm amp-fp16=amp-fp16 --arm amp-bf16=amp-bf16 --arm fp16-ckpt=amp-fp16,checkpoint \
         | tee "$OUT/capacity-resnet50-amp.txt" || echo "(stopped: time limit)"
+    exit 0
+fi
+if [[ "${MODE:-bench}" == investigate ]]; then
+    CLI=./build/cuda/app/ampbench-cli
+    echo "== max batch: ResNet-50 fp32 boundary above 1536 (cuDNN benchmark off)"
+    $CLI run --preset resnet50-synthetic --dry-run --save-spec /tmp/r50.json > /dev/null
+    python3 -c 'import json;p="/tmp/r50.json";s=json.load(open(p));s["cudnn_benchmark"]=False;json.dump(s,open(p,"w"))'
+    timeout 220 $CLI --db "$OUT/capacity.db" find-batch --config /tmp/r50.json --trial-steps 1 \
+        --resolution 0.02 --max-trials 8 --start 1536 --arm fp32=fp32 \
+        | tee "$OUT/capacity-resnet50-fp32.txt" || echo "(stopped: time limit)"
+    echo "== GPT-2 amp-bf16: ours vs PyTorch, same process shape, one cell each"
+    NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
+        /usr/local/cuda/nsight-systems*/bin/nsys 2>/dev/null | head -1 || true)
+    echo "nsys: ${NSYS:-none}"
+    REF='import sys,torch; sys.path.insert(0,"bench"); import reference as r
+dev=torch.device("cuda"); w=r.workload("gpt2",True,"",dev); w["timed"]=20
+print("PyTorch amp-bf16:", r.run_cell(w,("amp-bf16","bf16",False,1,False),dev))'
+    OURS="$CLI --db /tmp/gpt2.db run --preset gpt2-small-synthetic --arm amp-bf16=amp-bf16 --steps 30 --warmup 10 --eval-batches 1"
+    if [[ -n "$NSYS" ]]; then
+        for who in ours ref; do
+            if [[ $who == ours ]]; then cmd=($OURS); else cmd=(python3 -c "$REF"); fi
+            timeout 150 "$NSYS" profile -t cuda -o /tmp/$who --force-overwrite true "${cmd[@]}" 2>&1 \
+                | grep -vE "^(Generating|Collecting|Processing|Saving|\s*$)" | tail -8 || true
+            "$NSYS" stats -q -r cuda_gpu_kern_sum -f csv -o "$OUT/$who" /tmp/$who.nsys-rep > /dev/null 2>&1 || true
+            echo "-- $who: top kernels (total ms, instances, name)"
+            python3 - "$OUT/${who}_cuda_gpu_kern_sum.csv" <<'PY' || true
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+tot = sum(float(r["Total Time (ns)"]) for r in rows)
+print(f"all kernels {tot/1e6:.1f} ms in {sum(int(r['Instances']) for r in rows)} launches")
+for r in rows[:22]:
+    print(f"{float(r['Total Time (ns)'])/1e6:9.1f} {int(r['Instances']):6d}  {r['Name'][:150]}")
+PY
+        done
+    else
+        timeout 120 $OURS | tail -6 || true
+        timeout 120 python3 -c "$REF" || true
+    fi
     exit 0
 fi
 if [[ "${MODE:-bench}" == capacity ]]; then

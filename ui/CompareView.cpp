@@ -115,7 +115,7 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
     split->addWidget(right);
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
-    split->setSizes({380, 1200});
+    split->setSizes({460, 1140});
     layout->addWidget(split);
 
     verdictDelay_.setSingleShot(true);

@@ -18,7 +18,9 @@
 #include <exception>
 
 #include "core/analysis/Format.h"
+#include "core/config/SpecJson.h"
 #include "core/store/Database.h"
+#include "ui/CapacityView.h"
 #include "ui/CompareView.h"
 #include "ui/ExperimentEditor.h"
 #include "ui/HistoryView.h"
@@ -50,6 +52,8 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     tabs_->addTab(editor_, tr("Experiment"));
     tabs_->addTab(compare_, tr("Runs && plots"));
     tabs_->addTab(history_, tr("History"));
+    capacity_ = new CapacityView(*session_);
+    tabs_->addTab(capacity_, tr("Max batch"));
     setCentralWidget(tabs_);
 
     progress_ = new QProgressBar;
@@ -121,6 +125,9 @@ void MainWindow::buildMenus() {
                           &MainWindow::runExperiment);
     cancel_ =
         run->addAction(tr("&Cancel"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::cancelRun);
+    run->addSeparator();
+    run->addAction(tr("Find &max batch\u2026"), QKeySequence(tr("Ctrl+B")), this,
+                   &MainWindow::showCapacity);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Reset plot views"), QKeySequence(tr("Ctrl+0")), this,
@@ -143,8 +150,43 @@ void MainWindow::connectTraining() {
     TrainingWorker* w = training_->worker();
     connect(training_, &TrainingController::runningChanged, this, [this](bool running) {
         progress_->setVisible(running);
+        if (!running) {
+            progress_->setRange(0, 1000);  // a max-batch search made it a busy bar
+        }
+        capacity_->setBusy(running);
         updateActions();
     });
+    connect(capacity_, &CapacityView::findRequested, this, &MainWindow::findMaxBatch);
+    connect(capacity_, &CapacityView::cancelRequested, this, &MainWindow::cancelRun);
+    connect(
+        w, &TrainingWorker::batchTrial, this,
+        [this](int, const QString& arm, qint64 batch, const QString& outcome, qint64 peakBytes) {
+            const QString line = tr("Max batch: %1 at micro-batch %2: %3 (peak %4)")
+                                     .arg(arm)
+                                     .arg(batch)
+                                     .arg(QString(outcome).replace('_', ' '))
+                                     .arg(QString::fromStdString(analysis::formatBytes(peakBytes)));
+            capacity_->setProgressText(line);
+            statusBar()->showMessage(line);
+        });
+    connect(w, &TrainingWorker::batchSearchFinished, this,
+            [this](qint64 experimentId, bool cancelled, const QString& error) {
+                session_->pollNow();
+                const QString line =
+                    cancelled ? tr("Max-batch search of experiment %1 cancelled; the trials so "
+                                   "far are kept.")
+                                    .arg(experimentId)
+                    : error.isEmpty()
+                        ? tr("Max-batch search of experiment %1 finished.").arg(experimentId)
+                        : tr("Max-batch search of experiment %1 ended with an error: %2")
+                              .arg(experimentId)
+                              .arg(error);
+                capacity_->setProgressText(line);
+                statusBar()->showMessage(line, 10000);
+                if (!error.isEmpty() && !cancelled) {
+                    showError(tr("Max-batch search"), error);
+                }
+            });
     connect(w, &TrainingWorker::experimentPlanned, this,
             [this](qint64 experimentId, const QList<qint64>& runIds) {
                 runsDone_ = 0;
@@ -419,6 +461,63 @@ bool MainWindow::exportReportTo(qint64 experimentId, const QString& stem, QStrin
                     finish(true, lines.join(QStringLiteral("\n")));
                 });
         });
+    return true;
+}
+
+void MainWindow::showCapacity() {
+    // The experiment in view: the ticked runs' one, else the one selected in History.
+    qint64 experiment = compare_->verdictExperiment();
+    if (experiment == 0 && session_->db()) {
+        const auto [id, isRun] = history_->selected();
+        experiment = id;
+        if (isRun && id != 0) {
+            auto run = session_->db()->run(id);
+            experiment = run ? run->experiment_id : 0;
+        }
+    }
+    capacity_->setExperiment(experiment);
+    tabs_->setCurrentWidget(capacity_);
+}
+
+bool MainWindow::findMaxBatch(qint64 experimentId, const train::CapacityOptions& options) {
+    store::Database* db = session_->db();
+    if (!db || session_->isReadOnly()) {
+        showError(tr("Max-batch search"), tr("Open a database you can write to first."));
+        return false;
+    }
+    std::optional<store::ExperimentRow> row;
+    try {
+        row = db->experiment(experimentId);
+    } catch (const std::exception& e) {
+        showError(tr("Max-batch search"), QString::fromStdString(e.what()));
+        return false;
+    }
+    if (!row) {
+        showError(tr("Max-batch search"),
+                  tr("No experiment %1 in the database.").arg(experimentId));
+        return false;
+    }
+    std::vector<config::FieldError> errors;
+    const config::ExperimentSpec spec = config::specFromJsonText(row->spec_json, errors);
+    if (!errors.empty()) {
+        QStringList lines;
+        for (const auto& e : errors) {
+            lines << QString::fromStdString(e.toString());
+        }
+        showError(tr("Max-batch search"), tr("Experiment %1's stored spec has errors:\n%2")
+                                              .arg(experimentId)
+                                              .arg(lines.join('\n')));
+        return false;
+    }
+    if (!training_->startFindBatch(spec, experimentId, session_->path(), options)) {
+        showError(tr("Max-batch search"),
+                  tr("The training worker is busy; wait for the run to end or cancel it."));
+        return false;
+    }
+    progress_->setRange(0, 0);  // trials have no known count: a busy bar
+    capacity_->setProgressText(tr("Searching the max batch of experiment %1's %2 arms\u2026")
+                                   .arg(experimentId)
+                                   .arg(spec.arms.size()));
     return true;
 }
 

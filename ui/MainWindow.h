@@ -2,6 +2,8 @@
 #include <QMainWindow>
 #include <QString>
 
+#include "core/train/Capacity.h"
+
 class QAction;
 class QLabel;
 class QMenu;
@@ -10,6 +12,7 @@ class QTabWidget;
 
 namespace ampbench::ui {
 
+class CapacityView;
 class CompareView;
 class ExperimentEditor;
 class HistoryView;
@@ -41,6 +44,7 @@ class MainWindow : public QMainWindow {
     ExperimentEditor* editor() const { return editor_; }
     CompareView* compare() const { return compare_; }
     HistoryView* history() const { return history_; }
+    CapacityView* capacity() const { return capacity_; }
     StoreSession* session() const { return session_; }
     RunDataCache* cache() const { return cache_; }
     RunTreeModel* runModel() const { return runs_; }
@@ -78,6 +82,11 @@ class MainWindow : public QMainWindow {
     /// otherwise reportExported() follows.
     bool exportReportTo(qint64 experimentId, const QString& stem, QString* message);
     bool isExporting() const { return exporting_; }
+    /// Run › Find max batch…: the Max batch tab on the experiment in view.
+    void showCapacity();
+    /// Starts a max-batch search of every arm of an experiment on the training
+    /// worker; false (and an error shown) when it cannot start.
+    bool findMaxBatch(qint64 experimentId, const ampbench::train::CapacityOptions& options);
 
   private:
     void refreshRuns();
@@ -90,6 +99,7 @@ class MainWindow : public QMainWindow {
     ExperimentEditor* editor_ = nullptr;
     CompareView* compare_ = nullptr;
     HistoryView* history_ = nullptr;
+    CapacityView* capacity_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     QAction* run_ = nullptr;
     QAction* cancel_ = nullptr;

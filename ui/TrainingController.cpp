@@ -11,6 +11,7 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
     connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
     connect(worker_, &TrainingWorker::experimentFinished, this, [this] { setRunning(false); });
     connect(worker_, &TrainingWorker::failed, this, [this] { setRunning(false); });
+    connect(worker_, &TrainingWorker::batchSearchFinished, this, [this] { setRunning(false); });
     thread_.start();
 }
 
@@ -29,6 +30,24 @@ bool TrainingController::start(const config::ExperimentSpec& spec, const QString
     TrainingWorker* worker = worker_;
     QMetaObject::invokeMethod(
         worker, [worker, spec, dbPath] { worker->runExperiment(spec, dbPath); },
+        Qt::QueuedConnection);
+    return true;
+}
+
+bool TrainingController::startFindBatch(const config::ExperimentSpec& spec, qint64 experimentId,
+                                        const QString& dbPath,
+                                        const train::CapacityOptions& options) {
+    if (running_) {
+        return false;
+    }
+    worker_->resetCancel();
+    setRunning(true);
+    TrainingWorker* worker = worker_;
+    QMetaObject::invokeMethod(
+        worker,
+        [worker, spec, experimentId, dbPath, options] {
+            worker->findBatch(spec, experimentId, dbPath, options);
+        },
         Qt::QueuedConnection);
     return true;
 }

@@ -4,6 +4,7 @@
 #include <QThread>
 
 #include "core/config/ExperimentSpec.h"
+#include "core/train/Capacity.h"
 
 namespace ampbench::ui {
 
@@ -20,6 +21,10 @@ class TrainingController : public QObject {
 
     /// Queues `spec` on the worker; false (nothing queued) while one is running.
     bool start(const ampbench::config::ExperimentSpec& spec, const QString& dbPath);
+    /// Queues a max-batch search of every arm of `spec`, recorded under
+    /// `experimentId`; false while the worker is busy (it needs the device alone).
+    bool startFindBatch(const ampbench::config::ExperimentSpec& spec, qint64 experimentId,
+                        const QString& dbPath, const ampbench::train::CapacityOptions& options);
     /// Returns at once; the worker stops within one micro-batch.
     void cancel();
     bool isRunning() const { return running_; }

@@ -1,5 +1,6 @@
 #include "ui/TrainingWorker.h"
 
+#include <QStringList>
 #include <chrono>
 #include <exception>
 #include <limits>
@@ -118,6 +119,35 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         train::cancelQueued(*db, plan);
     }
     Q_EMIT experimentFinished(plan.experiment_id, cancelled);
+}
+
+void TrainingWorker::findBatch(const config::ExperimentSpec& spec, qint64 experimentId,
+                               const QString& dbPath, const train::CapacityOptions& options) {
+    QString error;
+    bool cancelled = false;
+    try {
+        auto db = store::Database::open(dbPath.toStdString());  // this thread's connection
+        const auto results = train::findCapacities(
+            spec, options, cancel_, db.get(), experimentId,
+            [&](int arm, const train::BatchTrial& t) {
+                Q_EMIT batchTrial(arm, QString::fromStdString(spec.arms[size_t(arm)].name), t.batch,
+                                  QString::fromStdString(train::toString(t.outcome)), t.peak_bytes);
+            });
+        QStringList errors;
+        for (const auto& c : results) {
+            cancelled = cancelled || c.result.cancelled;
+            if (!c.result.error.empty()) {
+                errors << QString::fromStdString(c.arm + ": " + c.result.error);
+            }
+        }
+        error = errors.join(QStringLiteral("\n"));
+        cancelled = cancelled || cancel_.cancelled();
+    } catch (const std::exception& e) {
+        error = QString::fromStdString(e.what());
+    } catch (...) {
+        error = tr("the max-batch search stopped on an unknown error");
+    }
+    Q_EMIT batchSearchFinished(experimentId, cancelled, error);
 }
 
 }  // namespace ampbench::ui

@@ -4,6 +4,7 @@
 #include <QString>
 
 #include "core/config/ExperimentSpec.h"
+#include "core/train/Capacity.h"
 #include "core/train/TrainObserver.h"
 #include "core/train/Trainer.h"
 #include "ui/MetaTypes.h"
@@ -39,6 +40,12 @@ class TrainingWorker : public QObject {
     /// next run starts.
     void runExperiment(const ampbench::config::ExperimentSpec& spec, const QString& dbPath);
 
+    /// Training thread (invoke queued). Searches the max batch of every arm of
+    /// `spec` (train::findCapacities), recording each search and trial under
+    /// `experimentId` as it happens. Never throws; ends in batchSearchFinished().
+    void findBatch(const ampbench::config::ExperimentSpec& spec, qint64 experimentId,
+                   const QString& dbPath, const ampbench::train::CapacityOptions& options);
+
     /// Training options for every run (tests shorten the flush interval).
     void setTrainOptions(const ampbench::train::TrainOptions& options);
 
@@ -52,6 +59,12 @@ class TrainingWorker : public QObject {
     void experimentFinished(qint64 experimentId, bool cancelled);
     /// The experiment could not be opened, planned or finished; ends the request.
     void failed(const QString& message);
+    /// A max-batch trial of arm `armIndex` ended; `outcome` as train::toString gives it.
+    void batchTrial(int armIndex, const QString& arm, qint64 batch, const QString& outcome,
+                    qint64 peakBytes);
+    /// A max-batch search ended. `error` names what failed (empty when every arm
+    /// finished); a cancelled search keeps its trials.
+    void batchSearchFinished(qint64 experimentId, bool cancelled, const QString& error);
 
   private:
     void execute(const ampbench::config::ExperimentSpec& spec, const QString& dbPath);

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/analysis/AnalysisJson.h"
+#include "core/analysis/Capacity.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/StudentT.h"
 
@@ -433,4 +434,47 @@ TEST(ExperimentAnalysis, JsonCarriesVerdictsAndNullsForUnknowns) {
     EXPECT_TRUE(round["verdicts"][1]["curve"]["tail_mean_band_units"].is_null());
     EXPECT_EQ(round["summary"]["arms"].size(), 2u);
     EXPECT_EQ(round["noise_band"]["seeds"], 1);
+}
+
+namespace {
+store::BatchSearchRow search(int64_t id, const std::string& arm, const std::string& precision,
+                             bool ckpt, int64_t max_batch, const std::string& status) {
+    store::BatchSearchRow r;
+    r.id = id;
+    r.arm = arm;
+    r.precision = precision;
+    r.checkpointing = ckpt;
+    r.max_batch = max_batch;
+    r.status = status;
+    return r;
+}
+}  // namespace
+
+TEST(CapacityChart, RatiosAgainstFp32WithoutCheckpointingAndNewestSearchWins) {
+    const std::vector<store::BatchSearchRow> rows = {
+        search(1, "amp-ckpt", "fp16", true, 368, "finished"),
+        search(2, "fp32-ckpt", "fp32", true, 300, "finished"),
+        search(3, "fp32", "fp32", false, 100, "cancelled"),
+        search(4, "amp", "fp16", false, 216, "finished"),
+        search(5, "fp32", "fp32", false, 144, "finished"),  // a newer search of fp32
+    };
+    const auto chart = analysis::capacityChart(rows);
+    EXPECT_EQ(chart.baseline, "fp32");
+    ASSERT_EQ(chart.bars.size(), 4u);
+    EXPECT_EQ(chart.bars[0].arm, "amp-ckpt");  // first searched first
+    EXPECT_EQ(chart.bars[2].arm, "fp32");
+    EXPECT_EQ(chart.bars[2].max_batch, 144);
+    EXPECT_EQ(chart.bars[2].status, "finished");
+    EXPECT_NEAR(chart.bars[0].ratio, 368.0 / 144.0, 1e-12);
+    EXPECT_NEAR(chart.bars[3].ratio, 1.5, 1e-12);
+    EXPECT_NEAR(chart.bars[2].ratio, 1.0, 1e-12);
+}
+
+TEST(CapacityChart, WithoutFp32TheFirstArmIsTheBaselineAndZeroHasNoRatio) {
+    const auto chart = analysis::capacityChart({search(7, "bf16", "bf16", false, 0, "running"),
+                                                search(8, "fp16", "fp16", false, 64, "finished")});
+    EXPECT_EQ(chart.baseline, "bf16");
+    ASSERT_EQ(chart.bars.size(), 2u);
+    EXPECT_TRUE(std::isnan(chart.bars[1].ratio));  // the baseline found nothing yet
+    EXPECT_TRUE(analysis::capacityChart({}).bars.empty());
 }

@@ -1,11 +1,19 @@
 // The training worker behind the window: a tiny experiment end to end into the
 // plots, and Cancel in the middle of a run.
 #include <QAction>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableWidget>
 #include <QtTest>
+#include <algorithm>
 
 #include "UiTestSupport.h"
+#include "core/config/SpecJson.h"
 #include "core/store/Database.h"
+#include "ui/CapacityView.h"
 #include "ui/CompareView.h"
 #include "ui/ExperimentEditor.h"
 #include "ui/PlotPanel.h"
@@ -153,6 +161,88 @@ class TrainingTest : public QObject {
         QTRY_COMPARE(errors.size(), 2);  // delivered to the window through its event loop
         QVERIFY(errors[0][0].toString().startsWith("Run #"));
         QVERIFY(errors[0][1].toString().contains("no-such-folder"));
+    }
+
+    // Run › Find max batch: every arm of the experiment searched on the worker, the
+    // bars and the table read back from the store, ratios against fp32.
+    void findMaxBatchShowsEachArmWithItsRatio() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        const config::ExperimentSpec spec = test::tinySpec();
+        store::Database::open(ws.dbPath().toStdString())
+            ->createExperiment("capacity", config::specToJsonText(spec));
+        ws.window->session()->pollNow();
+        ws.window->showCapacity();
+        CapacityView* view = ws.window->capacity();
+        QCOMPARE(view->experiment(), qint64(1));
+        QVERIFY(view->plot()->plottableCount() == 0);
+        QVERIFY(view->findButton()->isEnabled());
+
+        // A bad budget is named and starts nothing.
+        view->budgetField()->setText("lots");
+        view->findButton()->click();
+        QVERIFY(!ws.window->training()->isRunning());
+        QVERIFY(view->findChild<QLabel*>("capacityProgress")->text().contains("Budget \"lots\""));
+        view->budgetField()->clear();
+
+        view->setTrialSteps(1);
+        view->upperBoundField()->setValue(32);  // from 8: fits 8, 16, 32, stops at the bound
+        QSignalSpy finished(ws.window->training()->worker(), &TrainingWorker::batchSearchFinished);
+        view->findButton()->click();
+        QVERIFY(ws.window->training()->isRunning());
+        QVERIFY(!view->findButton()->isEnabled());
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTrainTimeoutMs);
+        QCOMPARE(finished[0][1].toBool(), false);
+        QVERIFY2(finished[0][2].toString().isEmpty(), qPrintable(finished[0][2].toString()));
+
+        // The view rereads the store when the window hears of the end (queued after the spy).
+        auto allFinished = [view] {
+            const auto& bars = view->chart().bars;
+            return !bars.empty() && std::all_of(bars.begin(), bars.end(), [](const auto& b) {
+                return b.status == "finished";
+            });
+        };
+        QTRY_VERIFY(allFinished());
+        QCOMPARE(view->chart().bars.size(), spec.arms.size());
+        QCOMPARE(view->chart().baseline, std::string("fp32"));
+        for (const auto& bar : view->chart().bars) {
+            QVERIFY2(bar.max_batch == 32, bar.note.c_str());
+            QCOMPARE(bar.status, std::string("finished"));
+            QCOMPARE(bar.trials, 3);
+            QCOMPARE(bar.ratio, 1.0);
+        }
+        QCOMPARE(view->plot()->plottableCount(), int(spec.arms.size()));
+        QCOMPARE(view->table()->rowCount(), int(spec.arms.size()));
+        QCOMPARE(view->table()->item(0, 3)->text(), QString("32"));
+        const auto labels = view->plot()->findChildren<QCPItemText*>("capacityLabel");
+        QCOMPARE(labels.size(), int(spec.arms.size()));
+        QCOMPARE(labels[0]->text(), QString("32 \u00b7 1.00\u00d7"));
+        QTRY_VERIFY(view->findButton()->isEnabled());
+    }
+
+    // Cancel during a search: the trials so far stay, the search is marked cancelled.
+    void cancelDuringTheSearchKeepsItsTrials() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        store::Database::open(ws.dbPath().toStdString())
+            ->createExperiment("capacity", config::specToJsonText(test::tinySpec()));
+        ws.window->session()->pollNow();
+        ws.window->showCapacity();
+        CapacityView* view = ws.window->capacity();
+        view->setTrialSteps(1);
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy trials(worker, &TrainingWorker::batchTrial);
+        QSignalSpy finished(worker, &TrainingWorker::batchSearchFinished);
+        view->findButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(trials.count() >= 1, kTrainTimeoutMs);
+        ws.window->cancelRun();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTrainTimeoutMs);
+        QCOMPARE(finished[0][1].toBool(), true);
+        QTRY_VERIFY(!view->chart().bars.empty() &&
+                    view->chart().bars.front().status == "cancelled");
+        const auto& first = view->chart().bars.front();
+        QVERIFY(first.trials >= 1);
+        QCOMPARE(view->chart().bars.size(), size_t(1));  // later arms never started
     }
 
     void badDatabaseFailsWithAMessage() {
