@@ -12,6 +12,8 @@
 #   MODE=capacity: GPU tests, then max-batch searches and the cost of checkpointing.
 #   MODE=investigate: GPU tests, ResNet-50's fp32 max-batch boundary, and GPT-2
 #   amp-bf16's kernels (ours vs PyTorch, under nsys when the host has it).
+#   MODE=profile PROFILE="gpt2:amp-bf16 gpt2:fp32": each cell under the PyTorch
+#   profiler, ours and the reference, compared kernel by kernel (bench/kernels.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/ampbench-out}
@@ -46,6 +48,16 @@ echo "built in $(( $(date +%s) - t0 )) s"
 echo "== tests"
 if [[ "${MODE:-bench}" == capacity-resnet ]]; then
     :
+elif [[ "${MODE:-bench}" == profile ]]; then
+    for cell in ${PROFILE:-gpt2:amp-bf16}; do
+        w=${cell%%:*} a=${cell#*:}
+        echo "== profile $w/$a: ours vs PyTorch, steps 12-16"
+        timeout 150 ./build/cuda/bench/bench_profile_step "$w" "$a" /tmp/ours-$w-$a.json 12 5 || true
+        timeout 150 python3 bench/kernels.py profile "$w" "$a" /tmp/ref-$w-$a.json 12 5 2>&1 | tail -3 || true
+        python3 bench/kernels.py compare /tmp/ours-$w-$a.json /tmp/ref-$w-$a.json 5 \
+            | tee "$OUT/kernels-$w-$a.txt" || true
+    done
+    exit 0
 elif [[ "${MODE:-bench}" == investigate ]]; then
     ./build/cuda/tests/test_engine --gtest_filter='Cuda.*:BatchFinder.*:Capacity.*' \
         > "$OUT/tests.log" 2>&1 || true

@@ -115,7 +115,7 @@ def workload(name, quick, data_dir, dev):
     raise SystemExit(f"unknown workload {name}")
 
 
-def run_cell(w, arm, dev, warmup=10):
+def run_cell(w, arm, dev, warmup=10, on_step=None):
     name, precision, tf32, k, cl = arm
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
@@ -155,6 +155,8 @@ def run_cell(w, arm, dev, warmup=10):
     steps = warmup + w["timed"]
     events = []
     for s in range(steps):
+        if on_step:
+            on_step(s + 1)  # 1-based optimizer step about to start
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(k):

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Kernel-by-kernel comparison of two profiler traces (Chrome trace JSON from
+Kineto): ours (bench_profile_step) and PyTorch's reference (this script's
+`profile` command). Prints, per optimizer step, the GPU time of each kernel
+name in both, the largest differences first, and how busy the GPU was.
+
+  kernels.py profile WORKLOAD ARM TRACE.json [FIRST_STEP] [STEPS]   (the reference, on the GPU)
+  kernels.py compare OURS.json REF.json STEPS
+"""
+import json
+import sys
+from collections import defaultdict
+
+
+def load(path):
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    by_name = defaultdict(lambda: [0.0, 0])
+    for e in kernels:
+        key = e["name"] if e["cat"] == "kernel" else "[" + e["cat"] + "] " + e["name"]
+        by_name[key][0] += float(e["dur"])
+        by_name[key][1] += 1
+    span = (max(e["ts"] + e["dur"] for e in kernels) - min(e["ts"] for e in kernels)) if kernels else 0.0
+    return by_name, sum(v[0] for v in by_name.values()), span
+
+
+def short(name, width=110):
+    return name if len(name) <= width else name[: width - 1] + "\u2026"
+
+
+def compare(ours_path, ref_path, steps):
+    ours, ours_busy, ours_span = load(ours_path)
+    ref, ref_busy, ref_span = load(ref_path)
+    print(f"per step: ours  {ours_busy / steps / 1000:8.2f} ms of kernels in {ours_span / steps / 1000:8.2f} ms "
+          f"({100 * ours_busy / max(ours_span, 1):.1f}% busy)")
+    print(f"          torch {ref_busy / steps / 1000:8.2f} ms of kernels in {ref_span / steps / 1000:8.2f} ms "
+          f"({100 * ref_busy / max(ref_span, 1):.1f}% busy)")
+    names = set(ours) | set(ref)
+    rows = sorted(names, key=lambda n: -abs(ours.get(n, [0, 0])[0] - ref.get(n, [0, 0])[0]))
+    print(f"{'ours ms':>9} {'n':>5} {'torch ms':>9} {'n':>5} {'diff ms':>8}  kernel (per step, largest difference first)")
+    for n in rows[:30]:
+        o, r = ours.get(n, [0.0, 0]), ref.get(n, [0.0, 0])
+        print(f"{o[0] / steps / 1000:9.3f} {o[1] / steps:5.1f} {r[0] / steps / 1000:9.3f} {r[1] / steps:5.1f} "
+              f"{(o[0] - r[0]) / steps / 1000:+8.3f}  {short(n)}")
+
+
+def profile(workload, arm, trace, first, count):
+    import torch
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    import reference as r
+    dev = torch.device("cuda")
+    w = r.workload(workload, True, "/usr/share/datasets/fashion-mnist", dev)
+    cells = {a[0]: a for a in r.ARMS}
+    w["timed"] = max(w["timed"], first + count)
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                              torch.profiler.ProfilerActivity.CUDA])
+
+    def on_step(s):
+        if s == first:
+            torch.cuda.synchronize()
+            prof.__enter__()
+        elif s == first + count:
+            torch.cuda.synchronize()
+            prof.__exit__(None, None, None)
+            prof.export_chrome_trace(trace)
+
+    res = r.run_cell(w, cells[arm], dev, warmup=0, on_step=on_step)
+    print(f"reference {workload}/{arm}: median {res['median_ms']:.2f} ms; steps {first}..{first + count - 1} "
+          f"profiled into {trace}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "profile":
+        a = sys.argv[2:]
+        profile(a[0], a[1], a[2], int(a[3]) if len(a) > 3 else 12, int(a[4]) if len(a) > 4 else 5)
+    elif sys.argv[1] == "compare":
+        compare(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    else:
+        raise SystemExit(__doc__)
