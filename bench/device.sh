@@ -9,7 +9,8 @@
 # GoogleTest's source) and Fashion-MNIST's four files. Run it with the device tool:
 #   run(command="bash bench/device.sh", carry=[".deps"])
 #   BENCH_ARGS=--quick for a short benchmark; WORKLOADS=cnn,resnet50,gpt2;
-#   MODE=capacity: GPU tests, then max-batch searches and the cost of checkpointing.
+#   MODE=capacity: GPU tests, then max-batch searches and the cost of checkpointing
+#   (CAPACITY=resnet50,gpt2 chooses the models).
 #   MODE=investigate: GPU tests, ResNet-50's fp32 max-batch boundary, and GPT-2
 #   amp-bf16's kernels (ours vs PyTorch, under nsys when the host has it).
 #   MODE=profile PROFILE="gpt2:amp-bf16 gpt2:fp32": each cell under the PyTorch
@@ -129,16 +130,21 @@ fi
 if [[ "${MODE:-bench}" == capacity ]]; then
     CLI=./build/cuda/app/ampbench-cli
     FB="find-batch --trial-steps 1 --resolution 0.05 --max-trials 10 -q"
+    CAPACITY=${CAPACITY:-resnet50,gpt2}
+    if [[ ,$CAPACITY, == *,resnet50,* ]]; then
     echo "== max batch: ResNet-50 224x224 (SGD momentum)"
     timeout 240 $CLI --db "$OUT/capacity.db" $FB --preset resnet50-synthetic --start 256 \
         --arm fp32=fp32 --arm amp-fp16=amp-fp16 --arm amp-bf16=amp-bf16 --arm fp16-ckpt=amp-fp16,checkpoint \
         | tee "$OUT/capacity-resnet50.txt" || echo "(stopped: time limit)"
+    fi
     echo "== max batch: GPT-2-small-shaped decoder, sequence 1024 (AdamW)"
-    timeout 200 $CLI --db "$OUT/capacity.db" $FB --preset gpt2-small-synthetic --start 32 \
+    [[ ,$CAPACITY, == *,gpt2,* ]] && timeout 200 $CLI --db "$OUT/capacity.db" $FB --preset gpt2-small-synthetic --start 32 \
         --arm fp32=fp32 --arm amp-fp16=amp-fp16 --arm amp-bf16=amp-bf16 --arm fp16-ckpt=amp-fp16,checkpoint \
         | tee "$OUT/capacity-gpt2.txt" || echo "(stopped: time limit)"
     echo "== step-time cost of checkpointing at the presets' batch"
-    for p in resnet50-synthetic gpt2-small-synthetic; do
+    presets=gpt2-small-synthetic
+    [[ ,$CAPACITY, == *,resnet50,* ]] && presets="resnet50-synthetic $presets"
+    for p in $presets; do
         timeout 90 $CLI --db "$OUT/ckpt.db" run --preset $p --steps 25 --warmup 5 --eval-batches 1 -q \
             --arm amp-fp16=amp-fp16 --arm fp16-ckpt=amp-fp16,checkpoint || echo "(stopped)"
     done
