@@ -135,8 +135,23 @@ CapacityView::CapacityView(StoreSession& session, QWidget* parent)
     connect(experiments_, &QComboBox::activated, this, [this] { refresh(); });
     connect(find_, &QPushButton::clicked, this, &CapacityView::requestFind);
     connect(cancel_, &QPushButton::clicked, this, &CapacityView::cancelRequested);
-    connect(&session_, &StoreSession::changed, this, &CapacityView::refresh);
-    connect(&session_, &StoreSession::closed, this, &CapacityView::refresh);
+    // The store changes with every commit of a training run: read it only when on show.
+    auto refreshIfShown = [this] {
+        if (isVisible()) {
+            refresh();
+        } else {
+            stale_ = true;
+        }
+    };
+    connect(&session_, &StoreSession::changed, this, refreshIfShown);
+    connect(&session_, &StoreSession::closed, this, refreshIfShown);
+}
+
+void CapacityView::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (stale_) {
+        refresh();
+    }
 }
 
 qint64 CapacityView::experiment() const {
@@ -200,6 +215,7 @@ void CapacityView::requestFind() {
 }
 
 void CapacityView::refresh() {
+    stale_ = false;
     store::Database* db = session_.db();
     const qint64 chosen = experiment();
     std::vector<store::BatchSearchRow> searches;

@@ -51,6 +51,9 @@ class CapacityView : public QWidget {
     QLineEdit* budgetField() const { return budget_; }
     QSpinBox* upperBoundField() const { return upper_; }
 
+  protected:
+    void showEvent(QShowEvent* event) override;
+
   Q_SIGNALS:
     /// The user asked for a search of `experimentId` with these options.
     void findRequested(qint64 experimentId, const ampbench::train::CapacityOptions& options);
@@ -75,6 +78,7 @@ class CapacityView : public QWidget {
     QString device_;  // of the experiment on show, from its spec
     int trialSteps_ = 3;
     bool busy_ = false;
+    bool stale_ = false;  // the store changed while the tab was hidden
 };
 
 }  // namespace ampbench::ui

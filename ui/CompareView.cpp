@@ -119,7 +119,6 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
     layout->addWidget(split);
 
     verdictDelay_.setSingleShot(true);
-    verdictDelay_.setInterval(kVerdictDelayMs);
     connect(&verdictDelay_, &QTimer::timeout, this, &CompareView::refreshVerdict);
     showVerdictMessage({});
 
@@ -127,8 +126,10 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
             [this] { cache_.setRuns(runs_.checkedRuns()); });
     connect(&cache_, &RunDataCache::updated, this, &CompareView::refreshSummary);
     connect(baseline_, &QComboBox::activated, this, &CompareView::refreshSummary);
-    connect(&cache_, &RunDataCache::updated, this, [this] { verdictDelay_.start(); });
-    connect(baseline_, &QComboBox::activated, this, [this] { verdictDelay_.start(); });
+    connect(&cache_, &RunDataCache::updated, this, [this] { scheduleVerdict(kVerdictLiveMs); });
+    connect(&runs_, &RunTreeModel::checkedRunsChanged, this,
+            [this] { scheduleVerdict(kVerdictDelayMs); });
+    connect(baseline_, &QComboBox::activated, this, [this] { scheduleVerdict(kVerdictDelayMs); });
     connect(copy, &QPushButton::clicked, this, &CompareView::copySummary);
 }
 
@@ -178,6 +179,12 @@ void CompareView::showVerdictMessage(const QString& message) {
                              "with the baseline.")
                         : message);
     verdictShown_ = 0;
+}
+
+void CompareView::scheduleVerdict(int ms) {
+    if (!verdictDelay_.isActive() || verdictDelay_.remainingTime() > ms) {
+        verdictDelay_.start(ms);
+    }
 }
 
 void CompareView::refreshVerdict() {
@@ -232,7 +239,7 @@ void CompareView::refreshVerdict() {
             Q_EMIT verdictUpdated();
             if (verdictAgain_) {
                 verdictAgain_ = false;
-                verdictDelay_.start();
+                scheduleVerdict(kVerdictDelayMs);
             }
         });
 }

@@ -31,9 +31,12 @@ class SummaryTableModel;
 class CompareView : public QWidget {
     Q_OBJECT
   public:
-    /// Delay between a change of the data and the verdict's refresh; changes in
-    /// between are folded into one analysis.
+    /// Delay between the user's change (runs ticked, baseline) and the verdict's
+    /// refresh; changes in between are folded into one analysis.
     static constexpr int kVerdictDelayMs = 400;
+    /// While runs train, new rows refresh the verdict at most this often: each
+    /// analysis reads the whole experiment, and on a CPU run it competes with training.
+    static constexpr int kVerdictLiveMs = 3000;
 
     CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& session, Settings& settings,
                 QWidget* parent = nullptr);
@@ -65,6 +68,8 @@ class CompareView : public QWidget {
     /// Starts an analysis of the ticked runs' experiment, or shows why there is none.
     void refreshVerdict();
     void showVerdictMessage(const QString& message);
+    /// The verdict refreshes within `ms`; an earlier refresh already due stays due.
+    void scheduleVerdict(int ms);
 
     RunTreeModel& runs_;
     RunDataCache& cache_;

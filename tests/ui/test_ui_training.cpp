@@ -172,6 +172,7 @@ class TrainingTest : public QObject {
         store::Database::open(ws.dbPath().toStdString())
             ->createExperiment("capacity", config::specToJsonText(spec));
         ws.window->session()->pollNow();
+        ws.window->show();  // the tab reads the store while it is on show
         ws.window->showCapacity();
         CapacityView* view = ws.window->capacity();
         QCOMPARE(view->experiment(), qint64(1));
@@ -227,6 +228,7 @@ class TrainingTest : public QObject {
         store::Database::open(ws.dbPath().toStdString())
             ->createExperiment("capacity", config::specToJsonText(test::tinySpec()));
         ws.window->session()->pollNow();
+        ws.window->show();  // the tab reads the store while it is on show
         ws.window->showCapacity();
         CapacityView* view = ws.window->capacity();
         view->setTrialSteps(1);
