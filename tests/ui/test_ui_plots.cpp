@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "UiTestSupport.h"
+#include "core/analysis/Decimation.h"
 #include "core/analysis/PlotSeries.h"
 #include "core/store/Database.h"
 #include "ui/CompareView.h"
@@ -167,6 +168,46 @@ class PlotsTest : public QObject {
         const QString tsv = f.window->compare()->summaryTsv();
         QVERIFY(tsv.contains("a/amp-k4"));
         QVERIFY(tsv.contains("b/fp32"));
+    }
+
+    void longCurvesAreCutToThePixelsWithSpikesKept() {
+        test::Workspace ws;
+        ws.open();
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        const int64_t e = db->createExperiment("long", "{}");
+        const int64_t r = db->createRun(e, "fp32", 0, 1, "{}", 50000);
+        auto rows = steps(50000, 64, 20.0);
+        rows[31337].step_ms = 900.0;  // one slow step among 50,000
+        db->insertSteps(r, rows);
+        ws.window->session()->pollNow();
+        ws.window->runModel()->setCheckedRuns({r});
+        QTRY_COMPARE(
+            ws.window->cache()->series(r) ? ws.window->cache()->series(r)->steps.size() : size_t(0),
+            size_t(50000));
+        PlotsView* plots = ws.window->compare()->plots();
+        PlotPanel* stepTime = plots->stepTimePlot();
+        stepTime->setViewport(QRect(0, 0, 600, 400));
+        plots->redrawNow();
+        QCPGraph* curve = stepTime->curves()[0];
+        const int px = std::max(PlotPanel::kMinBuckets, stepTime->axisRect()->width());
+        QVERIFY(curve->data()->size() <= int(analysis::kPointsPerBucket) * px + 2);
+        QCOMPARE(stepTime->curveOf(curve)->size(), size_t(50000));
+        bool spike = false;
+        for (const auto& p : *curve->data()) {
+            spike = spike || p.value == 900.0;
+        }
+        QVERIFY(spike);
+        QCOMPARE(curve->data()->at(0)->key, 64.0);
+        QCOMPARE((curve->data()->constEnd() - 1)->key, 50000.0 * 64);
+
+        // Zoomed in far enough, every point on show is drawn.
+        stepTime->xAxis->setRange(31337 * 64.0, 31437 * 64.0);
+        stepTime->replot();
+        int inRange = 0;
+        for (const auto& p : *curve->data()) {
+            inRange += p.key >= 31337 * 64.0 && p.key <= 31437 * 64.0 ? 1 : 0;
+        }
+        QCOMPARE(inRange, 101);
     }
 
     void redrawsAreCoalesced() {
