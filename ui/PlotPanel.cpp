@@ -67,7 +67,18 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
         }
     });
     connect(this, &QCustomPlot::mouseWheel, this, [this] { userView_ = true; });
-    connect(this, &QCustomPlot::mouseDoubleClick, this, [this] { resetView(); });
+    connect(this, &QCustomPlot::mouseDoubleClick, this, [this] {
+        resetView();
+        Q_EMIT viewResetByUser();
+    });
+    // Press and wheel mark a user view before the axis rect moves the range, so
+    // only changes the user makes reach the linked panels.
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& range) {
+                if (userView_ && !following_) {
+                    Q_EMIT xRangeChangedByUser(range);
+                }
+            });
     connect(this, &QCustomPlot::beforeReplot, this, &PlotPanel::cutCurvesForReplot);
     connect(
         this, &QCustomPlot::legendClick, this,
@@ -180,6 +191,14 @@ void PlotPanel::cutCurvesForReplot() {
             cutCurve(it.key(), it.value(), r.lower <= c.firstKey() && r.upper >= c.lastKey());
         }
     }
+}
+
+void PlotPanel::followXRange(const QCPRange& range) {
+    userView_ = true;
+    following_ = true;
+    xAxis->setRange(range);
+    following_ = false;
+    replot(rpQueuedReplot);
 }
 
 QCPBars* PlotPanel::addBars(const QString& label, const QColor& color, QCPAxis* valueAxis) {

@@ -15,7 +15,8 @@ namespace ampbench::ui {
 /// companions: raw curve, markers, median line). Curves are rebuilt on every
 /// redraw; which ones the user hid is remembered by label. Long curves are cut
 /// to a few points per pixel column (min/max kept) before every replot that
-/// needs it, so drawing costs the same however long the runs are.
+/// needs it, so drawing costs the same however long the runs are. Panels can
+/// follow each other's x range (PlotsView links those that share the x-axis).
 /// GUI thread only.
 class PlotPanel : public QCustomPlot {
     Q_OBJECT
@@ -57,6 +58,9 @@ class PlotPanel : public QCustomPlot {
     /// Lets the next fitUnlessUserView() fit again (no replot).
     void forgetUserView() { userView_ = false; }
     bool userView() const { return userView_; }
+    /// Takes the x range of a linked panel the user zoomed or panned; counts as
+    /// a user view here too, and is not passed on (replot queued).
+    void followXRange(const QCPRange& range);
 
     /// Fewest slices a curve is cut into, whatever the width.
     static constexpr int kMinBuckets = 200;
@@ -64,6 +68,10 @@ class PlotPanel : public QCustomPlot {
   Q_SIGNALS:
     /// The user hid or showed the curve `label` through the legend.
     void hiddenToggled(const QString& label, bool hidden);
+    /// The user zoomed or panned the x-axis (wheel or drag), to `range`.
+    void xRangeChangedByUser(const QCPRange& range);
+    /// The user asked to reset the view (double click).
+    void viewResetByUser();
 
   private:
     /// The range of a curve that was cut for its graph, and into how many slices.
@@ -92,6 +100,7 @@ class PlotPanel : public QCustomPlot {
     QSet<QString> hidden_;                // curve labels the user hid
     QHash<QCPGraph*, DrawnCurve> drawn_;  // graphs that show a (cut) Curve
     bool userView_ = false;               // zoomed or panned since the last reset
+    bool following_ = false;              // taking a linked panel's x range
 };
 
 }  // namespace ampbench::ui

@@ -170,6 +170,64 @@ class PlotsTest : public QObject {
         QVERIFY(tsv.contains("b/fp32"));
     }
 
+    void zoomAndPanAreLinkedAcrossPanels() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1]});
+        PlotPanel* loss = f.plots()->lossPlot();
+        PlotPanel* stepTime = f.plots()->stepTimePlot();
+        PlotPanel* memory = f.plots()->memoryPlot();
+        PlotPanel* bars = f.plots()->armBarsPlot();
+        for (PlotPanel* p : {loss, stepTime}) {
+            p->setViewport(QRect(0, 0, 600, 400));  // laid out without showing the window
+            p->replot();
+        }
+        const QCPRange full = memory->xAxis->range();
+        QCOMPARE(loss->xAxis->range(), full);
+        const QCPRange barsRange = bars->xAxis->range();
+
+        // Wheel over the loss plot: its x range shrinks and the others follow.
+        const QPointF at = loss->axisRect()->center();
+        QWheelEvent wheel(at, loss->mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton,
+                          Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(loss, &wheel);
+        const QCPRange zoomed = loss->xAxis->range();
+        QVERIFY(zoomed.size() < 0.95 * full.size());
+        for (PlotPanel* p :
+             {f.plots()->validationPlot(), stepTime, memory, f.plots()->lossScalePlot()}) {
+            QCOMPARE(p->xAxis->range(), zoomed);
+            QVERIFY(p->userView());
+        }
+        QCOMPARE(bars->xAxis->range(), barsRange);  // arms, not x: not linked
+        f.plots()->redrawNow();                     // a redraw keeps the zoom
+        QCOMPARE(memory->xAxis->range(), zoomed);
+
+        // Dragging the step time plot pans the loss plot with it.
+        const QPoint from = stepTime->axisRect()->center();
+        const QPoint to = from + QPoint(-100, 0);
+        QMouseEvent press(QEvent::MouseButtonPress, from, stepTime->mapToGlobal(from),
+                          Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
+        QMouseEvent move(QEvent::MouseMove, to, stepTime->mapToGlobal(to), Qt::NoButton,
+                         Qt::LeftButton, Qt::NoModifier);
+        QMouseEvent release(QEvent::MouseButtonRelease, to, stepTime->mapToGlobal(to),
+                            Qt::LeftButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(stepTime, &press);
+        QApplication::sendEvent(stepTime, &move);
+        QApplication::sendEvent(stepTime, &release);
+        const QCPRange panned = stepTime->xAxis->range();
+        QVERIFY(panned.lower > zoomed.lower);
+        QCOMPARE(loss->xAxis->range(), panned);
+        QCOMPARE(memory->xAxis->range(), panned);
+
+        // A double click on one resets them all.
+        QMouseEvent twice(QEvent::MouseButtonDblClick, from, memory->mapToGlobal(from),
+                          Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(memory, &twice);
+        for (PlotPanel* p : {loss, stepTime, memory}) {
+            QVERIFY(!p->userView());
+            QCOMPARE(p->xAxis->range(), full);
+        }
+    }
+
     void longCurvesAreCutToThePixelsWithSpikesKept() {
         test::Workspace ws;
         ws.open();
@@ -201,7 +259,7 @@ class PlotsTest : public QObject {
         QCOMPARE((curve->data()->constEnd() - 1)->key, 50000.0 * 64);
 
         // Zoomed in far enough, every point on show is drawn.
-        stepTime->xAxis->setRange(31337 * 64.0, 31437 * 64.0);
+        stepTime->followXRange(QCPRange(31337 * 64.0, 31437 * 64.0));
         stepTime->replot();
         int inRange = 0;
         for (const auto& p : *curve->data()) {
