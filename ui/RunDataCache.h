@@ -34,10 +34,10 @@ class RunDataCache : public QObject {
     Q_OBJECT
   public:
     /// Steps read per query.
-    static constexpr int64_t kRowsPerRead = 4000;
+    static constexpr int64_t kRowsPerRead = 2000;
     /// Reading stops for this event-loop turn once it took this long; the rest
     /// follows on the next turn.
-    static constexpr int kSliceBudgetMs = 8;
+    static constexpr int kSliceBudgetMs = 6;
 
     explicit RunDataCache(StoreSession& session, QObject* parent = nullptr);
 
