@@ -14,11 +14,21 @@ QVector<double> toQVector(const std::vector<double>& v) {
     return QVector<double>(v.begin(), v.end());
 }
 
-CurveData stepCurve(
-    const PlotInput& in, const PlotRun& r, const QString& name, const QString& options,
-    const std::function<std::vector<double>(const std::vector<train::StepRecord>&)>& values) {
+CurvePtr stepCurve(const PlotInput& in, const PlotRun& r, const QString& name,
+                   const QString& options, const CurveCache::StepValues& values) {
     const auto& steps = r.series->steps;
-    auto build = [&] { return makeCurveData(analysis::stepXs(steps, in.xAxis), values(steps)); };
+    const analysis::XAxis axis = in.xAxis;
+    auto xs = [axis](const std::vector<train::StepRecord>& s) { return analysis::stepXs(s, axis); };
+    if (!in.curves) {
+        return makeCurve(xs(steps), values(steps));
+    }
+    return in.curves->stepCurve(r.series->row.id, name,
+                                QStringLiteral("x%1 %2").arg(static_cast<int>(axis)).arg(options),
+                                steps, xs, values);
+}
+
+CurvePtr derivedCurve(const PlotInput& in, const PlotRun& r, const QString& name,
+                      const QString& options, const std::function<QSharedPointer<Curve>()>& build) {
     if (!in.curves) {
         return build();
     }
@@ -66,40 +76,46 @@ void drawLoss(PlotPanel& panel, const PlotInput& in) {
     panel.yAxis->setLabel(in.smoothing > 0 ? QStringLiteral("training loss (EMA; raw faded)")
                                            : QStringLiteral("training loss"));
     const QString log = in.logY ? QStringLiteral("log") : QString();
+    const QString smoothing = log + QString::number(in.smoothing);
     for (const PlotRun& r : in.runs) {
-        CurveData raw = stepCurve(in, r, "loss", log, [&](const auto& steps) {
-            auto v = analysis::stepValues(steps, StepMetric::Loss);
-            return in.logY ? analysis::forLogAxis(std::move(v)) : v;
+        // The loss as recorded grows with the run; the log and EMA views are
+        // recomputed from it (contiguous doubles) only when the run changed.
+        const CurvePtr linear = stepCurve(in, r, "loss", {}, [](const auto& steps) {
+            return analysis::stepValues(steps, StepMetric::Loss);
         });
-        CurveData smooth = raw;
-        if (in.smoothing > 0) {
-            smooth = stepCurve(
-                in, r, "loss-ema", log + QString::number(in.smoothing), [&](const auto& steps) {
-                    auto v =
-                        analysis::ema(analysis::stepValues(steps, StepMetric::Loss), in.smoothing);
-                    return in.logY ? analysis::forLogAxis(std::move(v)) : v;
-                });
-        }
+        const CurvePtr raw = !in.logY ? linear : derivedCurve(in, r, "loss-log", log, [&] {
+            return makeCurve(linear->points().x, analysis::forLogAxis(linear->points().y));
+        });
+        const CurvePtr smooth =
+            !(in.smoothing > 0) ? raw : derivedCurve(in, r, "loss-ema", smoothing, [&] {
+                auto v = analysis::ema(linear->points().y, in.smoothing);
+                return makeCurve(linear->points().x,
+                                 in.logY ? analysis::forLogAxis(std::move(v)) : v);
+            });
         QCPGraph* curve = panel.addCurve(r.label, r.color);
         if (in.smoothing > 0) {
             QCPGraph* faint = panel.addCompanion(curve, faded(r.color));
             faint->setLayer("grid");  // behind every smoothed curve
-            faint->setData(raw);
+            panel.setCurve(faint, raw);
         }
-        curve->setData(smooth);
+        panel.setCurve(curve, smooth);
 
-        const auto skipped = analysis::skippedIndices(r.series->steps);
-        if (!skipped.empty()) {
+        const CurvePtr skipped = derivedCurve(in, r, "loss-skipped", smoothing, [&] {
+            std::vector<double> x, y;
+            const auto& points = smooth->points();
+            for (size_t i : analysis::skippedIndices(r.series->steps)) {
+                if (i < smooth->size()) {
+                    x.push_back(points.x[i]);
+                    y.push_back(points.y[i]);
+                }
+            }
+            return makeCurve(std::move(x), std::move(y));
+        });
+        if (!skipped->isEmpty()) {
             QCPGraph* marks = panel.addCompanion(curve, QColor(200, 30, 30));
             marks->setLineStyle(QCPGraph::lsNone);
             marks->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, 8));
-            QVector<double> mx, my;
-            for (size_t i : skipped) {
-                const auto point = smooth->at(static_cast<int>(i));
-                mx.append(point->key);
-                my.append(point->value);
-            }
-            marks->setData(mx, my, true);
+            panel.setCurve(marks, skipped);
         }
     }
     panel.setMessage(in.runs.empty() ? QObject::tr("Tick runs on the left to plot them")
@@ -144,9 +160,9 @@ void drawMemory(PlotPanel& panel, const PlotInput& in) {
     panel.yAxis->setLabel(QStringLiteral("allocated MiB (RSS on CPU)"));
     for (const PlotRun& r : in.runs) {
         QCPGraph* curve = panel.addCurve(r.label, r.color);
-        curve->setData(stepCurve(in, r, "memory", {}, [](const auto& steps) {
-            return analysis::stepValues(steps, StepMetric::MemAllocatedMiB);
-        }));
+        panel.setCurve(curve, stepCurve(in, r, "memory", {}, [](const auto& steps) {
+                           return analysis::stepValues(steps, StepMetric::MemAllocatedMiB);
+                       }));
     }
     panel.fitUnlessUserView();
 }
@@ -158,16 +174,17 @@ void drawLossScale(PlotPanel& panel, const PlotInput& in) {
     panel.yAxis->setLabel(QStringLiteral("loss scale"));
     bool any = false;
     for (const PlotRun& r : in.runs) {
-        const auto& steps = r.series->steps;
-        const auto scale = analysis::stepValues(steps, StepMetric::LossScale);
-        if (std::all_of(scale.begin(), scale.end(), [](double s) { return s == 1.0; })) {
+        const CurvePtr scale = stepCurve(in, r, "loss-scale", {}, [](const auto& steps) {
+            return analysis::forLogAxis(analysis::stepValues(steps, StepMetric::LossScale));
+        });
+        const auto& y = scale->points().y;
+        if (std::all_of(y.begin(), y.end(), [](double s) { return s == 1.0; })) {
             continue;  // fp32 and bf16 arms: no scaler
         }
         any = true;
         QCPGraph* curve = panel.addCurve(r.label, r.color);
         curve->setLineStyle(QCPGraph::lsStepLeft);
-        curve->setData(stepCurve(in, r, "loss-scale", {},
-                                 [&](const auto&) { return analysis::forLogAxis(scale); }));
+        panel.setCurve(curve, scale);
     }
     panel.setMessage(!in.runs.empty() && !any ? QObject::tr("No loss scaling (fp32 and bf16 runs)")
                                               : QString());

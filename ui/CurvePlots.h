@@ -29,12 +29,15 @@ void drawLossScale(PlotPanel& panel, const PlotInput& input);
 
 // Shared by the plot functions.
 QVector<double> toQVector(const std::vector<double>& v);
-/// A per-step curve of run `r` on the input's x-axis: `values` of its steps,
-/// reused from the input's cache while the run and `options` are unchanged.
-CurveData stepCurve(
-    const PlotInput& input, const PlotRun& run, const QString& name, const QString& options,
-    const std::function<std::vector<double>(const std::vector<ampbench::train::StepRecord>&)>&
-        values);
+/// A per-step curve of run `r` on the input's x-axis: `values` of its steps
+/// (each from its own step only), reused from the input's cache and extended by
+/// the run's new steps while `options` are unchanged.
+CurvePtr stepCurve(const PlotInput& input, const PlotRun& run, const QString& name,
+                   const QString& options, const CurveCache::StepValues& values);
+/// A curve computed from others of run `r`: the cached one while the run's
+/// revision and `options` are unchanged, else what `build` returns.
+CurvePtr derivedCurve(const PlotInput& input, const PlotRun& run, const QString& name,
+                      const QString& options, const std::function<QSharedPointer<Curve>()>& build);
 /// Label and ticker of the x-axis for `axis` (m:s ticks for wall time).
 void setXAxis(PlotPanel& panel, ampbench::analysis::XAxis axis);
 /// Linear or logarithmic (base `base`) value axis.

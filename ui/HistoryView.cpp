@@ -40,7 +40,9 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     }
     show_ = new QPushButton(tr("Show in plots"));
     rename_ = new QPushButton(tr("Rename\u2026"));
+    rename_->setObjectName("historyRename");
     notes_ = new QPushButton(tr("Notes\u2026"));
+    notes_->setObjectName("historyNotes");
     delete_ = new QPushButton(tr("Delete\u2026"));
     bar->addWidget(name_, 1);
     bar->addWidget(status_);
@@ -145,15 +147,24 @@ void HistoryView::renameSelected() {
     bool ok = false;
     const QString name = QInputDialog::getText(this, tr("Rename experiment"), tr("Name:"),
                                                QLineEdit::Normal, item->text(), &ok);
-    if (!ok || name.trimmed().isEmpty()) {
-        return;
+    if (ok) {
+        renameExperiment(id, name);
     }
+}
+
+bool HistoryView::renameExperiment(qint64 id, const QString& name) {
+    if (name.trimmed().isEmpty() || !session_.db()) {
+        return false;
+    }
+    bool done = true;
     try {
         session_.db()->renameExperiment(id, name.trimmed().toStdString());
     } catch (const std::exception& e) {
         Q_EMIT error(QString::fromStdString(e.what()));
+        done = false;
     }
     session_.pollNow();
+    return done;
 }
 
 void HistoryView::editNotes() {
@@ -169,9 +180,16 @@ void HistoryView::editNotes() {
     const QString notes = QInputDialog::getMultiLineText(
         this, isRun ? tr("Run notes") : tr("Experiment notes"), item->text(),
         notesCell ? notesCell->data(RunTreeModel::SortRole).toString() : QString(), &ok);
-    if (!ok) {
-        return;
+    if (ok) {
+        setNotes(id, isRun, notes);
     }
+}
+
+bool HistoryView::setNotes(qint64 id, bool isRun, const QString& notes) {
+    if (!session_.db()) {
+        return false;
+    }
+    bool done = true;
     try {
         if (isRun) {
             session_.db()->setRunNotes(id, notes.toStdString());
@@ -180,8 +198,10 @@ void HistoryView::editNotes() {
         }
     } catch (const std::exception& e) {
         Q_EMIT error(QString::fromStdString(e.what()));
+        done = false;
     }
     session_.pollNow();
+    return done;
 }
 
 bool HistoryView::deleteSelected() {

@@ -35,6 +35,16 @@ class HistoryView : public QWidget {
 
     /// Deletes the selected experiment or run after confirmation; true when done.
     bool deleteSelected();
+    /// Asks for a new name of the selected experiment (modal dialog), then renames it.
+    void renameSelected();
+    /// Asks for new notes of the selected experiment or run (modal dialog), then sets them.
+    void editNotes();
+    /// What the Rename dialog does with its text: renames experiment `id` to the
+    /// trimmed `name`. False for a blank name or when the store refuses (error()).
+    bool renameExperiment(qint64 id, const QString& name);
+    /// What the Notes dialog does with its text: sets the notes of run or
+    /// experiment `id`. False when the store refuses (error()).
+    bool setNotes(qint64 id, bool isRun, const QString& notes);
 
   Q_SIGNALS:
     /// The user asked to see these runs in the plots.
@@ -43,8 +53,6 @@ class HistoryView : public QWidget {
     void error(const QString& message);
 
   private:
-    void renameSelected();
-    void editNotes();
     void updateButtons();  // and the details of the selected row
 
     RunTreeModel& runs_;

@@ -1,6 +1,7 @@
 #include "ui/PlotPanel.h"
 
 #include <QToolTip>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -66,7 +67,19 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
         }
     });
     connect(this, &QCustomPlot::mouseWheel, this, [this] { userView_ = true; });
-    connect(this, &QCustomPlot::mouseDoubleClick, this, [this] { resetView(); });
+    connect(this, &QCustomPlot::mouseDoubleClick, this, [this] {
+        resetView();
+        Q_EMIT viewResetByUser();
+    });
+    // Press and wheel mark a user view before the axis rect moves the range, so
+    // only changes the user makes reach the linked panels.
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& range) {
+                if (userView_ && !following_) {
+                    Q_EMIT xRangeChangedByUser(range);
+                }
+            });
+    connect(this, &QCustomPlot::beforeReplot, this, &PlotPanel::cutCurvesForReplot);
     connect(
         this, &QCustomPlot::legendClick, this,
         [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) { toggleFromLegend(item); });
@@ -76,6 +89,7 @@ void PlotPanel::clearCurves() {
     tracer_->setGraph(nullptr);
     tracer_->setVisible(false);
     clearPlottables();
+    drawn_.clear();
     curves_.clear();
     companions_.clear();
     ownerOf_.clear();
@@ -110,6 +124,83 @@ QCPGraph* PlotPanel::addCompanion(QCPAbstractPlottable* owner, const QColor& col
     return g;
 }
 
+void PlotPanel::setCurve(QCPGraph* graph, const CurvePtr& curve) {
+    DrawnCurve& d = drawn_[graph];
+    d.curve = curve;
+    d.penWidth = graph->pen().widthF();
+    cutCurve(graph, d, !userView_);
+}
+
+CurvePtr PlotPanel::curveOf(QCPGraph* graph) const {
+    return drawn_.value(graph).curve;
+}
+
+size_t PlotPanel::bucketCount() const {
+    return static_cast<size_t>(std::max(kMinBuckets, axisRect()->width()));
+}
+
+void PlotPanel::cutCurve(QCPGraph* graph, DrawnCurve& d, bool whole) const {
+    if (!d.curve || d.curve->isEmpty()) {
+        graph->data()->clear();
+        d.lo = d.hi = 0;
+        d.buckets = 0;
+        return;
+    }
+    const size_t px = bucketCount();
+    if (whole) {
+        d.lo = d.curve->firstKey();
+        d.hi = d.curve->lastKey();
+        d.buckets = px;
+    } else {
+        // The range on show and half of it either side, so small pans keep the cut.
+        const QCPRange r = graph->keyAxis()->range();
+        d.lo = r.lower - r.size() / 2;
+        d.hi = r.upper + r.size() / 2;
+        d.buckets = 2 * px;
+    }
+    graph->setData(d.curve->drawn(d.lo, d.hi, d.buckets));
+    const bool dense = graph->dataCount() > axisRect()->width();
+    graph->setAntialiased(!dense);
+    QPen pen = graph->pen();
+    pen.setWidthF(dense ? 1.0 : d.penWidth);
+    graph->setPen(pen);
+}
+
+bool PlotPanel::needsCut(const QCPGraph* graph, const DrawnCurve& d) const {
+    if (!d.curve || d.curve->isEmpty()) {
+        return false;
+    }
+    const QCPRange r = graph->keyAxis()->range();
+    const double lo = std::max(r.lower, d.curve->firstKey());
+    const double hi = std::min(r.upper, d.curve->lastKey());
+    if (lo > hi) {
+        return false;  // none of it on show
+    }
+    if (lo < d.lo || hi > d.hi) {
+        return true;  // part on show was left out of the cut
+    }
+    const double slice = (d.hi - d.lo) / static_cast<double>(std::max<size_t>(1, d.buckets));
+    return slice > r.size() / static_cast<double>(bucketCount());  // coarser than a pixel
+}
+
+void PlotPanel::cutCurvesForReplot() {
+    for (auto it = drawn_.begin(); it != drawn_.end(); ++it) {
+        if (needsCut(it.key(), it.value())) {
+            const QCPRange r = it.key()->keyAxis()->range();
+            const Curve& c = *it.value().curve;
+            cutCurve(it.key(), it.value(), r.lower <= c.firstKey() && r.upper >= c.lastKey());
+        }
+    }
+}
+
+void PlotPanel::followXRange(const QCPRange& range) {
+    userView_ = true;
+    following_ = true;
+    xAxis->setRange(range);
+    following_ = false;
+    replot(rpQueuedReplot);
+}
+
 QCPBars* PlotPanel::addBars(const QString& label, const QColor& color, QCPAxis* valueAxis) {
     auto* bars = new QCPBars(xAxis, valueAxis ? valueAxis : yAxis);
     bars->removeFromLegend();
@@ -137,14 +228,18 @@ void PlotPanel::setMessage(const QString& text) {
     message_->setVisible(!text.isEmpty());
 }
 
-void PlotPanel::limitAntialiasing(int maxPoints) {
+void PlotPanel::limitAntialiasing() {
+    const int px = axisRect()->width();
     for (int i = 0; i < graphCount(); ++i) {
-        graph(i)->setAntialiased(graph(i)->dataCount() <= maxPoints);
+        graph(i)->setAntialiased(graph(i)->dataCount() <= px);
     }
 }
 
 void PlotPanel::fitUnlessUserView() {
     if (!userView_) {
+        for (auto it = drawn_.begin(); it != drawn_.end(); ++it) {
+            cutCurve(it.key(), it.value(), true);  // whole curves, so the fit sees all of them
+        }
         rescaleAxes(true);
         yAxis->scaleRange(1.06, yAxis->range().center());
     }

@@ -93,6 +93,18 @@ PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
                     }
                 });
     }
+    // Panels over the same x-axis zoom and pan together; a reset resets them all.
+    const QList<PlotPanel*> linked = {loss_, validation_, stepTime_, memory_, lossScale_};
+    for (PlotPanel* p : linked) {
+        connect(p, &PlotPanel::xRangeChangedByUser, this, [linked, p](const QCPRange& range) {
+            for (PlotPanel* other : linked) {
+                if (other != p) {
+                    other->followXRange(range);
+                }
+            }
+        });
+        connect(p, &PlotPanel::viewResetByUser, this, &PlotsView::resetViews);
+    }
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 2);
     layout->addLayout(grid, 1);

@@ -14,6 +14,7 @@ RunDataCache::RunDataCache(StoreSession& session, QObject* parent)
     connect(&session_, &StoreSession::opened, this, [this] {
         order_.clear();
         series_.clear();
+        summaryDue_.clear();
         Q_EMIT updated();
     });
 }
@@ -56,10 +57,16 @@ bool RunDataCache::fetchAll() {
     }
     more_ = false;
     bool any = false;
+    QElapsedTimer slice;
+    slice.start();
     for (auto it = series_.begin(); it != series_.end();) {
+        if (slice.elapsed() >= kSliceBudgetMs) {
+            more_ = true;  // the runs after this one wait for the next turn
+            break;
+        }
         bool gone = false;
         try {
-            any = refreshRun(it->first, it->second) || any;
+            any = refreshRun(it->first, it->second, slice) || any;
             gone = it->second.row.id == 0;
         } catch (const std::exception&) {
             // A failed read leaves the rows as they were; the next poll retries and
@@ -67,6 +74,7 @@ bool RunDataCache::fetchAll() {
         }
         if (gone) {
             order_.removeAll(it->first);
+            summaryDue_.erase(it->first);
             it = series_.erase(it);
             any = true;
         } else {
@@ -77,32 +85,46 @@ bool RunDataCache::fetchAll() {
     return any;
 }
 
-bool RunDataCache::refreshRun(qint64 runId, RunSeries& s) {
+bool RunDataCache::refreshRun(qint64 runId, RunSeries& s, const QElapsedTimer& slice) {
     const store::Database& db = *session_.db();
     const auto row = db.run(runId);
     if (!row) {
         s.row = store::RunRow{};  // deleted
         return true;
     }
-    const int64_t afterStep = s.steps.empty() ? 0 : s.steps.back().step;
-    const int64_t afterEval = s.evals.empty() ? 0 : s.evals.back().step;
-    auto steps = db.steps(runId, afterStep, kMaxRowsPerRead);
-    if (static_cast<int64_t>(steps.size()) == kMaxRowsPerRead) {
+    bool newRows = false;
+    bool caughtUp = false;
+    do {
+        const int64_t afterStep = s.steps.empty() ? 0 : s.steps.back().step;
+        const auto steps = db.steps(runId, afterStep, kRowsPerRead);
+        caughtUp = static_cast<int64_t>(steps.size()) < kRowsPerRead;
+        if (!steps.empty()) {
+            s.steps.insert(s.steps.end(), steps.begin(), steps.end());
+            summaryDue_.insert(runId);
+            ++s.revision;
+            newRows = true;
+        }
+    } while (!caughtUp && slice.elapsed() < kSliceBudgetMs);
+    if (!caughtUp) {
         more_ = true;  // a long run read in slices keeps the GUI responsive
     }
+    const int64_t afterEval = s.evals.empty() ? 0 : s.evals.back().step;
     auto evals = db.evals(runId, afterEval);
     const bool rowChanged = row->status != s.row.status || row->error != s.row.error ||
                             row->last_step != s.row.last_step || row->notes != s.row.notes ||
                             row->experiment_name != s.row.experiment_name || s.row.id == 0;
-    if (!rowChanged && steps.empty() && evals.empty()) {
-        return false;
+    const bool changed = rowChanged || newRows || !evals.empty();
+    if (changed) {
+        s.row = *row;
+        s.evals.insert(s.evals.end(), evals.begin(), evals.end());
+        summaryDue_.insert(runId);
+        ++s.revision;
     }
-    s.row = *row;
-    s.steps.insert(s.steps.end(), steps.begin(), steps.end());
-    s.evals.insert(s.evals.end(), evals.begin(), evals.end());
-    s.summary = analysis::summarizeRun(s.row, s.steps, s.evals);
-    ++s.revision;
-    return true;
+    // Summaries read every row: one when a run is caught up, not one per slice.
+    if (caughtUp && summaryDue_.erase(runId) > 0) {
+        s.summary = analysis::summarizeRun(s.row, s.steps, s.evals);
+    }
+    return changed;
 }
 
 }  // namespace ampbench::ui

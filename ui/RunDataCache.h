@@ -1,8 +1,10 @@
 #pragma once
+#include <QElapsedTimer>
 #include <QList>
 #include <QObject>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "core/analysis/Summary.h"
@@ -25,12 +27,17 @@ struct RunSeries {
 /// Holds the rows of the runs on show and keeps them current: on every change
 /// the session reports, it reads only the steps and evaluations after the last
 /// ones it has, so a live run costs a few rows per poll however long it is.
-/// GUI thread only (it reads through the session's connection).
+/// Long runs are read in slices of bounded time, one per event-loop turn, so
+/// opening a big database never stalls the window. GUI thread only (it reads
+/// through the session's connection).
 class RunDataCache : public QObject {
     Q_OBJECT
   public:
-    /// Steps read per run and refresh; the rest follows on the next event-loop turn.
-    static constexpr int64_t kMaxRowsPerRead = 20000;
+    /// Steps read per query.
+    static constexpr int64_t kRowsPerRead = 2000;
+    /// Reading stops for this event-loop turn once it took this long; the rest
+    /// follows on the next turn.
+    static constexpr int kSliceBudgetMs = 6;
 
     explicit RunDataCache(StoreSession& session, QObject* parent = nullptr);
 
@@ -48,11 +55,12 @@ class RunDataCache : public QObject {
   private:
     bool fetchAll();  // true when any held run changed
     void continueReading();
-    bool refreshRun(qint64 runId, RunSeries& series);
+    bool refreshRun(qint64 runId, RunSeries& series, const QElapsedTimer& slice);
 
     StoreSession& session_;
     QList<qint64> order_;                 // runs on show
     std::map<qint64, RunSeries> series_;  // by run id; only runs in order_
+    std::set<qint64> summaryDue_;         // runs with rows read since their summary
     bool more_ = false;                   // a run has rows left to read
 };
 

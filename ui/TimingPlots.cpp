@@ -37,13 +37,13 @@ void drawStepTime(PlotPanel& panel, const PlotInput& in) {
         for (int index : g.runs) {
             const PlotRun& r = in.runs[static_cast<size_t>(index)];
             QCPGraph* curve = panel.addCurve(r.label, r.color);
-            const CurveData data = stepCurve(in, r, "step-ms", {}, [](const auto& steps) {
+            const CurvePtr data = stepCurve(in, r, "step-ms", {}, [](const auto& steps) {
                 return analysis::stepValues(steps, analysis::StepMetric::StepMs);
             });
-            curve->setData(data);
+            panel.setCurve(curve, data);
             if (!data->isEmpty()) {
-                xmin = std::min(xmin, data->constBegin()->key);
-                xmax = std::max(xmax, (data->constEnd() - 1)->key);
+                xmin = std::min(xmin, data->firstKey());
+                xmax = std::max(xmax, data->lastKey());
             }
             first = first ? first : curve;
         }

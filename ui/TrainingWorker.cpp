@@ -7,6 +7,7 @@
 
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
+#include "ui/ThreadPriority.h"
 
 namespace ampbench::ui {
 namespace {
@@ -74,6 +75,8 @@ void TrainingWorker::setTrainOptions(const train::TrainOptions& options) {
 }
 
 void TrainingWorker::runExperiment(const config::ExperimentSpec& spec, const QString& dbPath) {
+    // Before LibTorch starts its thread pool here, so the pool inherits it.
+    lowerCurrentThreadPriority(kTrainingNice);
     // The thread boundary: nothing escapes as an exception.
     try {
         execute(spec, dbPath);

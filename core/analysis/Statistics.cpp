@@ -35,12 +35,17 @@ double quantile(std::vector<double> v, double q) {
     if (v.empty()) {
         return kNaN;
     }
-    std::sort(v.begin(), v.end());
     double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
     auto lo = static_cast<size_t>(std::floor(pos));
     auto hi = std::min(lo + 1, v.size() - 1);
     double frac = pos - static_cast<double>(lo);
-    return v[lo] + (v[hi] - v[lo]) * frac;
+    // Selection, not a full sort: linear in the run's length (the GUI summarizes
+    // runs of 100k steps between two frames). Everything after lo is >= v[lo].
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(lo);
+    std::nth_element(v.begin(), at, v.end());
+    const double low = *at;
+    const double high = hi == lo ? low : *std::min_element(at + 1, v.end());
+    return low + (high - low) * frac;
 }
 
 double median(std::vector<double> v) {

@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "UiTestSupport.h"
+#include "core/analysis/Decimation.h"
 #include "core/analysis/PlotSeries.h"
 #include "core/store/Database.h"
 #include "ui/CompareView.h"
@@ -167,6 +168,104 @@ class PlotsTest : public QObject {
         const QString tsv = f.window->compare()->summaryTsv();
         QVERIFY(tsv.contains("a/amp-k4"));
         QVERIFY(tsv.contains("b/fp32"));
+    }
+
+    void zoomAndPanAreLinkedAcrossPanels() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1]});
+        PlotPanel* loss = f.plots()->lossPlot();
+        PlotPanel* stepTime = f.plots()->stepTimePlot();
+        PlotPanel* memory = f.plots()->memoryPlot();
+        PlotPanel* bars = f.plots()->armBarsPlot();
+        for (PlotPanel* p : {loss, stepTime}) {
+            p->setViewport(QRect(0, 0, 600, 400));  // laid out without showing the window
+            p->replot();
+        }
+        const QCPRange full = memory->xAxis->range();
+        QCOMPARE(loss->xAxis->range(), full);
+        const QCPRange barsRange = bars->xAxis->range();
+
+        // Wheel over the loss plot: its x range shrinks and the others follow.
+        const QPointF at = loss->axisRect()->center();
+        QWheelEvent wheel(at, loss->mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton,
+                          Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(loss, &wheel);
+        const QCPRange zoomed = loss->xAxis->range();
+        QVERIFY(zoomed.size() < 0.95 * full.size());
+        for (PlotPanel* p :
+             {f.plots()->validationPlot(), stepTime, memory, f.plots()->lossScalePlot()}) {
+            QCOMPARE(p->xAxis->range(), zoomed);
+            QVERIFY(p->userView());
+        }
+        QCOMPARE(bars->xAxis->range(), barsRange);  // arms, not x: not linked
+        f.plots()->redrawNow();                     // a redraw keeps the zoom
+        QCOMPARE(memory->xAxis->range(), zoomed);
+
+        // Dragging the step time plot pans the loss plot with it.
+        const QPoint from = stepTime->axisRect()->center();
+        const QPoint to = from + QPoint(-100, 0);
+        QMouseEvent press(QEvent::MouseButtonPress, from, stepTime->mapToGlobal(from),
+                          Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
+        QMouseEvent move(QEvent::MouseMove, to, stepTime->mapToGlobal(to), Qt::NoButton,
+                         Qt::LeftButton, Qt::NoModifier);
+        QMouseEvent release(QEvent::MouseButtonRelease, to, stepTime->mapToGlobal(to),
+                            Qt::LeftButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(stepTime, &press);
+        QApplication::sendEvent(stepTime, &move);
+        QApplication::sendEvent(stepTime, &release);
+        const QCPRange panned = stepTime->xAxis->range();
+        QVERIFY(panned.lower > zoomed.lower);
+        QCOMPARE(loss->xAxis->range(), panned);
+        QCOMPARE(memory->xAxis->range(), panned);
+
+        // A double click on one resets them all.
+        QMouseEvent twice(QEvent::MouseButtonDblClick, from, memory->mapToGlobal(from),
+                          Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(memory, &twice);
+        for (PlotPanel* p : {loss, stepTime, memory}) {
+            QVERIFY(!p->userView());
+            QCOMPARE(p->xAxis->range(), full);
+        }
+    }
+
+    void longCurvesAreCutToThePixelsWithSpikesKept() {
+        test::Workspace ws;
+        ws.open();
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        const int64_t e = db->createExperiment("long", "{}");
+        const int64_t r = db->createRun(e, "fp32", 0, 1, "{}", 50000);
+        auto rows = steps(50000, 64, 20.0);
+        rows[31337].step_ms = 900.0;  // one slow step among 50,000
+        db->insertSteps(r, rows);
+        ws.window->session()->pollNow();
+        ws.window->runModel()->setCheckedRuns({r});
+        QTRY_COMPARE(
+            ws.window->cache()->series(r) ? ws.window->cache()->series(r)->steps.size() : size_t(0),
+            size_t(50000));
+        PlotsView* plots = ws.window->compare()->plots();
+        PlotPanel* stepTime = plots->stepTimePlot();
+        stepTime->setViewport(QRect(0, 0, 600, 400));
+        plots->redrawNow();
+        QCPGraph* curve = stepTime->curves()[0];
+        const int px = std::max(PlotPanel::kMinBuckets, stepTime->axisRect()->width());
+        QVERIFY(curve->data()->size() <= int(analysis::kPointsPerBucket) * px + 2);
+        QCOMPARE(stepTime->curveOf(curve)->size(), size_t(50000));
+        bool spike = false;
+        for (const auto& p : *curve->data()) {
+            spike = spike || p.value == 900.0;
+        }
+        QVERIFY(spike);
+        QCOMPARE(curve->data()->at(0)->key, 64.0);
+        QCOMPARE((curve->data()->constEnd() - 1)->key, 50000.0 * 64);
+
+        // Zoomed in far enough, every point on show is drawn.
+        stepTime->followXRange(QCPRange(31337 * 64.0, 31437 * 64.0));
+        stepTime->replot();
+        int inRange = 0;
+        for (const auto& p : *curve->data()) {
+            inRange += p.key >= 31337 * 64.0 && p.key <= 31437 * 64.0 ? 1 : 0;
+        }
+        QCOMPARE(inRange, 101);
     }
 
     void redrawsAreCoalesced() {

@@ -21,6 +21,7 @@
 #include "ui/RunDataCache.h"
 #include "ui/StoreSession.h"
 #include "ui/SummaryTableModel.h"
+#include "ui/ThreadPriority.h"
 #include "ui/TrainingController.h"
 #include "ui/TrainingWorker.h"
 
@@ -91,6 +92,15 @@ class TrainingTest : public QObject {
         const QString tsv = ws.window->compare()->summaryTsv();
         QVERIFY(tsv.startsWith("arm\truns\tmedian step"));
         QCOMPARE(tsv.trimmed().count('\n'), 3);
+
+        // The training thread gave way to the GUI thread; the GUI thread did not.
+        int trainingNice = 0;
+        QMetaObject::invokeMethod(
+            worker, [&] { trainingNice = currentThreadNice(); }, Qt::BlockingQueuedConnection);
+#ifdef __linux__
+        QVERIFY(trainingNice >= TrainingWorker::kTrainingNice);
+        QVERIFY(currentThreadNice() < TrainingWorker::kTrainingNice);
+#endif
     }
 
     void cancelMidRunLeavesACancelledRunWithRows() {
