@@ -69,6 +69,7 @@ class CurveCache {
                        const StepValues& values);
     /// Forgets the curves of runs not in `runIds`.
     void retain(const QList<qint64>& runIds);
+    void clear() { entries_.clear(); }
     int size() const { return static_cast<int>(entries_.size()); }
 
   private:

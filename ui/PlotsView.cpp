@@ -113,6 +113,7 @@ PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
     redraw_.setInterval(kRedrawIntervalMs);
     connect(&redraw_, &QTimer::timeout, this, &PlotsView::redrawNow);
     connect(&cache_, &RunDataCache::updated, this, &PlotsView::scheduleRedraw);
+    connect(&cache_, &RunDataCache::reset, this, [this] { curves_.clear(); });
     connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
         settings_.setPlotXAxis(static_cast<analysis::XAxis>(xAxis_->currentData().toInt()));
         resetViews();  // the old x range means nothing on the new axis

@@ -15,6 +15,7 @@ RunDataCache::RunDataCache(StoreSession& session, QObject* parent)
         order_.clear();
         series_.clear();
         summaryDue_.clear();
+        Q_EMIT reset();
         Q_EMIT updated();
     });
 }

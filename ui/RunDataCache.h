@@ -51,6 +51,8 @@ class RunDataCache : public QObject {
 
   Q_SIGNALS:
     void updated();
+    /// Another database was opened: run ids from before mean other runs now.
+    void reset();
 
   private:
     bool fetchAll();  // true when any held run changed

@@ -8,6 +8,8 @@
 #include <QSignalSpy>
 #include <QTreeView>
 #include <QtTest>
+#include <cmath>
+#include <utility>
 
 #include "UiTestSupport.h"
 #include "core/store/Database.h"
@@ -77,6 +79,40 @@ class StoreTest : public QObject {
         writer->finishRun(run, train::RunStatus::Finished, "");
         QTRY_VERIFY(ws.window->cache()->series(run)->row.status == train::RunStatus::Finished);
         QCOMPARE(ws.window->cache()->series(run)->steps.size(), size_t(15));
+    }
+
+    // Run ids restart in every database: after opening another one, the plots must
+    // not keep a curve built from the first database's run with the same id.
+    void anotherDatabaseWithTheSameRunIdsIsDrawnFromItsOwnRows() {
+        test::Workspace ws;
+        const QString other = ws.dir.filePath("other.db");
+        for (const auto& [path, scale] : {std::pair{ws.dbPath(), 1.0}, std::pair{other, 3.0}}) {
+            auto db = store::Database::open(path.toStdString());
+            const int64_t exp = db->createExperiment("same ids", "{}");
+            const int64_t run = db->createRun(exp, "fp32", 0, 1, "{}", 10);
+            QCOMPARE(run, int64_t(1));
+            db->markRunning(run, "{}");
+            auto rows = steps(1, 10);
+            for (auto& r : rows) {
+                r.loss *= scale;
+            }
+            db->insertSteps(run, rows);
+            db->finishRun(run, train::RunStatus::Finished, "");
+        }
+        auto firstLoss = [&] {
+            const auto& curves = ws.window->compare()->plots()->lossPlot()->curves();
+            return curves.isEmpty() || curves[0]->data()->isEmpty()
+                       ? -1.0
+                       : curves[0]->data()->at(0)->value;
+        };
+        QVERIFY(ws.open());
+        ws.window->runModel()->setCheckedRuns({1});
+        QTRY_COMPARE(lossPoints(*ws.window), 10);
+        QTRY_VERIFY(std::abs(firstLoss() - 2.0) < 1e-9);
+        QVERIFY(ws.window->openDatabase(other));
+        ws.window->runModel()->setCheckedRuns({1});
+        QTRY_COMPARE(lossPoints(*ws.window), 10);
+        QTRY_VERIFY2(std::abs(firstLoss() - 6.0) < 1e-9, qPrintable(QString::number(firstLoss())));
     }
 
     // File › Export report… writes the four files for the selected experiment; the
