@@ -43,6 +43,7 @@ ArmFacts factsOf(const RunData* run, const std::string& device) {
     f.lr_rule = field<std::string>(arm, "lr_rule", "linear");
     f.lr = field<double>(arm, "lr", kUnknown);
     f.effective_batch = field<int64_t>(arm, "effective_batch", 0);
+    f.channels_last = field<bool>(arm, "channels_last", false);
     return f;
 }
 
@@ -216,6 +217,9 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
     }
 
     // Verdicts.
+    const json spec = parseOrEmpty(data.experiment.spec_json);
+    const std::string model =
+        spec.contains("model") ? field<std::string>(spec["model"], "name", "") : std::string();
     const ArmFacts base_facts = factsOf(first_of_arm[a.baseline], a.device);
     for (const auto& arm : order) {
         ArmVerdict v;
@@ -225,6 +229,7 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
         v.facts.device = a.device;
         v.facts.base_lr = base_facts.lr;
         v.facts.base_effective_batch = base_facts.effective_batch;
+        v.facts.model = model;
         v.runs_used = static_cast<int>(complete[arm].size());
         v.health = armHealth(complete[arm]);
         v.gains = computeGains(finished[a.baseline], finished[arm]);

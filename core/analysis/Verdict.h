@@ -32,6 +32,8 @@ struct ArmFacts {
     double base_lr = kUnknown;    ///< the baseline arm's
     int64_t effective_batch = 0;  ///< micro-batch × K
     int64_t base_effective_batch = 0;
+    std::string model;           ///< the experiment's model: mlp, cnn, resnet, transformer
+    bool channels_last = false;  ///< the arm feeds convolutions NHWC tensors
 };
 
 /// Where the lines between verdicts sit, in band units (1 = the edge of mean ± 2σ).

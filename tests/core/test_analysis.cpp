@@ -478,3 +478,26 @@ TEST(CapacityChart, WithoutFp32TheFirstArmIsTheBaselineAndZeroHasNoRatio) {
     EXPECT_TRUE(std::isnan(chart.bars[1].ratio));  // the baseline found nothing yet
     EXPECT_TRUE(analysis::capacityChart({}).bars.empty());
 }
+
+TEST(Verdict, SuggestsChannelsLastForConvolutionalAmpOnCuda) {
+    auto make = [](const std::string& model, const std::string& device, bool channels_last) {
+        auto d = experiment(2, ampArm());
+        d.experiment.spec_json = nlohmann::json{{"model", {{"name", model}}}}.dump();
+        for (auto& r : d.runs) {
+            r.row.env_json = R"({"device":")" + device + R"(","device_name":"test"})";
+            auto arm = nlohmann::json::parse(r.row.spec_json);
+            arm["channels_last"] = channels_last && r.row.arm == "amp";
+            r.row.spec_json = arm.dump();
+        }
+        return analyzeExperiment(d);
+    };
+    const auto hinted = make("resnet", "cuda:0", false);
+    EXPECT_TRUE(anyContains(verdictOf(hinted, "amp").next_checks, "channels_last"));
+    EXPECT_FALSE(anyContains(verdictOf(hinted, "fp32").next_checks, "channels_last"));
+    EXPECT_FALSE(
+        anyContains(verdictOf(make("resnet", "cuda:0", true), "amp").next_checks, "channels_last"));
+    EXPECT_FALSE(anyContains(verdictOf(make("transformer", "cuda:0", false), "amp").next_checks,
+                             "channels"));
+    EXPECT_FALSE(anyContains(verdictOf(make("cnn", "cpu", false), "amp").next_checks, "channels"));
+    EXPECT_TRUE(anyContains(verdictOf(make("cnn", "cuda:0", false), "amp").next_checks, "NHWC"));
+}
