@@ -13,6 +13,8 @@
 #   (CAPACITY=resnet50,gpt2 chooses the models).
 #   MODE=investigate: GPU tests, ResNet-50's fp32 max-batch boundary, and GPT-2
 #   amp-bf16's kernels (ours vs PyTorch, under nsys when the host has it).
+#   MODE=overhead: the recording-overhead benchmark (default comparison, alternating
+#   recorded and bare rounds) on the GPU.
 #   MODE=profile PROFILE="gpt2:amp-bf16 gpt2:fp32": each cell under the PyTorch
 #   profiler, ours and the reference, compared kernel by kernel (bench/kernels.py).
 set -euo pipefail
@@ -49,6 +51,9 @@ echo "built in $(( $(date +%s) - t0 )) s"
 echo "== tests"
 if [[ "${MODE:-bench}" == capacity-resnet ]]; then
     :
+elif [[ "${MODE:-bench}" == overhead ]]; then
+    ./build/cuda/bench/bench_recording_overhead ${OVERHEAD_ARGS:-600 7} | tee "$OUT/overhead.txt"
+    exit 0
 elif [[ "${MODE:-bench}" == profile ]]; then
     for cell in ${PROFILE:-gpt2:amp-bf16}; do
         w=${cell%%:*} a=${cell#*:}
