@@ -52,6 +52,8 @@ echo "== tests"
 if [[ "${MODE:-bench}" == capacity-resnet ]]; then
     :
 elif [[ "${MODE:-bench}" == overhead ]]; then
+    ./build/cuda/tests/test_engine --gtest_filter='Cuda.*:Trainer.*' > "$OUT/tests.log" 2>&1 || true
+    grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|tests? ran" "$OUT/tests.log" | head -20 || true
     ./build/cuda/bench/bench_recording_overhead ${OVERHEAD_ARGS:-600 7} | tee "$OUT/overhead.txt"
     exit 0
 elif [[ "${MODE:-bench}" == profile ]]; then

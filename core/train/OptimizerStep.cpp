@@ -6,7 +6,7 @@ namespace ampbench::train {
 
 OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
                                         ParameterUpdater& updater, amp::LossScaler* scaler,
-                                        double grad_clip, bool want_norm) {
+                                        double grad_clip, bool want_norm, bool defer_norm) {
     OptimizerStepResult r;
     std::vector<at::Tensor> grads;
     grads.reserve(params.size());
@@ -18,7 +18,9 @@ OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
     if (scaler) {
         scaler->unscale(grads);
     }
-    if ((want_norm || grad_clip > 0) && !grads.empty()) {
+    if (want_norm && defer_norm && grad_clip <= 0 && !grads.empty()) {
+        r.grad_norm_parts = at::_foreach_norm(grads, 2);
+    } else if ((want_norm || grad_clip > 0) && !grads.empty()) {
         r.grad_norm = at::stack(at::_foreach_norm(grads, 2)).norm();
         if (grad_clip > 0) {
             // As torch.nn.utils.clip_grad_norm_: a device-side factor, no host sync.

@@ -10,6 +10,10 @@ namespace ampbench::train {
 
 struct OptimizerStepResult {
     at::Tensor grad_norm;  ///< global L2 norm of the unscaled gradients (undefined if not asked)
+    /// With `defer_norm` and no clipping: each gradient's L2 norm instead of grad_norm;
+    /// the global norm is their norm, computed later for many steps at once (one
+    /// LibTorch call per step instead of three matters on launch-bound models).
+    std::vector<at::Tensor> grad_norm_parts;
     /// When the updater skips on the device: a copy of found_inf to read later
     /// (no host synchronisation now). Undefined otherwise.
     at::Tensor found_inf;
@@ -22,6 +26,6 @@ struct OptimizerStepResult {
 /// gradient is inf/NaN, then the scaler's update, then gradients set to none.
 OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
                                         ParameterUpdater& updater, amp::LossScaler* scaler,
-                                        double grad_clip, bool want_norm);
+                                        double grad_clip, bool want_norm, bool defer_norm = false);
 
 }  // namespace ampbench::train

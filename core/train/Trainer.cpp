@@ -45,10 +45,11 @@ struct RunFailure : std::runtime_error {
 /// Steps whose device-side values have not been read back yet.
 struct PendingStep {
     StepRecord rec;
-    at::Tensor loss;       // mean loss of the step's micro-batches, on the device
-    at::Tensor norm;       // unscaled global gradient norm
-    at::Tensor scale;      // loss scale used for the backward
-    at::Tensor found_inf;  // set when the skip is decided on the device
+    at::Tensor loss;                     // mean loss of the step's micro-batches, on the device
+    at::Tensor norm;                     // unscaled global gradient norm
+    at::Tensor scale;                    // loss scale used for the backward
+    at::Tensor found_inf;                // set when the skip is decided on the device
+    std::vector<at::Tensor> norm_parts;  // per-gradient norms when `norm` is deferred
 };
 
 class RunLoop {
@@ -290,12 +291,12 @@ bool RunLoop::trainStep(int64_t s) {
         samples_ += b.input.size(0);
     }
     at::Tensor scale_used = scaler_ ? scaler_->scaleTensor().clone() : at::Tensor();
-    auto result =
-        finishOptimizerStep(params_, *updater_, scaler_.get(), arm_.grad_clip, opt_.instrument);
+    auto result = finishOptimizerStep(params_, *updater_, scaler_.get(), arm_.grad_clip,
+                                      opt_.instrument, /*defer_norm=*/true);
     rec.skipped = result.skipped;
-    at::Tensor norm = result.grad_norm;
     completeStep(rec,
-                 {rec, loss_sum / static_cast<double>(k_), norm, scale_used, result.found_inf});
+                 {rec, k_ > 1 ? loss_sum / static_cast<double>(k_) : loss_sum, result.grad_norm,
+                  scale_used, result.found_inf, std::move(result.grad_norm_parts)});
     return true;
 }
 
@@ -370,39 +371,70 @@ void RunLoop::flush() {
     if (pending_.empty()) {
         return;
     }
-    std::vector<at::Tensor> losses, norms, scales, infs;
+    std::vector<at::Tensor> losses, norms, scales, infs, parts;
+    size_t part_count = 0;  // per step, when every deferred step has the same count
+    bool parts_even = true;
     for (auto& p : pending_) {
         if (p.found_inf.defined()) {
             infs.push_back(p.found_inf.reshape({}));
         }
         losses.push_back(p.loss.to(at::kFloat));
-        norms.push_back(p.norm.defined() ? p.norm.to(at::kFloat)
-                                         : at::full({}, NAN, p.loss.options().dtype(at::kFloat)));
+        if (p.norm.defined()) {
+            norms.push_back(p.norm.to(at::kFloat));
+        }
+        if (!p.norm_parts.empty()) {
+            parts_even = parts_even && (part_count == 0 || part_count == p.norm_parts.size());
+            part_count = p.norm_parts.size();
+            parts.insert(parts.end(), p.norm_parts.begin(), p.norm_parts.end());
+        }
         if (p.scale.defined()) {
             scales.push_back(p.scale.reshape({}));
         }
     }
     // One device-to-host copy per quantity for the whole batch of steps.
     auto l = at::stack(losses).to(at::kCPU, at::kDouble);
-    auto n = at::stack(norms).to(at::kCPU, at::kDouble);
+    at::Tensor n = norms.empty() ? at::Tensor() : at::stack(norms).to(at::kCPU, at::kDouble);
+    at::Tensor np;  // the deferred global norms, one per step that has parts
+    if (!parts.empty() && parts_even) {
+        const auto steps = static_cast<int64_t>(parts.size() / part_count);
+        np = at::stack(parts)
+                 .to(at::kFloat)
+                 .view({steps, static_cast<int64_t>(part_count)})
+                 .norm(2, {1})
+                 .to(at::kCPU, at::kDouble);
+    } else if (!parts.empty()) {
+        std::vector<at::Tensor> each;
+        for (auto& p : pending_) {
+            if (!p.norm_parts.empty()) {
+                each.push_back(at::stack(p.norm_parts).norm().to(at::kFloat));
+            }
+        }
+        np = at::stack(each).to(at::kCPU, at::kDouble);
+    }
     at::Tensor sc = scales.empty() ? at::Tensor() : at::stack(scales).to(at::kCPU, at::kDouble);
     at::Tensor fi = infs.size() == pending_.size() && !infs.empty()
                         ? at::stack(infs).to(at::kCPU, at::kDouble)
                         : at::Tensor();
     std::vector<double> times = opt_.instrument ? timer_->collect() : std::vector<double>{};
     auto la = l.accessor<double, 1>();
-    auto na = n.accessor<double, 1>();
+    const double* norm_values = n.defined() ? n.data_ptr<double>() : nullptr;
+    const double* part_values = np.defined() ? np.data_ptr<double>() : nullptr;
+    const double* scale_values = sc.defined() ? sc.data_ptr<double>() : nullptr;
+    const double* inf_values = fi.defined() ? fi.data_ptr<double>() : nullptr;
+    size_t next_norm = 0, next_part = 0, next_scale = 0;
     std::optional<int64_t> bad_step;
     auto batch = std::move(pending_);
     pending_.clear();
     for (size_t i = 0; i < batch.size(); ++i) {
         StepRecord rec = batch[i].rec;
         rec.loss = la[static_cast<int64_t>(i)];
-        rec.grad_norm = na[static_cast<int64_t>(i)];
-        rec.loss_scale = sc.defined() ? sc[static_cast<int64_t>(i)].item<double>() : 1.0;
+        rec.grad_norm = batch[i].norm.defined()        ? norm_values[next_norm++]
+                        : !batch[i].norm_parts.empty() ? part_values[next_part++]
+                                                       : std::nan("");
+        rec.loss_scale = batch[i].scale.defined() ? scale_values[next_scale++] : 1.0;
         rec.step_ms = i < times.size() ? times[i] : 0.0;
-        if (fi.defined()) {
-            rec.skipped = fi[static_cast<int64_t>(i)].item<double>() != 0.0;
+        if (inf_values) {
+            rec.skipped = inf_values[i] != 0.0;
         }
         obs_.onStep(rec);
         if (rec.skipped) {

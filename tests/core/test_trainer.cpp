@@ -270,3 +270,29 @@ TEST(Trainer, CudaGraphWithoutCudaFailsClearly) {
     EXPECT_EQ(r.status, train::RunStatus::Failed);
     EXPECT_NE(r.error.find("cuda_graph needs a CUDA device"), std::string::npos) << r.error;
 }
+
+// The gradient norm is computed two ways: at the step when clipping needs it, and
+// deferred to the batched read-back otherwise. A clip far above the norm changes
+// nothing in training, so both runs must record the same norm at every step.
+TEST(Trainer, DeferredGradientNormEqualsTheNormAtTheStep) {
+    if (!haveData()) {
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    auto s = mlpSpec();
+    s.steps = 23;  // a flush of 20 steps, then a partial one of 3
+    s.arms = {{"fp32", config::Precision::Fp32}};
+    Collect deferred, at_step;
+    train::CancelToken cancel;
+    ASSERT_EQ(train::trainRun(s, 0, 1, deferred, cancel).status, train::RunStatus::Finished);
+    s.arms[0].grad_clip = 1e9;
+    ASSERT_EQ(train::trainRun(s, 0, 1, at_step, cancel).status, train::RunStatus::Finished);
+    ASSERT_EQ(deferred.steps.size(), 23u);
+    ASSERT_EQ(at_step.steps.size(), 23u);
+    for (size_t i = 0; i < deferred.steps.size(); ++i) {
+        EXPECT_GT(deferred.steps[i].grad_norm, 0) << "step " << i + 1;
+        EXPECT_NEAR(deferred.steps[i].grad_norm, at_step.steps[i].grad_norm,
+                    1e-5 * at_step.steps[i].grad_norm)
+            << "step " << i + 1;
+        EXPECT_NEAR(deferred.steps[i].loss, at_step.steps[i].loss, 1e-6) << "step " << i + 1;
+    }
+}
