@@ -65,6 +65,12 @@ FinderResult findMaxBatch(const TrialFunction& trial, const FinderOptions& o,
             return nullptr;
         }
         BatchTrial t = trial(b);
+        if (cancel && cancel->cancelled() && t.outcome == TrialOutcome::Error) {
+            // Cut short by the cancel (the trial's training stopped): not a result.
+            r.cancelled = true;
+            stop = true;
+            return nullptr;
+        }
         t.batch = b;
         r.trials.push_back(t);
         if (on_trial) {

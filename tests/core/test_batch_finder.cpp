@@ -128,6 +128,29 @@ TEST(BatchFinder, CancelKeepsPartialResults) {
     EXPECT_EQ(r.max_batch, 32);
 }
 
+// A cancel that lands during a trial stops that trial's training: the search is
+// cancelled (not failed) and the interrupted trial is not counted as a result.
+TEST(BatchFinder, CancelDuringATrialIsACancelNotAnError) {
+    train::CancelToken cancel;
+    int calls = 0;
+    auto r = train::findMaxBatch(
+        [&](int64_t b) {
+            if (++calls == 3) {
+                cancel.cancel();
+                train::BatchTrial t;
+                t.outcome = train::TrialOutcome::Error;
+                t.message = "cancelled";
+                return t;
+            }
+            return boundaryAt(1000)(b);
+        },
+        {}, &cancel);
+    EXPECT_TRUE(r.cancelled);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.trials.size(), 2u);
+    EXPECT_EQ(r.max_batch, 16);
+}
+
 // A real model on CPU: the finder stays under the budget it is given and records
 // every trial in the store.
 TEST(Capacity, CpuBudgetIsRespectedOnARealModel) {
