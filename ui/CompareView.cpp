@@ -126,7 +126,11 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
             [this] { cache_.setRuns(runs_.checkedRuns()); });
     connect(&cache_, &RunDataCache::updated, this, &CompareView::refreshSummary);
     connect(baseline_, &QComboBox::activated, this, &CompareView::refreshSummary);
-    connect(&cache_, &RunDataCache::updated, this, [this] { scheduleVerdict(kVerdictLiveMs); });
+    connect(&cache_, &RunDataCache::updated, this, [this] {
+        if (verdictInputs() != verdictInputs_) {
+            scheduleVerdict(kVerdictDelayMs);
+        }
+    });
     connect(&runs_, &RunTreeModel::checkedRunsChanged, this,
             [this] { scheduleVerdict(kVerdictDelayMs); });
     connect(baseline_, &QComboBox::activated, this, [this] { scheduleVerdict(kVerdictDelayMs); });
@@ -187,11 +191,27 @@ void CompareView::scheduleVerdict(int ms) {
     }
 }
 
+QString CompareView::verdictInputs() const {
+    QStringList parts;
+    for (qint64 id : cache_.runs()) {
+        if (const RunSeries* s = cache_.series(id)) {
+            const int64_t last = s->steps.empty() ? 0 : s->steps.back().step;
+            const int64_t planned = std::max<int64_t>(1, s->row.planned_steps);
+            parts << QStringLiteral("%1:%2:%3")
+                         .arg(id)
+                         .arg(static_cast<int>(s->row.status))
+                         .arg(last * kVerdictProgressSteps / planned);
+        }
+    }
+    return parts.join(',');
+}
+
 void CompareView::refreshVerdict() {
     if (verdictBusy_) {
         verdictAgain_ = true;  // one analysis at a time; the newest data follows
         return;
     }
+    verdictInputs_ = verdictInputs();
     std::set<qint64> experiments;
     for (qint64 id : cache_.runs()) {
         if (const RunSeries* s = cache_.series(id)) {

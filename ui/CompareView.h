@@ -34,9 +34,10 @@ class CompareView : public QWidget {
     /// Delay between the user's change (runs ticked, baseline) and the verdict's
     /// refresh; changes in between are folded into one analysis.
     static constexpr int kVerdictDelayMs = 400;
-    /// While runs train, new rows refresh the verdict at most this often: each
-    /// analysis reads the whole experiment, and on a CPU run it competes with training.
-    static constexpr int kVerdictLiveMs = 3000;
+    /// While runs train, the verdict is analysed again only when a ticked run changes
+    /// status or passes another tenth of its planned steps: each analysis reads the
+    /// whole experiment, and on a CPU run it competes with training.
+    static constexpr int kVerdictProgressSteps = 10;
 
     CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& session, Settings& settings,
                 QWidget* parent = nullptr);
@@ -70,6 +71,8 @@ class CompareView : public QWidget {
     void showVerdictMessage(const QString& message);
     /// The verdict refreshes within `ms`; an earlier refresh already due stays due.
     void scheduleVerdict(int ms);
+    /// What the verdict depends on among the ticked runs, coarsely (see above).
+    QString verdictInputs() const;
 
     RunTreeModel& runs_;
     RunDataCache& cache_;
@@ -91,6 +94,7 @@ class CompareView : public QWidget {
     bool verdictAgain_ = false;  // the data changed while it ran
     qint64 verdictShown_ = 0;
     int verdictUpdates_ = 0;
+    QString verdictInputs_;  // of the last analysis started
 };
 
 }  // namespace ampbench::ui

@@ -124,6 +124,16 @@ QPair<qint64, bool> HistoryView::selected() const {
             rows.first().data(RunTreeModel::IsRunRole).toBool()};
 }
 
+qint64 HistoryView::selectedExperiment() const {
+    const auto rows = tree_->selectionModel()->selectedRows();
+    if (rows.isEmpty()) {
+        return 0;
+    }
+    const QModelIndex row = rows.first();
+    const QModelIndex experiment = row.data(RunTreeModel::IsRunRole).toBool() ? row.parent() : row;
+    return experiment.data(RunTreeModel::IdRole).toLongLong();
+}
+
 void HistoryView::updateButtons() {
     const auto [id, isRun] = selected();
     show_->setEnabled(id != 0);

@@ -23,6 +23,8 @@ class HistoryView : public QWidget {
   public:
     /// (id, isRun) of the selected row; id 0 when nothing is selected.
     QPair<qint64, bool> selected() const;
+    /// The selected experiment, or the experiment of the selected run; 0 when none.
+    qint64 selectedExperiment() const;
     /// Asks the user a yes/no question; replaceable so tests need no modal dialog.
     using Confirm = std::function<bool(const QString& title, const QString& question)>;
 

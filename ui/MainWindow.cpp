@@ -352,17 +352,11 @@ void MainWindow::loadSpec() {
 }
 
 void MainWindow::exportReport() {
-    auto* db = session_->db();
-    const auto [id, isRun] = history_->selected();
-    if (!db || id == 0) {
+    const qint64 experiment = history_->selectedExperiment();
+    if (!session_->isOpen() || experiment == 0) {
         QMessageBox::information(this, tr("Export report"),
                                  tr("Select an experiment (or one of its runs) in History first."));
         return;
-    }
-    qint64 experiment = id;
-    if (isRun) {
-        auto run = db->run(id);
-        experiment = run ? run->experiment_id : 0;
     }
     const QString html = QFileDialog::getSaveFileName(
         this, tr("Export report"), QStringLiteral("report-%1.html").arg(experiment),
@@ -467,13 +461,8 @@ bool MainWindow::exportReportTo(qint64 experimentId, const QString& stem, QStrin
 void MainWindow::showCapacity() {
     // The experiment in view: the ticked runs' one, else the one selected in History.
     qint64 experiment = compare_->verdictExperiment();
-    if (experiment == 0 && session_->db()) {
-        const auto [id, isRun] = history_->selected();
-        experiment = id;
-        if (isRun && id != 0) {
-            auto run = session_->db()->run(id);
-            experiment = run ? run->experiment_id : 0;
-        }
+    if (experiment == 0) {
+        experiment = history_->selectedExperiment();
     }
     capacity_->setExperiment(experiment);
     tabs_->setCurrentWidget(capacity_);

@@ -23,7 +23,12 @@ constexpr int kIntMax = std::numeric_limits<int>::max();
 
 SpecBindings::SpecBindings(QObject* parent) : QObject(parent) {}
 
-void SpecBindings::addBinding(QFormLayout* form, const QString& label, Binding binding) {
+template <typename Widget, typename Signal>
+void SpecBindings::addBinding(QFormLayout* form, const QString& label, Widget* widget,
+                              Signal changed, Binding binding) {
+    binding.widget = widget;
+    connect(widget, changed, this,
+            [this, field = binding.field] { Q_EMIT edited(QString::fromStdString(field)); });
     binding.widget->setObjectName(QString::fromStdString(binding.field));
     binding.widget->setToolTip(binding.baseTip);
     binding.baseTip = binding.widget->toolTip();
@@ -40,19 +45,15 @@ void SpecBindings::addInt(QFormLayout* form, const QString& label, const std::st
     w->setAccelerated(true);
     Binding b;
     b.field = field;
-    b.widget = w;
     b.baseTip = tip;
     b.load = [w, get](const Spec& s) {
-        Spec copy = s;
-        w->setValue(static_cast<int>(get(copy)));
+        w->setValue(static_cast<int>(get(const_cast<Spec&>(s))));  // read only
     };
     b.store = [w, get](Spec& s) {
         get(s) = static_cast<T>(w->value());
         return true;
     };
-    connect(w, &QSpinBox::valueChanged, this,
-            [this, field] { Q_EMIT edited(QString::fromStdString(field)); });
-    addBinding(form, label, std::move(b));
+    addBinding(form, label, w, &QSpinBox::valueChanged, std::move(b));
 }
 
 void SpecBindings::addDouble(QFormLayout* form, const QString& label, const std::string& field,
@@ -60,12 +61,10 @@ void SpecBindings::addDouble(QFormLayout* form, const QString& label, const std:
     auto* w = new QLineEdit;
     Binding b;
     b.field = field;
-    b.widget = w;
     b.baseTip = tip;
     b.parseMessage = "must be a number";
     b.load = [w, get](const Spec& s) {
-        Spec copy = s;
-        w->setText(editableNumber(get(copy)));
+        w->setText(editableNumber(get(const_cast<Spec&>(s))));  // read only
     };
     b.store = [w, get](Spec& s) {
         const auto v = parseNumberText(w->text());
@@ -74,9 +73,7 @@ void SpecBindings::addDouble(QFormLayout* form, const QString& label, const std:
         }
         return v.has_value();
     };
-    connect(w, &QLineEdit::textEdited, this,
-            [this, field] { Q_EMIT edited(QString::fromStdString(field)); });
-    addBinding(form, label, std::move(b));
+    addBinding(form, label, w, &QLineEdit::textEdited, std::move(b));
 }
 
 void SpecBindings::addText(QFormLayout* form, const QString& label, const std::string& field,
@@ -84,19 +81,15 @@ void SpecBindings::addText(QFormLayout* form, const QString& label, const std::s
     auto* w = new QLineEdit;
     Binding b;
     b.field = field;
-    b.widget = w;
     b.baseTip = tip;
     b.load = [w, get](const Spec& s) {
-        Spec copy = s;
-        w->setText(QString::fromStdString(get(copy)));
+        w->setText(QString::fromStdString(get(const_cast<Spec&>(s))));  // read only
     };
     b.store = [w, get](Spec& s) {
         get(s) = w->text().toStdString();
         return true;
     };
-    connect(w, &QLineEdit::textEdited, this,
-            [this, field] { Q_EMIT edited(QString::fromStdString(field)); });
-    addBinding(form, label, std::move(b));
+    addBinding(form, label, w, &QLineEdit::textEdited, std::move(b));
 }
 
 void SpecBindings::addBool(QFormLayout* form, const QString& label, const std::string& field,
@@ -104,19 +97,15 @@ void SpecBindings::addBool(QFormLayout* form, const QString& label, const std::s
     auto* w = new QCheckBox;
     Binding b;
     b.field = field;
-    b.widget = w;
     b.baseTip = tip;
     b.load = [w, get](const Spec& s) {
-        Spec copy = s;
-        w->setChecked(get(copy));
+        w->setChecked(get(const_cast<Spec&>(s)));  // read only
     };
     b.store = [w, get](Spec& s) {
         get(s) = w->isChecked();
         return true;
     };
-    connect(w, &QCheckBox::toggled, this,
-            [this, field] { Q_EMIT edited(QString::fromStdString(field)); });
-    addBinding(form, label, std::move(b));
+    addBinding(form, label, w, &QCheckBox::toggled, std::move(b));
 }
 
 void SpecBindings::addChoice(QFormLayout* form, const QString& label, const std::string& field,
@@ -128,7 +117,6 @@ void SpecBindings::addChoice(QFormLayout* form, const QString& label, const std:
     w->addItems(choices);
     Binding b;
     b.field = field;
-    b.widget = w;
     b.baseTip = tip;
     b.load = [w, get](const Spec& s) {
         const QString v = QString::fromStdString(get(s));
@@ -141,9 +129,7 @@ void SpecBindings::addChoice(QFormLayout* form, const QString& label, const std:
         set(s, w->currentText().toStdString());
         return true;
     };
-    connect(w, &QComboBox::currentTextChanged, this,
-            [this, field] { Q_EMIT edited(QString::fromStdString(field)); });
-    addBinding(form, label, std::move(b));
+    addBinding(form, label, w, &QComboBox::currentTextChanged, std::move(b));
 }
 
 void SpecBindings::addIntList(QFormLayout* form, const QString& label, const std::string& field,
@@ -153,7 +139,6 @@ void SpecBindings::addIntList(QFormLayout* form, const QString& label, const std
     auto* w = new QLineEdit;
     Binding b;
     b.field = field;
-    b.widget = w;
     b.baseTip = tip;
     b.parseMessage = "must be a list of non-negative integers, e.g. 1, 2, 3";
     b.load = [w, get](const Spec& s) {
@@ -177,9 +162,7 @@ void SpecBindings::addIntList(QFormLayout* form, const QString& label, const std
         set(s, values);
         return true;
     };
-    connect(w, &QLineEdit::textEdited, this,
-            [this, field] { Q_EMIT edited(QString::fromStdString(field)); });
-    addBinding(form, label, std::move(b));
+    addBinding(form, label, w, &QLineEdit::textEdited, std::move(b));
 }
 
 template void SpecBindings::addInt<int>(QFormLayout*, const QString&, const std::string&,

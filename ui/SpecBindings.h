@@ -71,7 +71,11 @@ class SpecBindings : public QObject {
         std::string parseMessage;
     };
 
-    void addBinding(QFormLayout* form, const QString& label, Binding binding);
+    /// Adds the row, names the widget after the field, and emits edited(field)
+    /// whenever `widget` sends `changed`.
+    template <typename Widget, typename Signal>
+    void addBinding(QFormLayout* form, const QString& label, Widget* widget, Signal changed,
+                    Binding binding);
 
     std::vector<Binding> bindings_;
     QHash<QString, QWidget*> byField_;

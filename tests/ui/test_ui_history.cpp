@@ -66,6 +66,7 @@ struct OneExperiment : test::Workspace {
         QTreeView* tree = history->tree();
         tree->setCurrentIndex(tree->model()->index(0, 0));
         QCOMPARE(history->selected(), qMakePair(qint64(experiment), false));
+        QCOMPARE(history->selectedExperiment(), qint64(experiment));
     }
     void selectRun() {
         QTreeView* tree = history->tree();
@@ -73,6 +74,7 @@ struct OneExperiment : test::Workspace {
         tree->expand(parent);
         tree->setCurrentIndex(tree->model()->index(0, 0, parent));
         QCOMPARE(history->selected(), qMakePair(qint64(run), true));
+        QCOMPARE(history->selectedExperiment(), qint64(experiment));  // the run's
     }
     QPushButton* button(const char* name) const {
         return history->findChild<QPushButton*>(QString::fromLatin1(name));
