@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <chrono>
+
 namespace ampbench::train {
 
 OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
@@ -19,7 +21,10 @@ OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
         scaler->unscale(grads);
     }
     if (want_norm && defer_norm && grad_clip <= 0 && !grads.empty()) {
+        const auto t = std::chrono::steady_clock::now();
         r.grad_norm_parts = at::_foreach_norm(grads, 2);
+        r.norm_host_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
     } else if ((want_norm || grad_clip > 0) && !grads.empty()) {
         r.grad_norm = at::stack(at::_foreach_norm(grads, 2)).norm();
         if (grad_clip > 0) {

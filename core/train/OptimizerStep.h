@@ -17,7 +17,8 @@ struct OptimizerStepResult {
     /// When the updater skips on the device: a copy of found_inf to read later
     /// (no host synchronisation now). Undefined otherwise.
     at::Tensor found_inf;
-    bool skipped = false;  ///< known on the host (updaters that do not skip on the device)
+    bool skipped = false;     ///< known on the host (updaters that do not skip on the device)
+    double norm_host_ms = 0;  ///< host time spent launching the gradient norm (when asked)
 };
 
 /// The end of one optimizer step, after the last backward of its K micro-batches,

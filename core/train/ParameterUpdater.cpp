@@ -42,7 +42,10 @@ class FusedUpdater final : public ParameterUpdater {
         for (const auto& p : params_) {
             if (o.kind == config::OptimizerKind::Sgd) {
                 // Zero buffers: with dampening 0, m·0 + g equals PyTorch's first-step copy.
-                buf1_.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
+                // Without momentum there are none: the kernel then takes an empty list.
+                if (o.momentum != 0.0) {
+                    buf1_.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
+                }
             } else {
                 buf1_.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
                 buf2_.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
@@ -60,7 +63,9 @@ class FusedUpdater final : public ParameterUpdater {
             }
             params.push_back(params_[i]);
             grads.push_back(g);
-            b1.push_back(buf1_[i]);
+            if (!buf1_.empty()) {
+                b1.push_back(buf1_[i]);
+            }
             if (!buf2_.empty()) {
                 b2.push_back(buf2_[i]);
                 steps.push_back(steps_[i]);

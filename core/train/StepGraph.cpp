@@ -2,6 +2,7 @@
 
 #include <torch/version.h>
 
+#include <optional>
 #include <stdexcept>
 
 #if defined(AMPBENCH_WITH_CUDA) && TORCH_VERSION_MAJOR >= 2
@@ -15,14 +16,43 @@
 
 namespace ampbench::train {
 
+#ifdef AMPBENCH_GRAPHS
+namespace {
+/// The process's one capture stream (see the class comment).
+c10::cuda::CUDAStream captureStream() {
+    static const c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
+    return stream;
+}
+}  // namespace
+#endif
+
 struct StepGraph::Impl {
 #ifdef AMPBENCH_GRAPHS
     std::unique_ptr<at::cuda::CUDAGraph> graph;
+    std::optional<c10::cuda::CUDAStreamGuard> on_stream;
 #endif
 };
 
-StepGraph::StepGraph() : impl_(std::make_unique<Impl>()) {}
-StepGraph::~StepGraph() = default;
+StepGraph::StepGraph() : impl_(std::make_unique<Impl>()) {
+#ifdef AMPBENCH_GRAPHS
+    // Work queued on the previous stream (the model's weights, data on the device)
+    // must be done before the capture stream uses it.
+    c10::cuda::device_synchronize();
+    impl_->on_stream.emplace(captureStream());
+#endif
+}
+
+StepGraph::~StepGraph() {
+#ifdef AMPBENCH_GRAPHS
+    try {
+        // Tensors freed after this return to pools the other stream may reuse.
+        c10::cuda::device_synchronize();
+    } catch (...) {
+    }
+    impl_->graph.reset();
+    impl_->on_stream.reset();
+#endif
+}
 
 bool StepGraph::available() {
 #ifdef AMPBENCH_GRAPHS
@@ -44,22 +74,18 @@ void StepGraph::capture(const std::function<void()>& body) {
 #ifdef AMPBENCH_GRAPHS
     c10::cuda::device_synchronize();
     auto graph = std::make_unique<at::cuda::CUDAGraph>();
-    auto side = c10::cuda::getStreamFromPool();
-    {
-        c10::cuda::CUDAStreamGuard guard(side);
-        // Thread-local mode: the prefetcher thread may pin host memory meanwhile.
-        graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+    // Thread-local mode: the prefetcher thread may pin host memory meanwhile.
+    graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+    try {
+        body();
+    } catch (...) {
         try {
-            body();
+            graph->capture_end();
         } catch (...) {
-            try {
-                graph->capture_end();
-            } catch (...) {
-            }
-            throw;
         }
-        graph->capture_end();
+        throw;
     }
+    graph->capture_end();
     c10::cuda::device_synchronize();
     impl_->graph = std::move(graph);
 #else

@@ -5,8 +5,10 @@
 #include <torch/utils.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -84,11 +86,28 @@ class RunLoop {
     bool graphStep(int64_t s);
     /// Stops the step timer, samples memory and queues the step for read-back.
     void completeStep(StepRecord& rec, PendingStep pending);
+    /// Reads the pending steps back from the device and reports them.
     void flush();
+    bool flushDue() const;
+    /// After the probe steps: records the norm every k-th step when it costs more
+    /// than its budget of the step time.
+    void chooseNormInterval(int64_t s);
     EvalRecord evaluate(int64_t s);
     bool evalDue(int64_t s) const;
     void event(int64_t step, EventKind kind, const std::string& msg, double value = 0.0) {
         obs_.onEvent({step, kind, msg, value});
+    }
+    /// Runs `f` and, when the caller asked for it, adds its host time to one part
+    /// of the recording's cost (TrainOptions::recording_cost).
+    template <class F>
+    void metered(double RecordingCost::*part, F&& f) {
+        if (!opt_.recording_cost) {
+            f();
+            return;
+        }
+        const auto t = Clock::now();
+        f();
+        cost_.*part += msSince(t);
     }
 
     const config::ExperimentSpec& spec_;
@@ -118,6 +137,13 @@ class RunLoop {
     double lr_ = 0;
     Clock::time_point t0_;
     std::vector<PendingStep> pending_;
+    RecordingCost cost_;  // see TrainOptions::recording_cost
+    /// The gradient norm is recorded at steps 1, 1 + k, 1 + 2k, ... (see
+    /// TrainOptions::grad_norm_limit).
+    int64_t norm_every_ = 1;
+    double probe_norm_ms_ = 0;
+    int64_t probe_behind_ = 0;  // probe steps where the device lagged the host
+    Clock::time_point probe_t0_, last_flush_;
     int64_t steps_done_ = 0;
     int64_t samples_ = 0;
     int64_t micro_batches_ = 0;
@@ -128,6 +154,11 @@ class RunLoop {
 
 /// Eager steps before capture: cuDNN picks its algorithms, lazy state is created.
 constexpr int64_t kEagerStepsBeforeCapture = 3;
+/// The steps over which the gradient norm's share of step time is measured (the
+/// first step, with cuDNN's algorithm search, is left out).
+constexpr int64_t kNormProbeFirst = 2, kNormProbeLast = 11;
+/// Steps read back at once at most, whatever flush_min_interval_ms says.
+constexpr size_t kMaxPendingSteps = 1000;
 
 void RunLoop::setUp() {
     const bool cuda = device_.is_cuda();
@@ -248,12 +279,17 @@ bool RunLoop::trainStep(int64_t s) {
     if (graph_ && s > kEagerStepsBeforeCapture) {
         return graphStep(s);
     }
+    if (s == kNormProbeFirst) {
+        probe_t0_ = Clock::now();
+    } else if (s == kNormProbeLast + 1) {
+        chooseNormInterval(s);
+    }
     StepRecord rec;
     rec.step = s;
     rec.lr = lr_;
     rec.timed = s > spec_.warmup_steps;
     if (opt_.instrument) {
-        timer_->start();
+        metered(&RecordingCost::timers_ms, [&] { timer_->start(); });
     }
     at::Tensor loss_sum;
     const int64_t samples_before = samples_;
@@ -291,22 +327,74 @@ bool RunLoop::trainStep(int64_t s) {
         samples_ += b.input.size(0);
     }
     at::Tensor scale_used = scaler_ ? scaler_->scaleTensor().clone() : at::Tensor();
-    auto result = finishOptimizerStep(params_, *updater_, scaler_.get(), arm_.grad_clip,
-                                      opt_.instrument, /*defer_norm=*/true);
+    const bool want_norm = opt_.instrument && (s - 1) % norm_every_ == 0;
+    const bool probing = opt_.instrument && s >= kNormProbeFirst && s <= kNormProbeLast;
+    if (probing) {
+        timer_->mark();  // the end of the backward pass in the device's queue
+    }
+    auto result = finishOptimizerStep(params_, *updater_, scaler_.get(), arm_.grad_clip, want_norm,
+                                      /*defer_norm=*/true);
+    if (probing && !timer_->markerReached()) {
+        ++probe_behind_;  // the device is still on the backward pass: it sets the pace
+    }
     rec.skipped = result.skipped;
+    cost_.grad_norm_ms += result.norm_host_ms;
+    if (probing) {
+        probe_norm_ms_ += result.norm_host_ms;
+    }
     completeStep(rec,
                  {rec, k_ > 1 ? loss_sum / static_cast<double>(k_) : loss_sum, result.grad_norm,
                   scale_used, result.found_inf, std::move(result.grad_norm_parts)});
     return true;
 }
 
+void RunLoop::chooseNormInterval(int64_t s) {
+    // Where the device sets the pace (it was still on the backward pass when the
+    // host had queued the optimizer step), the norm's host time overlaps the
+    // device's work and costs the step nothing; its host time then includes waiting
+    // for room in the launch queue, so it is no measure of its cost either.
+    const int64_t probe_steps = kNormProbeLast - kNormProbeFirst + 1;
+    if (probe_behind_ * 5 > probe_steps) {
+        return;
+    }
+    const double wall_ms = msSince(probe_t0_);
+    const double share = wall_ms > 0 ? probe_norm_ms_ / wall_ms : 0.0;
+    if (opt_.grad_norm_limit <= 0 || share <= opt_.grad_norm_limit) {
+        return;
+    }
+    const double target = opt_.grad_norm_budget > 0
+                              ? std::min(opt_.grad_norm_budget, opt_.grad_norm_limit)
+                              : opt_.grad_norm_limit;
+    norm_every_ = static_cast<int64_t>(std::ceil(share / target));
+    const double step_ms = wall_ms / static_cast<double>(kNormProbeLast - kNormProbeFirst + 1);
+    char msg[320];
+    std::snprintf(msg, sizeof msg,
+                  "gradient norm recorded every %lld optimizer steps from step %lld: computing it "
+                  "took %.1f%% of this arm's %.2f ms step, where the host sets the pace (each "
+                  "LibTorch call's host cost shows on a model this small); the steps between "
+                  "record none",
+                  static_cast<long long>(norm_every_), static_cast<long long>(s), 100.0 * share,
+                  step_ms);
+    event(s, EventKind::Info, msg, static_cast<double>(norm_every_));
+}
+
+bool RunLoop::flushDue() const {
+    if (pending_.size() >= kMaxPendingSteps) {
+        return true;
+    }
+    return static_cast<int>(pending_.size()) >= opt_.flush_every &&
+           (opt_.flush_min_interval_ms <= 0 || msSince(last_flush_) >= opt_.flush_min_interval_ms);
+}
+
 void RunLoop::completeStep(StepRecord& rec, PendingStep pending) {
     if (opt_.instrument) {
-        timer_->stop();
-        auto mem = memory_->sample();
-        rec.mem_allocated = mem.allocated;
-        rec.mem_reserved = mem.reserved;
-        rec.mem_peak = mem.peak;
+        metered(&RecordingCost::timers_ms, [&] { timer_->stop(); });
+        metered(&RecordingCost::memory_ms, [&] {
+            auto mem = memory_->sample();
+            rec.mem_allocated = mem.allocated;
+            rec.mem_reserved = mem.reserved;
+            rec.mem_peak = mem.peak;
+        });
     }
     rec.samples = samples_;
     rec.wall_s = secondsSince(t0_);
@@ -328,7 +416,7 @@ bool RunLoop::graphStep(int64_t s) {
         return false;
     }
     if (opt_.instrument) {
-        timer_->start();
+        metered(&RecordingCost::timers_ms, [&] { timer_->start(); });
     }
     double wait = 0;
     data::Batch b = nextBatch(wait);
@@ -367,7 +455,32 @@ bool RunLoop::graphStep(int64_t s) {
     return true;
 }
 
+/// The global gradient norms of the steps that deferred theirs, read back: one
+/// stack-and-norm for all of them when each step has the same number of parts.
+at::Tensor deferredNorms(const std::vector<PendingStep>& pending,
+                         const std::vector<at::Tensor>& parts, size_t part_count, bool even) {
+    if (parts.empty()) {
+        return {};
+    }
+    if (even) {
+        const auto steps = static_cast<int64_t>(parts.size() / part_count);
+        return at::stack(parts)
+            .to(at::kFloat)
+            .view({steps, static_cast<int64_t>(part_count)})
+            .norm(2, {1})
+            .to(at::kCPU, at::kDouble);
+    }
+    std::vector<at::Tensor> each;
+    for (const auto& p : pending) {
+        if (!p.norm_parts.empty()) {
+            each.push_back(at::stack(p.norm_parts).norm().to(at::kFloat));
+        }
+    }
+    return at::stack(each).to(at::kCPU, at::kDouble);
+}
+
 void RunLoop::flush() {
+    last_flush_ = Clock::now();
     if (pending_.empty()) {
         return;
     }
@@ -391,31 +504,30 @@ void RunLoop::flush() {
             scales.push_back(p.scale.reshape({}));
         }
     }
-    // One device-to-host copy per quantity for the whole batch of steps.
-    auto l = at::stack(losses).to(at::kCPU, at::kDouble);
-    at::Tensor n = norms.empty() ? at::Tensor() : at::stack(norms).to(at::kCPU, at::kDouble);
-    at::Tensor np;  // the deferred global norms, one per step that has parts
-    if (!parts.empty() && parts_even) {
-        const auto steps = static_cast<int64_t>(parts.size() / part_count);
-        np = at::stack(parts)
-                 .to(at::kFloat)
-                 .view({steps, static_cast<int64_t>(part_count)})
-                 .norm(2, {1})
-                 .to(at::kCPU, at::kDouble);
-    } else if (!parts.empty()) {
-        std::vector<at::Tensor> each;
-        for (auto& p : pending_) {
-            if (!p.norm_parts.empty()) {
-                each.push_back(at::stack(p.norm_parts).norm().to(at::kFloat));
-            }
+    // One device-to-host copy per quantity for the whole batch of steps. The
+    // first waits for the device.
+    at::Tensor l, n, np, sc, fi;
+    metered(&RecordingCost::readback_ms, [&] {
+        l = at::stack(losses).to(at::kCPU, at::kDouble);
+        if (!scales.empty()) {
+            sc = at::stack(scales).to(at::kCPU, at::kDouble);
         }
-        np = at::stack(each).to(at::kCPU, at::kDouble);
+        if (infs.size() == pending_.size()) {
+            fi = at::stack(infs).to(at::kCPU, at::kDouble);
+        }
+    });
+    if (!norms.empty() || !parts.empty()) {
+        metered(&RecordingCost::grad_norm_ms, [&] {
+            if (!norms.empty()) {
+                n = at::stack(norms).to(at::kCPU, at::kDouble);
+            }
+            np = deferredNorms(pending_, parts, part_count, parts_even);
+        });
     }
-    at::Tensor sc = scales.empty() ? at::Tensor() : at::stack(scales).to(at::kCPU, at::kDouble);
-    at::Tensor fi = infs.size() == pending_.size() && !infs.empty()
-                        ? at::stack(infs).to(at::kCPU, at::kDouble)
-                        : at::Tensor();
-    std::vector<double> times = opt_.instrument ? timer_->collect() : std::vector<double>{};
+    std::vector<double> times;
+    if (opt_.instrument) {
+        metered(&RecordingCost::timers_ms, [&] { times = timer_->collect(); });
+    }
     auto la = l.accessor<double, 1>();
     const double* norm_values = n.defined() ? n.data_ptr<double>() : nullptr;
     const double* part_values = np.defined() ? np.data_ptr<double>() : nullptr;
@@ -436,16 +548,21 @@ void RunLoop::flush() {
         if (inf_values) {
             rec.skipped = inf_values[i] != 0.0;
         }
-        obs_.onStep(rec);
-        if (rec.skipped) {
-            event(rec.step, EventKind::SkippedStep,
-                  "gradients held inf/NaN: optimizer step skipped, loss scale backed off",
-                  rec.loss_scale * arm_.scaler.backoff_factor);
-        }
+        metered(&RecordingCost::observer_ms, [&] {
+            obs_.onStep(rec);
+            if (rec.skipped) {
+                event(rec.step, EventKind::SkippedStep,
+                      "gradients held inf/NaN: optimizer step skipped, loss scale backed off",
+                      rec.loss_scale * arm_.scaler.backoff_factor);
+            }
+        });
         if (!std::isfinite(rec.loss) && !scaler_ && !bad_step) {
             bad_step = rec.step;
         }
     }
+    // Releasing the steps' device tensors (losses, per-gradient norms) is part of
+    // the read-back's cost too.
+    metered(&RecordingCost::readback_ms, [&] { batch.clear(); });
     if (bad_step) {
         event(*bad_step, EventKind::NonFinite, "training loss is not finite");
         throw RunFailure("diverged: the training loss became NaN/inf at step " +
@@ -517,6 +634,7 @@ RunOutcome RunLoop::run() {
               arm_.scaler.init_scale);
     }
     t0_ = Clock::now();
+    last_flush_ = t0_;
     RunOutcome out;
     for (int64_t s = 1; s <= planned_; ++s) {
         if (cancel_.cancelled() || !trainStep(s)) {
@@ -524,14 +642,20 @@ RunOutcome RunLoop::run() {
             break;
         }
         const bool eval = evalDue(s);
-        if (static_cast<int>(pending_.size()) >= opt_.flush_every || eval) {
+        if (eval || flushDue()) {
             flush();
         }
         if (eval) {
+            if (opt_.instrument) {
+                timer_->breakChain();  // the evaluation is no part of the next step
+            }
             obs_.onEval(evaluate(s));
         }
     }
     flush();
+    if (opt_.recording_cost) {
+        *opt_.recording_cost = cost_;
+    }
     if (opt_.parameters_out) {
         opt_.parameters_out->clear();
         for (const auto& p : model_->parameters()) {

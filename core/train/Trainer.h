@@ -11,12 +11,40 @@
 
 namespace ampbench::train {
 
+/// Host time in milliseconds that a run spent on its per-step recording. On a
+/// launch-bound model the host is the critical path and this is what recording adds
+/// to the run, measured where a wall-clock A/B is too noisy to resolve it. On a
+/// device-bound model `readback_ms` is mostly waiting for the device's own work.
+struct RecordingCost {
+    double timers_ms = 0;     ///< step timers: start, stop, and reading them back
+    double memory_ms = 0;     ///< the memory probe, once per step
+    double grad_norm_ms = 0;  ///< per-gradient norms at the step, global norms at read-back
+    double readback_ms = 0;   ///< waiting for the device; copying losses and scales back
+    double observer_ms = 0;   ///< the observer's onStep and step events (the store)
+    double total() const {
+        return timers_ms + memory_ms + grad_norm_ms + readback_ms + observer_ms;
+    }
+};
+
 struct TrainOptions {
     /// Optimizer steps between reading losses, norms and timings back from the
-    /// device: one synchronisation per batch of steps, not per step.
+    /// device: one synchronisation per batch of steps, not per step...
     int flush_every = 20;
+    /// ...and no sooner than this many milliseconds after the last read-back, so
+    /// millisecond steps are read back in batches of about 100 ms (at most
+    /// kMaxPendingSteps). 0: every `flush_every` steps.
+    double flush_min_interval_ms = 100;
     /// Step timers, memory probes and gradient norms. Off only to measure their cost.
     bool instrument = true;
+    /// The gradient norm's share of step time, measured on the host over the first
+    /// steps, above which it is thinned out: recorded every k-th optimizer step,
+    /// with k chosen to bring it to `grad_norm_budget`, and an Info event says so.
+    /// Steps without it record NaN. This happens on launch-bound models (every
+    /// LibTorch call costs host time and the host is the critical path). Where the
+    /// device sets the pace (it lags the host during those steps) the norm's host
+    /// time is hidden and it stays on every step. 0: every step, whatever it costs.
+    double grad_norm_limit = 0.01;
+    double grad_norm_budget = 0.002;
     /// When set, receives every model parameter, flattened in order, at the end
     /// of the run (for equivalence tests and checks).
     std::vector<double>* parameters_out = nullptr;
@@ -25,6 +53,8 @@ struct TrainOptions {
     std::function<void(int64_t)> before_micro_batch;
     /// Evaluate at the last step (capacity trials turn it off).
     bool final_eval = true;
+    /// When set, receives the host time the run spent on its recording, by part.
+    RecordingCost* recording_cost = nullptr;
 };
 
 /// Trains one arm with one seed and reports every step, evaluation and event to

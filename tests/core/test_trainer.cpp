@@ -1,8 +1,10 @@
 // The training loop: accumulation equivalence, cancel, failures, records.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <thread>
 
 #include "core/config/Presets.h"
 #include "core/data/FashionMnist.h"
@@ -114,7 +116,9 @@ TEST(Trainer, RecordsEveryStepAndEval) {
     s.arms = {{"bf16", config::Precision::AmpBf16}};
     Collect c;
     train::CancelToken cancel;
-    auto r = train::trainRun(s, 0, 1, c, cancel);
+    train::TrainOptions o;
+    o.grad_norm_limit = 0;  // every step, whatever the norm costs
+    auto r = train::trainRun(s, 0, 1, c, cancel, o);
     ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
     ASSERT_EQ(c.steps.size(), 30u);
     EXPECT_EQ(c.evals.size(), 3u);
@@ -147,6 +151,7 @@ TEST(Trainer, CancelKeepsCompletedSteps) {
     c.cancel_at_step = 7;
     train::TrainOptions o;
     o.flush_every = 1;
+    o.flush_min_interval_ms = 0;
     auto r = train::trainRun(s, 0, 1, c, cancel, o);
     EXPECT_EQ(r.status, train::RunStatus::Cancelled);
     EXPECT_EQ(r.steps_done, 7) << "the step in flight when cancel came completes";
@@ -165,6 +170,7 @@ TEST(Trainer, CancelInsideAccumulationDropsThePartialStep) {
     Collect c;
     train::TrainOptions o;
     o.flush_every = 1;
+    o.flush_min_interval_ms = 0;
     // Cancel before micro-batch 10 (the second of step 3).
     o.before_micro_batch = [&](int64_t n) {
         if (n == 10) {
@@ -283,9 +289,12 @@ TEST(Trainer, DeferredGradientNormEqualsTheNormAtTheStep) {
     s.arms = {{"fp32", config::Precision::Fp32}};
     Collect deferred, at_step;
     train::CancelToken cancel;
-    ASSERT_EQ(train::trainRun(s, 0, 1, deferred, cancel).status, train::RunStatus::Finished);
+    train::TrainOptions o;
+    o.flush_min_interval_ms = 0;
+    o.grad_norm_limit = 0;  // every step
+    ASSERT_EQ(train::trainRun(s, 0, 1, deferred, cancel, o).status, train::RunStatus::Finished);
     s.arms[0].grad_clip = 1e9;
-    ASSERT_EQ(train::trainRun(s, 0, 1, at_step, cancel).status, train::RunStatus::Finished);
+    ASSERT_EQ(train::trainRun(s, 0, 1, at_step, cancel, o).status, train::RunStatus::Finished);
     ASSERT_EQ(deferred.steps.size(), 23u);
     ASSERT_EQ(at_step.steps.size(), 23u);
     for (size_t i = 0; i < deferred.steps.size(); ++i) {
@@ -295,4 +304,135 @@ TEST(Trainer, DeferredGradientNormEqualsTheNormAtTheStep) {
             << "step " << i + 1;
         EXPECT_NEAR(deferred.steps[i].loss, at_step.steps[i].loss, 1e-6) << "step " << i + 1;
     }
+}
+
+TEST(Trainer, RecordingCostCountsTheObserverAndStaysWithinTheRun) {
+    // The recording's direct cost is what the overhead benchmark reports on the GPU:
+    // an observer that takes 2 ms per step must show up in its observer part, and
+    // the total can never exceed the run's own wall time.
+    struct Slow : Collect {
+        void onStep(const train::StepRecord& s) override {
+            Collect::onStep(s);
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    };
+    auto s = mlpSpec();
+    s.data.name = "synthetic-images";
+    s.data.channels = 1;
+    s.data.height = s.data.width = 8;
+    s.steps = 12;
+    s.arms = {{"fp32"}};
+    train::CancelToken cancel;
+    Slow slow;
+    train::RecordingCost cost;
+    train::TrainOptions o;
+    o.recording_cost = &cost;
+    auto r = train::trainRun(s, 0, 1, slow, cancel, o);
+    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    EXPECT_GE(cost.observer_ms, 12 * 2.0);
+    EXPECT_LT(cost.total(), r.wall_s * 1000.0);
+    EXPECT_GT(cost.timers_ms, 0.0);
+    EXPECT_GT(cost.memory_ms, 0.0);
+    EXPECT_GT(cost.grad_norm_ms, 0.0);
+    EXPECT_GT(cost.readback_ms, 0.0);
+
+    Collect quick;
+    train::RecordingCost quick_cost;
+    o.recording_cost = &quick_cost;
+    r = train::trainRun(s, 0, 1, quick, cancel, o);
+    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    EXPECT_LT(quick_cost.observer_ms, 12 * 1.0) << "a quick observer costs far less";
+
+    // Without instrumentation only the read-back and the observer remain.
+    train::RecordingCost bare_cost;
+    o.recording_cost = &bare_cost;
+    o.instrument = false;
+    r = train::trainRun(s, 0, 1, quick, cancel, o);
+    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    EXPECT_EQ(bare_cost.timers_ms, 0.0);
+    EXPECT_EQ(bare_cost.memory_ms, 0.0);
+    EXPECT_EQ(bare_cost.grad_norm_ms, 0.0);
+}
+
+TEST(Trainer, CostlyGradientNormIsRecordedEveryKthStepAndSaysSo) {
+    // A budget no norm can meet: after the probe steps the norm is thinned out,
+    // an Info event gives k, and exactly the steps 1, 1 + k, ... carry a norm.
+    auto s = mlpSpec();
+    s.data.name = "synthetic-images";
+    s.data.channels = 1;
+    s.data.height = s.data.width = 8;
+    s.steps = 40;
+    s.arms = {{"fp32"}};
+    train::CancelToken cancel;
+    Collect c;
+    train::TrainOptions o;
+    o.grad_norm_limit = 1e-9;  // no norm meets it
+    o.grad_norm_budget = 1e-9;
+    auto r = train::trainRun(s, 0, 1, c, cancel, o);
+    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    const train::EventRecord* said = nullptr;
+    for (const auto& e : c.events) {
+        if (e.message.find("gradient norm recorded every") != std::string::npos) {
+            said = &e;
+        }
+    }
+    ASSERT_NE(said, nullptr);
+    EXPECT_EQ(said->step, 12);
+    const auto k = static_cast<int64_t>(said->value);
+    ASSERT_GE(k, 2);
+    ASSERT_EQ(c.steps.size(), 40u);
+    for (const auto& st : c.steps) {
+        const bool expected = st.step < 12 || (st.step - 1) % k == 0;
+        EXPECT_EQ(std::isfinite(st.grad_norm), expected) << "step " << st.step;
+    }
+
+    // Within budget (0 = no limit) every step has one and nothing is said.
+    Collect every;
+    o.grad_norm_limit = 0;
+    r = train::trainRun(s, 0, 1, every, cancel, o);
+    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    for (const auto& st : every.steps) {
+        EXPECT_TRUE(std::isfinite(st.grad_norm)) << "step " << st.step;
+    }
+    for (const auto& e : every.events) {
+        EXPECT_EQ(e.message.find("gradient norm recorded every"), std::string::npos);
+    }
+}
+
+TEST(Trainer, ReadBackWaitsForTheMinimumInterval) {
+    // Millisecond steps are read back in batches: with a minimum interval longer
+    // than the run, no step reaches the observer before the end.
+    auto s = mlpSpec();
+    s.data.name = "synthetic-images";
+    s.data.channels = 1;
+    s.data.height = s.data.width = 8;
+    s.steps = 30;
+    s.arms = {{"fp32"}};
+    train::CancelToken cancel;
+    Collect c;
+    size_t seen_before_last = 1;
+    train::TrainOptions o;
+    o.flush_every = 1;
+    o.flush_min_interval_ms = 1e9;
+    o.before_micro_batch = [&](int64_t n) {
+        if (n == 30) {
+            seen_before_last = c.steps.size();
+        }
+    };
+    auto r = train::trainRun(s, 0, 1, c, cancel, o);
+    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    EXPECT_EQ(seen_before_last, 0u);
+    EXPECT_EQ(c.steps.size(), 30u);
+
+    // Without it, every step is read back before the next one starts.
+    Collect each;
+    o.flush_min_interval_ms = 0;
+    o.before_micro_batch = [&](int64_t n) {
+        if (n == 30) {
+            seen_before_last = each.steps.size();
+        }
+    };
+    r = train::trainRun(s, 0, 1, each, cancel, o);
+    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    EXPECT_EQ(seen_before_last, 29u);
 }

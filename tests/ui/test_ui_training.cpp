@@ -110,6 +110,7 @@ class TrainingTest : public QObject {
         TrainingWorker* worker = ws.window->training()->worker();
         train::TrainOptions options;
         options.flush_every = 2;  // rows reach the store (and progress) early
+        options.flush_min_interval_ms = 0;
         worker->setTrainOptions(options);
         QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
         QSignalSpy progress(worker, &TrainingWorker::progress);
