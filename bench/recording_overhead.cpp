@@ -1,10 +1,19 @@
-// Measures what the per-step bookkeeping costs: the default comparison's arms run
-// with full recording (probes, grad norms, batched SQLite writes) and bare (no
-// probes, no observer), alternating so machine noise hits both alike. Prints the
-// median wall time per optimizer step of each and the ratio.
+// Measures what the per-step recording costs on the default comparison's arms, two
+// ways:
+// - A/B: each arm trains recorded (step timers, memory probe, gradient norm, a
+//   batched read-back, batched SQLite writes) and bare (none of these, and no
+//   read-back before the end), in alternating order from one round to the next. Each run's
+//   steady-state time per optimizer step is taken from its own step clock between a step after
+//   warm-up and the last one, so set-up, the final evaluation and closing the run are not in it.
+// - Direct: the trainer adds up the host time of every recording call
+//   (TrainOptions::recording_host_ms). On a launch-bound model the host is the
+//   critical path, so this is what recording adds to a step; unlike the A/B it does
+//   not drown in the machine's run-to-run noise.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -19,34 +28,53 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-/// Forwards to the recorder and adds up the time spent inside it: the direct
-/// cost of recording, robust to a busy machine where A/B wall times are noisy.
-struct TimedRecorder : train::TrainObserver {
-    explicit TimedRecorder(train::TrainObserver& inner) : inner_(inner) {}
-    template <class F>
-    void timed(F&& f) {
-        auto t = Clock::now();
-        f();
-        spent += std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+/// Forwards to `inner` (when given) and keeps the run's step clock at the first
+/// step after `skip` and at the last step.
+struct SteadyClock : train::TrainObserver {
+    SteadyClock(train::TrainObserver* inner, int64_t skip) : inner_(inner), skip_(skip) {}
+    void onStart(const train::RunInfo& i) override {
+        if (inner_) {
+            inner_->onStart(i);
+        }
     }
-    void onStart(const train::RunInfo& i) override { inner_.onStart(i); }
     void onStep(const train::StepRecord& s) override {
-        timed([&] { inner_.onStep(s); });
-        step_ms += s.step_ms;
-        ++steps;
+        if (inner_) {
+            inner_->onStep(s);
+        }
+        if (s.step == skip_) {
+            first_s = s.wall_s;
+        }
+        last_s = s.wall_s;
+        last_step = s.step;
     }
     void onEval(const train::EvalRecord& e) override {
-        timed([&] { inner_.onEval(e); });
+        if (inner_) {
+            inner_->onEval(e);
+        }
     }
     void onEvent(const train::EventRecord& e) override {
-        timed([&] { inner_.onEvent(e); });
+        if (inner_) {
+            inner_->onEvent(e);
+        }
     }
     void onFinish(const train::RunOutcome& o) override {
-        timed([&] { inner_.onFinish(o); });
+        if (inner_) {
+            inner_->onFinish(o);
+        }
     }
-    train::TrainObserver& inner_;
-    double spent = 0, step_ms = 0;
-    int64_t steps = 0;
+    /// Wall milliseconds per optimizer step after the skipped ones.
+    double msPerStep() const {
+        return (last_s - first_s) * 1000.0 / static_cast<double>(last_step - skip_);
+    }
+    train::TrainObserver* inner_;
+    int64_t skip_;
+    double first_s = 0, last_s = 0;
+    int64_t last_step = 0;
+};
+
+struct Sample {
+    double ms_per_step = 0;
+    train::RecordingCost cost;  // per optimizer step
 };
 
 }  // namespace
@@ -61,47 +89,82 @@ int main(int argc, char** argv) {
     auto db_path = std::filesystem::temp_directory_path() / "ampbench-overhead.db";
     std::filesystem::remove(db_path);
     auto db = store::Database::open(db_path.string());
-    std::printf("recording overhead: preset 'default', %lld micro-batches per run, %d rounds\n",
-                static_cast<long long>(steps), rounds);
-    std::printf("%-12s %16s %16s %8s %14s\n", "arm", "recorded ms/step", "bare ms/step", "ratio",
-                "store share");
+    std::printf(
+        "recording overhead: preset 'default', %lld micro-batches per run, %d rounds "
+        "(order alternates)\n",
+        static_cast<long long>(steps), rounds);
+    std::printf("%-11s %8s %8s %7s %13s | %6s %6s %6s %6s %6s %6s\n", "arm", "recorded", "bare",
+                "A/B", "A/B range", "host", "timers", "memory", "norm", "read", "store");
     for (size_t a = 0; a < spec.arms.size(); ++a) {
-        std::vector<double> recorded, bare, store_share;
-        for (int r = 0; r < rounds; ++r) {
-            auto single = spec;
-            single.arms = {spec.arms[a]};
-            auto plan = train::planExperiment(*db, single);
+        auto single = spec;
+        single.arms = {spec.arms[a]};
+        const int64_t opt_steps = steps / std::max(1, single.arms[0].accumulation);
+        const int64_t skip = std::clamp<int64_t>(opt_steps / 10, 1, 50);
+        auto runOnce = [&](bool recorded, Sample& out) {
             train::CancelToken cancel;
-            auto t0 = std::chrono::steady_clock::now();
-            store::RunRecorder recorder(*db, plan.runs.front().run_id);
-            TimedRecorder timed(recorder);
-            auto out = train::trainRun(single, 0, single.seeds.front(), timed, cancel);
-            store_share.push_back(timed.spent / timed.step_ms);
-            double rec_s =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            train::TrainObserver none;
-            train::TrainOptions off;
-            off.instrument = false;
-            t0 = std::chrono::steady_clock::now();
-            auto out2 = train::trainRun(single, 0, single.seeds.front(), none, cancel, off);
-            double bare_s =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            if (out.status != train::RunStatus::Finished ||
-                out2.status != train::RunStatus::Finished) {
-                std::fprintf(stderr, "run failed: %s%s\n", out.error.c_str(), out2.error.c_str());
+            train::TrainOptions opt;
+            opt.recording_cost = &out.cost;
+            opt.instrument = recorded;
+            if (!recorded) {
+                // Bare: not even the loss is read back before the end of the run.
+                opt.flush_every = std::numeric_limits<int>::max();
+            }
+            std::unique_ptr<store::RunRecorder> recorder;
+            if (recorded) {
+                auto plan = train::planExperiment(*db, single);
+                recorder = std::make_unique<store::RunRecorder>(*db, plan.runs.front().run_id);
+            }
+            SteadyClock clock(recorder.get(), skip);
+            auto o = train::trainRun(single, 0, single.seeds.front(), clock, cancel, opt);
+            if (o.status != train::RunStatus::Finished || clock.last_step <= skip) {
+                std::fprintf(stderr, "run failed: %s\n", o.error.c_str());
+                return false;
+            }
+            out.ms_per_step = clock.msPerStep();
+            const auto n = static_cast<double>(o.steps_done);
+            for (double* part : {&out.cost.timers_ms, &out.cost.memory_ms, &out.cost.grad_norm_ms,
+                                 &out.cost.readback_ms, &out.cost.observer_ms}) {
+                *part /= n;
+            }
+            return true;
+        };
+        std::vector<double> rec_ms, bare_ms, ratios;
+        std::vector<std::vector<double>> shares(6);
+        for (int r = 0; r < rounds; ++r) {
+            Sample rec, bare;
+            const bool recorded_first = r % 2 == 0;
+            if (!runOnce(recorded_first, recorded_first ? rec : bare) ||
+                !runOnce(!recorded_first, recorded_first ? bare : rec)) {
                 return 1;
             }
-            recorded.push_back(rec_s * 1000.0 / static_cast<double>(out.steps_done));
-            bare.push_back(bare_s * 1000.0 / static_cast<double>(out2.steps_done));
+            rec_ms.push_back(rec.ms_per_step);
+            bare_ms.push_back(bare.ms_per_step);
+            ratios.push_back(rec.ms_per_step / bare.ms_per_step);
+            const auto& c = rec.cost;
+            const double parts[6] = {c.total(),      c.timers_ms,   c.memory_ms,
+                                     c.grad_norm_ms, c.readback_ms, c.observer_ms};
+            for (int i = 0; i < 6; ++i) {
+                shares[i].push_back(100.0 * parts[i] / bare.ms_per_step);
+            }
         }
-        double mr = analysis::median(recorded), mb = analysis::median(bare);
-        std::printf("%-12s %16.3f %16.3f %8.4f %13.3f%%\n", spec.arms[a].name.c_str(), mr, mb,
-                    mr / mb, 100.0 * analysis::median(store_share));
+        auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+        char range[32];
+        std::snprintf(range, sizeof range, "%.3f-%.3f", *lo, *hi);
+        std::printf("%-11s %8.3f %8.3f %7.4f %13s |", spec.arms[a].name.c_str(),
+                    analysis::median(rec_ms), analysis::median(bare_ms), analysis::median(ratios),
+                    range);
+        for (const auto& share : shares) {
+            std::printf(" %5.2f%%", analysis::median(share));
+        }
+        std::printf("\n");
     }
     std::printf(
-        "ratio = recorded / bare wall time per optimizer step (medians over rounds; includes "
-        "the final evaluation in both; noisy on a busy machine)\n"
-        "store share = time inside the SQLite recorder / summed step time\n");
+        "recorded / bare = steady-state wall ms per optimizer step (medians over rounds);\n"
+        "A/B = median over rounds of recorded / bare, with its range;\n"
+        "host = host time inside recording calls per step / bare step time (medians), by part:\n"
+        "  timers (CUDA events), memory (allocator statistics), norm (gradient norms), read\n"
+        "  (the batched read-back, with its wait for the device), store (the observer:\n"
+        "  batched SQLite writes)\n");
     std::filesystem::remove(db_path);
     return 0;
 }
