@@ -1,9 +1,11 @@
 // The max-batch search against a fake trial function, and on a real model
 // under a CPU memory budget.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <set>
+#include <string>
 
 #include "core/store/BatchSearchStore.h"
 #include "core/train/BatchFinder.h"
@@ -176,7 +178,8 @@ TEST(Capacity, CpuBudgetIsRespectedOnARealModel) {
     o.trial_steps = 1;
     o.finder.start = 64;
     o.finder.upper_bound = 1 << 15;
-    auto db_path = std::filesystem::temp_directory_path() / "ampbench-capacity-test.db";
+    auto db_path = std::filesystem::temp_directory_path() /
+                   ("ampbench-capacity-test-" + std::to_string(getpid()) + ".db");
     std::filesystem::remove(db_path);
     auto db = store::Database::open(db_path.string());
     auto cap = train::findArmCapacity(s, 0, o, cancel, db.get());

@@ -58,6 +58,18 @@ config::ExperimentSpec mlpSpec() {
     return s;
 }
 
+/// The MLP on generated 8×8 images (no dataset needed), one arm of `precision`.
+config::ExperimentSpec syntheticSpec(int64_t steps, const char* arm = "fp32",
+                                     config::Precision precision = config::Precision::Fp32) {
+    auto s = mlpSpec();
+    s.data.name = "synthetic-images";
+    s.data.channels = 1;
+    s.data.height = s.data.width = 8;
+    s.steps = steps;
+    s.arms = {{arm, precision}};
+    return s;
+}
+
 }  // namespace
 
 // K micro-batches of b, loss/K, one step == one step on the K·b batch.
@@ -184,13 +196,8 @@ TEST(Trainer, CancelInsideAccumulationDropsThePartialStep) {
 }
 
 TEST(Trainer, UnsupportedPrecisionFailsWithAClearMessage) {
-    auto s = mlpSpec();
-    s.data.name = "synthetic-images";
-    s.data.channels = 1;
-    s.data.height = s.data.width = 8;
+    auto s = syntheticSpec(2, "fp16", config::Precision::AmpFp16);
     s.device = config::DeviceKind::Cpu;
-    s.steps = 2;
-    s.arms = {{"fp16", config::Precision::AmpFp16}};
     if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
         GTEST_SKIP() << "CPU-only check";
     }
@@ -263,12 +270,7 @@ TEST(Trainer, CudaGraphWithoutCudaFailsClearly) {
     if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
         GTEST_SKIP() << "CPU-only check";
     }
-    auto s = mlpSpec();
-    s.data.name = "synthetic-images";
-    s.data.channels = 1;
-    s.data.height = s.data.width = 8;
-    s.steps = 2;
-    s.arms = {{"g"}};
+    auto s = syntheticSpec(2, "g");
     s.arms[0].cuda_graph = true;
     Collect c;
     train::CancelToken cancel;
@@ -316,12 +318,7 @@ TEST(Trainer, RecordingCostCountsTheObserverAndStaysWithinTheRun) {
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
     };
-    auto s = mlpSpec();
-    s.data.name = "synthetic-images";
-    s.data.channels = 1;
-    s.data.height = s.data.width = 8;
-    s.steps = 12;
-    s.arms = {{"fp32"}};
+    auto s = syntheticSpec(12);
     train::CancelToken cancel;
     Slow slow;
     train::RecordingCost cost;
@@ -357,12 +354,7 @@ TEST(Trainer, RecordingCostCountsTheObserverAndStaysWithinTheRun) {
 TEST(Trainer, CostlyGradientNormIsRecordedEveryKthStepAndSaysSo) {
     // A budget no norm can meet: after the probe steps the norm is thinned out,
     // an Info event gives k, and exactly the steps 1, 1 + k, ... carry a norm.
-    auto s = mlpSpec();
-    s.data.name = "synthetic-images";
-    s.data.channels = 1;
-    s.data.height = s.data.width = 8;
-    s.steps = 40;
-    s.arms = {{"fp32"}};
+    auto s = syntheticSpec(40);
     train::CancelToken cancel;
     Collect c;
     train::TrainOptions o;
@@ -402,12 +394,7 @@ TEST(Trainer, CostlyGradientNormIsRecordedEveryKthStepAndSaysSo) {
 TEST(Trainer, ReadBackWaitsForTheMinimumInterval) {
     // Millisecond steps are read back in batches: with a minimum interval longer
     // than the run, no step reaches the observer before the end.
-    auto s = mlpSpec();
-    s.data.name = "synthetic-images";
-    s.data.channels = 1;
-    s.data.height = s.data.width = 8;
-    s.steps = 30;
-    s.arms = {{"fp32"}};
+    auto s = syntheticSpec(30);
     train::CancelToken cancel;
     Collect c;
     size_t seen_before_last = 1;
