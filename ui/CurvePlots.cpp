@@ -1,10 +1,10 @@
 #include "ui/CurvePlots.h"
 
 #include "core/analysis/Statistics.h"
-#include "ui/Palette.h"
 #include "ui/PlotInput.h"
 #include "ui/PlotPanel.h"
 #include "ui/RunDataCache.h"
+#include "ui/report/Palette.h"
 
 namespace ampbench::ui {
 
@@ -94,7 +94,7 @@ void drawLoss(PlotPanel& panel, const PlotInput& in) {
             });
         QCPGraph* curve = panel.addCurve(r.label, r.color);
         if (in.smoothing > 0) {
-            QCPGraph* faint = panel.addCompanion(curve, faded(r.color));
+            QCPGraph* faint = panel.addCompanion(curve, report::faded(r.color));
             faint->setLayer("grid");  // behind every smoothed curve
             panel.setCurve(faint, raw);
         }

@@ -3,8 +3,8 @@
 #include <QMap>
 #include <set>
 
-#include "ui/Palette.h"
 #include "ui/RunDataCache.h"
+#include "ui/report/Palette.h"
 
 namespace ampbench::ui {
 namespace {
@@ -42,7 +42,7 @@ PlotInput buildPlotInput(const RunDataCache& cache) {
             const QString experiment = QString::fromStdString(s->row.experiment_name);
             g.label = several ? experiment + "/" + arm : arm;
             g.shortLabel = several ? arm + "\n" + elided(experiment, kShortLabelChars) : arm;
-            g.color = armColor(static_cast<int>(in.groups.size()));
+            g.color = report::armColor(static_cast<int>(in.groups.size()));
             groupOf.insert(key, static_cast<int>(in.groups.size()));
             in.groups.push_back(g);
         }
@@ -56,7 +56,7 @@ PlotInput buildPlotInput(const RunDataCache& cache) {
         const int n = static_cast<int>(g.runs.size());
         for (int i = 0; i < n; ++i) {
             PlotRun& r = in.runs[static_cast<size_t>(g.runs[static_cast<size_t>(i)])];
-            r.color = seedShade(g.color, i, n);
+            r.color = report::seedShade(g.color, i, n);
             r.label = g.label + QStringLiteral(" \u00b7 seed %1").arg(r.series->row.seed);
         }
     }

@@ -12,13 +12,13 @@
 #include "core/analysis/PlotSeries.h"
 #include "core/store/Database.h"
 #include "ui/CompareView.h"
-#include "ui/Palette.h"
 #include "ui/PlotPanel.h"
 #include "ui/PlotsView.h"
 #include "ui/RunDataCache.h"
 #include "ui/RunTreeModel.h"
 #include "ui/StoreSession.h"
 #include "ui/SummaryTableModel.h"
+#include "ui/report/Palette.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
@@ -152,7 +152,7 @@ class PlotsTest : public QObject {
         QVERIFY(s1 != s2);
         QCOMPARE(s1.hslHue(), s2.hslHue());
         QVERIFY(curves[2]->pen().color().hslHue() != s1.hslHue());
-        QCOMPARE(seedShade(armColor(0), 0, 1), armColor(0));
+        QCOMPARE(report::seedShade(report::armColor(0), 0, 1), report::armColor(0));
     }
 
     void severalExperimentsAreLabelledAndCompared() {

@@ -3,7 +3,6 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -11,27 +10,13 @@
 
 #include "core/analysis/Gains.h"
 #include "core/analysis/Statistics.h"
+#include "ui/report/Palette.h"
 
 namespace ampbench::report {
 namespace {
 
 using analysis::ExperimentAnalysis;
 using analysis::RunData;
-
-/// Tableau 10, the same cycle as the GUI's plots (ui/Palette.cpp), so an arm keeps its colour.
-QColor armColor(int index) {
-    static const std::array<QColor, 10> colors = {
-        QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0x59, 0xa1, 0x4f),
-        QColor(0xe1, 0x57, 0x59), QColor(0xb0, 0x7a, 0xa1), QColor(0x76, 0xb7, 0xb2),
-        QColor(0xed, 0xc9, 0x48), QColor(0xff, 0x9d, 0xa7), QColor(0x9c, 0x75, 0x5f),
-        QColor(0xba, 0xb0, 0xac)};
-    return colors[static_cast<size_t>(std::max(0, index)) % colors.size()];
-}
-
-QColor withAlpha(QColor c, int alpha) {
-    c.setAlpha(alpha);
-    return c;
-}
 
 class Plot {
   public:
@@ -117,7 +102,7 @@ QImage lossPlot(const ReportContent& c, const PlotOptions& o) {
         hi->setData(qvec(band.x), qvec(band.max));
         lo->setPen(Qt::NoPen);
         hi->setPen(Qt::NoPen);
-        hi->setBrush(withAlpha(base_color, 35));
+        hi->setBrush(faded(base_color, 35));
         hi->setChannelFillGraph(lo);
         hi->setName(q(a.baseline + " seeds min\xE2\x80\x93max"));
         lo->removeFromLegend();  // one legend entry per band
@@ -127,7 +112,7 @@ QImage lossPlot(const ReportContent& c, const PlotOptions& o) {
         hi2->setData(qvec(band.x), qvec(band.high));
         lo2->setPen(Qt::NoPen);
         hi2->setPen(Qt::NoPen);
-        hi2->setBrush(withAlpha(base_color, 70));
+        hi2->setBrush(faded(base_color, 70));
         hi2->setChannelFillGraph(lo2);
         hi2->setName(q(a.baseline + " mean \xC2\xB1 2\xCF\x83"));
         lo2->removeFromLegend();
@@ -135,7 +120,7 @@ QImage lossPlot(const ReportContent& c, const PlotOptions& o) {
     for (const auto& rc : a.run_curves) {
         auto* g = p->addGraph();
         g->setData(qvec(rc.x), qvec(rc.smooth));
-        g->setPen(QPen(withAlpha(armColor(armIndex(a, rc.arm)), 90), 1));
+        g->setPen(QPen(faded(armColor(armIndex(a, rc.arm)), 90), 1));
         g->removeFromLegend();
     }
     for (const auto& ac : a.arm_curves) {
@@ -295,7 +280,7 @@ QImage stepTimePlot(const ReportContent& c, const PlotOptions& o) {
         }
         auto* box = new QCPStatisticalBox(p->xAxis, p->yAxis);
         const QColor col = armColor(static_cast<int>(i));
-        box->setBrush(withAlpha(col, 120));
+        box->setBrush(faded(col, 120));
         box->setPen(QPen(col.darker(140)));
         box->setMedianPen(QPen(col.darker(200), 2.5));
         box->setWidth(0.5);

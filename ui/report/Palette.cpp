@@ -1,9 +1,9 @@
-#include "ui/Palette.h"
+#include "ui/report/Palette.h"
 
 #include <algorithm>
 #include <array>
 
-namespace ampbench::ui {
+namespace ampbench::report {
 
 QColor armColor(int armIndex) {
     // Tableau 10: distinct for the usual 2–5 arms, readable on white.
@@ -31,4 +31,4 @@ QColor faded(const QColor& color, int alpha) {
     return c;
 }
 
-}  // namespace ampbench::ui
+}  // namespace ampbench::report

@@ -1,7 +1,9 @@
 #pragma once
 #include <QColor>
 
-namespace ampbench::ui {
+/// The arm colours of the GUI's plots and of the report's, so an arm keeps its
+/// colour from the screen to the page.
+namespace ampbench::report {
 
 /// Colour of the arm at `armIndex` among the arms on show (a ten-colour cycle).
 QColor armColor(int armIndex);
@@ -11,4 +13,4 @@ QColor seedShade(const QColor& arm, int seedIndex, int seedCount);
 /// The same colour with alpha for faded curves (e.g. raw loss behind the EMA).
 QColor faded(const QColor& color, int alpha = 60);
 
-}  // namespace ampbench::ui
+}  // namespace ampbench::report
