@@ -13,10 +13,10 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 #include <string>
 #include <vector>
 
+#include "SteadyClock.h"
 #include "core/analysis/Statistics.h"
 #include "core/config/Presets.h"
 #include "core/store/Database.h"
@@ -27,50 +27,6 @@ using namespace ampbench;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-/// Forwards to `inner` (when given) and keeps the run's step clock at the first
-/// step after `skip` and at the last step.
-struct SteadyClock : train::TrainObserver {
-    SteadyClock(train::TrainObserver* inner, int64_t skip) : inner_(inner), skip_(skip) {}
-    void onStart(const train::RunInfo& i) override {
-        if (inner_) {
-            inner_->onStart(i);
-        }
-    }
-    void onStep(const train::StepRecord& s) override {
-        if (inner_) {
-            inner_->onStep(s);
-        }
-        if (s.step == skip_) {
-            first_s = s.wall_s;
-        }
-        last_s = s.wall_s;
-        last_step = s.step;
-    }
-    void onEval(const train::EvalRecord& e) override {
-        if (inner_) {
-            inner_->onEval(e);
-        }
-    }
-    void onEvent(const train::EventRecord& e) override {
-        if (inner_) {
-            inner_->onEvent(e);
-        }
-    }
-    void onFinish(const train::RunOutcome& o) override {
-        if (inner_) {
-            inner_->onFinish(o);
-        }
-    }
-    /// Wall milliseconds per optimizer step after the skipped ones.
-    double msPerStep() const {
-        return (last_s - first_s) * 1000.0 / static_cast<double>(last_step - skip_);
-    }
-    train::TrainObserver* inner_;
-    int64_t skip_;
-    double first_s = 0, last_s = 0;
-    int64_t last_step = 0;
-};
 
 struct Sample {
     double ms_per_step = 0;
@@ -102,21 +58,16 @@ int main(int argc, char** argv) {
         const int64_t skip = std::clamp<int64_t>(opt_steps / 10, 1, 50);
         auto runOnce = [&](bool recorded, Sample& out) {
             train::CancelToken cancel;
-            train::TrainOptions opt;
+            train::TrainOptions opt = recorded ? train::TrainOptions{} : bench::bareOptions();
             opt.recording_cost = &out.cost;
-            opt.instrument = recorded;
-            if (!recorded) {
-                // Bare: not even the loss is read back before the end of the run.
-                opt.flush_every = std::numeric_limits<int>::max();
-            }
             std::unique_ptr<store::RunRecorder> recorder;
             if (recorded) {
                 auto plan = train::planExperiment(*db, single);
                 recorder = std::make_unique<store::RunRecorder>(*db, plan.runs.front().run_id);
             }
-            SteadyClock clock(recorder.get(), skip);
+            bench::SteadyClock clock(recorder.get(), skip);
             auto o = train::trainRun(single, 0, single.seeds.front(), clock, cancel, opt);
-            if (o.status != train::RunStatus::Finished || clock.last_step <= skip) {
+            if (o.status != train::RunStatus::Finished || !clock.measured()) {
                 std::fprintf(stderr, "run failed: %s\n", o.error.c_str());
                 return false;
             }

@@ -4,7 +4,6 @@
 //
 //   bench_workloads [--workloads cnn,resnet50,gpt2] [--db FILE] [--quick]
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "SteadyClock.h"
 #include "core/analysis/Format.h"
 #include "core/analysis/Statistics.h"
 #include "core/analysis/Summary.h"
@@ -22,7 +22,6 @@
 #include "workload_specs.h"
 
 using namespace ampbench;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -35,18 +34,6 @@ std::vector<std::string> split(const std::string& s) {
     }
     return out;
 }
-
-/// Wall time of the timed phase (after warm-up) from the micro-batch hook.
-struct PhaseClock {
-    int64_t start_at = 0;
-    Clock::time_point t_start{}, t_last{};
-    void hook(int64_t n) {
-        if (n == start_at) {
-            t_start = Clock::now();
-        }
-        t_last = Clock::now();
-    }
-};
 
 }  // namespace
 
@@ -101,14 +88,12 @@ int main(int argc, char** argv) {
             const auto& spec = cell.spec;
             auto plan = train::planExperiment(*db, spec);
             train::CancelToken cancel;
-            PhaseClock phase;
-            phase.start_at =
-                static_cast<int64_t>(spec.warmup_steps) * spec.arms[0].accumulation + 1;
+            // Steady-state wall time per step after the warm-up, recorded and (below) bare.
+            bench::SteadyClock clock(nullptr, spec.warmup_steps);
             train::TrainOptions opts;
             train::RecordingCost cost;
             opts.recording_cost = &cost;
-            opts.before_micro_batch = [&](int64_t n) { phase.hook(n); };
-            auto out = train::executeRun(*db, spec, plan.runs.front(), cancel, nullptr, opts);
+            auto out = train::executeRun(*db, spec, plan.runs.front(), cancel, &clock, opts);
             auto row = db->run(plan.runs.front().run_id);
             auto s = analysis::summarizeRun(*row, db->steps(row->id), db->evals(row->id));
             if (out.status != train::RunStatus::Finished) {
@@ -129,28 +114,17 @@ int main(int argc, char** argv) {
                                                     : std::numeric_limits<double>::quiet_NaN();
             // Recording overhead: the same cell without probes, norms or database.
             double overhead_ratio = std::numeric_limits<double>::quiet_NaN();
-            double timed_steps = static_cast<double>(s.timed_steps);
             // Host time in recording calls per step, as a share of the median step.
             const double host_share = cost.total() /
                                       std::max<double>(1.0, static_cast<double>(out.steps_done)) /
                                       s.median_step_ms;
-            double rec_wall_ms =
-                std::chrono::duration<double, std::milli>(phase.t_last - phase.t_start).count() /
-                std::max(1.0, timed_steps - 1);
+            const double rec_wall_ms = clock.measured() ? clock.msPerStep() : NAN;
             if (overhead && cell.measure_overhead) {
-                PhaseClock bare_phase;
-                bare_phase.start_at = phase.start_at;
-                train::TrainOptions bare;
-                bare.instrument = false;
-                bare.before_micro_batch = [&](int64_t n) { bare_phase.hook(n); };
-                train::TrainObserver none;
-                auto out2 = train::trainRun(spec, 0, spec.seeds.front(), none, cancel, bare);
-                if (out2.status == train::RunStatus::Finished) {
-                    double bare_ms = std::chrono::duration<double, std::milli>(bare_phase.t_last -
-                                                                               bare_phase.t_start)
-                                         .count() /
-                                     std::max(1.0, timed_steps - 1);
-                    overhead_ratio = rec_wall_ms / bare_ms;
+                bench::SteadyClock bare_clock(nullptr, spec.warmup_steps);
+                auto out2 = train::trainRun(spec, 0, spec.seeds.front(), bare_clock, cancel,
+                                            bench::bareOptions());
+                if (out2.status == train::RunStatus::Finished && bare_clock.measured()) {
+                    overhead_ratio = rec_wall_ms / bare_clock.msPerStep();
                 }
             }
             std::printf(

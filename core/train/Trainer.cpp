@@ -366,7 +366,7 @@ void RunLoop::chooseNormInterval(int64_t s) {
                               ? std::min(opt_.grad_norm_budget, opt_.grad_norm_limit)
                               : opt_.grad_norm_limit;
     norm_every_ = static_cast<int64_t>(std::ceil(share / target));
-    const double step_ms = wall_ms / static_cast<double>(kNormProbeLast - kNormProbeFirst + 1);
+    const double step_ms = wall_ms / static_cast<double>(probe_steps);
     char msg[320];
     std::snprintf(msg, sizeof msg,
                   "gradient norm recorded every %lld optimizer steps from step %lld: computing it "
