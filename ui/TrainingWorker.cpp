@@ -91,6 +91,7 @@ void TrainingWorker::runExperiment(const config::ExperimentSpec& spec, const QSt
 
 void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& dbPath) {
     auto db = store::Database::open(dbPath.toStdString());  // this thread's connection
+    db->requireIntact();                                    // nothing is added to a damaged file
     const train::ExperimentPlan plan = train::planExperiment(*db, spec);
     QList<qint64> ids;
     double remaining = 0;
@@ -130,6 +131,7 @@ void TrainingWorker::findBatch(const config::ExperimentSpec& spec, qint64 experi
     bool cancelled = false;
     try {
         auto db = store::Database::open(dbPath.toStdString());  // this thread's connection
+        db->requireIntact();
         const auto results = train::findCapacities(
             spec, options, cancel_, db.get(), experimentId,
             [&](int arm, const train::BatchTrial& t) {

@@ -2,7 +2,6 @@
 #include "cli/Commands.h"
 
 #include <cstdio>
-#include <fstream>
 
 #include "cli/ExitCodes.h"
 #include "core/analysis/ComparisonTable.h"
@@ -12,6 +11,7 @@
 #include "core/probe/Environment.h"
 #include "core/store/Database.h"
 #include "core/store/Export.h"
+#include "core/store/OutputFile.h"
 
 namespace ampbench::cli {
 namespace {
@@ -50,7 +50,7 @@ int commandList(const std::string& db_path) {
     }
     for (const auto& e : experiments) {
         std::printf("experiment %lld  %s  (%s, %d runs)\n", static_cast<long long>(e.id),
-                    e.name.c_str(), e.created_at.c_str(), e.run_count);
+                    analysis::printable(e.name, false).c_str(), e.created_at.c_str(), e.run_count);
         analysis::TextTable t({"run", "arm", "seed", "status", "steps", "started"});
         t.alignRight({0, 2, 4});
         for (const auto& r : db->runs(e.id)) {
@@ -78,7 +78,8 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment) {
             return kNotFound;
         }
         auto arms = analysis::summarizeArms(analysis::summarizeExperimentRuns(*db, id));
-        std::printf("experiment %lld  %s\n%s", static_cast<long long>(id), e->name.c_str(),
+        std::printf("experiment %lld  %s\n%s", static_cast<long long>(id),
+                    analysis::printable(e->name, false).c_str(),
                     analysis::comparisonTable(arms, "peak memory").render().c_str());
         return kOk;
     }
@@ -91,16 +92,18 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment) {
     auto evals = db->evals(id);
     auto s = analysis::summarizeRun(*run, steps, evals);
     std::printf("run %lld: experiment %lld '%s', arm %s, seed %llu\n", static_cast<long long>(id),
-                static_cast<long long>(run->experiment_id), run->experiment_name.c_str(),
-                run->arm.c_str(), static_cast<unsigned long long>(run->seed));
+                static_cast<long long>(run->experiment_id),
+                analysis::printable(run->experiment_name, false).c_str(),
+                analysis::printable(run->arm, false).c_str(),
+                static_cast<unsigned long long>(run->seed));
     std::printf("status      %s%s%s\n", train::toString(run->status).c_str(),
-                run->error.empty() ? "" : ": ", run->error.c_str());
+                run->error.empty() ? "" : ": ", analysis::printable(run->error).c_str());
     std::printf("started     %s\nended       %s\n", run->started_at.c_str(), run->ended_at.c_str());
     if (!run->env_json.empty()) {
         std::printf("environment %s\n",
                     probe::describe(probe::environmentFromJson(run->env_json)).c_str());
     }
-    std::printf("arm spec    %s\n", run->spec_json.c_str());
+    std::printf("arm spec    %s\n", analysis::printable(run->spec_json).c_str());
     std::printf("steps       %lld of %lld (%lld timed), %lld samples\n",
                 static_cast<long long>(s.steps), static_cast<long long>(run->planned_steps),
                 static_cast<long long>(s.timed_steps), static_cast<long long>(s.samples));
@@ -125,7 +128,7 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment) {
         std::printf("events:\n");
         for (const auto& ev : events) {
             std::printf("  step %lld  %s  %s\n", static_cast<long long>(ev.step),
-                        train::toString(ev.kind).c_str(), ev.message.c_str());
+                        train::toString(ev.kind).c_str(), analysis::printable(ev.message).c_str());
         }
     }
     return kOk;
@@ -158,33 +161,28 @@ int commandExport(const std::string& db_path, const std::vector<int64_t>& ids,
             run_ids.push_back(id);
         }
     }
-    if (!csv.empty()) {
-        std::ofstream out(csv);
-        if (!out) {
-            std::fprintf(stderr, "cannot write %s\n", csv.c_str());
+    for (const std::string* path : {&csv, &json}) {
+        if (std::string clash = store::outputClash(*path, db_path); !clash.empty()) {
+            std::fprintf(stderr, "%s\n", clash.c_str());
             return kIoError;
         }
-        auto rows = store::exportCsv(*db, run_ids, out);
-        out.flush();
-        if (!out) {
-            std::fprintf(stderr, "writing %s failed\n", csv.c_str());
-            return kIoError;
-        }
-        std::fprintf(stderr, "wrote %lld rows to %s\n", static_cast<long long>(rows), csv.c_str());
     }
-    if (!json.empty()) {
-        std::ofstream out(json);
-        if (!out) {
-            std::fprintf(stderr, "cannot write %s\n", json.c_str());
-            return kIoError;
+    try {
+        if (!csv.empty()) {
+            int64_t rows = 0;
+            store::writeFileAtomically(
+                csv, [&](std::ostream& out) { rows = store::exportCsv(*db, run_ids, out); });
+            std::fprintf(stderr, "wrote %lld rows to %s\n", static_cast<long long>(rows),
+                         csv.c_str());
         }
-        store::exportJson(*db, run_ids, out);
-        out.flush();
-        if (!out) {
-            std::fprintf(stderr, "writing %s failed\n", json.c_str());
-            return kIoError;
+        if (!json.empty()) {
+            store::writeFileAtomically(
+                json, [&](std::ostream& out) { store::exportJson(*db, run_ids, out); });
+            std::fprintf(stderr, "wrote %zu runs to %s\n", run_ids.size(), json.c_str());
         }
-        std::fprintf(stderr, "wrote %zu runs to %s\n", run_ids.size(), json.c_str());
+    } catch (const store::OutputError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kIoError;
     }
     return kOk;
 }

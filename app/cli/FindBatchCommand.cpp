@@ -20,6 +20,7 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
     std::unique_ptr<store::Database> db;
     try {
         db = store::Database::open(db_path);
+        db->requireIntact();  // nothing is added to a damaged file
     } catch (const store::StoreError& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return kStoreError;
@@ -48,8 +49,18 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
     if (int code = preflight(spec, device); code != kOk) {
         return code;
     }
+    // Checked before any trial: a budget no batch can fit ends here, one above what
+    // the device has is clamped.
+    const train::BudgetCheck budget = train::checkBudget(device, f.budget_bytes);
+    if (!budget.error.empty()) {
+        std::fprintf(stderr, "--budget: %s\n", budget.error.c_str());
+        return kUsage;
+    }
+    if (!budget.warning.empty()) {
+        std::fprintf(stderr, "warning: %s\n", budget.warning.c_str());
+    }
     train::CapacityOptions opts;
-    opts.budget_bytes = f.budget_bytes;
+    opts.budget_bytes = f.budget_bytes > 0 ? budget.bytes : 0;
     opts.trial_steps = f.trial_steps;
     opts.finder.start = f.start;
     opts.finder.upper_bound = f.upper_bound;

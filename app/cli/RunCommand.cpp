@@ -1,6 +1,7 @@
 // `ampbench-cli run`: spec from preset/config + flags, validated, trained into the store.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "cli/Interrupt.h"
 #include "cli/Progress.h"
 #include "core/analysis/ComparisonTable.h"
+#include "core/analysis/Format.h"
 #include "core/analysis/Summary.h"
 #include "core/config/ArmShorthand.h"
 #include "core/config/Presets.h"
@@ -21,6 +23,7 @@
 #include "core/data/DataError.h"
 #include "core/probe/Environment.h"
 #include "core/store/Database.h"
+#include "core/store/OutputFile.h"
 #include "core/train/Experiment.h"
 
 namespace ampbench::cli {
@@ -42,7 +45,7 @@ bool readFile(const std::string& path, std::string& out) {
 void printErrors(const std::string& what, const std::vector<config::FieldError>& errors) {
     std::fprintf(stderr, "%s:\n", what.c_str());
     for (const auto& e : errors) {
-        std::fprintf(stderr, "  %s\n", e.toString().c_str());
+        std::fprintf(stderr, "  %s\n", analysis::printable(e.toString(), false).c_str());
     }
 }
 
@@ -128,7 +131,14 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
         }
     }
     auto invalid = config::validate(spec);
-    errors.insert(errors.end(), invalid.begin(), invalid.end());
+    const bool bad_arm_flags =
+        std::any_of(errors.begin(), errors.end(), [](const auto& e) { return e.field == "--arm"; });
+    for (auto& e : invalid) {
+        // "arms = []" only repeats that the --arm flags above could not be read.
+        if (!(bad_arm_flags && e.field == "arms" && spec.arms.empty())) {
+            errors.push_back(std::move(e));
+        }
+    }
     if (!errors.empty()) {
         printErrors("invalid experiment (nothing was run)", errors);
         return false;
@@ -156,10 +166,14 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
         return kUsage;
     }
     if (!o.save_spec.empty()) {
-        std::ofstream out(o.save_spec);
-        out << config::specToJsonText(spec) << "\n";
-        if (!out) {
-            std::fprintf(stderr, "cannot write %s\n", o.save_spec.c_str());
+        if (std::string clash = store::outputClash(o.save_spec, db_path); !clash.empty()) {
+            std::fprintf(stderr, "%s\n", clash.c_str());
+            return kIoError;
+        }
+        try {
+            store::writeFileAtomically(o.save_spec, config::specToJsonText(spec));
+        } catch (const store::OutputError& e) {
+            std::fprintf(stderr, "%s\n", e.what());
             return kIoError;
         }
     }
@@ -176,6 +190,7 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     train::ExperimentPlan plan;
     try {
         db = store::Database::open(db_path);
+        db->requireIntact();  // nothing is added to a damaged file
         plan = train::planExperiment(*db, spec);
     } catch (const store::StoreError& e) {
         std::fprintf(stderr, "%s\n", e.what());
@@ -186,8 +201,9 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     }
     if (!o.quiet) {
         std::fprintf(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
-                     static_cast<long long>(plan.experiment_id), spec.name.c_str(),
-                     plan.runs.size(), device.c_str(), db_path.c_str());
+                     static_cast<long long>(plan.experiment_id),
+                     analysis::printable(spec.name, false).c_str(), plan.runs.size(),
+                     device.c_str(), db_path.c_str());
     }
     train::CancelToken cancel;
     auto interrupt = std::make_unique<InterruptScope>(cancel);
@@ -199,6 +215,10 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
         progress.beginRun(static_cast<int>(i), run.arm, run.seed, run.planned_steps);
         auto outcome = train::executeRun(*db, spec, run, cancel, &progress);
         failed = failed || outcome.status == train::RunStatus::Failed;
+        if (!outcome.record_error.empty()) {
+            std::fprintf(stderr, "run %lld: %s\n", static_cast<long long>(run.run_id),
+                         outcome.record_error.c_str());
+        }
     }
     interrupt.reset();
     if (cancel.cancelled()) {
@@ -208,7 +228,7 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     auto arms = analysis::summarizeArms(runs);
     const bool cuda = device.rfind("cuda", 0) == 0;
     auto table = analysis::comparisonTable(arms, cuda ? "peak alloc" : "peak RSS");
-    std::printf("\n%s\n", spec.name.c_str());
+    std::printf("\n%s\n", analysis::printable(spec.name, false).c_str());
     std::printf("%s", table.render().c_str());
     if (!plan.runs.empty()) {
         if (auto row = db->run(plan.runs.front().run_id); row && !row->env_json.empty()) {

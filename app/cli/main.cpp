@@ -1,13 +1,16 @@
 // ampbench-cli: the headless workbench. Trains comparisons into the store and reads them back.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
 #include "core/analysis/Format.h"
 #include "core/config/Presets.h"
+#include "core/store/OutputFile.h"
 #include "core/store/Paths.h"
+#include "core/store/StoreError.h"
 #ifdef AMPBENCH_WITH_REPORTS
 #include "cli/ReportCommand.h"
 #endif
@@ -43,7 +46,15 @@ void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
                     "micro-batches between evaluations (0 = end)");
     cmd->add_option("--eval-batches", ro.eval_batches,
                     "validation batches per evaluation (0 = all)");
-    cmd->add_option("--seeds", ro.seeds, "seeds, e.g. --seeds 1 2 3")->expected(1, -1);
+    cmd->add_option("--seeds", ro.seeds, "seeds, e.g. --seeds 1 2 3")
+        ->expected(1, -1)
+        ->check(CLI::Validator(
+            [](std::string& text) {
+                return text.find('-') == std::string::npos
+                           ? std::string()
+                           : "a seed is a whole number from 0 up, not " + text;
+            },
+            "SEED"));
     cmd->add_option("--arm", ro.arms,
                     "arm as NAME=PRECISION[,accum=K][,lr=linear|sqrt|none][,clip=X][,tf32]; "
                     "repeat to replace the preset's arms")
@@ -136,35 +147,54 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "export: give --csv FILE and/or --json FILE\n");
         return cli::kUsage;
     }
-    if (run->parsed()) {
-        return cli::commandRun(db, ro);
-    }
-    if (find->parsed()) {
-        if (!budget.empty()) {
-            auto bytes = analysis::parseByteSize(budget);
-            if (!bytes || *bytes <= 0) {
-                std::fprintf(stderr,
-                             "--budget %s: expected a size such as 8G, 512M or 1073741824\n",
-                             budget.c_str());
-                return cli::kUsage;
-            }
-            fb.budget_bytes = *bytes;
+    auto dispatch = [&]() -> int {
+        if (run->parsed()) {
+            return cli::commandRun(db, ro);
         }
-        return cli::commandFindBatch(db, fo, fb);
-    }
-    if (app.got_subcommand("list")) {
-        return cli::commandList(db);
-    }
-    if (app.got_subcommand("presets")) {
-        return cli::commandPresets();
-    }
-    if (show->parsed()) {
-        return cli::commandShow(db, show_id, show_experiment);
-    }
+        if (find->parsed()) {
+            if (!budget.empty()) {
+                auto bytes = analysis::parseByteSize(budget);
+                if (!bytes || *bytes <= 0) {
+                    std::fprintf(stderr,
+                                 "--budget %s: expected a size such as 8G, 512M or 1073741824\n",
+                                 budget.c_str());
+                    return cli::kUsage;
+                }
+                fb.budget_bytes = *bytes;
+            }
+            return cli::commandFindBatch(db, fo, fb);
+        }
+        if (app.got_subcommand("list")) {
+            return cli::commandList(db);
+        }
+        if (app.got_subcommand("presets")) {
+            return cli::commandPresets();
+        }
+        if (show->parsed()) {
+            return cli::commandShow(db, show_id, show_experiment);
+        }
 #ifdef AMPBENCH_WITH_REPORTS
-    if (report->parsed()) {
-        return cli::commandReport(db, report_options);
-    }
+        if (report->parsed()) {
+            return cli::commandReport(db, report_options);
+        }
 #endif
-    return cli::commandExport(db, export_ids, csv, json, export_experiment);
+        return cli::commandExport(db, export_ids, csv, json, export_experiment);
+    };
+    // A file size limit (ulimit -f) must fail a write with "File too large", not
+    // kill the process half-way through a file.
+    std::signal(SIGXFSZ, SIG_IGN);
+    // Every failure of the store becomes exit 4 with its message, wherever it
+    // surfaces; nothing leaves main as an exception (that would abort the process).
+    try {
+        return dispatch();
+    } catch (const store::StoreError& e) {
+        std::fprintf(stderr, "%s\n", analysis::printable(e.what()).c_str());
+        return cli::kStoreError;
+    } catch (const store::OutputError& e) {
+        std::fprintf(stderr, "%s\n", analysis::printable(e.what()).c_str());
+        return cli::kIoError;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ampbench-cli: %s\n", analysis::printable(e.what()).c_str());
+        return cli::kRunsFailed;
+    }
 }

@@ -3,12 +3,16 @@
 #include <QCommandLineParser>
 #include <QStyleFactory>
 
+#include <csignal>
+
 #include "core/store/Paths.h"
 #include "ui/MainWindow.h"
 #include "ui/MetaTypes.h"
 #include "ui/Settings.h"
 
 int main(int argc, char** argv) {
+    // A file size limit must fail an export with "File too large", not end the program.
+    std::signal(SIGXFSZ, SIG_IGN);
     QApplication app(argc, argv);
     QApplication::setOrganizationName("ampbench");
     QApplication::setApplicationName("ampbench");

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/store/OutputFile.h"
+
 namespace ampbench::analysis {
 namespace {
 const char* kDash = "\xE2\x80\x93";  // en dash
@@ -118,6 +120,29 @@ std::optional<int64_t> parseByteSize(const std::string& text) {
     return static_cast<int64_t>(v * mult);
 }
 
+std::string printable(const std::string& text, bool keep_newlines) {
+    std::string out;
+    out.reserve(text.size());
+    auto escape = [&out](unsigned char c) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02X", c);
+        out += buf;
+    };
+    for (size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+        if ((c < 0x20 && !(keep_newlines && c == '\n') && c != '\t') || c == 0x7F) {
+            escape(c);
+        } else if (c == 0xC2 && next >= 0x80 && next <= 0x9F) {  // U+0080..U+009F
+            escape(next);
+            ++i;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
 size_t displayWidth(const std::string& text) {
     size_t n = 0;
     for (unsigned char c : text) {
@@ -133,6 +158,9 @@ TextTable::TextTable(std::vector<std::string> header)
 
 void TextTable::addRow(std::vector<std::string> cells) {
     cells.resize(header_.size());
+    for (auto& cell : cells) {
+        cell = printable(cell, false);
+    }
     rows_.push_back(std::move(cells));
 }
 
@@ -187,7 +215,14 @@ std::string TextTable::renderTsv() const {
     auto line = [](const std::vector<std::string>& cells) {
         std::string out;
         for (size_t c = 0; c < cells.size(); ++c) {
-            out += cells[c];
+            // Cells go to spreadsheets by the clipboard: no formulas, and no tab or
+            // line break inside a cell.
+            std::string cell = store::spreadsheetSafe(cells[c]);
+            for (char& ch : cell) {
+                if (ch == '\t' || ch == '\n' || ch == '\r')
+                    ch = ' ';
+            }
+            out += cell;
             out += c + 1 < cells.size() ? "\t" : "\n";
         }
         return out;

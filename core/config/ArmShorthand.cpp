@@ -1,5 +1,6 @@
 #include "core/config/ArmShorthand.h"
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -70,10 +71,16 @@ std::optional<ArmSpec> parseArmShorthand(const std::string& text, std::string& e
         return std::nullopt;
     }
     arm.precision = *p;
+    std::vector<std::string> seen;
     for (size_t i = 1; i < parts.size(); ++i) {
         auto kv = parts[i].find('=');
         std::string key = parts[i].substr(0, kv);
         std::string value = kv == std::string::npos ? "1" : parts[i].substr(kv + 1);
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+            error = "arm '" + arm.name + "': " + key + " is given more than once";
+            return std::nullopt;
+        }
+        seen.push_back(key);
         bool ok = true;
         if (key == "accum") {
             ok = parseInt(value, arm.accumulation);

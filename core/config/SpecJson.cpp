@@ -5,6 +5,9 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+
+#include "core/config/JsonText.h"
 
 namespace ampbench::config {
 
@@ -398,20 +401,13 @@ std::string specToJsonText(const ExperimentSpec& spec) {
 }
 
 ExperimentSpec specFromJsonText(const std::string& text, std::vector<FieldError>& errors) {
-    json parsed;
-    try {
-        parsed = json::parse(text);
-    } catch (const json::parse_error& e) {
-        // what() reads "[json.exception.parse_error.101] parse error at line 1, ...".
-        std::string message = e.what();
-        if (const auto bracket = message.find("] ");
-            message.rfind("[json.", 0) == 0 && bracket != std::string::npos) {
-            message.erase(0, bracket + 2);
-        }
-        errors.push_back(FieldError{"(file)", "", "not valid JSON: " + message});
+    FieldError error;
+    std::optional<json> parsed = parseJsonText(text, error);
+    if (!parsed) {
+        errors.push_back(std::move(error));
         return ExperimentSpec{};
     }
-    return specFromJson(parsed, errors);
+    return specFromJson(*parsed, errors);
 }
 
 }  // namespace ampbench::config

@@ -18,8 +18,24 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+/// JSON text of a string for a message; a long one is cut, with its length said.
 std::string quoted(const std::string& text) {
-    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    constexpr size_t kShown = 60;
+    const std::string shown = text.size() > kShown ? text.substr(0, kShown) : text;
+    std::string out =
+        nlohmann::json(shown).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (text.size() > kShown) {
+        out += "... (" + std::to_string(text.size()) + " bytes)";
+    }
+    return out;
+}
+
+/// Control characters in a name would reach terminals and files raw.
+bool hasControlCharacter(const std::string& text) {
+    return std::any_of(text.begin(), text.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c < 0x20 || c == 0x7F;
+    });
 }
 
 std::string formatDouble(double v) {
@@ -135,6 +151,11 @@ bool validArmNameChar(char c) {
 void checkRun(Checker& c, const ExperimentSpec& s) {
     if (s.name.empty()) {
         c.add("name", quoted(s.name), "must not be empty");
+    } else if (s.name.size() > kMaxExperimentNameLength) {
+        c.add("name", quoted(s.name),
+              "must be at most " + std::to_string(kMaxExperimentNameLength) + " bytes long");
+    } else if (hasControlCharacter(s.name)) {
+        c.add("name", quoted(s.name), "must not contain control characters (line breaks, escapes)");
     }
     c.integer("micro_batch", s.micro_batch, 1, 65536);
     c.integer("epochs", s.epochs, 0, 10000);
@@ -242,6 +263,9 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
         c.add(p + "name", quoted(a.name), "must not be empty");
     } else if (!std::all_of(a.name.begin(), a.name.end(), validArmNameChar)) {
         c.add(p + "name", quoted(a.name), "must use only letters, digits and _ . + -");
+    } else if (a.name.size() > kMaxArmNameLength) {
+        c.add(p + "name", quoted(a.name),
+              "must be at most " + std::to_string(kMaxArmNameLength) + " characters long");
     }
     for (size_t j = 0; j < index; ++j) {
         if (!a.name.empty() && s.arms[j].name == a.name) {

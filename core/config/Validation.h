@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,11 @@ struct FieldError {
     std::string message;
     std::string toString() const;  ///< "arms[1].accumulation = 0: must be between 1 and 1024"
 };
+
+/// Names are shown in tables, plots and file names: long enough for a description,
+/// short enough to lay out.
+constexpr size_t kMaxExperimentNameLength = 200;
+constexpr size_t kMaxArmNameLength = 64;
 
 /// Every problem found; empty means the spec may run.
 std::vector<FieldError> validate(const ExperimentSpec& spec);

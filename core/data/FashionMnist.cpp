@@ -186,7 +186,13 @@ std::string defaultFashionMnistDir() {
 
 FashionMnist loadFashionMnist(const std::string& dir_in) {
     const std::string dir = dir_in.empty() ? defaultFashionMnistDir() : dir_in;
-    if (!std::filesystem::is_directory(dir)) {
+    std::error_code ec;
+    if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+        throw DataError("Fashion-MNIST not found: " + dir +
+                        " is a file, not a folder; pass --data DIR with the folder that holds "
+                        "the four IDX files (train-images-idx3-ubyte.gz, ...)");
+    }
+    if (!std::filesystem::is_directory(dir, ec)) {
         throw DataError("Fashion-MNIST not found: " + dir +
                         " does not exist. Install Debian's package (apt-get install "
                         "dataset-fashion-mnist) or pass --data DIR with the four IDX files");

@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
 
 #ifdef AMPBENCH_WITH_CUDA
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/version.h>
 #endif
@@ -101,6 +103,27 @@ int64_t physicalMemoryBytes() {
     long pages = sysconf(_SC_PHYS_PAGES);
     long size = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && size > 0 ? static_cast<int64_t>(pages) * size : 0;
+}
+
+int64_t deviceMemoryBytes(c10::Device device) {
+#ifdef AMPBENCH_WITH_CUDA
+    if (device.is_cuda()) {
+        const auto index = device.has_index() ? device.index() : c10::DeviceIndex(0);
+        return static_cast<int64_t>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
+    }
+#endif
+    (void)device;
+    return physicalMemoryBytes();
+}
+
+int64_t residentBytes() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("VmRSS:", 0) == 0)
+            return std::strtoll(line.c_str() + 6, nullptr, 10) * 1024;  // kB
+    }
+    return 0;
 }
 
 }  // namespace ampbench::probe

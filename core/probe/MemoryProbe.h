@@ -31,4 +31,10 @@ class MemoryProbe {
 /// Bytes of physical memory on this machine.
 int64_t physicalMemoryBytes();
 
+/// Bytes of memory a device has in all: the GPU's (CUDA), physical memory (CPU).
+int64_t deviceMemoryBytes(c10::Device device);
+
+/// This process's resident set now (VmRSS), in bytes; 0 where unknown.
+int64_t residentBytes();
+
 }  // namespace ampbench::probe

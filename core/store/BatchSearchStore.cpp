@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/store/Owner.h"
 #include "core/store/Schema.h"
 
 namespace ampbench::store {
@@ -24,12 +25,14 @@ int64_t BatchSearchStore::create(const BatchSearchRow& r) {
     schema::Statement st(
         db_.handle(), db_.path(),
         "INSERT INTO batch_searches(experiment_id, arm, precision, checkpointing, device, "
-        "budget_bytes, margin, status, spec_json, created_at) "
-        "VALUES(NULLIF(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, 'running', ?8, ?9)",
+        "budget_bytes, margin, status, spec_json, created_at, owner_pid, owner_host, owner_token) "
+        "VALUES(NULLIF(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, 'running', ?8, ?9, ?10, ?11, ?12)",
         "recording a max-batch search");
     st.bindInt(1, r.experiment_id).bindText(2, r.arm).bindText(3, r.precision);
     st.bindInt(4, r.checkpointing ? 1 : 0).bindText(5, r.device).bindInt(6, r.budget_bytes);
-    st.bindReal(7, r.margin).bindText(8, r.spec_json).bindText(9, now()).run();
+    st.bindReal(7, r.margin).bindText(8, r.spec_json).bindText(9, now());
+    st.bindInt(10, owner::currentPid()).bindText(11, owner::hostName());
+    st.bindText(12, owner::currentToken()).run();
     return sqlite3_last_insert_rowid(db_.handle());
 }
 
@@ -57,7 +60,10 @@ std::vector<BatchSearchRow> BatchSearchStore::searches(std::optional<int64_t> ex
     std::string sql =
         "SELECT id, COALESCE(experiment_id, 0), arm, precision, checkpointing, device, "
         "budget_bytes, margin, max_batch, safe_batch, first_failure, peak_at_max, status, note, "
-        "spec_json, created_at FROM batch_searches";
+        "spec_json, created_at, " +
+        std::string(db_.schemaVersion() >= 3 ? "owner_pid, owner_host, owner_token"
+                                             : "NULL, NULL, NULL") +
+        " FROM batch_searches";
     if (experiment_id) {
         sql += " WHERE experiment_id = ?1";
     }
@@ -85,6 +91,14 @@ std::vector<BatchSearchRow> BatchSearchStore::searches(std::optional<int64_t> ex
         r.note = st.text(13);
         r.spec_json = st.text(14);
         r.created_at = st.text(15);
+        // A search whose process died reads as interrupted before a writer records it.
+        // One without an owner (older schema) cannot still be running after an upgrade.
+        if (r.status == "running" && db_.schemaVersion() >= 3 &&
+            owner::gone(st.isNull(16) ? std::nullopt : std::optional<int64_t>(st.i64(16)),
+                        st.isNull(17) ? owner::hostName() : st.text(17), st.text(18), true)) {
+            r.status = "interrupted";
+            r.note = "the process running this search ended without finishing it";
+        }
         out.push_back(std::move(r));
     }
     for (auto& r : out) {

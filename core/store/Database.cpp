@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "core/store/Owner.h"
 #include "core/store/Schema.h"
 
 namespace ampbench::store {
@@ -26,6 +27,7 @@ using train::EventRecord;
 using train::StepRecord;
 
 constexpr const char* kInterruptedError = "the process writing this run ended without finishing it";
+constexpr const char* kNeverStarted = "never started: the process that queued it ended";
 
 [[noreturn]] void fail(StoreError::Kind kind, const std::string& message) {
     throw StoreError(kind, message);
@@ -44,22 +46,6 @@ std::string nowIso() {
     return buf;
 }
 
-std::string hostName() {
-    char buf[256] = {};
-    if (gethostname(buf, sizeof buf - 1) != 0)
-        return "localhost";
-    return buf;
-}
-
-/// Our own pid counts as alive; EPERM means it exists but belongs to someone else.
-bool processAlive(int64_t pid) {
-    if (pid <= 0 || pid > std::numeric_limits<pid_t>::max())
-        return false;
-    if (pid == static_cast<int64_t>(getpid()))
-        return true;
-    return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
-
 train::RunStatus parseStatus(const std::string& text, const std::string& path, int64_t run) {
     try {
         return train::runStatusFromString(text);
@@ -72,8 +58,22 @@ train::RunStatus parseStatus(const std::string& text, const std::string& path, i
 constexpr const char* kRunColumns =
     "SELECT r.id, r.experiment_id, e.name, r.arm, r.arm_index, r.seed, r.spec_json, "
     "r.env_json, r.status, r.error, r.notes, r.started_at, r.ended_at, r.planned_steps, "
-    "(SELECT MAX(s.step) FROM steps s WHERE s.run_id = r.id) "
-    "FROM runs r JOIN experiments e ON e.id = r.experiment_id ";
+    "(SELECT MAX(s.step) FROM steps s WHERE s.run_id = r.id), r.owner_pid, r.owner_host, ";
+constexpr const char* kRunFrom = " FROM runs r JOIN experiments e ON e.id = r.experiment_id ";
+
+/// A run whose owner has died reads as interrupted before any writer records it,
+/// so a reader never shows a dead run as running (or a dead queue as pending).
+void showDeadOwner(RunRow& r, const Statement& st, int pid_col) {
+    const bool running = r.status == train::RunStatus::Running;
+    if (!running && r.status != train::RunStatus::Queued)
+        return;
+    const std::optional<int64_t> pid =
+        st.isNull(pid_col) ? std::nullopt : std::optional<int64_t>(st.i64(pid_col));
+    if (owner::gone(pid, st.text(pid_col + 1), st.text(pid_col + 2), running)) {
+        r.status = train::RunStatus::Interrupted;
+        r.error = running ? kInterruptedError : kNeverStarted;
+    }
+}
 
 RunRow readRun(const Statement& st, const std::string& path) {
     RunRow r;
@@ -92,6 +92,7 @@ RunRow readRun(const Statement& st, const std::string& path) {
     r.ended_at = st.text(12);
     r.planned_steps = st.i64(13);
     r.last_step = st.isNull(14) ? 0 : st.i64(14);
+    showDeadOwner(r, st, 15);
     return r;
 }
 
@@ -108,6 +109,32 @@ ExperimentRow readExperiment(const Statement& st) {
     e.created_at = st.text(4);
     e.run_count = static_cast<int>(st.i64(5));
     return e;
+}
+
+/// True when nobody may write at `path` now: no -wal file beside it, and the file
+/// or its folder is not writable (a read-only folder, file or file system).
+bool readOnlyPlace(const std::string& path) {
+    std::error_code ec;
+    if (fs::exists(path + "-wal", ec))
+        return false;
+    const fs::path parent = fs::path(path).parent_path();
+    const std::string folder = parent.empty() ? "." : parent.string();
+    return ::access(path.c_str(), W_OK) != 0 || ::access(folder.c_str(), W_OK) != 0;
+}
+
+/// file: URI with immutable=1; '%', '?' and '#' in the path are escaped.
+std::string immutableUri(const std::string& path) {
+    std::string uri = "file:";
+    for (char c : path) {
+        if (c == '%' || c == '?' || c == '#') {
+            char buf[4];
+            std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+            uri += buf;
+        } else {
+            uri += c;
+        }
+    }
+    return uri + "?immutable=1";
 }
 
 }  // namespace
@@ -150,10 +177,19 @@ std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
         }
     }
 
-    const int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY
-                                             : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY
+                                       : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    std::string name = path;
+    if (mode == Mode::ReadOnly && readOnlyPlace(path)) {
+        // A reader of a WAL database creates -wal and -shm files beside it: impossible
+        // in a read-only folder, and left behind next to a read-only file. Where no
+        // -wal exists and nobody may write here, the file cannot change while we read
+        // it, so it is opened as immutable and nothing is created.
+        name = immutableUri(path);
+        flags |= SQLITE_OPEN_URI;
+    }
     sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+    const int rc = sqlite3_open_v2(name.c_str(), &raw, flags, nullptr);
     std::unique_ptr<Database> db(new Database(path, raw));  // closes raw even on failure
     if (rc != SQLITE_OK)
         schema::throwOpen(raw, path, rc);
@@ -170,13 +206,14 @@ void Database::prepareSchema(Mode mode) {
     // Checked again on this connection before its first write.
     schema::Identity id = schema::inspect(db_, path_);
     schema::checkIdentity(id, path_, kSchemaVersion);
+    schema_version_ = id.user_version;
     if (mode == Mode::ReadOnly) {
         if (id.user_version == 0 && id.tables.empty()) {
             fail(StoreError::Kind::CannotOpen, "cannot open " + path_ +
                                                    " read-only: it is empty (no ampbench tables "
                                                    "yet); open it read-write once to create them");
         }
-        if (id.user_version < kSchemaVersion) {
+        if (id.user_version < kOldestReadable) {
             fail(StoreError::Kind::CannotOpen,
                  "cannot open " + path_ + " read-only: it holds schema " +
                      std::to_string(id.user_version) + " and needs upgrading to schema " +
@@ -195,34 +232,85 @@ void Database::prepareSchema(Mode mode) {
     if (id.user_version < kSchemaVersion)
         schema::migrate(db_, path_, id.user_version, kSchemaVersion);
     tx.commit();
+    schema_version_ = kSchemaVersion;
+}
+
+void Database::requireIntact() const {
+    Statement st(db_, path_, "PRAGMA quick_check(5)", "checking the file's integrity");
+    std::string problems;
+    while (st.step()) {
+        const std::string line = st.text(0);
+        if (line != "ok")
+            problems += (problems.empty() ? "" : "; ") + line;
+    }
+    if (!problems.empty()) {
+        fail(StoreError::Kind::Corrupt, path_ + " is damaged (" + problems +
+                                            "); nothing was written to it. " +
+                                            schema::recoveryAdvice(path_));
+    }
 }
 
 void Database::recoverInterrupted() {
-    std::vector<int64_t> dead;
+    struct Dead {
+        int64_t id;
+        bool running;
+    };
+    std::vector<Dead> runs;
+    std::vector<int64_t> searches;
+    const std::string host = owner::hostName();
     {
         Statement st(db_, path_,
-                     "SELECT id, owner_pid FROM runs WHERE status = 'running' AND owner_host = ?1",
+                     "SELECT id, status = 'running', owner_pid, owner_token FROM runs "
+                     "WHERE status IN ('running', 'queued') AND owner_host = ?1",
                      "looking for interrupted runs");
-        st.bindText(1, hostName());
+        st.bindText(1, host);
         while (st.step()) {
-            if (st.isNull(1) || !processAlive(st.i64(1)))
-                dead.push_back(st.i64(0));
+            const bool running = st.i64(1) != 0;
+            const auto pid = st.isNull(2) ? std::nullopt : std::optional<int64_t>(st.i64(2));
+            if (owner::gone(pid, host, st.text(3), running))
+                runs.push_back({st.i64(0), running});
         }
     }
-    if (dead.empty())
+    {
+        Statement st(db_, path_,
+                     "SELECT id, owner_pid, owner_token FROM batch_searches "
+                     "WHERE status = 'running' AND (owner_host = ?1 OR owner_host IS NULL)",
+                     "looking for interrupted max-batch searches");
+        st.bindText(1, host);
+        while (st.step()) {
+            // Searches from before schema 3 have no owner: they ran on this machine
+            // or another, and none can still be running after an upgrade.
+            const auto pid = st.isNull(1) ? std::nullopt : std::optional<int64_t>(st.i64(1));
+            if (owner::gone(pid, host, st.text(2), true))
+                searches.push_back(st.i64(0));
+        }
+    }
+    if (runs.empty() && searches.empty())
         return;
     ImplicitTransaction tx(db_, path_);
     Statement up(db_, path_,
                  "UPDATE runs SET status = 'interrupted', error = ?2 "
-                 "WHERE id = ?1 AND status = 'running'",
+                 "WHERE id = ?1 AND status = ?3",
                  "marking interrupted runs");
     int changed = 0;
-    for (int64_t id : dead) {
-        up.bindInt(1, id).bindText(2, kInterruptedError).run();
+    for (const Dead& d : runs) {
+        up.bindInt(1, d.id).bindText(2, d.running ? kInterruptedError : kNeverStarted);
+        up.bindText(3, d.running ? "running" : "queued").run();
         changed += sqlite3_changes(db_);
     }
+    Statement search(db_, path_,
+                     "UPDATE batch_searches SET status = 'interrupted', note = ?2 "
+                     "WHERE id = ?1 AND status = 'running'",
+                     "marking interrupted max-batch searches");
+    for (int64_t id : searches)
+        search.bindInt(1, id).bindText(2, kInterruptedError).run();
     tx.commit();
     recovered_ = changed;
+}
+
+// Schema 2 (read-only opens) has no owner tokens: owners are told by pid alone.
+std::string Database::runSelect() const {
+    return std::string(kRunColumns) + (schema_version_ >= 3 ? "r.owner_token" : "NULL") + kRunFrom;
 }
 
 // --- experiments and runs ---
@@ -244,11 +332,13 @@ int64_t Database::createRun(int64_t experiment_id, const std::string& arm, int a
     }
     Statement st(db_, path_,
                  "INSERT INTO runs(experiment_id, arm, arm_index, seed, spec_json, status, "
-                 "planned_steps, created_at) VALUES(?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7)",
+                 "planned_steps, created_at, owner_pid, owner_host, owner_token) "
+                 "VALUES(?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10)",
                  "creating a run of experiment " + std::to_string(experiment_id));
     st.bindInt(1, experiment_id).bindText(2, arm).bindInt(3, arm_index);
     st.bindInt(4, static_cast<int64_t>(seed)).bindText(5, arm_json).bindInt(6, planned_steps);
-    st.bindText(7, nowIso()).run();
+    st.bindText(7, nowIso()).bindInt(8, owner::currentPid()).bindText(9, owner::hostName());
+    st.bindText(10, owner::currentToken()).run();
     return sqlite3_last_insert_rowid(db_);
 }
 
@@ -264,10 +354,11 @@ void changeOne(sqlite3* db, const std::string& path, Statement& st, const std::s
 void Database::markRunning(int64_t run_id, const std::string& env_json) {
     Statement st(db_, path_,
                  "UPDATE runs SET status = 'running', started_at = ?2, ended_at = '', error = '', "
-                 "env_json = ?3, owner_pid = ?4, owner_host = ?5 WHERE id = ?1",
+                 "env_json = ?3, owner_pid = ?4, owner_host = ?5, owner_token = ?6 WHERE id = ?1",
                  "marking run " + std::to_string(run_id) + " running");
     st.bindInt(1, run_id).bindText(2, nowIso()).bindText(3, env_json);
-    st.bindInt(4, static_cast<int64_t>(getpid())).bindText(5, hostName());
+    st.bindInt(4, owner::currentPid()).bindText(5, owner::hostName());
+    st.bindText(6, owner::currentToken());
     changeOne(db_, path_, st, "run " + std::to_string(run_id));
 }
 
@@ -389,8 +480,8 @@ std::optional<ExperimentRow> Database::experiment(int64_t id) const {
 }
 
 std::vector<RunRow> Database::runs(std::optional<int64_t> experiment_id) const {
-    const std::string sql = std::string(kRunColumns) +
-                            (experiment_id ? "WHERE r.experiment_id = ?1 " : "") + "ORDER BY r.id";
+    const std::string sql =
+        runSelect() + (experiment_id ? "WHERE r.experiment_id = ?1 " : "") + "ORDER BY r.id";
     Statement st(db_, path_, sql, "listing runs");
     if (experiment_id)
         st.bindInt(1, *experiment_id);
@@ -401,8 +492,7 @@ std::vector<RunRow> Database::runs(std::optional<int64_t> experiment_id) const {
 }
 
 std::optional<RunRow> Database::run(int64_t id) const {
-    Statement st(db_, path_, std::string(kRunColumns) + "WHERE r.id = ?1",
-                 "reading run " + std::to_string(id));
+    Statement st(db_, path_, runSelect() + "WHERE r.id = ?1", "reading run " + std::to_string(id));
     st.bindInt(1, id);
     if (!st.step())
         return std::nullopt;

@@ -14,12 +14,16 @@ namespace ampbench::store {
 
 /// One connection to a workbench database (SQLite, WAL mode). Not thread-safe:
 /// each thread opens its own. Opening creates the schema in a new file, migrates
-/// an older one, marks runs left `running` by a dead process as `interrupted`,
-/// and refuses (StoreError, file untouched) a non-SQLite file, a SQLite file that
-/// is not a workbench database, or one from a newer schema.
+/// an older one, marks runs and searches left `running` (or `queued`) by a dead
+/// process as `interrupted`, and refuses (StoreError, file untouched) a non-SQLite
+/// file, a SQLite file that is not a workbench database, or one from a newer
+/// schema. Readers show a run whose owner died as `interrupted` without writing.
+/// A read-only open creates no files where nobody may write (read-only folder or file).
 class Database {
   public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
+    /// The oldest schema a read-only connection reads without upgrading it.
+    static constexpr int kOldestReadable = 2;
 
     enum class Mode { ReadWrite, ReadOnly };
     static std::unique_ptr<Database> open(const std::string& path, Mode mode = Mode::ReadWrite);
@@ -29,6 +33,12 @@ class Database {
 
     const std::string& path() const { return path_; }
     sqlite3* handle() const { return db_; }
+    /// The schema this connection reads (older than kSchemaVersion only read-only).
+    int schemaVersion() const { return schema_version_; }
+    /// Throws StoreError(Corrupt) naming what is damaged and how to save what is
+    /// readable, when SQLite's quick check finds a problem. Writers call it before
+    /// their first write, so nothing is added to a damaged file.
+    void requireIntact() const;
     /// Runs whose status was changed to `interrupted` when this connection opened.
     int recoveredRuns() const { return recovered_; }
 
@@ -73,10 +83,12 @@ class Database {
     Database(std::string path, sqlite3* db);
     void prepareSchema(Mode mode);
     void recoverInterrupted();
+    std::string runSelect() const;
 
     std::string path_;
     sqlite3* db_ = nullptr;  // owned; closed in the destructor
     int recovered_ = 0;
+    int schema_version_ = kSchemaVersion;
 };
 
 }  // namespace ampbench::store

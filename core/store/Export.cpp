@@ -5,13 +5,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/store/OutputFile.h"
+
 namespace ampbench::store {
 namespace {
 
 using nlohmann::json;
 
-/// Quotes a CSV field when it holds a comma, quote or line break (RFC 4180).
-std::string csvField(const std::string& text) {
+/// Quotes a CSV field when it holds a comma, quote or line break (RFC 4180); a
+/// text that a spreadsheet would run as a formula is made inert first.
+std::string csvField(const std::string& raw) {
+    const std::string text = spreadsheetSafe(raw);
     if (text.find_first_of(",\"\r\n") == std::string::npos)
         return text;
     std::string out = "\"";

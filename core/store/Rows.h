@@ -62,7 +62,7 @@ struct BatchSearchRow {
     int64_t safe_batch = 0;     ///< max_batch less the margin
     int64_t first_failure = 0;  ///< smallest micro-batch that did not fit (0: none found)
     int64_t peak_at_max = 0;
-    std::string status;  ///< running | finished | cancelled | failed
+    std::string status;  ///< running | finished | cancelled | failed | interrupted
     std::string note;    ///< error text, or why the search stopped
     std::string spec_json;
     std::string created_at;

@@ -2,31 +2,103 @@
 
 #include <sqlite3.h>
 
-#include <utility>
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "core/store/Schema.h"
 
 namespace ampbench::store {
+namespace {
 
-RunRecorder::RunRecorder(Database& db, int64_t run_id, std::chrono::milliseconds flush_interval)
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+
+double seconds(std::chrono::steady_clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+}
+
+std::string secondsText(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", s);
+    return buf;
+}
+
+/// Sets a connection's busy timeout for one scope, then the usual one again.
+class BusyWait {
+  public:
+    BusyWait(sqlite3* db, milliseconds wait) : db_(db) {
+        sqlite3_busy_timeout(db_, static_cast<int>(wait.count()));
+    }
+    ~BusyWait() { sqlite3_busy_timeout(db_, schema::kBusyTimeoutMs); }
+    BusyWait(const BusyWait&) = delete;
+    BusyWait& operator=(const BusyWait&) = delete;
+
+  private:
+    sqlite3* db_;
+};
+
+bool busy(const StoreError& e) {
+    return e.kind() == StoreError::Kind::Busy;
+}
+
+}  // namespace
+
+RunRecorder::RunRecorder(Database& db, int64_t run_id, milliseconds flush_interval, LockPolicy lock)
     : db_(db),
       run_id_(run_id),
       interval_(flush_interval),
-      last_flush_(std::chrono::steady_clock::now()) {}
+      lock_(lock),
+      last_flush_(Clock::now()),
+      next_try_(Clock::now()) {}
 
+// Normally empty by now (onFinish wrote everything or reported what it could not);
+// a recorder dropped without onFinish makes one last try.
 RunRecorder::~RunRecorder() {
+    if (finished_ || pendingRows() == 0)
+        return;
     try {
-        flush();
+        tryWrite(milliseconds(schema::kBusyTimeoutMs));
     } catch (...) {
-        // A destructor must not throw; the trainer already saw (or will never see) the error.
+        // A destructor must not throw.
+    }
+}
+
+template <class Write>
+void RunRecorder::untilWritten(Write write, milliseconds patience) {
+    const auto start = Clock::now();
+    milliseconds pause(100);
+    for (;;) {
+        try {
+            if (write())
+                return;
+        } catch (const StoreError& e) {
+            if (!busy(e))
+                throw;
+        }
+        if (Clock::now() - start >= patience) {
+            throw StoreError(StoreError::Kind::Busy,
+                             db_.path() + " stayed locked by another program for " +
+                                 secondsText(seconds(Clock::now() - start)));
+        }
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, lock_.max_backoff);
     }
 }
 
 void RunRecorder::onStart(const train::RunInfo& info) {
-    db_.markRunning(run_id_, info.env_json);
-    last_flush_ = std::chrono::steady_clock::now();
+    untilWritten(
+        [&] {
+            db_.markRunning(run_id_, info.env_json);
+            return true;
+        },
+        lock_.limit);
+    last_flush_ = Clock::now();
 }
 
 void RunRecorder::onStep(const train::StepRecord& step) {
     steps_.push_back(step);
+    last_step_ = step.step;
     maybeFlush();
 }
 
@@ -41,55 +113,118 @@ void RunRecorder::onEvent(const train::EventRecord& event) {
 }
 
 void RunRecorder::onFinish(const train::RunOutcome& outcome) {
+    finished_ = true;
     try {
         flush();
     } catch (const std::exception& e) {
-        // Still close the run so it does not stay `running`; then report the loss.
+        // Still try to close the run so it does not stay `running`; then report the loss.
+        const std::string lost = e.what();
         try {
             std::string error = outcome.error.empty() ? std::string() : outcome.error + "; ";
-            db_.finishRun(run_id_, train::RunStatus::Failed,
-                          error + "the last rows could not be saved: " + e.what());
+            untilWritten(
+                [&] {
+                    db_.finishRun(run_id_, train::RunStatus::Failed, error + lost);
+                    return true;
+                },
+                milliseconds(0));
         } catch (...) {
         }
         throw;
     }
-    db_.finishRun(run_id_, outcome.status, outcome.error);
+    untilWritten(
+        [&] {
+            db_.finishRun(run_id_, outcome.status, outcome.error);
+            return true;
+        },
+        lock_.final_wait);
 }
 
 void RunRecorder::maybeFlush() {
-    if (std::chrono::steady_clock::now() - last_flush_ >= interval_)
-        flush();
+    const auto now = Clock::now();
+    if (gave_up_ || now - last_flush_ < interval_ || now < next_try_)
+        return;
+    if (tryWrite(lock_.try_wait))
+        return;
+    const auto held = now - *locked_since_;
+    if (held >= lock_.limit) {
+        gave_up_ = true;  // said once; onFinish waits for the lock once more
+        throw StoreError(
+            StoreError::Kind::Busy,
+            db_.path() + " stayed locked by another program for " + secondsText(seconds(held)) +
+                ", longer than the recorder waits while training; " +
+                std::to_string(pendingRows()) + " rows are held and written when the lock goes");
+    }
+    backoff_ = std::clamp(backoff_ * 2, milliseconds(100), lock_.max_backoff);
+    next_try_ = Clock::now() + backoff_;
 }
 
 // All three buffers go in one transaction, so a watcher never sees a step
-// without the events recorded with it. The buffers are taken before writing:
-// after a failure (rolled back, rethrown) nothing is written twice.
-void RunRecorder::flush() {
-    last_flush_ = std::chrono::steady_clock::now();
+// without the events recorded with it. The buffers are cleared only after the
+// commit: a write that fails (rolled back) keeps every row for the next try.
+bool RunRecorder::tryWrite(milliseconds wait) {
+    const auto now = Clock::now();
+    last_flush_ = now;
     if (steps_.empty() && evals_.empty() && events_.empty())
-        return;
-    std::vector<train::StepRecord> steps = std::exchange(steps_, {});
-    std::vector<train::EvalRecord> evals = std::exchange(evals_, {});
-    std::vector<train::EventRecord> events = std::exchange(events_, {});
-
+        return true;
+    const bool waited = locked_since_.has_value();
+    if (waited) {
+        // Written with the rows that waited, so the record says why they came late.
+        events_.push_back({last_step_, train::EventKind::Warning,
+                           "the database was locked by another program for " +
+                               secondsText(seconds(now - *locked_since_)) + "; " +
+                               std::to_string(steps_.size()) +
+                               " steps waited in memory and were written when it was released",
+                           seconds(now - *locked_since_)});
+    }
+    BusyWait scope(db_.handle(), wait);
     const bool own = sqlite3_get_autocommit(db_.handle()) != 0;
-    if (own)
-        db_.begin();
     try {
-        db_.insertSteps(run_id_, steps);
-        db_.insertEvals(run_id_, evals);
-        db_.insertEvents(run_id_, events);
+        if (own)
+            db_.begin();
+        db_.insertSteps(run_id_, steps_);
+        db_.insertEvals(run_id_, evals_);
+        db_.insertEvents(run_id_, events_);
         if (own)
             db_.commit();
-    } catch (...) {
+    } catch (const StoreError& e) {
         if (own) {
             try {
                 db_.rollback();
             } catch (...) {
             }
         }
-        throw;
+        if (waited)
+            events_.pop_back();
+        if (!busy(e))
+            throw StoreError(e.kind(), lostRows(e.what()));
+        if (!locked_since_)
+            locked_since_ = now;
+        return false;
     }
+    steps_.clear();
+    evals_.clear();
+    events_.clear();
+    locked_since_.reset();
+    backoff_ = milliseconds(0);
+    next_try_ = now;
+    return true;
+}
+
+void RunRecorder::flush() {
+    try {
+        const auto wait = std::min(milliseconds(schema::kBusyTimeoutMs), lock_.final_wait);
+        untilWritten([&] { return tryWrite(wait); }, lock_.final_wait);
+    } catch (const StoreError& e) {
+        if (!busy(e))
+            throw;
+        throw StoreError(e.kind(), lostRows(e.what()));
+    }
+}
+
+std::string RunRecorder::lostRows(const std::string& reason) const {
+    return std::to_string(steps_.size()) + " steps, " + std::to_string(evals_.size()) +
+           " evaluations and " + std::to_string(events_.size()) + " events of run " +
+           std::to_string(run_id_) + " could not be written: " + reason;
 }
 
 }  // namespace ampbench::store

@@ -1,6 +1,8 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/store/Database.h"
@@ -8,14 +10,34 @@
 
 namespace ampbench::store {
 
+/// How the recorder lives with another program that holds the database's lock.
+struct LockPolicy {
+    /// While training: how long one write waits for the lock before its rows stay
+    /// in memory for a later try (training goes on meanwhile).
+    std::chrono::milliseconds try_wait{50};
+    /// Longest pause between tries while the lock is held (the pause doubles from
+    /// 100 ms up to this).
+    std::chrono::milliseconds max_backoff{2000};
+    /// A lock held longer than this ends the run as failed: rows must not pile up
+    /// in memory for ever.
+    std::chrono::milliseconds limit{std::chrono::minutes(10)};
+    /// At the end of a run, how long the recorder keeps trying to write the rows it
+    /// holds (and the run's status) before it reports exactly what was lost.
+    std::chrono::milliseconds final_wait{std::chrono::minutes(2)};
+};
+
 /// Persists one run's records as the trainer emits them. Rows are buffered and
 /// written in one transaction at most every `flush_interval` (default 250 ms) so
 /// another process watching the file sees them promptly; the buffer is always
-/// flushed when the run ends, fails or is cancelled. Lives on the training thread.
+/// flushed when the run ends, fails or is cancelled. A write that finds the
+/// database locked by another program keeps every row in memory and tries again
+/// with back-off while training continues; once written, an event records how
+/// long the wait was. Lives on the training thread.
 class RunRecorder : public train::TrainObserver {
   public:
     RunRecorder(Database& db, int64_t run_id,
-                std::chrono::milliseconds flush_interval = std::chrono::milliseconds(250));
+                std::chrono::milliseconds flush_interval = std::chrono::milliseconds(250),
+                LockPolicy lock = {});
     ~RunRecorder() override;
 
     void onStart(const train::RunInfo& info) override;
@@ -24,16 +46,34 @@ class RunRecorder : public train::TrainObserver {
     void onEvent(const train::EventRecord& event) override;
     void onFinish(const train::RunOutcome& outcome) override;
 
+    /// Writes everything held, waiting out a lock for up to `final_wait`; throws
+    /// StoreError saying exactly how many rows could not be written and why.
     void flush();
     int64_t runId() const { return run_id_; }
+    /// Rows held in memory, not yet in the database.
+    size_t pendingRows() const { return steps_.size() + evals_.size() + events_.size(); }
 
   private:
+    using Clock = std::chrono::steady_clock;
     void maybeFlush();
+    /// One write of everything held; false when the database was busy (rows kept).
+    bool tryWrite(std::chrono::milliseconds wait);
+    /// Calls `write` until it succeeds, the lock outlasts `patience`, or it fails otherwise.
+    template <class Write>
+    void untilWritten(Write write, std::chrono::milliseconds patience);
+    std::string lostRows(const std::string& reason) const;
 
     Database& db_;
     int64_t run_id_;
     std::chrono::milliseconds interval_;
-    std::chrono::steady_clock::time_point last_flush_;
+    LockPolicy lock_;
+    Clock::time_point last_flush_;
+    std::optional<Clock::time_point> locked_since_;  ///< first write that found the lock
+    Clock::time_point next_try_;
+    std::chrono::milliseconds backoff_{0};
+    int64_t last_step_ = 0;
+    bool finished_ = false;
+    bool gave_up_ = false;  ///< the lock outlasted `limit`; rows wait for onFinish
     std::vector<train::StepRecord> steps_;
     std::vector<train::EvalRecord> evals_;
     std::vector<train::EventRecord> events_;

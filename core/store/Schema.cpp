@@ -126,9 +126,21 @@ CREATE INDEX batch_searches_by_experiment ON batch_searches(experiment_id);
          "adding the max-batch tables (version 2)");
 }
 
+// Version 3: owners of queued runs and of searches, and a token that tells a
+// live owner from a later process that got the same pid.
+void createV3(sqlite3* db, const std::string& path) {
+    exec(db, path, R"sql(
+ALTER TABLE runs ADD COLUMN owner_token TEXT;
+ALTER TABLE batch_searches ADD COLUMN owner_pid INTEGER;
+ALTER TABLE batch_searches ADD COLUMN owner_host TEXT;
+ALTER TABLE batch_searches ADD COLUMN owner_token TEXT;
+)sql",
+         "adding process owners (version 3)");
+}
+
 using Migration = void (*)(sqlite3*, const std::string&);
 // kMigrations[n] takes a database from version n to n + 1.
-constexpr std::array<Migration, 2> kMigrations = {&createV1, &createV2};
+constexpr std::array<Migration, 3> kMigrations = {&createV1, &createV2, &createV3};
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);
@@ -148,23 +160,44 @@ struct CloseDb {
 
 }  // namespace
 
+std::string recoveryAdvice(const std::string& path) {
+    return "copy what is still readable into a new file with the sqlite3 shell: sqlite3 " + path +
+           " .recover | sqlite3 recovered.db";
+}
+
+[[noreturn]] static void throwCode(int code, const std::string& reason, const std::string& path,
+                                   const std::string& what) {
+    switch (code & 0xff) {
+        case SQLITE_NOTADB:
+            throw StoreError(StoreError::Kind::NotADatabase,
+                             path + " is not a usable SQLite database (" + reason + ", while " +
+                                 what + "); it was left untouched");
+        case SQLITE_CORRUPT:
+            throw StoreError(
+                StoreError::Kind::Corrupt,
+                path + " is damaged (" + reason + ", while " + what + "); " + recoveryAdvice(path));
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+            throw StoreError(StoreError::Kind::Busy,
+                             path + ": " + what + " failed: " + reason +
+                                 " (another program holds a lock on the database)");
+        default:
+            throw StoreError(StoreError::Kind::Io, path + ": " + what + " failed: " + reason);
+    }
+}
+
 void throwIo(sqlite3* db, const std::string& path, const std::string& what) {
     const int code = db ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
     const std::string reason = db ? sqlite3_errmsg(db) : "no connection";
-    if ((code & 0xff) == SQLITE_NOTADB) {
-        throw StoreError(StoreError::Kind::NotADatabase,
-                         path + " is not a usable SQLite database (" + reason + ", while " + what +
-                             "); it was left untouched");
-    }
-    throw StoreError(StoreError::Kind::Io, path + ": " + what + " failed: " + reason);
+    throwCode(code, reason, path, what);
 }
 
 void exec(sqlite3* db, const std::string& path, const std::string& sql, const char* what) {
     char* err = nullptr;
-    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    if (const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err); rc != SQLITE_OK) {
         const std::string reason = err ? err : sqlite3_errmsg(db);
         sqlite3_free(err);
-        throw StoreError(StoreError::Kind::Io, path + ": " + what + " failed: " + reason);
+        throwCode(sqlite3_extended_errcode(db), reason, path, what);
     }
 }
 
@@ -194,6 +227,21 @@ void checkIdentity(const Identity& id, const std::string& path, int highest) {
         throw StoreError(StoreError::Kind::ForeignDatabase,
                          path + " is an SQLite database of another program (application id " + hex +
                              "), not an ampbench database; it was left untouched");
+    }
+    // A workbench database sets its application id in the transaction that creates
+    // its tables: without it, any table or schema version belongs to someone else,
+    // even tables that happen to share our names.
+    if (id.application_id == 0 && id.foreign_tables.empty() &&
+        (!id.tables.empty() || id.user_version != 0)) {
+        std::string list;
+        for (size_t i = 0; i < id.tables.size() && i < 5; ++i)
+            list += (i ? ", " : "") + id.tables[i];
+        throw StoreError(StoreError::Kind::ForeignDatabase,
+                         path + " is an SQLite database of another program (" +
+                             (list.empty() ? "schema version " + std::to_string(id.user_version)
+                                           : "tables " + list) +
+                             ", but no ampbench application id), not an ampbench database; it "
+                             "was left untouched");
     }
     if (id.application_id == 0 && !id.foreign_tables.empty()) {
         std::string list;

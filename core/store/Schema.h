@@ -39,10 +39,14 @@ bool checkExistingFile(const std::string& path, int highest, bool deep);
 /// caller's transaction; sets application_id and user_version.
 void migrate(sqlite3* db, const std::string& path, int from, int to);
 
+/// How to save what is readable from a damaged file, for error messages.
+std::string recoveryAdvice(const std::string& path);
+
 /// Runs SQL without results; throws StoreError(Io) naming the file and the step.
 void exec(sqlite3* db, const std::string& path, const std::string& sql, const char* what);
 
-/// Throws StoreError(Io), or NotADatabase for SQLITE_NOTADB, with sqlite3_errmsg.
+/// Throws StoreError with sqlite3_errmsg: NotADatabase for SQLITE_NOTADB, Corrupt
+/// for SQLITE_CORRUPT, Busy for SQLITE_BUSY/LOCKED, Io otherwise.
 [[noreturn]] void throwIo(sqlite3* db, const std::string& path, const std::string& what);
 
 /// Throws StoreError(CannotOpen or NotADatabase) for a failed sqlite3_open_v2,

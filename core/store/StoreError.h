@@ -8,7 +8,16 @@ namespace ampbench::store {
 /// file and says what is wrong in words a user can act on.
 class StoreError : public std::runtime_error {
   public:
-    enum class Kind { CannotOpen, NotADatabase, ForeignDatabase, NewerSchema, Io, NotFound };
+    enum class Kind {
+        CannotOpen,
+        NotADatabase,
+        ForeignDatabase,
+        NewerSchema,
+        Io,
+        NotFound,
+        Busy,     ///< another connection holds the lock (SQLITE_BUSY/LOCKED): try again later
+        Corrupt,  ///< the file is damaged (SQLITE_CORRUPT or a failed integrity check)
+    };
     StoreError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     Kind kind() const { return kind_; }
 

@@ -23,7 +23,7 @@ std::string toString(TrialOutcome o) {
 
 std::string FinderResult::summary() const {
     if (!error.empty()) {
-        return "stopped by an error that is not a memory limit: " + error;
+        return budget_error ? error : "stopped by an error that is not a memory limit: " + error;
     }
     std::string s;
     if (max_batch == 0) {

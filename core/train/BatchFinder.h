@@ -41,7 +41,8 @@ struct FinderResult {
     bool reached_upper_bound = false;
     bool trials_exhausted = false;
     bool cancelled = false;
-    std::string error;  ///< a failure that is not a memory limit stops the search
+    std::string error;          ///< a failure that is not a memory limit stops the search
+    bool budget_error = false;  ///< `error` says the budget leaves room for no batch at all
     std::vector<BatchTrial> trials;
     /// One line saying how the search ended.
     std::string summary() const;

@@ -4,6 +4,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/store/BatchSearchStore.h"
@@ -29,6 +30,30 @@ struct TrialObserver : TrainObserver {
 
 int64_t defaultCpuBudget() {
     return probe::physicalMemoryBytes() / 2;
+}
+
+BudgetCheck checkBudget(const std::string& device, int64_t requested) {
+    BudgetCheck out;
+    const bool cpu = device == "cpu";
+    out.bytes = requested > 0 ? requested : (cpu ? defaultCpuBudget() : 0);
+    const int64_t total = probe::deviceMemoryBytes(c10::Device(device));
+    if (requested > 0 && total > 0 && requested > total) {
+        out.warning = "the budget of " + analysis::formatBytes(requested) + " is more than " +
+                      device + " has (" + analysis::formatBytes(total) + "); using " +
+                      analysis::formatBytes(total);
+        out.bytes = total;
+    }
+    if (cpu) {
+        const int64_t resident = probe::residentBytes();
+        if (resident > 0 && out.bytes <= resident) {
+            out.error = "the budget of " + analysis::formatBytes(out.bytes) +
+                        " is below what this process already holds before any trial (" +
+                        analysis::formatBytes(resident) +
+                        " resident, LibTorch included): no batch can fit; give a budget above " +
+                        analysis::formatBytes(resident);
+        }
+    }
+    return out;
 }
 
 BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int64_t batch,
@@ -78,8 +103,8 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
     const bool cpu = cap.device == "cpu";
     cap.precision = config::toString(resolvePrecision(arm.precision, !cpu));
     cap.checkpointing = arm.checkpointing;
-    cap.budget_bytes =
-        options.budget_bytes > 0 ? options.budget_bytes : (cpu ? defaultCpuBudget() : 0);
+    const BudgetCheck budget = checkBudget(cap.device, options.budget_bytes);
+    cap.budget_bytes = budget.bytes;
 
     std::unique_ptr<store::BatchSearchStore> st;
     if (db) {
@@ -138,12 +163,23 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
             on_trial(t);
         }
     };
-    cap.result = findMaxBatch(trial, options.finder, &cancel, record);
+    if (budget.error.empty()) {
+        cap.result = findMaxBatch(trial, options.finder, &cancel, record);
+    } else {
+        cap.result.error = budget.error;  // checked before any trial: none could fit
+        cap.result.budget_error = true;
+    }
+    const auto overBudget = [](const BatchTrial& t) {
+        return t.outcome == TrialOutcome::OverBudget ||
+               t.outcome == TrialOutcome::PredictedOverBudget;
+    };
     if (cap.result.max_batch == 0 && cap.result.error.empty() && !cap.result.cancelled &&
-        !cap.result.trials.empty() && cpu) {
-        cap.result.error = "the budget of " + std::to_string(cap.budget_bytes) +
-                           " bytes is below what one sample needs (batch 1 peaked at " +
-                           std::to_string(cap.result.trials.back().peak_bytes) + " bytes)";
+        !cap.result.trials.empty() && cpu && cap.result.trials.back().batch == 1 &&
+        overBudget(cap.result.trials.back())) {
+        cap.result.error = "the budget of " + analysis::formatBytes(cap.budget_bytes) +
+                           " is below what one sample needs (batch 1 peaked at " +
+                           analysis::formatBytes(cap.result.trials.back().peak_bytes) + ")";
+        cap.result.budget_error = true;
     }
     if (st) {
         store::BatchSearchRow row;

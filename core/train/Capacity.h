@@ -24,6 +24,17 @@ struct CapacityOptions {
 /// Half of the machine's physical memory.
 int64_t defaultCpuBudget();
 
+/// The budget a search on `device` uses for a requested one (0: the default).
+struct BudgetCheck {
+    int64_t bytes = 0;    ///< budget to use; 0 on CUDA means the device's own limit
+    std::string warning;  ///< the request was more than the device has, and was clamped
+    std::string error;    ///< no batch can fit: the budget is below what the process holds
+};
+/// A request above the device's memory is clamped to it (with a warning); on CPU a
+/// budget at or below this process's resident set before any trial is an error,
+/// since the peak a trial is measured by includes that set.
+BudgetCheck checkBudget(const std::string& device, int64_t requested);
+
 /// One trial: `trial_steps` optimizer steps of arm `arm_index` at micro-batch `batch`.
 /// Out of memory (CUDA, caught; caches freed) → OutOfMemory; peak above `budget`
 /// → OverBudget; any other failure → Error with its message.

@@ -1,8 +1,10 @@
 #include "core/train/Experiment.h"
 
+#include <exception>
 #include <nlohmann/json.hpp>
 
 #include "core/config/SpecJson.h"
+#include "core/data/DataError.h"
 #include "core/store/RunRecorder.h"
 
 namespace ampbench::train {
@@ -26,7 +28,21 @@ ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec&
     if (!errors.empty()) {
         throw SpecError(std::move(errors));
     }
-    int64_t train_size = spec.epochs > 0 ? trainingSetSize(spec.data) : 0;
+    // Missing data fails each run with its own message (the front ends check the
+    // data first); readable data also bounds the micro-batch.
+    int64_t train_size = 0;
+    try {
+        train_size = trainingSetSize(spec.data);
+    } catch (const data::DataError&) {
+        if (spec.epochs > 0) {
+            throw;
+        }
+    }
+    if (train_size > 0 && spec.micro_batch > train_size) {
+        throw SpecError(
+            {{"micro_batch", std::to_string(spec.micro_batch),
+              "must be at most the training set's " + std::to_string(train_size) + " samples"}});
+    }
     ExperimentPlan plan;
     db.begin();
     try {
@@ -76,9 +92,21 @@ void ObserverFanout::onEvent(const EventRecord& e) {
         t->onEvent(e);
     }
 }
+// Every target hears the end, even after one failed to record it (the first
+// failure is rethrown): a progress display must not wait for ever.
 void ObserverFanout::onFinish(const RunOutcome& o) {
+    std::exception_ptr first;
     for (auto* t : targets_) {
-        t->onFinish(o);
+        try {
+            t->onFinish(o);
+        } catch (...) {
+            if (!first) {
+                first = std::current_exception();
+            }
+        }
+    }
+    if (first) {
+        std::rethrow_exception(first);
     }
 }
 

@@ -24,6 +24,9 @@ struct RunOutcome {
     std::string error;  ///< empty unless failed
     int64_t steps_done = 0;
     double wall_s = 0.0;
+    /// Set when the end of the run (or rows before it) could not be recorded: the
+    /// database says less than this outcome, and this says what is missing.
+    std::string record_error;
 };
 
 /// Callbacks from the training thread. Implementations must be quick: they run

@@ -742,7 +742,12 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
     } catch (const std::bad_alloc&) {
         fail(EventKind::OutOfMemory, "out of memory: host allocation failed");
     } catch (const c10::Error& e) {
-        fail(EventKind::Warning, e.what_without_backtrace());
+        // LibTorch's CPU allocator reports a failed allocation as a plain c10::Error.
+        const std::string what = e.what_without_backtrace();
+        const bool alloc = what.find("can't allocate memory") != std::string::npos ||
+                           what.find("not enough memory") != std::string::npos;
+        fail(alloc ? EventKind::OutOfMemory : EventKind::Warning,
+             alloc ? "out of memory: " + what : what);
     } catch (const std::exception& e) {
         fail(EventKind::Warning, e.what());
     }
@@ -752,6 +757,7 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
         observer.onFinish(out);
     } catch (const std::exception& e) {
         out.status = RunStatus::Failed;
+        out.record_error = e.what();
         out.error = std::string("could not record the end of the run: ") + e.what();
     }
     return out;

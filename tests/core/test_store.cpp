@@ -343,14 +343,17 @@ TEST_F(StoreTest, RecorderFlushesEveryIntervalAndOnFinish) {
     EXPECT_EQ(watcher->stepCount(h.run), 1);
 }
 
-TEST_F(StoreTest, RecorderFlushFailureRethrowsOnce) {
+TEST_F(StoreTest, RecorderFlushFailureKeepsTheRowsAndSaysHowMany) {
     auto db = Database::open(file("fail.db"));
     const auto f = addRun(*db);
     RunRecorder rec(*db, f.run, std::chrono::hours(1));
     rec.onStep(makeStep(1));
+    rec.onStep(makeStep(2));
     db->deleteRun(f.run);  // the foreign key now rejects the buffered rows
-    EXPECT_THROW(rec.flush(), StoreError);
-    EXPECT_NO_THROW(rec.flush());                        // nothing left to write twice
+    const std::string message = expectStoreError(StoreError::Kind::Io, [&] { rec.flush(); });
+    EXPECT_NE(message.find("2 steps, 0 evaluations and 0 events of run"), std::string::npos)
+        << message;
+    EXPECT_EQ(rec.pendingRows(), 2u);                    // kept, not dropped
     EXPECT_EQ(sqlite3_get_autocommit(db->handle()), 1);  // rolled back, no transaction left
 }
 
@@ -382,9 +385,22 @@ TEST_F(StoreTest, RecoversRunsOfDeadProcessesOnThisHost) {
             std::to_string(other_host) + ";";
         ASSERT_EQ(sqlite3_exec(db->handle(), sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
     }
-    auto ro = Database::open(path, Database::Mode::ReadOnly);  // read-only never recovers
-    EXPECT_EQ(ro->recoveredRuns(), 0);
-    EXPECT_EQ(ro->run(dead_child)->status, RunStatus::Running);
+    {
+        // A reader writes nothing, yet shows the dead runs as interrupted.
+        auto ro = Database::open(path, Database::Mode::ReadOnly);
+        EXPECT_EQ(ro->recoveredRuns(), 0);
+        EXPECT_EQ(ro->run(dead_child)->status, RunStatus::Interrupted);
+        EXPECT_EQ(ro->run(ours)->status, RunStatus::Running);
+        sqlite3* raw = nullptr;
+        ASSERT_EQ(sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(raw, "SELECT status FROM runs WHERE id = ?1", -1, &st, nullptr);
+        sqlite3_bind_int64(st, 1, dead_child);
+        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+        EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "running");
+        sqlite3_finalize(st);
+        sqlite3_close(raw);
+    }
 
     auto db = Database::open(path);
     EXPECT_EQ(db->recoveredRuns(), 2);
@@ -614,6 +630,7 @@ TEST(StoreMigration, Version1IsMigratedKeepingRows) {
         ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(raw,
                                "DROP TABLE batch_trials; DROP TABLE batch_searches; "
+                               "ALTER TABLE runs DROP COLUMN owner_token; "
                                "PRAGMA user_version = 1;",
                                nullptr, nullptr, nullptr),
                   SQLITE_OK);

@@ -323,6 +323,22 @@ TEST_F(ReportInputTest, UnwritableOutputExitsSix) {
     EXPECT_NE(d.out.find("is a folder"), std::string::npos) << d.out;
 }
 
+// A report written over the database it reads would destroy every experiment.
+TEST_F(ReportInputTest, ReportOverTheDatabaseIsRefusedAndTheDatabaseSurvives) {
+    for (const std::string flag : {"--json", "--html", "--pdf", "--csv"}) {
+        for (const std::string& target :
+             {db_, (dir_ / "." / "runs.db").string(), db_ + "-wal", db_ + "-shm"}) {
+            auto r = cli("--db " + db_ + " report 1 " + flag + " " + target);
+            EXPECT_EQ(r.code, 6) << flag << " " << target << "\n" << r.out;
+            EXPECT_NE(r.out.find("refusing to write"), std::string::npos) << r.out;
+            EXPECT_EQ(r.out.find("wrote "), std::string::npos) << r.out;
+        }
+    }
+    auto db = store::Database::open(db_, store::Database::Mode::ReadOnly);
+    ASSERT_EQ(db->experiments().size(), 1u);
+    EXPECT_EQ(db->experiments().front().name, "empty");
+}
+
 TEST_F(ReportInputTest, NoOutputIsAUsageError) {
     auto r = cli("--db " + db_ + " report 1");
     EXPECT_EQ(r.code, 2) << r.out;

@@ -7,7 +7,6 @@
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QTextDocument>
 #include <QTextFrame>
 #include <QUrl>
@@ -16,20 +15,25 @@
 
 #include "core/analysis/AnalysisJson.h"
 #include "core/store/Export.h"
+#include "core/store/OutputFile.h"
 #include "ui/report/ReportHtml.h"
 #include "ui/report/ReportPlots.h"
 
 namespace ampbench::report {
 namespace {
 
-/// Writes all or nothing: QSaveFile replaces the file only after every byte landed.
-std::string saveFile(const std::string& path, const QByteArray& bytes) {
-    QSaveFile file(QString::fromStdString(path));
-    if (!file.open(QIODevice::WriteOnly)) {
-        return "cannot write " + path + ": " + file.errorString().toStdString();
+/// Writes all or nothing (a temporary file renamed into place), and never over the
+/// database the report was read from.
+std::string saveFile(const std::string& path, const std::string& database,
+                     const QByteArray& bytes) {
+    if (std::string clash = store::outputClash(path, database); !clash.empty()) {
+        return clash;
     }
-    if (file.write(bytes) != bytes.size() || !file.commit()) {
-        return "cannot write " + path + ": " + file.errorString().toStdString();
+    try {
+        store::writeFileAtomically(
+            path, std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
+    } catch (const store::OutputError& e) {
+        return e.what();
     }
     return {};
 }
@@ -149,7 +153,7 @@ ReportResult writeReports(ReportContent& content, const store::Database& db,
         if (path.empty() || !result.ok()) {
             return;
         }
-        std::string error = saveFile(path, bytes);
+        std::string error = saveFile(path, db.path(), bytes);
         if (!error.empty()) {
             result.failure = ReportResult::Failure::Io;
             result.error = error;
@@ -188,7 +192,10 @@ ReportResult writeReports(const store::Database& db, int64_t experiment_id,
         if (path->empty()) {
             continue;
         }
-        std::string error = checkWritable(*path);
+        std::string error = store::outputClash(*path, db.path());
+        if (error.empty()) {
+            error = checkWritable(*path);
+        }
         if (!error.empty()) {
             result.failure = ReportResult::Failure::Io;
             result.error = error;
