@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     int64_t steps = argc > 1 ? std::stoll(argv[1]) : 200;
     int rounds = argc > 2 ? std::stoi(argv[2]) : 3;
     auto spec = *config::preset("default");
-    spec.steps = steps;
+    spec.micro_steps = steps;
     spec.eval_interval = 0;
     spec.eval_batches = 1;
     auto db_path = std::filesystem::temp_directory_path() / "ampbench-overhead.db";

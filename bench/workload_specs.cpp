@@ -82,7 +82,7 @@ std::vector<Cell> workloadCells(const std::string& workload, bool quick) {
         arm.cuda_graph = a.graph;
         arm.lr_rule = config::LrRule::None;
         c.spec.arms = {arm};
-        c.spec.steps = static_cast<int64_t>(warmup + timed) * a.accumulation;
+        c.spec.micro_steps = static_cast<int64_t>(warmup + timed) * a.accumulation;
         c.items_per_sample = items;
         c.flops_per_item = flops;
         // A wall-clock A/B resolves a few percent only on long steps; the CNN's 1.4 ms

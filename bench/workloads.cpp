@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
             // reference.
             auto warm = cells.front().spec;
             warm.micro_batch = std::min(warm.micro_batch, 2);
-            warm.steps = 5;
+            warm.micro_steps = 5;
             warm.warmup_steps = 0;
             train::CancelToken cancel;
             train::TrainObserver none;

@@ -5,62 +5,62 @@
 #include <QColor>
 #include <QLocale>
 #include <QRegularExpression>
+#include <algorithm>
 
+#include "core/config/SpecFields.h"
 #include "ui/FieldMarks.h"
 
 namespace ampbench::ui {
 namespace {
 
 using config::ArmSpec;
+using config::FieldValue;
+using config::ValueKind;
 
-bool isBoolColumn(int c) {
-    return c == ArmsTableModel::Tf32 || c == ArmsTableModel::ChannelsLast ||
-           c == ArmsTableModel::Checkpointing || c == ArmsTableModel::CudaGraph;
+/// The columns are the arm's flattened field table, in order.
+const config::FlatField<ArmSpec>* columnField(int column) {
+    const auto& fields = config::flatFields<ArmSpec>();
+    return column >= 0 && column < static_cast<int>(fields.size())
+               ? &fields[static_cast<size_t>(column)]
+               : nullptr;
 }
 
-bool& boolField(ArmSpec& a, int c) {
-    switch (c) {
-        case ArmsTableModel::Tf32:
-            return a.tf32;
-        case ArmsTableModel::ChannelsLast:
-            return a.channels_last;
-        case ArmsTableModel::CudaGraph:
-            return a.cuda_graph;
-        default:
-            return a.checkpointing;
-    }
+bool isBoolColumn(int c) {
+    const auto* f = columnField(c);
+    return f && f->kind == ValueKind::Bool;
 }
 
 }  // namespace
 
 ArmsTableModel::ArmsTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+int ArmsTableModel::columns() {
+    return static_cast<int>(config::flatFields<ArmSpec>().size());
+}
+
 QString ArmsTableModel::fieldOf(int column) {
-    static const QStringList fields = {"name",
-                                       "precision",
-                                       "accumulation",
-                                       "lr_rule",
-                                       "grad_clip",
-                                       "tf32",
-                                       "channels_last",
-                                       "checkpointing",
-                                       "cuda_graph",
-                                       "repeats",
-                                       "scaler.init_scale",
-                                       "scaler.growth_factor",
-                                       "scaler.backoff_factor",
-                                       "scaler.growth_interval"};
-    return column >= 0 && column < fields.size() ? fields[column] : QString();
+    const auto* f = columnField(column);
+    return f ? QString::fromStdString(f->path) : QString();
+}
+
+int ArmsTableModel::columnOf(const QString& field) {
+    for (int c = 0; c < columns(); ++c) {
+        if (fieldOf(c) == field) {
+            return c;
+        }
+    }
+    return -1;
 }
 
 QStringList ArmsTableModel::choicesOf(int column) {
-    if (column == Precision) {
-        return {"fp32", "amp", "amp-fp16", "amp-bf16"};
+    const auto* f = columnField(column);
+    QStringList out;
+    if (f && f->kind == ValueKind::Choice) {
+        for (const std::string& c : f->choices) {
+            out << QString::fromStdString(c);
+        }
     }
-    if (column == LrRule) {
-        return {"linear", "sqrt", "none"};
-    }
-    return {};
+    return out;
 }
 
 void ArmsTableModel::setArms(const std::vector<ArmSpec>& arms) {
@@ -131,11 +131,7 @@ std::vector<config::FieldError> ArmsTableModel::setErrors(
         const auto m = armField.match(QString::fromStdString(e.field));
         int column = -1;
         if (m.hasMatch()) {
-            for (int c = 0; c < ColumnCount; ++c) {
-                if (fieldOf(c) == m.captured(2)) {
-                    column = c;
-                }
-            }
+            column = columnOf(m.captured(2));
         }
         const int row = m.hasMatch() ? m.captured(1).toInt() : -1;
         if (column < 0 || row >= rowCount()) {
@@ -147,7 +143,7 @@ std::vector<config::FieldError> ArmsTableModel::setErrors(
     if (next != errors_) {
         errors_ = std::move(next);
         if (rowCount() > 0) {
-            Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1),
+            Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, columns() - 1),
                                {Qt::BackgroundRole, Qt::ToolTipRole});
         }
     }
@@ -163,11 +159,12 @@ int ArmsTableModel::rowCount(const QModelIndex& parent) const {
 }
 
 int ArmsTableModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : ColumnCount;
+    return parent.isValid() ? 0 : columns();
 }
 
 QVariant ArmsTableModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || index.row() >= rowCount()) {
+    const auto* f = columnField(index.column());
+    if (!index.isValid() || index.row() >= rowCount() || !f) {
         return {};
     }
     const ArmSpec& a = arms_[static_cast<size_t>(index.row())];
@@ -179,88 +176,75 @@ QVariant ArmsTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ToolTipRole) {
         return errors_.value({index.row(), c}).join('\n');
     }
-    if (role == Qt::CheckStateRole && isBoolColumn(c)) {
-        ArmSpec copy = a;
-        return boolField(copy, c) ? Qt::Checked : Qt::Unchecked;
+    const FieldValue value = f->get(a);
+    if (role == Qt::CheckStateRole && f->kind == ValueKind::Bool) {
+        return std::get<bool>(value) ? Qt::Checked : Qt::Unchecked;
     }
     if (role != Qt::DisplayRole && role != Qt::EditRole) {
         return {};
     }
-    switch (c) {
-        case Name:
-            return QString::fromStdString(a.name);
-        case Precision:
-            return QString::fromStdString(config::toString(a.precision));
-        case Accumulation:
-            return a.accumulation;
-        case LrRule:
-            return QString::fromStdString(config::toString(a.lr_rule));
-        case GradClip:
-            return role == Qt::DisplayRole && a.grad_clip == 0 ? QString("off")
-                                                               : editableNumber(a.grad_clip);
-        case Repeats:
-            return a.repeats;
-        case ScalerInit:
-            return editableNumber(a.scaler.init_scale);
-        case ScalerGrowth:
-            return editableNumber(a.scaler.growth_factor);
-        case ScalerBackoff:
-            return editableNumber(a.scaler.backoff_factor);
-        case ScalerInterval:
-            return a.scaler.growth_interval;
-        default:
+    switch (f->kind) {
+        case ValueKind::Text:
+        case ValueKind::Choice:
+            return QString::fromStdString(std::get<std::string>(value));
+        case ValueKind::Int:
+            return static_cast<qlonglong>(std::get<int64_t>(value));
+        case ValueKind::Double: {
+            const double v = std::get<double>(value);
+            if (role == Qt::DisplayRole && v == 0 && f->info->zero_text) {
+                return QString::fromUtf8(f->info->zero_text);
+            }
+            return editableNumber(v);
+        }
+        case ValueKind::Bool:
+        case ValueKind::IntList:
             return {};
     }
+    return {};
 }
 
 bool ArmsTableModel::setData(const QModelIndex& index, const QVariant& value, int role) {
-    if (!index.isValid() || index.row() >= rowCount()) {
+    const auto* f = columnField(index.column());
+    if (!index.isValid() || index.row() >= rowCount() || !f) {
         return false;
     }
     ArmSpec& a = arms_[static_cast<size_t>(index.row())];
     const int c = index.column();
     bool ok = true;
-    if (role == Qt::CheckStateRole && isBoolColumn(c)) {
-        boolField(a, c) = value.toInt() == Qt::Checked;
+    if (role == Qt::CheckStateRole && f->kind == ValueKind::Bool) {
+        f->set(a, FieldValue(value.toInt() == Qt::Checked));
     } else if (role == Qt::EditRole) {
         const QString text = value.toString().trimmed();
-        switch (c) {
-            case Name:
-                a.name = text.toStdString();
+        switch (f->kind) {
+            case ValueKind::Text:
+                f->set(a, FieldValue(text.toStdString()));
                 break;
-            case Precision: {
-                const auto p = config::precisionFromString(text.toStdString());
-                ok = p.has_value();
-                a.precision = p.value_or(a.precision);
-                break;
-            }
-            case LrRule: {
-                const auto r = config::lrRuleFromString(text.toStdString());
-                ok = r.has_value();
-                a.lr_rule = r.value_or(a.lr_rule);
-                break;
-            }
-            case Accumulation:
-            case Repeats:
-            case ScalerInterval: {
-                const int v = text.toInt(&ok);
+            case ValueKind::Choice:
+                ok = f->choices.end() !=
+                     std::find(f->choices.begin(), f->choices.end(), text.toStdString());
                 if (ok) {
-                    (c == Accumulation ? a.accumulation
-                     : c == Repeats    ? a.repeats
-                                       : a.scaler.growth_interval) = v;
+                    f->set(a, FieldValue(text.toStdString()));
+                }
+                break;
+            case ValueKind::Int: {
+                const qlonglong v = text.toLongLong(&ok);
+                if (ok) {
+                    f->set(a, FieldValue(static_cast<int64_t>(v)));
                 }
                 break;
             }
-            default: {
-                const auto v = parseNumberText(text, /*offMeansZero=*/c == GradClip);
+            case ValueKind::Double: {
+                const auto v = parseNumberText(text, /*offMeansZero=*/f->info->zero_text);
                 ok = v.has_value();
                 if (ok) {
-                    (c == GradClip       ? a.grad_clip
-                     : c == ScalerInit   ? a.scaler.init_scale
-                     : c == ScalerGrowth ? a.scaler.growth_factor
-                                         : a.scaler.backoff_factor) = *v;
+                    f->set(a, FieldValue(*v));
                 }
+                break;
             }
+            case ValueKind::Bool:
+            case ValueKind::IntList:
+                ok = false;
+                break;
         }
     } else {
         return false;
@@ -277,30 +261,15 @@ QVariant ArmsTableModel::headerData(int section, Qt::Orientation orientation, in
     if (orientation == Qt::Vertical) {
         return role == Qt::DisplayRole ? QVariant(section + 1) : QVariant();
     }
-    static const QStringList titles = {
-        tr("Name"),        tr("Precision"), tr("Accum. K"), tr("LR rule"),    tr("Grad clip"),
-        tr("TF32"),        tr("Ch. last"),  tr("Checkpt."), tr("CUDA graph"), tr("Repeats"),
-        tr("Scaler init"), tr("Growth"),    tr("Backoff"),  tr("Interval")};
-    static const QStringList tips = {
-        tr("Unique within the experiment"),
-        tr("fp32; amp = fp16 + loss scaling on CUDA, bf16 on CPU"),
-        tr("Micro-batches per optimizer step (effective batch = micro-batch \u00d7 K)"),
-        tr("How the learning rate follows the effective batch"),
-        tr("Max global gradient L2 norm after unscaling; 0 = off"),
-        tr("Allow TF32 matmuls (fp32 arms on CUDA)"),
-        tr("NHWC memory format (cnn, resnet)"),
-        tr("Recompute activations in backward (resnet, transformer)"),
-        tr("Capture the whole step in a CUDA graph (K = 1, CUDA)"),
-        tr("Seeds for this arm; 0 = the experiment's seeds"),
-        tr("Loss scaler: initial scale (fp16)"),
-        tr("Loss scaler: growth factor"),
-        tr("Loss scaler: backoff factor"),
-        tr("Loss scaler: steps without overflow before growing")};
-    if (role == Qt::DisplayRole && section < titles.size()) {
-        return titles[section];
+    const auto* f = columnField(section);
+    if (!f) {
+        return {};
     }
-    if (role == Qt::ToolTipRole && section < tips.size()) {
-        return tips[section];
+    if (role == Qt::DisplayRole) {
+        return QString::fromUtf8(f->info->column ? f->info->column : f->info->label);
+    }
+    if (role == Qt::ToolTipRole) {
+        return QString::fromUtf8(f->info->help);
     }
     return {};
 }

@@ -15,24 +15,6 @@ namespace ampbench::ui {
 class ArmsTableModel : public QAbstractTableModel {
     Q_OBJECT
   public:
-    enum Column {
-        Name,
-        Precision,
-        Accumulation,
-        LrRule,
-        GradClip,
-        Tf32,
-        ChannelsLast,
-        Checkpointing,
-        CudaGraph,
-        Repeats,
-        ScalerInit,
-        ScalerGrowth,
-        ScalerBackoff,
-        ScalerInterval,
-        ColumnCount
-    };
-
     explicit ArmsTableModel(QObject* parent = nullptr);
 
     void setArms(const std::vector<ampbench::config::ArmSpec>& arms);
@@ -48,8 +30,12 @@ class ArmsTableModel : public QAbstractTableModel {
     /// Error messages on a cell (empty when valid).
     QStringList cellErrors(int row, int column) const;
 
+    /// The columns are the arm's field table (config/SpecFields.h), flattened.
+    static int columns();
     /// The JSON field path of a column ("scaler.init_scale").
     static QString fieldOf(int column);
+    /// The column of a field path ("accumulation"); -1 for none.
+    static int columnOf(const QString& field);
     /// Choices of an enumeration column (precision, LR rule); empty for others.
     static QStringList choicesOf(int column);
 

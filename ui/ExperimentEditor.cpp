@@ -70,7 +70,7 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     armsView_->setSelectionMode(QAbstractItemView::SingleSelection);
     armsView_->setEditTriggers(QAbstractItemView::AllEditTriggers);
     armsView_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    armsView_->horizontalHeader()->setSectionResizeMode(ArmsTableModel::Name, QHeaderView::Stretch);
+    armsView_->horizontalHeader()->setSectionResizeMode(ArmsTableModel::columnOf("name"), QHeaderView::Stretch);
     armsLayout->addWidget(armsView_);
 
     errorList_ = new QListWidget;

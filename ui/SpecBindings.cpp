@@ -1,18 +1,22 @@
 #include "ui/SpecBindings.h"
-#include "ui/NumberText.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QLineEdit>
 #include <QRegularExpression>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <limits>
 
 #include "ui/FieldMarks.h"
+#include "ui/NumberText.h"
 
 namespace ampbench::ui {
 namespace {
+
+using config::FieldValue;
+using config::ValueKind;
 
 // Wide on purpose: config::validate() owns the ranges and explains them; the
 // widgets only keep values representable.
@@ -23,152 +27,125 @@ constexpr int kIntMax = std::numeric_limits<int>::max();
 
 SpecBindings::SpecBindings(QObject* parent) : QObject(parent) {}
 
-template <typename Widget, typename Signal>
-void SpecBindings::addBinding(QFormLayout* form, const QString& label, Widget* widget,
-                              Signal changed, Binding binding) {
-    binding.widget = widget;
-    connect(widget, changed, this,
-            [this, field = binding.field] { Q_EMIT edited(QString::fromStdString(field)); });
-    binding.widget->setObjectName(QString::fromStdString(binding.field));
-    binding.widget->setToolTip(binding.baseTip);
-    binding.baseTip = binding.widget->toolTip();
-    byField_.insert(QString::fromStdString(binding.field), binding.widget);
-    form->addRow(label, binding.widget);
-    bindings_.push_back(std::move(binding));
-}
-
-template <typename T>
-void SpecBindings::addInt(QFormLayout* form, const QString& label, const std::string& field,
-                          std::function<T&(Spec&)> get, const QString& tip) {
-    auto* w = new QSpinBox;
-    w->setRange(kIntMin, kIntMax);
-    w->setAccelerated(true);
+void SpecBindings::addField(QFormLayout* form, const Field& field) {
     Binding b;
-    b.field = field;
-    b.baseTip = tip;
-    b.load = [w, get](const Spec& s) {
-        w->setValue(static_cast<int>(get(const_cast<Spec&>(s))));  // read only
-    };
-    b.store = [w, get](Spec& s) {
-        get(s) = static_cast<T>(w->value());
-        return true;
-    };
-    addBinding(form, label, w, &QSpinBox::valueChanged, std::move(b));
-}
-
-void SpecBindings::addDouble(QFormLayout* form, const QString& label, const std::string& field,
-                             std::function<double&(Spec&)> get, const QString& tip) {
-    auto* w = new QLineEdit;
-    Binding b;
-    b.field = field;
-    b.baseTip = tip;
-    b.parseMessage = "must be a number";
-    b.load = [w, get](const Spec& s) {
-        w->setText(editableNumber(get(const_cast<Spec&>(s))));  // read only
-    };
-    b.store = [w, get](Spec& s) {
-        const auto v = parseNumberText(w->text());
-        if (v) {
-            get(s) = *v;
+    b.field = &field;
+    b.baseTip = QString::fromUtf8(field.info->help);
+    const Field* f = &field;
+    auto changed = [this, path = field.path] { Q_EMIT edited(QString::fromStdString(path)); };
+    switch (field.kind) {
+        case ValueKind::Int: {
+            auto* w = new QSpinBox;
+            w->setRange(kIntMin, kIntMax);
+            w->setAccelerated(true);
+            b.widget = w;
+            b.load = [w, f](const Spec& s) {
+                w->setValue(static_cast<int>(std::get<int64_t>(f->get(s))));
+            };
+            b.store = [w, f](Spec& s) {
+                f->set(s, FieldValue(static_cast<int64_t>(w->value())));
+                return true;
+            };
+            connect(w, &QSpinBox::valueChanged, this, changed);
+            break;
         }
-        return v.has_value();
-    };
-    addBinding(form, label, w, &QLineEdit::textEdited, std::move(b));
-}
-
-void SpecBindings::addText(QFormLayout* form, const QString& label, const std::string& field,
-                           std::function<std::string&(Spec&)> get, const QString& tip) {
-    auto* w = new QLineEdit;
-    Binding b;
-    b.field = field;
-    b.baseTip = tip;
-    b.load = [w, get](const Spec& s) {
-        w->setText(QString::fromStdString(get(const_cast<Spec&>(s))));  // read only
-    };
-    b.store = [w, get](Spec& s) {
-        get(s) = w->text().toStdString();
-        return true;
-    };
-    addBinding(form, label, w, &QLineEdit::textEdited, std::move(b));
-}
-
-void SpecBindings::addBool(QFormLayout* form, const QString& label, const std::string& field,
-                           std::function<bool&(Spec&)> get, const QString& tip) {
-    auto* w = new QCheckBox;
-    Binding b;
-    b.field = field;
-    b.baseTip = tip;
-    b.load = [w, get](const Spec& s) {
-        w->setChecked(get(const_cast<Spec&>(s)));  // read only
-    };
-    b.store = [w, get](Spec& s) {
-        get(s) = w->isChecked();
-        return true;
-    };
-    addBinding(form, label, w, &QCheckBox::toggled, std::move(b));
-}
-
-void SpecBindings::addChoice(QFormLayout* form, const QString& label, const std::string& field,
-                             const QStringList& choices,
-                             std::function<std::string(const Spec&)> get,
-                             std::function<void(Spec&, const std::string&)> set,
-                             const QString& tip) {
-    auto* w = new QComboBox;
-    w->addItems(choices);
-    Binding b;
-    b.field = field;
-    b.baseTip = tip;
-    b.load = [w, get](const Spec& s) {
-        const QString v = QString::fromStdString(get(s));
-        if (w->findText(v) < 0) {
-            w->addItem(v);  // an unknown name from a file: shown, and validation says why
+        case ValueKind::Double: {
+            auto* w = new QLineEdit;
+            b.widget = w;
+            b.parseMessage = "must be a number";
+            b.load = [w, f](const Spec& s) {
+                w->setText(editableNumber(std::get<double>(f->get(s))));
+            };
+            b.store = [w, f](Spec& s) {
+                const auto v = parseNumberText(w->text());
+                if (v) {
+                    f->set(s, FieldValue(*v));
+                }
+                return v.has_value();
+            };
+            connect(w, &QLineEdit::textEdited, this, changed);
+            break;
         }
-        w->setCurrentText(v);
-    };
-    b.store = [w, set](Spec& s) {
-        set(s, w->currentText().toStdString());
-        return true;
-    };
-    addBinding(form, label, w, &QComboBox::currentTextChanged, std::move(b));
-}
-
-void SpecBindings::addIntList(QFormLayout* form, const QString& label, const std::string& field,
-                              std::function<std::vector<uint64_t>(const Spec&)> get,
-                              std::function<void(Spec&, const std::vector<uint64_t>&)> set,
-                              const QString& tip) {
-    auto* w = new QLineEdit;
-    Binding b;
-    b.field = field;
-    b.baseTip = tip;
-    b.parseMessage = "must be a list of non-negative integers, e.g. 1, 2, 3";
-    b.load = [w, get](const Spec& s) {
-        QStringList parts;
-        for (uint64_t v : get(s)) {
-            parts << QString::number(v);
+        case ValueKind::Text: {
+            auto* w = new QLineEdit;
+            b.widget = w;
+            b.load = [w, f](const Spec& s) {
+                w->setText(QString::fromStdString(std::get<std::string>(f->get(s))));
+            };
+            b.store = [w, f](Spec& s) {
+                f->set(s, FieldValue(w->text().toStdString()));
+                return true;
+            };
+            connect(w, &QLineEdit::textEdited, this, changed);
+            break;
         }
-        w->setText(parts.join(", "));
-    };
-    b.store = [w, set](Spec& s) {
-        std::vector<uint64_t> values;
-        static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
-        for (const QString& part : w->text().split(separators, Qt::SkipEmptyParts)) {
-            bool ok = false;
-            const qulonglong v = part.toULongLong(&ok);
-            if (!ok) {
-                return false;
+        case ValueKind::Bool: {
+            auto* w = new QCheckBox;
+            b.widget = w;
+            b.load = [w, f](const Spec& s) { w->setChecked(std::get<bool>(f->get(s))); };
+            b.store = [w, f](Spec& s) {
+                f->set(s, FieldValue(w->isChecked()));
+                return true;
+            };
+            connect(w, &QCheckBox::toggled, this, changed);
+            break;
+        }
+        case ValueKind::Choice: {
+            auto* w = new QComboBox;
+            for (const std::string& c : field.choices) {
+                w->addItem(QString::fromStdString(c));
             }
-            values.push_back(v);
+            b.widget = w;
+            b.load = [w, f](const Spec& s) {
+                const QString v = QString::fromStdString(std::get<std::string>(f->get(s)));
+                if (w->findText(v) < 0) {
+                    w->addItem(v);  // an unknown name from a file: shown, and validation says why
+                }
+                w->setCurrentText(v);
+            };
+            b.store = [w, f](Spec& s) {
+                f->set(s, FieldValue(w->currentText().toStdString()));
+                return true;
+            };
+            connect(w, &QComboBox::currentTextChanged, this, changed);
+            break;
         }
-        set(s, values);
-        return true;
-    };
-    addBinding(form, label, w, &QLineEdit::textEdited, std::move(b));
+        case ValueKind::IntList: {
+            auto* w = new QLineEdit;
+            b.widget = w;
+            b.parseMessage = "must be a list of non-negative integers, e.g. 1, 2, 3";
+            b.load = [w, f](const Spec& s) {
+                QStringList parts;
+                const FieldValue value = f->get(s);  // outlives the loop below
+                for (uint64_t v : std::get<std::vector<uint64_t>>(value)) {
+                    parts << QString::number(v);
+                }
+                w->setText(parts.join(", "));
+            };
+            b.store = [w, f](Spec& s) {
+                std::vector<uint64_t> values;
+                static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
+                for (const QString& part : w->text().split(separators, Qt::SkipEmptyParts)) {
+                    bool ok = false;
+                    const qulonglong v = part.toULongLong(&ok);
+                    if (!ok) {
+                        return false;
+                    }
+                    values.push_back(v);
+                }
+                f->set(s, FieldValue(values));
+                return true;
+            };
+            connect(w, &QLineEdit::textEdited, this, changed);
+            break;
+        }
+    }
+    b.widget->setObjectName(QString::fromStdString(field.path));
+    b.widget->setToolTip(b.baseTip);
+    byField_.insert(QString::fromStdString(field.path), b.widget);
+    form->addRow(QString::fromUtf8(field.info->label), b.widget);
+    bindings_.push_back(std::move(b));
 }
-
-template void SpecBindings::addInt<int>(QFormLayout*, const QString&, const std::string&,
-                                        std::function<int&(Spec&)>, const QString&);
-template void SpecBindings::addInt<int64_t>(QFormLayout*, const QString&, const std::string&,
-                                            std::function<int64_t&(Spec&)>, const QString&);
 
 void SpecBindings::load(const Spec& spec) {
     for (const Binding& b : bindings_) {
@@ -184,8 +161,16 @@ void SpecBindings::readInto(Spec& spec, std::vector<config::FieldError>& errors)
             if (auto* edit = qobject_cast<QLineEdit*>(b.widget)) {
                 text = edit->text();
             }
-            errors.push_back({b.field, "\"" + text.toStdString() + "\"", b.parseMessage});
+            errors.push_back({b.field->path, "\"" + text.toStdString() + "\"", b.parseMessage});
         }
+    }
+}
+
+void SpecBindings::enableFor(const Spec& spec) {
+    for (const Binding& b : bindings_) {
+        const auto* info = b.field->info;
+        const auto used = info->used ? info->used : info->applies;
+        b.widget->setEnabled(!used || used(spec));
     }
 }
 

@@ -12,7 +12,7 @@ namespace ampbench::ui {
 class SpecBindings;
 
 /// Every field of an ExperimentSpec except the arms, as form widgets grouped by
-/// topic. Each widget's objectName is its field path ("model.width"), the same
+/// topic, made from the spec's field table (config/SpecFields.h). Each widget's objectName is its field path ("model.width"), the same
 /// path config::validate() names, so errors can be shown on the widget.
 class SpecForm : public QWidget {
     Q_OBJECT
@@ -41,6 +41,7 @@ class SpecForm : public QWidget {
     void updateEnabled();  // fields that do not apply to the chosen model, data or optimizer
 
     SpecBindings* bindings_;  // child QObject
+    Spec shown_;              // the last spec shown: the arms and fields no widget edits
 };
 
 }  // namespace ampbench::ui

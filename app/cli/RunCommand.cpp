@@ -87,7 +87,7 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
     if (!o.name.empty())
         spec.name = o.name;
     if (o.steps)
-        spec.steps = *o.steps;
+        spec.micro_steps = *o.steps;
     if (o.epochs)
         spec.epochs = *o.epochs;
     if (o.micro_batch)

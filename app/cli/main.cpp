@@ -27,9 +27,11 @@ void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
         ->check(CLI::ExistingFile)
         ->excludes(preset);
     cmd->add_option("--name", ro.name, "experiment name");
-    cmd->add_option("--steps", ro.steps, "micro-batches per run (every arm sees the same samples)");
+    cmd->add_option("--micro-steps,--steps", ro.steps,
+                    "micro-batches per run (every arm sees the same samples; an arm with "
+                    "accumulation K makes micro-steps / K optimizer steps)");
     cmd->add_option("--epochs", ro.epochs,
-                    "whole passes over the training part (overrides --steps)");
+                    "whole passes over the training part (overrides --micro-steps)");
     cmd->add_option("--micro-batch", ro.micro_batch, "samples per micro-batch");
     cmd->add_option("--lr", ro.lr, "base learning rate (before each arm's LR rule)");
     cmd->add_option("--optimizer", ro.optimizer, "sgd | adamw");

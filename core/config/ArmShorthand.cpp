@@ -4,6 +4,8 @@
 #include <sstream>
 #include <vector>
 
+#include "core/config/SpecFields.h"
+
 namespace ampbench::config {
 namespace {
 
@@ -27,10 +29,10 @@ bool parseDouble(const std::string& s, double& out) {
     }
 }
 
-bool parseInt(const std::string& s, int& out) {
+bool parseInt(const std::string& s, int64_t& out) {
     try {
         size_t used = 0;
-        out = std::stoi(s, &used);
+        out = std::stoll(s, &used);
         return used == s.size();
     } catch (...) {
         return false;
@@ -81,36 +83,57 @@ std::optional<ArmSpec> parseArmShorthand(const std::string& text, std::string& e
             return std::nullopt;
         }
         seen.push_back(key);
-        bool ok = true;
-        if (key == "accum") {
-            ok = parseInt(value, arm.accumulation);
-        } else if (key == "lr") {
-            auto r = lrRuleFromString(value);
-            ok = r.has_value();
-            if (ok) {
-                arm.lr_rule = *r;
+        const FlatField<ArmSpec>* field = nullptr;
+        std::string keys;
+        for (const auto& f : flatFields<ArmSpec>()) {
+            if (f.info->shorthand) {
+                keys += (keys.empty() ? "" : ", ") + std::string(f.info->shorthand);
+                if (key == f.info->shorthand) {
+                    field = &f;
+                }
             }
-        } else if (key == "clip") {
-            ok = parseDouble(value, arm.grad_clip);
-        } else if (key == "tf32") {
-            ok = parseBool(value, arm.tf32);
-        } else if (key == "channels_last") {
-            ok = parseBool(value, arm.channels_last);
-        } else if (key == "checkpoint") {
-            ok = parseBool(value, arm.checkpointing);
-        } else if (key == "graph") {
-            ok = parseBool(value, arm.cuda_graph);
-        } else if (key == "repeats") {
-            ok = parseInt(value, arm.repeats);
-        } else if (key == "init_scale") {
-            ok = parseDouble(value, arm.scaler.init_scale);
-        } else if (key == "growth_interval") {
-            ok = parseInt(value, arm.scaler.growth_interval);
-        } else {
-            error = "arm '" + arm.name + "': unknown key '" + key +
-                    "' (allowed: accum, lr, clip, tf32, channels_last, checkpoint, graph, repeats, "
-                    "init_scale, growth_interval)";
+        }
+        if (!field) {
+            error = "arm '" + arm.name + "': unknown key '" + key + "' (allowed: " + keys + ")";
             return std::nullopt;
+        }
+        bool ok = true;
+        switch (field->kind) {
+            case ValueKind::Int: {
+                int64_t v = 0;
+                ok = parseInt(value, v);
+                if (ok) {
+                    field->set(arm, v);
+                }
+                break;
+            }
+            case ValueKind::Double: {
+                double v = 0;
+                ok = parseDouble(value, v);
+                if (ok) {
+                    field->set(arm, v);
+                }
+                break;
+            }
+            case ValueKind::Bool: {
+                bool v = false;
+                ok = parseBool(value, v);
+                if (ok) {
+                    field->set(arm, v);
+                }
+                break;
+            }
+            case ValueKind::Choice:
+                ok = std::find(field->choices.begin(), field->choices.end(), value) !=
+                     field->choices.end();
+                if (ok) {
+                    field->set(arm, value);
+                }
+                break;
+            case ValueKind::Text:
+            case ValueKind::IntList:
+                ok = false;
+                break;
         }
         if (!ok) {
             error = "arm '" + arm.name + "': bad value '" + value + "' for " + key;

@@ -2,130 +2,55 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
+
+#include "core/config/SpecFields.h"
 
 namespace ampbench::config {
 
-// Memberwise comparisons (C++17 has no defaulted operator==). Keep these in step
-// with the structs: a member left out here would make a round-trip test blind to it.
+// Equality and names come from the field and enum tables (SpecFields.cpp), so a
+// field cannot be left out of a comparison.
 bool ScalerSpec::operator==(const ScalerSpec& o) const {
-    return std::tie(init_scale, growth_factor, backoff_factor, growth_interval) ==
-           std::tie(o.init_scale, o.growth_factor, o.backoff_factor, o.growth_interval);
+    return equalFields(*this, o);
 }
-
 bool ArmSpec::operator==(const ArmSpec& o) const {
-    return std::tie(name, precision, accumulation, lr_rule, scaler, grad_clip, tf32, channels_last,
-                    checkpointing, cuda_graph, repeats) ==
-           std::tie(o.name, o.precision, o.accumulation, o.lr_rule, o.scaler, o.grad_clip, o.tf32,
-                    o.channels_last, o.checkpointing, o.cuda_graph, o.repeats);
+    return equalFields(*this, o);
 }
-
 bool ModelSpec::operator==(const ModelSpec& o) const {
-    return std::tie(name, width, depth, blocks, bottleneck, heads, dropout) ==
-           std::tie(o.name, o.width, o.depth, o.blocks, o.bottleneck, o.heads, o.dropout);
+    return equalFields(*this, o);
 }
-
 bool DataSpec::operator==(const DataSpec& o) const {
-    return std::tie(name, dir, val_fraction, channels, height, width, classes, seq_len, vocab,
-                    prefetch) == std::tie(o.name, o.dir, o.val_fraction, o.channels, o.height,
-                                          o.width, o.classes, o.seq_len, o.vocab, o.prefetch);
+    return equalFields(*this, o);
 }
-
 bool OptimizerSpec::operator==(const OptimizerSpec& o) const {
-    return std::tie(kind, lr, momentum, weight_decay, beta1, beta2, eps) ==
-           std::tie(o.kind, o.lr, o.momentum, o.weight_decay, o.beta1, o.beta2, o.eps);
+    return equalFields(*this, o);
 }
-
 bool ExperimentSpec::operator==(const ExperimentSpec& o) const {
-    return std::tie(name, model, data, optimizer, micro_batch, steps, epochs, warmup_steps,
-                    eval_interval, eval_batches, seeds, device, cpu_threads, cudnn_benchmark,
-                    arms) == std::tie(o.name, o.model, o.data, o.optimizer, o.micro_batch, o.steps,
-                                      o.epochs, o.warmup_steps, o.eval_interval, o.eval_batches,
-                                      o.seeds, o.device, o.cpu_threads, o.cudnn_benchmark, o.arms);
+    return equalFields(*this, o);
 }
 
 std::string toString(Precision p) {
-    switch (p) {
-        case Precision::Fp32:
-            return "fp32";
-        case Precision::Amp:
-            return "amp";
-        case Precision::AmpFp16:
-            return "amp-fp16";
-        case Precision::AmpBf16:
-            return "amp-bf16";
-    }
-    return "fp32";
+    return enumToString(p);
 }
-
 std::string toString(LrRule r) {
-    switch (r) {
-        case LrRule::Linear:
-            return "linear";
-        case LrRule::Sqrt:
-            return "sqrt";
-        case LrRule::None:
-            return "none";
-    }
-    return "linear";
+    return enumToString(r);
 }
-
 std::string toString(OptimizerKind k) {
-    switch (k) {
-        case OptimizerKind::Sgd:
-            return "sgd";
-        case OptimizerKind::AdamW:
-            return "adamw";
-    }
-    return "sgd";
+    return enumToString(k);
 }
-
 std::string toString(DeviceKind d) {
-    switch (d) {
-        case DeviceKind::Auto:
-            return "auto";
-        case DeviceKind::Cpu:
-            return "cpu";
-        case DeviceKind::Cuda:
-            return "cuda";
-    }
-    return "auto";
+    return enumToString(d);
 }
-
 std::optional<Precision> precisionFromString(const std::string& text) {
-    for (Precision p : {Precision::Fp32, Precision::Amp, Precision::AmpFp16, Precision::AmpBf16}) {
-        if (toString(p) == text) {
-            return p;
-        }
-    }
-    return std::nullopt;
+    return enumFromString<Precision>(text);
 }
-
 std::optional<LrRule> lrRuleFromString(const std::string& text) {
-    for (LrRule r : {LrRule::Linear, LrRule::Sqrt, LrRule::None}) {
-        if (toString(r) == text) {
-            return r;
-        }
-    }
-    return std::nullopt;
+    return enumFromString<LrRule>(text);
 }
-
 std::optional<OptimizerKind> optimizerFromString(const std::string& text) {
-    for (OptimizerKind k : {OptimizerKind::Sgd, OptimizerKind::AdamW}) {
-        if (toString(k) == text) {
-            return k;
-        }
-    }
-    return std::nullopt;
+    return enumFromString<OptimizerKind>(text);
 }
-
 std::optional<DeviceKind> deviceFromString(const std::string& text) {
-    for (DeviceKind d : {DeviceKind::Auto, DeviceKind::Cpu, DeviceKind::Cuda}) {
-        if (toString(d) == text) {
-            return d;
-        }
-    }
-    return std::nullopt;
+    return enumFromString<DeviceKind>(text);
 }
 
 std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm) {

@@ -1,6 +1,7 @@
 #pragma once
-// The experiment spec: what to train, how, and in which arms. Plain data; JSON
-// conversion lives in SpecJson.h and range checks in Validation.h.
+// The experiment spec: what to train, how, and in which arms. Plain data; every
+// field is described once in SpecFields.h, from which JSON (SpecJson.h), equality
+// and range checks (Validation.h) are derived.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,7 +21,7 @@ struct ScalerSpec {
     double growth_factor = 2.0;
     double backoff_factor = 0.5;
     int growth_interval = 2000;
-    bool operator==(const ScalerSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator==(const ScalerSpec&) const;  ///< every field of its table
     bool operator!=(const ScalerSpec& other) const { return !(*this == other); }
 };
 
@@ -36,7 +37,7 @@ struct ArmSpec {
     bool checkpointing = false;       ///< recompute activations per block in backward
     bool cuda_graph = false;          ///< capture the whole step in a CUDA graph (K = 1, CUDA)
     int repeats = 0;                  ///< seeds for this arm; 0 = the experiment's seeds
-    bool operator==(const ArmSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator==(const ArmSpec&) const;  ///< every field of its table
     bool operator!=(const ArmSpec& other) const { return !(*this == other); }
 };
 
@@ -48,7 +49,7 @@ struct ModelSpec {
     bool bottleneck = false;   ///< resnet: bottleneck (ResNet-50) instead of basic blocks
     int heads = 4;             ///< transformer attention heads
     double dropout = 0.0;
-    bool operator==(const ModelSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator==(const ModelSpec&) const;  ///< every field of its table
     bool operator!=(const ModelSpec& other) const { return !(*this == other); }
 };
 
@@ -63,7 +64,7 @@ struct DataSpec {
     int seq_len = 128;                       ///< synthetic tokens
     int vocab = 1024;                        ///< synthetic tokens
     int prefetch = 4;                        ///< batches prepared ahead by the background thread
-    bool operator==(const DataSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator==(const DataSpec&) const;  ///< every field of its table
     bool operator!=(const DataSpec& other) const { return !(*this == other); }
 };
 
@@ -75,7 +76,7 @@ struct OptimizerSpec {
     double beta1 = 0.9;  ///< AdamW
     double beta2 = 0.999;
     double eps = 1e-8;
-    bool operator==(const OptimizerSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator==(const OptimizerSpec&) const;  ///< every field of its table
     bool operator!=(const OptimizerSpec& other) const { return !(*this == other); }
 };
 
@@ -85,19 +86,20 @@ struct ExperimentSpec {
     DataSpec data;
     OptimizerSpec optimizer;
     int micro_batch = 64;
-    /// Micro-batches per run. An arm with accumulation K makes steps/K optimizer
-    /// steps, so every arm sees the same number of samples.
-    int64_t steps = 600;
-    int epochs = 0;        ///< when > 0, overrides steps: whole passes over the training part
+    /// Micro-batches per run (JSON "micro_steps", formerly "steps"). An arm with
+    /// accumulation K makes micro_steps / K optimizer steps, so every arm sees the
+    /// same samples; the database's `step` counts optimizer steps.
+    int64_t micro_steps = 600;
+    int epochs = 0;        ///< when > 0, overrides micro_steps: whole passes over the training part
     int warmup_steps = 5;  ///< optimizer steps excluded from timing statistics
-    int64_t eval_interval = 200;  ///< in micro-batches; 0 = only at the end
+    int64_t eval_interval = 200;  ///< in micro-steps; 0 = only at the end
     int eval_batches = 0;         ///< validation batches per eval; 0 = the whole validation part
     std::vector<uint64_t> seeds = {1};
     DeviceKind device = DeviceKind::Auto;
     int cpu_threads = 0;  ///< 0 = every logical CPU
     bool cudnn_benchmark = true;
     std::vector<ArmSpec> arms;
-    bool operator==(const ExperimentSpec&) const;  ///< memberwise, in the .cpp (C++17)
+    bool operator==(const ExperimentSpec&) const;  ///< every field of its table
     bool operator!=(const ExperimentSpec& other) const { return !(*this == other); }
 };
 

@@ -27,7 +27,7 @@ ExperimentSpec fashionMnist() {
     s.optimizer.lr = 0.05;
     s.optimizer.momentum = 0.9;
     s.optimizer.weight_decay = 5e-4;
-    s.steps = 600;
+    s.micro_steps = 600;
     s.warmup_steps = 5;
     s.eval_interval = 200;
     s.seeds = {1};
@@ -63,7 +63,7 @@ ExperimentSpec resnet50() {
     s.optimizer.lr = 0.1;
     s.optimizer.momentum = 0.9;
     s.optimizer.weight_decay = 1e-4;
-    s.steps = 80;
+    s.micro_steps = 80;
     s.warmup_steps = 10;
     s.eval_interval = 0;
     s.eval_batches = 2;
@@ -87,7 +87,7 @@ ExperimentSpec gpt2Small() {
     s.optimizer.kind = OptimizerKind::AdamW;
     s.optimizer.lr = 3e-4;
     s.optimizer.weight_decay = 0.1;
-    s.steps = 60;
+    s.micro_steps = 60;
     s.warmup_steps = 10;
     s.eval_interval = 0;
     s.eval_batches = 2;
@@ -109,7 +109,7 @@ std::optional<ExperimentSpec> preset(const std::string& name) {
     if (name == "smoke") {
         ExperimentSpec s = fashionMnist();
         s.name = "fashion-mnist-smoke";
-        s.steps = 48;
+        s.micro_steps = 48;
         s.eval_interval = 24;
         s.eval_batches = 8;
         s.warmup_steps = 2;

@@ -6,8 +6,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <type_traits>
+#include <variant>
 
 #include "core/config/JsonText.h"
+#include "core/config/SpecFields.h"
 
 namespace ampbench::config {
 
@@ -187,104 +190,57 @@ class Reader {
     std::vector<FieldError>& errors_;
 };
 
-constexpr const char* kPrecisions = "\"fp32\", \"amp\", \"amp-fp16\", \"amp-bf16\"";
-constexpr const char* kLrRules = "\"linear\", \"sqrt\", \"none\"";
-constexpr const char* kOptimizers = "\"sgd\", \"adamw\"";
-constexpr const char* kDevices = "\"auto\", \"cpu\", \"cuda\"";
+template <class T>
+constexpr bool isSection = std::is_same_v<T, ModelSpec> || std::is_same_v<T, DataSpec> ||
+                           std::is_same_v<T, OptimizerSpec> || std::is_same_v<T, ScalerSpec>;
+
+/// "\"fp32\", \"amp\", ..." for messages.
+template <class E>
+std::string allowedText() {
+    std::string text;
+    for (const std::string& name : enumChoices<E>()) {
+        text += (text.empty() ? "\"" : ", \"") + name + "\"";
+    }
+    return text;
+}
+
+template <class J, class S>
+J write(const S& s);
 
 template <class J>
-J write(const ScalerSpec& s) {
-    return J{{"init_scale", s.init_scale},
-             {"growth_factor", s.growth_factor},
-             {"backoff_factor", s.backoff_factor},
-             {"growth_interval", s.growth_interval}};
+J writeArms(const std::vector<ArmSpec>& arms) {
+    J out = J::array();
+    for (const ArmSpec& arm : arms) {
+        out.push_back(write<J>(arm));
+    }
+    return out;
 }
 
-template <class J>
-J write(const ModelSpec& m) {
-    return J{{"name", m.name},      {"width", m.width},           {"depth", m.depth},
-             {"blocks", m.blocks},  {"bottleneck", m.bottleneck}, {"heads", m.heads},
-             {"dropout", m.dropout}};
+/// Every field of S's table, in table order (which reads well in a hand-edited file).
+template <class J, class S>
+J write(const S& s) {
+    J j = J::object();
+    for (const auto& f : fieldsOf<S>()) {
+        std::visit(
+            [&](auto m) {
+                using T = std::remove_cv_t<std::remove_reference_t<decltype(s.*m)>>;
+                if constexpr (isSection<T>) {
+                    j[f.key] = write<J>(s.*m);
+                } else if constexpr (std::is_same_v<T, std::vector<ArmSpec>>) {
+                    j[f.key] = writeArms<J>(s.*m);
+                } else if constexpr (std::is_enum_v<T>) {
+                    j[f.key] = enumToString(s.*m);
+                } else {
+                    j[f.key] = s.*m;
+                }
+            },
+            f.member);
+    }
+    return j;
 }
 
-template <class J>
-J write(const DataSpec& d) {
-    return J{{"name", d.name},         {"dir", d.dir},         {"val_fraction", d.val_fraction},
-             {"channels", d.channels}, {"height", d.height},   {"width", d.width},
-             {"classes", d.classes},   {"seq_len", d.seq_len}, {"vocab", d.vocab},
-             {"prefetch", d.prefetch}};
-}
-
-template <class J>
-J write(const OptimizerSpec& o) {
-    return J{{"kind", toString(o.kind)},
-             {"lr", o.lr},
-             {"momentum", o.momentum},
-             {"weight_decay", o.weight_decay},
-             {"beta1", o.beta1},
-             {"beta2", o.beta2},
-             {"eps", o.eps}};
-}
-
-void readScaler(Reader& r, const json& j, const std::string& path, ScalerSpec& s) {
-    r.readObject(j, path,
-                 {{"init_scale", r.number(s.init_scale)},
-                  {"growth_factor", r.number(s.growth_factor)},
-                  {"backoff_factor", r.number(s.backoff_factor)},
-                  {"growth_interval", r.integer(s.growth_interval)}});
-}
-
-void readModel(Reader& r, const json& j, const std::string& path, ModelSpec& m) {
-    r.readObject(j, path,
-                 {{"name", r.string(m.name)},
-                  {"width", r.integer(m.width)},
-                  {"depth", r.integer(m.depth)},
-                  {"blocks", r.integerArray(m.blocks)},
-                  {"bottleneck", r.boolean(m.bottleneck)},
-                  {"heads", r.integer(m.heads)},
-                  {"dropout", r.number(m.dropout)}});
-}
-
-void readData(Reader& r, const json& j, const std::string& path, DataSpec& d) {
-    r.readObject(j, path,
-                 {{"name", r.string(d.name)},
-                  {"dir", r.string(d.dir)},
-                  {"val_fraction", r.number(d.val_fraction)},
-                  {"channels", r.integer(d.channels)},
-                  {"height", r.integer(d.height)},
-                  {"width", r.integer(d.width)},
-                  {"classes", r.integer(d.classes)},
-                  {"seq_len", r.integer(d.seq_len)},
-                  {"vocab", r.integer(d.vocab)},
-                  {"prefetch", r.integer(d.prefetch)}});
-}
-
-void readOptimizer(Reader& r, const json& j, const std::string& path, OptimizerSpec& o) {
-    r.readObject(j, path,
-                 {{"kind", r.enumeration(o.kind, &optimizerFromString, kOptimizers)},
-                  {"lr", r.number(o.lr)},
-                  {"momentum", r.number(o.momentum)},
-                  {"weight_decay", r.number(o.weight_decay)},
-                  {"beta1", r.number(o.beta1)},
-                  {"beta2", r.number(o.beta2)},
-                  {"eps", r.number(o.eps)}});
-}
-
-void readArm(Reader& r, const json& j, const std::string& path, ArmSpec& a) {
-    r.readObject(
-        j, path,
-        {{"name", r.string(a.name)},
-         {"precision", r.enumeration(a.precision, &precisionFromString, kPrecisions)},
-         {"accumulation", r.integer(a.accumulation)},
-         {"lr_rule", r.enumeration(a.lr_rule, &lrRuleFromString, kLrRules)},
-         {"scaler", [&](const json& v, const std::string& p) { readScaler(r, v, p, a.scaler); }},
-         {"grad_clip", r.number(a.grad_clip)},
-         {"tf32", r.boolean(a.tf32)},
-         {"channels_last", r.boolean(a.channels_last)},
-         {"checkpointing", r.boolean(a.checkpointing)},
-         {"cuda_graph", r.boolean(a.cuda_graph)},
-         {"repeats", r.integer(a.repeats)}});
-}
+template <class S>
+void read(Reader& r, const json& j, const std::string& path, S& s);
 
 void readArms(Reader& r, const json& j, const std::string& path, std::vector<ArmSpec>& arms) {
     if (!j.is_array()) {
@@ -299,58 +255,58 @@ void readArms(Reader& r, const json& j, const std::string& path, std::vector<Arm
             continue;
         }
         ArmSpec arm;
-        readArm(r, j[i], armPath, arm);
+        read(r, j[i], armPath, arm);
         result.push_back(std::move(arm));
     }
     arms = std::move(result);
 }
 
-template <class J>
-J writeArm(const ArmSpec& arm) {
-    return J{{"name", arm.name},
-             {"precision", toString(arm.precision)},
-             {"accumulation", arm.accumulation},
-             {"lr_rule", toString(arm.lr_rule)},
-             {"scaler", write<J>(arm.scaler)},
-             {"grad_clip", arm.grad_clip},
-             {"tf32", arm.tf32},
-             {"channels_last", arm.channels_last},
-             {"checkpointing", arm.checkpointing},
-             {"cuda_graph", arm.cuda_graph},
-             {"repeats", arm.repeats}};
+/// The reader of one field, chosen by the member's type.
+template <class S, class T>
+Reader::Field readerOf(Reader& r, S& s, T S::*m) {
+    T& target = s.*m;
+    if constexpr (isSection<T>) {
+        return [&r, &target](const json& v, const std::string& p) { read(r, v, p, target); };
+    } else if constexpr (std::is_same_v<T, std::vector<ArmSpec>>) {
+        return [&r, &target](const json& v, const std::string& p) { readArms(r, v, p, target); };
+    } else if constexpr (std::is_enum_v<T>) {
+        static const std::string allowed = allowedText<T>();
+        return r.enumeration(target, &enumFromString<T>, allowed.c_str());
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        return r.string(target);
+    } else if constexpr (std::is_same_v<T, bool>) {
+        return r.boolean(target);
+    } else if constexpr (std::is_same_v<T, double>) {
+        return r.number(target);
+    } else if constexpr (std::is_integral_v<T>) {
+        return r.integer(target);
+    } else {
+        return r.integerArray(target);
+    }
 }
 
-template <class J>
-J writeSpec(const ExperimentSpec& spec) {
-    J arms = J::array();
-    for (const ArmSpec& arm : spec.arms) {
-        arms.push_back(writeArm<J>(arm));
+/// Reads the keys of S's table (and their former names) from an object.
+template <class S>
+void read(Reader& r, const json& j, const std::string& path, S& s) {
+    Reader::Fields fields;
+    for (const auto& f : fieldsOf<S>()) {
+        Reader::Field reader = std::visit([&](auto m) { return readerOf(r, s, m); }, f.member);
+        if (f.alias) {
+            fields[f.alias] = reader;
+        }
+        fields[f.key] = std::move(reader);
     }
-    return J{{"name", spec.name},
-             {"model", write<J>(spec.model)},
-             {"data", write<J>(spec.data)},
-             {"optimizer", write<J>(spec.optimizer)},
-             {"micro_batch", spec.micro_batch},
-             {"steps", spec.steps},
-             {"epochs", spec.epochs},
-             {"warmup_steps", spec.warmup_steps},
-             {"eval_interval", spec.eval_interval},
-             {"eval_batches", spec.eval_batches},
-             {"seeds", spec.seeds},
-             {"device", toString(spec.device)},
-             {"cpu_threads", spec.cpu_threads},
-             {"cudnn_benchmark", spec.cudnn_benchmark},
-             {"arms", std::move(arms)}};
+    r.readObject(j, path, fields);
 }
 
 }  // namespace
 
 json toJson(const ArmSpec& arm) {
-    return writeArm<json>(arm);
+    return write<json>(arm);
 }
 
 json toJson(const ExperimentSpec& spec) {
-    return writeSpec<json>(spec);
+    return write<json>(spec);
 }
 
 ArmSpec armFromJson(const json& j, const std::string& path, std::vector<FieldError>& errors) {
@@ -360,7 +316,7 @@ ArmSpec armFromJson(const json& j, const std::string& path, std::vector<FieldErr
         reader.fail(path, j, "expected an object");
         return arm;
     }
-    readArm(reader, j, path, arm);
+    read(reader, j, path, arm);
     return arm;
 }
 
@@ -371,32 +327,13 @@ ExperimentSpec specFromJson(const json& j, std::vector<FieldError>& errors) {
         r.fail("(file)", j, "expected a JSON object at the top level");
         return spec;
     }
-    auto nested = [&r](auto read, auto& target) {
-        return [&r, read, &target](const json& v, const std::string& p) { read(r, v, p, target); };
-    };
-    r.readObject(j, "",
-                 {{"name", r.string(spec.name)},
-                  {"model", nested(&readModel, spec.model)},
-                  {"data", nested(&readData, spec.data)},
-                  {"optimizer", nested(&readOptimizer, spec.optimizer)},
-                  {"micro_batch", r.integer(spec.micro_batch)},
-                  {"steps", r.integer(spec.steps)},
-                  {"epochs", r.integer(spec.epochs)},
-                  {"warmup_steps", r.integer(spec.warmup_steps)},
-                  {"eval_interval", r.integer(spec.eval_interval)},
-                  {"eval_batches", r.integer(spec.eval_batches)},
-                  {"seeds", r.integerArray(spec.seeds)},
-                  {"device", r.enumeration(spec.device, &deviceFromString, kDevices)},
-                  {"cpu_threads", r.integer(spec.cpu_threads)},
-                  {"cudnn_benchmark", r.boolean(spec.cudnn_benchmark)},
-                  {"arms", nested(&readArms, spec.arms)}});
+    read(r, j, "", spec);
     return spec;
 }
 
 std::string specToJsonText(const ExperimentSpec& spec) {
-    // Declaration order reads better in a hand-edited file than json's sorted keys.
-    return writeSpec<nlohmann::ordered_json>(spec).dump(2, ' ', false,
-                                                        json::error_handler_t::replace) +
+    // Table order reads better in a hand-edited file than json's sorted keys.
+    return write<nlohmann::ordered_json>(spec).dump(2, ' ', false, json::error_handler_t::replace) +
            "\n";
 }
 

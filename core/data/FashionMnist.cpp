@@ -10,6 +10,7 @@
 #include <iterator>
 #include <memory>
 
+#include "core/config/DataPaths.h"
 #include "core/data/DataError.h"
 
 namespace ampbench::data {
@@ -181,7 +182,7 @@ std::vector<uint8_t> readIdxLabels(const std::string& path) {
 }
 
 std::string defaultFashionMnistDir() {
-    return "/usr/share/datasets/fashion-mnist";
+    return config::defaultFashionMnistDir();
 }
 
 FashionMnist loadFashionMnist(const std::string& dir_in) {

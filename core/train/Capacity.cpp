@@ -63,7 +63,7 @@ BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int6
     s.arms = {arm};
     s.micro_batch = static_cast<int>(batch);
     s.epochs = 0;
-    s.steps = static_cast<int64_t>(std::max(1, trial_steps)) * arm.accumulation;
+    s.micro_steps = static_cast<int64_t>(std::max(1, trial_steps)) * arm.accumulation;
     s.warmup_steps = 0;
     s.eval_interval = 0;
     TrialObserver obs;

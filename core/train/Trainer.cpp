@@ -702,7 +702,7 @@ Precision resolvePrecision(Precision precision, bool cuda) {
 
 int64_t plannedOptimizerSteps(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
                               int64_t train_size) {
-    int64_t micro = spec.steps;
+    int64_t micro = spec.micro_steps;
     if (spec.epochs > 0) {
         micro = spec.epochs * std::max<int64_t>(1, train_size / spec.micro_batch);
     }

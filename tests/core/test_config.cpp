@@ -76,7 +76,7 @@ TEST(Presets, DefaultIsTheThreeArmComparison) {
     EXPECT_EQ(s.data.name, "fashion-mnist");
     EXPECT_EQ(s.optimizer.kind, OptimizerKind::Sgd);
     EXPECT_DOUBLE_EQ(s.optimizer.weight_decay, 5e-4);
-    EXPECT_EQ(s.steps, 600);
+    EXPECT_EQ(s.micro_steps, 600);
     ASSERT_EQ(s.arms.size(), 3u);
     EXPECT_EQ(s.arms[0].name, "fp32");
     EXPECT_EQ(s.arms[1].precision, Precision::Amp);
@@ -86,7 +86,7 @@ TEST(Presets, DefaultIsTheThreeArmComparison) {
     EXPECT_DOUBLE_EQ(scaledLearningRate(s, s.arms[2]), 0.2);
 
     const ExperimentSpec smoke = *preset("smoke");
-    EXPECT_EQ(smoke.steps, 48);
+    EXPECT_EQ(smoke.micro_steps, 48);
     EXPECT_EQ(smoke.eval_batches, 8);
     EXPECT_EQ(preset("noise-band")->seeds, (std::vector<uint64_t>{1, 2, 3}));
 }
@@ -139,9 +139,9 @@ TEST(SpecJson, NonDefaultValuesRoundTrip) {
 
 TEST(SpecJson, WritesEveryFieldWithSnakeCaseNames) {
     const json j = toJson(defaultPreset());
-    for (const char* key : {"name", "model", "data", "optimizer", "micro_batch", "steps", "epochs",
-                            "warmup_steps", "eval_interval", "eval_batches", "seeds", "device",
-                            "cpu_threads", "cudnn_benchmark", "arms"}) {
+    for (const char* key : {"name", "model", "data", "optimizer", "micro_batch", "micro_steps",
+                            "epochs", "warmup_steps", "eval_interval", "eval_batches", "seeds",
+                            "device", "cpu_threads", "cudnn_benchmark", "arms"}) {
         EXPECT_TRUE(j.contains(key)) << key;
     }
     EXPECT_EQ(j["optimizer"]["kind"], "sgd");
@@ -156,7 +156,7 @@ TEST(SpecJson, MissingFieldsKeepDefaults) {
     EXPECT_EQ(specFromJsonText("{}", errors), ExperimentSpec{});
     EXPECT_TRUE(errors.empty());
     const ExperimentSpec s = specFromJsonText(R"({"steps": 10, "arms": [{"name": "x"}]})", errors);
-    EXPECT_EQ(s.steps, 10);
+    EXPECT_EQ(s.micro_steps, 10);
     EXPECT_EQ(s.micro_batch, ExperimentSpec{}.micro_batch);
     ASSERT_EQ(s.arms.size(), 1u);
     EXPECT_EQ(s.arms[0].name, "x");
@@ -190,7 +190,7 @@ TEST(SpecJson, BadFieldsReportedByPathAndTheRestLoads) {
     EXPECT_EQ(errors.size(), 7u) << allErrors(errors);
 
     EXPECT_EQ(s.micro_batch, 64);  // default kept
-    EXPECT_EQ(s.steps, 100);
+    EXPECT_EQ(s.micro_steps, 100);
     EXPECT_DOUBLE_EQ(s.optimizer.lr, OptimizerSpec{}.lr);
     EXPECT_DOUBLE_EQ(s.optimizer.momentum, 0.8);
     ASSERT_EQ(s.arms.size(), 2u);
@@ -236,7 +236,7 @@ TEST(SpecJson, IntegerConversions) {
         R"({"micro_batch": 32.0, "steps": 1e9, "seeds": [3, 18446744073709551615]})", errors);
     EXPECT_TRUE(errors.empty()) << allErrors(errors);
     EXPECT_EQ(s.micro_batch, 32);
-    EXPECT_EQ(s.steps, 1000000000);
+    EXPECT_EQ(s.micro_steps, 1000000000);
     EXPECT_EQ(s.seeds, (std::vector<uint64_t>{3, 18446744073709551615ull}));
 
     s = specFromJsonText(
@@ -302,7 +302,7 @@ TEST(Validation, ArmAccumulationAndNames) {
 
 TEST(Validation, StepsMustCoverAccumulationAndWarmup) {
     ExperimentSpec s = defaultPreset();
-    s.steps = 2;
+    s.micro_steps = 2;
     s.warmup_steps = 0;
     auto errors = validate(s);
     const auto accumulation = findError(errors, "arms[2].accumulation");
@@ -310,7 +310,7 @@ TEST(Validation, StepsMustCoverAccumulationAndWarmup) {
     EXPECT_NE(accumulation->message.find("at least one optimizer step"), std::string::npos);
     EXPECT_EQ(errors.size(), 1u) << allErrors(errors);
 
-    s.steps = 20;  // the accumulation-4 arm makes 5 optimizer steps
+    s.micro_steps = 20;  // the accumulation-4 arm makes 5 optimizer steps
     s.warmup_steps = 5;
     errors = validate(s);
     ASSERT_EQ(errors.size(), 1u) << allErrors(errors);
@@ -318,7 +318,7 @@ TEST(Validation, StepsMustCoverAccumulationAndWarmup) {
     EXPECT_NE(errors[0].message.find("amp-accum4"), std::string::npos) << errors[0].message;
 
     s.epochs = 2;  // steps no longer decide the length
-    s.steps = 0;
+    s.micro_steps = 0;
     EXPECT_TRUE(validate(s).empty()) << allErrors(validate(s));
 }
 

@@ -31,7 +31,7 @@ const c10::Device kCuda(c10::kCUDA, 0);
 config::ExperimentSpec cudaSpec(int batch, int64_t steps, config::Precision precision) {
     config::ExperimentSpec s;
     s.micro_batch = batch;
-    s.steps = steps;
+    s.micro_steps = steps;
     s.eval_interval = 0;
     s.eval_batches = 1;
     s.device = config::DeviceKind::Cuda;
@@ -273,7 +273,7 @@ TEST(Cuda, GraphStepMatchesEagerStep) {
         s.data.channels = 1;
         s.data.height = s.data.width = 16;
         s.micro_batch = 32;
-        s.steps = 12;
+        s.micro_steps = 12;
         s.eval_interval = 0;
         s.eval_batches = 1;
         s.device = config::DeviceKind::Cuda;

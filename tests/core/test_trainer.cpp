@@ -65,7 +65,7 @@ config::ExperimentSpec syntheticSpec(int64_t steps, const char* arm = "fp32",
     s.data.name = "synthetic-images";
     s.data.channels = 1;
     s.data.height = s.data.width = 8;
-    s.steps = steps;
+    s.micro_steps = steps;
     s.arms = {{arm, precision}};
     return s;
 }
@@ -80,12 +80,12 @@ TEST(Trainer, AccumulationMatchesTheLargeBatch) {
     const int b = 16, k = 4;
     auto big = mlpSpec();
     big.micro_batch = b * k;
-    big.steps = 3;
+    big.micro_steps = 3;
     big.arms = {{"big"}};
     big.arms[0].lr_rule = config::LrRule::None;
     auto acc = mlpSpec();
     acc.micro_batch = b;
-    acc.steps = 3 * k;
+    acc.micro_steps = 3 * k;
     acc.arms = {{"acc"}};
     acc.arms[0].accumulation = k;
     acc.arms[0].lr_rule = config::LrRule::None;
@@ -122,7 +122,7 @@ TEST(Trainer, RecordsEveryStepAndEval) {
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     }
     auto s = mlpSpec();
-    s.steps = 30;
+    s.micro_steps = 30;
     s.eval_interval = 10;
     s.warmup_steps = 2;
     s.arms = {{"bf16", config::Precision::AmpBf16}};
@@ -155,7 +155,7 @@ TEST(Trainer, CancelKeepsCompletedSteps) {
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     }
     auto s = mlpSpec();
-    s.steps = 1000;
+    s.micro_steps = 1000;
     s.arms = {{"fp32"}};
     train::CancelToken cancel;
     Collect c;
@@ -175,7 +175,7 @@ TEST(Trainer, CancelInsideAccumulationDropsThePartialStep) {
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     }
     auto s = mlpSpec();
-    s.steps = 400;
+    s.micro_steps = 400;
     s.arms = {{"acc"}};
     s.arms[0].accumulation = 4;
     train::CancelToken cancel;
@@ -223,7 +223,7 @@ TEST(Trainer, SyntheticTransformerTrains) {
     s.data.seq_len = 16;
     s.data.vocab = 64;
     s.micro_batch = 4;
-    s.steps = 4;
+    s.micro_steps = 4;
     s.optimizer.kind = config::OptimizerKind::AdamW;
     s.optimizer.lr = 1e-3;
     s.arms = {{"bf16", config::Precision::AmpBf16, 2}};
@@ -245,7 +245,7 @@ TEST(Trainer, ResNetWithChannelsLastTrains) {
     s.data.channels = 3;
     s.data.height = s.data.width = 16;
     s.micro_batch = 4;
-    s.steps = 2;
+    s.micro_steps = 2;
     s.arms = {{"cl", config::Precision::Fp32}};
     s.arms[0].channels_last = true;
     Collect c;
@@ -257,7 +257,7 @@ TEST(Trainer, ResNetWithChannelsLastTrains) {
 
 TEST(Trainer, PlannedSteps) {
     auto s = mlpSpec();
-    s.steps = 600;
+    s.micro_steps = 600;
     config::ArmSpec a;
     a.accumulation = 4;
     EXPECT_EQ(train::plannedOptimizerSteps(s, a, 54000), 150);
@@ -287,7 +287,7 @@ TEST(Trainer, DeferredGradientNormEqualsTheNormAtTheStep) {
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     }
     auto s = mlpSpec();
-    s.steps = 23;  // a flush of 20 steps, then a partial one of 3
+    s.micro_steps = 23;  // a flush of 20 steps, then a partial one of 3
     s.arms = {{"fp32", config::Precision::Fp32}};
     Collect deferred, at_step;
     train::CancelToken cancel;

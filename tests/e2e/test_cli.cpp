@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "Shell.h"
+#include "core/config/DataPaths.h"
 #include "core/store/Database.h"
 
 namespace fs = std::filesystem;
@@ -27,7 +28,7 @@ test::ShellResult cli(const std::string& args) {
 }
 
 bool haveData() {
-    return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
+    return ampbench::config::haveFashionMnist();
 }
 
 class CliTest : public ::testing::Test {

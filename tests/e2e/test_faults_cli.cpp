@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "Shell.h"
+#include "core/config/DataPaths.h"
 #include "core/store/Database.h"
 
 namespace fs = std::filesystem;
@@ -30,7 +31,7 @@ namespace {
 const std::string kCli = AMPBENCH_CLI_PATH;
 
 bool haveData() {
-    return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
+    return ampbench::config::haveFashionMnist();
 }
 
 std::string readBytes(const std::string& path) {
@@ -268,22 +269,24 @@ TEST_F(CliFaults, AfterKillNineReadersShowInterruptedRunsAndQueue) {
 // 9. Memory budgets: more than the machine has is clamped with a warning; less
 // than the process already holds is refused before any trial.
 TEST_F(CliFaults, BudgetsAreCheckedBeforeAnyTrial) {
-    const auto tiny = cli("find-batch --preset smoke --arm f=fp32 --budget 1M");
+    const auto tiny = cli("find-batch --preset smoke --device cpu --arm f=fp32 --budget 1M");
     EXPECT_EQ(tiny.code, 2) << tiny.out;
     EXPECT_NE(tiny.out.find("no batch can fit"), std::string::npos) << tiny.out;
     EXPECT_EQ(tiny.out.find("batch      8"), std::string::npos) << "a trial ran: " << tiny.out;
 
     const auto huge =
-        cli("find-batch --preset smoke --arm f=fp32 --budget 1T --max-trials 1 --trial-steps 1");
+        cli("find-batch --preset smoke --device cpu --arm f=fp32 --budget 1T --max-trials 1 "
+            "--trial-steps 1");
     EXPECT_EQ(huge.code, 0) << huge.out;
     EXPECT_NE(huge.out.find("is more than cpu has"), std::string::npos) << huge.out;
 }
 
 // A failed host allocation is a memory limit, like CUDA's out-of-memory.
 TEST_F(CliFaults, AnAllocatorFailureIsOutOfMemory) {
-    const auto r = test::shell("cd " + quote(dir_.string()) + " && ulimit -v 4000000 && " + kCli +
-                               " --db r.db find-batch --preset smoke --arm f=fp32 --start 30000 "
-                               "--max-trials 1 --trial-steps 1 --threads 1");
+    const auto r =
+        test::shell("cd " + quote(dir_.string()) + " && ulimit -v 4000000 && " + kCli +
+                    " --db r.db find-batch --preset smoke --device cpu --arm f=fp32 --start 30000 "
+                    "--max-trials 1 --trial-steps 1 --threads 1");
     EXPECT_NE(r.out.find("out_of_memory"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("not a memory limit"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("below what one sample needs"), std::string::npos) << r.out;

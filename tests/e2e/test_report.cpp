@@ -21,6 +21,7 @@
 #include "Shell.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/Format.h"
+#include "core/config/DataPaths.h"
 #include "core/store/Database.h"
 #include "ui/report/ReportHtml.h"
 #include "ui/report/ReportPlots.h"
@@ -61,7 +62,7 @@ std::string html_escape(const std::string& text) {
 }
 
 bool haveData() {
-    return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
+    return ampbench::config::haveFashionMnist();
 }
 
 /// One tiny experiment for the whole suite: smoke preset, 48 micro-batches, two seeds

@@ -14,7 +14,7 @@ namespace ampbench::ui::test {
 inline config::ExperimentSpec tinySpec(int64_t steps = 8) {
     config::ExperimentSpec s = *config::preset("smoke");
     s.name = "ui-test";
-    s.steps = steps;
+    s.micro_steps = steps;
     s.warmup_steps = 1;  // the accumulation-4 arm makes only steps / 4 optimizer steps
     s.eval_interval = 4;
     s.eval_batches = 1;

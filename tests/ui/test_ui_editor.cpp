@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include "UiTestSupport.h"
+#include "core/config/SpecFields.h"
 #include "core/config/SpecJson.h"
 #include "ui/ArmsTableModel.h"
 #include "ui/ExperimentEditor.h"
@@ -88,13 +89,18 @@ class EditorTest : public QObject {
     void badArmCellIsMarked() {
         ExperimentEditor editor;
         ArmsTableModel* arms = editor.armsModel();
-        QVERIFY(arms->setData(arms->index(2, ArmsTableModel::Accumulation), 0, Qt::EditRole));
+        QVERIFY(arms->setData(arms->index(2, ArmsTableModel::columnOf("accumulation")), 0,
+                              Qt::EditRole));
         QVERIFY(!editor.isValid());
-        QVERIFY(anyContains(arms->cellErrors(2, ArmsTableModel::Accumulation),
+        QVERIFY(anyContains(arms->cellErrors(2, ArmsTableModel::columnOf("accumulation")),
                             "arms[2].accumulation = 0"));
-        QVERIFY(arms->index(2, ArmsTableModel::Accumulation).data(Qt::BackgroundRole).isValid());
-        QVERIFY(!arms->index(1, ArmsTableModel::Accumulation).data(Qt::BackgroundRole).isValid());
-        arms->setData(arms->index(2, ArmsTableModel::Accumulation), 4, Qt::EditRole);
+        QVERIFY(arms->index(2, ArmsTableModel::columnOf("accumulation"))
+                    .data(Qt::BackgroundRole)
+                    .isValid());
+        QVERIFY(!arms->index(1, ArmsTableModel::columnOf("accumulation"))
+                     .data(Qt::BackgroundRole)
+                     .isValid());
+        arms->setData(arms->index(2, ArmsTableModel::columnOf("accumulation")), 4, Qt::EditRole);
         QVERIFY(editor.isValid());
     }
 
@@ -102,13 +108,17 @@ class EditorTest : public QObject {
     void numberCellsParseOffAndSpaces() {
         ExperimentEditor editor;
         ArmsTableModel* arms = editor.armsModel();
-        QVERIFY(arms->setData(arms->index(0, ArmsTableModel::GradClip), " 1.5 ", Qt::EditRole));
+        QVERIFY(arms->setData(arms->index(0, ArmsTableModel::columnOf("grad_clip")), " 1.5 ",
+                              Qt::EditRole));
         QCOMPARE(arms->arms()[0].grad_clip, 1.5);
-        QVERIFY(arms->setData(arms->index(0, ArmsTableModel::GradClip), "OFF", Qt::EditRole));
+        QVERIFY(arms->setData(arms->index(0, ArmsTableModel::columnOf("grad_clip")), "OFF",
+                              Qt::EditRole));
         QCOMPARE(arms->arms()[0].grad_clip, 0.0);
-        QVERIFY(!arms->setData(arms->index(0, ArmsTableModel::ScalerInit), "off", Qt::EditRole));
+        QVERIFY(!arms->setData(arms->index(0, ArmsTableModel::columnOf("scaler.init_scale")), "off",
+                               Qt::EditRole));
         QCOMPARE(arms->arms()[0].scaler.init_scale, 65536.0);
-        QVERIFY(!arms->setData(arms->index(0, ArmsTableModel::GradClip), "abc", Qt::EditRole));
+        QVERIFY(!arms->setData(arms->index(0, ArmsTableModel::columnOf("grad_clip")), "abc",
+                               Qt::EditRole));
         QCOMPARE(arms->arms()[0].grad_clip, 0.0);
     }
 
@@ -139,7 +149,7 @@ class EditorTest : public QObject {
         const config::ExperimentSpec spec = editor.spec();
         QCOMPARE(spec.name, std::string("from-file"));
         QCOMPARE(spec.model.name, std::string("mlp"));
-        QCOMPARE(spec.steps, int64_t(100));
+        QCOMPARE(spec.micro_steps, int64_t(100));
         QCOMPARE(spec.arms.size(), size_t(2));
         QVERIFY(!editor.isValid());
         const QStringList errors = listed(editor);
@@ -148,15 +158,17 @@ class EditorTest : public QObject {
         QVERIFY(anyContains(errors, "arms[0].precision"));
         QVERIFY(editor.fieldWidget("micro_batch")->property("invalid").toBool());
         QVERIFY(editor.fieldWidget("model.width")->property("invalid").toBool());
-        QVERIFY(!editor.armsModel()->cellErrors(0, ArmsTableModel::Precision).isEmpty());
+        QVERIFY(
+            !editor.armsModel()->cellErrors(0, ArmsTableModel::columnOf("precision")).isEmpty());
 
         // Editing a field the file got wrong clears the file's complaint about it.
         auto* microBatch = qobject_cast<QSpinBox*>(editor.fieldWidget("micro_batch"));
         microBatch->setValue(16);
         QVERIFY(!editor.fieldWidget("micro_batch")->property("invalid").toBool());
         qobject_cast<QSpinBox*>(editor.fieldWidget("model.width"))->setValue(64);
-        editor.armsModel()->setData(editor.armsModel()->index(0, ArmsTableModel::Precision), "amp",
-                                    Qt::EditRole);
+        editor.armsModel()->setData(
+            editor.armsModel()->index(0, ArmsTableModel::columnOf("precision")), "amp",
+            Qt::EditRole);
         QVERIFY2(editor.isValid(), qPrintable(listed(editor).join('\n')));
     }
 
@@ -183,6 +195,28 @@ class EditorTest : public QObject {
         QVERIFY(other.loadJson(editor.toJson(), &problem));
         QCOMPARE(other.spec(), spec);
         QVERIFY(other.isValid());
+    }
+
+    // The form and the arms table are made from the field table: every field has
+    // its widget (named by its path, with its help as tooltip), every arm field
+    // its column.
+    void everyFieldOfTheTableIsInTheEditor() {
+        ExperimentEditor editor;
+        for (const auto& f : config::flatFields<config::ExperimentSpec>()) {
+            QWidget* w = editor.fieldWidget(f.path);
+            QVERIFY2(w, f.path.c_str());
+            QCOMPARE(w->objectName(), QString::fromStdString(f.path));
+            QVERIFY2(w->toolTip().contains(QString::fromUtf8(f.info->help)), f.path.c_str());
+        }
+        for (const auto& f : config::flatFields<config::ArmSpec>()) {
+            const int column = ArmsTableModel::columnOf(QString::fromStdString(f.path));
+            QVERIFY2(column >= 0, f.path.c_str());
+            QCOMPARE(
+                editor.armsModel()->headerData(column, Qt::Horizontal, Qt::ToolTipRole).toString(),
+                QString::fromUtf8(f.info->help));
+        }
+        QCOMPARE(ArmsTableModel::columns(),
+                 static_cast<int>(config::flatFields<config::ArmSpec>().size()));
     }
 
     void everyPresetIsShownExactly() {

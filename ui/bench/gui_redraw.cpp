@@ -1,4 +1,4 @@
-// gui_redraw: how fast the plots redraw with long runs loaded (issue 3, "Speed").
+// gui_redraw: how fast the plots redraw with long runs loaded.
 // Fills a temporary database with RUNS runs of STEPS steps, opens it in the
 // window (offscreen unless a display is asked for), and times loading the rows,
 // a redraw, and switching the x-axis. Usage: gui_redraw [RUNS] [STEPS]
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
     // Live: train a small CPU experiment into the same file while the long runs
     // stay on show, and watch the GUI thread's event loop for stalls.
     config::ExperimentSpec spec = *config::preset("smoke");
-    spec.steps = 240;
+    spec.micro_steps = 240;
     spec.device = config::DeviceKind::Cpu;
     window.editor()->setSpec(spec);
     const QList<qint64> loadedRuns = window.cache()->runs();

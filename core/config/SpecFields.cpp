@@ -1,0 +1,409 @@
+#include "core/config/SpecFields.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <type_traits>
+
+namespace ampbench::config {
+namespace {
+
+/// Bounds in messages: integral values without a fraction ("10", not "10.0").
+std::string boundText(double v) {
+    if (std::abs(v) < 1e15 && v == std::floor(v)) {
+        return std::to_string(static_cast<int64_t>(v));
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+// Conditions under which a field is used (validated, editable).
+bool stepsUsed(const ExperimentSpec& s) {
+    return s.epochs == 0;
+}
+bool resnet(const ExperimentSpec& s) {
+    return s.model.name == "resnet";
+}
+bool transformer(const ExperimentSpec& s) {
+    return s.model.name == "transformer";
+}
+bool fashionMnist(const ExperimentSpec& s) {
+    return s.data.name == "fashion-mnist";
+}
+bool syntheticImages(const ExperimentSpec& s) {
+    return s.data.name == "synthetic-images";  // fashion-mnist is always 1x28x28, 10 classes
+}
+bool syntheticTokens(const ExperimentSpec& s) {
+    return s.data.name == "synthetic-tokens";
+}
+bool sgd(const ExperimentSpec& s) {
+    return s.optimizer.kind == OptimizerKind::Sgd;
+}
+bool adamw(const ExperimentSpec& s) {
+    return s.optimizer.kind == OptimizerKind::AdamW;
+}
+
+using E = ExperimentSpec;
+using M = ModelSpec;
+using D = DataSpec;
+using O = OptimizerSpec;
+using A = ArmSpec;
+using S = ScalerSpec;
+
+}  // namespace
+
+// --- the tables ---
+
+const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
+    static const std::vector<Field<E>> table = {
+        field("name", &E::name, "Name", "Shown in the history and reports").in("Experiment"),
+        field("model", &E::model, "Model", "What is trained"),
+        field("data", &E::data, "Data", "What it is trained on"),
+        field("optimizer", &E::optimizer, "Optimizer", "How it is trained"),
+        field("micro_batch", &E::micro_batch, "Micro-batch",
+              "Samples per micro-batch (effective batch = micro-batch \u00d7 K)")
+            .range(1, 65536)
+            .in("Schedule"),
+        field("micro_steps", &E::micro_steps, "Micro-steps",
+              "Micro-batches per run (forward and backward passes); an arm with accumulation K "
+              "makes micro-steps / K optimizer steps, so every arm sees the same samples")
+            .range(1, 1e9)
+            .formerly("steps")
+            .when(&stepsUsed)
+            .in("Schedule"),
+        field("epochs", &E::epochs, "Epochs",
+              "Whole passes over the training part; when > 0, overrides micro-steps")
+            .range(0, 10000)
+            .in("Schedule"),
+        field("warmup_steps", &E::warmup_steps, "Warm-up steps",
+              "Optimizer steps excluded from timing")
+            .range(0, 100000)
+            .in("Schedule"),
+        field("eval_interval", &E::eval_interval, "Eval interval",
+              "Micro-steps between evaluations; 0 = only at the end")
+            .range(0, 1e9)
+            .in("Schedule"),
+        field("eval_batches", &E::eval_batches, "Eval batches",
+              "Validation batches per evaluation; 0 = the whole validation part")
+            .range(0, 1000000)
+            .in("Schedule"),
+        field("seeds", &E::seeds, "Seeds", "One run per arm and seed, e.g. 1, 2, 3")
+            .in("Experiment"),
+        field("device", &E::device, "Device", "auto = CUDA when available").in("Experiment"),
+        field("cpu_threads", &E::cpu_threads, "CPU threads", "0 = every logical CPU")
+            .range(0, 1024)
+            .in("Experiment"),
+        field("cudnn_benchmark", &E::cudnn_benchmark, "cuDNN benchmark",
+              "Let cuDNN pick the fastest kernels (their rounding can differ between runs)")
+            .in("Experiment"),
+        field("arms", &E::arms, "Arms", "The precisions compared, one row each"),
+    };
+    return table;
+}
+
+const std::vector<Field<ModelSpec>>& fieldsOf(const ModelSpec*) {
+    static const std::vector<Field<M>> table = {
+        field("name", &M::name, "Model", "Built-in model")
+            .oneOf({"mlp", "cnn", "resnet", "transformer"}),
+        field("width", &M::width, "Width", "Base channels, hidden units or d_model").range(1, 8192),
+        field("depth", &M::depth, "Depth", "Conv blocks, hidden layers or transformer layers")
+            .range(1, 256),
+        field("blocks", &M::blocks, "ResNet blocks", "Blocks per stage, e.g. 3, 4, 6, 3")
+            .range(1, 64)
+            .when(&resnet),
+        field("bottleneck", &M::bottleneck, "Bottleneck", "ResNet-50 style blocks").when(&resnet),
+        field("heads", &M::heads, "Heads", "Attention heads; must divide the width")
+            .range(1, 8192)
+            .when(&transformer),
+        field("dropout", &M::dropout, "Dropout", "Probability of zeroing an activation")
+            .range(0, 1, true, false),
+    };
+    return table;
+}
+
+const std::vector<Field<DataSpec>>& fieldsOf(const DataSpec*) {
+    static const std::vector<Field<D>> table = {
+        field("name", &D::name, "Dataset", "Training data")
+            .oneOf({"fashion-mnist", "synthetic-images", "synthetic-tokens"}),
+        field("dir", &D::dir, "Folder",
+              "Fashion-MNIST's four IDX .gz files; empty = the installed dataset")
+            .when(&fashionMnist),
+        field("val_fraction", &D::val_fraction, "Validation fraction",
+              "Held out from the training images")
+            .range(0, 0.5, false, true),
+        field("channels", &D::channels, "Channels", "Synthetic images")
+            .range(1, 64)
+            .when(&syntheticImages),
+        field("height", &D::height, "Height", "Synthetic images")
+            .range(1, 4096)
+            .when(&syntheticImages),
+        field("width", &D::width, "Width", "Synthetic images")
+            .range(1, 4096)
+            .when(&syntheticImages),
+        field("classes", &D::classes, "Classes", "Synthetic images")
+            .range(2, 100000)
+            .when(&syntheticImages),
+        field("seq_len", &D::seq_len, "Sequence length", "Synthetic tokens")
+            .range(2, 65536)
+            .when(&syntheticTokens),
+        field("vocab", &D::vocab, "Vocabulary", "Synthetic tokens")
+            .range(2, 1000000)
+            .when(&syntheticTokens),
+        field("prefetch", &D::prefetch, "Prefetch",
+              "Batches prepared ahead by the background thread")
+            .range(1, 64),
+    };
+    return table;
+}
+
+const std::vector<Field<OptimizerSpec>>& fieldsOf(const OptimizerSpec*) {
+    static const std::vector<Field<O>> table = {
+        field("kind", &O::kind, "Optimizer", "SGD with momentum or AdamW"),
+        field("lr", &O::lr, "Learning rate", "Base rate, before each arm's LR rule")
+            .range(0, 10, false, true),
+        field("momentum", &O::momentum, "Momentum", "SGD").range(0, 1, true, false).usedWhen(&sgd),
+        field("weight_decay", &O::weight_decay, "Weight decay", "0 \u2026 1").range(0, 1),
+        field("beta1", &O::beta1, "Beta 1", "AdamW").range(0, 1, true, false).usedWhen(&adamw),
+        field("beta2", &O::beta2, "Beta 2", "AdamW").range(0, 1, true, false).usedWhen(&adamw),
+        field("eps", &O::eps, "Epsilon", "AdamW").range(0, 1e-2, false, true).usedWhen(&adamw),
+    };
+    return table;
+}
+
+const std::vector<Field<ArmSpec>>& fieldsOf(const ArmSpec*) {
+    static const std::vector<Field<A>> table = {
+        field("name", &A::name, "Name", "Unique within the experiment"),
+        field("precision", &A::precision, "Precision",
+              "fp32; amp = fp16 + loss scaling on CUDA, bf16 on CPU"),
+        field("accumulation", &A::accumulation, "Accumulation K",
+              "Micro-batches per optimizer step (effective batch = micro-batch \u00d7 K)")
+            .range(1, 1024)
+            .abbrev("accum")
+            .header("Accum. K"),
+        field("lr_rule", &A::lr_rule, "LR rule",
+              "How the learning rate follows the effective batch")
+            .abbrev("lr"),
+        field("grad_clip", &A::grad_clip, "Grad clip",
+              "Max global gradient L2 norm after unscaling; 0 = off")
+            .atLeast(0)
+            .zeroIs("off")
+            .abbrev("clip"),
+        field("tf32", &A::tf32, "TF32", "Allow TF32 matmuls (fp32 arms on CUDA)").abbrev("tf32"),
+        field("channels_last", &A::channels_last, "Channels last",
+              "NHWC memory format (cnn, resnet)")
+            .abbrev("channels_last")
+            .header("Ch. last"),
+        field("checkpointing", &A::checkpointing, "Checkpointing",
+              "Recompute activations in backward (resnet, transformer)")
+            .abbrev("checkpoint")
+            .header("Checkpt."),
+        field("cuda_graph", &A::cuda_graph, "CUDA graph",
+              "Capture the whole step in a CUDA graph (K = 1, CUDA)")
+            .abbrev("graph"),
+        field("repeats", &A::repeats, "Repeats", "Seeds for this arm; 0 = the experiment's seeds")
+            .range(0, 100)
+            .abbrev("repeats"),
+        field("scaler", &A::scaler, "Loss scaler", "Dynamic loss scaling (fp16)"),
+    };
+    return table;
+}
+
+const std::vector<Field<ScalerSpec>>& fieldsOf(const ScalerSpec*) {
+    static const std::vector<Field<S>> table = {
+        field("init_scale", &S::init_scale, "Scaler init", "Loss scaler: initial scale (fp16)")
+            .range(0, 18446744073709551616.0, false, true, "2^64")
+            .abbrev("init_scale"),
+        field("growth_factor", &S::growth_factor, "Growth", "Loss scaler: growth factor")
+            .range(1, 1e3, false, true),
+        field("backoff_factor", &S::backoff_factor, "Backoff", "Loss scaler: backoff factor")
+            .range(0, 1, false, false),
+        field("growth_interval", &S::growth_interval, "Interval",
+              "Loss scaler: steps without overflow before growing")
+            .range(1, 1e9)
+            .abbrev("growth_interval"),
+    };
+    return table;
+}
+
+// --- bounds ---
+
+bool Bounds::contains(double v) const {
+    const bool above = !std::isfinite(lo) || (lo_closed ? v >= lo : v > lo);
+    const bool below = !std::isfinite(hi) || (hi_closed ? v <= hi : v < hi);
+    return above && below;
+}
+
+std::string Bounds::text() const {
+    const std::string h = hi_text ? hi_text : boundText(hi);
+    if (!std::isfinite(hi)) {
+        return (lo_closed ? "at least " : "greater than ") + boundText(lo);
+    }
+    if (!std::isfinite(lo)) {
+        return (hi_closed ? "at most " : "less than ") + h;
+    }
+    if (lo_closed && hi_closed) {
+        return "between " + boundText(lo) + " and " + h;
+    }
+    return (lo_closed ? "at least " : "greater than ") + boundText(lo) +
+           (hi_closed ? " and at most " : " and less than ") + h;
+}
+
+// --- enumerations ---
+
+const std::vector<EnumName<Precision>>& enumNames(Precision) {
+    static const std::vector<EnumName<Precision>> names = {{Precision::Fp32, "fp32"},
+                                                           {Precision::Amp, "amp"},
+                                                           {Precision::AmpFp16, "amp-fp16"},
+                                                           {Precision::AmpBf16, "amp-bf16"}};
+    return names;
+}
+const std::vector<EnumName<LrRule>>& enumNames(LrRule) {
+    static const std::vector<EnumName<LrRule>> names = {
+        {LrRule::Linear, "linear"}, {LrRule::Sqrt, "sqrt"}, {LrRule::None, "none"}};
+    return names;
+}
+const std::vector<EnumName<OptimizerKind>>& enumNames(OptimizerKind) {
+    static const std::vector<EnumName<OptimizerKind>> names = {{OptimizerKind::Sgd, "sgd"},
+                                                               {OptimizerKind::AdamW, "adamw"}};
+    return names;
+}
+const std::vector<EnumName<DeviceKind>>& enumNames(DeviceKind) {
+    static const std::vector<EnumName<DeviceKind>> names = {
+        {DeviceKind::Auto, "auto"}, {DeviceKind::Cpu, "cpu"}, {DeviceKind::Cuda, "cuda"}};
+    return names;
+}
+
+// --- equality ---
+
+namespace {
+template <class T>
+constexpr bool isSection = std::is_same_v<T, ModelSpec> || std::is_same_v<T, DataSpec> ||
+                           std::is_same_v<T, OptimizerSpec> || std::is_same_v<T, ScalerSpec>;
+template <class T>
+constexpr bool isEnum = std::is_enum_v<T>;
+}  // namespace
+
+template <class S>
+bool equalFields(const S& a, const S& b) {
+    for (const auto& f : fieldsOf<S>()) {
+        const bool same = std::visit(
+            [&](auto m) {
+                using T = std::remove_cv_t<std::remove_reference_t<decltype(a.*m)>>;
+                if constexpr (isSection<T>) {
+                    return equalFields(a.*m, b.*m);
+                } else {
+                    return a.*m == b.*m;
+                }
+            },
+            f.member);
+        if (!same) {
+            return false;
+        }
+    }
+    return true;
+}
+template bool equalFields(const ExperimentSpec&, const ExperimentSpec&);
+template bool equalFields(const ModelSpec&, const ModelSpec&);
+template bool equalFields(const DataSpec&, const DataSpec&);
+template bool equalFields(const OptimizerSpec&, const OptimizerSpec&);
+template bool equalFields(const ArmSpec&, const ArmSpec&);
+template bool equalFields(const ScalerSpec&, const ScalerSpec&);
+
+// --- flattening ---
+
+namespace {
+
+template <class Root, class T>
+FlatField<Root> flatLeaf(std::string path, const FieldInfo& info, std::function<T&(Root&)> access) {
+    FlatField<Root> f;
+    f.path = std::move(path);
+    f.info = &info;
+    auto ref = [access](const Root& r) -> const T& { return access(const_cast<Root&>(r)); };
+    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) {
+        f.kind = ValueKind::Int;
+        f.get = [ref](const Root& r) { return FieldValue(static_cast<int64_t>(ref(r))); };
+        f.set = [access](Root& r, const FieldValue& v) {
+            access(r) = static_cast<T>(std::get<int64_t>(v));
+        };
+    } else if constexpr (std::is_same_v<T, double>) {
+        f.kind = ValueKind::Double;
+        f.get = [ref](const Root& r) { return FieldValue(ref(r)); };
+        f.set = [access](Root& r, const FieldValue& v) { access(r) = std::get<double>(v); };
+    } else if constexpr (std::is_same_v<T, bool>) {
+        f.kind = ValueKind::Bool;
+        f.get = [ref](const Root& r) { return FieldValue(ref(r)); };
+        f.set = [access](Root& r, const FieldValue& v) { access(r) = std::get<bool>(v); };
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        f.kind = info.choices.empty() ? ValueKind::Text : ValueKind::Choice;
+        f.choices = info.choices;
+        f.get = [ref](const Root& r) { return FieldValue(ref(r)); };
+        f.set = [access](Root& r, const FieldValue& v) { access(r) = std::get<std::string>(v); };
+    } else if constexpr (isEnum<T>) {
+        f.kind = ValueKind::Choice;
+        f.choices = enumChoices<T>();
+        f.get = [ref](const Root& r) { return FieldValue(enumToString(ref(r))); };
+        f.set = [access](Root& r, const FieldValue& v) {
+            if (auto e = enumFromString<T>(std::get<std::string>(v))) {
+                access(r) = *e;
+            }
+        };
+    } else {  // lists of integers
+        using Item = typename T::value_type;
+        f.kind = ValueKind::IntList;
+        f.get = [ref](const Root& r) {
+            const T& list = ref(r);
+            return FieldValue(std::vector<uint64_t>(list.begin(), list.end()));
+        };
+        f.set = [access](Root& r, const FieldValue& v) {
+            T out;
+            for (uint64_t x : std::get<std::vector<uint64_t>>(v)) {
+                out.push_back(static_cast<Item>(std::min<uint64_t>(
+                    x, static_cast<uint64_t>(std::numeric_limits<Item>::max()))));
+            }
+            access(r) = std::move(out);
+        };
+    }
+    return f;
+}
+
+template <class Root, class S>
+void flatten(std::vector<FlatField<Root>>& out, const std::string& prefix,
+             std::function<S&(Root&)> access) {
+    for (const Field<S>& field : fieldsOf<S>()) {
+        std::visit(
+            [&](auto m) {
+                using T = std::remove_reference_t<decltype(std::declval<S&>().*m)>;
+                const std::string path = prefix + field.key;
+                std::function<T&(Root&)> member = [access, m](Root& r) -> T& {
+                    return access(r).*m;
+                };
+                if constexpr (isSection<T>) {
+                    flatten<Root, T>(out, path + ".", member);
+                } else if constexpr (!std::is_same_v<T, std::vector<ArmSpec>>) {
+                    out.push_back(flatLeaf<Root, T>(path, field, member));
+                }
+            },
+            field.member);
+    }
+}
+
+template <class Root>
+std::vector<FlatField<Root>> flattenRoot() {
+    std::vector<FlatField<Root>> out;
+    flatten<Root, Root>(out, "", [](Root& r) -> Root& { return r; });
+    return out;
+}
+
+}  // namespace
+
+const std::vector<FlatField<ExperimentSpec>>& flatFields(const ExperimentSpec*) {
+    static const std::vector<FlatField<ExperimentSpec>> fields = flattenRoot<ExperimentSpec>();
+    return fields;
+}
+
+const std::vector<FlatField<ArmSpec>>& flatFields(const ArmSpec*) {
+    static const std::vector<FlatField<ArmSpec>> fields = flattenRoot<ArmSpec>();
+    return fields;
+}
+
+}  // namespace ampbench::config
