@@ -6,8 +6,12 @@ name in both, the largest differences first, and how busy the GPU was.
 
   kernels.py profile WORKLOAD ARM TRACE.json [FIRST_STEP] [STEPS]   (the reference, on the GPU)
   kernels.py compare OURS.json REF.json STEPS
+
+`profile` reads Fashion-MNIST (the cnn workload) from $AMPBENCH_FASHION_MNIST, else
+from /usr/share/datasets/fashion-mnist.
 """
 import json
+import os
 import sys
 from collections import defaultdict
 
@@ -50,7 +54,8 @@ def profile(workload, arm, trace, first, count):
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
     import reference as r
     dev = torch.device("cuda")
-    w = r.workload(workload, True, "/usr/share/datasets/fashion-mnist", dev)
+    data = os.environ.get("AMPBENCH_FASHION_MNIST") or "/usr/share/datasets/fashion-mnist"
+    w = r.workload(workload, True, data, dev)
     cells = {a[0]: a for a in r.ARMS}
     w["timed"] = max(w["timed"], first + count)
     prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,

@@ -185,7 +185,8 @@ def run_cell(w, arm, dev, warmup=10, on_step=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workloads", default="cnn,resnet50,gpt2")
-    ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--data", default=os.environ.get("AMPBENCH_FASHION_MNIST") or "/usr/share/datasets/fashion-mnist",
+                    help="Fashion-MNIST folder (default: $AMPBENCH_FASHION_MNIST, else Debian's)")
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     dev = torch.device("cuda")
