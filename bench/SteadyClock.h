@@ -10,14 +10,14 @@ namespace ampbench::bench {
 /// Forwards to `inner` (when given) and keeps the run's own step clock (wall_s of
 /// each step) at step `skip` and at the last step: the steady-state wall time per
 /// optimizer step, without set-up, the final evaluation or closing the run.
-struct SteadyClock : train::TrainObserver {
-    SteadyClock(train::TrainObserver* inner, int64_t skip) : inner_(inner), skip_(skip) {}
-    void onStart(const train::RunInfo& i) override {
+struct SteadyClock : run::TrainObserver {
+    SteadyClock(run::TrainObserver* inner, int64_t skip) : inner_(inner), skip_(skip) {}
+    void onStart(const run::RunInfo& i) override {
         if (inner_) {
             inner_->onStart(i);
         }
     }
-    void onStep(const train::StepRecord& s) override {
+    void onStep(const run::StepRecord& s) override {
         if (inner_) {
             inner_->onStep(s);
         }
@@ -27,17 +27,17 @@ struct SteadyClock : train::TrainObserver {
         last_s = s.wall_s;
         last_step = s.step;
     }
-    void onEval(const train::EvalRecord& e) override {
+    void onEval(const run::EvalRecord& e) override {
         if (inner_) {
             inner_->onEval(e);
         }
     }
-    void onEvent(const train::EventRecord& e) override {
+    void onEvent(const run::EventRecord& e) override {
         if (inner_) {
             inner_->onEvent(e);
         }
     }
-    void onFinish(const train::RunOutcome& o) override {
+    void onFinish(const run::RunOutcome& o) override {
         if (inner_) {
             inner_->onFinish(o);
         }
@@ -48,7 +48,7 @@ struct SteadyClock : train::TrainObserver {
         return (last_s - first_s) * 1000.0 / static_cast<double>(last_step - skip_);
     }
 
-    train::TrainObserver* inner_;
+    run::TrainObserver* inner_;
     int64_t skip_;
     double first_s = 0, last_s = 0;
     int64_t last_step = 0;

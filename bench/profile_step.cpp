@@ -58,11 +58,11 @@ int main(int argc, char** argv) {
             written = true;
         }
     };
-    train::TrainObserver none;
-    train::CancelToken cancel;
+    run::TrainObserver none;
+    run::CancelToken cancel;
     const auto outcome = train::trainRun(spec, 0, spec.seeds.front(), none, cancel, options);
     std::printf("%s/%s: %s; steps %lld..%lld profiled into %s\n", workload.c_str(), arm.c_str(),
-                train::toString(outcome.status).c_str(), static_cast<long long>(first),
+                run::toString(outcome.status).c_str(), static_cast<long long>(first),
                 static_cast<long long>(first + count - 1), written ? trace.c_str() : "(nothing)");
     if (!outcome.error.empty()) {
         std::printf("error: %s\n", outcome.error.c_str());

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
         const int64_t opt_steps = steps / std::max(1, single.arms[0].accumulation);
         const int64_t skip = std::clamp<int64_t>(opt_steps / 10, 1, 50);
         auto runOnce = [&](bool recorded, Sample& out) {
-            train::CancelToken cancel;
+            run::CancelToken cancel;
             train::TrainOptions opt = recorded ? train::TrainOptions{} : bench::bareOptions();
             opt.recording_cost = &out.cost;
             std::unique_ptr<store::RunRecorder> recorder;
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
             }
             bench::SteadyClock clock(recorder.get(), skip);
             auto o = train::trainRun(single, 0, single.seeds.front(), clock, cancel, opt);
-            if (o.status != train::RunStatus::Finished || !clock.measured()) {
+            if (o.status != run::RunStatus::Finished || !clock.measured()) {
                 std::fprintf(stderr, "run failed: %s\n", o.error.c_str());
                 return false;
             }

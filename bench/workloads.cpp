@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
             warm.micro_batch = std::min(warm.micro_batch, 2);
             warm.micro_steps = 5;
             warm.warmup_steps = 0;
-            train::CancelToken cancel;
-            train::TrainObserver none;
+            run::CancelToken cancel;
+            run::TrainObserver none;
             train::trainRun(warm, 0, warm.seeds.front(), none, cancel);
         }
         double base_sps = 0;
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
         for (const auto& cell : cells) {
             const auto& spec = cell.spec;
             auto plan = train::planExperiment(*db, spec);
-            train::CancelToken cancel;
+            run::CancelToken cancel;
             // Steady-state wall time per step after the warm-up, recorded and (below) bare.
             bench::SteadyClock clock(nullptr, spec.warmup_steps);
             train::TrainOptions opts;
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
             auto out = train::executeRun(*db, spec, plan.runs.front(), cancel, &clock, opts);
             auto row = db->run(plan.runs.front().run_id);
             auto s = analysis::summarizeRun(*row, db->steps(row->id), db->evals(row->id));
-            if (out.status != train::RunStatus::Finished) {
+            if (out.status != run::RunStatus::Finished) {
                 std::printf("%-9s %-16s failed: %s\n", name.c_str(), cell.arm.c_str(),
                             out.error.c_str());
                 nlohmann::json j = {{"workload", name}, {"arm", cell.arm}, {"error", out.error}};
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
                 bench::SteadyClock bare_clock(nullptr, spec.warmup_steps);
                 auto out2 = train::trainRun(spec, 0, spec.seeds.front(), bare_clock, cancel,
                                             bench::bareOptions());
-                if (out2.status == train::RunStatus::Finished && bare_clock.measured()) {
+                if (out2.status == run::RunStatus::Finished && bare_clock.measured()) {
                     overhead_ratio = rec_wall_ms / bare_clock.msPerStep();
                 }
             }

@@ -20,20 +20,20 @@
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
 #include "core/store/Database.h"
-#include "ui/CapacityView.h"
-#include "ui/CompareView.h"
-#include "ui/ExperimentEditor.h"
-#include "ui/HistoryView.h"
-#include "ui/PlotsView.h"
-#include "ui/RunDataCache.h"
-#include "ui/RunTreeModel.h"
 #include "ui/Settings.h"
-#include "ui/StoreSession.h"
-#include "ui/StoreTask.h"
-#include "ui/TrainingController.h"
-#include "ui/TrainingWorker.h"
+#include "ui/capacity/CapacityView.h"
+#include "ui/data/RunDataCache.h"
+#include "ui/data/StoreSession.h"
+#include "ui/data/StoreTask.h"
+#include "ui/editor/ExperimentEditor.h"
+#include "ui/plots/PlotsView.h"
 #include "ui/report/ReportPlots.h"
 #include "ui/report/ReportWriter.h"
+#include "ui/runs/CompareView.h"
+#include "ui/runs/HistoryView.h"
+#include "ui/runs/RunTreeModel.h"
+#include "ui/training/TrainingController.h"
+#include "ui/training/TrainingWorker.h"
 
 namespace ampbench::ui {
 
@@ -216,10 +216,10 @@ void MainWindow::connectTraining() {
                                          .arg(etaText));
             });
     connect(w, &TrainingWorker::runFinished, this,
-            [this](qint64 runId, train::RunStatus status, const QString& error) {
+            [this](qint64 runId, run::RunStatus status, const QString& error) {
                 ++runsDone_;
                 session_->pollNow();
-                if (status == train::RunStatus::Failed) {
+                if (status == run::RunStatus::Failed) {
                     showError(tr("Run #%1 failed").arg(runId), error);
                 }
             });

@@ -6,7 +6,7 @@ namespace ampbench::ui {
 
 void registerMetaTypes() {
     qRegisterMetaType<ampbench::config::ExperimentSpec>();
-    qRegisterMetaType<ampbench::train::RunStatus>();
+    qRegisterMetaType<ampbench::run::RunStatus>();
     qRegisterMetaType<QList<qint64>>();
 }
 

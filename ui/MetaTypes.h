@@ -3,10 +3,10 @@
 #include <QMetaType>
 
 #include "core/config/ExperimentSpec.h"
-#include "core/train/Records.h"
+#include "core/run/Records.h"
 
 Q_DECLARE_METATYPE(ampbench::config::ExperimentSpec)
-Q_DECLARE_METATYPE(ampbench::train::RunStatus)
+Q_DECLARE_METATYPE(ampbench::run::RunStatus)
 
 namespace ampbench::ui {
 

@@ -54,8 +54,7 @@ int commandList(const std::string& db_path) {
         analysis::TextTable t({"run", "arm", "seed", "status", "steps", "started"});
         t.alignRight({0, 2, 4});
         for (const auto& r : db->runs(e.id)) {
-            t.addRow({std::to_string(r.id), r.arm, std::to_string(r.seed),
-                      train::toString(r.status),
+            t.addRow({std::to_string(r.id), r.arm, std::to_string(r.seed), run::toString(r.status),
                       std::to_string(r.last_step) + "/" + std::to_string(r.planned_steps),
                       r.started_at});
         }
@@ -96,7 +95,7 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment) {
                 analysis::printable(run->experiment_name, false).c_str(),
                 analysis::printable(run->arm, false).c_str(),
                 static_cast<unsigned long long>(run->seed));
-    std::printf("status      %s%s%s\n", train::toString(run->status).c_str(),
+    std::printf("status      %s%s%s\n", run::toString(run->status).c_str(),
                 run->error.empty() ? "" : ": ", analysis::printable(run->error).c_str());
     std::printf("started     %s\nended       %s\n", run->started_at.c_str(), run->ended_at.c_str());
     if (!run->env_json.empty()) {
@@ -128,7 +127,7 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment) {
         std::printf("events:\n");
         for (const auto& ev : events) {
             std::printf("  step %lld  %s  %s\n", static_cast<long long>(ev.step),
-                        train::toString(ev.kind).c_str(), analysis::printable(ev.message).c_str());
+                        run::toString(ev.kind).c_str(), analysis::printable(ev.message).c_str());
         }
     }
     return kOk;

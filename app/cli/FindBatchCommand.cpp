@@ -77,7 +77,7 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
                      : (opts.budget_bytes > 0 ? "budget " + analysis::formatBytes(opts.budget_bytes)
                                               : std::string("up to the device's memory"))
                            .c_str());
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     InterruptScope interrupt(cancel);
     const std::vector<train::ArmCapacity> results = train::findCapacities(
         spec, opts, cancel, db.get(), f.experiment_id, [&](int arm, const train::BatchTrial& t) {

@@ -4,7 +4,7 @@
 
 namespace ampbench::cli {
 namespace {
-train::CancelToken* g_token = nullptr;  // the one token a signal cancels
+run::CancelToken* g_token = nullptr;  // the one token a signal cancels
 extern "C" void cancelOnSignal(int) {
     if (g_token) {
         g_token->cancel();
@@ -12,7 +12,7 @@ extern "C" void cancelOnSignal(int) {
 }
 }  // namespace
 
-InterruptScope::InterruptScope(train::CancelToken& token) {
+InterruptScope::InterruptScope(run::CancelToken& token) {
     g_token = &token;
     previous_int_ = std::signal(SIGINT, cancelOnSignal);
     previous_term_ = std::signal(SIGTERM, cancelOnSignal);

@@ -1,5 +1,5 @@
 #pragma once
-#include "core/train/TrainObserver.h"
+#include "core/run/TrainObserver.h"
 
 namespace ampbench::cli {
 
@@ -7,7 +7,7 @@ namespace ampbench::cli {
 /// process, so the run in flight ends `cancelled` with its rows kept.
 class InterruptScope {
   public:
-    explicit InterruptScope(train::CancelToken& token);
+    explicit InterruptScope(run::CancelToken& token);
     ~InterruptScope();
     InterruptScope(const InterruptScope&) = delete;
     InterruptScope& operator=(const InterruptScope&) = delete;

@@ -23,13 +23,13 @@ void Progress::beginRun(int index, const std::string& arm, uint64_t seed, int64_
     }
 }
 
-void Progress::onStep(const train::StepRecord& step) {
+void Progress::onStep(const run::StepRecord& step) {
     step_ = step.step;
     loss_ = step.loss;
     draw(false);
 }
 
-void Progress::onEval(const train::EvalRecord& eval) {
+void Progress::onEval(const run::EvalRecord& eval) {
     last_acc_ = eval.val_accuracy;
     if (!quiet_ && !terminal_) {
         std::fprintf(stderr, "[run %d/%d] %s step %lld: val loss %.4f, val acc %.2f%%\n",
@@ -38,19 +38,18 @@ void Progress::onEval(const train::EvalRecord& eval) {
     }
 }
 
-void Progress::onEvent(const train::EventRecord& event) {
-    if (quiet_ || event.kind == train::EventKind::SkippedStep ||
-        event.kind == train::EventKind::Info) {
+void Progress::onEvent(const run::EventRecord& event) {
+    if (quiet_ || event.kind == run::EventKind::SkippedStep || event.kind == run::EventKind::Info) {
         return;
     }
     if (terminal_) {
         std::fputs("\r\033[K", stderr);
     }
     std::fprintf(stderr, "[run %d/%d] %s: %s: %s\n", index_ + 1, run_count_, arm_.c_str(),
-                 train::toString(event.kind).c_str(), event.message.c_str());
+                 run::toString(event.kind).c_str(), event.message.c_str());
 }
 
-void Progress::onFinish(const train::RunOutcome& outcome) {
+void Progress::onFinish(const run::RunOutcome& outcome) {
     if (quiet_) {
         return;
     }
@@ -59,8 +58,7 @@ void Progress::onFinish(const train::RunOutcome& outcome) {
     }
     std::fprintf(stderr, "[run %d/%d] %s seed %llu: %s after %lld steps in %s%s%s\n", index_ + 1,
                  run_count_, arm_.c_str(), static_cast<unsigned long long>(seed_),
-                 train::toString(outcome.status).c_str(),
-                 static_cast<long long>(outcome.steps_done),
+                 run::toString(outcome.status).c_str(), static_cast<long long>(outcome.steps_done),
                  analysis::formatDuration(outcome.wall_s).c_str(),
                  outcome.error.empty() ? "" : ": ", outcome.error.c_str());
 }

@@ -3,20 +3,20 @@
 #include <cstdio>
 #include <string>
 
-#include "core/train/TrainObserver.h"
+#include "core/run/TrainObserver.h"
 
 namespace ampbench::cli {
 
 /// Progress of one experiment on stderr: a redrawn bar with ETA on a terminal,
 /// a plain line every few seconds otherwise. Lives on the training thread.
-class Progress : public train::TrainObserver {
+class Progress : public run::TrainObserver {
   public:
     Progress(int run_count, bool terminal, bool quiet);
     void beginRun(int index, const std::string& arm, uint64_t seed, int64_t planned_steps);
-    void onStep(const train::StepRecord& step) override;
-    void onEval(const train::EvalRecord& eval) override;
-    void onEvent(const train::EventRecord& event) override;
-    void onFinish(const train::RunOutcome& outcome) override;
+    void onStep(const run::StepRecord& step) override;
+    void onEval(const run::EvalRecord& eval) override;
+    void onEvent(const run::EventRecord& event) override;
+    void onFinish(const run::RunOutcome& outcome) override;
 
   private:
     void draw(bool force);

@@ -187,11 +187,40 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
         return code;
     }
     std::unique_ptr<store::Database> db;
-    train::ExperimentPlan plan;
     try {
         db = store::Database::open(db_path);
-        db->requireIntact();  // nothing is added to a damaged file
-        plan = train::planExperiment(*db, spec);
+    } catch (const store::StoreError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return kStoreError;
+    }
+    run::CancelToken cancel;
+    auto interrupt = std::make_unique<InterruptScope>(cancel);
+    std::unique_ptr<Progress> progress;
+    train::ExperimentHooks hooks;
+    hooks.planned = [&](const train::ExperimentPlan& plan) {
+        if (!o.quiet) {
+            std::fprintf(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
+                         static_cast<long long>(plan.experiment_id),
+                         analysis::printable(spec.name, false).c_str(), plan.runs.size(),
+                         device.c_str(), db_path.c_str());
+        }
+        progress = std::make_unique<Progress>(static_cast<int>(plan.runs.size()),
+                                              isatty(STDERR_FILENO) != 0, o.quiet);
+    };
+    int index = 0;
+    hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
+        progress->beginRun(index++, run.arm, run.seed, run.planned_steps);
+        return progress.get();
+    };
+    hooks.finished = [&](const train::PlannedRun& run, const run::RunOutcome& outcome) {
+        if (!outcome.record_error.empty()) {
+            std::fprintf(stderr, "run %lld: %s\n", static_cast<long long>(run.run_id),
+                         outcome.record_error.c_str());
+        }
+    };
+    train::ExperimentResult result;
+    try {
+        result = train::runExperiment(*db, spec, cancel, hooks);
     } catch (const store::StoreError& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return kStoreError;
@@ -199,31 +228,9 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
         std::fprintf(stderr, "%s\n", e.what());
         return kUsage;
     }
-    if (!o.quiet) {
-        std::fprintf(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
-                     static_cast<long long>(plan.experiment_id),
-                     analysis::printable(spec.name, false).c_str(), plan.runs.size(),
-                     device.c_str(), db_path.c_str());
-    }
-    train::CancelToken cancel;
-    auto interrupt = std::make_unique<InterruptScope>(cancel);
-    Progress progress(static_cast<int>(plan.runs.size()), isatty(STDERR_FILENO) != 0, o.quiet);
-    bool failed = false;
-    std::string env_text;
-    for (size_t i = 0; i < plan.runs.size() && !cancel.cancelled(); ++i) {
-        const auto& run = plan.runs[i];
-        progress.beginRun(static_cast<int>(i), run.arm, run.seed, run.planned_steps);
-        auto outcome = train::executeRun(*db, spec, run, cancel, &progress);
-        failed = failed || outcome.status == train::RunStatus::Failed;
-        if (!outcome.record_error.empty()) {
-            std::fprintf(stderr, "run %lld: %s\n", static_cast<long long>(run.run_id),
-                         outcome.record_error.c_str());
-        }
-    }
     interrupt.reset();
-    if (cancel.cancelled()) {
-        train::cancelQueued(*db, plan);
-    }
+    const train::ExperimentPlan& plan = result.plan;
+    const bool failed = result.any_failed;
     auto runs = analysis::summarizeExperimentRuns(*db, plan.experiment_id);
     auto arms = analysis::summarizeArms(runs);
     const bool cuda = device.rfind("cuda", 0) == 0;

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/config/PlannedArm.h"
+
 namespace ampbench::analysis {
 namespace {
 
@@ -37,13 +39,13 @@ ArmFacts factsOf(const RunData* run, const std::string& device) {
     if (!run) {
         return f;
     }
-    const json arm = parseOrEmpty(run->row.spec_json);
-    f.precision = resolvedPrecision(field<std::string>(arm, "precision", "fp32"), device);
-    f.accumulation = field<int>(arm, "accumulation", 1);
-    f.lr_rule = field<std::string>(arm, "lr_rule", "linear");
-    f.lr = field<double>(arm, "lr", kUnknown);
-    f.effective_batch = field<int64_t>(arm, "effective_batch", 0);
-    f.channels_last = field<bool>(arm, "channels_last", false);
+    const config::PlannedArm planned = config::plannedArmFromJson(run->row.spec_json);
+    f.precision = planned.resolvedOn(device);
+    f.accumulation = planned.arm.accumulation;
+    f.lr_rule = planned.arm.lr_rule;
+    f.lr = std::isfinite(planned.lr) ? planned.lr : kUnknown;
+    f.effective_batch = planned.effective_batch;
+    f.channels_last = planned.arm.channels_last;
     return f;
 }
 
@@ -77,15 +79,8 @@ FinalGap finalMetricGap(const std::vector<const RunData*>& base,
 
 std::string IncompleteRun::describe() const {
     return "run " + std::to_string(run_id) + " (" + arm + ", seed " + std::to_string(seed) +
-           "): " + train::toString(status) + " at step " + std::to_string(last_step) + " of " +
+           "): " + run::toString(status) + " at step " + std::to_string(last_step) + " of " +
            std::to_string(planned_steps);
-}
-
-std::string resolvedPrecision(const std::string& precision, const std::string& device) {
-    if (precision != "amp") {
-        return precision;
-    }
-    return device.rfind("cuda", 0) == 0 ? "amp-fp16" : "amp-bf16";
 }
 
 std::vector<std::string> armOrder(const ExperimentData& data) {
@@ -150,7 +145,7 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
             continue;
         }
         complete[r.row.arm].push_back(&r);
-        if (r.row.status == train::RunStatus::Finished && !r.steps.empty()) {
+        if (r.row.status == run::RunStatus::Finished && !r.steps.empty()) {
             finished[r.row.arm].push_back(&r);
         }
         auto s = summarizeRun(r.row, r.steps, r.evals);

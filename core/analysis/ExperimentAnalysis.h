@@ -33,7 +33,7 @@ struct IncompleteRun {
     int64_t run_id = 0;
     std::string arm;
     uint64_t seed = 0;
-    train::RunStatus status = train::RunStatus::Queued;
+    run::RunStatus status = run::RunStatus::Queued;
     int64_t last_step = 0;
     int64_t planned_steps = 0;
     std::string describe() const;  ///< "run 7 (amp, seed 2): interrupted at step 20 of 48"
@@ -60,8 +60,5 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data,
 
 /// Arm names in spec order (falling back to first-seen order of the runs).
 std::vector<std::string> armOrder(const ExperimentData& data);
-
-/// "amp" resolves on the device: bf16 on CPU, fp16 with a scaler on CUDA.
-std::string resolvedPrecision(const std::string& precision, const std::string& device);
 
 }  // namespace ampbench::analysis

@@ -29,8 +29,8 @@ std::optional<ExperimentData> loadExperiment(const store::Database& db, int64_t 
     return data;
 }
 
-bool isIncomplete(train::RunStatus status) {
-    return status != train::RunStatus::Finished && status != train::RunStatus::Failed;
+bool isIncomplete(run::RunStatus status) {
+    return status != run::RunStatus::Finished && status != run::RunStatus::Failed;
 }
 
 }  // namespace ampbench::analysis

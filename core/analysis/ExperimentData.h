@@ -13,9 +13,9 @@ namespace ampbench::analysis {
 
 struct RunData {
     store::RunRow row;
-    std::vector<train::StepRecord> steps;
-    std::vector<train::EvalRecord> evals;
-    std::vector<train::EventRecord> events;
+    std::vector<run::StepRecord> steps;
+    std::vector<run::EvalRecord> evals;
+    std::vector<run::EventRecord> events;
 };
 
 struct ExperimentData {
@@ -32,6 +32,6 @@ std::optional<ExperimentData> loadExperiment(const store::Database& db, int64_t 
 
 /// Queued, running, interrupted or cancelled: the run's rows are partial, so the
 /// analysis names it and leaves it out. Failed runs count: failing is a result.
-bool isIncomplete(train::RunStatus status);
+bool isIncomplete(run::RunStatus status);
 
 }  // namespace ampbench::analysis

@@ -79,13 +79,14 @@ Health armHealth(const std::vector<const RunData*>& runs) {
                                describeSteps(skipped_steps);
         }
         for (const auto& ev : run->events) {
-            h.nonfinite_events += ev.kind == train::EventKind::NonFinite ? 1 : 0;
-            h.oom_events += ev.kind == train::EventKind::OutOfMemory ? 1 : 0;
-            h.warning_events += ev.kind == train::EventKind::Warning ? 1 : 0;
+            h.nonfinite_events += ev.kind == run::EventKind::NonFinite ? 1 : 0;
+            h.oom_events += ev.kind == run::EventKind::OutOfMemory ? 1 : 0;
+            h.warning_events += ev.kind == run::EventKind::Warning ? 1 : 0;
         }
-        if (run->row.status == train::RunStatus::Failed) {
+        if (run->row.status == run::RunStatus::Failed) {
             h.failures.push_back("seed " + std::to_string(run->row.seed) + ": " +
                                  (run->row.error.empty() ? "failed" : run->row.error));
+            h.failure_kinds.push_back(run->row.failure);
         }
     }
     if (h.steps > 0) {

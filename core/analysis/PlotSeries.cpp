@@ -22,7 +22,7 @@ std::string toString(XAxis axis) {
     return "step";
 }
 
-std::vector<double> stepXs(const std::vector<train::StepRecord>& steps, XAxis axis) {
+std::vector<double> stepXs(const std::vector<run::StepRecord>& steps, XAxis axis) {
     std::vector<double> out;
     out.reserve(steps.size());
     for (const auto& s : steps) {
@@ -41,7 +41,7 @@ std::vector<double> stepXs(const std::vector<train::StepRecord>& steps, XAxis ax
     return out;
 }
 
-std::vector<double> evalXs(const std::vector<train::EvalRecord>& evals, XAxis axis) {
+std::vector<double> evalXs(const std::vector<run::EvalRecord>& evals, XAxis axis) {
     std::vector<double> out;
     out.reserve(evals.size());
     for (const auto& e : evals) {
@@ -60,7 +60,7 @@ std::vector<double> evalXs(const std::vector<train::EvalRecord>& evals, XAxis ax
     return out;
 }
 
-std::vector<double> stepValues(const std::vector<train::StepRecord>& steps, StepMetric metric) {
+std::vector<double> stepValues(const std::vector<run::StepRecord>& steps, StepMetric metric) {
     std::vector<double> out;
     out.reserve(steps.size());
     for (const auto& s : steps) {
@@ -100,7 +100,7 @@ std::vector<double> forLogAxis(std::vector<double> values) {
     return values;
 }
 
-std::vector<size_t> skippedIndices(const std::vector<train::StepRecord>& steps) {
+std::vector<size_t> skippedIndices(const std::vector<run::StepRecord>& steps) {
     std::vector<size_t> out;
     for (size_t i = 0; i < steps.size(); ++i) {
         if (steps[i].skipped) {

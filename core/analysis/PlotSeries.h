@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/train/Records.h"
+#include "core/run/Records.h"
 
 namespace ampbench::analysis {
 
@@ -20,17 +20,17 @@ enum class StepMetric { Loss, LossScale, StepMs, MemAllocatedMiB, MemPeakMiB, Gr
 std::string toString(XAxis axis);  ///< "step", "samples seen", "wall time (s)"
 
 /// x of every step on `axis`, in record order (non-decreasing for every axis).
-std::vector<double> stepXs(const std::vector<train::StepRecord>& steps, XAxis axis);
+std::vector<double> stepXs(const std::vector<run::StepRecord>& steps, XAxis axis);
 /// x of every evaluation on `axis`.
-std::vector<double> evalXs(const std::vector<train::EvalRecord>& evals, XAxis axis);
+std::vector<double> evalXs(const std::vector<run::EvalRecord>& evals, XAxis axis);
 /// The metric of every step, in record order.
-std::vector<double> stepValues(const std::vector<train::StepRecord>& steps, StepMetric metric);
+std::vector<double> stepValues(const std::vector<run::StepRecord>& steps, StepMetric metric);
 
 /// Values a logarithmic axis can draw: non-positive and non-finite become NaN (a gap).
 std::vector<double> forLogAxis(std::vector<double> values);
 
 /// Positions (indices into `steps`) of the steps the loss scaler skipped.
-std::vector<size_t> skippedIndices(const std::vector<train::StepRecord>& steps);
+std::vector<size_t> skippedIndices(const std::vector<run::StepRecord>& steps);
 
 /// EMA weight for a smoothing control in [0, 100]: 0 = raw, 100 = 0.99 (the
 /// strongest smoothing the TensorBoard slider offers).

@@ -12,8 +12,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }
 
-RunSummary summarizeRun(const store::RunRow& run, const std::vector<train::StepRecord>& steps,
-                        const std::vector<train::EvalRecord>& evals) {
+RunSummary summarizeRun(const store::RunRow& run, const std::vector<run::StepRecord>& steps,
+                        const std::vector<run::EvalRecord>& evals) {
     RunSummary s;
     s.run_id = run.id;
     s.arm = run.arm;
@@ -82,7 +82,7 @@ std::vector<ArmSummary> summarizeArms(const std::vector<RunSummary>& runs,
         std::vector<double> med, p10, p90, sps, acc, wait;
         for (const auto* r : by_arm[name]) {
             ++a.runs;
-            a.finished += r->status == train::RunStatus::Finished ? 1 : 0;
+            a.finished += r->status == run::RunStatus::Finished ? 1 : 0;
             if (r->timed_steps > 0) {
                 med.push_back(r->median_step_ms);
                 p10.push_back(r->p10_step_ms);

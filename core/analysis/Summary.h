@@ -13,7 +13,7 @@ struct RunSummary {
     int64_t run_id = 0;
     std::string arm;
     uint64_t seed = 0;
-    train::RunStatus status = train::RunStatus::Queued;
+    run::RunStatus status = run::RunStatus::Queued;
     int64_t steps = 0;          ///< optimizer steps recorded
     int64_t timed_steps = 0;    ///< steps after warm-up
     int64_t samples = 0;        ///< samples seen at the last step
@@ -31,8 +31,8 @@ struct RunSummary {
     double wall_s = 0;
 };
 
-RunSummary summarizeRun(const store::RunRow& run, const std::vector<train::StepRecord>& steps,
-                        const std::vector<train::EvalRecord>& evals);
+RunSummary summarizeRun(const store::RunRow& run, const std::vector<run::StepRecord>& steps,
+                        const std::vector<run::EvalRecord>& evals);
 
 struct ArmSummary {
     std::string arm;

@@ -32,21 +32,11 @@ std::string scaleText(double v) {
 }
 
 bool isAmp(const ArmFacts& f) {
-    return f.precision.rfind("amp", 0) == 0;
+    return f.precision != config::Precision::Fp32;
 }
 
-bool mentionsNonFinite(const std::vector<std::string>& failures) {
-    for (const auto& f : failures) {
-        std::string lower = f;
-        std::transform(lower.begin(), lower.end(), lower.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        if (lower.find("nan") != std::string::npos ||
-            lower.find("non-finite") != std::string::npos ||
-            lower.find("diverged") != std::string::npos) {
-            return true;
-        }
-    }
-    return false;
+bool failedNonFinite(const std::vector<run::FailureKind>& kinds) {
+    return std::find(kinds.begin(), kinds.end(), run::FailureKind::NonFinite) != kinds.end();
 }
 
 std::string describeFinal(const FinalGap& g, const std::string& baseline) {
@@ -103,7 +93,7 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
         v.reasons.push_back("loss scale: minimum " + scaleText(h.min_loss_scale) + ", at the end " +
                             scaleText(h.final_loss_scale));
     }
-    if (f.precision == "amp-fp16" && !h.scaler_active && h.steps > 0) {
+    if (f.precision == config::Precision::AmpFp16 && !h.scaler_active && h.steps > 0) {
         v.next_checks.push_back(
             "Scaler missing: this fp16 arm ran with a loss scale of 1 throughout; small "
             "gradients underflow to zero in fp16. Enable dynamic loss scaling.");
@@ -177,7 +167,8 @@ void addChecklist(ArmVerdict& v, const VerdictThresholds& t) {
     const ArmFacts& f = v.facts;
     const bool judged_bad =
         v.verdict == Verdict::Diverged || (v.verdict == Verdict::Inconclusive && v.noise_known);
-    if (f.accumulation > 1 && f.lr_rule == "none" && f.effective_batch != f.base_effective_batch) {
+    if (f.accumulation > 1 && f.lr_rule == config::LrRule::None &&
+        f.effective_batch != f.base_effective_batch) {
         v.next_checks.push_back(
             "LR not rescaled for the effective batch: K = " + std::to_string(f.accumulation) +
             " makes the batch " + std::to_string(f.effective_batch) + " (baseline " +
@@ -192,7 +183,8 @@ void addChecklist(ArmVerdict& v, const VerdictThresholds& t) {
             " updates per run; curves over samples seen cannot be expected to match after so "
             "few steps. Train longer before judging this arm.");
     }
-    if (f.accumulation > 1 && f.lr_rule == "linear" && v.verdict == Verdict::Diverged) {
+    if (f.accumulation > 1 && f.lr_rule == config::LrRule::Linear &&
+        v.verdict == Verdict::Diverged) {
         v.next_checks.push_back("Linear LR scaling gave lr " + num(f.lr, 4) + " (baseline " +
                                 num(f.base_lr, 4) +
                                 "); that may be too large for this model. Try lr_rule sqrt or an "
@@ -320,7 +312,7 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
         return;
     }
     const std::string base = v.facts.baseline.empty() ? "the baseline" : v.facts.baseline;
-    const bool nonfinite = v.health.nonfinite_events > 0 || mentionsNonFinite(v.health.failures);
+    const bool nonfinite = v.health.nonfinite_events > 0 || failedNonFinite(v.health.failure_kinds);
     if (v.runs_used == 0) {
         v.verdict = Verdict::Inconclusive;
         v.summary = "no finished run of this arm to judge";

@@ -8,6 +8,7 @@
 #include "core/analysis/Alignment.h"
 #include "core/analysis/Gains.h"
 #include "core/analysis/Health.h"
+#include "core/config/ExperimentSpec.h"
 
 namespace ampbench::analysis {
 
@@ -23,11 +24,12 @@ std::string toString(Verdict v);  ///< "baseline", "aligned", "within noise", ..
 
 /// What the arm ran with, as the checklist needs it.
 struct ArmFacts {
-    std::string baseline;   ///< name of the arm this one is judged against
-    std::string device;     ///< "cpu" or "cuda:N": what a missing speed-up points to differs
-    std::string precision;  ///< resolved on the device: fp32, amp-fp16, amp-bf16
+    std::string baseline;  ///< name of the arm this one is judged against
+    std::string device;    ///< "cpu" or "cuda:N": what a missing speed-up points to differs
+    /// Resolved on the device: fp32, amp-fp16 or amp-bf16 (never amp).
+    config::Precision precision = config::Precision::Fp32;
     int accumulation = 1;
-    std::string lr_rule;          ///< linear | sqrt | none
+    config::LrRule lr_rule = config::LrRule::Linear;
     double lr = kUnknown;         ///< after the LR rule
     double base_lr = kUnknown;    ///< the baseline arm's
     int64_t effective_batch = 0;  ///< micro-batch × K

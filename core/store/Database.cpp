@@ -20,11 +20,11 @@ namespace ampbench::store {
 namespace {
 
 namespace fs = std::filesystem;
+using run::EvalRecord;
+using run::EventRecord;
+using run::StepRecord;
 using schema::ImplicitTransaction;
 using schema::Statement;
-using train::EvalRecord;
-using train::EventRecord;
-using train::StepRecord;
 
 constexpr const char* kInterruptedError = "the process writing this run ended without finishing it";
 constexpr const char* kNeverStarted = "never started: the process that queued it ended";
@@ -46,9 +46,9 @@ std::string nowIso() {
     return buf;
 }
 
-train::RunStatus parseStatus(const std::string& text, const std::string& path, int64_t run) {
+run::RunStatus parseStatus(const std::string& text, const std::string& path, int64_t run) {
     try {
-        return train::runStatusFromString(text);
+        return run::runStatusFromString(text);
     } catch (const std::invalid_argument& e) {
         fail(StoreError::Kind::Io,
              path + ": run " + std::to_string(run) + " has an unreadable status: " + e.what());
@@ -64,13 +64,14 @@ constexpr const char* kRunFrom = " FROM runs r JOIN experiments e ON e.id = r.ex
 /// A run whose owner has died reads as interrupted before any writer records it,
 /// so a reader never shows a dead run as running (or a dead queue as pending).
 void showDeadOwner(RunRow& r, const Statement& st, int pid_col) {
-    const bool running = r.status == train::RunStatus::Running;
-    if (!running && r.status != train::RunStatus::Queued)
+    const bool running = r.status == run::RunStatus::Running;
+    if (!running && r.status != run::RunStatus::Queued)
         return;
     const std::optional<int64_t> pid =
         st.isNull(pid_col) ? std::nullopt : std::optional<int64_t>(st.i64(pid_col));
     if (owner::gone(pid, st.text(pid_col + 1), st.text(pid_col + 2), running)) {
-        r.status = train::RunStatus::Interrupted;
+        r.status = run::RunStatus::Interrupted;
+        r.failure = run::FailureKind::Interrupted;
         r.error = running ? kInterruptedError : kNeverStarted;
     }
 }
@@ -92,6 +93,7 @@ RunRow readRun(const Statement& st, const std::string& path) {
     r.ended_at = st.text(12);
     r.planned_steps = st.i64(13);
     r.last_step = st.isNull(14) ? 0 : st.i64(14);
+    r.failure = run::failureKindFromString(st.text(18));
     showDeadOwner(r, st, 15);
     return r;
 }
@@ -289,7 +291,7 @@ void Database::recoverInterrupted() {
         return;
     ImplicitTransaction tx(db_, path_);
     Statement up(db_, path_,
-                 "UPDATE runs SET status = 'interrupted', error = ?2 "
+                 "UPDATE runs SET status = 'interrupted', error = ?2, failure = 'interrupted' "
                  "WHERE id = ?1 AND status = ?3",
                  "marking interrupted runs");
     int changed = 0;
@@ -308,9 +310,11 @@ void Database::recoverInterrupted() {
     recovered_ = changed;
 }
 
-// Schema 2 (read-only opens) has no owner tokens: owners are told by pid alone.
+// Schema 2 (read-only opens) has no owner tokens (owners are told by pid alone)
+// and no failure kinds.
 std::string Database::runSelect() const {
-    return std::string(kRunColumns) + (schema_version_ >= 3 ? "r.owner_token" : "NULL") + kRunFrom;
+    return std::string(kRunColumns) +
+           (schema_version_ >= 3 ? "r.owner_token, r.failure" : "NULL, ''") + kRunFrom;
 }
 
 // --- experiments and runs ---
@@ -354,6 +358,7 @@ void changeOne(sqlite3* db, const std::string& path, Statement& st, const std::s
 void Database::markRunning(int64_t run_id, const std::string& env_json) {
     Statement st(db_, path_,
                  "UPDATE runs SET status = 'running', started_at = ?2, ended_at = '', error = '', "
+                 "failure = '', "
                  "env_json = ?3, owner_pid = ?4, owner_host = ?5, owner_token = ?6 WHERE id = ?1",
                  "marking run " + std::to_string(run_id) + " running");
     st.bindInt(1, run_id).bindText(2, nowIso()).bindText(3, env_json);
@@ -362,11 +367,14 @@ void Database::markRunning(int64_t run_id, const std::string& env_json) {
     changeOne(db_, path_, st, "run " + std::to_string(run_id));
 }
 
-void Database::finishRun(int64_t run_id, train::RunStatus status, const std::string& error) {
-    Statement st(db_, path_, "UPDATE runs SET status = ?2, error = ?3, ended_at = ?4 WHERE id = ?1",
-                 "recording the end of run " + std::to_string(run_id));
-    st.bindInt(1, run_id).bindText(2, train::toString(status)).bindText(3, error);
-    st.bindText(4, nowIso());
+void Database::finishRun(int64_t run_id, run::RunStatus status, const std::string& error,
+                         run::FailureKind failure) {
+    Statement st(
+        db_, path_,
+        "UPDATE runs SET status = ?2, error = ?3, ended_at = ?4, failure = ?5 WHERE id = ?1",
+        "recording the end of run " + std::to_string(run_id));
+    st.bindInt(1, run_id).bindText(2, run::toString(status)).bindText(3, error);
+    st.bindText(4, nowIso()).bindText(5, run::toString(failure));
     changeOne(db_, path_, st, "run " + std::to_string(run_id));
 }
 
@@ -452,7 +460,7 @@ void Database::insertEvents(int64_t run_id, const std::vector<EventRecord>& rows
                  "VALUES(?1, ?2, ?3, ?4, ?5)",
                  "saving events of run " + std::to_string(run_id));
     for (const EventRecord& r : rows) {
-        st.bindInt(1, run_id).bindInt(2, r.step).bindText(3, train::toString(r.kind));
+        st.bindInt(1, run_id).bindInt(2, r.step).bindText(3, run::toString(r.kind));
         st.bindText(4, r.message).bindReal(5, r.value).run();
     }
     tx.commit();
@@ -558,7 +566,7 @@ std::vector<EventRecord> Database::events(int64_t run_id) const {
         EventRecord r;
         r.step = st.i64(0);
         try {
-            r.kind = train::eventKindFromString(st.text(1));
+            r.kind = run::eventKindFromString(st.text(1));
         } catch (const std::invalid_argument& e) {
             fail(StoreError::Kind::Io, path_ + ": an event of run " + std::to_string(run_id) +
                                            " is unreadable: " + e.what());

@@ -47,7 +47,8 @@ class Database {
     int64_t createRun(int64_t experiment_id, const std::string& arm, int arm_index, uint64_t seed,
                       const std::string& arm_json, int64_t planned_steps);
     void markRunning(int64_t run_id, const std::string& env_json);
-    void finishRun(int64_t run_id, train::RunStatus status, const std::string& error);
+    void finishRun(int64_t run_id, run::RunStatus status, const std::string& error,
+                   run::FailureKind failure = run::FailureKind::None);
     void renameExperiment(int64_t experiment_id, const std::string& name);
     void setExperimentNotes(int64_t experiment_id, const std::string& notes);
     void setRunNotes(int64_t run_id, const std::string& notes);
@@ -55,9 +56,9 @@ class Database {
     void deleteRun(int64_t run_id);
 
     // --- metric rows (one transaction per call; the RunRecorder batches) ---
-    void insertSteps(int64_t run_id, const std::vector<train::StepRecord>& rows);
-    void insertEvals(int64_t run_id, const std::vector<train::EvalRecord>& rows);
-    void insertEvents(int64_t run_id, const std::vector<train::EventRecord>& rows);
+    void insertSteps(int64_t run_id, const std::vector<run::StepRecord>& rows);
+    void insertEvals(int64_t run_id, const std::vector<run::EvalRecord>& rows);
+    void insertEvents(int64_t run_id, const std::vector<run::EventRecord>& rows);
 
     // --- reading ---
     std::vector<ExperimentRow> experiments() const;
@@ -65,10 +66,10 @@ class Database {
     std::vector<RunRow> runs(std::optional<int64_t> experiment_id = std::nullopt) const;
     std::optional<RunRow> run(int64_t id) const;
     /// Steps with step > after_step, in order; limit 0 = all.
-    std::vector<train::StepRecord> steps(int64_t run_id, int64_t after_step = 0,
-                                         int64_t limit = 0) const;
-    std::vector<train::EvalRecord> evals(int64_t run_id, int64_t after_step = 0) const;
-    std::vector<train::EventRecord> events(int64_t run_id) const;
+    std::vector<run::StepRecord> steps(int64_t run_id, int64_t after_step = 0,
+                                       int64_t limit = 0) const;
+    std::vector<run::EvalRecord> evals(int64_t run_id, int64_t after_step = 0) const;
+    std::vector<run::EventRecord> events(int64_t run_id) const;
     int64_t stepCount(int64_t run_id) const;
     /// A number that changes whenever any connection commits (PRAGMA data_version);
     /// watchers poll it to skip work when nothing is new.

@@ -102,7 +102,7 @@ int64_t exportCsv(const Database& db, const std::vector<int64_t>& run_ids, std::
         }
         // Events carry no sample count; the column stays empty.
         for (const auto& ev : db.events(id))
-            line("event", ev.step, "", train::toString(ev.kind), number(ev.value));
+            line("event", ev.step, "", run::toString(ev.kind), number(ev.value));
     }
     return lines;
 }
@@ -139,7 +139,7 @@ void exportJson(const Database& db, const std::vector<int64_t>& run_ids, std::os
         json events = json::array();
         for (const auto& ev : db.events(id)) {
             events.push_back({{"step", ev.step},
-                              {"kind", train::toString(ev.kind)},
+                              {"kind", run::toString(ev.kind)},
                               {"message", ev.message},
                               {"value", real(ev.value)}});
         }
@@ -149,7 +149,7 @@ void exportJson(const Database& db, const std::vector<int64_t>& run_ids, std::os
                         {"arm", run.arm},
                         {"arm_index", run.arm_index},
                         {"seed", run.seed},
-                        {"status", train::toString(run.status)},
+                        {"status", run::toString(run.status)},
                         {"error", run.error},
                         {"notes", run.notes},
                         {"started_at", run.started_at},

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/train/Records.h"
+#include "core/run/Records.h"
 
 namespace ampbench::store {
 
@@ -26,7 +26,8 @@ struct RunRow {
     uint64_t seed = 0;
     std::string spec_json;  ///< the ArmSpec as JSON (resolved precision, scaled lr)
     std::string env_json;   ///< probe::Environment as JSON
-    train::RunStatus status = train::RunStatus::Queued;
+    run::RunStatus status = run::RunStatus::Queued;
+    run::FailureKind failure = run::FailureKind::None;  ///< why it did not finish
     std::string error;
     std::string notes;
     std::string started_at;  ///< ISO-8601 UTC, empty when never started

@@ -86,7 +86,7 @@ void RunRecorder::untilWritten(Write write, milliseconds patience) {
     }
 }
 
-void RunRecorder::onStart(const train::RunInfo& info) {
+void RunRecorder::onStart(const run::RunInfo& info) {
     untilWritten(
         [&] {
             db_.markRunning(run_id_, info.env_json);
@@ -96,23 +96,23 @@ void RunRecorder::onStart(const train::RunInfo& info) {
     last_flush_ = Clock::now();
 }
 
-void RunRecorder::onStep(const train::StepRecord& step) {
+void RunRecorder::onStep(const run::StepRecord& step) {
     steps_.push_back(step);
     last_step_ = step.step;
     maybeFlush();
 }
 
-void RunRecorder::onEval(const train::EvalRecord& eval) {
+void RunRecorder::onEval(const run::EvalRecord& eval) {
     evals_.push_back(eval);
     maybeFlush();
 }
 
-void RunRecorder::onEvent(const train::EventRecord& event) {
+void RunRecorder::onEvent(const run::EventRecord& event) {
     events_.push_back(event);
     maybeFlush();
 }
 
-void RunRecorder::onFinish(const train::RunOutcome& outcome) {
+void RunRecorder::onFinish(const run::RunOutcome& outcome) {
     finished_ = true;
     try {
         flush();
@@ -123,7 +123,8 @@ void RunRecorder::onFinish(const train::RunOutcome& outcome) {
             std::string error = outcome.error.empty() ? std::string() : outcome.error + "; ";
             untilWritten(
                 [&] {
-                    db_.finishRun(run_id_, train::RunStatus::Failed, error + lost);
+                    db_.finishRun(run_id_, run::RunStatus::Failed, error + lost,
+                                  run::FailureKind::Recording);
                     return true;
                 },
                 milliseconds(0));
@@ -133,7 +134,7 @@ void RunRecorder::onFinish(const train::RunOutcome& outcome) {
     }
     untilWritten(
         [&] {
-            db_.finishRun(run_id_, outcome.status, outcome.error);
+            db_.finishRun(run_id_, outcome.status, outcome.error, outcome.failure);
             return true;
         },
         lock_.final_wait);
@@ -169,7 +170,7 @@ bool RunRecorder::tryWrite(milliseconds wait) {
     const bool waited = locked_since_.has_value();
     if (waited) {
         // Written with the rows that waited, so the record says why they came late.
-        events_.push_back({last_step_, train::EventKind::Warning,
+        events_.push_back({last_step_, run::EventKind::Warning,
                            "the database was locked by another program for " +
                                secondsText(seconds(now - *locked_since_)) + "; " +
                                std::to_string(steps_.size()) +

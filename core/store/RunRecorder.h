@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/run/TrainObserver.h"
 #include "core/store/Database.h"
-#include "core/train/TrainObserver.h"
 
 namespace ampbench::store {
 
@@ -33,18 +33,18 @@ struct LockPolicy {
 /// database locked by another program keeps every row in memory and tries again
 /// with back-off while training continues; once written, an event records how
 /// long the wait was. Lives on the training thread.
-class RunRecorder : public train::TrainObserver {
+class RunRecorder : public run::TrainObserver {
   public:
     RunRecorder(Database& db, int64_t run_id,
                 std::chrono::milliseconds flush_interval = std::chrono::milliseconds(250),
                 LockPolicy lock = {});
     ~RunRecorder() override;
 
-    void onStart(const train::RunInfo& info) override;
-    void onStep(const train::StepRecord& step) override;
-    void onEval(const train::EvalRecord& eval) override;
-    void onEvent(const train::EventRecord& event) override;
-    void onFinish(const train::RunOutcome& outcome) override;
+    void onStart(const run::RunInfo& info) override;
+    void onStep(const run::StepRecord& step) override;
+    void onEval(const run::EvalRecord& eval) override;
+    void onEvent(const run::EventRecord& event) override;
+    void onFinish(const run::RunOutcome& outcome) override;
 
     /// Writes everything held, waiting out a lock for up to `final_wait`; throws
     /// StoreError saying exactly how many rows could not be written and why.
@@ -74,9 +74,9 @@ class RunRecorder : public train::TrainObserver {
     int64_t last_step_ = 0;
     bool finished_ = false;
     bool gave_up_ = false;  ///< the lock outlasted `limit`; rows wait for onFinish
-    std::vector<train::StepRecord> steps_;
-    std::vector<train::EvalRecord> evals_;
-    std::vector<train::EventRecord> events_;
+    std::vector<run::StepRecord> steps_;
+    std::vector<run::EvalRecord> evals_;
+    std::vector<run::EventRecord> events_;
 };
 
 }  // namespace ampbench::store

@@ -127,10 +127,11 @@ CREATE INDEX batch_searches_by_experiment ON batch_searches(experiment_id);
 }
 
 // Version 3: owners of queued runs and of searches, and a token that tells a
-// live owner from a later process that got the same pid.
+// live owner from a later process that got the same pid; why a run failed, as a kind.
 void createV3(sqlite3* db, const std::string& path) {
     exec(db, path, R"sql(
 ALTER TABLE runs ADD COLUMN owner_token TEXT;
+ALTER TABLE runs ADD COLUMN failure TEXT NOT NULL DEFAULT '';
 ALTER TABLE batch_searches ADD COLUMN owner_pid INTEGER;
 ALTER TABLE batch_searches ADD COLUMN owner_host TEXT;
 ALTER TABLE batch_searches ADD COLUMN owner_token TEXT;

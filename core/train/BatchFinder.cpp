@@ -5,6 +5,8 @@
 
 namespace ampbench::train {
 
+using namespace run;  // the records a run emits
+
 std::string toString(TrialOutcome o) {
     switch (o) {
         case TrialOutcome::Fits:

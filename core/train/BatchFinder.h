@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/train/TrainObserver.h"
+#include "core/run/TrainObserver.h"
 
 namespace ampbench::train {
 
@@ -54,7 +54,7 @@ using TrialFunction = std::function<BatchTrial(int64_t batch)>;
 /// then binary-searches the boundary exactly. A trial with outcome Error stops
 /// the search with that error: it is not called a memory limit.
 FinderResult findMaxBatch(const TrialFunction& trial, const FinderOptions& options,
-                          const CancelToken* cancel = nullptr,
+                          const run::CancelToken* cancel = nullptr,
                           const std::function<void(const BatchTrial&)>& on_trial = {});
 
 }  // namespace ampbench::train

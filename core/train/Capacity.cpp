@@ -11,6 +11,8 @@
 #include "core/train/Trainer.h"
 
 namespace ampbench::train {
+
+using namespace run;  // the records a run emits
 namespace {
 
 struct TrialObserver : TrainObserver {

@@ -39,7 +39,7 @@ BudgetCheck checkBudget(const std::string& device, int64_t requested);
 /// Out of memory (CUDA, caught; caches freed) → OutOfMemory; peak above `budget`
 /// → OverBudget; any other failure → Error with its message.
 BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int64_t batch,
-                         int64_t budget_bytes, int trial_steps, const CancelToken& cancel);
+                         int64_t budget_bytes, int trial_steps, const run::CancelToken& cancel);
 
 struct ArmCapacity {
     std::string arm;
@@ -57,7 +57,7 @@ struct ArmCapacity {
 /// (1.5× from a fitted line, 2× from a single point) is not run (outcome
 /// PredictedOverBudget).
 ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
-                            const CapacityOptions& options, const CancelToken& cancel,
+                            const CapacityOptions& options, const run::CancelToken& cancel,
                             store::Database* db = nullptr, int64_t experiment_id = 0,
                             const std::function<void(const BatchTrial&)>& on_trial = {});
 
@@ -65,8 +65,8 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
 /// `experiment_id` when `db` is given; stops early on cancel. `on_trial` gets the
 /// arm's index with each trial.
 std::vector<ArmCapacity> findCapacities(
-    const config::ExperimentSpec& spec, const CapacityOptions& options, const CancelToken& cancel,
-    store::Database* db = nullptr, int64_t experiment_id = 0,
+    const config::ExperimentSpec& spec, const CapacityOptions& options,
+    const run::CancelToken& cancel, store::Database* db = nullptr, int64_t experiment_id = 0,
     const std::function<void(int, const BatchTrial&)>& on_trial = {});
 
 }  // namespace ampbench::train

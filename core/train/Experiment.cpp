@@ -8,6 +8,8 @@
 #include "core/store/RunRecorder.h"
 
 namespace ampbench::train {
+
+using namespace run;  // the records a run emits
 namespace {
 
 std::string joinErrors(const std::vector<config::FieldError>& errors) {
@@ -47,11 +49,15 @@ ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec&
     db.begin();
     try {
         plan.experiment_id = db.createExperiment(spec.name, config::specToJsonText(spec));
+        bool cuda = spec.device == config::DeviceKind::Cuda;
+        try {
+            cuda = resolveDevice(spec.device).rfind("cuda", 0) == 0;
+        } catch (const std::exception&) {
+            // CUDA asked for where there is none: each run fails with that message.
+        }
         for (size_t i = 0; i < spec.arms.size(); ++i) {
             const auto& arm = spec.arms[i];
-            auto arm_json = config::toJson(arm);
-            arm_json["lr"] = config::scaledLearningRate(spec, arm);
-            arm_json["effective_batch"] = spec.micro_batch * arm.accumulation;
+            const std::string arm_json = config::plannedArmToJson(config::planArm(spec, arm, cuda));
             int64_t planned = plannedOptimizerSteps(spec, arm, train_size);
             for (uint64_t seed : config::seedsForArm(spec, arm)) {
                 PlannedRun r;
@@ -59,8 +65,8 @@ ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec&
                 r.arm = arm.name;
                 r.seed = seed;
                 r.planned_steps = planned;
-                r.run_id = db.createRun(plan.experiment_id, arm.name, r.arm_index, seed,
-                                        arm_json.dump(), planned);
+                r.run_id = db.createRun(plan.experiment_id, arm.name, r.arm_index, seed, arm_json,
+                                        planned);
                 plan.runs.push_back(r);
             }
         }
@@ -126,9 +132,47 @@ void cancelQueued(store::Database& db, const ExperimentPlan& plan) {
     for (const auto& r : plan.runs) {
         auto row = db.run(r.run_id);
         if (row && row->status == RunStatus::Queued) {
-            db.finishRun(r.run_id, RunStatus::Cancelled, "cancelled before it started");
+            db.finishRun(r.run_id, RunStatus::Cancelled, "cancelled before it started",
+                         FailureKind::Cancelled);
         }
     }
+}
+
+ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec& spec,
+                               const CancelToken& cancel, const ExperimentHooks& hooks,
+                               const TrainOptions& options) {
+    db.requireIntact();  // nothing is added to a damaged file
+    ExperimentResult result;
+    result.plan = planExperiment(db, spec);
+    if (hooks.planned) {
+        hooks.planned(result.plan);
+    }
+    for (const auto& run : result.plan.runs) {
+        if (cancel.cancelled()) {
+            result.cancelled = true;
+            break;
+        }
+        TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
+        const RunOutcome outcome = executeRun(db, spec, run, cancel, extra, options);
+        result.any_failed = result.any_failed || outcome.status == RunStatus::Failed;
+        if (hooks.finished) {
+            hooks.finished(run, outcome);
+        }
+        if (outcome.status == RunStatus::Cancelled) {
+            result.cancelled = true;
+            break;
+        }
+    }
+    if (result.cancelled || cancel.cancelled()) {
+        result.cancelled = true;
+        cancelQueued(db, result.plan);
+    }
+    return result;
+}
+
+double plannedSamples(const config::ExperimentSpec& spec, const PlannedRun& run) {
+    const int k = spec.arms.at(static_cast<size_t>(run.arm_index)).accumulation;
+    return static_cast<double>(run.planned_steps) * spec.micro_batch * k;
 }
 
 }  // namespace ampbench::train

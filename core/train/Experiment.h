@@ -40,25 +40,51 @@ struct ExperimentPlan {
 ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec& spec);
 
 /// Forwards every callback to several observers, in order.
-class ObserverFanout : public TrainObserver {
+class ObserverFanout : public run::TrainObserver {
   public:
-    explicit ObserverFanout(std::vector<TrainObserver*> targets) : targets_(std::move(targets)) {}
-    void onStart(const RunInfo& i) override;
-    void onStep(const StepRecord& s) override;
-    void onEval(const EvalRecord& e) override;
-    void onEvent(const EventRecord& e) override;
-    void onFinish(const RunOutcome& o) override;
+    explicit ObserverFanout(std::vector<run::TrainObserver*> targets)
+        : targets_(std::move(targets)) {}
+    void onStart(const run::RunInfo& i) override;
+    void onStep(const run::StepRecord& s) override;
+    void onEval(const run::EvalRecord& e) override;
+    void onEvent(const run::EventRecord& e) override;
+    void onFinish(const run::RunOutcome& o) override;
 
   private:
-    std::vector<TrainObserver*> targets_;
+    std::vector<run::TrainObserver*> targets_;
 };
 
 /// Trains one planned run, recording into `db` (and telling `extra`, if given).
-RunOutcome executeRun(store::Database& db, const config::ExperimentSpec& spec,
-                      const PlannedRun& run, const CancelToken& cancel,
-                      TrainObserver* extra = nullptr, const TrainOptions& options = {});
+run::RunOutcome executeRun(store::Database& db, const config::ExperimentSpec& spec,
+                           const PlannedRun& run, const run::CancelToken& cancel,
+                           run::TrainObserver* extra = nullptr, const TrainOptions& options = {});
 
 /// Marks runs still `queued` (after a cancel) as cancelled so nothing looks pending.
 void cancelQueued(store::Database& db, const ExperimentPlan& plan);
+
+/// What a front end hears while runExperiment works; every member may be empty.
+struct ExperimentHooks {
+    std::function<void(const ExperimentPlan&)> planned;
+    /// Before each run; the observer returned (may be null) hears that run.
+    std::function<run::TrainObserver*(const PlannedRun&)> starting;
+    std::function<void(const PlannedRun&, const run::RunOutcome&)> finished;
+};
+
+struct ExperimentResult {
+    ExperimentPlan plan;
+    bool cancelled = false;
+    bool any_failed = false;
+};
+
+/// The whole workflow both front ends run: checks the file (StoreError when it is
+/// damaged), plans the experiment (SpecError for an invalid spec), trains its runs
+/// one at a time until done or cancelled, and marks what never started as
+/// cancelled. The CLI maps the result to an exit code, the GUI to signals.
+ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec& spec,
+                               const run::CancelToken& cancel, const ExperimentHooks& hooks = {},
+                               const TrainOptions& options = {});
+
+/// Training samples a planned run sees (optimizer steps × micro-batch × K).
+double plannedSamples(const config::ExperimentSpec& spec, const PlannedRun& run);
 
 }  // namespace ampbench::train

@@ -15,17 +15,21 @@
 
 #include "core/amp/AutocastGuard.h"
 #include "core/amp/LossScaler.h"
+#include "core/data/DataError.h"
 #include "core/data/Datasets.h"
 #include "core/data/Prefetcher.h"
 #include "core/models/Registry.h"
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
+#include "core/store/StoreError.h"
 #include "core/train/OptimizerStep.h"
 #include "core/train/ParameterUpdater.h"
 #include "core/train/StepGraph.h"
 
 namespace ampbench::train {
+
+using namespace run;  // the records a run emits
 using config::Precision;
 using Clock = std::chrono::steady_clock;
 
@@ -39,9 +43,12 @@ double msSince(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// A run that must stop with status Failed and this message (diverged, bad setup).
+/// A run that must stop with status Failed and this message: by default an arm
+/// that cannot run as asked here; NonFinite when it diverged.
 struct RunFailure : std::runtime_error {
-    using std::runtime_error::runtime_error;
+    explicit RunFailure(const std::string& message, FailureKind why = FailureKind::Setup)
+        : std::runtime_error(message), kind(why) {}
+    FailureKind kind;
 };
 
 /// Steps whose device-side values have not been read back yet.
@@ -565,8 +572,9 @@ void RunLoop::flush() {
     metered(&RecordingCost::readback_ms, [&] { batch.clear(); });
     if (bad_step) {
         event(*bad_step, EventKind::NonFinite, "training loss is not finite");
-        throw RunFailure("diverged: the training loss became NaN/inf at step " +
-                         std::to_string(*bad_step));
+        throw RunFailure(
+            "diverged: the training loss became NaN/inf at step " + std::to_string(*bad_step),
+            FailureKind::NonFinite);
     }
 }
 
@@ -639,6 +647,7 @@ RunOutcome RunLoop::run() {
     for (int64_t s = 1; s <= planned_; ++s) {
         if (cancel_.cancelled() || !trainStep(s)) {
             out.status = RunStatus::Cancelled;
+            out.failure = FailureKind::Cancelled;
             break;
         }
         const bool eval = evalDue(s);
@@ -693,13 +702,6 @@ std::string resolveDevice(config::DeviceKind kind) {
     return "cpu";
 }
 
-Precision resolvePrecision(Precision precision, bool cuda) {
-    if (precision == Precision::Amp) {
-        return cuda ? Precision::AmpFp16 : Precision::AmpBf16;
-    }
-    return precision;
-}
-
 int64_t plannedOptimizerSteps(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
                               int64_t train_size) {
     int64_t micro = spec.micro_steps;
@@ -718,8 +720,9 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
                     const TrainOptions& options) {
     RunOutcome out;
     std::unique_ptr<RunLoop> loop;
-    auto fail = [&](EventKind kind, const std::string& message) {
+    auto fail = [&](EventKind kind, FailureKind why, const std::string& message) {
         out.status = RunStatus::Failed;
+        out.failure = why;
         out.error = message;
         if (loop) {
             loop->salvage();
@@ -737,19 +740,28 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
         }
         loop = std::make_unique<RunLoop>(spec, arm_index, seed, observer, cancel, options);
         out = loop->run();
+    } catch (const RunFailure& e) {
+        fail(EventKind::Warning, e.kind, e.what());  // a NaN loss has its own event already
     } catch (const c10::OutOfMemoryError& e) {
-        fail(EventKind::OutOfMemory, std::string("out of memory: ") + e.what_without_backtrace());
+        fail(EventKind::OutOfMemory, FailureKind::OutOfMemory,
+             std::string("out of memory: ") + e.what_without_backtrace());
     } catch (const std::bad_alloc&) {
-        fail(EventKind::OutOfMemory, "out of memory: host allocation failed");
+        fail(EventKind::OutOfMemory, FailureKind::OutOfMemory,
+             "out of memory: host allocation failed");
     } catch (const c10::Error& e) {
         // LibTorch's CPU allocator reports a failed allocation as a plain c10::Error.
         const std::string what = e.what_without_backtrace();
         const bool alloc = what.find("can't allocate memory") != std::string::npos ||
                            what.find("not enough memory") != std::string::npos;
         fail(alloc ? EventKind::OutOfMemory : EventKind::Warning,
+             alloc ? FailureKind::OutOfMemory : FailureKind::Runtime,
              alloc ? "out of memory: " + what : what);
+    } catch (const data::DataError& e) {
+        fail(EventKind::Warning, FailureKind::Data, e.what());
+    } catch (const store::StoreError& e) {
+        fail(EventKind::Warning, FailureKind::Recording, e.what());
     } catch (const std::exception& e) {
-        fail(EventKind::Warning, e.what());
+        fail(EventKind::Warning, FailureKind::Runtime, e.what());
     }
     out.wall_s = secondsSince(t0);
     loop.reset();  // frees the model and optimizer before the next run starts
@@ -757,6 +769,7 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
         observer.onFinish(out);
     } catch (const std::exception& e) {
         out.status = RunStatus::Failed;
+        out.failure = FailureKind::Recording;
         out.record_error = e.what();
         out.error = std::string("could not record the end of the run: ") + e.what();
     }

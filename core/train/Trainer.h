@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "core/config/ExperimentSpec.h"
-#include "core/train/TrainObserver.h"
+#include "core/config/PlannedArm.h"
+#include "core/run/TrainObserver.h"
 
 namespace ampbench::train {
 
@@ -62,15 +63,14 @@ struct TrainOptions {
 /// NaN loss, bad data, an observer that throws) ends the run with status Failed
 /// and the error text; a cancel ends it with status Cancelled. Every step that
 /// completed before the end has been reported.
-RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
-                    TrainObserver& observer, const CancelToken& cancel,
-                    const TrainOptions& options = {});
+run::RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
+                         run::TrainObserver& observer, const run::CancelToken& cancel,
+                         const TrainOptions& options = {});
 
 /// "cpu" or "cuda:0" for a device choice; throws std::runtime_error when CUDA is
 /// asked for and this build or machine has none.
 std::string resolveDevice(config::DeviceKind kind);
-/// `amp` becomes amp-fp16 on CUDA and amp-bf16 on CPU; others stay.
-config::Precision resolvePrecision(config::Precision precision, bool cuda);
+using config::resolvePrecision;  // amp → amp-fp16 on CUDA, amp-bf16 on CPU
 /// Optimizer steps an arm makes (micro-batches / K); `train_size` matters only for epochs.
 int64_t plannedOptimizerSteps(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
                               int64_t train_size);

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "core/analysis/AnalysisJson.h"
-#include "core/analysis/Capacity.h"
+#include "core/analysis/CapacityChart.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/StudentT.h"
 
@@ -36,7 +36,7 @@ struct RunShape {
     std::string precision = "fp32";
     std::string lr_rule = "linear";
     double loss_scale = 1;
-    train::RunStatus status = train::RunStatus::Finished;
+    run::RunStatus status = run::RunStatus::Finished;
 };
 
 RunData makeRun(int64_t id, const RunShape& s) {
@@ -59,7 +59,7 @@ RunData makeRun(int64_t id, const RunShape& s) {
     const int64_t steps = kMicroBatches / s.accumulation;
     r.row.planned_steps = steps;
     for (int64_t i = 1; i <= steps; ++i) {
-        train::StepRecord st;
+        run::StepRecord st;
         st.step = i;
         st.samples = i * kMicroBatch * s.accumulation;
         st.loss = lossAt(static_cast<double>(st.samples), s.seed, s.shift) + noise(rng);
@@ -72,7 +72,7 @@ RunData makeRun(int64_t id, const RunShape& s) {
         r.steps.push_back(st);
     }
     r.row.last_step = steps;
-    train::EvalRecord ev;
+    run::EvalRecord ev;
     ev.step = steps;
     ev.samples = r.steps.back().samples;
     ev.val_accuracy = s.accuracy;
@@ -284,11 +284,11 @@ TEST(Verdict, NonFiniteLossDiverges) {
     RunShape c = ampArm();
     auto d = experiment(3, c);
     auto& run = d.runs.back();
-    run.row.status = train::RunStatus::Failed;
+    run.row.status = run::RunStatus::Failed;
     run.row.error = "diverged: the training loss became NaN/inf at step 90";
     run.steps.resize(90);
     run.steps.back().loss = std::nan("");
-    run.events.push_back({90, train::EventKind::NonFinite, "training loss is not finite", 0});
+    run.events.push_back({90, run::EventKind::NonFinite, "training loss is not finite", 0});
     auto a = analyzeExperiment(d);
     const auto& v = verdictOf(a, "amp");
     EXPECT_EQ(v.verdict, Verdict::Diverged);
@@ -413,7 +413,7 @@ TEST(Gains, MaxBatchRatioWhenBothArmsWereSearched) {
 
 TEST(ExperimentAnalysis, IncompleteRunsAreNamedAndLeftOut) {
     auto d = experiment(3, ampArm());
-    d.runs[4].row.status = train::RunStatus::Interrupted;
+    d.runs[4].row.status = run::RunStatus::Interrupted;
     d.runs[4].steps.resize(20);
     d.runs[4].row.last_step = 20;
     auto a = analyzeExperiment(d);

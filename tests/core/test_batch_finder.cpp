@@ -115,7 +115,7 @@ TEST(BatchFinder, ANonMemoryErrorIsReportedNotCalledALimit) {
 }
 
 TEST(BatchFinder, CancelKeepsPartialResults) {
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     int calls = 0;
     auto r = train::findMaxBatch(
         [&](int64_t b) {
@@ -133,7 +133,7 @@ TEST(BatchFinder, CancelKeepsPartialResults) {
 // A cancel that lands during a trial stops that trial's training: the search is
 // cancelled (not failed) and the interrupted trial is not counted as a result.
 TEST(BatchFinder, CancelDuringATrialIsACancelNotAnError) {
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     int calls = 0;
     auto r = train::findMaxBatch(
         [&](int64_t b) {
@@ -170,7 +170,7 @@ TEST(Capacity, CpuBudgetIsRespectedOnARealModel) {
     s.cpu_threads = 1;
     s.arms = {{"fp32"}};
     // Measure the baseline (batch 1), then allow it plus ~60 MB.
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     auto one = train::runBatchTrial(s, 0, 1, 0, 1, cancel);
     ASSERT_EQ(one.outcome, TrialOutcome::Fits) << one.message;
     train::CapacityOptions o;
@@ -213,7 +213,7 @@ TEST(Capacity, BudgetBelowOneSampleSaysSo) {
     train::CapacityOptions o;
     o.budget_bytes = 1 << 20;  // 1 MiB: less than the process itself
     o.trial_steps = 1;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     auto cap = train::findArmCapacity(s, 0, o, cancel);
     EXPECT_EQ(cap.result.max_batch, 0);
     // Found before any trial: the process alone holds more than the budget.

@@ -248,10 +248,10 @@ TEST(Cuda, FusedUpdatersMatchLibTorchOptimizers) {
 }
 
 namespace {
-struct LastParams : train::TrainObserver {
+struct LastParams : run::TrainObserver {
     int64_t skipped = 0;
     std::vector<double> losses;
-    void onStep(const train::StepRecord& s) override {
+    void onStep(const run::StepRecord& s) override {
         skipped += s.skipped;
         losses.push_back(s.loss);
     }
@@ -282,15 +282,15 @@ TEST(Cuda, GraphStepMatchesEagerStep) {
             16777216.0;  // 2^24: the first steps overflow fp16 and back off
         std::vector<double> eager_p, graph_p;
         LastParams eager_obs, graph_obs;
-        train::CancelToken cancel;
+        run::CancelToken cancel;
         train::TrainOptions o1, o2;
         o1.parameters_out = &eager_p;
         o2.parameters_out = &graph_p;
         auto r1 = train::trainRun(s, 0, 3, eager_obs, cancel, o1);
         s.arms[0].cuda_graph = true;
         auto r2 = train::trainRun(s, 0, 3, graph_obs, cancel, o2);
-        ASSERT_EQ(r1.status, train::RunStatus::Finished) << r1.error;
-        ASSERT_EQ(r2.status, train::RunStatus::Finished) << r2.error;
+        ASSERT_EQ(r1.status, run::RunStatus::Finished) << r1.error;
+        ASSERT_EQ(r2.status, run::RunStatus::Finished) << r2.error;
         ASSERT_EQ(eager_p.size(), graph_p.size());
         double max_diff = 0;
         for (size_t i = 0; i < eager_p.size(); ++i) {
@@ -314,17 +314,17 @@ TEST(Cuda, GraphRunsLeaveNoMemoryBehind) {
         GTEST_SKIP() << "CUDA graphs need LibTorch 2.x with CUDA";
     }
     auto s = cudaCnnSpec(8, config::Precision::AmpFp16);
-    struct Peak : train::TrainObserver {
+    struct Peak : run::TrainObserver {
         int64_t peak = 0;
-        void onStep(const train::StepRecord& r) override { peak = std::max(peak, r.mem_peak); }
+        void onStep(const run::StepRecord& r) override { peak = std::max(peak, r.mem_peak); }
     };
     probe::MemoryProbe probe(kCuda);
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     auto run = [&](bool graph) {
         s.arms[0].cuda_graph = graph;
         Peak p;
         auto r = train::trainRun(s, 0, 1, p, cancel);
-        EXPECT_EQ(r.status, train::RunStatus::Finished) << r.error;
+        EXPECT_EQ(r.status, run::RunStatus::Finished) << r.error;
         return std::make_pair(p.peak, probe.sample().allocated);
     };
     run(true);  // the capture stream's workspace is made here, once per process
@@ -345,26 +345,26 @@ TEST(Cuda, GraphRunsLeaveNoMemoryBehind) {
 // step, its host time being hidden behind the device's work.
 TEST(Cuda, GradientNormIsThinnedOnlyWhereTheHostSetsThePace) {
     REQUIRE_CUDA();
-    struct Norms : train::TrainObserver {
+    struct Norms : run::TrainObserver {
         int64_t steps = 0, with_norm = 0;
         bool said = false;
-        void onStep(const train::StepRecord& r) override {
+        void onStep(const run::StepRecord& r) override {
             ++steps;
             with_norm += std::isfinite(r.grad_norm) ? 1 : 0;
         }
-        void onEvent(const train::EventRecord& e) override {
+        void onEvent(const run::EventRecord& e) override {
             said = said || e.message.find("gradient norm recorded every") != std::string::npos;
         }
     };
     train::TrainOptions o;
     o.grad_norm_limit = 1e-9;  // no norm meets it
     o.grad_norm_budget = 1e-9;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
 
     auto cnn = cudaCnnSpec(30, config::Precision::Fp32);
     Norms small;
     auto r = train::trainRun(cnn, 0, 1, small, cancel, o);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     EXPECT_TRUE(small.said);
     EXPECT_LT(small.with_norm, small.steps);
 
@@ -372,7 +372,7 @@ TEST(Cuda, GradientNormIsThinnedOnlyWhereTheHostSetsThePace) {
     auto big = cudaDecoderSpec(1024, 8, 16, 1024, 8192, 8, 14, config::Precision::Fp32);
     Norms large;
     r = train::trainRun(big, 0, 1, large, cancel, o);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     EXPECT_FALSE(large.said);
     EXPECT_EQ(large.with_norm, large.steps);
 }
@@ -387,21 +387,21 @@ TEST(Cuda, CheckpointingMatchesAndSavesMemory) {
     s.optimizer.kind = config::OptimizerKind::Sgd;
     s.optimizer.momentum = 0;
     s.optimizer.lr = 0.05;
-    struct Peak : train::TrainObserver {
+    struct Peak : run::TrainObserver {
         int64_t peak = 0;
-        void onStep(const train::StepRecord& r) override { peak = std::max(peak, r.mem_peak); }
+        void onStep(const run::StepRecord& r) override { peak = std::max(peak, r.mem_peak); }
     };
     std::vector<double> p_plain, p_ckpt;
     Peak plain, ckpt;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     train::TrainOptions o1, o2;
     o1.parameters_out = &p_plain;
     o2.parameters_out = &p_ckpt;
     auto r = train::trainRun(s, 0, 5, plain, cancel, o1);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     s.arms[0].checkpointing = true;
     r = train::trainRun(s, 0, 5, ckpt, cancel, o2);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     double max_diff = 0;
     for (size_t i = 0; i < p_plain.size(); ++i) {
         max_diff = std::max(max_diff, std::abs(p_plain[i] - p_ckpt[i]));

@@ -38,7 +38,7 @@ using ampbench::store::Database;
 using ampbench::store::LockPolicy;
 using ampbench::store::RunRecorder;
 using ampbench::store::StoreError;
-using namespace ampbench::train;
+using namespace ampbench::run;
 namespace store = ampbench::store;
 namespace config = ampbench::config;
 
@@ -105,6 +105,16 @@ Added addRun(Database& db, const std::string& name = "exp", const std::string& a
     r.experiment = db.createExperiment(name, "{}");
     r.run = db.createRun(r.experiment, arm, 0, 1, "{}", 100);
     return r;
+}
+
+/// Tries every few milliseconds: a test must not wait out the real back-off.
+LockPolicy quickTries(std::chrono::milliseconds limit, std::chrono::milliseconds final_wait) {
+    LockPolicy policy;
+    policy.try_wait = 5ms;
+    policy.max_backoff = 20ms;
+    policy.limit = limit;
+    policy.final_wait = final_wait;
+    return policy;
 }
 
 /// Runs `check` as an unprivileged user (root ignores file permissions), in a child
@@ -238,11 +248,7 @@ TEST_F(Faults, RecorderKeepsEveryStepWhileAnotherProgramHoldsTheLock) {
     const std::string path = file("locked.db");
     auto db = Database::open(path);
     const Added r = addRun(*db);
-    LockPolicy policy;
-    policy.try_wait = 5ms;
-    policy.max_backoff = 20ms;
-    policy.limit = 60s;
-    RunRecorder rec(*db, r.run, 0ms, policy);
+    RunRecorder rec(*db, r.run, 0ms, quickTries(60s, 60s));
     rec.onStart({});
     ForeignLock lock(path);
     const auto t0 = std::chrono::steady_clock::now();
@@ -274,12 +280,7 @@ TEST_F(Faults, ALockPastTheLimitEndsTheRunButEveryStepIsStillWritten) {
     const std::string path = file("long-lock.db");
     auto db = Database::open(path);
     const Added r = addRun(*db);
-    LockPolicy policy;
-    policy.try_wait = 5ms;
-    policy.max_backoff = 20ms;
-    policy.limit = 300ms;
-    policy.final_wait = 30s;
-    RunRecorder rec(*db, r.run, 0ms, policy);
+    RunRecorder rec(*db, r.run, 0ms, quickTries(300ms, 30s));
     rec.onStart({});
     ForeignLock lock(path);
     int64_t fed = 0;
@@ -313,12 +314,8 @@ TEST_F(Faults, ALockThatNeverGoesIsReportedWithExactlyWhatWasNotWritten) {
     const std::string path = file("stuck.db");
     auto db = Database::open(path);
     const Added r = addRun(*db);
-    LockPolicy policy;
-    policy.try_wait = 5ms;
-    policy.max_backoff = 20ms;
-    policy.final_wait = 200ms;
     {
-        RunRecorder rec(*db, r.run, 1h, policy);
+        RunRecorder rec(*db, r.run, 1h, quickTries(60s, 200ms));
         rec.onStart({});
         ForeignLock lock(path);
         for (int64_t i = 1; i <= 7; ++i) {
@@ -530,12 +527,30 @@ TEST_F(Faults, RunsOfADeadProcessReadAsInterruptedEvenQueuedOnesAndSearches) {
         EXPECT_EQ(reader->run(running)->status, RunStatus::Interrupted);
         EXPECT_EQ(reader->run(queued)->status, RunStatus::Interrupted);
         EXPECT_NE(reader->run(queued)->error.find("never started"), std::string::npos);
+        EXPECT_EQ(reader->run(running)->failure, FailureKind::Interrupted);
         EXPECT_EQ(store::BatchSearchStore(*reader).searches().at(0).status, "interrupted");
     }
     auto writer = Database::open(path);
     EXPECT_EQ(writer->recoveredRuns(), 2);
     EXPECT_EQ(store::BatchSearchStore(*writer).searches().at(0).status, "interrupted");
     (void)search;
+}
+
+TEST_F(Faults, WhyARunFailedIsStoredAsAKind) {
+    const std::string path = file("kinds.db");
+    auto db = Database::open(path);
+    const Added r = addRun(*db);
+    db->markRunning(r.run, "{}");
+    db->finishRun(r.run, RunStatus::Failed, "out of memory: 80 GiB", FailureKind::OutOfMemory);
+    EXPECT_EQ(Database::open(path, Database::Mode::ReadOnly)->run(r.run)->failure,
+              FailureKind::OutOfMemory);
+    db->markRunning(r.run, "{}");  // a rerun starts clean
+    EXPECT_EQ(db->run(r.run)->failure, FailureKind::None);
+    for (auto kind :
+         {FailureKind::NonFinite, FailureKind::Data, FailureKind::Setup, FailureKind::Runtime,
+          FailureKind::Recording, FailureKind::Cancelled, FailureKind::Interrupted}) {
+        EXPECT_EQ(failureKindFromString(toString(kind)), kind);
+    }
 }
 
 TEST_F(Faults, AReusedPidDoesNotKeepADeadRunRunning) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/ArmShorthand.h"
+#include "core/config/PlannedArm.h"
 #include "core/config/Presets.h"
 #include "core/config/SpecFields.h"
 #include "core/config/SpecJson.h"
@@ -198,4 +199,33 @@ TEST(SpecFields, EnumNamesRoundTrip) {
     }
     EXPECT_FALSE(lrRuleFromString("cubic"));
     EXPECT_EQ(enumChoices<OptimizerKind>(), (std::vector<std::string>{"sgd", "adamw"}));
+}
+
+TEST(PlannedArm, IsStoredAndReadAsARecord) {
+    const ExperimentSpec spec = *preset("default");
+    const PlannedArm planned = planArm(spec, spec.arms[2], /*cuda=*/true);
+    EXPECT_EQ(planned.precision, Precision::AmpFp16);
+    EXPECT_EQ(planned.effective_batch, spec.micro_batch * 4);
+    EXPECT_DOUBLE_EQ(planned.lr, spec.optimizer.lr * 4);  // linear rule, K = 4
+    const PlannedArm back = plannedArmFromJson(plannedArmToJson(planned));
+    EXPECT_EQ(back.arm, planned.arm);
+    EXPECT_EQ(back.precision, planned.precision);
+    EXPECT_DOUBLE_EQ(back.lr, planned.lr);
+    EXPECT_EQ(back.effective_batch, planned.effective_batch);
+    EXPECT_EQ(back.resolvedOn("cpu"), Precision::AmpFp16) << "what ran, not what would run here";
+}
+
+TEST(PlannedArm, ReadsRowsOfEarlierVersions) {
+    // Earlier versions stored the arm with "lr" and "effective_batch" beside it.
+    const PlannedArm old = plannedArmFromJson(
+        R"({"name": "amp", "precision": "amp", "accumulation": 2, "lr": 0.1,
+            "effective_batch": 128, "steps_per_what": 1})");
+    EXPECT_EQ(old.arm.name, "amp");
+    EXPECT_EQ(old.arm.accumulation, 2);
+    EXPECT_FALSE(old.precision);
+    EXPECT_EQ(old.resolvedOn("cuda:0"), Precision::AmpFp16);
+    EXPECT_EQ(old.resolvedOn("cpu"), Precision::AmpBf16);
+    EXPECT_DOUBLE_EQ(old.lr, 0.1);
+    EXPECT_EQ(old.effective_batch, 128);
+    EXPECT_EQ(plannedArmFromJson("not json").arm, ArmSpec{});
 }

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using ampbench::store::Database;
 using ampbench::store::RunRecorder;
 using ampbench::store::StoreError;
-using namespace ampbench::train;
+using namespace ampbench::run;
 
 namespace {
 
@@ -631,6 +631,7 @@ TEST(StoreMigration, Version1IsMigratedKeepingRows) {
         ASSERT_EQ(sqlite3_exec(raw,
                                "DROP TABLE batch_trials; DROP TABLE batch_searches; "
                                "ALTER TABLE runs DROP COLUMN owner_token; "
+                               "ALTER TABLE runs DROP COLUMN failure; "
                                "PRAGMA user_version = 1;",
                                nullptr, nullptr, nullptr),
                   SQLITE_OK);

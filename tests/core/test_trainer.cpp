@@ -18,25 +18,25 @@ bool haveData() {
     return std::filesystem::exists(data::defaultFashionMnistDir() + "/train-images-idx3-ubyte.gz");
 }
 
-struct Collect : train::TrainObserver {
-    std::vector<train::StepRecord> steps;
-    std::vector<train::EvalRecord> evals;
-    std::vector<train::EventRecord> events;
-    train::RunInfo info;
-    train::RunOutcome outcome;
+struct Collect : run::TrainObserver {
+    std::vector<run::StepRecord> steps;
+    std::vector<run::EvalRecord> evals;
+    std::vector<run::EventRecord> events;
+    run::RunInfo info;
+    run::RunOutcome outcome;
     bool finished = false;
-    train::CancelToken* cancel_at_step_token = nullptr;
+    run::CancelToken* cancel_at_step_token = nullptr;
     int64_t cancel_at_step = -1;
-    void onStart(const train::RunInfo& i) override { info = i; }
-    void onStep(const train::StepRecord& s) override {
+    void onStart(const run::RunInfo& i) override { info = i; }
+    void onStep(const run::StepRecord& s) override {
         steps.push_back(s);
         if (cancel_at_step_token && s.step == cancel_at_step) {
             cancel_at_step_token->cancel();
         }
     }
-    void onEval(const train::EvalRecord& e) override { evals.push_back(e); }
-    void onEvent(const train::EventRecord& e) override { events.push_back(e); }
-    void onFinish(const train::RunOutcome& o) override {
+    void onEval(const run::EvalRecord& e) override { evals.push_back(e); }
+    void onEvent(const run::EventRecord& e) override { events.push_back(e); }
+    void onFinish(const run::RunOutcome& o) override {
         outcome = o;
         finished = true;
     }
@@ -91,15 +91,15 @@ TEST(Trainer, AccumulationMatchesTheLargeBatch) {
     acc.arms[0].lr_rule = config::LrRule::None;
 
     std::vector<double> p_big, p_acc;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     Collect c1, c2;
     train::TrainOptions o1, o2;
     o1.parameters_out = &p_big;
     o2.parameters_out = &p_acc;
     auto r1 = train::trainRun(big, 0, 5, c1, cancel, o1);
     auto r2 = train::trainRun(acc, 0, 5, c2, cancel, o2);
-    ASSERT_EQ(r1.status, train::RunStatus::Finished) << r1.error;
-    ASSERT_EQ(r2.status, train::RunStatus::Finished) << r2.error;
+    ASSERT_EQ(r1.status, run::RunStatus::Finished) << r1.error;
+    ASSERT_EQ(r2.status, run::RunStatus::Finished) << r2.error;
     EXPECT_EQ(r1.steps_done, 3);
     EXPECT_EQ(r2.steps_done, 3);
     ASSERT_EQ(p_big.size(), p_acc.size());
@@ -127,11 +127,11 @@ TEST(Trainer, RecordsEveryStepAndEval) {
     s.warmup_steps = 2;
     s.arms = {{"bf16", config::Precision::AmpBf16}};
     Collect c;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     train::TrainOptions o;
     o.grad_norm_limit = 0;  // every step, whatever the norm costs
     auto r = train::trainRun(s, 0, 1, c, cancel, o);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     ASSERT_EQ(c.steps.size(), 30u);
     EXPECT_EQ(c.evals.size(), 3u);
     EXPECT_EQ(c.info.precision, "amp-bf16");
@@ -157,7 +157,7 @@ TEST(Trainer, CancelKeepsCompletedSteps) {
     auto s = mlpSpec();
     s.micro_steps = 1000;
     s.arms = {{"fp32"}};
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     Collect c;
     c.cancel_at_step_token = &cancel;
     c.cancel_at_step = 7;
@@ -165,7 +165,8 @@ TEST(Trainer, CancelKeepsCompletedSteps) {
     o.flush_every = 1;
     o.flush_min_interval_ms = 0;
     auto r = train::trainRun(s, 0, 1, c, cancel, o);
-    EXPECT_EQ(r.status, train::RunStatus::Cancelled);
+    EXPECT_EQ(r.status, run::RunStatus::Cancelled);
+    EXPECT_EQ(r.failure, run::FailureKind::Cancelled);
     EXPECT_EQ(r.steps_done, 7) << "the step in flight when cancel came completes";
     EXPECT_EQ(c.steps.size(), 7u);
 }
@@ -178,7 +179,7 @@ TEST(Trainer, CancelInsideAccumulationDropsThePartialStep) {
     s.micro_steps = 400;
     s.arms = {{"acc"}};
     s.arms[0].accumulation = 4;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     Collect c;
     train::TrainOptions o;
     o.flush_every = 1;
@@ -190,7 +191,7 @@ TEST(Trainer, CancelInsideAccumulationDropsThePartialStep) {
         }
     };
     auto r = train::trainRun(s, 0, 1, c, cancel, o);
-    EXPECT_EQ(r.status, train::RunStatus::Cancelled);
+    EXPECT_EQ(r.status, run::RunStatus::Cancelled);
     EXPECT_EQ(r.steps_done, 2) << "the partial step 3 (micro-batch 9) is dropped";
     EXPECT_EQ(c.steps.size(), 2u);
 }
@@ -202,12 +203,13 @@ TEST(Trainer, UnsupportedPrecisionFailsWithAClearMessage) {
         GTEST_SKIP() << "CPU-only check";
     }
     Collect c;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     auto r = train::trainRun(s, 0, 1, c, cancel);
 #if TORCH_VERSION_MAJOR >= 2
-    EXPECT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    EXPECT_EQ(r.status, run::RunStatus::Finished) << r.error;
 #else
-    EXPECT_EQ(r.status, train::RunStatus::Failed);
+    EXPECT_EQ(r.status, run::RunStatus::Failed);
+    EXPECT_EQ(r.failure, run::FailureKind::Setup);
     EXPECT_NE(r.error.find("amp-bf16"), std::string::npos) << r.error;
     EXPECT_TRUE(c.finished);
 #endif
@@ -228,9 +230,9 @@ TEST(Trainer, SyntheticTransformerTrains) {
     s.optimizer.lr = 1e-3;
     s.arms = {{"bf16", config::Precision::AmpBf16, 2}};
     Collect c;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     auto r = train::trainRun(s, 0, 1, c, cancel);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     EXPECT_EQ(c.steps.size(), 2u);
     EXPECT_NEAR(c.steps[0].loss, std::log(64.0), 0.5) << "random tokens: loss ≈ ln(vocab)";
     ASSERT_EQ(c.evals.size(), 1u);
@@ -249,9 +251,9 @@ TEST(Trainer, ResNetWithChannelsLastTrains) {
     s.arms = {{"cl", config::Precision::Fp32}};
     s.arms[0].channels_last = true;
     Collect c;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     auto r = train::trainRun(s, 0, 1, c, cancel);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     EXPECT_EQ(c.steps.size(), 2u);
 }
 
@@ -273,10 +275,38 @@ TEST(Trainer, CudaGraphWithoutCudaFailsClearly) {
     auto s = syntheticSpec(2, "g");
     s.arms[0].cuda_graph = true;
     Collect c;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     auto r = train::trainRun(s, 0, 1, c, cancel);
-    EXPECT_EQ(r.status, train::RunStatus::Failed);
+    EXPECT_EQ(r.status, run::RunStatus::Failed);
+    EXPECT_EQ(r.failure, run::FailureKind::Setup);
     EXPECT_NE(r.error.find("cuda_graph needs a CUDA device"), std::string::npos) << r.error;
+}
+
+// Why a run failed is data: a huge learning rate makes the loss NaN, and the
+// outcome says NonFinite without anyone reading the message.
+TEST(Trainer, ALossThatBecomesNaNFailsAsNonFinite) {
+    auto s = syntheticSpec(40, "hot");
+    s.optimizer.lr = 1e12;  // far past what validation allows: trainRun does not validate
+    s.optimizer.momentum = 0.9;
+    Collect c;
+    run::CancelToken cancel;
+    train::TrainOptions o;
+    o.flush_every = 1;
+    o.flush_min_interval_ms = 0;
+    auto r = train::trainRun(s, 0, 1, c, cancel, o);
+    EXPECT_EQ(r.status, run::RunStatus::Failed);
+    EXPECT_EQ(r.failure, run::FailureKind::NonFinite) << r.error;
+}
+
+TEST(Trainer, MissingDataFailsAsData) {
+    auto s = mlpSpec();
+    s.arms = {{"fp32"}};
+    s.data.dir = "/nonexistent/fashion-mnist";
+    Collect c;
+    run::CancelToken cancel;
+    auto r = train::trainRun(s, 0, 1, c, cancel);
+    EXPECT_EQ(r.status, run::RunStatus::Failed);
+    EXPECT_EQ(r.failure, run::FailureKind::Data) << r.error;
 }
 
 // The gradient norm is computed two ways: at the step when clipping needs it, and
@@ -290,13 +320,13 @@ TEST(Trainer, DeferredGradientNormEqualsTheNormAtTheStep) {
     s.micro_steps = 23;  // a flush of 20 steps, then a partial one of 3
     s.arms = {{"fp32", config::Precision::Fp32}};
     Collect deferred, at_step;
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     train::TrainOptions o;
     o.flush_min_interval_ms = 0;
     o.grad_norm_limit = 0;  // every step
-    ASSERT_EQ(train::trainRun(s, 0, 1, deferred, cancel, o).status, train::RunStatus::Finished);
+    ASSERT_EQ(train::trainRun(s, 0, 1, deferred, cancel, o).status, run::RunStatus::Finished);
     s.arms[0].grad_clip = 1e9;
-    ASSERT_EQ(train::trainRun(s, 0, 1, at_step, cancel, o).status, train::RunStatus::Finished);
+    ASSERT_EQ(train::trainRun(s, 0, 1, at_step, cancel, o).status, run::RunStatus::Finished);
     ASSERT_EQ(deferred.steps.size(), 23u);
     ASSERT_EQ(at_step.steps.size(), 23u);
     for (size_t i = 0; i < deferred.steps.size(); ++i) {
@@ -313,19 +343,19 @@ TEST(Trainer, RecordingCostCountsTheObserverAndStaysWithinTheRun) {
     // an observer that takes 2 ms per step must show up in its observer part, and
     // the total can never exceed the run's own wall time.
     struct Slow : Collect {
-        void onStep(const train::StepRecord& s) override {
+        void onStep(const run::StepRecord& s) override {
             Collect::onStep(s);
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
     };
     auto s = syntheticSpec(12);
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     Slow slow;
     train::RecordingCost cost;
     train::TrainOptions o;
     o.recording_cost = &cost;
     auto r = train::trainRun(s, 0, 1, slow, cancel, o);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     EXPECT_GE(cost.observer_ms, 12 * 2.0);
     EXPECT_LT(cost.total(), r.wall_s * 1000.0);
     EXPECT_GT(cost.timers_ms, 0.0);
@@ -337,7 +367,7 @@ TEST(Trainer, RecordingCostCountsTheObserverAndStaysWithinTheRun) {
     train::RecordingCost quick_cost;
     o.recording_cost = &quick_cost;
     r = train::trainRun(s, 0, 1, quick, cancel, o);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     EXPECT_LT(quick_cost.observer_ms, 12 * 1.0) << "a quick observer costs far less";
 
     // Without instrumentation only the read-back and the observer remain.
@@ -345,7 +375,7 @@ TEST(Trainer, RecordingCostCountsTheObserverAndStaysWithinTheRun) {
     o.recording_cost = &bare_cost;
     o.instrument = false;
     r = train::trainRun(s, 0, 1, quick, cancel, o);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     EXPECT_EQ(bare_cost.timers_ms, 0.0);
     EXPECT_EQ(bare_cost.memory_ms, 0.0);
     EXPECT_EQ(bare_cost.grad_norm_ms, 0.0);
@@ -355,14 +385,14 @@ TEST(Trainer, CostlyGradientNormIsRecordedEveryKthStepAndSaysSo) {
     // A budget no norm can meet: after the probe steps the norm is thinned out,
     // an Info event gives k, and exactly the steps 1, 1 + k, ... carry a norm.
     auto s = syntheticSpec(40);
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     Collect c;
     train::TrainOptions o;
     o.grad_norm_limit = 1e-9;  // no norm meets it
     o.grad_norm_budget = 1e-9;
     auto r = train::trainRun(s, 0, 1, c, cancel, o);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
-    const train::EventRecord* said = nullptr;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
+    const run::EventRecord* said = nullptr;
     for (const auto& e : c.events) {
         if (e.message.find("gradient norm recorded every") != std::string::npos) {
             said = &e;
@@ -382,7 +412,7 @@ TEST(Trainer, CostlyGradientNormIsRecordedEveryKthStepAndSaysSo) {
     Collect every;
     o.grad_norm_limit = 0;
     r = train::trainRun(s, 0, 1, every, cancel, o);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     for (const auto& st : every.steps) {
         EXPECT_TRUE(std::isfinite(st.grad_norm)) << "step " << st.step;
     }
@@ -395,7 +425,7 @@ TEST(Trainer, ReadBackWaitsForTheMinimumInterval) {
     // Millisecond steps are read back in batches: with a minimum interval longer
     // than the run, no step reaches the observer before the end.
     auto s = syntheticSpec(30);
-    train::CancelToken cancel;
+    run::CancelToken cancel;
     Collect c;
     size_t seen_before_last = 1;
     train::TrainOptions o;
@@ -407,7 +437,7 @@ TEST(Trainer, ReadBackWaitsForTheMinimumInterval) {
         }
     };
     auto r = train::trainRun(s, 0, 1, c, cancel, o);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     EXPECT_EQ(seen_before_last, 0u);
     EXPECT_EQ(c.steps.size(), 30u);
 
@@ -420,6 +450,6 @@ TEST(Trainer, ReadBackWaitsForTheMinimumInterval) {
         }
     };
     r = train::trainRun(s, 0, 1, each, cancel, o);
-    ASSERT_EQ(r.status, train::RunStatus::Finished) << r.error;
+    ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     EXPECT_EQ(seen_before_last, 29u);
 }

@@ -17,8 +17,8 @@
 #include "core/store/Database.h"
 
 namespace fs = std::filesystem;
+using ampbench::run::RunStatus;
 using ampbench::store::Database;
-using ampbench::train::RunStatus;
 namespace test = ampbench::test;
 
 namespace {

@@ -21,9 +21,9 @@
 #include "core/store/Database.h"
 
 namespace fs = std::filesystem;
+using ampbench::run::EventKind;
+using ampbench::run::RunStatus;
 using ampbench::store::Database;
-using ampbench::train::EventKind;
-using ampbench::train::RunStatus;
 namespace test = ampbench::test;
 
 namespace {

@@ -26,7 +26,7 @@
 #include "ui/report/ReportHtml.h"
 #include "ui/report/ReportPlots.h"
 #include "ui/report/ReportWriter.h"
-#include "ui/report/VerdictPanel.h"
+#include "ui/runs/VerdictPanel.h"
 
 namespace fs = std::filesystem;
 using namespace ampbench;
@@ -216,14 +216,14 @@ TEST_F(ReportTest, IncompleteRunsAreNamedAndTheRestReported) {
             const int64_t id = db->createRun(exp, run.row.arm, run.row.arm_index, run.row.seed,
                                              run.row.spec_json, run.row.planned_steps);
             db->markRunning(id, run.row.env_json);
-            std::vector<train::StepRecord> steps = run.steps;
+            std::vector<run::StepRecord> steps = run.steps;
             if (last) {
                 steps.resize(steps.size() / 2);
                 cut_run = id;
             }
             db->insertSteps(id, steps);
-            db->insertEvals(id, last ? std::vector<train::EvalRecord>{} : run.evals);
-            db->finishRun(id, last ? train::RunStatus::Interrupted : train::RunStatus::Finished,
+            db->insertEvals(id, last ? std::vector<run::EvalRecord>{} : run.evals);
+            db->finishRun(id, last ? run::RunStatus::Interrupted : run::RunStatus::Finished,
                           last ? "killed" : "");
         }
         ASSERT_EQ(exp, 2);
@@ -400,7 +400,7 @@ analysis::ExperimentData fp16Experiment() {
             r.row.id = id++;
             r.row.arm = arm;
             r.row.seed = seed;
-            r.row.status = train::RunStatus::Finished;
+            r.row.status = run::RunStatus::Finished;
             r.row.spec_json =
                 std::string(R"({"name":")") + arm + R"(","precision":")" +
                 (std::string(arm) == "fp32" ? "fp32" : "amp-fp16") +
@@ -408,7 +408,7 @@ analysis::ExperimentData fp16Experiment() {
             r.row.env_json = R"({"device":"cuda:0","device_name":"NVIDIA H200","hostname":"h"})";
             double scale = std::string(arm) == "fp32" ? 1.0 : 65536.0;
             for (int64_t i = 1; i <= 300; ++i) {
-                train::StepRecord st;
+                run::StepRecord st;
                 st.step = i;
                 st.samples = i * 32;
                 st.loss = 2.3 * std::exp(-static_cast<double>(i) / 80.0) + 0.2 + 0.01 * seed;
@@ -421,7 +421,7 @@ analysis::ExperimentData fp16Experiment() {
                     st.skipped = true;
                     st.loss = i == 151 ? std::numeric_limits<double>::infinity() : st.loss;
                     scale /= 2;
-                    r.events.push_back({i, train::EventKind::SkippedStep, "skipped", scale});
+                    r.events.push_back({i, run::EventKind::SkippedStep, "skipped", scale});
                 } else if (scale > 1 && i % 50 == 0) {
                     scale *= 2;
                 }
@@ -445,7 +445,7 @@ TEST(ReportRendering, Fp16RunsWithSkippedStepsAndAnInfiniteLoss) {
     const auto& fp16 = c.analysis.verdicts[1];
     EXPECT_EQ(fp16.health.skipped, 12);
     EXPECT_EQ(fp16.health.early_skipped, 9);
-    EXPECT_EQ(fp16.facts.precision, "amp-fp16");
+    EXPECT_EQ(config::toString(fp16.facts.precision), "amp-fp16");
     EXPECT_NEAR(fp16.gains.speedup, 2.0, 0.05);
     EXPECT_EQ(c.analysis.memory_label, "peak allocated");
     c.plots = report::renderPlots(c);
@@ -478,8 +478,8 @@ TEST(VerdictPanel, ShowsEveryArmWithItsVerdict) {
     amp.reasons = {"trend agreement r = 0.98"};
     amp.next_checks = {"Input-bound: the trainer waited for data"};
     a.verdicts = {base, amp};
-    a.incomplete.push_back({7, "amp", 2, train::RunStatus::Interrupted, 20, 48});
-    report::VerdictPanel panel;
+    a.incomplete.push_back({7, "amp", 2, run::RunStatus::Interrupted, 20, 48});
+    ui::VerdictPanel panel;
     panel.setAnalysis(a);
     const std::string shown = panel.html().toStdString();
     for (const char* text : {"fp32", "baseline", "within noise", "trend agreement r = 0.98",

@@ -8,8 +8,8 @@
 #include "UiTestSupport.h"
 #include "core/config/SpecFields.h"
 #include "core/config/SpecJson.h"
-#include "ui/ArmsTableModel.h"
-#include "ui/ExperimentEditor.h"
+#include "ui/editor/ArmsTableModel.h"
+#include "ui/editor/ExperimentEditor.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;

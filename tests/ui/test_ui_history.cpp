@@ -9,9 +9,9 @@
 
 #include "UiTestSupport.h"
 #include "core/store/Database.h"
-#include "ui/HistoryView.h"
-#include "ui/RunTreeModel.h"
-#include "ui/StoreSession.h"
+#include "ui/data/StoreSession.h"
+#include "ui/runs/HistoryView.h"
+#include "ui/runs/RunTreeModel.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;

@@ -11,24 +11,24 @@
 #include "core/analysis/Decimation.h"
 #include "core/analysis/PlotSeries.h"
 #include "core/store/Database.h"
-#include "ui/CompareView.h"
-#include "ui/PlotPanel.h"
-#include "ui/PlotsView.h"
-#include "ui/RunDataCache.h"
-#include "ui/RunTreeModel.h"
-#include "ui/StoreSession.h"
-#include "ui/SummaryTableModel.h"
+#include "ui/data/RunDataCache.h"
+#include "ui/data/StoreSession.h"
+#include "ui/plots/PlotPanel.h"
+#include "ui/plots/PlotsView.h"
 #include "ui/report/Palette.h"
+#include "ui/runs/CompareView.h"
+#include "ui/runs/RunTreeModel.h"
+#include "ui/runs/SummaryTableModel.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
 
 namespace {
 
-std::vector<train::StepRecord> steps(int n, int samplesPerStep, double msPerStep) {
-    std::vector<train::StepRecord> out;
+std::vector<run::StepRecord> steps(int n, int samplesPerStep, double msPerStep) {
+    std::vector<run::StepRecord> out;
     for (int s = 1; s <= n; ++s) {
-        train::StepRecord r;
+        run::StepRecord r;
         r.step = s;
         r.samples = static_cast<int64_t>(s) * samplesPerStep;
         r.loss = 3.0 / s + (s % 2 ? 0.2 : -0.2);
@@ -54,7 +54,7 @@ struct Filled : test::Workspace {
             db->insertSteps(r, steps(40 / k, 64 * k, k == 1 ? 20.0 : 50.0));
             db->insertEvals(r,
                             {{20 / k, 20 * 64, 0.9, 0.6, 0.4}, {40 / k, 40 * 64, 0.7, 0.7, 0.8}});
-            db->finishRun(r, train::RunStatus::Finished, "");
+            db->finishRun(r, run::RunStatus::Finished, "");
             runs.push_back(r);
         }
         const int64_t b = db->createExperiment("b", "{}");
@@ -281,7 +281,7 @@ class PlotsTest : public QObject {
     }
 
     void seriesFunctions() {
-        std::vector<train::StepRecord> s(3);
+        std::vector<run::StepRecord> s(3);
         for (int i = 0; i < 3; ++i) {
             s[i].step = i + 1;
             s[i].samples = (i + 1) * 32;

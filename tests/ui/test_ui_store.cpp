@@ -13,24 +13,24 @@
 
 #include "UiTestSupport.h"
 #include "core/store/Database.h"
-#include "ui/CompareView.h"
-#include "ui/HistoryView.h"
-#include "ui/PlotPanel.h"
-#include "ui/PlotsView.h"
-#include "ui/RunDataCache.h"
-#include "ui/RunTreeModel.h"
-#include "ui/StoreSession.h"
-#include "ui/report/VerdictPanel.h"
+#include "ui/data/RunDataCache.h"
+#include "ui/data/StoreSession.h"
+#include "ui/plots/PlotPanel.h"
+#include "ui/plots/PlotsView.h"
+#include "ui/runs/CompareView.h"
+#include "ui/runs/HistoryView.h"
+#include "ui/runs/RunTreeModel.h"
+#include "ui/runs/VerdictPanel.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
 
 namespace {
 
-std::vector<train::StepRecord> steps(int64_t from, int64_t to) {
-    std::vector<train::StepRecord> out;
+std::vector<run::StepRecord> steps(int64_t from, int64_t to) {
+    std::vector<run::StepRecord> out;
     for (int64_t s = from; s <= to; ++s) {
-        train::StepRecord r;
+        run::StepRecord r;
         r.step = s;
         r.samples = s * 64;
         r.loss = 2.0 / static_cast<double>(s);
@@ -76,8 +76,8 @@ class StoreTest : public QObject {
 
         writer->insertSteps(run, steps(11, 15));   // still training
         QTRY_COMPARE(lossPoints(*ws.window), 15);  // the session's own timer polls
-        writer->finishRun(run, train::RunStatus::Finished, "");
-        QTRY_VERIFY(ws.window->cache()->series(run)->row.status == train::RunStatus::Finished);
+        writer->finishRun(run, run::RunStatus::Finished, "");
+        QTRY_VERIFY(ws.window->cache()->series(run)->row.status == run::RunStatus::Finished);
         QCOMPARE(ws.window->cache()->series(run)->steps.size(), size_t(15));
     }
 
@@ -97,7 +97,7 @@ class StoreTest : public QObject {
                 r.loss *= scale;
             }
             db->insertSteps(run, rows);
-            db->finishRun(run, train::RunStatus::Finished, "");
+            db->finishRun(run, run::RunStatus::Finished, "");
         }
         auto firstLoss = [&] {
             const auto& curves = ws.window->compare()->plots()->lossPlot()->curves();
@@ -125,7 +125,7 @@ class StoreTest : public QObject {
         const int64_t run = writer->createRun(exp, "fp32", 0, 1, "{}", 10);
         writer->markRunning(run, "{}");
         writer->insertSteps(run, steps(1, 10));
-        writer->finishRun(run, train::RunStatus::Finished, "");
+        writer->finishRun(run, run::RunStatus::Finished, "");
         const QString stem = ws.dir.filePath("report");
         QSignalSpy done(ws.window.get(), &MainWindow::reportExported);
         QString message;
@@ -173,7 +173,7 @@ class StoreTest : public QObject {
                     r.skipped = false;
                 }
                 writer->insertSteps(run, rows);
-                writer->finishRun(run, train::RunStatus::Finished, "");
+                writer->finishRun(run, run::RunStatus::Finished, "");
                 ids << run;
             }
         }
@@ -181,7 +181,7 @@ class StoreTest : public QObject {
         const int64_t lone = writer->createRun(other, "fp32", 0, 1, "{}", 10);
         writer->markRunning(lone, "{}");
         writer->insertSteps(lone, steps(1, 10));
-        writer->finishRun(lone, train::RunStatus::Finished, "");
+        writer->finishRun(lone, run::RunStatus::Finished, "");
         ws.window->session()->pollNow();
 
         CompareView* compare = ws.window->compare();

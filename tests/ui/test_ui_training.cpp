@@ -13,17 +13,17 @@
 #include "UiTestSupport.h"
 #include "core/config/SpecJson.h"
 #include "core/store/Database.h"
-#include "ui/CapacityView.h"
-#include "ui/CompareView.h"
-#include "ui/ExperimentEditor.h"
-#include "ui/PlotPanel.h"
-#include "ui/PlotsView.h"
-#include "ui/RunDataCache.h"
-#include "ui/StoreSession.h"
-#include "ui/SummaryTableModel.h"
-#include "ui/ThreadPriority.h"
-#include "ui/TrainingController.h"
-#include "ui/TrainingWorker.h"
+#include "ui/capacity/CapacityView.h"
+#include "ui/data/RunDataCache.h"
+#include "ui/data/StoreSession.h"
+#include "ui/editor/ExperimentEditor.h"
+#include "ui/plots/PlotPanel.h"
+#include "ui/plots/PlotsView.h"
+#include "ui/runs/CompareView.h"
+#include "ui/runs/SummaryTableModel.h"
+#include "ui/training/ThreadPriority.h"
+#include "ui/training/TrainingController.h"
+#include "ui/training/TrainingWorker.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
@@ -68,7 +68,7 @@ class TrainingTest : public QObject {
         QCOMPARE(started.size(), 3);
         QCOMPARE(finishedRuns.size(), 3);
         for (const auto& args : finishedRuns) {
-            QVERIFY(args[1].value<train::RunStatus>() == train::RunStatus::Finished);
+            QVERIFY(args[1].value<run::RunStatus>() == run::RunStatus::Finished);
         }
         QVERIFY(!progress.isEmpty());
         QTRY_VERIFY(ws.window->runAction()->isEnabled());
@@ -124,17 +124,17 @@ class TrainingTest : public QObject {
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
         QCOMPARE(finished[0][1].toBool(), true);
         QCOMPARE(finishedRuns.size(), 1);
-        QVERIFY(finishedRuns[0][1].value<train::RunStatus>() == train::RunStatus::Cancelled);
+        QVERIFY(finishedRuns[0][1].value<run::RunStatus>() == run::RunStatus::Cancelled);
 
         const auto runIds = planned[0][1].value<QList<qint64>>();
         auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
         const auto first = db->run(runIds[0]);
         QVERIFY(first.has_value());
-        QVERIFY(first->status == train::RunStatus::Cancelled);
+        QVERIFY(first->status == run::RunStatus::Cancelled);
         QVERIFY(db->stepCount(runIds[0]) >= 4);
         QVERIFY(db->stepCount(runIds[0]) < 20000);
         for (int i = 1; i < runIds.size(); ++i) {
-            QVERIFY(db->run(runIds[i])->status == train::RunStatus::Cancelled);
+            QVERIFY(db->run(runIds[i])->status == run::RunStatus::Cancelled);
             QCOMPARE(db->stepCount(runIds[i]), int64_t(0));
         }
         QTRY_VERIFY(ws.window->runAction()->isEnabled());
@@ -166,7 +166,7 @@ class TrainingTest : public QObject {
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
         QCOMPARE(finishedRuns.size(), 2);  // the second run still ran (and failed the same way)
         for (const auto& args : finishedRuns) {
-            QVERIFY(args[1].value<train::RunStatus>() == train::RunStatus::Failed);
+            QVERIFY(args[1].value<run::RunStatus>() == run::RunStatus::Failed);
             QVERIFY(args[2].toString().contains("no-such-folder"));
         }
         QTRY_COMPARE(errors.size(), 2);  // delivered to the window through its event loop

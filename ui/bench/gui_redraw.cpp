@@ -15,17 +15,17 @@
 #include "core/analysis/Statistics.h"
 #include "core/config/Presets.h"
 #include "core/store/Database.h"
-#include "ui/CompareView.h"
-#include "ui/ExperimentEditor.h"
 #include "ui/MainWindow.h"
-#include "ui/PlotPanel.h"
-#include "ui/PlotsView.h"
-#include "ui/RunDataCache.h"
-#include "ui/RunTreeModel.h"
 #include "ui/Settings.h"
-#include "ui/StoreSession.h"
-#include "ui/TrainingController.h"
-#include "ui/TrainingWorker.h"
+#include "ui/data/RunDataCache.h"
+#include "ui/data/StoreSession.h"
+#include "ui/editor/ExperimentEditor.h"
+#include "ui/plots/PlotPanel.h"
+#include "ui/plots/PlotsView.h"
+#include "ui/runs/CompareView.h"
+#include "ui/runs/RunTreeModel.h"
+#include "ui/training/TrainingController.h"
+#include "ui/training/TrainingWorker.h"
 
 using namespace ampbench;
 
@@ -37,10 +37,10 @@ void fill(const std::string& path, int runs, int64_t steps) {
     for (int r = 0; r < runs; ++r) {
         const int64_t id =
             db->createRun(exp, r % 2 ? "amp" : "fp32", r % 2, 1 + r / 2, "{}", steps);
-        std::vector<train::StepRecord> rows;
+        std::vector<run::StepRecord> rows;
         rows.reserve(static_cast<size_t>(steps));
         for (int64_t s = 1; s <= steps; ++s) {
-            train::StepRecord x;
+            run::StepRecord x;
             x.step = s;
             x.samples = s * 64;
             x.loss = 2.5 * std::exp(-static_cast<double>(s) / 20000.0) + 0.05 * std::sin(s * 0.37);
@@ -53,7 +53,7 @@ void fill(const std::string& path, int runs, int64_t steps) {
             rows.push_back(x);
         }
         db->insertSteps(id, rows);
-        db->finishRun(id, train::RunStatus::Finished, "");
+        db->finishRun(id, run::RunStatus::Finished, "");
     }
 }
 

@@ -109,11 +109,11 @@ std::string speedupText(const analysis::Gains& g) {
 
 std::string factsText(const analysis::ArmVerdict& v) {
     const auto& f = v.facts;
-    std::string text = f.precision + ", K = " + std::to_string(f.accumulation) +
+    std::string text = config::toString(f.precision) + ", K = " + std::to_string(f.accumulation) +
                        ", effective batch " + std::to_string(f.effective_batch) + ", lr " +
                        formatNumber(f.lr, 4);
     if (f.accumulation > 1) {
-        text += " (rule " + f.lr_rule + ")";
+        text += " (rule " + config::toString(f.lr_rule) + ")";
     }
     text += ", " + std::to_string(v.runs_used) + " run" + (v.runs_used == 1 ? "" : "s") + ", " +
             std::to_string(v.gains.optimizer_steps) + " optimizer steps per run";
@@ -175,7 +175,7 @@ std::string runsTable(const analysis::ExperimentAnalysis& a) {
     std::vector<std::vector<html::Cell>> rows;
     for (const auto& r : a.runs) {
         rows.push_back(html::cells(
-            {std::to_string(r.run_id), r.arm, std::to_string(r.seed), train::toString(r.status),
+            {std::to_string(r.run_id), r.arm, std::to_string(r.seed), run::toString(r.status),
              std::to_string(r.steps), formatMs(r.median_step_ms), formatNumber(r.samples_per_s, 0),
              formatPercent(r.final_val_accuracy, 2), formatNumber(r.final_train_loss, 4),
              std::to_string(r.skipped), analysis::formatDuration(r.wall_s)}));

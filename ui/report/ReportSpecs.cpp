@@ -77,7 +77,7 @@ std::string armSpecs(const ReportContent& c) {
             }
             Flat flat;
             flatten(parseObject(r.row.spec_json), "", flat);
-            flat.emplace_back("precision on this device", v.facts.precision);
+            flat.emplace_back("precision on this device", config::toString(v.facts.precision));
             for (const auto& [k, val] : flat) {
                 if (k == "name") {
                     continue;

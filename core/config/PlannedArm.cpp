@@ -1,0 +1,80 @@
+#include "core/config/PlannedArm.h"
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "core/config/SpecJson.h"
+
+namespace ampbench::config {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kPrecisionKey = "resolved_precision";
+constexpr const char* kLrKey = "lr";
+constexpr const char* kBatchKey = "effective_batch";
+
+}  // namespace
+
+Precision resolvePrecision(Precision precision, bool cuda) {
+    if (precision == Precision::Amp) {
+        return cuda ? Precision::AmpFp16 : Precision::AmpBf16;
+    }
+    return precision;
+}
+
+Precision PlannedArm::resolvedOn(const std::string& device) const {
+    return precision ? *precision : resolvePrecision(arm.precision, device.rfind("cuda", 0) == 0);
+}
+
+PlannedArm planArm(const ExperimentSpec& spec, const ArmSpec& arm, bool cuda) {
+    PlannedArm p;
+    p.arm = arm;
+    p.precision = resolvePrecision(arm.precision, cuda);
+    p.lr = scaledLearningRate(spec, arm);
+    p.effective_batch = static_cast<int64_t>(spec.micro_batch) * arm.accumulation;
+    return p;
+}
+
+std::string plannedArmToJson(const PlannedArm& planned) {
+    json j = toJson(planned.arm);
+    if (planned.precision) {
+        j[kPrecisionKey] = toString(*planned.precision);
+    }
+    j[kLrKey] = planned.lr;
+    j[kBatchKey] = planned.effective_batch;
+    return j.dump();
+}
+
+PlannedArm plannedArmFromJson(const std::string& text) {
+    PlannedArm p;
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) {
+        return p;
+    }
+    auto take = [&j](const char* key) {
+        json value;
+        if (auto it = j.find(key); it != j.end()) {
+            value = *it;
+            j.erase(it);
+        }
+        return value;
+    };
+    const json precision = take(kPrecisionKey);
+    const json lr = take(kLrKey);
+    const json batch = take(kBatchKey);
+    if (precision.is_string()) {
+        p.precision = precisionFromString(precision.get<std::string>());
+    }
+    if (lr.is_number()) {
+        p.lr = lr.get<double>();
+    }
+    if (batch.is_number_integer()) {
+        p.effective_batch = batch.get<int64_t>();
+    }
+    std::vector<FieldError> ignored;  // a field this build does not know keeps its default
+    p.arm = armFromJson(j, "arm", ignored);
+    return p;
+}
+
+}  // namespace ampbench::config

@@ -1,0 +1,38 @@
+#pragma once
+// What a run trains, as planned: the arm as written plus what it resolves to on
+// the device. Stored with each run (runs.spec_json) and read back by the analysis
+// as this record, never key by key.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "core/config/ExperimentSpec.h"
+
+namespace ampbench::config {
+
+struct PlannedArm {
+    ArmSpec arm;
+    /// fp32, amp-fp16 or amp-bf16 (never amp): what ran. Unset in runs recorded
+    /// before it was stored; resolvedOn() then derives it from the device.
+    std::optional<Precision> precision;
+    double lr = std::numeric_limits<double>::quiet_NaN();  ///< after the arm's LR rule
+    int64_t effective_batch = 0;                           ///< micro-batch × K
+
+    /// The precision that ran on `device` ("cpu", "cuda:0").
+    Precision resolvedOn(const std::string& device) const;
+};
+
+/// `amp` becomes amp-fp16 on CUDA and amp-bf16 on CPU; the others stay.
+Precision resolvePrecision(Precision precision, bool cuda);
+
+/// The plan of one arm of `spec` on a CUDA device or not.
+PlannedArm planArm(const ExperimentSpec& spec, const ArmSpec& arm, bool cuda);
+
+/// JSON: the arm's own fields, plus "resolved_precision", "lr" and "effective_batch".
+std::string plannedArmToJson(const PlannedArm& planned);
+/// Reads what plannedArmToJson wrote, and the rows of older versions (no resolved
+/// precision). Never throws: what cannot be read keeps its default.
+PlannedArm plannedArmFromJson(const std::string& text);
+
+}  // namespace ampbench::config

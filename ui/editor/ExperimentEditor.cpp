@@ -1,0 +1,247 @@
+#include "ui/editor/ExperimentEditor.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <set>
+
+#include "core/config/Presets.h"
+#include "core/config/SpecJson.h"
+#include "ui/editor/ArmsTableModel.h"
+#include "ui/editor/ChoiceDelegate.h"
+#include "ui/editor/FieldMarks.h"
+#include "ui/editor/SpecForm.h"
+
+namespace ampbench::ui {
+
+ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+
+    auto* top = new QHBoxLayout;
+    presets_ = new QComboBox;
+    for (const auto& name : config::presetNames()) {
+        presets_->addItem(QString::fromStdString(name));
+        presets_->setItemData(presets_->count() - 1,
+                              QString::fromStdString(config::presetDescription(name)),
+                              Qt::ToolTipRole);
+    }
+    auto* usePreset = new QPushButton(tr("Use preset"));
+    usePreset->setToolTip(tr("Replace the experiment below with the chosen built-in one"));
+    planLabel_ = new QLabel;
+    top->addWidget(new QLabel(tr("Preset:")));
+    top->addWidget(presets_);
+    top->addWidget(usePreset);
+    top->addSpacing(24);
+    top->addWidget(planLabel_, 1);
+    layout->addLayout(top);
+
+    form_ = new SpecForm;
+    auto* formScroll = new QScrollArea;
+    formScroll->setWidget(form_);
+    formScroll->setWidgetResizable(true);
+    formScroll->setFrameShape(QFrame::NoFrame);
+
+    auto* armsBox = new QWidget;
+    auto* armsLayout = new QVBoxLayout(armsBox);
+    armsLayout->setContentsMargins(0, 0, 0, 0);
+    auto* armsButtons = new QHBoxLayout;
+    auto* add = new QPushButton(tr("Add arm"));
+    auto* duplicate = new QPushButton(tr("Duplicate"));
+    auto* remove = new QPushButton(tr("Remove"));
+    armsButtons->addWidget(new QLabel(tr("<b>Arms</b> (one run per arm \u00d7 seed)")));
+    armsButtons->addStretch(1);
+    armsButtons->addWidget(add);
+    armsButtons->addWidget(duplicate);
+    armsButtons->addWidget(remove);
+    armsLayout->addLayout(armsButtons);
+    arms_ = new ArmsTableModel(this);
+    armsView_ = new QTableView;
+    armsView_->setObjectName("arms");
+    armsView_->setModel(arms_);
+    armsView_->setItemDelegate(new ChoiceDelegate(&ArmsTableModel::choicesOf, armsView_));
+    armsView_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    armsView_->setSelectionMode(QAbstractItemView::SingleSelection);
+    armsView_->setEditTriggers(QAbstractItemView::AllEditTriggers);
+    armsView_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    armsView_->horizontalHeader()->setSectionResizeMode(ArmsTableModel::columnOf("name"),
+                                                        QHeaderView::Stretch);
+    armsLayout->addWidget(armsView_);
+
+    errorList_ = new QListWidget;
+    errorList_->setObjectName("errors");
+    errorList_->setToolTip(
+        tr("Problems that keep the experiment from running; click one to go "
+           "to its field"));
+
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(formScroll);
+    split->addWidget(armsBox);
+    split->addWidget(errorList_);
+    split->setStretchFactor(0, 5);
+    split->setStretchFactor(1, 3);
+    split->setStretchFactor(2, 1);
+    layout->addWidget(split, 1);
+
+    connect(usePreset, &QPushButton::clicked, this,
+            [this] { loadPreset(presets_->currentText()); });
+    connect(add, &QPushButton::clicked, this, [this] {
+        arms_->addArm();
+        armsView_->selectRow(arms_->rowCount() - 1);
+    });
+    connect(duplicate, &QPushButton::clicked, this, [this] {
+        const int row = selectedArm();
+        arms_->duplicateArm(row < 0 ? arms_->rowCount() - 1 : row);
+    });
+    connect(remove, &QPushButton::clicked, this, [this] { arms_->removeArm(selectedArm()); });
+    connect(form_, &SpecForm::edited, this, [this](const QString& field) {
+        forgetLoadErrors(field);
+        revalidate();
+    });
+    connect(arms_, &ArmsTableModel::edited, this, [this](const QString& field) {
+        forgetLoadErrors(field);
+        revalidate();
+    });
+    connect(errorList_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+        const std::string field = item->data(Qt::UserRole).toString().toStdString();
+        if (QWidget* w = form_->widgetFor(field)) {
+            w->setFocus();
+        } else if (field.rfind("arms", 0) == 0) {
+            armsView_->setFocus();
+        }
+    });
+    connect(errorList_, &QListWidget::itemClicked, errorList_, &QListWidget::itemActivated);
+
+    loadPreset("default");
+}
+
+bool ExperimentEditor::loadPreset(const QString& name) {
+    const auto spec = config::preset(name.toStdString());
+    if (!spec) {
+        return false;
+    }
+    presets_->setCurrentText(name);
+    setSpec(*spec);
+    return true;
+}
+
+void ExperimentEditor::setSpec(const config::ExperimentSpec& spec) {
+    loadErrors_.clear();
+    form_->setSpec(spec);
+    arms_->setArms(spec.arms);
+    revalidate();
+}
+
+bool ExperimentEditor::loadJson(const QString& text, QString* problem) {
+    std::vector<config::FieldError> errors;
+    const config::ExperimentSpec spec = config::specFromJsonText(text.toStdString(), errors);
+    for (const auto& e : errors) {
+        if (e.field == "(file)") {
+            if (problem) {
+                *problem = QString::fromStdString(e.toString());
+            }
+            return false;
+        }
+    }
+    setSpec(spec);
+    loadErrors_ = errors;
+    revalidate();
+    return true;
+}
+
+QString ExperimentEditor::toJson() const {
+    return QString::fromStdString(config::specToJsonText(spec()));
+}
+
+config::ExperimentSpec ExperimentEditor::spec() const {
+    config::ExperimentSpec s;
+    std::vector<config::FieldError> ignored;
+    form_->readInto(s, ignored);
+    s.arms = arms_->arms();
+    return s;
+}
+
+QWidget* ExperimentEditor::fieldWidget(const std::string& field) const {
+    return form_->widgetFor(field);
+}
+
+int ExperimentEditor::selectedArm() const {
+    const auto rows = armsView_->selectionModel()->selectedRows();
+    return rows.isEmpty() ? -1 : rows.first().row();
+}
+
+void ExperimentEditor::forgetLoadErrors(const QString& field) {
+    const std::string f = field.toStdString();
+    const bool structural = f == "arms";
+    loadErrors_.erase(std::remove_if(loadErrors_.begin(), loadErrors_.end(),
+                                     [&](const config::FieldError& e) {
+                                         if (structural) {
+                                             return e.field.rfind("arms", 0) == 0;
+                                         }
+                                         // "seeds" also clears "seeds[2]"
+                                         return e.field == f || e.field.rfind(f + "[", 0) == 0 ||
+                                                e.field.rfind(f + ".", 0) == 0;
+                                     }),
+                      loadErrors_.end());
+}
+
+void ExperimentEditor::revalidate() {
+    config::ExperimentSpec s;
+    std::vector<config::FieldError> parseErrors;
+    form_->readInto(s, parseErrors);
+    s.arms = arms_->arms();
+
+    std::set<std::string> unparsed;
+    for (const auto& e : parseErrors) {
+        unparsed.insert(e.field);
+    }
+    errors_ = loadErrors_;
+    errors_.insert(errors_.end(), parseErrors.begin(), parseErrors.end());
+    for (auto& e : config::validate(s)) {
+        if (!unparsed.count(e.field)) {  // its value is stale while its text does not parse
+            errors_.push_back(std::move(e));
+        }
+    }
+
+    auto rest = arms_->setErrors(form_->markErrors(errors_));
+    QStringList armsMessages;
+    for (const auto& e : rest) {
+        if (e.field == "arms") {
+            armsMessages << QString::fromStdString(e.toString());
+        }
+    }
+    setFieldMark(armsView_, armsMessages, {});
+
+    errorList_->clear();
+    for (const auto& e : errors_) {
+        auto* item = new QListWidgetItem(QString::fromStdString(e.toString()), errorList_);
+        item->setData(Qt::UserRole, QString::fromStdString(e.field));
+        item->setForeground(QColor(kInvalidColor));
+    }
+    if (errors_.empty()) {
+        errorList_->addItem(tr("No problems: ready to run."));
+    }
+
+    int runs = 0;
+    for (const auto& arm : s.arms) {
+        runs += static_cast<int>(config::seedsForArm(s, arm).size());
+    }
+    planLabel_->setText(errors_.empty() ? tr("%n run(s) will train, one at a time.", nullptr, runs)
+                                        : tr("%n problem(s) to fix before running.", nullptr,
+                                             static_cast<int>(errors_.size())));
+
+    const bool valid = errors_.empty();
+    Q_EMIT edited();
+    if (valid != valid_) {
+        valid_ = valid;
+        Q_EMIT validityChanged(valid);
+    }
+}
+
+}  // namespace ampbench::ui

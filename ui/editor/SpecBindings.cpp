@@ -1,0 +1,204 @@
+#include "ui/editor/SpecBindings.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <limits>
+
+#include "ui/editor/FieldMarks.h"
+#include "ui/editor/NumberText.h"
+
+namespace ampbench::ui {
+namespace {
+
+using config::FieldValue;
+using config::ValueKind;
+
+// Wide on purpose: config::validate() owns the ranges and explains them; the
+// widgets only keep values representable.
+constexpr int kIntMin = -1000000000;
+constexpr int kIntMax = std::numeric_limits<int>::max();
+
+}  // namespace
+
+SpecBindings::SpecBindings(QObject* parent) : QObject(parent) {}
+
+void SpecBindings::addField(QFormLayout* form, const Field& field) {
+    Binding b;
+    b.field = &field;
+    b.baseTip = QString::fromUtf8(field.info->help);
+    const Field* f = &field;
+    auto changed = [this, path = field.path] { Q_EMIT edited(QString::fromStdString(path)); };
+    switch (field.kind) {
+        case ValueKind::Int: {
+            auto* w = new QSpinBox;
+            w->setRange(kIntMin, kIntMax);
+            w->setAccelerated(true);
+            b.widget = w;
+            b.load = [w, f](const Spec& s) {
+                w->setValue(static_cast<int>(std::get<int64_t>(f->get(s))));
+            };
+            b.store = [w, f](Spec& s) {
+                f->set(s, FieldValue(static_cast<int64_t>(w->value())));
+                return true;
+            };
+            connect(w, &QSpinBox::valueChanged, this, changed);
+            break;
+        }
+        case ValueKind::Double: {
+            auto* w = new QLineEdit;
+            b.widget = w;
+            b.parseMessage = "must be a number";
+            b.load = [w, f](const Spec& s) {
+                w->setText(editableNumber(std::get<double>(f->get(s))));
+            };
+            b.store = [w, f](Spec& s) {
+                const auto v = parseNumberText(w->text());
+                if (v) {
+                    f->set(s, FieldValue(*v));
+                }
+                return v.has_value();
+            };
+            connect(w, &QLineEdit::textEdited, this, changed);
+            break;
+        }
+        case ValueKind::Text: {
+            auto* w = new QLineEdit;
+            b.widget = w;
+            b.load = [w, f](const Spec& s) {
+                w->setText(QString::fromStdString(std::get<std::string>(f->get(s))));
+            };
+            b.store = [w, f](Spec& s) {
+                f->set(s, FieldValue(w->text().toStdString()));
+                return true;
+            };
+            connect(w, &QLineEdit::textEdited, this, changed);
+            break;
+        }
+        case ValueKind::Bool: {
+            auto* w = new QCheckBox;
+            b.widget = w;
+            b.load = [w, f](const Spec& s) { w->setChecked(std::get<bool>(f->get(s))); };
+            b.store = [w, f](Spec& s) {
+                f->set(s, FieldValue(w->isChecked()));
+                return true;
+            };
+            connect(w, &QCheckBox::toggled, this, changed);
+            break;
+        }
+        case ValueKind::Choice: {
+            auto* w = new QComboBox;
+            for (const std::string& c : field.choices) {
+                w->addItem(QString::fromStdString(c));
+            }
+            b.widget = w;
+            b.load = [w, f](const Spec& s) {
+                const QString v = QString::fromStdString(std::get<std::string>(f->get(s)));
+                if (w->findText(v) < 0) {
+                    w->addItem(v);  // an unknown name from a file: shown, and validation says why
+                }
+                w->setCurrentText(v);
+            };
+            b.store = [w, f](Spec& s) {
+                f->set(s, FieldValue(w->currentText().toStdString()));
+                return true;
+            };
+            connect(w, &QComboBox::currentTextChanged, this, changed);
+            break;
+        }
+        case ValueKind::IntList: {
+            auto* w = new QLineEdit;
+            b.widget = w;
+            b.parseMessage = "must be a list of non-negative integers, e.g. 1, 2, 3";
+            b.load = [w, f](const Spec& s) {
+                QStringList parts;
+                const FieldValue value = f->get(s);  // outlives the loop below
+                for (uint64_t v : std::get<std::vector<uint64_t>>(value)) {
+                    parts << QString::number(v);
+                }
+                w->setText(parts.join(", "));
+            };
+            b.store = [w, f](Spec& s) {
+                std::vector<uint64_t> values;
+                static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
+                for (const QString& part : w->text().split(separators, Qt::SkipEmptyParts)) {
+                    bool ok = false;
+                    const qulonglong v = part.toULongLong(&ok);
+                    if (!ok) {
+                        return false;
+                    }
+                    values.push_back(v);
+                }
+                f->set(s, FieldValue(values));
+                return true;
+            };
+            connect(w, &QLineEdit::textEdited, this, changed);
+            break;
+        }
+    }
+    b.widget->setObjectName(QString::fromStdString(field.path));
+    b.widget->setToolTip(b.baseTip);
+    byField_.insert(QString::fromStdString(field.path), b.widget);
+    form->addRow(QString::fromUtf8(field.info->label), b.widget);
+    bindings_.push_back(std::move(b));
+}
+
+void SpecBindings::load(const Spec& spec) {
+    for (const Binding& b : bindings_) {
+        const QSignalBlocker block(b.widget);
+        b.load(spec);
+    }
+}
+
+void SpecBindings::readInto(Spec& spec, std::vector<config::FieldError>& errors) const {
+    for (const Binding& b : bindings_) {
+        if (!b.store(spec)) {
+            QString text;
+            if (auto* edit = qobject_cast<QLineEdit*>(b.widget)) {
+                text = edit->text();
+            }
+            errors.push_back({b.field->path, "\"" + text.toStdString() + "\"", b.parseMessage});
+        }
+    }
+}
+
+void SpecBindings::enableFor(const Spec& spec) {
+    for (const Binding& b : bindings_) {
+        const auto* info = b.field->info;
+        const auto used = info->used ? info->used : info->applies;
+        b.widget->setEnabled(!used || used(spec));
+    }
+}
+
+QWidget* SpecBindings::widgetFor(const std::string& field) const {
+    QString key = QString::fromStdString(field);
+    const int bracket = key.indexOf('[');
+    if (bracket > 0) {
+        key.truncate(bracket);  // "seeds[1]" is shown by the seeds field
+    }
+    return byField_.value(key);
+}
+
+std::vector<config::FieldError> SpecBindings::markErrors(
+    const std::vector<config::FieldError>& errors) {
+    QHash<QWidget*, QStringList> messages;
+    std::vector<config::FieldError> rest;
+    for (const auto& e : errors) {
+        if (QWidget* w = widgetFor(e.field)) {
+            messages[w] << QString::fromStdString(e.toString());
+        } else {
+            rest.push_back(e);
+        }
+    }
+    for (const Binding& b : bindings_) {
+        const QStringList m = messages.value(b.widget);
+        setFieldMark(b.widget, m, b.baseTip);
+    }
+    return rest;
+}
+
+}  // namespace ampbench::ui

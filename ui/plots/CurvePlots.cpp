@@ -1,0 +1,198 @@
+#include "ui/plots/CurvePlots.h"
+
+#include "core/analysis/Statistics.h"
+#include "ui/data/RunDataCache.h"
+#include "ui/plots/PlotInput.h"
+#include "ui/plots/PlotPanel.h"
+#include "ui/report/Palette.h"
+
+namespace ampbench::ui {
+
+using analysis::StepMetric;
+
+QVector<double> toQVector(const std::vector<double>& v) {
+    return QVector<double>(v.begin(), v.end());
+}
+
+CurvePtr stepCurve(const PlotInput& in, const PlotRun& r, const QString& name,
+                   const QString& options, const CurveCache::StepValues& values) {
+    const auto& steps = r.series->steps;
+    const analysis::XAxis axis = in.xAxis;
+    auto xs = [axis](const std::vector<run::StepRecord>& s) { return analysis::stepXs(s, axis); };
+    if (!in.curves) {
+        return makeCurve(xs(steps), values(steps));
+    }
+    return in.curves->stepCurve(r.series->row.id, name,
+                                QStringLiteral("x%1 %2").arg(static_cast<int>(axis)).arg(options),
+                                steps, xs, values);
+}
+
+CurvePtr derivedCurve(const PlotInput& in, const PlotRun& r, const QString& name,
+                      const QString& options, const std::function<QSharedPointer<Curve>()>& build) {
+    if (!in.curves) {
+        return build();
+    }
+    return in.curves->get(r.series->row.id, name, r.series->revision,
+                          QStringLiteral("x%1 %2").arg(static_cast<int>(in.xAxis)).arg(options),
+                          build);
+}
+
+void setXAxis(PlotPanel& panel, analysis::XAxis axis) {
+    const bool time = axis == analysis::XAxis::WallSeconds;
+    const bool isTime = !panel.xAxis->ticker().dynamicCast<QCPAxisTickerTime>().isNull();
+    if (time != isTime) {
+        if (time) {
+            QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
+            ticker->setTimeFormat("%m:%s");
+            panel.xAxis->setTicker(ticker);
+        } else {
+            panel.xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        }
+    }
+    panel.xAxis->setLabel(time ? QStringLiteral("wall time (m:s)")
+                               : QString::fromStdString(analysis::toString(axis)));
+}
+
+void setLogAxis(QCPAxis* axis, bool log, double base) {
+    const bool isLog = axis->scaleType() == QCPAxis::stLogarithmic;
+    if (log == isLog) {
+        return;
+    }
+    if (log) {
+        QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
+        ticker->setLogBase(base);
+        axis->setScaleType(QCPAxis::stLogarithmic);
+        axis->setTicker(ticker);
+    } else {
+        axis->setScaleType(QCPAxis::stLinear);
+        axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    }
+}
+
+void drawLoss(PlotPanel& panel, const PlotInput& in) {
+    panel.clearCurves();
+    setXAxis(panel, in.xAxis);
+    setLogAxis(panel.yAxis, in.logY);
+    panel.yAxis->setLabel(in.smoothing > 0 ? QStringLiteral("training loss (EMA; raw faded)")
+                                           : QStringLiteral("training loss"));
+    const QString log = in.logY ? QStringLiteral("log") : QString();
+    const QString smoothing = log + QString::number(in.smoothing);
+    for (const PlotRun& r : in.runs) {
+        // The loss as recorded grows with the run; the log and EMA views are
+        // recomputed from it (contiguous doubles) only when the run changed.
+        const CurvePtr linear = stepCurve(in, r, "loss", {}, [](const auto& steps) {
+            return analysis::stepValues(steps, StepMetric::Loss);
+        });
+        const CurvePtr raw = !in.logY ? linear : derivedCurve(in, r, "loss-log", log, [&] {
+            return makeCurve(linear->points().x, analysis::forLogAxis(linear->points().y));
+        });
+        const CurvePtr smooth =
+            !(in.smoothing > 0) ? raw : derivedCurve(in, r, "loss-ema", smoothing, [&] {
+                auto v = analysis::ema(linear->points().y, in.smoothing);
+                return makeCurve(linear->points().x,
+                                 in.logY ? analysis::forLogAxis(std::move(v)) : v);
+            });
+        QCPGraph* curve = panel.addCurve(r.label, r.color);
+        if (in.smoothing > 0) {
+            QCPGraph* faint = panel.addCompanion(curve, report::faded(r.color));
+            faint->setLayer("grid");  // behind every smoothed curve
+            panel.setCurve(faint, raw);
+        }
+        panel.setCurve(curve, smooth);
+
+        const CurvePtr skipped = derivedCurve(in, r, "loss-skipped", smoothing, [&] {
+            std::vector<double> x, y;
+            const auto& points = smooth->points();
+            for (size_t i : analysis::skippedIndices(r.series->steps)) {
+                if (i < smooth->size()) {
+                    x.push_back(points.x[i]);
+                    y.push_back(points.y[i]);
+                }
+            }
+            return makeCurve(std::move(x), std::move(y));
+        });
+        if (!skipped->isEmpty()) {
+            QCPGraph* marks = panel.addCompanion(curve, QColor(200, 30, 30));
+            marks->setLineStyle(QCPGraph::lsNone);
+            marks->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, 8));
+            panel.setCurve(marks, skipped);
+        }
+    }
+    panel.setMessage(in.runs.empty() ? QObject::tr("Tick runs on the left to plot them")
+                                     : QString());
+    panel.fitUnlessUserView();
+}
+
+void drawValidation(PlotPanel& panel, const PlotInput& in) {
+    panel.clearCurves();
+    setXAxis(panel, in.xAxis);
+    panel.yAxis->setLabel(QStringLiteral("val accuracy % (solid)"));
+    panel.yAxis2->setVisible(true);
+    panel.yAxis2->setLabel(QStringLiteral("val loss (dashed)"));
+    bool any = false;
+    for (const PlotRun& r : in.runs) {
+        const auto& evals = r.series->evals;
+        if (evals.empty()) {
+            continue;
+        }
+        any = true;
+        const auto x = toQVector(analysis::evalXs(evals, in.xAxis));
+        QVector<double> acc, loss;
+        for (const auto& e : evals) {
+            acc.append(e.val_accuracy * 100.0);
+            loss.append(e.val_loss);
+        }
+        QCPGraph* curve = panel.addCurve(r.label, r.color);
+        curve->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+        curve->setData(x, acc, true);
+        QCPGraph* lossCurve = panel.addCompanion(curve, r.color, panel.yAxis2);
+        lossCurve->setPen(QPen(r.color, 1.2, Qt::DashLine));
+        lossCurve->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 4));
+        lossCurve->setData(x, loss, true);
+    }
+    panel.setMessage(!in.runs.empty() && !any ? QObject::tr("No evaluation yet") : QString());
+    panel.fitUnlessUserView();
+}
+
+void drawMemory(PlotPanel& panel, const PlotInput& in) {
+    panel.clearCurves();
+    setXAxis(panel, in.xAxis);
+    panel.yAxis->setLabel(QStringLiteral("allocated MiB (RSS on CPU)"));
+    for (const PlotRun& r : in.runs) {
+        QCPGraph* curve = panel.addCurve(r.label, r.color);
+        panel.setCurve(curve, stepCurve(in, r, "memory", {}, [](const auto& steps) {
+                           return analysis::stepValues(steps, StepMetric::MemAllocatedMiB);
+                       }));
+    }
+    panel.fitUnlessUserView();
+}
+
+void drawLossScale(PlotPanel& panel, const PlotInput& in) {
+    panel.clearCurves();
+    setXAxis(panel, in.xAxis);
+    setLogAxis(panel.yAxis, true, 2.0);
+    panel.yAxis->setLabel(QStringLiteral("loss scale"));
+    bool any = false;
+    for (const PlotRun& r : in.runs) {
+        const CurvePtr scale = stepCurve(in, r, "loss-scale", {}, [](const auto& steps) {
+            return analysis::forLogAxis(analysis::stepValues(steps, StepMetric::LossScale));
+        });
+        const auto& y = scale->points().y;
+        if (std::all_of(y.begin(), y.end(), [](double s) { return s == 1.0; })) {
+            continue;  // fp32 and bf16 arms: no scaler
+        }
+        any = true;
+        QCPGraph* curve = panel.addCurve(r.label, r.color);
+        curve->setLineStyle(QCPGraph::lsStepLeft);
+        panel.setCurve(curve, scale);
+    }
+    panel.setMessage(!in.runs.empty() && !any ? QObject::tr("No loss scaling (fp32 and bf16 runs)")
+                                              : QString());
+    panel.fitUnlessUserView();
+    if (!any && !panel.userView()) {
+        panel.xAxis->setRange(0, 1);
+        panel.yAxis->setRange(1, 65536);
+    }
+}
+
+}  // namespace ampbench::ui

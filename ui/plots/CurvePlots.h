@@ -1,0 +1,46 @@
+#pragma once
+// Per-step and per-eval curves of the runs on show. Each function rebuilds one
+// panel from the plot input; none reads the store or computes statistics
+// beyond the core's pure series functions.
+#include <QVector>
+#include <vector>
+
+#include <functional>
+
+#include "core/analysis/PlotSeries.h"
+#include "ui/plots/CurveCache.h"
+
+class QCPAxis;
+
+namespace ampbench::ui {
+
+class PlotPanel;
+struct PlotInput;
+struct PlotRun;
+
+/// Training loss (EMA-smoothed over the faded raw curve, skipped steps marked).
+void drawLoss(PlotPanel& panel, const PlotInput& input);
+/// Validation accuracy (solid, left axis) and loss (dashed, right axis) at each eval.
+void drawValidation(PlotPanel& panel, const PlotInput& input);
+/// Memory allocated (CUDA allocator, or resident set on CPU) over x.
+void drawMemory(PlotPanel& panel, const PlotInput& input);
+/// Dynamic loss scale over x, on a log2 axis; runs without a scaler are left out.
+void drawLossScale(PlotPanel& panel, const PlotInput& input);
+
+// Shared by the plot functions.
+QVector<double> toQVector(const std::vector<double>& v);
+/// A per-step curve of run `r` on the input's x-axis: `values` of its steps
+/// (each from its own step only), reused from the input's cache and extended by
+/// the run's new steps while `options` are unchanged.
+CurvePtr stepCurve(const PlotInput& input, const PlotRun& run, const QString& name,
+                   const QString& options, const CurveCache::StepValues& values);
+/// A curve computed from others of run `r`: the cached one while the run's
+/// revision and `options` are unchanged, else what `build` returns.
+CurvePtr derivedCurve(const PlotInput& input, const PlotRun& run, const QString& name,
+                      const QString& options, const std::function<QSharedPointer<Curve>()>& build);
+/// Label and ticker of the x-axis for `axis` (m:s ticks for wall time).
+void setXAxis(PlotPanel& panel, ampbench::analysis::XAxis axis);
+/// Linear or logarithmic (base `base`) value axis.
+void setLogAxis(QCPAxis* axis, bool log, double base = 10.0);
+
+}  // namespace ampbench::ui

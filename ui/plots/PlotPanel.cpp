@@ -1,0 +1,344 @@
+#include "ui/plots/PlotPanel.h"
+
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ampbench::ui {
+namespace {
+
+constexpr double kHoverRadiusPx = 24.0;
+
+QString valueText(double v) {
+    return std::isfinite(v) ? QString::number(v, 'g', 5) : QStringLiteral("\u2013");
+}
+
+}  // namespace
+
+PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent) {
+    setObjectName(title);
+    setMinimumSize(280, 200);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    setNoAntialiasingOnDrag(true);
+    setPlottingHint(QCP::phCacheLabels, true);
+    // Noisy curves (step time, memory) zig-zag across the whole height in every pixel
+    // column; stroking them as one polyline costs seconds, as segments milliseconds.
+    setPlottingHint(QCP::phFastPolylines, true);
+
+    plotLayout()->insertRow(0);
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    plotLayout()->addElement(0, 0, new QCPTextElement(this, title, titleFont));
+
+    QFont small = font();
+    small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1.5));
+    legend->setVisible(true);
+    legend->setFont(small);
+    legend->setBrush(QColor(255, 255, 255, 200));
+    legend->setBorderPen(QPen(QColor(200, 200, 200)));
+    legend->setRowSpacing(-3);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    for (QCPAxis* axis : {xAxis, yAxis, yAxis2}) {
+        axis->setTickLabelFont(small);
+        axis->setLabelFont(small);
+    }
+
+    // The hover marker lives on a buffered layer so moving it repaints only that layer.
+    layer("overlay")->setMode(QCPLayer::lmBuffered);
+    tracer_ = new QCPItemTracer(this);
+    tracer_->setLayer("overlay");
+    tracer_->setStyle(QCPItemTracer::tsCircle);
+    tracer_->setSize(9);
+    tracer_->setPen(QPen(Qt::black, 1.5));
+    tracer_->setInterpolating(false);
+    tracer_->setVisible(false);
+
+    message_ = new QCPItemText(this);
+    message_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    message_->position->setCoords(0.5, 0.5);
+    message_->setColor(QColor(120, 120, 120));
+    message_->setVisible(false);
+
+    connect(this, &QCustomPlot::mouseMove, this, &PlotPanel::hover);
+    connect(this, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+        if (e->button() == Qt::LeftButton) {
+            userView_ = true;
+        }
+    });
+    connect(this, &QCustomPlot::mouseWheel, this, [this] { userView_ = true; });
+    connect(this, &QCustomPlot::mouseDoubleClick, this, [this] {
+        resetView();
+        Q_EMIT viewResetByUser();
+    });
+    // Press and wheel mark a user view before the axis rect moves the range, so
+    // only changes the user makes reach the linked panels.
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& range) {
+                if (userView_ && !following_) {
+                    Q_EMIT xRangeChangedByUser(range);
+                }
+            });
+    connect(this, &QCustomPlot::beforeReplot, this, &PlotPanel::cutCurvesForReplot);
+    connect(
+        this, &QCustomPlot::legendClick, this,
+        [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) { toggleFromLegend(item); });
+}
+
+void PlotPanel::clearCurves() {
+    tracer_->setGraph(nullptr);
+    tracer_->setVisible(false);
+    clearPlottables();
+    drawn_.clear();
+    curves_.clear();
+    companions_.clear();
+    ownerOf_.clear();
+    labels_.clear();
+}
+
+QCPGraph* PlotPanel::addCurve(const QString& label, const QColor& color, QCPAxis* valueAxis) {
+    QCPGraph* g = addGraph(xAxis, valueAxis ? valueAxis : yAxis);
+    g->setName(label);
+    g->setPen(QPen(color, 1.6));
+    g->setAdaptiveSampling(true);
+    curves_.append(g);
+    labels_.insert(g, label);
+    if (hidden_.contains(label)) {
+        g->setVisible(false);
+        if (auto* item = legend->itemWithPlottable(g)) {
+            item->setTextColor(Qt::gray);
+        }
+    }
+    return g;
+}
+
+QCPGraph* PlotPanel::addCompanion(QCPAbstractPlottable* owner, const QColor& color,
+                                  QCPAxis* valueAxis) {
+    QCPGraph* g = addGraph(xAxis, valueAxis ? valueAxis : yAxis);
+    g->removeFromLegend();
+    g->setPen(QPen(color, 1.0));
+    g->setAdaptiveSampling(true);
+    g->setVisible(owner->visible());
+    companions_[owner].append(g);
+    ownerOf_.insert(g, owner);
+    return g;
+}
+
+void PlotPanel::setCurve(QCPGraph* graph, const CurvePtr& curve) {
+    DrawnCurve& d = drawn_[graph];
+    d.curve = curve;
+    d.penWidth = graph->pen().widthF();
+    cutCurve(graph, d, !userView_);
+}
+
+CurvePtr PlotPanel::curveOf(QCPGraph* graph) const {
+    return drawn_.value(graph).curve;
+}
+
+size_t PlotPanel::bucketCount() const {
+    return static_cast<size_t>(std::max(kMinBuckets, axisRect()->width()));
+}
+
+void PlotPanel::cutCurve(QCPGraph* graph, DrawnCurve& d, bool whole) const {
+    if (!d.curve || d.curve->isEmpty()) {
+        graph->data()->clear();
+        d.lo = d.hi = 0;
+        d.buckets = 0;
+        return;
+    }
+    const size_t px = bucketCount();
+    if (whole) {
+        d.lo = d.curve->firstKey();
+        d.hi = d.curve->lastKey();
+        d.buckets = px;
+    } else {
+        // The range on show and half of it either side, so small pans keep the cut.
+        const QCPRange r = graph->keyAxis()->range();
+        d.lo = r.lower - r.size() / 2;
+        d.hi = r.upper + r.size() / 2;
+        d.buckets = 2 * px;
+    }
+    graph->setData(d.curve->drawn(d.lo, d.hi, d.buckets));
+    const bool dense = graph->dataCount() > axisRect()->width();
+    graph->setAntialiased(!dense);
+    QPen pen = graph->pen();
+    pen.setWidthF(dense ? 1.0 : d.penWidth);
+    graph->setPen(pen);
+}
+
+bool PlotPanel::needsCut(const QCPGraph* graph, const DrawnCurve& d) const {
+    if (!d.curve || d.curve->isEmpty()) {
+        return false;
+    }
+    const QCPRange r = graph->keyAxis()->range();
+    const double lo = std::max(r.lower, d.curve->firstKey());
+    const double hi = std::min(r.upper, d.curve->lastKey());
+    if (lo > hi) {
+        return false;  // none of it on show
+    }
+    if (lo < d.lo || hi > d.hi) {
+        return true;  // part on show was left out of the cut
+    }
+    const double slice = (d.hi - d.lo) / static_cast<double>(std::max<size_t>(1, d.buckets));
+    return slice > r.size() / static_cast<double>(bucketCount());  // coarser than a pixel
+}
+
+void PlotPanel::cutCurvesForReplot() {
+    for (auto it = drawn_.begin(); it != drawn_.end(); ++it) {
+        if (needsCut(it.key(), it.value())) {
+            const QCPRange r = it.key()->keyAxis()->range();
+            const Curve& c = *it.value().curve;
+            cutCurve(it.key(), it.value(), r.lower <= c.firstKey() && r.upper >= c.lastKey());
+        }
+    }
+}
+
+void PlotPanel::followXRange(const QCPRange& range) {
+    userView_ = true;
+    following_ = true;
+    xAxis->setRange(range);
+    following_ = false;
+    replot(rpQueuedReplot);
+}
+
+QCPBars* PlotPanel::addBars(const QString& label, const QColor& color, QCPAxis* valueAxis) {
+    auto* bars = new QCPBars(xAxis, valueAxis ? valueAxis : yAxis);
+    bars->removeFromLegend();
+    bars->setPen(QPen(color.darker(130)));
+    bars->setBrush(color);
+    labels_.insert(bars, label);
+    return bars;
+}
+
+void PlotPanel::setHidden(const QString& label, bool hidden) {
+    if (hidden) {
+        hidden_.insert(label);
+    } else {
+        hidden_.remove(label);
+    }
+    for (QCPGraph* g : std::as_const(curves_)) {
+        if (labels_.value(g) == label) {
+            applyVisibility(g, !hidden);
+        }
+    }
+}
+
+void PlotPanel::setMessage(const QString& text) {
+    message_->setText(text);
+    message_->setVisible(!text.isEmpty());
+}
+
+void PlotPanel::limitAntialiasing() {
+    const int px = axisRect()->width();
+    for (int i = 0; i < graphCount(); ++i) {
+        graph(i)->setAntialiased(graph(i)->dataCount() <= px);
+    }
+}
+
+void PlotPanel::fitUnlessUserView() {
+    if (!userView_) {
+        for (auto it = drawn_.begin(); it != drawn_.end(); ++it) {
+            cutCurve(it.key(), it.value(), true);  // whole curves, so the fit sees all of them
+        }
+        rescaleAxes(true);
+        yAxis->scaleRange(1.06, yAxis->range().center());
+    }
+}
+
+void PlotPanel::resetView() {
+    userView_ = false;
+    fitUnlessUserView();
+    replot();
+}
+
+QString PlotPanel::labelOf(QCPAbstractPlottable* plottable) const {
+    QCPAbstractPlottable* owner = ownerOf_.value(plottable, plottable);
+    return labels_.value(owner);
+}
+
+void PlotPanel::hover(QMouseEvent* event) {
+    const QPointF pos = event->position();
+    QCPGraph* best = nullptr;
+    double bestKey = 0, bestValue = 0, bestDist = kHoverRadiusPx;
+    QString barText;
+    for (int i = 0; i < plottableCount(); ++i) {
+        QCPAbstractPlottable* p = plottable(i);
+        if (!p->visible()) {
+            continue;
+        }
+        if (auto* bars = qobject_cast<QCPBars*>(p)) {
+            QVariant details;
+            if (bars->selectTest(pos, false, &details) >= 0) {
+                const auto sel = details.value<QCPDataSelection>();
+                if (!sel.isEmpty()) {
+                    const auto it = bars->data()->at(sel.dataRange().begin());
+                    barText =
+                        QStringLiteral("%1\n%2 = %3")
+                            .arg(labelOf(bars), bars->valueAxis()->label(), valueText(it->value));
+                }
+            }
+            continue;
+        }
+        auto* g = qobject_cast<QCPGraph*>(p);
+        if (!g || g->data()->isEmpty()) {
+            continue;
+        }
+        const double key = g->keyAxis()->pixelToCoord(pos.x());
+        auto it = g->data()->findBegin(key, true);
+        for (int n = 0; n < 3 && it != g->data()->constEnd(); ++n, ++it) {
+            if (!std::isfinite(it->value)) {
+                continue;
+            }
+            const QPointF px = g->coordsToPixels(it->key, it->value);
+            const double d = std::hypot(px.x() - pos.x(), px.y() - pos.y());
+            if (d < bestDist) {
+                bestDist = d;
+                best = g;
+                bestKey = it->key;
+                bestValue = it->value;
+            }
+        }
+    }
+    if (best) {
+        tracer_->setGraph(best);
+        tracer_->setGraphKey(bestKey);
+        tracer_->setVisible(true);
+        QToolTip::showText(event->globalPosition().toPoint(),
+                           QStringLiteral("%1\n%2 = %3\n%4 = %5")
+                               .arg(labelOf(best), best->keyAxis()->label(), valueText(bestKey),
+                                    best->valueAxis()->label(), valueText(bestValue)),
+                           this);
+    } else {
+        tracer_->setVisible(false);
+        if (!barText.isEmpty()) {
+            QToolTip::showText(event->globalPosition().toPoint(), barText, this);
+        } else {
+            QToolTip::hideText();
+        }
+    }
+    layer("overlay")->replot();
+}
+
+void PlotPanel::toggleFromLegend(QCPAbstractLegendItem* item) {
+    auto* pli = qobject_cast<QCPPlottableLegendItem*>(item);
+    if (!pli) {
+        return;
+    }
+    const QString label = labels_.value(pli->plottable());
+    const bool hide = !hidden_.contains(label);
+    setHidden(label, hide);
+    replot();
+    Q_EMIT hiddenToggled(label, hide);
+}
+
+void PlotPanel::applyVisibility(QCPAbstractPlottable* owner, bool visible) {
+    owner->setVisible(visible);
+    for (QCPAbstractPlottable* c : companions_.value(owner)) {
+        c->setVisible(visible);
+    }
+    if (auto* item = legend->itemWithPlottable(owner)) {
+        item->setTextColor(visible ? Qt::black : Qt::gray);
+    }
+}
+
+}  // namespace ampbench::ui

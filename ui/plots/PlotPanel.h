@@ -1,0 +1,106 @@
+#pragma once
+#include <qcustomplot.h>
+#include <QHash>
+#include <QList>
+#include <QSet>
+#include <QString>
+
+#include "ui/plots/CurveCache.h"
+
+namespace ampbench::ui {
+
+/// One QCustomPlot with the workbench's interactions: hover shows the values
+/// under the cursor, the wheel zooms, dragging pans, a double click resets the
+/// view, and clicking a legend entry hides or shows that curve (with its
+/// companions: raw curve, markers, median line). Curves are rebuilt on every
+/// redraw; which ones the user hid is remembered by label. Long curves are cut
+/// to a few points per pixel column (min/max kept) before every replot that
+/// needs it, so drawing costs the same however long the runs are. Panels can
+/// follow each other's x range (PlotsView links those that share the x-axis).
+/// GUI thread only.
+class PlotPanel : public QCustomPlot {
+    Q_OBJECT
+  public:
+    explicit PlotPanel(const QString& title, QWidget* parent = nullptr);
+
+    /// Removes every curve, companion and bar (the hover marker stays).
+    void clearCurves();
+    /// A curve with a legend entry; hidden when the user hid `label` earlier.
+    QCPGraph* addCurve(const QString& label, const QColor& color, QCPAxis* valueAxis = nullptr);
+    /// A graph drawn with `owner` (not in the legend; hidden and shown with it).
+    QCPGraph* addCompanion(QCPAbstractPlottable* owner, const QColor& color,
+                           QCPAxis* valueAxis = nullptr);
+    /// Shows `curve` in `graph` (one of this panel's), cut to what the panel's
+    /// width can show; zoom and pan cut it again from the full curve.
+    void setCurve(QCPGraph* graph, const CurvePtr& curve);
+    /// The full curve shown in `graph`; null when its data was set directly.
+    CurvePtr curveOf(QCPGraph* graph) const;
+    /// Bars with a label for the hover text; no legend entry.
+    QCPBars* addBars(const QString& label, const QColor& color, QCPAxis* valueAxis = nullptr);
+
+    /// The curves with legend entries, in the order they were added.
+    const QList<QCPGraph*>& curves() const { return curves_; }
+    /// Whether the user hid the curve `label` from the legend.
+    bool isHidden(const QString& label) const { return hidden_.contains(label); }
+    void setHidden(const QString& label, bool hidden);
+
+    /// A line of text in the middle of the plot (e.g. why it is empty); empty hides it.
+    void setMessage(const QString& text);
+    /// Antialiases only graphs drawing at most one point per pixel column of the
+    /// axis rect: denser ones zig-zag across their pixels anyway, and smoothing
+    /// their edges costs most of a replot. Cut curves are set again at each cut.
+    void limitAntialiasing();
+    /// Fits the axes to the visible data unless the user zoomed or panned since
+    /// the last reset.
+    void fitUnlessUserView();
+    /// Forgets zoom and pan and fits the axes to the visible data.
+    void resetView();
+    /// Lets the next fitUnlessUserView() fit again (no replot).
+    void forgetUserView() { userView_ = false; }
+    bool userView() const { return userView_; }
+    /// Takes the x range of a linked panel the user zoomed or panned; counts as
+    /// a user view here too, and is not passed on (replot queued).
+    void followXRange(const QCPRange& range);
+
+    /// Fewest slices a curve is cut into, whatever the width.
+    static constexpr int kMinBuckets = 200;
+
+  Q_SIGNALS:
+    /// The user hid or showed the curve `label` through the legend.
+    void hiddenToggled(const QString& label, bool hidden);
+    /// The user zoomed or panned the x-axis (wheel or drag), to `range`.
+    void xRangeChangedByUser(const QCPRange& range);
+    /// The user asked to reset the view (double click).
+    void viewResetByUser();
+
+  private:
+    /// The range of a curve that was cut for its graph, and into how many slices.
+    struct DrawnCurve {
+        CurvePtr curve;
+        double lo = 0, hi = 0;
+        size_t buckets = 0;
+        double penWidth = 1;  // the graph's own; dense cuts draw with 1
+    };
+    size_t bucketCount() const;
+    /// Cuts the whole curve, or the x range on show with a margin.
+    void cutCurve(QCPGraph* graph, DrawnCurve& drawn, bool whole) const;
+    bool needsCut(const QCPGraph* graph, const DrawnCurve& drawn) const;
+    void cutCurvesForReplot();
+    void hover(QMouseEvent* event);
+    void toggleFromLegend(QCPAbstractLegendItem* item);
+    void applyVisibility(QCPAbstractPlottable* owner, bool visible);
+    QString labelOf(QCPAbstractPlottable* plottable) const;
+
+    QCPItemTracer* tracer_ = nullptr;
+    QCPItemText* message_ = nullptr;
+    QList<QCPGraph*> curves_;
+    QHash<QCPAbstractPlottable*, QList<QCPAbstractPlottable*>> companions_;
+    QHash<QCPAbstractPlottable*, QCPAbstractPlottable*> ownerOf_;  // companion → curve
+    QHash<QCPAbstractPlottable*, QString> labels_;
+    QSet<QString> hidden_;                // curve labels the user hid
+    QHash<QCPGraph*, DrawnCurve> drawn_;  // graphs that show a (cut) Curve
+    bool userView_ = false;               // zoomed or panned since the last reset
+    bool following_ = false;              // taking a linked panel's x range
+};
+
+}  // namespace ampbench::ui

@@ -1,0 +1,276 @@
+#include "ui/runs/RunTreeModel.h"
+
+#include <QDateTime>
+#include <QSet>
+#include <algorithm>
+#include <map>
+
+#include "core/store/Database.h"
+
+namespace ampbench::ui {
+namespace {
+
+QString localTime(const std::string& iso) {
+    if (iso.empty()) {
+        return {};
+    }
+    QDateTime t = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODate);
+    return t.isValid() ? t.toLocalTime().toString("yyyy-MM-dd HH:mm") : QString::fromStdString(iso);
+}
+
+/// One word for an experiment from its runs' statuses, the most urgent first.
+QString aggregateStatus(const std::vector<const store::RunRow*>& runs) {
+    using run::RunStatus;
+    for (RunStatus s : {RunStatus::Running, RunStatus::Queued, RunStatus::Failed,
+                        RunStatus::Interrupted, RunStatus::Cancelled}) {
+        for (const auto* r : runs) {
+            if (r->status == s) {
+                return QString::fromStdString(run::toString(s));
+            }
+        }
+    }
+    return runs.empty() ? QString() : QStringLiteral("finished");
+}
+
+QList<QStandardItem*> newRow(qint64 id, bool isRun) {
+    QList<QStandardItem*> row;
+    for (int c = 0; c < RunTreeModel::ColumnCount; ++c) {
+        auto* item = new QStandardItem;
+        item->setEditable(false);
+        item->setData(id, RunTreeModel::IdRole);
+        item->setData(isRun, RunTreeModel::IsRunRole);
+        row.append(item);
+    }
+    row[0]->setCheckable(true);
+    row[0]->setCheckState(Qt::Unchecked);
+    return row;
+}
+
+}  // namespace
+
+RunTreeModel::RunTreeModel(QObject* parent) : QStandardItemModel(parent) {
+    setHorizontalHeaderLabels(
+        {tr("Experiment / run"), tr("Status"), tr("Steps"), tr("Date"), tr("Notes")});
+    setSortRole(SortRole);
+    checkedChanged_.setSingleShot(true);
+    checkedChanged_.setInterval(0);
+    connect(&checkedChanged_, &QTimer::timeout, this, &RunTreeModel::checkedRunsChanged);
+    connect(this, &QStandardItemModel::itemChanged, this, &RunTreeModel::onItemChanged);
+}
+
+void RunTreeModel::setCell(QStandardItem* row0, int column, const QString& text,
+                           const QVariant& sort, const QString& tooltip) {
+    QStandardItem* parent = row0->parent();
+    QStandardItem* cell =
+        parent ? parent->child(row0->row(), column) : row0->model()->item(row0->row(), column);
+    if (!cell) {
+        return;
+    }
+    if (cell->text() != text) {
+        cell->setText(text);
+    }
+    if (cell->data(SortRole) != sort) {
+        cell->setData(sort, SortRole);
+    }
+    if (cell->toolTip() != tooltip) {
+        cell->setToolTip(tooltip);
+    }
+}
+
+void RunTreeModel::refresh(const store::Database& db) {
+    const auto experiments = db.experiments();
+    const auto runs = db.runs();
+    std::map<int64_t, std::vector<const store::RunRow*>> byExperiment;
+    for (const auto& r : runs) {
+        byExperiment[r.experiment_id].push_back(&r);
+    }
+
+    const bool wasSyncing = syncing_;
+    syncing_ = true;  // new rows arrive unchecked; that is no user change
+    QSet<qint64> seenExperiments, seenRuns;
+    QList<qint64> appeared;
+    for (const auto& e : experiments) {
+        QStandardItem* eItem = experiments_.value(e.id);
+        if (!eItem) {
+            auto row = newRow(e.id, false);
+            appendRow(row);
+            eItem = row[0];
+            experiments_.insert(e.id, eItem);
+        }
+        seenExperiments.insert(e.id);
+        const auto& eRuns = byExperiment[e.id];
+        const QString name = QString::fromStdString(e.name);
+        setCell(eItem, NameColumn, name, name.toLower(), tr("experiment #%1").arg(e.id));
+        const QString status = aggregateStatus(eRuns);
+        setCell(eItem, StatusColumn, status, status);
+        eItem->setData(status, StatusRole);
+        setCell(eItem, StepsColumn, tr("%n run(s)", nullptr, static_cast<int>(eRuns.size())),
+                static_cast<qlonglong>(eRuns.size()));
+        setCell(eItem, DateColumn, localTime(e.created_at), QString::fromStdString(e.created_at));
+        const QString notes = QString::fromStdString(e.notes);
+        setCell(eItem, NotesColumn, notes.section('\n', 0, 0), notes, notes);
+        eItem->setData(tr("Experiment #%1 \u00b7 created %2\n\nNotes:\n%3\n\nSpec:\n%4")
+                           .arg(e.id)
+                           .arg(localTime(e.created_at), notes.isEmpty() ? tr("(none)") : notes,
+                                QString::fromStdString(e.spec_json)),
+                       DetailsRole);
+
+        for (const auto* r : eRuns) {
+            QStandardItem* rItem = runs_.value(r->id);
+            if (!rItem) {
+                auto row = newRow(r->id, true);
+                eItem->appendRow(row);
+                rItem = row[0];
+                runs_.insert(r->id, rItem);
+                appeared.append(r->id);
+            }
+            seenRuns.insert(r->id);
+            const QString label =
+                QString::fromStdString(r->arm) + QStringLiteral(" \u00b7 seed %1").arg(r->seed);
+            setCell(rItem, NameColumn, label,
+                    QStringLiteral("%1").arg(r->arm_index, 4, 10, QChar('0')) + label,
+                    tr("run #%1").arg(r->id));
+            const QString st = QString::fromStdString(run::toString(r->status));
+            setCell(rItem, StatusColumn, st, st, QString::fromStdString(r->error));
+            rItem->setData(st, StatusRole);
+            setCell(rItem, StepsColumn,
+                    QStringLiteral("%1 / %2").arg(r->last_step).arg(r->planned_steps),
+                    static_cast<qlonglong>(r->last_step));
+            // Runs sort by id, negated: newest-first date order lists them as planned.
+            setCell(rItem, DateColumn, localTime(r->started_at), static_cast<qlonglong>(-r->id));
+            const QString rNotes = QString::fromStdString(r->notes);
+            setCell(rItem, NotesColumn, rNotes.section('\n', 0, 0), rNotes, rNotes);
+            rItem->setData(
+                tr("Run #%1 \u00b7 %2 \u00b7 seed %3 \u00b7 %4%5\nstarted %6 \u00b7 ended %7 "
+                   "\u00b7 "
+                   "step %8 of %9\n\nNotes:\n%10\n\nArm:\n%11\n\nEnvironment:\n%12")
+                    .arg(r->id)
+                    .arg(QString::fromStdString(r->arm))
+                    .arg(r->seed)
+                    .arg(st, r->error.empty() ? QString() : ": " + QString::fromStdString(r->error))
+                    .arg(localTime(r->started_at), localTime(r->ended_at))
+                    .arg(r->last_step)
+                    .arg(r->planned_steps)
+                    .arg(rNotes.isEmpty() ? tr("(none)") : rNotes,
+                         QString::fromStdString(r->spec_json), QString::fromStdString(r->env_json)),
+                DetailsRole);
+        }
+    }
+    // Rows deleted elsewhere: runs first, then experiments.
+    bool removedChecked = false;
+    for (auto it = runs_.begin(); it != runs_.end();) {
+        if (seenRuns.contains(it.key())) {
+            ++it;
+            continue;
+        }
+        removedChecked = removedChecked || it.value()->checkState() == Qt::Checked;
+        QStandardItem* item = it.value();
+        item->parent()->removeRow(item->row());
+        it = runs_.erase(it);
+    }
+    for (auto it = experiments_.begin(); it != experiments_.end();) {
+        if (seenExperiments.contains(it.key())) {
+            syncParentCheck(it.value());
+            ++it;
+            continue;
+        }
+        removeRow(it.value()->row());
+        it = experiments_.erase(it);
+    }
+    syncing_ = wasSyncing;
+    if (removedChecked) {
+        checkedChanged_.start();
+    }
+    if (loaded_ && !appeared.isEmpty()) {
+        Q_EMIT runsAppeared(appeared);
+    }
+    loaded_ = true;
+}
+
+void RunTreeModel::reset() {
+    syncing_ = true;
+    removeRows(0, rowCount());
+    syncing_ = false;
+    experiments_.clear();
+    runs_.clear();
+    loaded_ = false;
+    checkedChanged_.start();
+}
+
+QList<qint64> RunTreeModel::checkedRuns() const {
+    QList<qint64> out;
+    for (int r = 0; r < rowCount(); ++r) {
+        const QStandardItem* e = item(r, 0);
+        for (int c = 0; c < e->rowCount(); ++c) {
+            if (e->child(c, 0)->checkState() == Qt::Checked) {
+                out.append(e->child(c, 0)->data(IdRole).toLongLong());
+            }
+        }
+    }
+    std::sort(out.begin(), out.end());  // creation order: arms as planned, older experiments first
+    return out;
+}
+
+void RunTreeModel::setCheckedRuns(const QList<qint64>& runIds) {
+    syncing_ = true;
+    for (auto it = runs_.begin(); it != runs_.end(); ++it) {
+        const Qt::CheckState want = runIds.contains(it.key()) ? Qt::Checked : Qt::Unchecked;
+        if (it.value()->checkState() != want) {
+            it.value()->setCheckState(want);
+        }
+    }
+    for (QStandardItem* e : std::as_const(experiments_)) {
+        syncParentCheck(e);
+    }
+    syncing_ = false;
+    checkedChanged_.start();
+}
+
+QList<qint64> RunTreeModel::runsOfExperiment(qint64 experimentId) const {
+    QList<qint64> out;
+    if (const QStandardItem* e = experiments_.value(experimentId)) {
+        for (int c = 0; c < e->rowCount(); ++c) {
+            out.append(e->child(c, 0)->data(IdRole).toLongLong());
+        }
+    }
+    return out;
+}
+
+void RunTreeModel::onItemChanged(QStandardItem* item) {
+    if (syncing_ || item->column() != 0) {
+        return;
+    }
+    syncing_ = true;
+    if (item->data(IsRunRole).toBool()) {
+        syncParentCheck(item->parent());
+    } else if (item->checkState() != Qt::PartiallyChecked) {
+        for (int c = 0; c < item->rowCount(); ++c) {
+            if (item->child(c, 0)->checkState() != item->checkState()) {
+                item->child(c, 0)->setCheckState(item->checkState());
+            }
+        }
+    }
+    syncing_ = false;
+    checkedChanged_.start();
+}
+
+void RunTreeModel::syncParentCheck(QStandardItem* experiment) {
+    if (!experiment || experiment->rowCount() == 0) {
+        return;
+    }
+    int checked = 0;
+    for (int c = 0; c < experiment->rowCount(); ++c) {
+        checked += experiment->child(c, 0)->checkState() == Qt::Checked ? 1 : 0;
+    }
+    const Qt::CheckState state = checked == 0                        ? Qt::Unchecked
+                                 : checked == experiment->rowCount() ? Qt::Checked
+                                                                     : Qt::PartiallyChecked;
+    if (experiment->checkState() != state) {
+        const bool was = syncing_;
+        syncing_ = true;
+        experiment->setCheckState(state);
+        syncing_ = was;
+    }
+}
+
+}  // namespace ampbench::ui

@@ -1,0 +1,147 @@
+#include "ui/training/TrainingWorker.h"
+
+#include <QStringList>
+#include <chrono>
+#include <exception>
+#include <limits>
+#include <memory>
+
+#include "core/store/Database.h"
+#include "core/train/Experiment.h"
+#include "ui/training/ThreadPriority.h"
+
+namespace ampbench::ui {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Samples a run will train on: optimizer steps × micro-batch × K.
+using train::plannedSamples;
+
+/// Forwards throttled progress of one run to the worker's signal. Training thread.
+class ProgressRelay : public run::TrainObserver {
+  public:
+    ProgressRelay(TrainingWorker& worker, const train::PlannedRun& run, double runSamples,
+                  double laterSamples)
+        : worker_(worker), run_(run), runSamples_(runSamples), laterSamples_(laterSamples) {}
+
+    void onStep(const run::StepRecord& s) override {
+        const auto now = Clock::now();
+        const bool last = s.step >= run_.planned_steps;
+        if (!last &&
+            now - lastEmit_ < std::chrono::milliseconds(TrainingWorker::kProgressIntervalMs)) {
+            return;
+        }
+        lastEmit_ = now;
+        double eta = std::numeric_limits<double>::quiet_NaN();
+        if (s.wall_s > 0 && s.samples > 0) {
+            const double rate = static_cast<double>(s.samples) / s.wall_s;
+            const double left = std::max(0.0, runSamples_ - static_cast<double>(s.samples));
+            eta = (left + laterSamples_) / rate;
+        }
+        Q_EMIT worker_.progress(run_.run_id, s.step, run_.planned_steps, eta);
+    }
+
+  private:
+    TrainingWorker& worker_;
+    const train::PlannedRun& run_;
+    double runSamples_;
+    double laterSamples_;
+    Clock::time_point lastEmit_{};
+};
+
+}  // namespace
+
+TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) {
+    registerMetaTypes();
+}
+
+void TrainingWorker::cancel() {
+    cancel_.cancel();
+}
+
+void TrainingWorker::resetCancel() {
+    cancel_.reset();
+}
+
+bool TrainingWorker::cancelRequested() const {
+    return cancel_.cancelled();
+}
+
+void TrainingWorker::setTrainOptions(const train::TrainOptions& options) {
+    options_ = options;
+}
+
+void TrainingWorker::runExperiment(const config::ExperimentSpec& spec, const QString& dbPath) {
+    // Before LibTorch starts its thread pool here, so the pool inherits it.
+    lowerCurrentThreadPriority(kTrainingNice);
+    // The thread boundary: nothing escapes as an exception.
+    try {
+        execute(spec, dbPath);
+    } catch (const train::SpecError& e) {
+        Q_EMIT failed(QString::fromStdString(e.what()));
+    } catch (const std::exception& e) {
+        Q_EMIT failed(QString::fromStdString(e.what()));
+    } catch (...) {
+        Q_EMIT failed(tr("training stopped on an unknown error"));
+    }
+}
+
+void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& dbPath) {
+    auto db = store::Database::open(dbPath.toStdString());  // this thread's connection
+    double remaining = 0;
+    std::unique_ptr<ProgressRelay> relay;
+    train::ExperimentHooks hooks;
+    hooks.planned = [&](const train::ExperimentPlan& plan) {
+        QList<qint64> ids;
+        for (const auto& run : plan.runs) {
+            ids.append(run.run_id);
+            remaining += plannedSamples(spec, run);
+        }
+        Q_EMIT experimentPlanned(plan.experiment_id, ids);
+    };
+    hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
+        const double runSamples = plannedSamples(spec, run);
+        remaining -= runSamples;
+        Q_EMIT runStarted(run.run_id);
+        relay = std::make_unique<ProgressRelay>(*this, run, runSamples, remaining);
+        return relay.get();
+    };
+    hooks.finished = [&](const train::PlannedRun& run, const run::RunOutcome& outcome) {
+        Q_EMIT runFinished(run.run_id, outcome.status, QString::fromStdString(outcome.error));
+    };
+    const auto result = train::runExperiment(*db, spec, cancel_, hooks, options_);
+    Q_EMIT experimentFinished(result.plan.experiment_id, result.cancelled);
+}
+
+void TrainingWorker::findBatch(const config::ExperimentSpec& spec, qint64 experimentId,
+                               const QString& dbPath, const train::CapacityOptions& options) {
+    QString error;
+    bool cancelled = false;
+    try {
+        auto db = store::Database::open(dbPath.toStdString());  // this thread's connection
+        db->requireIntact();
+        const auto results = train::findCapacities(
+            spec, options, cancel_, db.get(), experimentId,
+            [&](int arm, const train::BatchTrial& t) {
+                Q_EMIT batchTrial(arm, QString::fromStdString(spec.arms[size_t(arm)].name), t.batch,
+                                  QString::fromStdString(train::toString(t.outcome)), t.peak_bytes);
+            });
+        QStringList errors;
+        for (const auto& c : results) {
+            cancelled = cancelled || c.result.cancelled;
+            if (!c.result.error.empty()) {
+                errors << QString::fromStdString(c.arm + ": " + c.result.error);
+            }
+        }
+        error = errors.join(QStringLiteral("\n"));
+        cancelled = cancelled || cancel_.cancelled();
+    } catch (const std::exception& e) {
+        error = QString::fromStdString(e.what());
+    } catch (...) {
+        error = tr("the max-batch search stopped on an unknown error");
+    }
+    Q_EMIT batchSearchFinished(experimentId, cancelled, error);
+}
+
+}  // namespace ampbench::ui

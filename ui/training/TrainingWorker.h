@@ -1,0 +1,82 @@
+#pragma once
+#include <QList>
+#include <QObject>
+#include <QString>
+
+#include "core/config/ExperimentSpec.h"
+#include "core/run/TrainObserver.h"
+#include "core/train/Capacity.h"
+#include "core/train/Trainer.h"
+#include "ui/MetaTypes.h"
+
+namespace ampbench::ui {
+
+/// Trains experiments into a database, one run at a time.
+///
+/// Threads: the object lives on the training thread (TrainingController moves it
+/// there); runExperiment() executes on that thread and owns the database
+/// connection it opens. Signals leave through queued connections to the GUI
+/// thread. The only state touched from other threads is `cancel_`, an atomic
+/// flag (CancelToken) that cancel() sets directly without waiting for this
+/// thread's event loop, which is busy while a run trains.
+class TrainingWorker : public QObject {
+    Q_OBJECT
+  public:
+    /// Minimum time between two progress signals of a run.
+    static constexpr int kProgressIntervalMs = 100;
+    /// Nice value of the training thread and of the threads it starts (LibTorch's
+    /// intra-op pool, the prefetcher): when the GUI thread has work it gets a
+    /// core at once instead of waiting out the trainer's time slices; while the
+    /// GUI is idle training runs as fast as before.
+    static constexpr int kTrainingNice = 5;
+
+    explicit TrainingWorker(QObject* parent = nullptr);
+
+    /// Any thread: the running run stops within one micro-batch and the runs
+    /// still queued are marked cancelled.
+    void cancel();
+    /// GUI thread, before queueing the next runExperiment: forgets an earlier cancel.
+    void resetCancel();
+    bool cancelRequested() const;
+
+    /// Training thread (invoke queued). Lowers the thread's priority to
+    /// kTrainingNice, opens `dbPath`, plans the experiment and executes its runs
+    /// in order. Never throws: a failure to open or plan ends
+    /// in failed(); a failing run ends in runFinished() with status Failed and the
+    /// next run starts.
+    void runExperiment(const ampbench::config::ExperimentSpec& spec, const QString& dbPath);
+
+    /// Training thread (invoke queued). Searches the max batch of every arm of
+    /// `spec` (train::findCapacities), recording each search and trial under
+    /// `experimentId` as it happens. Never throws; ends in batchSearchFinished().
+    void findBatch(const ampbench::config::ExperimentSpec& spec, qint64 experimentId,
+                   const QString& dbPath, const ampbench::train::CapacityOptions& options);
+
+    /// Training options for every run (tests shorten the flush interval).
+    void setTrainOptions(const ampbench::train::TrainOptions& options);
+
+  Q_SIGNALS:
+    void experimentPlanned(qint64 experimentId, const QList<qint64>& runIds);
+    void runStarted(qint64 runId);
+    /// At most every kProgressIntervalMs per run, plus the last step. `etaSeconds`
+    /// estimates the rest of the whole experiment from this run's samples/s.
+    void progress(qint64 runId, qint64 step, qint64 plannedSteps, double etaSeconds);
+    void runFinished(qint64 runId, ampbench::run::RunStatus status, const QString& error);
+    void experimentFinished(qint64 experimentId, bool cancelled);
+    /// The experiment could not be opened, planned or finished; ends the request.
+    void failed(const QString& message);
+    /// A max-batch trial of arm `armIndex` ended; `outcome` as train::toString gives it.
+    void batchTrial(int armIndex, const QString& arm, qint64 batch, const QString& outcome,
+                    qint64 peakBytes);
+    /// A max-batch search ended. `error` names what failed (empty when every arm
+    /// finished); a cancelled search keeps its trials.
+    void batchSearchFinished(qint64 experimentId, bool cancelled, const QString& error);
+
+  private:
+    void execute(const ampbench::config::ExperimentSpec& spec, const QString& dbPath);
+
+    ampbench::run::CancelToken cancel_;      // set from any thread; read by the trainer
+    ampbench::train::TrainOptions options_;  // training thread; set before the first run
+};
+
+}  // namespace ampbench::ui
