@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     }
     config::ExperimentSpec spec = cell->spec;
     const int64_t k = spec.arms[0].accumulation;
-    spec.steps = std::max<int64_t>(spec.steps, (first + count + 1) * k);
+    spec.micro_steps = std::max<int64_t>(spec.micro_steps, (first + count + 1) * k);
 
     namespace prof = torch::autograd::profiler;
     using torch::profiler::impl::ActivityType;

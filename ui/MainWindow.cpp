@@ -20,6 +20,8 @@
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
 #include "core/store/Database.h"
+#include "core/store/OutputFile.h"
+#include "core/train/Experiment.h"
 #include "ui/Settings.h"
 #include "ui/capacity/CapacityView.h"
 #include "ui/data/RunDataCache.h"
@@ -474,28 +476,16 @@ bool MainWindow::findMaxBatch(qint64 experimentId, const train::CapacityOptions&
         showError(tr("Max-batch search"), tr("Open a database you can write to first."));
         return false;
     }
-    std::optional<store::ExperimentRow> row;
+    config::ExperimentSpec spec;
     try {
-        row = db->experiment(experimentId);
-    } catch (const std::exception& e) {
-        showError(tr("Max-batch search"), QString::fromStdString(e.what()));
-        return false;
-    }
-    if (!row) {
-        showError(tr("Max-batch search"),
-                  tr("No experiment %1 in the database.").arg(experimentId));
-        return false;
-    }
-    std::vector<config::FieldError> errors;
-    const config::ExperimentSpec spec = config::specFromJsonText(row->spec_json, errors);
-    if (!errors.empty()) {
-        QStringList lines;
-        for (const auto& e : errors) {
-            lines << QString::fromStdString(e.toString());
-        }
+        spec = train::storedSpec(*db, experimentId);
+    } catch (const train::SpecError& e) {
         showError(tr("Max-batch search"), tr("Experiment %1's stored spec has errors:\n%2")
                                               .arg(experimentId)
-                                              .arg(lines.join('\n')));
+                                              .arg(QString::fromStdString(e.what())));
+        return false;
+    } catch (const std::exception& e) {
+        showError(tr("Max-batch search"), QString::fromStdString(e.what()));
         return false;
     }
     if (!training_->startFindBatch(spec, experimentId, session_->path(), options)) {
@@ -519,10 +509,17 @@ void MainWindow::saveSpec() {
         return;
     }
     settings_.setLastSpecFolder(QFileInfo(path).absolutePath());
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-        file.write(editor_->toJson().toUtf8()) < 0) {
-        showError(tr("Cannot save spec"), tr("%1: %2").arg(path, file.errorString()));
+    // Never over the open database, and all or nothing.
+    std::string error = store::outputClash(path.toStdString(), session_->path().toStdString());
+    if (error.empty()) {
+        try {
+            store::writeFileAtomically(path.toStdString(), editor_->toJson().toStdString());
+        } catch (const store::OutputError& e) {
+            error = e.what();
+        }
+    }
+    if (!error.empty()) {
+        showError(tr("Cannot save spec"), QString::fromStdString(error));
     }
 }
 

@@ -12,6 +12,7 @@
 #include "core/data/DataError.h"
 #include "core/store/Database.h"
 #include "core/train/Capacity.h"
+#include "core/train/Experiment.h"
 #include "core/train/Trainer.h"
 
 namespace ampbench::cli {
@@ -28,16 +29,14 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
     RunOverrides o = overrides;
     if (f.experiment_id != 0) {
         // The experiment's own spec; flags given as well still override its fields.
-        auto row = db->experiment(f.experiment_id);
-        if (!row) {
-            std::fprintf(stderr, "no experiment %lld in %s\n",
-                         static_cast<long long>(f.experiment_id), db_path.c_str());
-            return kNotFound;
-        }
-        std::vector<config::FieldError> errors;
-        o.base = config::specFromJsonText(row->spec_json, errors);
-        if (!errors.empty()) {
-            printErrors("experiment " + std::to_string(f.experiment_id) + "'s stored spec", errors);
+        try {
+            o.base = train::storedSpec(*db, f.experiment_id);
+        } catch (const store::StoreError& e) {
+            std::fprintf(stderr, "%s\n", e.what());
+            return e.kind() == store::StoreError::Kind::NotFound ? kNotFound : kStoreError;
+        } catch (const train::SpecError& e) {
+            printErrors("experiment " + std::to_string(f.experiment_id) + "'s stored spec",
+                        e.errors());
             return kUsage;
         }
     }

@@ -170,6 +170,21 @@ ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec
     return result;
 }
 
+config::ExperimentSpec storedSpec(const store::Database& db, int64_t experiment_id) {
+    const auto row = db.experiment(experiment_id);
+    if (!row) {
+        throw store::StoreError(
+            store::StoreError::Kind::NotFound,
+            "no experiment " + std::to_string(experiment_id) + " in " + db.path());
+    }
+    std::vector<config::FieldError> errors;
+    config::ExperimentSpec spec = config::specFromJsonText(row->spec_json, errors);
+    if (!errors.empty()) {
+        throw SpecError(std::move(errors));
+    }
+    return spec;
+}
+
 double plannedSamples(const config::ExperimentSpec& spec, const PlannedRun& run) {
     const int k = spec.arms.at(static_cast<size_t>(run.arm_index)).accumulation;
     return static_cast<double>(run.planned_steps) * spec.micro_batch * k;

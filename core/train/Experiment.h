@@ -84,6 +84,12 @@ ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec
                                const run::CancelToken& cancel, const ExperimentHooks& hooks = {},
                                const TrainOptions& options = {});
 
+/// The spec experiment `experiment_id` was planned with, as stored: what a max-batch
+/// search of that experiment starts from (the CLI's `find-batch --experiment`, the
+/// GUI's Find max batch). Throws store::StoreError(NotFound) when there is no such
+/// experiment, SpecError when the stored spec has errors.
+config::ExperimentSpec storedSpec(const store::Database& db, int64_t experiment_id);
+
 /// Training samples a planned run sees (optimizer steps × micro-batch × K).
 double plannedSamples(const config::ExperimentSpec& spec, const PlannedRun& run);
 
