@@ -64,54 +64,35 @@ template <class S>
 struct Field : FieldInfo {
     Member<S> member;
 
+    // Each returns a copy with one more property, so a table entry reads as a chain.
+    template <class V>
+    Field with(V FieldInfo::*property, V value) const {
+        Field f = *this;
+        f.*property = std::move(value);
+        return f;
+    }
     Field range(double lo, double hi, bool lo_closed = true, bool hi_closed = true,
                 const char* hi_text = nullptr) const {
-        Field f = *this;
-        f.bounds = Bounds{lo, lo_closed, hi, hi_closed, hi_text};
-        return f;
+        return with(&FieldInfo::bounds, Bounds{lo, lo_closed, hi, hi_closed, hi_text});
     }
     Field atLeast(double lo, bool closed = true) const {
         return range(lo, std::numeric_limits<double>::infinity(), closed);
     }
     Field oneOf(std::vector<std::string> values) const {
-        Field f = *this;
-        f.choices = std::move(values);
-        return f;
+        return with(&FieldInfo::choices, std::move(values));
     }
-    Field formerly(const char* old_key) const {
-        Field f = *this;
-        f.alias = old_key;
-        return f;
-    }
-    Field abbrev(const char* shorthand_key) const {
-        Field f = *this;
-        f.shorthand = shorthand_key;
-        return f;
-    }
+    Field formerly(const char* old_key) const { return with(&FieldInfo::alias, old_key); }
+    Field abbrev(const char* key) const { return with(&FieldInfo::shorthand, key); }
+    Field zeroIs(const char* text) const { return with(&FieldInfo::zero_text, text); }
     Field when(bool (*predicate)(const ExperimentSpec&)) const {
-        Field f = *this;
-        f.applies = predicate;
-        return f;
+        return with(&FieldInfo::applies, predicate);
     }
     Field usedWhen(bool (*predicate)(const ExperimentSpec&)) const {
-        Field f = *this;
-        f.used = predicate;
-        return f;
+        return with(&FieldInfo::used, predicate);
     }
-    Field in(const char* editor_group) const {
-        Field f = *this;
-        f.group = editor_group;
-        return f;
-    }
-    Field zeroIs(const char* text) const {
-        Field f = *this;
-        f.zero_text = text;
-        return f;
-    }
+    Field in(const char* editor_group) const { return with(&FieldInfo::group, editor_group); }
     Field header(const char* column_header) const {
-        Field f = *this;
-        f.column = column_header;
-        return f;
+        return with(&FieldInfo::column, column_header);
     }
 };
 
