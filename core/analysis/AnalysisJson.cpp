@@ -130,16 +130,37 @@ json toJson(const FinalGap& g) {
     return j;
 }
 
+/// Findings as data: their codes, numbers and names, for a program reading the report.
+json toJson(const Finding& f) {
+    json values = json::object();
+    for (const auto& [key, value] : f.values) {
+        values[key] = real(value);
+    }
+    return {{"code", codeName(f.code)}, {"values", values}, {"names", f.names}};
+}
+
+json findingsJson(const std::vector<Finding>& findings) {
+    json out = json::array();
+    for (const auto& f : findings) {
+        out.push_back(toJson(f));
+    }
+    return out;
+}
+
 }  // namespace
 
 json toJson(const ArmVerdict& v) {
     json j = {{"arm", v.arm},
               {"verdict", toString(v.verdict)},
-              {"summary", v.summary},
+              {"summary", describe(v.summary)},
               {"noise_known", v.noise_known},
               {"runs_used", v.runs_used},
-              {"reasons", v.reasons},
-              {"next_checks", v.next_checks},
+              {"reasons", describeAll(v.reasons)},
+              {"next_checks", describeAll(v.next_checks)},
+              {"findings",
+               {{"summary", toJson(v.summary)},
+                {"reasons", findingsJson(v.reasons)},
+                {"next_checks", findingsJson(v.next_checks)}}},
               {"facts",
                {{"baseline", v.facts.baseline},
                 {"precision", config::toString(v.facts.precision)},

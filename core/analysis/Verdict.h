@@ -1,11 +1,13 @@
 #pragma once
 // The answer per arm: did it keep the baseline's training curve, and if not,
-// what to check next. Decided from figures computed elsewhere; pure.
+// what to check next. Decided from figures computed elsewhere; pure. Returns
+// findings (codes and numbers); describe() in Finding.h writes the words.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/analysis/Alignment.h"
+#include "core/analysis/Finding.h"
 #include "core/analysis/Gains.h"
 #include "core/analysis/Health.h"
 #include "core/config/ExperimentSpec.h"
@@ -53,11 +55,11 @@ struct VerdictThresholds {
 struct ArmVerdict {
     std::string arm;
     Verdict verdict = Verdict::Inconclusive;
-    bool noise_known = false;              ///< the baseline has two or more finished seeds
-    int runs_used = 0;                     ///< finished or failed runs of this arm
-    std::string summary;                   ///< one line: the verdict and its main reason
-    std::vector<std::string> reasons;      ///< plain sentences with numbers
-    std::vector<std::string> next_checks;  ///< from the practitioners' checklist
+    bool noise_known = false;          ///< the baseline has two or more finished seeds
+    int runs_used = 0;                 ///< finished or failed runs of this arm
+    Finding summary;                   ///< the verdict and its main reason
+    std::vector<Finding> reasons;      ///< the numbers behind it
+    std::vector<Finding> next_checks;  ///< from the practitioners' checklist
     ArmFacts facts;
     CurveDeviation curve;
     FinalGap final_gap;

@@ -2,6 +2,7 @@
 // answer is known by construction.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -127,6 +128,16 @@ bool anyContains(const std::vector<std::string>& lines, const std::string& needl
         }
     }
     return false;
+}
+
+/// Findings are data; their words come from the one renderer.
+bool anyContains(const std::vector<analysis::Finding>& findings, const std::string& needle) {
+    return anyContains(analysis::describeAll(findings), needle);
+}
+
+bool hasCode(const std::vector<analysis::Finding>& findings, analysis::FindingCode code) {
+    return std::any_of(findings.begin(), findings.end(),
+                       [code](const analysis::Finding& f) { return f.code == code; });
 }
 
 }  // namespace
@@ -313,9 +324,11 @@ TEST(Verdict, ChecklistNamesLrRuleFewUpdatesMissingScalerAndInputBound) {
     auto a = analyzeExperiment(d);
     const auto& v = verdictOf(a, c.arm);
     EXPECT_TRUE(anyContains(v.next_checks, "LR not rescaled"))
-        << ::testing::PrintToString(v.next_checks);
+        << ::testing::PrintToString(analysis::describeAll(v.next_checks));
     EXPECT_TRUE(anyContains(v.next_checks, "Too few optimizer updates"));
     EXPECT_TRUE(anyContains(v.next_checks, "Scaler missing"));
+    EXPECT_TRUE(hasCode(v.next_checks, analysis::FindingCode::ScalerMissing));
+    EXPECT_TRUE(hasCode(v.next_checks, analysis::FindingCode::LrNotRescaled));
     EXPECT_TRUE(anyContains(v.next_checks, "Input-bound"));
     EXPECT_TRUE(v.health.input_bound);
     EXPECT_NEAR(v.health.data_wait_share, 0.5, 1e-9);

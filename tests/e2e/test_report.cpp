@@ -142,7 +142,8 @@ TEST_F(ReportTest, WritesHtmlPdfCsvJsonThatMatchTheDatabase) {
     for (const auto& v : a.verdicts) {
         EXPECT_NE(page.find(" " + analysis::toString(v.verdict) + " </span>"), std::string::npos)
             << v.arm << "'s verdict badge";
-        EXPECT_NE(page.find(html_escape(v.summary)), std::string::npos) << v.summary;
+        EXPECT_NE(page.find(html_escape(analysis::describe(v.summary))), std::string::npos)
+            << v.summary;
     }
     EXPECT_NE(page.find("ampbench-cli run --config spec.json"), std::string::npos);
     EXPECT_NE(page.find("libtorch_version"), std::string::npos) << "the environment";
@@ -474,16 +475,17 @@ TEST(VerdictPanel, ShowsEveryArmWithItsVerdict) {
     base.verdict = analysis::Verdict::Baseline;
     amp.arm = "amp";
     amp.verdict = analysis::Verdict::WithinNoise;
-    amp.summary = "it differs from fp32 by about as much as fp32's own seeds do";
-    amp.reasons = {"trend agreement r = 0.98"};
-    amp.next_checks = {"Input-bound: the trainer waited for data"};
+    amp.summary = {analysis::FindingCode::WithinSeedNoise, {{"tail", 0.8}}, {{"baseline", "fp32"}}};
+    amp.reasons = {{analysis::FindingCode::TrendAgreement, {{"r", 0.98}}, {}}};
+    amp.next_checks = {{analysis::FindingCode::InputBound, {{"wait_share", 0.4}}, {}}};
     a.verdicts = {base, amp};
     a.incomplete.push_back({7, "amp", 2, run::RunStatus::Interrupted, 20, 48});
     ui::VerdictPanel panel;
     panel.setAnalysis(a);
     const std::string shown = panel.html().toStdString();
     for (const char* text : {"fp32", "baseline", "within noise", "trend agreement r = 0.98",
-                             "Input-bound", "run 7 (amp, seed 2): interrupted at step 20 of 48"}) {
+                             "by about as much as fp32's own seeds do", "Input-bound",
+                             "run 7 (amp, seed 2): interrupted at step 20 of 48"}) {
         EXPECT_NE(shown.find(text), std::string::npos) << text;
     }
     panel.clear("Pick runs of one experiment");

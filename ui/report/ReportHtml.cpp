@@ -222,7 +222,7 @@ std::string verdictTableHtml(const analysis::ExperimentAnalysis& a) {
         const std::string verdict = analysis::toString(v.verdict);
         rows.push_back({{escape(v.arm), {}, false},
                         {html::badge(verdict), "white-space:nowrap", false},
-                        {escape(v.summary), {}, false},
+                        {escape(analysis::describe(v.summary)), {}, false},
                         {escape(speedupText(v.gains)), {}, false},
                         {escape(formatRatio(v.gains.memory_ratio)), {}, false}});
     }
@@ -235,18 +235,18 @@ std::string verdictDetailsHtml(const analysis::ExperimentAnalysis& a) {
         out += "<h3>" + escape(v.arm) + " &nbsp;" + html::badge(analysis::toString(v.verdict)) +
                "</h3>\n";
         out += "<p class=\"facts\">" + escape(factsText(v)) + "</p>\n";
-        out += "<p>" + escape(v.summary) + ".</p>\n";
+        out += "<p>" + escape(analysis::describe(v.summary)) + ".</p>\n";
         if (!v.reasons.empty()) {
             out += "<ul>";
             for (const auto& r : v.reasons) {
-                out += "<li>" + escape(r) + "</li>";
+                out += "<li>" + escape(analysis::describe(r)) + "</li>";
             }
             out += "</ul>\n";
         }
         if (!v.next_checks.empty()) {
             out += "<p><b>Next to check</b></p><ul>";
             for (const auto& n : v.next_checks) {
-                out += "<li>" + escape(n) + "</li>";
+                out += "<li>" + escape(analysis::describe(n)) + "</li>";
             }
             out += "</ul>\n";
         }

@@ -1,0 +1,328 @@
+#include "core/analysis/Finding.h"
+
+#include <cmath>
+#include <limits>
+#include <ostream>
+
+#include "core/analysis/Format.h"
+
+namespace ampbench::analysis {
+namespace {
+
+constexpr const char* kMinus = "\xE2\x88\x92";  // U+2212, reads better than '-' in prose
+constexpr const char* kSigma = "\xCF\x83";
+constexpr const char* kDelta = "\xCE\x94";
+constexpr const char* kTimes = "\xC3\x97";
+
+std::string num(double v, int decimals) {
+    return formatNumber(v, decimals);
+}
+
+std::string signedNum(double v, int decimals) {
+    if (!std::isfinite(v)) {
+        return formatNumber(v, decimals);
+    }
+    return (v < 0 ? std::string(kMinus) : std::string("+")) + formatNumber(std::fabs(v), decimals);
+}
+
+/// "0.00012" or "65536": loss scales span many decades.
+std::string scaleText(double v) {
+    if (!std::isfinite(v)) {
+        return formatNumber(v, 0);
+    }
+    return v >= 1 ? formatNumber(v, 0) : formatNumber(v, 6);
+}
+
+std::string count(double v) {
+    return std::to_string(static_cast<long long>(v));
+}
+
+std::string plural(double n, const char* word) {
+    return count(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string finalMetric(const Finding& f) {
+    const std::string base = f.name("baseline");
+    const bool acc = f.value("accuracy") != 0;
+    const double scale = acc ? 100.0 : 1.0;
+    const int dec = acc ? 2 : 4;
+    std::string text = acc ? "final validation accuracy " + formatPercent(f.value("arm"), 2) +
+                                 " vs " + formatPercent(f.value("base"), 2) + " for " + base
+                           : "final training loss " + num(f.value("arm"), 4) + " vs " +
+                                 num(f.value("base"), 4) + " for " + base;
+    text += std::string(" (") + kDelta + " " + signedNum(f.value("delta") * scale, dec) +
+            (acc ? " points" : "");
+    if (std::isfinite(f.value("base_sd"))) {
+        text += std::string(", seed ") + kSigma + " " + num(f.value("base_sd") * scale, dec);
+    }
+    if (std::isfinite(f.value("welch_p"))) {
+        text += ", Welch p = " + num(f.value("welch_p"), 3);
+    } else if (std::isfinite(f.value("units"))) {
+        text += ", " + num(f.value("units"), 2) + " " + kTimes + " 2" + kSigma;
+    }
+    text += ")";
+    if (f.value("judged") != 0) {
+        text +=
+            f.value("significant") != 0 ? ": beyond the seed spread" : ": within the seed spread";
+    }
+    return text;
+}
+
+}  // namespace
+
+double Finding::value(const std::string& key) const {
+    const auto it = values.find(key);
+    return it == values.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
+}
+
+std::string Finding::name(const std::string& key) const {
+    const auto it = names.find(key);
+    return it == names.end() ? std::string() : it->second;
+}
+
+std::string describe(const Finding& f) {
+    const std::string base = f.name("baseline");
+    const bool above = f.value("above") != 0;
+    switch (f.code) {
+        // --- summaries ---
+        case FindingCode::BaselineWithNoise:
+            return "the reference; its " + count(f.value("seeds")) + " seeds give the noise band";
+        case FindingCode::BaselineWithoutNoise:
+            return "the reference; one seed, so the noise band is unknown";
+        case FindingCode::NoFinishedRun:
+            return "no finished run of this arm to judge";
+        case FindingCode::BecameNonFinite:
+            return "the training loss became NaN/inf";
+        case FindingCode::NoOverlap:
+            return "no loss curve that overlaps the baseline's";
+        case FindingCode::FailedBeforeCurve:
+            return "its runs failed before a curve could be compared";
+        case FindingCode::CurveNotOverlapping:
+            return "its curve does not overlap the baseline's on samples seen";
+        case FindingCode::DivergedFromBand:
+            return "the loss curve ends " + num(f.value("tail"), 1) + " band widths " +
+                   (above ? "above" : "below") + " " + base +
+                   (f.value("final_significant") != 0
+                        ? ", and the final metric differs beyond the seed spread"
+                        : "");
+        case FindingCode::AlignedWithBaseline:
+            return "the loss curve stays on " + base + "'s (" + num(f.value("tail"), 2) +
+                   " band widths at the end) and the final metric agrees";
+        case FindingCode::WithinSeedNoise:
+            return "it differs from " + base + " by about as much as " + base +
+                   "'s own seeds do (" + num(f.value("tail"), 2) + " band widths at the end)";
+        case FindingCode::FinalDiffersOnly:
+            return "the curves agree within the band but the final metric differs beyond the "
+                   "seed spread";
+        case FindingCode::OutsideBandUnclear:
+            return "the curve ends " + num(f.value("tail"), 1) +
+                   " band widths away: outside the noise band, but not clearly diverged; more "
+                   "seeds or a longer run will tell";
+        case FindingCode::DivergedFromProgress:
+            return "its loss ends " + formatPercent(f.value("progress_lost"), 0) + " of " + base +
+                   "'s whole loss drop " + (above ? "above" : "below") +
+                   " it: too far apart for seed noise to explain";
+        case FindingCode::NoiseUnknownSummary:
+            return "noise unknown: " + base + " ran with one seed";
+
+        // --- reasons ---
+        case FindingCode::RunFailed:
+            return "run failed \xE2\x80\x94 " + f.name("failure");
+        case FindingCode::NonFiniteEvents:
+            return plural(f.value("count"), "non-finite (NaN/inf) loss event") + " recorded";
+        case FindingCode::SkippedSteps: {
+            std::string text =
+                plural(f.value("skipped"), "skipped step") + " (" + f.name("where") + ")";
+            if (f.value("late") == 0) {
+                text += ", all in the first 10% of steps while the scaler calibrated: normal";
+            } else {
+                text += "; longest run " + count(f.value("longest_run")) + " from step " +
+                        count(f.value("longest_start"));
+            }
+            return text;
+        }
+        case FindingCode::LossScaleRange:
+            return "loss scale: minimum " + scaleText(f.value("min")) + ", at the end " +
+                   scaleText(f.value("final"));
+        case FindingCode::Gains: {
+            std::string text = "speed-up " + num(f.value("speedup"), 2) + kTimes +
+                               " in time per sample against " + base;
+            if (std::isfinite(f.value("ci_low")) && std::isfinite(f.value("ci_high"))) {
+                text += " (95% CI " + num(f.value("ci_low"), 2) + "\xE2\x80\x93" +
+                        num(f.value("ci_high"), 2) + ")";
+            }
+            if (std::isfinite(f.value("memory"))) {
+                text += "; peak memory " + num(f.value("memory"), 2) + kTimes;
+            }
+            if (std::isfinite(f.value("max_batch"))) {
+                text += "; max batch " + num(f.value("max_batch"), 2) + kTimes;
+            }
+            return text;
+        }
+        case FindingCode::CurveInBandUnits:
+            return "loss curve over the last 25% of samples: " + num(f.value("tail"), 2) +
+                   " band units (1 = the edge of " + base + "'s mean \xC2\xB1 2" + kSigma +
+                   " over " + count(f.value("seeds")) + " seeds), " + (above ? "above" : "below") +
+                   " the baseline; whole run " + num(f.value("whole"), 2) + ", " +
+                   formatPercent(f.value("outside_share"), 0) + " of points outside the band";
+        case FindingCode::TrendAgreement:
+            return "trend agreement r = " + num(f.value("r"), 2) +
+                   " (correlation of the smoothed slopes)";
+        case FindingCode::FinalMetric:
+            return finalMetric(f);
+        case FindingCode::NoiseUnknown:
+            return base +
+                   " ran with one finished seed, so the seed noise is unknown and the gap cannot "
+                   "be judged against it";
+        case FindingCode::CurveRelative:
+            return "loss curve over the last 25% of samples differs by " +
+                   formatPercent(f.value("tail")) + " on average (whole run " +
+                   formatPercent(f.value("whole")) + ")";
+
+        // --- next checks ---
+        case FindingCode::ScalerMissing:
+            return "Scaler missing: this fp16 arm ran with a loss scale of 1 throughout; small "
+                   "gradients underflow to zero in fp16. Enable dynamic loss scaling.";
+        case FindingCode::LossScaleCollapsing:
+            return "Loss scale collapsing: the scale fell to " + scaleText(f.value("min_scale")) +
+                   " with " + count(f.value("late_skips")) +
+                   " skipped steps after calibration. Something overflows in every step (often a "
+                   "norm layer, softmax or loss forced to fp16, or very large logits): keep those "
+                   "in fp32, clip gradients after unscaling, or try bf16.";
+        case FindingCode::OutOfMemory:
+            return "Out of memory: lower the micro-batch, use accumulation, or enable activation "
+                   "checkpointing.";
+        case FindingCode::InputBound:
+            return "Input-bound: the trainer waited for data " +
+                   formatPercent(f.value("wait_share")) +
+                   " of the step time, so the data loader limits any AMP speed-up. Raise "
+                   "prefetch, speed up decoding, or keep the data on the device.";
+        case FindingCode::TryChannelsLast:
+            return "Try channels_last for this arm: under autocast, convolutions on NHWC tensors "
+                   "use the tensor-core kernels directly, without layout conversions around each "
+                   "convolution; for ResNet-style models on a recent GPU this can nearly halve "
+                   "the step time. fp32 arms gain nothing.";
+        case FindingCode::NoSpeedup:
+            return std::string("No speed-up: this AMP arm is slower per sample. ") +
+                   (f.value("cpu") != 0
+                        ? "On CPU, bf16 autocast pays off only with native bf16 units (AMX or "
+                          "AVX-512 BF16); elsewhere the casts cost more than they save. Judge "
+                          "speed on the GPU."
+                        : "Check that matrix dimensions and channels are multiples of 8 (tensor "
+                          "cores), that the model is large enough not to be launch-bound (try "
+                          "cuda_graph), and that cudnn_benchmark is on.");
+        case FindingCode::LrNotRescaled:
+            return "LR not rescaled for the effective batch: K = " + count(f.value("k")) +
+                   " makes the batch " + count(f.value("batch")) + " (baseline " +
+                   count(f.value("base_batch")) + ") at the same lr " + num(f.value("lr"), 4) +
+                   " with lr_rule none, so each sample moves the weights less. Use lr_rule "
+                   "linear or sqrt, or compare against a baseline with the same effective batch.";
+        case FindingCode::TooFewUpdates:
+            return "Too few optimizer updates: K = " + count(f.value("k")) + " leaves " +
+                   count(f.value("updates")) +
+                   " updates per run; curves over samples seen cannot be expected to match after "
+                   "so few steps. Train longer before judging this arm.";
+        case FindingCode::LinearLrTooLarge:
+            return "Linear LR scaling gave lr " + num(f.value("lr"), 4) + " (baseline " +
+                   num(f.value("base_lr"), 4) +
+                   "); that may be too large for this model. Try lr_rule sqrt or an LR warm-up.";
+        case FindingCode::NormLayersInFp16:
+            return "Norm layers in fp16: check that BatchNorm/LayerNorm and the loss run in fp32 "
+                   "under autocast (a manual .half() or a custom layer casts them down).";
+        case FindingCode::MeasureTheNoise:
+            return "Measure the noise: repeat the experiment with three seeds (--seeds 1 2 3, or "
+                   "the noise-band preset) so the gap can be judged against the seed spread.";
+    }
+    return codeName(f.code);
+}
+
+std::vector<std::string> describeAll(const std::vector<Finding>& findings) {
+    std::vector<std::string> out;
+    out.reserve(findings.size());
+    for (const auto& f : findings) {
+        out.push_back(describe(f));
+    }
+    return out;
+}
+
+std::string codeName(FindingCode code) {
+    switch (code) {
+        case FindingCode::BaselineWithNoise:
+            return "baseline_with_noise";
+        case FindingCode::BaselineWithoutNoise:
+            return "baseline_without_noise";
+        case FindingCode::NoFinishedRun:
+            return "no_finished_run";
+        case FindingCode::BecameNonFinite:
+            return "became_non_finite";
+        case FindingCode::NoOverlap:
+            return "no_overlap";
+        case FindingCode::FailedBeforeCurve:
+            return "failed_before_curve";
+        case FindingCode::CurveNotOverlapping:
+            return "curve_not_overlapping";
+        case FindingCode::DivergedFromBand:
+            return "diverged_from_band";
+        case FindingCode::AlignedWithBaseline:
+            return "aligned_with_baseline";
+        case FindingCode::WithinSeedNoise:
+            return "within_seed_noise";
+        case FindingCode::FinalDiffersOnly:
+            return "final_differs_only";
+        case FindingCode::OutsideBandUnclear:
+            return "outside_band_unclear";
+        case FindingCode::DivergedFromProgress:
+            return "diverged_from_progress";
+        case FindingCode::NoiseUnknownSummary:
+            return "noise_unknown_summary";
+        case FindingCode::RunFailed:
+            return "run_failed";
+        case FindingCode::NonFiniteEvents:
+            return "non_finite_events";
+        case FindingCode::SkippedSteps:
+            return "skipped_steps";
+        case FindingCode::LossScaleRange:
+            return "loss_scale_range";
+        case FindingCode::Gains:
+            return "gains";
+        case FindingCode::CurveInBandUnits:
+            return "curve_in_band_units";
+        case FindingCode::TrendAgreement:
+            return "trend_agreement";
+        case FindingCode::FinalMetric:
+            return "final_metric";
+        case FindingCode::NoiseUnknown:
+            return "noise_unknown";
+        case FindingCode::CurveRelative:
+            return "curve_relative";
+        case FindingCode::ScalerMissing:
+            return "scaler_missing";
+        case FindingCode::LossScaleCollapsing:
+            return "loss_scale_collapsing";
+        case FindingCode::OutOfMemory:
+            return "out_of_memory";
+        case FindingCode::InputBound:
+            return "input_bound";
+        case FindingCode::TryChannelsLast:
+            return "try_channels_last";
+        case FindingCode::NoSpeedup:
+            return "no_speedup";
+        case FindingCode::LrNotRescaled:
+            return "lr_not_rescaled";
+        case FindingCode::TooFewUpdates:
+            return "too_few_updates";
+        case FindingCode::LinearLrTooLarge:
+            return "linear_lr_too_large";
+        case FindingCode::NormLayersInFp16:
+            return "norm_layers_in_fp16";
+        case FindingCode::MeasureTheNoise:
+            return "measure_the_noise";
+    }
+    return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& out, const Finding& finding) {
+    return out << describe(finding);
+}
+
+}  // namespace ampbench::analysis

@@ -1,0 +1,73 @@
+#pragma once
+// What the verdict found, as data: a code and the numbers (and names) it rests on.
+// The analysis decides; describe() is the one place that turns a finding into a
+// sentence, for the GUI, the reports and the CLI alike.
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ampbench::analysis {
+
+enum class FindingCode {
+    // summaries: the verdict and its main reason
+    BaselineWithNoise,     ///< seeds
+    BaselineWithoutNoise,  ///<
+    NoFinishedRun,         ///<
+    BecameNonFinite,       ///<
+    NoOverlap,             ///<
+    FailedBeforeCurve,     ///<
+    CurveNotOverlapping,   ///<
+    DivergedFromBand,      ///< tail, above, final_significant; baseline
+    AlignedWithBaseline,   ///< tail; baseline
+    WithinSeedNoise,       ///< tail; baseline
+    FinalDiffersOnly,      ///<
+    OutsideBandUnclear,    ///< tail
+    DivergedFromProgress,  ///< progress_lost, above; baseline
+    NoiseUnknownSummary,   ///< baseline
+    // reasons: the numbers behind it
+    RunFailed,         ///< failure ("seed 2: <stored error>")
+    NonFiniteEvents,   ///< count
+    SkippedSteps,      ///< skipped, late, longest_run, longest_start; where
+    LossScaleRange,    ///< min, final
+    Gains,             ///< speedup, ci_low, ci_high, memory, max_batch; baseline
+    CurveInBandUnits,  ///< tail, above, whole, outside_share, seeds; baseline
+    TrendAgreement,    ///< r
+    FinalMetric,    ///< accuracy, arm, base, delta, base_sd, welch_p, units, judged, significant;
+                    ///< baseline
+    NoiseUnknown,   ///< baseline
+    CurveRelative,  ///< tail, whole
+    // next checks: what to look at, from the practitioners' checklist
+    ScalerMissing,        ///<
+    LossScaleCollapsing,  ///< min_scale, late_skips
+    OutOfMemory,          ///<
+    InputBound,           ///< wait_share
+    TryChannelsLast,      ///<
+    NoSpeedup,            ///< cpu
+    LrNotRescaled,        ///< k, batch, base_batch, lr
+    TooFewUpdates,        ///< k, updates
+    LinearLrTooLarge,     ///< lr, base_lr
+    NormLayersInFp16,     ///<
+    MeasureTheNoise,      ///<
+};
+
+struct Finding {
+    FindingCode code = FindingCode::NoFinishedRun;
+    std::map<std::string, double> values;      ///< the numbers, by name
+    std::map<std::string, std::string> names;  ///< arm names, seeds, stored error text
+
+    /// NaN when absent.
+    double value(const std::string& key) const;
+    /// Empty when absent.
+    std::string name(const std::string& key) const;
+};
+
+/// The sentence for a finding.
+std::string describe(const Finding& finding);
+std::vector<std::string> describeAll(const std::vector<Finding>& findings);
+/// A stable name for the code, for JSON ("scaler_missing").
+std::string codeName(FindingCode code);
+/// Writes describe(finding): test messages and logs.
+std::ostream& operator<<(std::ostream& out, const Finding& finding);
+
+}  // namespace ampbench::analysis
