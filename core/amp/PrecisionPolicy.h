@@ -1,0 +1,56 @@
+#pragma once
+// One arm's precision in one place: what autocast casts to, and for fp16 the loss
+// scaler. The training step calls its hooks: the forward context, the backward of
+// a micro-batch's loss, and the scaler that finishOptimizerStep uses to unscale,
+// skip and update.
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <string>
+
+#include "core/amp/AutocastGuard.h"
+#include "core/amp/LossScaler.h"
+#include "core/config/ExperimentSpec.h"
+
+namespace ampbench::amp {
+
+class PrecisionPolicy {
+  public:
+    /// `precision` is resolved (fp32, amp-fp16 or amp-bf16, never amp). fp16 gets a
+    /// loss scaler with `scaler`'s settings on `device`.
+    PrecisionPolicy(config::Precision precision, const config::ScalerSpec& scaler,
+                    c10::Device device);
+
+    config::Precision precision() const { return precision_; }
+    bool autocast() const { return autocast_; }
+    at::ScalarType dtype() const { return dtype_; }
+    /// Empty when this LibTorch can autocast to the dtype on the device; else why not.
+    std::string unsupported() const;
+
+    /// Runs `forward` under the arm's autocast. `cache` off for no-grad passes and
+    /// graph capture (LibTorch 1.13 loses grad_fn through the cast cache otherwise).
+    template <class F>
+    auto forward(F&& forward, bool cache = true) const {
+        AutocastGuard guard(device_type_, dtype_, autocast_, cache);
+        return forward();
+    }
+    /// Backward of one micro-batch's loss: divided by the K micro-batches of the
+    /// step, scaled when fp16. Runs outside the autocast region.
+    void backward(const at::Tensor& loss, int accumulation) const;
+
+    /// The scaler, for finishOptimizerStep; null unless fp16.
+    LossScaler* scaler() const { return scaler_.get(); }
+    /// A copy of the scale this step's backward uses (undefined without a scaler).
+    at::Tensor scaleInUse() const;
+    /// "ATen's fused kernels" or "portable tensor ops"; empty without a scaler.
+    std::string scalerKind() const;
+
+  private:
+    config::Precision precision_;
+    bool autocast_;
+    at::ScalarType dtype_;
+    c10::DeviceType device_type_;
+    std::unique_ptr<LossScaler> scaler_;
+};
+
+}  // namespace ampbench::amp
