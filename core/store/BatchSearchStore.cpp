@@ -3,8 +3,8 @@
 #include <chrono>
 #include <ctime>
 
-#include "core/store/Owner.h"
-#include "core/store/Schema.h"
+#include "core/store/private/Owner.h"
+#include "core/store/private/Schema.h"
 
 namespace ampbench::store {
 namespace {

@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <limits>
 
-#include "core/store/Owner.h"
-#include "core/store/Schema.h"
+#include "core/store/private/Owner.h"
+#include "core/store/private/Schema.h"
 
 namespace ampbench::store {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/store/Owner.h"
+#include "core/store/private/Owner.h"
 
 #include <signal.h>
 #include <unistd.h>

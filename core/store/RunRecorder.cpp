@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "core/store/Schema.h"
+#include "core/store/private/Schema.h"
 
 namespace ampbench::store {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/store/Schema.h"
+#include "core/store/private/Schema.h"
 
 #include <sqlite3.h>
 

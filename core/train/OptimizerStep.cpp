@@ -1,4 +1,4 @@
-#include "core/train/OptimizerStep.h"
+#include "core/train/private/OptimizerStep.h"
 
 #include <ATen/ATen.h>
 

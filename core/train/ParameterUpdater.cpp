@@ -1,4 +1,4 @@
-#include "core/train/ParameterUpdater.h"
+#include "core/train/private/ParameterUpdater.h"
 
 #include <ATen/ATen.h>
 #include <torch/optim/adamw.h>

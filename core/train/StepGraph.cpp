@@ -1,4 +1,4 @@
-#include "core/train/StepGraph.h"
+#include "core/train/private/StepGraph.h"
 
 #include <torch/version.h>
 

@@ -1,4 +1,4 @@
-#include "core/train/StepRecorder.h"
+#include "core/train/private/StepRecorder.h"
 
 #include <cmath>
 #include <cstdio>

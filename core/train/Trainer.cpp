@@ -24,10 +24,10 @@
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
 #include "core/store/StoreError.h"
-#include "core/train/OptimizerStep.h"
-#include "core/train/ParameterUpdater.h"
-#include "core/train/StepGraph.h"
-#include "core/train/StepRecorder.h"
+#include "core/train/private/OptimizerStep.h"
+#include "core/train/private/ParameterUpdater.h"
+#include "core/train/private/StepGraph.h"
+#include "core/train/private/StepRecorder.h"
 
 namespace ampbench::train {
 

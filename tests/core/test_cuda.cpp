@@ -13,8 +13,8 @@
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
-#include "core/train/ParameterUpdater.h"
-#include "core/train/StepGraph.h"
+#include "core/train/private/ParameterUpdater.h"
+#include "core/train/private/StepGraph.h"
 #include "core/train/Trainer.h"
 
 using namespace ampbench;

@@ -29,7 +29,7 @@
 #include "core/store/Database.h"
 #include "core/store/Export.h"
 #include "core/store/OutputFile.h"
-#include "core/store/Owner.h"
+#include "core/store/private/Owner.h"
 #include "core/store/RunRecorder.h"
 
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "core/amp/LossScaler.h"
-#include "core/train/OptimizerStep.h"
+#include "core/train/private/OptimizerStep.h"
 
 using ampbench::amp::LossScaler;
 using ampbench::amp::LossScalerOptions;

@@ -6,7 +6,7 @@
 
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
-#include "core/train/StepRecorder.h"
+#include "core/train/private/StepRecorder.h"
 
 namespace run = ampbench::run;
 namespace train = ampbench::train;

@@ -4,7 +4,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "core/amp/LossScaler.h"
-#include "core/train/ParameterUpdater.h"
+#include "core/train/private/ParameterUpdater.h"
 
 namespace ampbench::train {
 

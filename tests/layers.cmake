@@ -1,0 +1,56 @@
+# The layers, checked on every test run (cmake -P tests/layers.cmake from the
+# project root, or `ctest -R Layers`): each rule is a way the architecture could
+# quietly rot.
+#   1. core/ includes no Qt: the CLI builds on a GPU server without it.
+#   2. The torch-free libraries (config, run, store, analysis) include nothing of the
+#      engine (amp, data, models, probe, train) and no LibTorch.
+#   3. core/ includes nothing of ui/ or app/; ui/ nothing of app/.
+#   4. A header in a `private/` folder is included only by its own module (the folder
+#      that holds `private/`) and by tests.
+cmake_minimum_required(VERSION 3.16)
+if(NOT DEFINED ROOT)
+    set(ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
+endif()
+get_filename_component(ROOT "${ROOT}" ABSOLUTE)
+
+set(problems "")
+file(GLOB_RECURSE sources RELATIVE "${ROOT}"
+     "${ROOT}/core/*.h" "${ROOT}/core/*.cpp" "${ROOT}/ui/*.h" "${ROOT}/ui/*.cpp"
+     "${ROOT}/app/*.h" "${ROOT}/app/*.cpp" "${ROOT}/bench/*.h" "${ROOT}/bench/*.cpp")
+foreach(source IN LISTS sources)
+    file(STRINGS "${ROOT}/${source}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
+    foreach(line IN LISTS includes)
+        string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"].*$" "\\1" header
+                             "${line}")
+        if(source MATCHES "^core/")
+            if(header MATCHES "^Q[A-Za-z]+$|^Q[A-Za-z]+/|^qcustomplot")
+                string(APPEND problems "${source}: includes Qt (${header})\n")
+            endif()
+            if(header MATCHES "^(ui|app)/")
+                string(APPEND problems "${source}: includes ${header} (core is below ui and app)\n")
+            endif()
+        endif()
+        if(source MATCHES "^core/(config|run|store|analysis)/")
+            if(header MATCHES "^core/(amp|data|models|probe|train)/|^(torch|ATen|c10)/")
+                string(APPEND problems "${source}: includes ${header} (a torch-free library)\n")
+            endif()
+        endif()
+        if(source MATCHES "^ui/" AND header MATCHES "^app/")
+            string(APPEND problems "${source}: includes ${header} (ui is below app)\n")
+        endif()
+        if(header MATCHES "^(.+)/private/[^/]+$")
+            set(owner "${CMAKE_MATCH_1}/")
+            string(LENGTH "${owner}" n)
+            string(SUBSTRING "${source}" 0 ${n} prefix)
+            if(NOT prefix STREQUAL owner)
+                string(APPEND problems "${source}: includes ${header}, private to ${owner}\n")
+            endif()
+        endif()
+    endforeach()
+endforeach()
+
+if(problems)
+    message(FATAL_ERROR "layering broken:\n${problems}")
+endif()
+list(LENGTH sources count)
+message(STATUS "layers hold in ${count} files")
