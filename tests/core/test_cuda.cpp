@@ -13,9 +13,9 @@
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
+#include "core/train/Trainer.h"
 #include "core/train/private/ParameterUpdater.h"
 #include "core/train/private/StepGraph.h"
-#include "core/train/Trainer.h"
 
 using namespace ampbench;
 

@@ -29,8 +29,8 @@
 #include "core/store/Database.h"
 #include "core/store/Export.h"
 #include "core/store/OutputFile.h"
-#include "core/store/private/Owner.h"
 #include "core/store/RunRecorder.h"
+#include "core/store/private/Owner.h"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
