@@ -8,6 +8,7 @@
 #include "cli/ExitCodes.h"
 #include "core/analysis/Format.h"
 #include "core/config/Presets.h"
+#include "core/config/SpecFields.h"
 #include "core/store/OutputFile.h"
 #include "core/store/Paths.h"
 #include "core/store/StoreError.h"
@@ -18,6 +19,31 @@
 using namespace ampbench;
 
 namespace {
+
+/// "arm as NAME=PRECISION[,accum=...]...": the keys come from the arm's field table.
+std::string armHelp() {
+    std::string precisions;
+    for (const auto& name : config::enumChoices<config::Precision>()) {
+        precisions += (precisions.empty() ? "" : "|") + name;
+    }
+    std::string text = "arm as NAME=" + precisions;
+    for (const auto& f : config::flatFields<config::ArmSpec>()) {
+        if (!f.info->shorthand) {
+            continue;
+        }
+        std::string value = "X";
+        if (f.kind == config::ValueKind::Choice) {
+            value.clear();
+            for (const auto& c : f.choices) {
+                value += (value.empty() ? "" : "|") + c;
+            }
+        } else if (f.kind == config::ValueKind::Bool) {
+            value = "0|1";
+        }
+        text += std::string("[,") + f.info->shorthand + "=" + value + "]";
+    }
+    return text + "; repeat to replace the preset's arms";
+}
 
 /// Flags that build an experiment spec, shared by `run` and `find-batch`.
 void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
@@ -57,10 +83,7 @@ void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
                            : "a seed is a whole number from 0 up, not " + text;
             },
             "SEED"));
-    cmd->add_option("--arm", ro.arms,
-                    "arm as NAME=PRECISION[,accum=K][,lr=linear|sqrt|none][,clip=X][,tf32]; "
-                    "repeat to replace the preset's arms")
-        ->expected(1, -1);
+    cmd->add_option("--arm", ro.arms, armHelp())->expected(1, -1);
 }
 
 }  // namespace
