@@ -200,9 +200,12 @@ const std::vector<Field<ArmSpec>>& fieldsOf(const ArmSpec*) {
         field("cuda_graph", &A::cuda_graph, "CUDA graph",
               "Capture the whole step in a CUDA graph (K = 1, CUDA)")
             .abbrev("graph"),
-        field("repeats", &A::repeats, "Repeats", "Seeds for this arm; 0 = the experiment's seeds")
+        field("repeats", &A::repeats, "Seeds per arm",
+              "How many seeds this arm runs (the experiment's first ones, then more); 0 = all "
+              "of the experiment's seeds")
             .range(0, 100)
-            .abbrev("repeats"),
+            .abbrev("repeats")
+            .header("Seeds/arm"),
         field("scaler", &A::scaler, "Loss scaler", "Dynamic loss scaling (fp16)"),
     };
     return table;
