@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDesktopServices>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -10,10 +11,12 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
+#include <QUrl>
 #include <cmath>
 #include <exception>
 
@@ -353,16 +356,38 @@ void MainWindow::loadSpec() {
     tabs_->setCurrentWidget(editor_);
 }
 
+qint64 MainWindow::experimentInView() const {
+    // History shows one experiment's row selected; elsewhere the ticked runs'
+    // experiment is what the plots and the verdict panel show.
+    const qint64 selected = history_->selectedExperiment();
+    if (tabs_->currentWidget() == history_ && selected != 0) {
+        return selected;
+    }
+    const qint64 judged = compare_->verdictExperiment();
+    return judged != 0 ? judged : selected;
+}
+
 void MainWindow::exportReport() {
-    const qint64 experiment = history_->selectedExperiment();
+    const qint64 experiment = experimentInView();
     if (!session_->isOpen() || experiment == 0) {
         QMessageBox::information(this, tr("Export report"),
-                                 tr("Select an experiment (or one of its runs) in History first."));
+                                 tr("Tick the runs of one experiment, or select an experiment in "
+                                    "History, first."));
         return;
     }
+    QString name;
+    try {
+        if (const auto row = session_->db()->experiment(experiment)) {
+            name = QString::fromStdString(row->name);
+        }
+    } catch (const std::exception&) {
+    }
     const QString html = QFileDialog::getSaveFileName(
-        this, tr("Export report"), QStringLiteral("report-%1.html").arg(experiment),
-        tr("HTML report (*.html)"));
+        this,
+        tr("Export the report of experiment %1 %2 (writes .html, .pdf, .csv and .json)")
+            .arg(experiment)
+            .arg(name.isEmpty() ? QString() : "\u201c" + name + "\u201d"),
+        QStringLiteral("report-%1.html").arg(experiment), tr("HTML report (*.html)"));
     if (html.isEmpty()) {
         return;
     }
@@ -398,7 +423,7 @@ bool MainWindow::exportReportTo(qint64 experimentId, const QString& stem, QStrin
     }
     exporting_ = true;
     updateActions();
-    auto finish = [this](bool ok, const QString& text) {
+    auto finish = [this, stem](bool ok, const QString& text) {
         exporting_ = false;
         updateActions();
         if (ok) {
@@ -410,6 +435,12 @@ bool MainWindow::exportReportTo(qint64 experimentId, const QString& stem, QStrin
             auto* box = new QMessageBox(ok ? QMessageBox::Information : QMessageBox::Warning,
                                         tr("Export report"), text, QMessageBox::Ok, this);
             box->setAttribute(Qt::WA_DeleteOnClose);
+            if (ok) {
+                QPushButton* open = box->addButton(tr("Open report"), QMessageBox::AcceptRole);
+                connect(open, &QPushButton::clicked, this, [stem] {
+                    QDesktopServices::openUrl(QUrl::fromLocalFile(stem + QStringLiteral(".html")));
+                });
+            }
             box->open();
         }
         Q_EMIT reportExported(ok, text);
@@ -461,12 +492,7 @@ bool MainWindow::exportReportTo(qint64 experimentId, const QString& stem, QStrin
 }
 
 void MainWindow::showCapacity() {
-    // The experiment in view: the ticked runs' one, else the one selected in History.
-    qint64 experiment = compare_->verdictExperiment();
-    if (experiment == 0) {
-        experiment = history_->selectedExperiment();
-    }
-    capacity_->setExperiment(experiment);
+    capacity_->setExperiment(experimentInView());
     tabs_->setCurrentWidget(capacity_);
 }
 

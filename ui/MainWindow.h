@@ -70,8 +70,8 @@ class MainWindow : public QMainWindow {
     void chooseDatabase(bool create);
     void loadSpec();
     void saveSpec();
-    /// File › Export report…: HTML, PDF, CSV and JSON of the experiment selected in
-    /// History (or of the selected run's experiment), side by side.
+    /// File › Export report…: HTML, PDF, CSV and JSON of the experiment in view,
+    /// side by side; offers to open the report when it is written.
     void exportReport();
 
   public:
@@ -82,6 +82,10 @@ class MainWindow : public QMainWindow {
     /// otherwise reportExported() follows.
     bool exportReportTo(qint64 experimentId, const QString& stem, QString* message);
     bool isExporting() const { return exporting_; }
+    /// The experiment the user is looking at: the one selected in History while that
+    /// tab is on show, else the ticked runs' experiment (the verdict panel's), else
+    /// History's selection; 0 for none. Export and Find max batch act on it.
+    qint64 experimentInView() const;
     /// Run › Find max batch…: the Max batch tab on the experiment in view.
     void showCapacity();
     /// Starts a max-batch search of every arm of an experiment on the training

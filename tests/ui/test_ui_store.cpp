@@ -115,6 +115,39 @@ class StoreTest : public QObject {
         QTRY_VERIFY2(std::abs(firstLoss() - 6.0) < 1e-9, qPrintable(QString::number(firstLoss())));
     }
 
+    // Export and Find max batch act on the experiment the user is looking at: the
+    // ticked runs' (judged in the verdict panel) on the plots tab, History's
+    // selection while History is on show.
+    void theExperimentInViewIsTheTickedOne() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto writer = store::Database::open(ws.dbPath().toStdString());
+        int64_t runs[2] = {0, 0};
+        for (int e = 0; e < 2; ++e) {
+            const int64_t exp = writer->createExperiment(e == 0 ? "first" : "second", "{}");
+            runs[e] = writer->createRun(exp, "fp32", 0, 1, "{}", 10);
+            writer->markRunning(runs[e], "{}");
+            writer->insertSteps(runs[e], steps(1, 10));
+            writer->finishRun(runs[e], run::RunStatus::Finished, "");
+        }
+        ws.window->session()->pollNow();
+        QTreeView* tree = ws.window->history()->tree();
+        QTRY_COMPARE(tree->model()->rowCount(), 2);
+        for (int row = 0; row < tree->model()->rowCount(); ++row) {
+            tree->setCurrentIndex(tree->model()->index(row, 0));
+            if (ws.window->history()->selectedExperiment() == 1) {
+                break;
+            }
+        }
+        QCOMPARE(ws.window->history()->selectedExperiment(), qint64(1));
+        ws.window->runModel()->setCheckedRuns({runs[1]});
+        ws.window->tabs()->setCurrentWidget(ws.window->compare());
+        QTRY_COMPARE(ws.window->compare()->verdictExperiment(), qint64(2));
+        QCOMPARE(ws.window->experimentInView(), qint64(2));  // not History's selection
+        ws.window->tabs()->setCurrentWidget(ws.window->history());
+        QCOMPARE(ws.window->experimentInView(), qint64(1));
+    }
+
     // File › Export report… writes the four files for the selected experiment; the
     // work runs on worker threads and ends with reportExported().
     void exportReportWritesTheFiles() {
