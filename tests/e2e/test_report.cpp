@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "Shell.h"
 #include "core/analysis/ExperimentAnalysis.h"
@@ -437,6 +438,16 @@ analysis::ExperimentData fp16Experiment() {
 
 }  // namespace
 
+/// Pages of a PDF: its "/Type /Page" objects (not "/Pages").
+int pageCount(const QByteArray& pdf) {
+    int pages = 0;
+    for (qsizetype at = pdf.indexOf("/Type /Page"); at >= 0;
+         at = pdf.indexOf("/Type /Page", at + 1)) {
+        pages += pdf.mid(at + 11, 1) != "s" ? 1 : 0;
+    }
+    return pages;
+}
+
 TEST(ReportRendering, Fp16RunsWithSkippedStepsAndAnInfiniteLoss) {
     ensureApp();
     report::ReportContent c;
@@ -458,6 +469,13 @@ TEST(ReportRendering, Fp16RunsWithSkippedStepsAndAnInfiniteLoss) {
     const QByteArray pdf = report::renderPdf(c);
     EXPECT_TRUE(pdf.startsWith("%PDF")) << "a PDF";
     EXPECT_GT(pdf.size(), 20000);
+    // The GUI writes its PDF on a worker thread; the plots must keep their shape there
+    // (they were stretched about 2.6x and the PDF ran to half again as many pages).
+    QByteArray background;
+    std::thread worker([&] { background = report::renderPdf(c); });
+    worker.join();
+    EXPECT_EQ(pageCount(background), pageCount(pdf));
+    EXPECT_GT(pageCount(pdf), 0);
     const std::string html = report::reportHtml(c, report::ImageMode::Embedded);
     EXPECT_NE(html.find("12 skipped steps"), std::string::npos);
     if (const char* dump = std::getenv("AMPBENCH_REPORT_DUMP")) {  // for looking at it by eye

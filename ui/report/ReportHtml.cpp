@@ -195,8 +195,15 @@ std::string plotsHtml(const ReportContent& c, ImageMode mode) {
         const int width = p.display_width > 0 ? p.display_width : p.image.width();
         // The title is drawn into the image. In the PDF the width must fit A4's text width.
         const int shown = mode == ImageMode::Embedded ? std::min(width, 900) : kPdfImageWidth;
-        out += "<p><img src=\"" + src + "\" width=\"" + std::to_string(shown) + "\" alt=\"" +
-               escape(p.title.toStdString()) + "\"></p>\n";
+        // The height is given too: Qt derives a missing height from the aspect ratio
+        // on the GUI thread but takes the image's pixel height on any other thread,
+        // which stretched every plot of a PDF written in the background.
+        const int height = p.image.width() > 0
+                               ? static_cast<int>(std::lround(static_cast<double>(shown) *
+                                                              p.image.height() / p.image.width()))
+                               : shown;
+        out += "<p><img src=\"" + src + "\" width=\"" + std::to_string(shown) + "\" height=\"" +
+               std::to_string(height) + "\" alt=\"" + escape(p.title.toStdString()) + "\"></p>\n";
         out += "<p class=\"caption\">" + escape(p.caption.toStdString()) + "</p>\n";
     }
     return out;
