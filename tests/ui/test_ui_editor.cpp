@@ -155,7 +155,9 @@ class EditorTest : public QObject {
         const QStringList errors = listed(editor);
         QVERIFY2(anyContains(errors, "micro_batch"), qPrintable(errors.join('\n')));
         QVERIFY(anyContains(errors, "model.width = -3"));
-        QVERIFY(anyContains(errors, "arms[0].precision"));
+        // An arm's problem names the arm and its row, and the field by its label.
+        QVERIFY2(anyContains(errors, "Arm \u201ca\u201d (row 1), Precision = \"fp8\""),
+                 qPrintable(errors.join('\n')));
         QVERIFY(editor.fieldWidget("micro_batch")->property("invalid").toBool());
         QVERIFY(editor.fieldWidget("model.width")->property("invalid").toBool());
         QVERIFY(

@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QTableView>
@@ -13,6 +14,7 @@
 #include <set>
 
 #include "core/config/Presets.h"
+#include "core/config/SpecFields.h"
 #include "core/config/SpecJson.h"
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ChoiceDelegate.h"
@@ -20,6 +22,31 @@
 #include "ui/editor/SpecForm.h"
 
 namespace ampbench::ui {
+namespace {
+
+/// A problem as the editor lists it: an arm's by its name and row and the field's
+/// label ("Arm “amp4” (row 3), Accumulation K = 0: ..."), the others by their path.
+QString problemText(const config::FieldError& e, const std::vector<config::ArmSpec>& arms) {
+    static const QRegularExpression armField(QStringLiteral("^arms\\[(\\d+)\\]\\.(.+)$"));
+    const auto m = armField.match(QString::fromStdString(e.field));
+    const int row = m.hasMatch() ? m.captured(1).toInt() : -1;
+    if (row < 0 || row >= static_cast<int>(arms.size())) {
+        return QString::fromStdString(e.toString());
+    }
+    const auto* field = config::findField<config::ArmSpec>(m.captured(2).toStdString());
+    const QString what = field ? QString::fromUtf8(field->info->label) : m.captured(2);
+    const QString name = QString::fromStdString(arms[static_cast<size_t>(row)].name);
+    QString text = QStringLiteral("Arm \u201c%1\u201d (row %2), %3")
+                       .arg(name.isEmpty() ? QStringLiteral("?") : name)
+                       .arg(row + 1)
+                       .arg(what);
+    if (!e.value.empty()) {
+        text += " = " + QString::fromStdString(e.value);
+    }
+    return text + ": " + QString::fromStdString(e.message);
+}
+
+}  // namespace
 
 ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -220,7 +247,7 @@ void ExperimentEditor::revalidate() {
 
     errorList_->clear();
     for (const auto& e : errors_) {
-        auto* item = new QListWidgetItem(QString::fromStdString(e.toString()), errorList_);
+        auto* item = new QListWidgetItem(problemText(e, s.arms), errorList_);
         item->setData(Qt::UserRole, QString::fromStdString(e.field));
         item->setForeground(QColor(kInvalidColor));
     }
