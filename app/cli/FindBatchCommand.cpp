@@ -66,16 +66,11 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
     opts.finder.margin = f.margin;
     opts.finder.max_trials = f.max_trials;
     opts.finder.resolution = f.resolution;
-    const bool cpu = device == "cpu";
-    std::fprintf(stderr, "max-batch search on %s; %s\n", device.c_str(),
-                 cpu ? ("budget " +
-                        analysis::formatBytes(opts.budget_bytes > 0 ? opts.budget_bytes
-                                                                    : train::defaultCpuBudget()) +
-                        " of peak resident memory")
-                           .c_str()
-                     : (opts.budget_bytes > 0 ? "budget " + analysis::formatBytes(opts.budget_bytes)
-                                              : std::string("up to the device's memory"))
-                           .c_str());
+    const std::string limit = budget.bytes > 0
+                                  ? "budget " + analysis::formatBytes(budget.bytes) +
+                                        (device == "cpu" ? " of peak resident memory" : "")
+                                  : std::string("up to the device's memory");
+    std::fprintf(stderr, "max-batch search on %s; %s\n", device.c_str(), limit.c_str());
     run::CancelToken cancel;
     InterruptScope interrupt(cancel);
     const std::vector<train::ArmCapacity> results = train::findCapacities(

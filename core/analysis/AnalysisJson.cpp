@@ -79,6 +79,14 @@ json toJson(const Gains& g) {
             {"optimizer_steps", g.optimizer_steps}};
 }
 
+json failuresJson(const std::vector<Health::Failure>& failures) {
+    json out = json::array();
+    for (const auto& f : failures) {
+        out.push_back({{"seed", f.seed}, {"kind", run::toString(f.kind)}, {"error", f.error}});
+    }
+    return out;
+}
+
 json toJson(const Health& h) {
     return {{"runs", h.runs},
             {"steps", h.steps},
@@ -94,7 +102,7 @@ json toJson(const Health& h) {
             {"nonfinite_events", h.nonfinite_events},
             {"oom_events", h.oom_events},
             {"warning_events", h.warning_events},
-            {"failures", h.failures},
+            {"failures", failuresJson(h.failures)},
             {"data_wait_share", real(h.data_wait_share)},
             {"input_bound", h.input_bound}};
 }

@@ -127,7 +127,8 @@ std::string describe(const Finding& f) {
 
         // --- reasons ---
         case FindingCode::RunFailed:
-            return "run failed \xE2\x80\x94 " + f.name("failure");
+            return "run failed \xE2\x80\x94 seed " + count(f.value("seed")) + ": " +
+                   (f.name("error").empty() ? "failed" : f.name("error"));
         case FindingCode::NonFiniteEvents:
             return plural(f.value("count"), "non-finite (NaN/inf) loss event") + " recorded";
         case FindingCode::SkippedSteps: {

@@ -84,9 +84,7 @@ Health armHealth(const std::vector<const RunData*>& runs) {
             h.warning_events += ev.kind == run::EventKind::Warning ? 1 : 0;
         }
         if (run->row.status == run::RunStatus::Failed) {
-            h.failures.push_back("seed " + std::to_string(run->row.seed) + ": " +
-                                 (run->row.error.empty() ? "failed" : run->row.error));
-            h.failure_kinds.push_back(run->row.failure);
+            h.failures.push_back({run->row.seed, run->row.failure, run->row.error});
         }
     }
     if (h.steps > 0) {

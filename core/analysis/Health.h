@@ -28,10 +28,14 @@ struct Health {
     int nonfinite_events = 0;
     int oom_events = 0;
     int warning_events = 0;
-    std::vector<std::string> failures;            ///< "seed 2: <error>" for failed runs
-    std::vector<run::FailureKind> failure_kinds;  ///< why each of them failed
-    double data_wait_share = kUnknown;            ///< data wait ÷ step time over timed steps
-    bool input_bound = false;                     ///< data_wait_share > kInputBoundShare
+    struct Failure {
+        uint64_t seed = 0;
+        run::FailureKind kind = run::FailureKind::None;  ///< why, as data
+        std::string error;                               ///< what the run recorded
+    };
+    std::vector<Failure> failures;      ///< the arm's failed runs
+    double data_wait_share = kUnknown;  ///< data wait ÷ step time over timed steps
+    bool input_bound = false;           ///< data_wait_share > kInputBoundShare
 };
 
 Health armHealth(const std::vector<const RunData*>& runs);

@@ -19,8 +19,10 @@ bool isAmp(const ArmFacts& f) {
     return f.precision != config::Precision::Fp32;
 }
 
-bool failedNonFinite(const std::vector<run::FailureKind>& kinds) {
-    return std::find(kinds.begin(), kinds.end(), run::FailureKind::NonFinite) != kinds.end();
+bool failedNonFinite(const std::vector<Health::Failure>& failures) {
+    return std::any_of(failures.begin(), failures.end(), [](const Health::Failure& f) {
+        return f.kind == run::FailureKind::NonFinite;
+    });
 }
 
 /// The final metric of both sides; `judged` adds whether the gap is beyond the seed spread.
@@ -47,7 +49,9 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
     const Health& h = v.health;
     const ArmFacts& f = v.facts;
     for (const auto& failure : h.failures) {
-        v.reasons.push_back(finding(FindingCode::RunFailed, {}, {{"failure", failure}}));
+        v.reasons.push_back(
+            finding(FindingCode::RunFailed, {{"seed", static_cast<double>(failure.seed)}},
+                    {{"error", failure.error}, {"kind", run::toString(failure.kind)}}));
     }
     if (h.nonfinite_events > 0) {
         v.reasons.push_back(finding(FindingCode::NonFiniteEvents,
@@ -243,7 +247,7 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
         return;
     }
     const std::string base = v.facts.baseline.empty() ? "the baseline" : v.facts.baseline;
-    const bool nonfinite = v.health.nonfinite_events > 0 || failedNonFinite(v.health.failure_kinds);
+    const bool nonfinite = v.health.nonfinite_events > 0 || failedNonFinite(v.health.failures);
     if (v.runs_used == 0) {
         v.verdict = Verdict::Inconclusive;
         v.summary = finding(FindingCode::NoFinishedRun);

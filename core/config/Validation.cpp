@@ -16,6 +16,22 @@ std::string FieldError::toString() const {
     return field + " = " + value + ": " + message;
 }
 
+std::optional<ArmFieldPath> armFieldPath(const std::string& path) {
+    const std::string prefix = "arms[";
+    if (path.rfind(prefix, 0) != 0) {
+        return std::nullopt;
+    }
+    const size_t close = path.find("].", prefix.size());
+    if (close == std::string::npos || close == prefix.size() || close + 2 >= path.size()) {
+        return std::nullopt;
+    }
+    const std::string index = path.substr(prefix.size(), close - prefix.size());
+    if (index.find_first_not_of("0123456789") != std::string::npos || index.size() > 9) {
+        return std::nullopt;
+    }
+    return ArmFieldPath{static_cast<size_t>(std::stoul(index)), path.substr(close + 2)};
+}
+
 namespace {
 
 /// JSON text of a string for a message; a long one is cut, with its length said.

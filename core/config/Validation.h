@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ struct FieldError {
 /// short enough to lay out.
 constexpr size_t kMaxExperimentNameLength = 200;
 constexpr size_t kMaxArmNameLength = 64;
+
+/// "arms[2].scaler.init_scale" names arm 2's field "scaler.init_scale": how every
+/// front end finds the arm (and the arm's field) an error is about.
+struct ArmFieldPath {
+    size_t arm = 0;
+    std::string field;
+};
+std::optional<ArmFieldPath> armFieldPath(const std::string& path);
 
 /// Every problem found; empty means the spec may run.
 std::vector<FieldError> validate(const ExperimentSpec& spec);

@@ -229,3 +229,14 @@ TEST(PlannedArm, ReadsRowsOfEarlierVersions) {
     EXPECT_EQ(old.effective_batch, 128);
     EXPECT_EQ(plannedArmFromJson("not json").arm, ArmSpec{});
 }
+
+TEST(SpecFields, ArmFieldPathsNameTheArmAndItsField) {
+    const auto scaler = armFieldPath("arms[12].scaler.init_scale");
+    ASSERT_TRUE(scaler);
+    EXPECT_EQ(scaler->arm, 12u);
+    EXPECT_EQ(scaler->field, "scaler.init_scale");
+    for (const char* other : {"arms", "arms[].name", "arms[x].name", "arms[1]", "arms[1].",
+                              "model.width", "seeds[1]"}) {
+        EXPECT_FALSE(armFieldPath(other)) << other;
+    }
+}

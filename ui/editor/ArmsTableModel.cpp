@@ -4,7 +4,6 @@
 #include <QBrush>
 #include <QColor>
 #include <QLocale>
-#include <QRegularExpression>
 #include <algorithm>
 
 #include "core/config/SpecFields.h"
@@ -124,16 +123,12 @@ void ArmsTableModel::duplicateArm(int row) {
 
 std::vector<config::FieldError> ArmsTableModel::setErrors(
     const std::vector<config::FieldError>& errors) {
-    static const QRegularExpression armField(QStringLiteral("^arms\\[(\\d+)\\]\\.(.+)$"));
     QHash<QPair<int, int>, QStringList> next;
     std::vector<config::FieldError> rest;
     for (const auto& e : errors) {
-        const auto m = armField.match(QString::fromStdString(e.field));
-        int column = -1;
-        if (m.hasMatch()) {
-            column = columnOf(m.captured(2));
-        }
-        const int row = m.hasMatch() ? m.captured(1).toInt() : -1;
+        const auto where = config::armFieldPath(e.field);
+        const int column = where ? columnOf(QString::fromStdString(where->field)) : -1;
+        const int row = where ? static_cast<int>(where->arm) : -1;
         if (column < 0 || row >= rowCount()) {
             rest.push_back(e);
             continue;

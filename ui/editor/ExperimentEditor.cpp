@@ -6,7 +6,6 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QTableView>
@@ -27,14 +26,14 @@ namespace {
 /// A problem as the editor lists it: an arm's by its name and row and the field's
 /// label ("Arm “amp4” (row 3), Accumulation K = 0: ..."), the others by their path.
 QString problemText(const config::FieldError& e, const std::vector<config::ArmSpec>& arms) {
-    static const QRegularExpression armField(QStringLiteral("^arms\\[(\\d+)\\]\\.(.+)$"));
-    const auto m = armField.match(QString::fromStdString(e.field));
-    const int row = m.hasMatch() ? m.captured(1).toInt() : -1;
-    if (row < 0 || row >= static_cast<int>(arms.size())) {
+    const auto where = config::armFieldPath(e.field);
+    if (!where || where->arm >= arms.size()) {
         return QString::fromStdString(e.toString());
     }
-    const auto* field = config::findField<config::ArmSpec>(m.captured(2).toStdString());
-    const QString what = field ? QString::fromUtf8(field->info->label) : m.captured(2);
+    const int row = static_cast<int>(where->arm);
+    const auto* field = config::findField<config::ArmSpec>(where->field);
+    const QString what =
+        field ? QString::fromUtf8(field->info->label) : QString::fromStdString(where->field);
     const QString name = QString::fromStdString(arms[static_cast<size_t>(row)].name);
     QString text = QStringLiteral("Arm \u201c%1\u201d (row %2), %3")
                        .arg(name.isEmpty() ? QStringLiteral("?") : name)
