@@ -1,6 +1,5 @@
 #include "core/store/Database.h"
 
-#include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
 

@@ -1,6 +1,5 @@
 #include "core/store/OutputFile.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
