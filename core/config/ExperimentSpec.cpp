@@ -40,6 +40,15 @@ std::string toString(OptimizerKind k) {
 std::string toString(DeviceKind d) {
     return enumToString(d);
 }
+std::string toString(Task t) {
+    return enumToString(t);
+}
+std::optional<Task> taskFromString(const std::string& text) {
+    return enumFromString<Task>(text);
+}
+bool fileData(const DataSpec& data) {
+    return data.name == "arrays" || data.name == "image-folder" || data.name == "csv";
+}
 std::optional<Precision> precisionFromString(const std::string& text) {
     return enumFromString<Precision>(text);
 }

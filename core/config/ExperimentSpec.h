@@ -14,6 +14,10 @@ enum class Precision { Fp32, Amp, AmpFp16, AmpBf16 };
 enum class LrRule { Linear, Sqrt, None };
 enum class OptimizerKind { Sgd, AdamW };
 enum class DeviceKind { Auto, Cpu, Cuda };
+/// What the model's output is compared with. `auto`: a built-in model's own task;
+/// for a model file, from the data (integer labels per sample: classification,
+/// per position: tokens, floating-point targets: regression).
+enum class Task { Auto, Classification, Tokens, Regression };
 
 /// PyTorch's GradScaler defaults.
 struct ScalerSpec {
@@ -42,22 +46,32 @@ struct ArmSpec {
 };
 
 struct ModelSpec {
-    std::string name = "cnn";  ///< mlp | cnn | resnet | transformer
-    int width = 32;            ///< base channels (cnn, resnet) or hidden size (mlp) or d_model
-    int depth = 2;             ///< conv blocks, hidden layers, or transformer layers
-    std::vector<int> blocks;   ///< resnet: blocks per stage, e.g. {3,4,6,3}
-    bool bottleneck = false;   ///< resnet: bottleneck (ResNet-50) instead of basic blocks
-    int heads = 4;             ///< transformer attention heads
+    std::string name = "cnn";  ///< mlp | cnn | resnet | transformer | torchscript
+    std::string file;          ///< torchscript: the saved module (.pt)
+    Task task = Task::Auto;
+    int width = 32;           ///< base channels (cnn, resnet) or hidden size (mlp) or d_model
+    int depth = 2;            ///< conv blocks, hidden layers, or transformer layers
+    std::vector<int> blocks;  ///< resnet: blocks per stage, e.g. {3,4,6,3}
+    bool bottleneck = false;  ///< resnet: bottleneck (ResNet-50) instead of basic blocks
+    int heads = 4;            ///< transformer attention heads
     double dropout = 0.0;
     bool operator==(const ModelSpec&) const;  ///< every field of its table
     bool operator!=(const ModelSpec& other) const { return !(*this == other); }
 };
 
 struct DataSpec {
-    std::string name = "fashion-mnist";  ///< fashion-mnist | synthetic-images | synthetic-tokens
-    std::string dir;                     ///< fashion-mnist folder; empty = Debian's location
-    double val_fraction = 0.1;           ///< held out from the training images
-    int channels = 3;                    ///< synthetic images
+    /// fashion-mnist | synthetic-images | synthetic-tokens | arrays | image-folder | csv
+    std::string name = "fashion-mnist";
+    std::string dir;            ///< fashion-mnist folder; empty = Debian's location
+    std::string path;           ///< arrays (.npz/.npy), image folder or CSV file
+    std::string labels;         ///< arrays: the labels' .npy beside an inputs .npy
+    std::string val_path;       ///< validation data in the same format; empty = a fraction
+    double val_fraction = 0.1;  ///< held out from the training data when val_path is empty
+    std::string label_column;   ///< csv: the label's column (name or 0-based index); empty = last
+    int image_size = 0;         ///< image folder: resize and centre-crop to this; 0 = as stored
+    std::vector<double> mean;   ///< subtracted per channel (or feature) after scaling; empty = 0
+    std::vector<double> std;    ///< divided per channel (or feature) after the mean; empty = 1
+    int channels = 3;           ///< synthetic images; image folder: 1 (grey) or 3 (RGB)
     int height = 32;
     int width = 32;
     int classes = 10;                        ///< synthetic images
@@ -98,6 +112,7 @@ struct ExperimentSpec {
     DeviceKind device = DeviceKind::Auto;
     int cpu_threads = 0;  ///< 0 = every logical CPU
     bool cudnn_benchmark = true;
+    std::string save_weights;  ///< torchscript: folder for each run's trained module; empty = none
     std::vector<ArmSpec> arms;
     bool operator==(const ExperimentSpec&) const;  ///< every field of its table
     bool operator!=(const ExperimentSpec& other) const { return !(*this == other); }
@@ -107,10 +122,15 @@ std::string toString(Precision p);
 std::string toString(LrRule r);
 std::string toString(OptimizerKind k);
 std::string toString(DeviceKind d);
+std::string toString(Task t);
 std::optional<Precision> precisionFromString(const std::string& text);
 std::optional<LrRule> lrRuleFromString(const std::string& text);
 std::optional<OptimizerKind> optimizerFromString(const std::string& text);
 std::optional<DeviceKind> deviceFromString(const std::string& text);
+std::optional<Task> taskFromString(const std::string& text);
+
+/// Whether the data are read from the user's files (arrays, image folder, CSV).
+bool fileData(const DataSpec& data);
 
 /// Seeds an arm runs with: its own count of the experiment's seeds when repeats > 0.
 std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm);

@@ -33,6 +33,30 @@ bool fashionMnist(const ExperimentSpec& s) {
 bool syntheticImages(const ExperimentSpec& s) {
     return s.data.name == "synthetic-images";  // fashion-mnist is always 1x28x28, 10 classes
 }
+bool imageChannels(const ExperimentSpec& s) {
+    return s.data.name == "synthetic-images" || s.data.name == "image-folder";
+}
+bool imageFolder(const ExperimentSpec& s) {
+    return s.data.name == "image-folder";
+}
+bool arrays(const ExperimentSpec& s) {
+    return s.data.name == "arrays";
+}
+bool csv(const ExperimentSpec& s) {
+    return s.data.name == "csv";
+}
+bool files(const ExperimentSpec& s) {
+    return fileData(s.data);
+}
+bool fraction(const ExperimentSpec& s) {
+    return !fileData(s.data) || s.data.val_path.empty();
+}
+bool scripted(const ExperimentSpec& s) {
+    return s.model.name == "torchscript";
+}
+bool builtIn(const ExperimentSpec& s) {
+    return s.model.name != "torchscript";
+}
 bool syntheticTokens(const ExperimentSpec& s) {
     return s.data.name == "synthetic-tokens";
 }
@@ -96,6 +120,12 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
         field("cudnn_benchmark", &E::cudnn_benchmark, "cuDNN benchmark",
               "Let cuDNN pick the fastest kernels (their rounding can differ between runs)")
             .in("Experiment"),
+        field("save_weights", &E::save_weights, "Save weights to",
+              "Folder for each run's trained model file (<experiment>-<arm>-seed<N>.pt); "
+              "empty = not saved")
+            .when(&scripted)
+            .browseFor("folder")
+            .in("Experiment"),
         field("arms", &E::arms, "Arms", "The precisions compared, one row each"),
     };
     return table;
@@ -103,11 +133,21 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
 
 const std::vector<Field<ModelSpec>>& fieldsOf(const ModelSpec*) {
     static const std::vector<Field<M>> table = {
-        field("name", &M::name, "Model", "Built-in model")
-            .oneOf({"mlp", "cnn", "resnet", "transformer"}),
-        field("width", &M::width, "Width", "Base channels, hidden units or d_model").range(1, 8192),
+        field("name", &M::name, "Model", "A built-in model, or torchscript: your own model file")
+            .oneOf({"mlp", "cnn", "resnet", "transformer", "torchscript"}),
+        field("file", &M::file, "Model file",
+              "A module saved from Python with torch.jit.script(model).save(\"model.pt\")")
+            .when(&scripted)
+            .browseFor("file:TorchScript modules (*.pt *.pth *.ts);;All files (*)"),
+        field("task", &M::task, "Task",
+              "classification: [N, C] logits vs labels; tokens: [N, T, V] vs [N, T]; "
+              "regression: MSE; auto: from the model or the data"),
+        field("width", &M::width, "Width", "Base channels, hidden units or d_model")
+            .range(1, 8192)
+            .when(&builtIn),
         field("depth", &M::depth, "Depth", "Conv blocks, hidden layers or transformer layers")
-            .range(1, 256),
+            .range(1, 256)
+            .when(&builtIn),
         field("blocks", &M::blocks, "ResNet blocks", "Blocks per stage, e.g. 3, 4, 6, 3")
             .range(1, 64)
             .when(&resnet),
@@ -116,24 +156,62 @@ const std::vector<Field<ModelSpec>>& fieldsOf(const ModelSpec*) {
             .range(1, 8192)
             .when(&transformer),
         field("dropout", &M::dropout, "Dropout", "Probability of zeroing an activation")
-            .range(0, 1, true, false),
+            .range(0, 1, true, false)
+            .when(&builtIn),
     };
     return table;
 }
 
 const std::vector<Field<DataSpec>>& fieldsOf(const DataSpec*) {
     static const std::vector<Field<D>> table = {
-        field("name", &D::name, "Dataset", "Training data")
-            .oneOf({"fashion-mnist", "synthetic-images", "synthetic-tokens"}),
+        field("name", &D::name, "Dataset",
+              "Built-in data, or your own: arrays (.npz/.npy), image-folder (one sub-folder "
+              "per class) or csv")
+            .oneOf({"fashion-mnist", "synthetic-images", "synthetic-tokens", "arrays",
+                    "image-folder", "csv"}),
         field("dir", &D::dir, "Folder",
               "Fashion-MNIST's four IDX .gz files; empty = the installed dataset")
-            .when(&fashionMnist),
+            .when(&fashionMnist)
+            .browseFor("folder"),
+        field("path", &D::path, "Data",
+              "arrays: an .npz with x and y, or the inputs' .npy; image-folder: a folder with "
+              "one sub-folder per class; csv: a table with a header row")
+            .when(&files)
+            .browseFor("file-or-folder:Data (*.npz *.npy *.csv);;All files (*)"),
+        field("labels", &D::labels, "Labels file",
+              "arrays: the labels' .npy beside an inputs .npy; empty = the inputs' name with "
+              "x replaced by y (x.npy \u2192 y.npy)")
+            .when(&arrays)
+            .browseFor("file:NumPy arrays (*.npy);;All files (*)"),
+        field("val_path", &D::val_path, "Validation data",
+              "The validation part in the same format; empty = a seeded fraction of the data")
+            .when(&files)
+            .browseFor("file-or-folder:Data (*.npz *.npy *.csv);;All files (*)"),
         field("val_fraction", &D::val_fraction, "Validation fraction",
-              "Held out from the training images")
-            .range(0, 0.5, false, true),
-        field("channels", &D::channels, "Channels", "Synthetic images")
+              "Held out from the training data (the same samples for every seed and arm)")
+            .range(0, 0.5, false, true)
+            .when(&fraction),
+        field("label_column", &D::label_column, "Label column",
+              "csv: the label's column, by header name or 0-based index; empty = the last")
+            .when(&csv),
+        field("image_size", &D::image_size, "Image size",
+              "image-folder: shorter side resized to this, then centre-cropped square; 0 = "
+              "every image as stored (all the same size)")
+            .range(0, 4096)
+            .zeroIs("as stored")
+            .when(&imageFolder),
+        field("mean", &D::mean, "Mean",
+              "Subtracted per channel (or one for all) after uint8 "
+              "data is scaled to [0, 1]; empty = none")
+            .when(&files),
+        field("std", &D::std, "Std",
+              "Divides per channel (or one for all) after the mean; "
+              "empty = none")
+            .range(0, 1e30, false, true)
+            .when(&files),
+        field("channels", &D::channels, "Channels", "Synthetic images; image-folder: 1 or 3")
             .range(1, 64)
-            .when(&syntheticImages),
+            .when(&imageChannels),
         field("height", &D::height, "Height", "Synthetic images")
             .range(1, 4096)
             .when(&syntheticImages),
@@ -270,6 +348,14 @@ const std::vector<EnumName<OptimizerKind>>& enumNames(OptimizerKind) {
                                                                {OptimizerKind::AdamW, "adamw"}};
     return names;
 }
+const std::vector<EnumName<Task>>& enumNames(Task) {
+    static const std::vector<EnumName<Task>> names = {{Task::Auto, "auto"},
+                                                      {Task::Classification, "classification"},
+                                                      {Task::Tokens, "tokens"},
+                                                      {Task::Regression, "regression"}};
+    return names;
+}
+
 const std::vector<EnumName<DeviceKind>>& enumNames(DeviceKind) {
     static const std::vector<EnumName<DeviceKind>> names = {
         {DeviceKind::Auto, "auto"}, {DeviceKind::Cpu, "cpu"}, {DeviceKind::Cuda, "cuda"}};
@@ -349,6 +435,12 @@ FlatField<Root> flatLeaf(std::string path, const FieldInfo& info, std::function<
             if (auto e = enumFromString<T>(std::get<std::string>(v))) {
                 access(r) = *e;
             }
+        };
+    } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+        f.kind = ValueKind::DoubleList;
+        f.get = [ref](const Root& r) { return FieldValue(ref(r)); };
+        f.set = [access](Root& r, const FieldValue& v) {
+            access(r) = std::get<std::vector<double>>(v);
         };
     } else {  // lists of integers
         using Item = typename T::value_type;

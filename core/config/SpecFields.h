@@ -38,20 +38,23 @@ struct Bounds {
 template <class S>
 using Member =
     std::variant<int S::*, int64_t S::*, double S::*, bool S::*, std::string S::*,
-                 std::vector<int> S::*, std::vector<uint64_t> S::*, Precision S::*, LrRule S::*,
-                 OptimizerKind S::*, DeviceKind S::*, ModelSpec S::*, DataSpec S::*,
-                 OptimizerSpec S::*, ScalerSpec S::*, std::vector<ArmSpec> S::*>;
+                 std::vector<int> S::*, std::vector<uint64_t> S::*, std::vector<double> S::*,
+                 Precision S::*, LrRule S::*, OptimizerKind S::*, DeviceKind S::*, Task S::*,
+                 ModelSpec S::*, DataSpec S::*, OptimizerSpec S::*, ScalerSpec S::*,
+                 std::vector<ArmSpec> S::*>;
 
 /// What a field is, apart from where it lives.
 struct FieldInfo {
-    const char* key = "";              ///< JSON key; a path segment ("model.width")
-    const char* label = "";            ///< editor label
-    const char* help = "";             ///< one line: tooltip, documentation
-    const char* column = nullptr;      ///< short header in the arms table (default: label)
-    const char* group = nullptr;       ///< editor group of a top-level field
-    const char* alias = nullptr;       ///< an older JSON key, still read
-    const char* shorthand = nullptr;   ///< key in the arm shorthand (`accum=4`)
-    const char* zero_text = nullptr;   ///< how the editor shows (and reads) 0 ("off")
+    const char* key = "";             ///< JSON key; a path segment ("model.width")
+    const char* label = "";           ///< editor label
+    const char* help = "";            ///< one line: tooltip, documentation
+    const char* column = nullptr;     ///< short header in the arms table (default: label)
+    const char* group = nullptr;      ///< editor group of a top-level field
+    const char* alias = nullptr;      ///< an older JSON key, still read
+    const char* shorthand = nullptr;  ///< key in the arm shorthand (`accum=4`)
+    const char* zero_text = nullptr;  ///< how the editor shows (and reads) 0 ("off")
+    /// A path the editor offers to browse for: "file:<filter>" or "folder".
+    const char* browse = nullptr;
     Bounds bounds;                     ///< numbers, and each number of a list
     std::vector<std::string> choices;  ///< a text with a fixed set of values
     /// Validated and editable only when this holds (null: always).
@@ -84,6 +87,7 @@ struct Field : FieldInfo {
     Field formerly(const char* old_key) const { return with(&FieldInfo::alias, old_key); }
     Field abbrev(const char* key) const { return with(&FieldInfo::shorthand, key); }
     Field zeroIs(const char* text) const { return with(&FieldInfo::zero_text, text); }
+    Field browseFor(const char* what) const { return with(&FieldInfo::browse, what); }
     Field when(bool (*predicate)(const ExperimentSpec&)) const {
         return with(&FieldInfo::applies, predicate);
     }
@@ -133,6 +137,7 @@ const std::vector<EnumName<Precision>>& enumNames(Precision);
 const std::vector<EnumName<LrRule>>& enumNames(LrRule);
 const std::vector<EnumName<OptimizerKind>>& enumNames(OptimizerKind);
 const std::vector<EnumName<DeviceKind>>& enumNames(DeviceKind);
+const std::vector<EnumName<Task>>& enumNames(Task);
 
 template <class E>
 std::string enumToString(E value) {
@@ -163,10 +168,11 @@ std::vector<std::string> enumChoices() {
 
 // --- every field below a root, flattened, with its value type-erased ---
 
-enum class ValueKind { Int, Double, Bool, Text, Choice, IntList };
+enum class ValueKind { Int, Double, Bool, Text, Choice, IntList, DoubleList };
 /// Int: int64_t; Double: double; Bool: bool; Text and Choice: std::string;
-/// IntList: std::vector<uint64_t>.
-using FieldValue = std::variant<int64_t, double, bool, std::string, std::vector<uint64_t>>;
+/// IntList: std::vector<uint64_t>; DoubleList: std::vector<double>.
+using FieldValue =
+    std::variant<int64_t, double, bool, std::string, std::vector<uint64_t>, std::vector<double>>;
 
 /// A field reached from a root through its sections: path "model.width" from an
 /// ExperimentSpec, "scaler.init_scale" from an ArmSpec. The arms of an experiment

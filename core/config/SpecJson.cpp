@@ -118,6 +118,28 @@ class Reader {
     }
 
     /// An array of integers; bad elements are reported by index and left out.
+    Field numberArray(std::vector<double>& out) {
+        return [this, &out](const json& v, const std::string& path) {
+            if (v.is_number()) {  // one value for every channel
+                out = {v.get<double>()};
+                return;
+            }
+            if (!v.is_array()) {
+                fail(path, v, "expected a number or an array of numbers");
+                return;
+            }
+            std::vector<double> values;
+            for (size_t i = 0; i < v.size(); ++i) {
+                if (v[i].is_number()) {
+                    values.push_back(v[i].get<double>());
+                } else {
+                    fail(path + "[" + std::to_string(i) + "]", v[i], "expected a number");
+                }
+            }
+            out = std::move(values);
+        };
+    }
+
     template <class Int>
     Field integerArray(std::vector<Int>& out) {
         return [this, &out](const json& v, const std::string& path) {
@@ -280,6 +302,8 @@ Reader::Field readerOf(Reader& r, S& s, T S::*m) {
         return r.number(target);
     } else if constexpr (std::is_integral_v<T>) {
         return r.integer(target);
+    } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+        return r.numberArray(target);
     } else {
         return r.integerArray(target);
     }

@@ -132,6 +132,17 @@ struct Checker {
                     }
                     break;
                 }
+                case ValueKind::DoubleList: {
+                    const auto& list = std::get<std::vector<double>>(value);
+                    for (size_t i = 0; i < list.size(); ++i) {
+                        if (!std::isfinite(list[i])) {
+                            add(indexed(path, i), formatDouble(list[i]), "must be a finite number");
+                        } else if (b.any() && !b.contains(list[i])) {
+                            add(indexed(path, i), formatDouble(list[i]), "must be " + b.text());
+                        }
+                    }
+                    break;
+                }
                 case ValueKind::Choice: {
                     const auto& v = std::get<std::string>(value);
                     if (!contains(f.choices, v)) {

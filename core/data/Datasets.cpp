@@ -9,6 +9,7 @@
 
 #include "core/data/DataError.h"
 #include "core/data/FashionMnist.h"
+#include "core/data/FileDatasets.h"
 
 namespace ampbench::data {
 namespace {
@@ -54,6 +55,7 @@ class SyntheticImages final : public Dataset {
         shape_.height = s.height;
         shape_.width = s.width;
         shape_.classes = s.classes;
+        shape_.sample = {s.channels, s.height, s.width};
         auto gen = at::detail::createCPUGenerator(kSplitSeed);
         train_x_ = at::randn({kPool, s.channels, s.height, s.width}, gen, at::kFloat);
         train_y_ = at::randint(s.classes, {kPool}, gen, at::kLong);
@@ -85,6 +87,8 @@ class SyntheticTokens final : public Dataset {
         shape_.vocab = s.vocab;
         shape_.classes = s.vocab;
         shape_.channels = shape_.height = shape_.width = 0;
+        shape_.sample = {s.seq_len};
+        shape_.target = {s.seq_len};
         auto gen = at::detail::createCPUGenerator(kSplitSeed);
         train_ = at::randint(s.vocab, {kPool, s.seq_len + 1}, gen, at::kLong);
         val_ = at::randint(s.vocab, {kPool / 4, s.seq_len + 1}, gen, at::kLong);
@@ -135,8 +139,18 @@ std::shared_ptr<const Dataset> openDataset(const config::DataSpec& spec) {
     if (spec.name == "synthetic-tokens") {
         return std::make_shared<SyntheticTokens>(spec);
     }
+    if (spec.name == "arrays") {
+        return openArrays(spec);
+    }
+    if (spec.name == "image-folder") {
+        return openImageFolder(spec);
+    }
+    if (spec.name == "csv") {
+        return openCsv(spec);
+    }
     throw DataError("unknown dataset '" + spec.name +
-                    "' (known: fashion-mnist, synthetic-images, synthetic-tokens)");
+                    "' (known: fashion-mnist, synthetic-images, synthetic-tokens, arrays, "
+                    "image-folder, csv)");
 }
 
 }  // namespace ampbench::data

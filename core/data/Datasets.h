@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -11,16 +12,21 @@
 namespace ampbench::data {
 
 struct Batch {
-    at::Tensor input;   ///< images N×C×H×W float, or tokens N×T int64
-    at::Tensor target;  ///< labels N int64, or next tokens N×T int64
+    at::Tensor input;   ///< images N×C×H×W float, features N×F float, or tokens N×T int64
+    at::Tensor target;  ///< labels N int64, next tokens N×T int64, or values N×… float
 };
 
 /// What a model needs to know about its input.
 struct InputShape {
     int channels = 1, height = 28, width = 28;
-    int classes = 10;
-    int seq_len = 0;  ///< > 0 for token data
+    int classes = 10;  ///< label values 0..classes-1 (0 for regression targets)
+    int seq_len = 0;   ///< > 0 for token data
     int vocab = 0;
+    /// One sample's input and target shape, without the batch dimension ({} = a scalar).
+    std::vector<int64_t> sample = {1, 28, 28};
+    std::vector<int64_t> target = {};
+    bool float_target = false;             ///< regression values instead of integer labels
+    std::vector<std::string> class_names;  ///< when the data names its classes
     bool tokens() const { return seq_len > 0; }
 };
 
@@ -39,6 +45,9 @@ class Dataset {
     /// True when samples are generated, not read: the trainer may then keep a
     /// pool of batches on the device and skip the prefetcher.
     virtual bool synthetic() const = 0;
+    /// Where the data came from and what it holds, one line ("train.npz: x uint8
+    /// [60000, 1, 28, 28] scaled to [0, 1], y int64 [60000]").
+    virtual std::string describe() const { return {}; }
 };
 
 /// Opens the dataset a spec names. Fashion-MNIST is read once per process and
