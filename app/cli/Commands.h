@@ -25,7 +25,11 @@ struct RunOverrides {
     std::optional<int> width;
     std::optional<int> depth;
     std::optional<std::string> dataset;
-    std::optional<std::string> data_dir;
+    std::optional<std::string> data_dir;  ///< --data: a folder or file, its kind from what it is
+    std::optional<std::string> labels;
+    std::optional<std::string> val_data;
+    std::optional<std::string> task;
+    std::optional<std::string> save_weights;
     std::optional<std::string> device;
     std::optional<int> threads;
     std::optional<int> warmup;
@@ -58,9 +62,10 @@ int commandExport(const std::string& db_path, const std::vector<int64_t>& run_id
                   const std::string& csv, const std::string& json, bool experiment);
 int commandPresets();
 
-/// Before anything is written: resolves the device and checks the dataset can be
-/// read. Returns kOk and sets `device`, or the exit code after printing why.
-int preflight(const config::ExperimentSpec& spec, std::string& device);
+/// Before anything is written: resolves the device, opens the data and the model and
+/// trains one batch (train::checkSetup). Returns kOk and sets `device`, or the exit
+/// code after printing why: 3 for an unreadable file, 2 for files that do not fit.
+int preflight(const config::ExperimentSpec& spec, std::string& device, bool quiet = false);
 
 /// Builds the spec from a preset or file plus overrides; errors go to stderr.
 /// Returns false when the spec could not be built or is invalid.

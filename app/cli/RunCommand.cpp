@@ -17,6 +17,7 @@
 #include "core/analysis/Format.h"
 #include "core/analysis/Summary.h"
 #include "core/config/ArmShorthand.h"
+#include "core/config/DataPaths.h"
 #include "core/config/Presets.h"
 #include "core/config/SpecJson.h"
 #include "core/config/Validation.h"
@@ -25,6 +26,7 @@
 #include "core/store/Database.h"
 #include "core/store/OutputFile.h"
 #include "core/train/Experiment.h"
+#include "core/train/SetupCheck.h"
 
 namespace ampbench::cli {
 namespace {
@@ -99,16 +101,44 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
     enumFlag(o.optimizer, "optimizer.kind", config::optimizerFromString, spec.optimizer.kind,
              "sgd, adamw");
     enumFlag(o.device, "device", config::deviceFromString, spec.device, "auto, cpu, cuda");
-    if (o.model)
-        spec.model.name = *o.model;
+    if (o.model) {
+        if (config::isModelFile(*o.model)) {
+            spec.model.name = "torchscript";
+            spec.model.file = *o.model;
+        } else {
+            spec.model.name = *o.model;
+        }
+    }
+    enumFlag(o.task, "model.task", config::taskFromString, spec.model.task,
+             "auto, classification, tokens, regression");
     if (o.width)
         spec.model.width = *o.width;
     if (o.depth)
         spec.model.depth = *o.depth;
     if (o.dataset)
         spec.data.name = *o.dataset;
-    if (o.data_dir)
-        spec.data.dir = *o.data_dir;
+    if (o.data_dir) {
+        // The kind follows from what the path is, unless --dataset names it.
+        std::string kind = o.dataset ? *o.dataset : config::datasetForPath(*o.data_dir);
+        if (kind.empty()) {
+            errors.push_back({"--data", *o.data_dir,
+                              "is neither a folder nor an .npz, .npy or .csv file (name the "
+                              "kind with --dataset)"});
+        } else {
+            spec.data.name = kind;
+        }
+        if (kind == "fashion-mnist") {
+            spec.data.dir = *o.data_dir;
+        } else {
+            spec.data.path = *o.data_dir;
+        }
+    }
+    if (o.labels)
+        spec.data.labels = *o.labels;
+    if (o.val_data)
+        spec.data.val_path = *o.val_data;
+    if (o.save_weights)
+        spec.save_weights = *o.save_weights;
     if (o.threads)
         spec.cpu_threads = *o.threads;
     if (o.warmup)
@@ -146,17 +176,23 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
     return true;
 }
 
-int preflight(const config::ExperimentSpec& spec, std::string& device) {
-    try {
-        device = train::resolveDevice(spec.device);
-        train::trainingSetSize(spec.data);  // fail on missing data before anything is written
-    } catch (const data::DataError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
-        return kDataMissing;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s\n", e.what());
-        return kUsage;
+int preflight(const config::ExperimentSpec& spec, std::string& device, bool quiet) {
+    const train::SetupReport report = train::checkSetup(spec);
+    if (!report.ok()) {
+        std::fprintf(stderr, "cannot train this spec (nothing was run):\n");
+        for (const auto& p : report.problems) {
+            std::fprintf(stderr, "  %s: %s\n", p.field.c_str(),
+                         analysis::printable(p.message, false).c_str());
+        }
+        return report.unreadable() ? kDataMissing : kUsage;
     }
+    for (const auto& w : report.warnings) {
+        std::fprintf(stderr, "warning: %s\n", analysis::printable(w, false).c_str());
+    }
+    if (!quiet) {
+        std::fprintf(stderr, "%s\n", analysis::printable(report.summary(), false).c_str());
+    }
+    device = report.device;
     return kOk;
 }
 
@@ -183,7 +219,7 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     }
     const auto t0 = std::chrono::steady_clock::now();
     std::string device;
-    if (int code = preflight(spec, device); code != kOk) {
+    if (int code = preflight(spec, device, o.quiet); code != kOk) {
         return code;
     }
     std::unique_ptr<store::Database> db;
@@ -197,6 +233,7 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     auto interrupt = std::make_unique<InterruptScope>(cancel);
     std::unique_ptr<Progress> progress;
     train::ExperimentHooks hooks;
+    hooks.setup_checked = true;
     hooks.planned = [&](const train::ExperimentPlan& plan) {
         if (!o.quiet) {
             std::fprintf(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
@@ -227,6 +264,9 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     } catch (const train::SpecError& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return kUsage;
+    } catch (const train::SetupError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return e.report().unreadable() ? kDataMissing : kUsage;
     }
     interrupt.reset();
     const train::ExperimentPlan& plan = result.plan;

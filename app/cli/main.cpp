@@ -62,11 +62,20 @@ void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
     cmd->add_option("--lr", ro.lr, "base learning rate (before each arm's LR rule)");
     cmd->add_option("--optimizer", ro.optimizer, "sgd | adamw");
     cmd->add_option("--weight-decay", ro.weight_decay, "weight decay");
-    cmd->add_option("--model", ro.model, "mlp | cnn | resnet | transformer");
+    cmd->add_option("--model", ro.model,
+                    "mlp | cnn | resnet | transformer, or your own model: a TorchScript .pt file");
+    cmd->add_option("--task", ro.task,
+                    "classification | tokens | regression (default auto: from the model or data)");
     cmd->add_option("--width", ro.width, "model width (channels or hidden units)");
     cmd->add_option("--depth", ro.depth, "model depth (stages, layers)");
     cmd->add_option("--dataset", ro.dataset, "fashion-mnist | synthetic-images | synthetic-tokens");
-    cmd->add_option("--data", ro.data_dir, "folder with Fashion-MNIST's four IDX .gz files");
+    cmd->add_option(
+        "--data", ro.data_dir,
+        "your data: an .npz (x, y) or .npy, an image folder (a sub-folder per class) or "
+        "a .csv; or a folder with Fashion-MNIST's four IDX .gz files");
+    cmd->add_option("--labels", ro.labels, "labels .npy beside an inputs .npy given to --data");
+    cmd->add_option("--val-data", ro.val_data,
+                    "validation data in the format of --data (default: a seeded fraction)");
     cmd->add_option("--device", ro.device, "auto | cpu | cuda");
     cmd->add_option("--threads", ro.threads, "CPU threads for LibTorch (0 = default)");
     cmd->add_option("--warmup", ro.warmup, "optimizer steps excluded from timing");
@@ -102,6 +111,8 @@ int main(int argc, char** argv) {
         "run", "train an experiment (default: the three-arm Fashion-MNIST comparison)");
     addSpecOptions(run, ro);
     run->add_option("--save-spec", ro.save_spec, "write the resolved spec as JSON to this file");
+    run->add_option("--save-weights", ro.save_weights,
+                    "folder for each run's trained model (TorchScript models)");
     run->add_flag("--dry-run", ro.dry_run, "validate and print the spec; train nothing");
     run->add_flag("-q,--quiet", ro.quiet, "no progress output");
 

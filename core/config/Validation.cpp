@@ -227,13 +227,35 @@ void checkModelAndData(Checker& c, const ModelSpec& m, const DataSpec& d) {
               "must divide model.width (" + std::to_string(m.width) + ") evenly");
     }
     if (contains(datasetNames(), d.name) && contains(modelNames(), m.name)) {
-        if (m.name == "transformer" && d.name != "synthetic-tokens") {
+        if (m.name == "transformer" && d.name != "synthetic-tokens" && d.name != "arrays") {
             c.add("data.name", quoted(d.name),
-                  "model transformer needs data synthetic-tokens (the only token dataset)");
-        } else if (d.name == "synthetic-tokens" && m.name != "transformer") {
+                  "model transformer needs token data (synthetic-tokens, or arrays of token ids)");
+        } else if (d.name == "synthetic-tokens" && m.name != "transformer" &&
+                   m.name != "torchscript") {
             c.add("data.name", quoted(d.name),
-                  "synthetic-tokens works only with model transformer (model is " + m.name + ")");
+                  "synthetic-tokens works only with model transformer or a model file (model is " +
+                      m.name + ")");
         }
+    }
+    if (m.name == "transformer" && m.task != Task::Auto && m.task != Task::Tokens) {
+        c.add("model.task", quoted(toString(m.task)), "model transformer predicts tokens");
+    } else if (m.name != "transformer" && m.name != "torchscript" && m.task == Task::Tokens) {
+        c.add("model.task", quoted(toString(m.task)),
+              "token prediction needs model transformer or a model file (model is " + m.name + ")");
+    }
+    if (m.name == "torchscript" && m.file.empty()) {
+        c.add("model.file", quoted(m.file),
+              "must name the model file (a module saved with torch.jit.script(model).save)");
+    }
+    if (fileData(d) && d.path.empty()) {
+        c.add("data.path", quoted(d.path),
+              "must name the " + std::string(d.name == "image-folder" ? "image folder"
+                                             : d.name == "csv"        ? ".csv file"
+                                                                      : ".npz or .npy file"));
+    }
+    if (d.name == "image-folder" && d.channels != 1 && d.channels != 3) {
+        c.add("data.channels", std::to_string(d.channels),
+              "must be 1 (grey) or 3 (RGB) for an image folder");
     }
 }
 
@@ -263,10 +285,12 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
                   ") so the arm makes at least one optimizer step");
     }
     const bool knownModel = contains(modelNames(), s.model.name);
-    if (a.channels_last && knownModel && s.model.name != "cnn" && s.model.name != "resnet") {
-        c.add(
-            p + "channels_last", boolText(true),
-            "channels_last applies to cnn and resnet models only (model is " + s.model.name + ")");
+    if (a.channels_last && knownModel && s.model.name != "cnn" && s.model.name != "resnet" &&
+        s.model.name != "torchscript") {
+        c.add(p + "channels_last", boolText(true),
+              "channels_last applies to convolutional models only: cnn, resnet or a model file "
+              "(model is " +
+                  s.model.name + ")");
     }
     if (a.checkpointing && knownModel && s.model.name != "resnet" &&
         s.model.name != "transformer") {

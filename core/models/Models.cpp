@@ -36,7 +36,31 @@ int imageFeatures(const data::InputShape& s) {
     return s.channels * s.height * s.width;
 }
 
+/// The output width: a logit per class, or one value per regression target element.
+int outputs(const data::InputShape& s) {
+    if (!s.float_target) {
+        return s.classes;
+    }
+    int64_t n = 1;
+    for (int64_t d : s.target) {
+        n *= d;
+    }
+    return static_cast<int>(n);
+}
+
 }  // namespace
+
+std::vector<Network::Part> Network::parts() const {
+    std::vector<Part> out;
+    for (const auto& item : named_modules("", /*include_self=*/true)) {
+        Part p{item.key(), item.value()->name(), 0};
+        for (const auto& param : item.value()->parameters(/*recurse=*/false)) {
+            p.parameters += param.numel();
+        }
+        out.push_back(std::move(p));
+    }
+    return out;
+}
 
 // ---------------------------------------------------------------- MLP
 MlpImpl::MlpImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
@@ -51,7 +75,7 @@ MlpImpl::MlpImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
         }
         in = spec.width;
     }
-    layers_->push_back(nn::Linear(in, shape.classes));
+    layers_->push_back(nn::Linear(in, outputs(shape)));
 }
 
 at::Tensor MlpImpl::forward(const at::Tensor& input) {
@@ -74,7 +98,7 @@ CnnImpl::CnnImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
     features_->push_back(nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions(1)));
     features_->push_back(nn::Flatten());
     dropout_ = register_module("dropout", nn::Dropout(spec.dropout));
-    head_ = register_module("head", nn::Linear(in, shape.classes));
+    head_ = register_module("head", nn::Linear(in, outputs(shape)));
 }
 
 at::Tensor CnnImpl::forward(const at::Tensor& input) {
@@ -144,7 +168,7 @@ ResNetImpl::ResNetImpl(const config::ModelSpec& spec, const data::InputShape& sh
             blocks_->push_back(block);
         }
     }
-    head_ = register_module("head", nn::Linear(in, shape.classes));
+    head_ = register_module("head", nn::Linear(in, outputs(shape)));
     // torchvision's initialisation: Kaiming for convolutions, BN weight 1 bias 0.
     for (auto& m : modules(false)) {
         if (auto* c = m->as<nn::Conv2d>()) {

@@ -21,7 +21,15 @@ namespace ampbench::models {
 /// are N×T×vocab, for image models N×classes.
 class Network : public torch::nn::Module {
   public:
+    /// One line of the module tree: dotted path ("" for the root) and type name.
+    struct Part {
+        std::string path;
+        std::string type;
+        int64_t parameters = 0;  ///< its own, not its children's
+    };
     virtual at::Tensor forward(const at::Tensor& input) = 0;
+    /// Every module from the root down, in registration order.
+    virtual std::vector<Part> parts() const;
     /// Whether the model has convolutions (so channels-last can apply).
     virtual bool convolutional() const { return false; }
     /// Whether the model has blocks that gradient checkpointing can recompute.

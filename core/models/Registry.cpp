@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "core/models/ScriptedModel.h"
+
 namespace ampbench::models {
 
 const std::vector<ModelInfo>& modelCatalog() {
@@ -10,6 +12,7 @@ const std::vector<ModelInfo>& modelCatalog() {
         {"cnn", "conv-BatchNorm-ReLU-pool stages, channels doubling from width", false},
         {"resnet", "ResNet (torchvision layout); blocks per stage, basic or bottleneck", false},
         {"transformer", "GPT-style decoder with LayerNorm and causal attention", true},
+        {"torchscript", "your own model: a module saved with torch.jit.script (model.file)", false},
     };
     return catalog;
 }
@@ -31,7 +34,17 @@ std::shared_ptr<Network> makeModel(const config::ModelSpec& spec, const data::In
         return Transformer(spec, shape).ptr();
     }
     throw std::invalid_argument("unknown model '" + spec.name +
-                                "' (known: mlp, cnn, resnet, transformer)");
+                                "' (known: mlp, cnn, resnet, transformer, torchscript)");
+}
+
+std::shared_ptr<Network> modelFor(const config::ModelSpec& spec, const data::InputShape& shape,
+                                  const c10::Device& device) {
+    if (spec.name == "torchscript") {
+        return loadScripted(spec.file, device);
+    }
+    auto model = makeModel(spec, shape);
+    model->to(device);
+    return model;
 }
 
 int64_t parameterCount(const torch::nn::Module& module) {

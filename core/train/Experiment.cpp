@@ -1,16 +1,29 @@
 #include "core/train/Experiment.h"
 
+#include <cctype>
 #include <exception>
 #include <nlohmann/json.hpp>
 
 #include "core/config/SpecJson.h"
 #include "core/data/DataError.h"
 #include "core/store/RunRecorder.h"
+#include "core/train/SetupCheck.h"
 
 namespace ampbench::train {
 
 using namespace run;  // the records a run emits
 namespace {
+
+/// A file name's safe form: letters, digits and _ . + - kept, the rest '_'.
+std::string fileSafe(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
+                          c == '+' || c == '-';
+        out += keep ? c : '_';
+    }
+    return out.empty() ? "experiment" : out;
+}
 
 std::string joinErrors(const std::vector<config::FieldError>& errors) {
     std::string text = "invalid experiment spec:";
@@ -125,7 +138,13 @@ RunOutcome executeRun(store::Database& db, const config::ExperimentSpec& spec,
         targets.push_back(extra);
     }
     ObserverFanout fanout(targets);
-    return trainRun(spec, run.arm_index, run.seed, fanout, cancel, options);
+    TrainOptions with = options;
+    if (!spec.save_weights.empty() && spec.model.name == "torchscript") {
+        with.save_model_to = spec.save_weights + "/" + fileSafe(spec.name) + "-run" +
+                             std::to_string(run.run_id) + "-" + fileSafe(run.arm) + "-seed" +
+                             std::to_string(run.seed) + ".pt";
+    }
+    return trainRun(spec, run.arm_index, run.seed, fanout, cancel, with);
 }
 
 void cancelQueued(store::Database& db, const ExperimentPlan& plan) {
@@ -142,6 +161,15 @@ ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec
                                const CancelToken& cancel, const ExperimentHooks& hooks,
                                const TrainOptions& options) {
     db.requireIntact();  // nothing is added to a damaged file
+    if (auto errors = config::validate(spec); !errors.empty()) {
+        throw SpecError(std::move(errors));
+    }
+    if (!hooks.setup_checked) {
+        SetupReport report = checkSetup(spec);
+        if (!report.ok()) {
+            throw SetupError(std::move(report));
+        }
+    }
     ExperimentResult result;
     result.plan = planExperiment(db, spec);
     if (hooks.planned) {

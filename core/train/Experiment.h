@@ -68,6 +68,8 @@ struct ExperimentHooks {
     /// Before each run; the observer returned (may be null) hears that run.
     std::function<run::TrainObserver*(const PlannedRun&)> starting;
     std::function<void(const PlannedRun&, const run::RunOutcome&)> finished;
+    /// The front end ran checkSetup on this spec already (and stopped on a problem).
+    bool setup_checked = false;
 };
 
 struct ExperimentResult {
@@ -77,7 +79,8 @@ struct ExperimentResult {
 };
 
 /// The whole workflow both front ends run: checks the file (StoreError when it is
-/// damaged), plans the experiment (SpecError for an invalid spec), trains its runs
+/// damaged), the spec (SpecError) and the model and data (SetupError, see
+/// SetupCheck.h; nothing is written for either), plans the experiment, trains its runs
 /// one at a time until done or cancelled, and marks what never started as
 /// cancelled. The CLI maps the result to an exit code, the GUI to signals.
 ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec& spec,

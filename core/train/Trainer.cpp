@@ -20,6 +20,7 @@
 #include "core/data/Datasets.h"
 #include "core/data/Prefetcher.h"
 #include "core/models/Registry.h"
+#include "core/models/ScriptedModel.h"
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
@@ -28,6 +29,7 @@
 #include "core/train/private/ParameterUpdater.h"
 #include "core/train/private/StepGraph.h"
 #include "core/train/private/StepRecorder.h"
+#include "core/train/private/TaskHead.h"
 
 namespace ampbench::train {
 
@@ -107,6 +109,7 @@ class RunLoop {
     std::shared_ptr<const data::Dataset> dataset_;
     data::InputShape shape_;
     std::shared_ptr<models::Network> model_;
+    std::unique_ptr<TaskHead> head_;
     std::vector<at::Tensor> params_;
     std::unique_ptr<ParameterUpdater> updater_;
     std::unique_ptr<data::Prefetcher> prefetcher_;
@@ -151,8 +154,12 @@ void RunLoop::setUp() {
     torch::manual_seed(seed_);
     dataset_ = data::openDataset(spec_.data);
     shape_ = dataset_->shape();
-    model_ = models::makeModel(spec_.model, shape_);
-    model_->to(device_);
+    head_ = std::make_unique<TaskHead>(resolveTask(spec_, shape_));
+    try {
+        model_ = models::modelFor(spec_.model, shape_, device_);
+    } catch (const models::ModelError& e) {
+        throw RunFailure(e.what());
+    }
     if (arm_.checkpointing) {
         if (!model_->checkpointable()) {
             throw RunFailure("arm '" + arm_.name + "': model '" + spec_.model.name +
@@ -221,8 +228,8 @@ data::Batch RunLoop::nextBatch(double& wait_ms) {
     return {b.input.to(device_, async), b.target.to(device_, async)};
 }
 
-at::Tensor RunLoop::lossOf(const at::Tensor& logits, const at::Tensor& target) const {
-    return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), target.reshape({-1}));
+at::Tensor RunLoop::lossOf(const at::Tensor& output, const at::Tensor& target) const {
+    return head_->loss(output, target);
 }
 
 bool RunLoop::evalDue(int64_t s) const {
@@ -380,25 +387,21 @@ EvalRecord RunLoop::evaluate(int64_t s) {
     if (spec_.eval_batches > 0) {
         total = std::min<int64_t>(total, bs * spec_.eval_batches);
     }
-    at::Tensor loss_sum = at::zeros({}, at::TensorOptions().device(device_).dtype(at::kDouble));
-    at::Tensor correct = at::zeros({}, at::TensorOptions().device(device_).dtype(at::kLong));
-    int64_t count = 0;
+    TaskHead::Sums sums;
     for (int64_t start = 0; start < total; start += bs) {
         auto b = dataset_->valBatch(start, std::min(bs, total - start));
         auto x = b.input.to(device_);
         if (arm_.channels_last) {
             x = x.contiguous(at::MemoryFormat::ChannelsLast);
         }
-        auto y = b.target.to(device_).reshape({-1});
-        auto logits = model_->forward(x);
-        logits = logits.reshape({-1, logits.size(-1)}).to(at::kFloat);
-        loss_sum += at::cross_entropy_loss(logits, y, {}, at::Reduction::Sum).to(at::kDouble);
-        correct += logits.argmax(-1).eq(y).sum();
-        count += y.size(0);
+        head_->accumulate(model_->forward(x), b.target.to(device_), sums);
     }
     model_->train();
-    r.val_loss = count > 0 ? loss_sum.item<double>() / static_cast<double>(count) : NAN;
-    r.val_accuracy = count > 0 ? static_cast<double>(correct.item<int64_t>()) / count : NAN;
+    const auto count = static_cast<double>(sums.count);
+    r.val_loss = sums.count > 0 ? sums.loss.item<double>() / count : NAN;
+    r.val_accuracy = sums.count > 0 && sums.correct.defined()
+                         ? static_cast<double>(sums.correct.item<int64_t>()) / count
+                         : NAN;
     r.wall_s = secondsSince(t0_);
     return r;
 }
@@ -425,6 +428,18 @@ RunOutcome RunLoop::run() {
                   device_.str());
     }
     event(0, EventKind::Info, "optimizer: " + updater_->describe());
+    if (spec_.model.name == "torchscript") {
+        const auto file = models::inspectScripted(spec_.model.file);
+        char crc[16];
+        std::snprintf(crc, sizeof crc, "%08x", file.crc32);
+        event(0, EventKind::Info,
+              "model file " + file.path + " (" + std::to_string(file.bytes) + " bytes, CRC-32 " +
+                  crc + "), " + std::to_string(params_.size()) + " parameter tensors; task " +
+                  config::toString(head_->task()));
+        if (std::string advice = models::frozenAdvice(file); !advice.empty()) {
+            event(0, EventKind::Warning, advice);
+        }
+    }
     if (precision_->scaler()) {
         event(0, EventKind::Info, "dynamic loss scaling with " + precision_->scalerKind(),
               arm_.scaler.init_scale);
@@ -457,6 +472,17 @@ RunOutcome RunLoop::run() {
             auto flat = p.detach().to(at::kCPU, at::kDouble).contiguous().view({-1});
             auto* d = flat.data_ptr<double>();
             opt_.parameters_out->insert(opt_.parameters_out->end(), d, d + flat.numel());
+        }
+    }
+    if (!opt_.save_model_to.empty() && out.status != RunStatus::Cancelled) {
+        // The run trained; a file that cannot be written is a warning, not a failure.
+        try {
+            models::saveScripted(*model_, opt_.save_model_to);
+            event(recorder_->stepsDone(), EventKind::Info,
+                  "trained model saved to " + opt_.save_model_to);
+        } catch (const std::exception& e) {
+            event(recorder_->stepsDone(), EventKind::Warning,
+                  std::string("the trained model could not be saved: ") + e.what());
         }
     }
     out.steps_done = recorder_->stepsDone();
@@ -544,6 +570,8 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
              alloc ? "out of memory: " + what : what);
     } catch (const data::DataError& e) {
         fail(EventKind::Warning, FailureKind::Data, e.what());
+    } catch (const models::ModelError& e) {
+        fail(EventKind::Warning, FailureKind::Setup, e.what());
     } catch (const store::StoreError& e) {
         fail(EventKind::Warning, FailureKind::Recording, e.what());
     } catch (const std::exception& e) {

@@ -49,6 +49,9 @@ struct TrainOptions {
     /// When set, receives every model parameter, flattened in order, at the end
     /// of the run (for equivalence tests and checks).
     std::vector<double>* parameters_out = nullptr;
+    /// Where a model loaded from a TorchScript file is saved, trained, when the run
+    /// ends without a cancel; empty = not saved.
+    std::string save_model_to;
     /// Called on the training thread before each micro-batch with its 1-based
     /// count; the cancel token is checked right after it.
     std::function<void(int64_t)> before_micro_batch;

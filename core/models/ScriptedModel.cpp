@@ -1,0 +1,228 @@
+#include "core/models/ScriptedModel.h"
+
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <torch/csrc/jit/serialization/import.h>
+
+#include "core/store/OutputFile.h"
+
+namespace ampbench::models {
+namespace {
+
+/// The bytes of a model file, read once per version of the file.
+struct CachedFile {
+    int64_t size = -1;
+    int64_t mtime_ns = -1;
+    std::string bytes;
+    ScriptedFile facts;
+};
+
+std::string lastName(const std::string& qualified) {
+    auto dot = qualified.rfind('.');
+    return dot == std::string::npos ? qualified : qualified.substr(dot + 1);
+}
+
+std::string typeName(const torch::jit::Module& m) {
+    auto type = m.type();
+    return type && type->name() ? lastName(type->name()->name()) : "Module";
+}
+
+/// Modules whose result depends on train/eval mode.
+bool modeDependent(const std::string& type) {
+    static const char* kinds[] = {"Dropout", "BatchNorm", "InstanceNorm", "AlphaDropout",
+                                  "SyncBatchNorm"};
+    for (const char* k : kinds) {
+        if (type.find(k) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// Whether the module's forward reads its `training` flag (a scripted Dropout does;
+/// a traced one had the flag baked in as a constant).
+bool readsTrainingFlag(const torch::jit::Module& m) {
+    auto forward = m.find_method("forward");
+    if (!forward) {
+        return true;  // nothing to judge
+    }
+    const std::string graph = forward->graph()->toString();
+    return graph.find("name=\"training\"") != std::string::npos;
+}
+
+std::vector<std::string> frozenModules(const torch::jit::Module& root) {
+    std::vector<std::string> out;
+    for (const auto& item : root.named_modules()) {
+        const std::string type = typeName(item.value);
+        if (modeDependent(type) && !readsTrainingFlag(item.value)) {
+            out.push_back((item.name.empty() ? std::string("(root)") : item.name) + " (" + type +
+                          ")");
+        }
+    }
+    return out;
+}
+
+torch::jit::Module loadModule(const std::string& path, const std::string& bytes,
+                              const c10::Device& device) {
+    std::istringstream in(bytes);
+    try {
+        return torch::jit::load(in, device);
+    } catch (const c10::Error& e) {
+        std::string why = e.what_without_backtrace();
+        if (auto nl = why.find('\n'); nl != std::string::npos) {
+            why.resize(nl);
+        }
+        throw ModelError(path + ": not a TorchScript module that this LibTorch can load (" + why +
+                         "); save it from Python with torch.jit.script(model).save(\"" + path +
+                         "\")");
+    }
+}
+
+const CachedFile& cached(const std::string& path) {
+    static std::mutex mutex;  // guards files
+    static std::map<std::string, CachedFile> files;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        throw ModelError(path + ": cannot open (" + std::strerror(errno) + ")");
+    }
+    if (S_ISDIR(st.st_mode)) {
+        throw ModelError(path + ": is a folder, not a model file");
+    }
+    const int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    std::lock_guard<std::mutex> lock(mutex);
+    CachedFile& entry = files[path];
+    if (entry.size == static_cast<int64_t>(st.st_size) && entry.mtime_ns == mtime) {
+        return entry;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw ModelError(path + ": cannot open (" + std::strerror(errno) + ")");
+    }
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    CachedFile fresh;
+    fresh.bytes = buffer.str();
+    fresh.size = static_cast<int64_t>(st.st_size);
+    fresh.mtime_ns = mtime;
+    fresh.facts.path = path;
+    fresh.facts.bytes = static_cast<int64_t>(fresh.bytes.size());
+    fresh.facts.crc32 =
+        static_cast<uint32_t>(::crc32(0L, reinterpret_cast<const Bytef*>(fresh.bytes.data()),
+                                      static_cast<uInt>(fresh.bytes.size())));
+    auto module = loadModule(path, fresh.bytes, c10::Device(c10::kCPU));
+    fresh.facts.frozen = frozenModules(module);
+    entry = std::move(fresh);
+    return entry;
+}
+
+class ScriptedNetwork final : public Network {
+  public:
+    explicit ScriptedNetwork(torch::jit::Module module) : module_(std::move(module)) {
+        // The module's own tensors, registered so the optimizer, parameters() and
+        // parameterCount() see them; names cannot hold dots.
+        for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
+            std::string name = p.name;
+            for (char& c : name) {
+                if (c == '.') {
+                    c = '_';
+                }
+            }
+            register_parameter(name, p.value, p.value.requires_grad());
+            convolutional_ = convolutional_ || p.value.dim() == 4;
+        }
+    }
+    at::Tensor forward(const at::Tensor& input) override {
+        c10::IValue out = module_.forward({input});
+        if (!out.isTensor()) {
+            throw ModelError("the model's forward returned " + out.tagKind() +
+                             "; the workbench needs it to return one tensor (logits or values)");
+        }
+        return out.toTensor();
+    }
+    void train(bool on) override {
+        module_.train(on);
+        Network::train(on);
+    }
+    bool convolutional() const override { return convolutional_; }
+    std::vector<Part> parts() const override {
+        std::vector<Part> out;
+        for (const auto& item : module_.named_modules()) {
+            Part p{item.name, typeName(item.value), 0};
+            for (const auto& param : item.value.parameters(/*recurse=*/false)) {
+                p.parameters += param.numel();
+            }
+            out.push_back(std::move(p));
+        }
+        return out;
+    }
+    torch::jit::Module& module() { return module_; }
+
+  private:
+    torch::jit::Module module_;
+    bool convolutional_ = false;
+};
+
+}  // namespace
+
+std::shared_ptr<Network> loadScripted(const std::string& path, const c10::Device& device) {
+    if (path.empty()) {
+        throw ModelError("model.file is empty: name the .pt file saved with torch.jit.script");
+    }
+    // Autocast must see every op: no fusion groups, no specialised graphs.
+    torch::jit::setGraphExecutorOptimize(false);
+    const CachedFile& file = cached(path);
+    auto module = loadModule(path, file.bytes, device);
+    module.train(true);
+    auto net = std::make_shared<ScriptedNetwork>(std::move(module));
+    if (net->parameters().empty()) {
+        throw ModelError(path + ": the module has no parameters to train");
+    }
+    return net;
+}
+
+ScriptedFile inspectScripted(const std::string& path) {
+    if (path.empty()) {
+        throw ModelError("model.file is empty: name the .pt file saved with torch.jit.script");
+    }
+    return cached(path).facts;
+}
+
+void saveScripted(Network& model, const std::string& path) {
+    auto* scripted = dynamic_cast<ScriptedNetwork*>(&model);
+    if (!scripted) {
+        throw std::invalid_argument("only a model loaded from a TorchScript file can be saved");
+    }
+    std::ostringstream out;
+    scripted->module().save(out);
+    store::writeFileAtomically(path, out.str());
+}
+
+std::string frozenAdvice(const ScriptedFile& file) {
+    if (file.frozen.empty()) {
+        return {};
+    }
+    std::string list;
+    for (size_t i = 0; i < file.frozen.size() && i < 4; ++i) {
+        list += (i ? ", " : "") + file.frozen[i];
+    }
+    if (file.frozen.size() > 4) {
+        list += " and " + std::to_string(file.frozen.size() - 4) + " more";
+    }
+    return file.path + " looks traced: tracing froze " + list +
+           " in the mode it was traced in, so evaluation runs them as in training (and training "
+           "as in evaluation if traced in eval mode); save the model with torch.jit.script for "
+           "train/eval behaviour";
+}
+
+}  // namespace ampbench::models

@@ -1,0 +1,233 @@
+#include "core/train/SetupCheck.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "core/data/DataError.h"
+#include "core/data/Datasets.h"
+#include "core/models/Registry.h"
+#include "core/models/ScriptedModel.h"
+#include "core/train/Trainer.h"
+#include "core/train/private/TaskHead.h"
+
+namespace ampbench::train {
+namespace {
+
+using Kind = SetupProblem::Kind;
+
+std::string dataField(const config::DataSpec& d) {
+    if (d.name == "fashion-mnist") {
+        return "data.dir";
+    }
+    return config::fileData(d) ? "data.path" : "data.name";
+}
+
+std::string dataName(const config::DataSpec& d) {
+    if (config::fileData(d)) {
+        return d.path;
+    }
+    return d.name;
+}
+
+std::string modelName(const config::ModelSpec& m) {
+    return m.name == "torchscript" ? m.file : "model " + m.name;
+}
+
+/// The line of an error that says what went wrong: TorchScript's interpreter puts
+/// its traceback first and the cause ("RuntimeError: mat1 and mat2 ...") last.
+std::string firstLine(std::string text) {
+    const std::string tag = "RuntimeError: ";
+    if (auto at = text.rfind(tag); at != std::string::npos) {
+        text = text.substr(at + tag.size());
+    }
+    if (auto nl = text.find('\n'); nl != std::string::npos) {
+        text.resize(nl);
+    }
+    return text;
+}
+
+std::string sizeText(int64_t bytes) {
+    char buf[32];
+    if (bytes >= 1 << 20) {
+        std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / (1 << 20));
+    } else {
+        std::snprintf(buf, sizeof buf, "%.1f kB", static_cast<double>(bytes) / 1024.0);
+    }
+    return buf;
+}
+
+std::vector<int64_t> toVector(at::IntArrayRef sizes) {
+    return {sizes.begin(), sizes.end()};
+}
+
+}  // namespace
+
+bool SetupReport::unreadable() const {
+    for (const auto& p : problems) {
+        if (p.kind == Kind::Unreadable) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::string SetupReport::problemText() const {
+    std::string out;
+    for (const auto& p : problems) {
+        out += (out.empty() ? "" : "\n") + p.field + ": " + p.message;
+    }
+    return out;
+}
+
+std::string SetupReport::summary() const {
+    char params[32];
+    std::snprintf(params, sizeof params, "%.3g M", static_cast<double>(parameters) / 1e6);
+    return model + ", " + params + " parameters; " + data + "; task " + task + " on " + device;
+}
+
+SetupError::SetupError(SetupReport report)
+    : std::runtime_error(report.problemText()), report_(std::move(report)) {}
+
+SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch) {
+    SetupReport r;
+    auto problem = [&](Kind kind, std::string field, std::string message) {
+        r.problems.push_back({kind, std::move(field), std::move(message)});
+        return r;
+    };
+    c10::Device device(c10::kCPU);
+    try {
+        r.device = resolveDevice(spec.device);
+        device = c10::Device(r.device);
+    } catch (const std::exception& e) {
+        return problem(Kind::Mismatch, "device", e.what());
+    }
+    std::shared_ptr<const data::Dataset> dataset;
+    try {
+        dataset = data::openDataset(spec.data);
+    } catch (const data::DataError& e) {
+        problem(Kind::Unreadable, dataField(spec.data), e.what());
+    } catch (const std::exception& e) {
+        problem(Kind::Unreadable, dataField(spec.data), dataName(spec.data) + ": " + e.what());
+    }
+    data::InputShape shape;
+    if (dataset) {
+        shape = dataset->shape();
+        r.data = dataset->describe().empty() ? spec.data.name : dataset->describe();
+        r.train_size = dataset->trainSize();
+        r.val_size = dataset->valSize();
+        r.sample = shape.sample;
+        r.target = shape.target;
+        r.class_names = shape.class_names;
+        if (r.train_size == 0) {
+            problem(Kind::Unreadable, dataField(spec.data),
+                    dataName(spec.data) + ": the training part holds no samples");
+        }
+    }
+    if (spec.model.name == "torchscript") {
+        try {
+            const auto file = models::inspectScripted(spec.model.file);
+            char crc[16];
+            std::snprintf(crc, sizeof crc, "%08x", file.crc32);
+            r.model = file.path + " (" + sizeText(file.bytes) + ", CRC-32 " + crc + ")";
+            if (std::string advice = models::frozenAdvice(file); !advice.empty()) {
+                r.warnings.push_back(advice);
+            }
+        } catch (const models::ModelError& e) {
+            return problem(Kind::Unreadable, "model.file", e.what());
+        }
+    } else {
+        r.model = "built-in " + spec.model.name;
+    }
+    if (!dataset) {
+        return r;
+    }
+    const config::Task task = resolveTask(spec, shape);
+    r.task = config::toString(task);
+    const TaskHead head(task);
+    std::shared_ptr<models::Network> model;
+    try {
+        torch::manual_seed(spec.seeds.empty() ? 1 : spec.seeds.front());
+        model = models::modelFor(spec.model, shape, device);
+    } catch (const models::ModelError& e) {
+        return problem(Kind::Unreadable, "model.file", e.what());
+    } catch (const std::exception& e) {
+        return problem(Kind::Mismatch, "model.name", firstLine(e.what()));
+    }
+    r.parameters = models::parameterCount(*model);
+    for (const auto& part : model->parts()) {
+        r.module_tree.push_back((part.path.empty() ? std::string("(model)") : part.path) + "  " +
+                                part.type +
+                                (part.parameters ? "  " + std::to_string(part.parameters) : ""));
+    }
+    if (!run_batch || r.train_size == 0) {
+        return r;
+    }
+    const std::string where = modelName(spec.model) + " on " + dataName(spec.data);
+    data::Batch batch;
+    try {
+        const int64_t n = std::min<int64_t>(spec.micro_batch, r.train_size);
+        batch = dataset->trainBatch(at::arange(n, at::kLong));
+    } catch (const data::DataError& e) {
+        return problem(Kind::Unreadable, dataField(spec.data), e.what());
+    }
+    try {
+        model->train();
+        auto x = batch.input.to(device);
+        auto y = batch.target.to(device);
+        at::Tensor out;
+        try {
+            out = model->forward(x);
+        } catch (const models::ModelError&) {
+            throw;
+        } catch (const std::exception& e) {
+            // TorchScript's interpreter throws plain runtime errors, LibTorch c10::Error.
+            const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+            return problem(Kind::Mismatch,
+                           spec.model.name == "torchscript" ? "model.file" : "model.name",
+                           where + ": the model cannot take a batch of inputs " +
+                               shapeText(x.sizes()) + " " + dtypeText(x.scalar_type()) + ": " +
+                               firstLine(c10 ? c10->what_without_backtrace() : e.what()));
+        }
+        r.output = toVector(out.sizes());
+        if (std::string why = head.mismatch(out, y, shape); !why.empty()) {
+            return problem(Kind::Mismatch, "model.task", where + ": " + why);
+        }
+        at::Tensor loss = head.loss(out, y);
+        r.loss = loss.item<double>();
+        if (!std::isfinite(r.loss)) {
+            return problem(Kind::Mismatch, dataField(spec.data),
+                           where + ": the loss of the first batch is " + std::to_string(r.loss) +
+                               " in fp32 (inputs or targets hold NaN or inf?)");
+        }
+        loss.backward();
+        int64_t without = 0;
+        for (auto& p : model->parameters()) {
+            if (p.requires_grad() && !p.grad().defined()) {
+                ++without;
+            }
+        }
+        if (without == static_cast<int64_t>(model->parameters().size())) {
+            return problem(Kind::Mismatch, "model.file",
+                           where + ": no parameter received a gradient (is the output detached?)");
+        }
+        if (without > 0) {
+            r.warnings.push_back(where + ": " + std::to_string(without) +
+                                 " parameter tensors receive no gradient from the loss");
+        }
+    } catch (const models::ModelError& e) {
+        return problem(Kind::Mismatch, "model.file", where + ": " + e.what());
+    } catch (const c10::Error& e) {
+        return problem(Kind::Mismatch, "model.task",
+                       where + ": " + firstLine(e.what_without_backtrace()));
+    } catch (const std::exception& e) {
+        return problem(Kind::Mismatch, "model.task", where + ": " + firstLine(e.what()));
+    }
+    return r;
+}
+
+}  // namespace ampbench::train

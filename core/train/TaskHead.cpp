@@ -1,0 +1,160 @@
+#include "core/train/private/TaskHead.h"
+
+#include <ATen/ATen.h>
+
+namespace ampbench::train {
+
+using config::Task;
+
+Task resolveTask(const config::ExperimentSpec& spec, const data::InputShape& shape) {
+    if (spec.model.task != Task::Auto) {
+        return spec.model.task;
+    }
+    if (spec.model.name == "transformer") {
+        return Task::Tokens;
+    }
+    if (shape.float_target) {
+        return Task::Regression;
+    }
+    if (shape.tokens() || (!shape.target.empty() && shape.target == shape.sample)) {
+        return Task::Tokens;
+    }
+    return Task::Classification;
+}
+
+std::string shapeText(at::IntArrayRef sizes) {
+    std::string s = "[";
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        s += (i ? ", " : "") + std::to_string(sizes[i]);
+    }
+    return s + "]";
+}
+
+std::string dtypeText(at::ScalarType type) {
+    switch (type) {
+        case at::kFloat:
+            return "float32";
+        case at::kDouble:
+            return "float64";
+        case at::kHalf:
+            return "float16";
+        case at::kBFloat16:
+            return "bfloat16";
+        case at::kLong:
+            return "int64";
+        case at::kInt:
+            return "int32";
+        case at::kShort:
+            return "int16";
+        case at::kByte:
+            return "uint8";
+        case at::kChar:
+            return "int8";
+        case at::kBool:
+            return "bool";
+        default:
+            return c10::toString(type);
+    }
+}
+
+at::Tensor TaskHead::asTarget(const at::Tensor& output, const at::Tensor& target) const {
+    if (output.dim() == target.dim() + 1 && output.size(-1) == 1) {
+        return output.squeeze(-1);
+    }
+    return output;
+}
+
+at::Tensor TaskHead::loss(const at::Tensor& output, const at::Tensor& target) const {
+    if (task_ == Task::Regression) {
+        return at::mse_loss(asTarget(output, target).to(at::kFloat), target.to(at::kFloat));
+    }
+    return at::cross_entropy_loss(output.reshape({-1, output.size(-1)}), target.reshape({-1}));
+}
+
+void TaskHead::accumulate(const at::Tensor& output, const at::Tensor& target, Sums& sums) const {
+    at::Tensor loss, correct;
+    int64_t count = 0;
+    if (task_ == Task::Regression) {
+        auto t = target.to(at::kFloat);
+        loss = at::mse_loss(asTarget(output, target).to(at::kFloat), t, at::Reduction::Sum);
+        count = t.numel();
+    } else {
+        auto logits = output.reshape({-1, output.size(-1)}).to(at::kFloat);
+        auto y = target.reshape({-1});
+        loss = at::cross_entropy_loss(logits, y, {}, at::Reduction::Sum);
+        correct = logits.argmax(-1).eq(y).sum();
+        count = y.size(0);
+    }
+    loss = loss.to(at::kDouble);
+    sums.loss = sums.loss.defined() ? sums.loss + loss : loss;
+    if (correct.defined()) {
+        sums.correct = sums.correct.defined() ? sums.correct + correct : correct;
+    }
+    sums.count += count;
+}
+
+std::string TaskHead::mismatch(const at::Tensor& output, const at::Tensor& target,
+                               const data::InputShape& shape) const {
+    const std::string out = shapeText(output.sizes());
+    const std::string tgt = shapeText(target.sizes());
+    const bool int_target = !at::isFloatingType(target.scalar_type());
+    if (!at::isFloatingType(output.scalar_type())) {
+        return "the model returns " + dtypeText(output.scalar_type()) +
+               " values; it must return floating-point logits or values";
+    }
+    if (output.dim() == 0 || output.size(0) != target.size(0)) {
+        return "the model returns " + out + " for a batch of " + std::to_string(target.size(0)) +
+               " samples; the first dimension must be the batch";
+    }
+    switch (task_) {
+        case Task::Classification:
+            if (!int_target) {
+                return "classification needs integer class labels, but the targets are "
+                       "floating-point " +
+                       tgt + " (set model.task to regression for values)";
+            }
+            if (output.dim() != 2 || target.dim() != 1) {
+                return "classification expects logits [N, C] against labels [N]; the model "
+                       "returns " +
+                       out + " against labels " + tgt +
+                       (output.dim() == 3 && target.dim() == 2
+                            ? " (per-position outputs: set model.task to tokens)"
+                            : "");
+            }
+            if (output.size(1) < shape.classes) {
+                return "the labels go up to " + std::to_string(shape.classes - 1) +
+                       " but the model returns " + std::to_string(output.size(1)) +
+                       " logits per sample (" + out + "): a label out of the model's range";
+            }
+            return {};
+        case Task::Tokens:
+            if (!int_target) {
+                return "token prediction needs integer token targets [N, T], but the targets "
+                       "are floating-point " +
+                       tgt;
+            }
+            if (output.dim() != 3 || target.dim() != 2 || output.size(1) != target.size(1)) {
+                return "token prediction expects logits [N, T, V] against targets [N, T]; the "
+                       "model returns " +
+                       out + " against targets " + tgt;
+            }
+            if (output.size(2) < shape.classes) {
+                return "the token ids go up to " + std::to_string(shape.classes - 1) +
+                       " but the model returns " + std::to_string(output.size(2)) +
+                       " logits per position (" + out + "): a token out of the vocabulary";
+            }
+            return {};
+        case Task::Regression: {
+            if (!asTarget(output, target).sizes().equals(target.sizes())) {
+                return "regression expects outputs shaped like the targets " + tgt +
+                       "; the model returns " + out;
+            }
+            return {};
+        }
+        case Task::Auto:
+            break;
+    }
+    return {};
+}
+
+}  // namespace ampbench::train

@@ -1,0 +1,53 @@
+#pragma once
+// What a model's output is compared with, and how: the loss a run minimises, the
+// figures an evaluation reports, and whether an output fits the task at all.
+#include <cstdint>
+#include <string>
+
+#include <ATen/core/Tensor.h>
+
+#include "core/config/ExperimentSpec.h"
+#include "core/data/Datasets.h"
+
+namespace ampbench::train {
+
+/// The spec's task, or for `auto` the built-in model's own (transformer: tokens)
+/// or the data's (floating-point targets: regression; token sequences: tokens).
+config::Task resolveTask(const config::ExperimentSpec& spec, const data::InputShape& shape);
+
+class TaskHead {
+  public:
+    explicit TaskHead(config::Task task) : task_(task) {}
+    config::Task task() const { return task_; }
+
+    /// Mean loss of a batch: cross-entropy over classes or tokens, or MSE.
+    at::Tensor loss(const at::Tensor& output, const at::Tensor& target) const;
+
+    /// Sums for an evaluation, on the output's device: loss summed over samples
+    /// (tokens, target elements), correct predictions, and how many were counted.
+    struct Sums {
+        at::Tensor loss;
+        at::Tensor correct;
+        int64_t count = 0;
+    };
+    void accumulate(const at::Tensor& output, const at::Tensor& target, Sums& sums) const;
+    /// Whether an evaluation has an accuracy (not for regression).
+    bool hasAccuracy() const { return task_ != config::Task::Regression; }
+
+    /// "" when a batch's output and target fit the task and the data's labels; else
+    /// what does not fit, with the expected and the found shapes.
+    std::string mismatch(const at::Tensor& output, const at::Tensor& target,
+                         const data::InputShape& shape) const;
+
+  private:
+    /// The output laid out like the target for regression ([N, 1] against [N]).
+    at::Tensor asTarget(const at::Tensor& output, const at::Tensor& target) const;
+    config::Task task_;
+};
+
+/// "[64, 10]".
+std::string shapeText(at::IntArrayRef sizes);
+/// NumPy's name of a dtype: "float32", "int64", "uint8", ...
+std::string dtypeText(at::ScalarType type);
+
+}  // namespace ampbench::train
