@@ -233,6 +233,9 @@ void MainWindow::connectTraining() {
         statusBar()->showMessage(cancelled ? tr("Experiment cancelled") : tr("Experiment finished"),
                                  10000);
     });
+    connect(w, &TrainingWorker::setupFailed, this, [this](const train::SetupReport& report) {
+        editor_->showSetupProblems(report);  // on their fields, beside the model's facts
+    });
     connect(w, &TrainingWorker::failed, this, [this](const QString& message) {
         session_->pollNow();
         showError(tr("Cannot run the experiment"), message);

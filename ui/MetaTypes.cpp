@@ -7,6 +7,7 @@ namespace ampbench::ui {
 void registerMetaTypes() {
     qRegisterMetaType<ampbench::config::ExperimentSpec>();
     qRegisterMetaType<ampbench::run::RunStatus>();
+    qRegisterMetaType<ampbench::train::SetupReport>();
     qRegisterMetaType<QList<qint64>>();
 }
 

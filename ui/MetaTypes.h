@@ -4,9 +4,11 @@
 
 #include "core/config/ExperimentSpec.h"
 #include "core/run/Records.h"
+#include "core/train/SetupCheck.h"
 
 Q_DECLARE_METATYPE(ampbench::config::ExperimentSpec)
 Q_DECLARE_METATYPE(ampbench::run::RunStatus)
+Q_DECLARE_METATYPE(ampbench::train::SetupReport)
 
 namespace ampbench::ui {
 

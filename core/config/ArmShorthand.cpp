@@ -132,6 +132,7 @@ std::optional<ArmSpec> parseArmShorthand(const std::string& text, std::string& e
                 break;
             case ValueKind::Text:
             case ValueKind::IntList:
+            case ValueKind::DoubleList:
                 ok = false;
                 break;
         }

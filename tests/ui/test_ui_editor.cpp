@@ -1,8 +1,13 @@
 // The experiment editor: inline validation, the Run action, JSON in and out.
+#include <ATen/ATen.h>
+#include <torch/csrc/jit/api/module.h>
 #include <QAction>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QSpinBox>
+#include <QTemporaryDir>
+#include <QToolButton>
+#include <QTreeWidget>
 #include <QtTest>
 
 #include "UiTestSupport.h"
@@ -10,6 +15,7 @@
 #include "core/config/SpecJson.h"
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ExperimentEditor.h"
+#include "ui/editor/SetupPanel.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
@@ -33,11 +39,34 @@ bool anyContains(const QStringList& list, const QString& text) {
     return false;
 }
 
+/// A scripted linear classifier of 1×8×8 images into `classes` classes, saved.
+void saveLinearModel(const QString& path, int classes) {
+    torch::jit::Module m("__torch__.Linear");
+    m.register_attribute("training", c10::BoolType::get(), true);
+    m.register_parameter("weight", at::zeros({classes, 64}).requires_grad_(), false);
+    m.register_parameter("bias", at::zeros({classes}).requires_grad_(), false);
+    m.define(
+        "def forward(self, x):\n    return torch.linear(x.flatten(1), self.weight, self.bias)\n");
+    m.save(path.toStdString());
+}
+
+config::ExperimentSpec modelFileSpec(const QString& file) {
+    auto spec = *config::preset("default");
+    spec.model.name = "torchscript";
+    spec.model.file = file.toStdString();
+    spec.data.name = "synthetic-images";
+    spec.data.channels = 1;
+    spec.data.height = spec.data.width = 8;
+    return spec;
+}
+
 }  // namespace
 
 class EditorTest : public QObject {
     Q_OBJECT
   private Q_SLOTS:
+    void modelFileIsCheckedAndShownBesideTheProblems();
+
     void defaultPresetIsValidAndRunnable() {
         test::Workspace ws;
         QVERIFY(ws.open());
@@ -230,6 +259,39 @@ class EditorTest : public QObject {
         }
     }
 };
+
+void EditorTest::modelFileIsCheckedAndShownBesideTheProblems() {
+    QTemporaryDir dir;
+    const QString good = dir.filePath("good.pt");
+    const QString narrow = dir.filePath("narrow.pt");
+    saveLinearModel(good, 10);
+    saveLinearModel(narrow, 4);  // 10 classes in the data
+    ExperimentEditor editor;
+    QSignalSpy checked(&editor, &ExperimentEditor::setupChecked);
+    editor.setSpec(modelFileSpec(good));
+    QVERIFY(checked.wait(20000));
+    QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), 20000);
+    QVERIFY2(editor.isValid(), qPrintable(listed(editor).join('\n')));
+    const QString facts = editor.setupPanel()->factsText();
+    QVERIFY2(facts.contains("good.pt") && facts.contains("Parameters: 650"), qPrintable(facts));
+    QVERIFY2(facts.contains("a batch gives [8, 10]"), qPrintable(facts));
+    QCOMPARE(editor.setupPanel()->moduleTree()->topLevelItemCount(), 1);
+    // The model file has browse buttons; a built-in model's width does not apply.
+    QVERIFY(editor.findChild<QToolButton*>("model.file.file"));
+    QVERIFY(!editor.fieldWidget("model.width")->isVisibleTo(&editor));
+    QVERIFY(editor.fieldWidget("model.file")->isVisibleTo(&editor));
+
+    auto* file = qobject_cast<QLineEdit*>(editor.fieldWidget("model.file"));
+    QVERIFY(file);
+    file->setText(narrow);
+    Q_EMIT file->textEdited(narrow);
+    QVERIFY(checked.wait(20000));
+    QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), 20000);
+    QVERIFY(!editor.isValid());
+    QVERIFY2(anyContains(listed(editor), "labels go up to 9 but the model returns 4 logits"),
+             qPrintable(listed(editor).join('\n')));
+    QVERIFY(editor.fieldWidget("model.task")->property("invalid").toBool());
+}
 
 QTEST_MAIN(EditorTest)
 #include "test_ui_editor.moc"

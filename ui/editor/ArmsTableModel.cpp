@@ -193,6 +193,7 @@ QVariant ArmsTableModel::data(const QModelIndex& index, int role) const {
         }
         case ValueKind::Bool:
         case ValueKind::IntList:
+        case ValueKind::DoubleList:
             return {};
     }
     return {};
@@ -238,6 +239,7 @@ bool ArmsTableModel::setData(const QModelIndex& index, const QVariant& value, in
             }
             case ValueKind::Bool:
             case ValueKind::IntList:
+            case ValueKind::DoubleList:
                 ok = false;
                 break;
         }

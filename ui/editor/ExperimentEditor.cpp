@@ -9,7 +9,10 @@
 #include <QScrollArea>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/config/Presets.h"
@@ -18,6 +21,7 @@
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ChoiceDelegate.h"
 #include "ui/editor/FieldMarks.h"
+#include "ui/editor/SetupPanel.h"
 #include "ui/editor/SpecForm.h"
 
 namespace ampbench::ui {
@@ -43,6 +47,28 @@ QString problemText(const config::FieldError& e, const std::vector<config::ArmSp
         text += " = " + QString::fromStdString(e.value);
     }
     return text + ": " + QString::fromStdString(e.message);
+}
+
+/// What the background check depends on: the model, the data and the batch.
+std::string checkKey(const config::ExperimentSpec& s) {
+    const auto j = config::toJson(s);
+    return j.at("model").dump() + j.at("data").dump() + std::to_string(s.micro_batch);
+}
+
+/// The spec the editor checks: on the CPU (a training run may hold the GPU) with a
+/// batch of at most 8 samples, which fits the same shapes.
+config::ExperimentSpec checkedSpec(config::ExperimentSpec s) {
+    s.device = config::DeviceKind::Cpu;
+    s.micro_batch = std::min(s.micro_batch, 8);
+    return s;
+}
+
+std::vector<config::FieldError> toFieldErrors(const train::SetupReport& report) {
+    std::vector<config::FieldError> out;
+    for (const auto& p : report.problems) {
+        out.push_back({p.field, "", p.message});
+    }
+    return out;
 }
 
 }  // namespace
@@ -106,10 +132,17 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
         tr("Problems that keep the experiment from running; click one to go "
            "to its field"));
 
+    setup_ = new SetupPanel;
+    auto* bottom = new QSplitter(Qt::Horizontal);
+    bottom->addWidget(errorList_);
+    bottom->addWidget(setup_);
+    bottom->setStretchFactor(0, 1);
+    bottom->setStretchFactor(1, 1);
+
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(formScroll);
     split->addWidget(armsBox);
-    split->addWidget(errorList_);
+    split->addWidget(bottom);
     split->setStretchFactor(0, 5);
     split->setStretchFactor(1, 3);
     split->setStretchFactor(2, 1);
@@ -143,6 +176,23 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
         }
     });
     connect(errorList_, &QListWidget::itemClicked, errorList_, &QListWidget::itemActivated);
+
+    checkTimer_ = new QTimer(this);
+    checkTimer_->setSingleShot(true);
+    checkTimer_->setInterval(400);  // a pause in typing
+    checkWatcher_ = new QFutureWatcher<train::SetupReport>(this);
+    connect(checkTimer_, &QTimer::timeout, this, [this] {
+        if (checkWatcher_->isRunning()) {
+            checkTimer_->start();  // one check at a time; this one follows
+            return;
+        }
+        checkedKey_ = pendingKey_;
+        setup_->showChecking();
+        checkWatcher_->setFuture(QtConcurrent::run(
+            [spec = checkedSpec(pendingSpec_)] { return train::checkSetup(spec); }));
+    });
+    connect(checkWatcher_, &QFutureWatcher<train::SetupReport>::finished, this,
+            &ExperimentEditor::checkFinished);
 
     loadPreset("default");
 }
@@ -234,6 +284,12 @@ void ExperimentEditor::revalidate() {
             errors_.push_back(std::move(e));
         }
     }
+    if (errors_.empty()) {
+        scheduleCheck(s);
+        if (checkKey(s) == checkedKey_) {
+            errors_.insert(errors_.end(), setupErrors_.begin(), setupErrors_.end());
+        }
+    }
 
     auto rest = arms_->setErrors(form_->markErrors(errors_));
     QStringList armsMessages;
@@ -268,6 +324,39 @@ void ExperimentEditor::revalidate() {
         valid_ = valid;
         Q_EMIT validityChanged(valid);
     }
+}
+
+void ExperimentEditor::scheduleCheck(const config::ExperimentSpec& spec) {
+    const std::string key = checkKey(spec);
+    if (key == checkedKey_ && !checkTimer_->isActive()) {
+        return;
+    }
+    pendingKey_ = key;
+    pendingSpec_ = spec;
+    checkTimer_->start();
+}
+
+bool ExperimentEditor::checking() const {
+    return checkTimer_->isActive() || checkWatcher_->isRunning();
+}
+
+void ExperimentEditor::checkFinished() {
+    const train::SetupReport report = checkWatcher_->result();
+    if (checkTimer_->isActive()) {
+        return;  // the spec changed meanwhile: the next check's result is the one to show
+    }
+    setup_->showReport(report);
+    setupErrors_ = toFieldErrors(report);
+    revalidate();
+    Q_EMIT setupChecked();
+}
+
+void ExperimentEditor::showSetupProblems(const train::SetupReport& report) {
+    checkTimer_->stop();
+    checkedKey_ = checkKey(spec());
+    setup_->showReport(report);
+    setupErrors_ = toFieldErrors(report);
+    revalidate();
 }
 
 }  // namespace ampbench::ui

@@ -1,7 +1,10 @@
 #pragma once
+#include <QFutureWatcher>
 #include <QString>
 #include <QWidget>
 #include <vector>
+
+#include "core/train/SetupCheck.h"
 
 #include "core/config/ExperimentSpec.h"
 #include "core/config/Validation.h"
@@ -10,15 +13,20 @@ class QComboBox;
 class QLabel;
 class QListWidget;
 class QTableView;
+class QTimer;
 
 namespace ampbench::ui {
 
 class ArmsTableModel;
+class SetupPanel;
 class SpecForm;
 
 /// Edits a whole experiment: the spec's fields, its arms, and the problems
 /// config::validate() finds in them after every edit. Fields named by a problem
 /// are marked where they are shown, and the list under the form names them all.
+/// When the model or the data change, the check before training runs in the
+/// background (on the CPU, one small batch): its problems join the list and mark
+/// their fields, and the panel beside the list shows what the model and data are.
 class ExperimentEditor : public QWidget {
     Q_OBJECT
   public:
@@ -44,15 +52,25 @@ class ExperimentEditor : public QWidget {
     QWidget* fieldWidget(const std::string& field) const;
     QListWidget* errorList() const { return errorList_; }
     ArmsTableModel* armsModel() const { return arms_; }
+    SetupPanel* setupPanel() const { return setup_; }
+    /// Shows the problems of a full check (the training worker's) on their fields.
+    void showSetupProblems(const ampbench::train::SetupReport& report);
+    /// Whether a background check is queued or running.
+    bool checking() const;
 
   Q_SIGNALS:
     void validityChanged(bool valid);
     void edited();
+    /// A background check of the model and data finished and is shown.
+    void setupChecked();
 
   private:
     void revalidate();
     void forgetLoadErrors(const QString& field);
     int selectedArm() const;
+    /// Starts a check when the model or data changed since the last one.
+    void scheduleCheck(const ampbench::config::ExperimentSpec& spec);
+    void checkFinished();
 
     SpecForm* form_ = nullptr;
     ArmsTableModel* arms_ = nullptr;
@@ -63,6 +81,13 @@ class ExperimentEditor : public QWidget {
     std::vector<ampbench::config::FieldError> loadErrors_;  // from the last file, until edited
     std::vector<ampbench::config::FieldError> errors_;      // everything shown now
     bool valid_ = true;
+    SetupPanel* setup_ = nullptr;
+    QTimer* checkTimer_ = nullptr;
+    QFutureWatcher<ampbench::train::SetupReport>* checkWatcher_ = nullptr;
+    std::string checkedKey_;  // model, data and batch of the last check started
+    std::string pendingKey_;  // ... of the check the timer will start
+    ampbench::config::ExperimentSpec pendingSpec_;
+    std::vector<ampbench::config::FieldError> setupErrors_;  // of the last check
 };
 
 }  // namespace ampbench::ui

@@ -2,11 +2,14 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileDialog>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLineEdit>
 #include <QRegularExpression>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QToolButton>
 #include <limits>
 
 #include "ui/editor/FieldMarks.h"
@@ -22,6 +25,55 @@ using config::ValueKind;
 // widgets only keep values representable.
 constexpr int kIntMin = -1000000000;
 constexpr int kIntMax = std::numeric_limits<int>::max();
+
+/// "file:<filter>", "folder" or "file-or-folder:<filter>" (see FieldInfo::browse).
+struct Browse {
+    bool file = false, folder = false;
+    QString filter;
+};
+Browse parseBrowse(const char* what) {
+    Browse b;
+    const QString text = QString::fromUtf8(what);
+    const QString kind = text.section(':', 0, 0);
+    b.filter = text.section(':', 1);
+    b.file = kind == QLatin1String("file") || kind == QLatin1String("file-or-folder");
+    b.folder = kind == QLatin1String("folder") || kind == QLatin1String("file-or-folder");
+    return b;
+}
+
+/// The line edit with a button per way to browse; a pick replaces the text and
+/// counts as an edit.
+QWidget* withBrowseButtons(QLineEdit* edit, const Browse& how, const QString& label,
+                           const std::function<void()>& changed) {
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(edit, 1);
+    auto add = [&](const QString& text, bool folder) {
+        auto* button = new QToolButton;
+        button->setText(text);
+        button->setObjectName(edit->objectName() + (folder ? ".folder" : ".file"));
+        button->setToolTip(folder ? QObject::tr("Choose a folder") : QObject::tr("Choose a file"));
+        layout->addWidget(button);
+        QObject::connect(button, &QToolButton::clicked, edit, [=] {
+            const QString start = edit->text();
+            const QString picked =
+                folder ? QFileDialog::getExistingDirectory(edit, label, start)
+                       : QFileDialog::getOpenFileName(edit, label, start, how.filter);
+            if (!picked.isEmpty()) {
+                edit->setText(picked);
+                changed();
+            }
+        });
+    };
+    if (how.file) {
+        add(how.folder ? QObject::tr("File…") : QStringLiteral("…"), false);
+    }
+    if (how.folder) {
+        add(how.file ? QObject::tr("Folder…") : QStringLiteral("…"), true);
+    }
+    return row;
+}
 
 }  // namespace
 
@@ -110,6 +162,34 @@ void SpecBindings::addField(QFormLayout* form, const Field& field) {
             connect(w, &QComboBox::currentTextChanged, this, changed);
             break;
         }
+        case ValueKind::DoubleList: {
+            auto* w = new QLineEdit;
+            b.widget = w;
+            b.parseMessage = "must be a list of numbers, e.g. 0.485, 0.456, 0.406";
+            b.load = [w, f](const Spec& s) {
+                QStringList parts;
+                const FieldValue value = f->get(s);  // outlives the loop below
+                for (double v : std::get<std::vector<double>>(value)) {
+                    parts << editableNumber(v);
+                }
+                w->setText(parts.join(", "));
+            };
+            b.store = [w, f](Spec& s) {
+                std::vector<double> values;
+                static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
+                for (const QString& part : w->text().split(separators, Qt::SkipEmptyParts)) {
+                    const auto v = parseNumberText(part);
+                    if (!v) {
+                        return false;
+                    }
+                    values.push_back(*v);
+                }
+                f->set(s, FieldValue(values));
+                return true;
+            };
+            connect(w, &QLineEdit::textEdited, this, changed);
+            break;
+        }
         case ValueKind::IntList: {
             auto* w = new QLineEdit;
             b.widget = w;
@@ -143,7 +223,13 @@ void SpecBindings::addField(QFormLayout* form, const Field& field) {
     b.widget->setObjectName(QString::fromStdString(field.path));
     b.widget->setToolTip(b.baseTip);
     byField_.insert(QString::fromStdString(field.path), b.widget);
-    form->addRow(QString::fromUtf8(field.info->label), b.widget);
+    b.row = b.widget;
+    if (auto* edit = qobject_cast<QLineEdit*>(b.widget); edit && field.info->browse) {
+        b.row = withBrowseButtons(edit, parseBrowse(field.info->browse),
+                                  QString::fromUtf8(field.info->label), changed);
+    }
+    b.form = form;
+    form->addRow(QString::fromUtf8(field.info->label), b.row);
     bindings_.push_back(std::move(b));
 }
 
@@ -170,6 +256,10 @@ void SpecBindings::enableFor(const Spec& spec) {
     for (const Binding& b : bindings_) {
         const auto* info = b.field->info;
         const auto used = info->used ? info->used : info->applies;
+        // A field that cannot apply is hidden (a model file for a built-in model); one
+        // that applies but is not used now is greyed (SGD's momentum under AdamW).
+        b.form->setRowVisible(b.row, !info->applies || info->applies(spec));
+        b.row->setEnabled(!used || used(spec));
         b.widget->setEnabled(!used || used(spec));
     }
 }

@@ -37,8 +37,9 @@ class SpecBindings : public QObject {
     /// Writes every widget into `spec`. Text that does not parse (a number, a
     /// list) adds a FieldError and leaves its field as it was.
     void readInto(Spec& spec, std::vector<ampbench::config::FieldError>& errors) const;
-    /// Enables the widgets of the fields that apply to `spec` (the table's
-    /// conditions: a ResNet's blocks only for resnet, and so on).
+    /// Shows the rows of the fields that apply to `spec` (the table's conditions: a
+    /// ResNet's blocks only for resnet, a model file only for torchscript) and
+    /// enables those in use.
     void enableFor(const Spec& spec);
     /// The widget of a field path such as "seeds[1]" or "model.width"; null if none.
     QWidget* widgetFor(const std::string& field) const;
@@ -55,6 +56,8 @@ class SpecBindings : public QObject {
     struct Binding {
         const Field* field = nullptr;
         QWidget* widget = nullptr;
+        QWidget* row = nullptr;  // what the form shows: the widget, or it with browse buttons
+        QFormLayout* form = nullptr;
         QString baseTip;  // the help text, kept under the error messages
         std::function<void(const Spec&)> load;
         /// Returns false (and leaves spec) when the text does not parse.

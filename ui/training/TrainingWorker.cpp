@@ -8,6 +8,7 @@
 
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
+#include "core/train/SetupCheck.h"
 #include "ui/training/ThreadPriority.h"
 
 namespace ampbench::ui {
@@ -79,6 +80,9 @@ void TrainingWorker::runExperiment(const config::ExperimentSpec& spec, const QSt
     try {
         execute(spec, dbPath);
     } catch (const train::SpecError& e) {
+        Q_EMIT failed(QString::fromStdString(e.what()));
+    } catch (const train::SetupError& e) {
+        Q_EMIT setupFailed(e.report());
         Q_EMIT failed(QString::fromStdString(e.what()));
     } catch (const std::exception& e) {
         Q_EMIT failed(QString::fromStdString(e.what()));

@@ -6,6 +6,7 @@
 #include "core/config/ExperimentSpec.h"
 #include "core/run/TrainObserver.h"
 #include "core/train/Capacity.h"
+#include "core/train/SetupCheck.h"
 #include "core/train/Trainer.h"
 #include "ui/MetaTypes.h"
 
@@ -65,6 +66,8 @@ class TrainingWorker : public QObject {
     void experimentFinished(qint64 experimentId, bool cancelled);
     /// The experiment could not be opened, planned or finished; ends the request.
     void failed(const QString& message);
+    /// The check before training found problems (also reported by failed()).
+    void setupFailed(const ampbench::train::SetupReport& report);
     /// A max-batch trial of arm `armIndex` ended; `outcome` as train::toString gives it.
     void batchTrial(int armIndex, const QString& arm, qint64 batch, const QString& outcome,
                     qint64 peakBytes);

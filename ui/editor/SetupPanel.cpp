@@ -1,0 +1,116 @@
+#include "ui/editor/SetupPanel.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace ampbench::ui {
+namespace {
+
+QString shapeText(const std::vector<int64_t>& shape) {
+    QStringList parts;
+    for (int64_t d : shape) {
+        parts << QString::number(d);
+    }
+    return "[" + parts.join(", ") + "]";
+}
+
+/// "ankle boot, bag, coat, … (10)".
+QString classText(const std::vector<std::string>& names) {
+    QStringList parts;
+    for (size_t i = 0; i < names.size() && i < 8; ++i) {
+        parts << QString::fromStdString(names[i]);
+    }
+    if (names.size() > 8) {
+        parts << QStringLiteral("\u2026");
+    }
+    return parts.join(", ") + QStringLiteral(" (%1)").arg(names.size());
+}
+
+}  // namespace
+
+SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    state_ = new QLabel;
+    state_->setObjectName("setupState");
+    facts_ = new QLabel;
+    facts_->setObjectName("setupFacts");
+    facts_->setWordWrap(true);
+    facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    tree_ = new QTreeWidget;
+    tree_->setObjectName("moduleTree");
+    tree_->setHeaderLabels({tr("Module"), tr("Type"), tr("Parameters")});
+    tree_->setRootIsDecorated(true);
+    tree_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    layout->addWidget(state_);
+    layout->addWidget(facts_);
+    layout->addWidget(tree_, 1);
+}
+
+void SetupPanel::showChecking() {
+    state_->setText(tr("<b>Model and data</b>: checking\u2026"));
+}
+
+void SetupPanel::showReport(const train::SetupReport& r) {
+    const QLocale locale;
+    state_->setText(r.ok() ? tr("<b>Model and data</b>: one batch trained on the CPU")
+                           : tr("<b>Model and data</b>: cannot train (see the problems)"));
+    QStringList lines;
+    if (!r.model.empty()) {
+        lines << tr("Model: %1").arg(QString::fromStdString(r.model).toHtmlEscaped());
+    }
+    if (r.parameters > 0) {
+        lines << tr("Parameters: %1").arg(locale.toString(static_cast<qlonglong>(r.parameters)));
+    }
+    if (!r.data.empty()) {
+        lines << tr("Data: %1").arg(QString::fromStdString(r.data).toHtmlEscaped());
+    }
+    if (r.train_size > 0) {
+        lines << tr("Samples: %1 training, %2 validation")
+                     .arg(locale.toString(static_cast<qlonglong>(r.train_size)),
+                          locale.toString(static_cast<qlonglong>(r.val_size)));
+        lines << tr("One sample: input %1, target %2")
+                     .arg(shapeText(r.sample),
+                          r.target.empty() ? tr("a label") : shapeText(r.target));
+    }
+    if (!r.class_names.empty()) {
+        lines << tr("Classes: %1").arg(classText(r.class_names).toHtmlEscaped());
+    }
+    if (!r.task.empty()) {
+        lines << tr("Task: %1").arg(QString::fromStdString(r.task)) +
+                     (r.output.empty() ? QString()
+                                       : tr("; a batch gives %1").arg(shapeText(r.output)));
+    }
+    for (const auto& w : r.warnings) {
+        lines << QStringLiteral("<span style='color:#a15c00'>%1</span>")
+                     .arg(tr("Warning: %1").arg(QString::fromStdString(w).toHtmlEscaped()));
+    }
+    facts_->setText(lines.join(QStringLiteral("<br>")));
+    // The tree from the dotted paths: "features.0" under "features".
+    tree_->clear();
+    QHash<QString, QTreeWidgetItem*> items;
+    for (const auto& line : r.module_tree) {
+        const QStringList cols = QString::fromStdString(line).split(QStringLiteral("  "));
+        const QString path = cols.value(0);
+        const QString parentPath = path.contains('.') ? path.section('.', 0, -2) : QString();
+        QTreeWidgetItem* parent = path == QLatin1String("(model)") ? nullptr
+                                  : parentPath.isEmpty()           ? items.value("(model)")
+                                                                   : items.value(parentPath);
+        auto* item = parent ? new QTreeWidgetItem(parent) : new QTreeWidgetItem(tree_);
+        item->setText(0, path.section('.', -1));
+        item->setText(1, cols.value(1));
+        item->setText(2, cols.value(2));
+        items.insert(path, item);
+    }
+    tree_->expandToDepth(1);
+    tree_->setVisible(!r.module_tree.empty());
+}
+
+QString SetupPanel::factsText() const {
+    return facts_->text();
+}
+
+}  // namespace ampbench::ui
