@@ -19,6 +19,10 @@
 #   capacity  the GPU, checkpointing, data and batch-finder tests, then the largest
 #             batch per arm (ampbench-cli find-batch) and the step-time cost of
 #             gradient checkpointing at the presets' batch.
+#   fidelity  a model file trained by the workbench and by PyTorch (bench/fidelity.py):
+#             the same scripted CNN, initial weights and batches (.npz of
+#             Fashion-MNIST), fp32, deterministic; the largest relative difference
+#             of the per-step loss over the first 100 steps.
 #   profile   each cell of PROFILE under the PyTorch profiler, ours
 #             (bench_profile_step) and the reference (bench/kernels.py profile),
 #             compared kernel by kernel (bench/kernels.py compare).
@@ -57,7 +61,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' bench/device.sh;
 MODE=${1:-${MODE:-bench}}
 case "$MODE" in
     help | -h | --help) usage; exit 0 ;;
-    bench | tests | overhead | capacity | profile) ;;
+    bench | tests | overhead | capacity | profile | fidelity) ;;
     *) echo "device.sh: unknown mode '$MODE'" >&2; echo >&2; usage >&2; exit 2 ;;
 esac
 
@@ -158,6 +162,30 @@ capacity)
         timeout 90 $CLI --db "$OUT/ckpt.db" run --preset "$p" --steps 25 --warmup 5 --eval-batches 1 -q \
             --arm amp-fp16=amp-fp16 --arm fp16-ckpt=amp-fp16,checkpoint || echo "(stopped)"
     done
+    ;;
+
+fidelity)
+    run_checks 'Cuda.*:Scripted.*:FileData.*'
+    F=build/cuda/fidelity
+    mkdir -p "$F"
+    echo "== model file and data (bench/fidelity.py make)"
+    python3 bench/fidelity.py make "$F" --data "$AMPBENCH_FASHION_MNIST"
+    echo "== the workbench: 100 steps, fp32, deterministic"
+    rm -f "$F/fidelity.db"
+    $CLI --db "$F/fidelity.db" run --name fidelity --model "$F/model.pt" --data "$F/train.npz" \
+        --val-data "$F/val.npz" --micro-steps 100 --micro-batch 128 --lr 0.05 --seeds 1 \
+        --arm fp32=fp32 --device cuda --deterministic --warmup 0 --eval-interval 0 --eval-batches 4 -q \
+        | tee "$OUT/fidelity-ours.txt"
+    echo "== PyTorch reference"
+    python3 bench/fidelity.py reference "$F" --steps 100 --seed 1 --micro-batch 128 --lr 0.05 \
+        > "$OUT/fidelity-reference.json"
+    python3 bench/fidelity.py compare "$F/fidelity.db" "$OUT/fidelity-reference.json" --steps 100 \
+        | tee "$OUT/fidelity.txt"
+    echo "== the same model under AMP (fp16, bf16), for the record"
+    $CLI --db "$F/fidelity.db" run --name fidelity-amp --model "$F/model.pt" --data "$F/train.npz" \
+        --val-data "$F/val.npz" --epochs 2 --micro-batch 128 --lr 0.05 --seeds 1 2 \
+        --arm fp32=fp32 --arm amp-fp16=amp-fp16 --arm amp-bf16=amp-bf16 --device cuda -q \
+        | tee "$OUT/fidelity-amp.txt"
     ;;
 
 profile)

@@ -30,6 +30,7 @@ struct RunOverrides {
     std::optional<std::string> val_data;
     std::optional<std::string> task;
     std::optional<std::string> save_weights;
+    bool deterministic = false;
     std::optional<std::string> device;
     std::optional<int> threads;
     std::optional<int> warmup;

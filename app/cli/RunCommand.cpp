@@ -133,6 +133,8 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
             spec.data.path = *o.data_dir;
         }
     }
+    if (o.deterministic)
+        spec.deterministic = true;
     if (o.labels)
         spec.data.labels = *o.labels;
     if (o.val_data)

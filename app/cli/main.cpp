@@ -77,6 +77,8 @@ void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
     cmd->add_option("--val-data", ro.val_data,
                     "validation data in the format of --data (default: a seeded fraction)");
     cmd->add_option("--device", ro.device, "auto | cpu | cuda");
+    cmd->add_flag("--deterministic", ro.deterministic,
+                  "deterministic kernels only: a seed repeats its losses exactly (slower)");
     cmd->add_option("--threads", ro.threads, "CPU threads for LibTorch (0 = default)");
     cmd->add_option("--warmup", ro.warmup, "optimizer steps excluded from timing");
     cmd->add_option("--eval-interval", ro.eval_interval,

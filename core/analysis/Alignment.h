@@ -80,7 +80,7 @@ double slopeCorrelation(const std::vector<double>& a, const std::vector<double>&
 
 /// Final metric of the arm's seeds against the baseline's seeds.
 struct FinalGap {
-    std::string metric;  ///< "val_accuracy" (higher is better) or "train_loss"
+    std::string metric;  ///< "val_accuracy" (higher is better), "val_loss" or "train_loss"
     std::vector<double> base, arm;
     double base_mean = kUnknown, base_sd = kUnknown, arm_mean = kUnknown, arm_sd = kUnknown;
     double delta = kUnknown;   ///< arm − base

@@ -50,7 +50,8 @@ ArmFacts factsOf(const RunData* run, const std::string& device) {
 }
 
 /// The metric every finished run on both sides has: validation accuracy when all
-/// evaluated, the final training loss otherwise.
+/// evaluated with an accuracy, validation loss when all evaluated without one
+/// (regression), the final training loss otherwise.
 FinalGap finalMetricGap(const std::vector<const RunData*>& base,
                         const std::vector<const RunData*>& arm,
                         const std::map<int64_t, RunSummary>& summaries) {
@@ -61,18 +62,27 @@ FinalGap finalMetricGap(const std::vector<const RunData*>& base,
     for (const auto* r : arm) {
         all_eval = all_eval && !r->evals.empty();
     }
+    bool accuracy = all_eval;
+    for (const auto* side : {&base, &arm}) {
+        for (const auto* r : *side) {
+            accuracy = accuracy && std::isfinite(summaries.at(r->row.id).final_val_accuracy);
+        }
+    }
+    const std::string metric = accuracy ? "val_accuracy" : all_eval ? "val_loss" : "train_loss";
+    auto value = [&](const RunData* r) {
+        const auto& s = summaries.at(r->row.id);
+        return accuracy ? s.final_val_accuracy : all_eval ? s.final_val_loss : s.final_train_loss;
+    };
     std::vector<double> b, a;
     for (const auto* r : base) {
-        const auto& s = summaries.at(r->row.id);
-        b.push_back(all_eval ? s.final_val_accuracy : s.final_train_loss);
+        b.push_back(value(r));
     }
     for (const auto* r : arm) {
-        const auto& s = summaries.at(r->row.id);
-        a.push_back(all_eval ? s.final_val_accuracy : s.final_train_loss);
+        a.push_back(value(r));
     }
     // Accuracy below a tenth of a point, or loss below 0.1% of itself, is resolution.
-    const double floor = all_eval ? 0.001 : 1e-3 * std::fabs(mean(b));
-    return finalGap(all_eval ? "val_accuracy" : "train_loss", b, a, floor);
+    const double floor = accuracy ? 0.001 : 1e-3 * std::fabs(mean(b));
+    return finalGap(metric, b, a, floor);
 }
 
 }  // namespace

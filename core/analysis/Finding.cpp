@@ -48,8 +48,10 @@ std::string finalMetric(const Finding& f) {
     const int dec = acc ? 2 : 4;
     std::string text = acc ? "final validation accuracy " + formatPercent(f.value("arm"), 2) +
                                  " vs " + formatPercent(f.value("base"), 2) + " for " + base
-                           : "final training loss " + num(f.value("arm"), 4) + " vs " +
-                                 num(f.value("base"), 4) + " for " + base;
+                           : std::string(f.value("validation_loss") == 1 ? "final validation loss "
+                                                                         : "final training loss ") +
+                                 num(f.value("arm"), 4) + " vs " + num(f.value("base"), 4) +
+                                 " for " + base;
     text += std::string(" (") + kDelta + " " + signedNum(f.value("delta") * scale, dec) +
             (acc ? " points" : "");
     if (std::isfinite(f.value("base_sd"))) {

@@ -31,6 +31,7 @@ std::optional<Finding> finalMetric(const FinalGap& g, const std::string& baselin
         return std::nullopt;
     }
     Values v = {{"accuracy", g.metric == "val_accuracy" ? 1.0 : 0.0},
+                {"validation_loss", g.metric == "val_loss" ? 1.0 : 0.0},
                 {"arm", g.arm_mean},
                 {"base", g.base_mean},
                 {"delta", g.delta},

@@ -49,6 +49,28 @@ std::optional<Task> taskFromString(const std::string& text) {
 bool fileData(const DataSpec& data) {
     return data.name == "arrays" || data.name == "image-folder" || data.name == "csv";
 }
+std::string describeWorkload(const ExperimentSpec& s) {
+    std::string model = s.model.name == "torchscript"
+                            ? "model file " + s.model.file
+                            : "built-in " + s.model.name + " (width " +
+                                  std::to_string(s.model.width) + ", depth " +
+                                  std::to_string(s.model.depth) + ")";
+    if (s.model.task != Task::Auto) {
+        model += ", task " + toString(s.model.task);
+    }
+    std::string data = s.data.name;
+    if (fileData(s.data)) {
+        data += " " + s.data.path;
+        if (!s.data.labels.empty()) {
+            data += " with labels " + s.data.labels;
+        }
+        data += s.data.val_path.empty() ? "" : ", validation " + s.data.val_path;
+    } else if (s.data.name == "fashion-mnist" && !s.data.dir.empty()) {
+        data += " from " + s.data.dir;
+    }
+    return model + " on " + data;
+}
+
 std::optional<Precision> precisionFromString(const std::string& text) {
     return enumFromString<Precision>(text);
 }

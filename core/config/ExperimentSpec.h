@@ -112,6 +112,9 @@ struct ExperimentSpec {
     DeviceKind device = DeviceKind::Auto;
     int cpu_threads = 0;  ///< 0 = every logical CPU
     bool cudnn_benchmark = true;
+    /// Deterministic kernels only (PyTorch's use_deterministic_algorithms, cuDNN
+    /// deterministic and its benchmark off): the same seed gives the same losses.
+    bool deterministic = false;
     std::string save_weights;  ///< torchscript: folder for each run's trained module; empty = none
     std::vector<ArmSpec> arms;
     bool operator==(const ExperimentSpec&) const;  ///< every field of its table
@@ -131,6 +134,10 @@ std::optional<Task> taskFromString(const std::string& text);
 
 /// Whether the data are read from the user's files (arrays, image folder, CSV).
 bool fileData(const DataSpec& data);
+
+/// What is trained on what, one line for reports: "model file net.pt (task
+/// classification) on arrays train.npz, validation val.npz".
+std::string describeWorkload(const ExperimentSpec& spec);
 
 /// Seeds an arm runs with: its own count of the experiment's seeds when repeats > 0.
 std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm);

@@ -120,6 +120,10 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
         field("cudnn_benchmark", &E::cudnn_benchmark, "cuDNN benchmark",
               "Let cuDNN pick the fastest kernels (their rounding can differ between runs)")
             .in("Experiment"),
+        field("deterministic", &E::deterministic, "Deterministic",
+              "Deterministic kernels only (slower; cuDNN benchmark off): a seed repeats its "
+              "losses exactly")
+            .in("Experiment"),
         field("save_weights", &E::save_weights, "Save weights to",
               "Folder for each run's trained model file (<experiment>-<arm>-seed<N>.pt); "
               "empty = not saved")

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -145,11 +146,18 @@ void RunLoop::setUp() {
     if (const std::string why = precision_->unsupported(); !why.empty()) {
         throw RunFailure("arm '" + arm_.name + "': " + why);
     }
+    auto& ctx = at::globalContext();
+    if (spec_.deterministic && cuda) {
+        // cuBLAS is deterministic only with a fixed workspace (read when the first
+        // handle is made; PyTorch refuses deterministic mode without it).
+        ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+    }
+    ctx.setDeterministicAlgorithms(spec_.deterministic, /*warn_only=*/false);
     if (cuda) {
-        auto& ctx = at::globalContext();
         ctx.setAllowTF32CuBLAS(arm_.tf32);
         ctx.setAllowTF32CuDNN(arm_.tf32);
-        ctx.setBenchmarkCuDNN(spec_.cudnn_benchmark);
+        ctx.setBenchmarkCuDNN(spec_.cudnn_benchmark && !spec_.deterministic);
+        ctx.setDeterministicCuDNN(spec_.deterministic);
     }
     torch::manual_seed(seed_);
     dataset_ = data::openDataset(spec_.data);

@@ -48,18 +48,26 @@ FieldValue otherValue(ValueKind kind, const FieldInfo& info,
             return now;
         case ValueKind::IntList:
             return FieldValue(std::vector<uint64_t>{3, 5});
+        case ValueKind::DoubleList:
+            return FieldValue(std::vector<double>{0.5, 0.25});
     }
     return now;
 }
 
 /// A spec in which `info`'s condition holds (a ResNet's blocks need a resnet).
 ExperimentSpec specWhere(const FieldInfo& info) {
-    std::vector<ExperimentSpec> candidates(5, *preset("default"));
+    std::vector<ExperimentSpec> candidates(7, *preset("default"));
     candidates[1].model.name = "resnet";
     candidates[2].model.name = "transformer";
     candidates[2].data.name = "synthetic-tokens";
     candidates[3].data.name = "synthetic-images";
     candidates[4].optimizer.kind = OptimizerKind::AdamW;
+    candidates[5].model.name = "torchscript";
+    candidates[5].model.file = "model.pt";
+    candidates[5].data.name = "image-folder";
+    candidates[5].data.path = "images";
+    candidates[6].data.name = "arrays";
+    candidates[6].data.path = "train.npz";
     for (const auto& s : candidates) {
         if (!info.applies || info.applies(s)) {
             return s;
@@ -124,6 +132,9 @@ TEST(SpecFields, EveryBoundedFieldIsValidatedWithItsRange) {
             f.set(s, FieldValue(bad));
         } else if (f.kind == ValueKind::IntList) {
             f.set(s, FieldValue(std::vector<uint64_t>{static_cast<uint64_t>(std::max(0.0, bad))}));
+            expected += "[0]";
+        } else if (f.kind == ValueKind::DoubleList) {
+            f.set(s, FieldValue(std::vector<double>{bad}));
             expected += "[0]";
         } else {
             f.set(s, FieldValue(std::string("no-such-value")));

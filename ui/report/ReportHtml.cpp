@@ -65,6 +65,7 @@ std::string header(const ReportContent& c) {
         out += " \xC2\xB7 generated " + escape(c.generated_at);
     }
     out += "</p>\n";
+    out += "<p class=\"meta\">trained: " + escape(config::describeWorkload(c.data.spec)) + "</p>\n";
     if (!e.notes.empty()) {
         out += "<p>" + escape(e.notes) + "</p>\n";
     }
