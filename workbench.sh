@@ -14,7 +14,7 @@ BUILD_DIR=${BUILD_DIR:-build/cpu}
 GUI=${AMPBENCH_GUI:-ON}
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config
           libtorch-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev
-          dataset-fashion-mnist)
+          libstb-dev libminizip-dev libcsv-dev dataset-fashion-mnist)
 if [[ "$GUI" == ON ]]; then
     PACKAGES+=(qt6-base-dev libqcustomplot-dev xvfb xauth imagemagick poppler-utils)
 fi

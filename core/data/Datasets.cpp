@@ -10,22 +10,15 @@
 #include "core/data/DataError.h"
 #include "core/data/FashionMnist.h"
 #include "core/data/FileDatasets.h"
+#include "core/data/private/Split.h"
 
 namespace ampbench::data {
 namespace {
 
-/// Fixed so that the validation split never depends on a run's seed.
-constexpr uint64_t kSplitSeed = 20261130;
-
 class FashionMnistDataset final : public Dataset {
   public:
     FashionMnistDataset(const FashionMnist& raw, double val_fraction) {
-        auto n = raw.train_images.size(0);
-        auto gen = at::detail::createCPUGenerator(kSplitSeed);
-        auto perm = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
-        auto n_val = static_cast<int64_t>(static_cast<double>(n) * val_fraction);
-        auto val_idx = perm.slice(0, 0, n_val);
-        auto train_idx = perm.slice(0, n_val, n);
+        auto [train_idx, val_idx] = splitRows(raw.train_images.size(0), val_fraction);
         train_x_ = raw.train_images.index_select(0, train_idx).contiguous();
         train_y_ = raw.train_labels.index_select(0, train_idx).contiguous();
         val_x_ = raw.train_images.index_select(0, val_idx).contiguous();
