@@ -53,7 +53,15 @@ int outputs(const data::InputShape& s) {
 std::vector<Network::Part> Network::parts() const {
     std::vector<Part> out;
     for (const auto& item : named_modules("", /*include_self=*/true)) {
-        Part p{item.key(), item.value()->name(), 0};
+        // "torch::nn::Conv2dImpl" reads as "Conv2d", as Python names the module.
+        std::string type = item.value()->name();
+        if (auto colons = type.rfind("::"); colons != std::string::npos) {
+            type = type.substr(colons + 2);
+        }
+        if (type.size() > 4 && type.compare(type.size() - 4, 4, "Impl") == 0) {
+            type.resize(type.size() - 4);
+        }
+        Part p{item.key(), type, 0};
         for (const auto& param : item.value()->parameters(/*recurse=*/false)) {
             p.parameters += param.numel();
         }

@@ -355,6 +355,42 @@ TEST(Validation, ModelAndDataPairing) {
     EXPECT_TRUE(findError(errors, "data.height"));
 }
 
+TEST(Validation, YourOwnModelAndDataNameTheirFiles) {
+    ExperimentSpec s = defaultPreset();
+    s.model.name = "torchscript";
+    s.data.name = "arrays";
+    auto errors = validate(s);
+    ASSERT_TRUE(findError(errors, "model.file")) << allErrors(errors);
+    EXPECT_NE(findError(errors, "model.file")->message.find("torch.jit.script"), std::string::npos);
+    ASSERT_TRUE(findError(errors, "data.path")) << allErrors(errors);
+    EXPECT_NE(findError(errors, "data.path")->message.find(".npz"), std::string::npos);
+    s.model.file = "net.pt";
+    s.data.path = "train.npz";
+    s.data.mean = {0.5, std::nan("")};
+    s.data.std = {0.0};
+    errors = validate(s);
+    EXPECT_TRUE(findError(errors, "data.mean[1]")) << allErrors(errors);
+    EXPECT_TRUE(findError(errors, "data.std[0]")) << allErrors(errors);
+    s.data.mean = {0.5};
+    s.data.std = {0.25};
+    EXPECT_TRUE(validate(s).empty()) << allErrors(validate(s));
+    s.arms[0].channels_last = true;  // a model file may be convolutional
+    EXPECT_TRUE(validate(s).empty()) << allErrors(validate(s));
+
+    s.data.name = "image-folder";
+    s.data.channels = 2;
+    EXPECT_NE(findError(validate(s), "data.channels")->message.find("1 (grey) or 3"),
+              std::string::npos);
+
+    s = defaultPreset();
+    s.model.task = Task::Tokens;
+    EXPECT_TRUE(findError(validate(s), "model.task"));
+    s = *preset("gpt2-small-synthetic");
+    s.model.task = Task::Regression;
+    EXPECT_NE(findError(validate(s), "model.task")->message.find("predicts tokens"),
+              std::string::npos);
+}
+
 TEST(Validation, ArmFeaturesNeedTheRightModelAndPrecision) {
     ExperimentSpec s = defaultPreset();
     s.arms[1].tf32 = true;

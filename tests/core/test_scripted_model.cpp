@@ -6,9 +6,10 @@
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/serialization/import.h>
 
-#include <filesystem>
 #include <fstream>
 
+#include "FileDataFiles.h"
+#include "ScriptedModules.h"
 #include "core/amp/AutocastGuard.h"
 #include "core/models/ScriptedModel.h"
 #include "core/train/SetupCheck.h"
@@ -16,53 +17,10 @@
 #include "core/train/private/TaskHead.h"
 
 using namespace ampbench;
-namespace fs = std::filesystem;
+using data::test_files::TempDir;
+using test_modules::mlp;
 
 namespace {
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path =
-            fs::temp_directory_path() / ("ampbench-scripted-" + std::to_string(::getpid()) + "-" +
-                                         std::to_string(reinterpret_cast<uintptr_t>(this)));
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-/// A module of the class a Python nn.Dropout scripts (or traces) to.
-torch::jit::Module dropout(bool traced) {
-    torch::jit::Module d("__torch__.torch.nn.modules.dropout.Dropout");
-    d.register_attribute("training", c10::BoolType::get(), true);
-    // Tracing bakes the mode in as a constant; scripting reads the flag.
-    d.define(traced ? "def forward(self, x):\n    return torch.dropout(x, 0.5, True)\n"
-                    : "def forward(self, x):\n    return torch.dropout(x, 0.5, self.training)\n");
-    return d;
-}
-
-/// in → hidden → ReLU → Dropout → out, as a scripted Python MLP.
-torch::jit::Module mlp(int in, int hidden, int out, bool traced = false,
-                       const char* forward_tail = "") {
-    torch::manual_seed(7);
-    torch::jit::Module m("__torch__.Net");
-    m.register_attribute("training", c10::BoolType::get(), true);
-    // As nn.Linear holds them: weight [out, in], trainable.
-    m.register_parameter("w1", (torch::randn({hidden, in}) * 0.1).requires_grad_(), false);
-    m.register_parameter("b1", torch::zeros({hidden}).requires_grad_(), false);
-    m.register_parameter("w2", (torch::randn({out, hidden}) * 0.1).requires_grad_(), false);
-    m.register_parameter("b2", torch::zeros({out}).requires_grad_(), false);
-    m.register_module("drop", dropout(traced));
-    m.define(std::string("def forward(self, x):\n"
-                         "    h = torch.relu(torch.linear(x.flatten(1), self.w1, self.b1))\n"
-                         "    return torch.linear(self.drop.forward(h), self.w2, self.b2)") +
-             forward_tail + "\n");
-    return m;
-}
 
 struct Collect : run::TrainObserver {
     std::vector<run::StepRecord> steps;
