@@ -22,16 +22,45 @@ import json
 import os
 import sqlite3
 import sys
+import zipfile
 
-import numpy as np
+# No NumPy needed: .npy is a short text header and raw bytes, .npz a zip of them.
+DTYPES = {"|u1": "uint8", "<i8": "int64", "<f4": "float32"}
 
 
 def read_idx(path):
+    """IDX file -> (shape, raw uint8 bytes)."""
     with gzip.open(path, "rb") as f:
         data = f.read()
     dims = data[3]
     shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+    return shape, data[4 + 4 * dims:]
+
+
+def npy_bytes(descr, shape, raw):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, "".join("%d, " % d for d in shape) if len(shape) > 1 else "%d," % shape[0])
+    pad = 64 - (10 + len(header) + 1) % 64
+    header = header + " " * pad + "\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + raw
+
+
+def write_npz(path, arrays):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        for name, (descr, shape, raw) in arrays.items():
+            z.writestr(name + ".npy", npy_bytes(descr, shape, raw))
+
+
+def read_npz_tensor(path, name):
+    import ast
+    import torch
+    with zipfile.ZipFile(path) as z:
+        data = z.read(name + ".npy")
+    hlen = int.from_bytes(data[8:10], "little")
+    header = ast.literal_eval(data[10:10 + hlen].decode())
+    dtype = getattr(torch, DTYPES[header["descr"]])
+    t = torch.frombuffer(bytearray(data[10 + hlen:]), dtype=dtype)
+    return t.reshape(header["shape"])
 
 
 def make(args):
@@ -58,9 +87,11 @@ def make(args):
     d = args.data
     for name, images, labels in (("train", "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
                                  ("val", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")):
-        x = read_idx(os.path.join(d, images))[:, None, :, :]
-        y = read_idx(os.path.join(d, labels)).astype(np.int64)
-        np.savez(os.path.join(args.dir, name + ".npz"), x=x, y=y)
+        xs, x = read_idx(os.path.join(d, images))
+        ys, y = read_idx(os.path.join(d, labels))
+        y64 = b"".join(int(v).to_bytes(8, "little") for v in y)
+        write_npz(os.path.join(args.dir, name + ".npz"),
+                  {"x": ("|u1", [xs[0], 1, xs[1], xs[2]], x), "y": ("<i8", ys, y64)})
     print("wrote", args.dir)
 
 
@@ -80,9 +111,8 @@ def reference(args):
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9,
                           fused=dev.type == "cuda")
-    d = np.load(os.path.join(args.dir, "train.npz"))
-    x = torch.from_numpy(d["x"])
-    y = torch.from_numpy(d["y"]).long()
+    x = read_npz_tensor(os.path.join(args.dir, "train.npz"), "x")
+    y = read_npz_tensor(os.path.join(args.dir, "train.npz"), "y").long()
     n = x.shape[0]
     gen = torch.Generator().manual_seed(args.seed)
     perm, pos = None, n
