@@ -173,7 +173,7 @@ fidelity)
     echo "== the workbench: 100 steps, fp32, deterministic"
     rm -f "$F/fidelity.db"
     $CLI --db "$F/fidelity.db" run --name fidelity --model "$F/model.pt" --data "$F/train.npz" \
-        --val-data "$F/val.npz" --micro-steps 100 --micro-batch 128 --lr 0.05 --seeds 1 \
+        --val-data "$F/val.npz" --micro-steps 100 --micro-batch 128 --lr 0.05 --weight-decay 0 --seeds 1 \
         --arm fp32=fp32 --device cuda --deterministic --warmup 0 --eval-interval 0 --eval-batches 4 -q \
         | tee "$OUT/fidelity-ours.txt"
     echo "== PyTorch reference"

@@ -9,7 +9,8 @@
       trains DIR/model.pt in PyTorch from the file's weights on the batches the
       workbench draws for that seed (torch.randperm from a CPU generator seeded
       with the seed, a new permutation per epoch, the last partial batch dropped;
-      uint8 scaled by x.float().div_(255)), fp32, SGD momentum 0.9 (fused),
+      uint8 scaled by x.float().div_(255)), fp32, SGD momentum 0.9 without weight
+      decay (fused; the workbench run passes --weight-decay 0),
       deterministic algorithms, TF32 off, graph executor optimisation off as in
       the workbench; prints one JSON line of per-step losses.
   python3 bench/fidelity.py compare DB REFERENCE_JSON [--steps 100]
@@ -97,7 +98,6 @@ def make(args):
 
 def reference(args):
     import torch
-    import torch.nn.functional as F
 
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True)
@@ -105,7 +105,6 @@ def reference(args):
     torch.backends.cudnn.deterministic = True
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    torch._C._jit_set_graph_executor_optimize(False)
     dev = torch.device(args.device)
     model = torch.jit.load(os.path.join(args.dir, "model.pt"), map_location=dev)
     model.train()
@@ -115,8 +114,19 @@ def reference(args):
     y = read_npz_tensor(os.path.join(args.dir, "train.npz"), "y").long()
     n = x.shape[0]
     gen = torch.Generator().manual_seed(args.seed)
-    perm, pos = None, n
     losses = []
+    # The workbench runs scripted modules with the graph executor's optimisations off.
+    with torch.jit.optimized_execution(False):
+        train_steps(args, model, opt, x, y, n, gen, dev, losses)
+    print(json.dumps({"torch": torch.__version__, "device": str(dev), "seed": args.seed,
+                      "losses": losses}))
+
+
+def train_steps(args, model, opt, x, y, n, gen, dev, losses):
+    import torch
+    import torch.nn.functional as F
+
+    perm, pos = None, n
     for _ in range(args.steps):
         if pos + args.micro_batch > n:
             perm = torch.randperm(n, generator=gen, dtype=torch.long)
@@ -131,8 +141,6 @@ def reference(args):
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    print(json.dumps({"torch": torch.__version__, "device": str(dev), "seed": args.seed,
-                      "losses": losses}))
 
 
 def compare(args):

@@ -118,8 +118,14 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
     if (o.dataset)
         spec.data.name = *o.dataset;
     if (o.data_dir) {
-        // The kind follows from what the path is, unless --dataset names it.
+        // The kind follows from what the path is, unless --dataset names it; a path
+        // that says nothing (missing, no known extension) keeps the spec's kind,
+        // whose reader then says what is wrong with it.
         std::string kind = o.dataset ? *o.dataset : config::datasetForPath(*o.data_dir);
+        if (kind.empty() && spec.data.name != "synthetic-images" &&
+            spec.data.name != "synthetic-tokens") {
+            kind = spec.data.name;
+        }
         if (kind.empty()) {
             errors.push_back({"--data", *o.data_dir,
                               "is neither a folder nor an .npz, .npy or .csv file (name the "

@@ -203,6 +203,9 @@ void saveScripted(Network& model, const std::string& path) {
     if (!scripted) {
         throw std::invalid_argument("only a model loaded from a TorchScript file can be saved");
     }
+    // Saved from the CPU, so it loads on a machine without the training device. The
+    // run is over: moving its tensors costs nothing the run still needs.
+    scripted->module().to(c10::Device(c10::kCPU));
     std::ostringstream out;
     scripted->module().save(out);
     store::writeFileAtomically(path, out.str());

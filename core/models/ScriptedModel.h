@@ -39,8 +39,9 @@ std::shared_ptr<Network> loadScripted(const std::string& path, const c10::Device
 /// Facts about the file (read through the same cache as loadScripted).
 ScriptedFile inspectScripted(const std::string& path);
 
-/// Writes a scripted network's module (its trained weights) to `path` atomically.
-/// Throws std::invalid_argument for a built-in network.
+/// Writes a scripted network's module (its trained weights) to `path` atomically,
+/// after moving it to the CPU (call it when training is over). Throws
+/// std::invalid_argument for a built-in network.
 void saveScripted(Network& model, const std::string& path);
 
 /// "…frozen…" advice for a traced module, or "" when nothing was frozen.

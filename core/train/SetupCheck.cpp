@@ -13,6 +13,7 @@
 #include "core/models/Registry.h"
 #include "core/models/ScriptedModel.h"
 #include "core/train/Trainer.h"
+#include "core/train/private/AllocationFailure.h"
 #include "core/train/private/TaskHead.h"
 
 namespace ampbench::train {
@@ -93,8 +94,11 @@ std::string SetupReport::summary() const {
 SetupError::SetupError(SetupReport report)
     : std::runtime_error(report.problemText()), report_(std::move(report)) {}
 
-SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch) {
+SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool own_threads) {
     SetupReport r;
+    if (own_threads) {
+        applyCpuThreads(spec.cpu_threads);  // as the runs will: the pool starts at their size
+    }
     auto problem = [&](Kind kind, std::string field, std::string message) {
         r.problems.push_back({kind, std::move(field), std::move(message)});
         return r;
@@ -126,6 +130,11 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch) {
         if (r.train_size == 0) {
             problem(Kind::Unreadable, dataField(spec.data),
                     dataName(spec.data) + ": the training part holds no samples");
+        } else if (spec.micro_batch > r.train_size) {
+            problem(Kind::Mismatch, "micro_batch",
+                    std::to_string(spec.micro_batch) + " must be at most the training set's " +
+                        std::to_string(r.train_size) + " samples");
+            run_batch = false;
         }
     }
     if (spec.model.name == "torchscript") {
@@ -184,9 +193,16 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch) {
             out = model->forward(x);
         } catch (const models::ModelError&) {
             throw;
+        } catch (const c10::OutOfMemoryError&) {
+            throw;
+        } catch (const std::bad_alloc&) {
+            throw;
         } catch (const std::exception& e) {
             // TorchScript's interpreter throws plain runtime errors, LibTorch c10::Error.
             const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+            if (allocationFailure(c10 ? c10->what_without_backtrace() : e.what())) {
+                throw;
+            }
             return problem(Kind::Mismatch,
                            spec.model.name == "torchscript" ? "model.file" : "model.name",
                            where + ": the model cannot take a batch of inputs " +
@@ -221,7 +237,16 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch) {
         }
     } catch (const models::ModelError& e) {
         return problem(Kind::Mismatch, "model.file", where + ": " + e.what());
+    } catch (const c10::OutOfMemoryError&) {
+        // Not a problem of the spec: each run meets the limit and records it.
+        r.warnings.push_back(where + ": the checked batch did not fit in memory");
+    } catch (const std::bad_alloc&) {
+        r.warnings.push_back(where + ": the checked batch did not fit in memory");
     } catch (const c10::Error& e) {
+        if (allocationFailure(e.what_without_backtrace())) {
+            r.warnings.push_back(where + ": the checked batch did not fit in memory");
+            return r;
+        }
         return problem(Kind::Mismatch, "model.task",
                        where + ": " + firstLine(e.what_without_backtrace()));
     } catch (const std::exception& e) {

@@ -43,9 +43,12 @@ struct SetupReport {
     std::string summary() const;
 };
 
-/// Runs the check; with `run_batch` false only opens the data and the model (what the
-/// editor shows while a spec is edited).
-SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch = true);
+/// Runs the check; with `run_batch` false only opens the data and the model. With
+/// `own_threads` it sets LibTorch's CPU threads to the spec's first, as a run would
+/// (a front end about to train); false leaves them to whoever trains meanwhile (the
+/// editor's background check).
+SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch = true,
+                       bool own_threads = true);
 
 /// Thrown by runExperiment when the check fails; nothing was written.
 class SetupError : public std::runtime_error {

@@ -26,6 +26,7 @@
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
 #include "core/store/StoreError.h"
+#include "core/train/private/AllocationFailure.h"
 #include "core/train/private/OptimizerStep.h"
 #include "core/train/private/ParameterUpdater.h"
 #include "core/train/private/StepGraph.h"
@@ -135,12 +136,7 @@ constexpr int64_t kEagerStepsBeforeCapture = 3;
 
 void RunLoop::setUp() {
     const bool cuda = device_.is_cuda();
-    // 0 = every logical CPU: LibTorch's own default can be a single thread.
-    int threads = spec_.cpu_threads > 0 ? spec_.cpu_threads
-                                        : static_cast<int>(std::thread::hardware_concurrency());
-    if (threads > 0 && threads != at::get_num_threads()) {
-        at::set_num_threads(threads);
-    }
+    applyCpuThreads(spec_.cpu_threads);
     precision_ = std::make_unique<amp::PrecisionPolicy>(resolvePrecision(arm_.precision, cuda),
                                                         arm_.scaler, device_);
     if (const std::string why = precision_->unsupported(); !why.empty()) {
@@ -500,6 +496,15 @@ RunOutcome RunLoop::run() {
 
 }  // namespace
 
+void applyCpuThreads(int cpu_threads) {
+    // 0 = every logical CPU: LibTorch's own default can be a single thread.
+    const int threads =
+        cpu_threads > 0 ? cpu_threads : static_cast<int>(std::thread::hardware_concurrency());
+    if (threads > 0 && threads != at::get_num_threads()) {
+        at::set_num_threads(threads);
+    }
+}
+
 std::string resolveDevice(config::DeviceKind kind) {
     switch (kind) {
         case config::DeviceKind::Cpu:
@@ -571,8 +576,7 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
     } catch (const c10::Error& e) {
         // LibTorch's CPU allocator reports a failed allocation as a plain c10::Error.
         const std::string what = e.what_without_backtrace();
-        const bool alloc = what.find("can't allocate memory") != std::string::npos ||
-                           what.find("not enough memory") != std::string::npos;
+        const bool alloc = allocationFailure(what);
         fail(alloc ? EventKind::OutOfMemory : EventKind::Warning,
              alloc ? FailureKind::OutOfMemory : FailureKind::Runtime,
              alloc ? "out of memory: " + what : what);

@@ -75,6 +75,10 @@ run::RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint
 std::string resolveDevice(config::DeviceKind kind);
 using config::resolvePrecision;  // amp → amp-fp16 on CUDA, amp-bf16 on CPU
 /// Optimizer steps an arm makes (micro-batches / K); `train_size` matters only for epochs.
+/// LibTorch's intra-op threads for `cpu_threads` (0 = every logical CPU), set before
+/// the first op of a run, so its thread pool starts at that size.
+void applyCpuThreads(int cpu_threads);
+
 int64_t plannedOptimizerSteps(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
                               int64_t train_size);
 /// Training-part size of the spec's dataset (reads Fashion-MNIST once per process).

@@ -216,8 +216,9 @@ TEST(Scripted, SavesTheTrainedModuleAtTheEnd) {
     run::CancelToken cancel;
     auto out = train::trainRun(spec, 0, 1, c, cancel, options);
     ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
-    auto trained = torch::jit::load(options.save_model_to);
+    auto trained = torch::jit::load(options.save_model_to);  // wherever it trained: on the CPU
     auto initial = torch::jit::load(file);
+    EXPECT_TRUE((*trained.parameters().begin()).device().is_cpu()) << "loads on any machine";
     const auto w_trained = *trained.named_parameters().begin();
     const auto w_initial = *initial.named_parameters().begin();
     EXPECT_EQ(w_trained.name, w_initial.name);

@@ -152,8 +152,10 @@ class TrainingTest : public QObject {
         test::Workspace ws;
         QVERIFY(ws.open());
         config::ExperimentSpec spec = test::tinySpec(8);
-        spec.data.dir = ws.dir.filePath("no-such-folder").toStdString();
         spec.arms.resize(2);
+        for (auto& arm : spec.arms) {
+            arm.cuda_graph = true;  // passes the check before training, fails each CPU run
+        }
         ws.window->editor()->setSpec(spec);
         TrainingWorker* worker = ws.window->training()->worker();
         QSignalSpy finishedRuns(worker, &TrainingWorker::runFinished);
@@ -167,11 +169,31 @@ class TrainingTest : public QObject {
         QCOMPARE(finishedRuns.size(), 2);  // the second run still ran (and failed the same way)
         for (const auto& args : finishedRuns) {
             QVERIFY(args[1].value<run::RunStatus>() == run::RunStatus::Failed);
-            QVERIFY(args[2].toString().contains("no-such-folder"));
+            QVERIFY(args[2].toString().contains("cuda_graph needs a CUDA device"));
         }
         QTRY_COMPARE(errors.size(), 2);  // delivered to the window through its event loop
         QVERIFY(errors[0][0].toString().startsWith("Run #"));
-        QVERIFY(errors[0][1].toString().contains("no-such-folder"));
+        QVERIFY(errors[0][1].toString().contains("cuda_graph"));
+    }
+
+    // Data that cannot be read stops the experiment before anything is written, and
+    // the editor marks the field that names it.
+    void missingDataStopsBeforeAnythingIsWritten() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        config::ExperimentSpec spec = test::tinySpec(8);
+        spec.data.dir = ws.dir.filePath("no-such-folder").toStdString();
+        ws.window->editor()->setSpec(spec);
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy failed(worker, &TrainingWorker::failed);
+        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), kTrainTimeoutMs);
+        QVERIFY(failed[0][0].toString().contains("no-such-folder"));
+        QVERIFY(planned.isEmpty());
+        QVERIFY(store::Database::open(ws.dbPath().toStdString())->experiments().empty());
+        QTRY_VERIFY(ws.window->editor()->fieldWidget("data.dir")->property("invalid").toBool());
+        QTRY_VERIFY(ws.window->runAction()->isEnabled() == false);
     }
 
     // Run › Find max batch: every arm of the experiment searched on the worker, the

@@ -189,7 +189,7 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
         checkedKey_ = pendingKey_;
         setup_->showChecking();
         checkWatcher_->setFuture(QtConcurrent::run(
-            [spec = checkedSpec(pendingSpec_)] { return train::checkSetup(spec); }));
+            [spec = checkedSpec(pendingSpec_)] { return train::checkSetup(spec, true, false); }));
     });
     connect(checkWatcher_, &QFutureWatcher<train::SetupReport>::finished, this,
             &ExperimentEditor::checkFinished);
