@@ -99,7 +99,8 @@ ExperimentSpec gpt2Small() {
 }  // namespace
 
 std::vector<std::string> presetNames() {
-    return {"default", "smoke", "noise-band", "resnet50-synthetic", "gpt2-small-synthetic"};
+    return {"default",   "smoke", "noise-band", "resnet50-synthetic", "gpt2-small-synthetic",
+            "your-model"};
 }
 
 std::optional<ExperimentSpec> preset(const std::string& name) {
@@ -127,6 +128,16 @@ std::optional<ExperimentSpec> preset(const std::string& name) {
     if (name == "gpt2-small-synthetic") {
         return gpt2Small();
     }
+    if (name == "your-model") {
+        ExperimentSpec s = fashionMnist();
+        s.name = "your-model";
+        s.model.name = "torchscript";
+        s.model.file = "model.pt";
+        s.data.name = "arrays";
+        s.data.path = "train.npz";
+        s.seeds = {1, 2, 3};
+        return s;
+    }
     return std::nullopt;
 }
 
@@ -150,6 +161,10 @@ std::string presetDescription(const std::string& name) {
     if (name == "gpt2-small-synthetic") {
         return "GPT-2 small sized transformer on synthetic 1024-token sequences, batch 16 (CUDA): "
                "fp32, TF32, AMP fp16, AMP bf16 and fp16 with accumulation 4";
+    }
+    if (name == "your-model") {
+        return "Your own model.pt (torch.jit.script) on train.npz (x, y) in the current folder, "
+               "or the files you pick: fp32 vs AMP vs AMP with accumulation 4, seeds 1, 2, 3";
     }
     return {};
 }

@@ -26,20 +26,11 @@ std::string trimmed(const std::string& s) {
     return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
-/// Locale-independent: the GUI's process runs under the user's locale, where
-/// strtod may want a decimal comma.
-bool parseNumber(const std::string& cell, double& out) {
-    auto s = trimmed(cell);
-    const char* b = s.data();
-    const char* e = b + s.size();
-    if (b != e && *b == '+') {
-        ++b;
-    }
-    auto [end, ec] = std::from_chars(b, e, out);
-    return b != e && ec == std::errc() && end == e && std::isfinite(out);
-}
-
-bool parseInteger(const std::string& cell, int64_t& out) {
+/// A number in a cell, surrounding blanks and a leading '+' allowed. Locale-
+/// independent: the GUI's process runs under the user's locale, where strtod may
+/// want a decimal comma.
+template <class T>
+bool parseCell(const std::string& cell, T& out) {
     auto s = trimmed(cell);
     const char* b = s.data();
     const char* e = b + s.size();
@@ -48,6 +39,14 @@ bool parseInteger(const std::string& cell, int64_t& out) {
     }
     auto [end, ec] = std::from_chars(b, e, out);
     return b != e && ec == std::errc() && end == e;
+}
+
+bool parseNumber(const std::string& cell, double& out) {
+    return parseCell(cell, out) && std::isfinite(out);
+}
+
+bool parseInteger(const std::string& cell, int64_t& out) {
+    return parseCell(cell, out);
 }
 
 /// Collects libcsv's fields and rows. Its callbacks are C: nothing may throw

@@ -52,8 +52,9 @@ ExperimentSpec defaultPreset() {
 // ---- presets ----
 
 TEST(Presets, NamesInOrderAndDescribed) {
-    const std::vector<std::string> expected = {"default", "smoke", "noise-band",
-                                               "resnet50-synthetic", "gpt2-small-synthetic"};
+    const std::vector<std::string> expected = {
+        "default",   "smoke", "noise-band", "resnet50-synthetic", "gpt2-small-synthetic",
+        "your-model"};
     EXPECT_EQ(presetNames(), expected);
     for (const std::string& name : presetNames()) {
         EXPECT_TRUE(preset(name).has_value()) << name;

@@ -79,6 +79,32 @@ QWidget* withBrowseButtons(QLineEdit* edit, const Browse& how, const QString& la
 
 SpecBindings::SpecBindings(QObject* parent) : QObject(parent) {}
 
+template <class T>
+void SpecBindings::bindList(Binding& b, QLineEdit* w, const Field* f, QString (*format)(T),
+                            std::optional<T> (*parse)(const QString&)) {
+    b.load = [w, f, format](const Spec& s) {
+        QStringList parts;
+        const FieldValue value = f->get(s);  // outlives the loop below
+        for (T v : std::get<std::vector<T>>(value)) {
+            parts << format(v);
+        }
+        w->setText(parts.join(", "));
+    };
+    b.store = [w, f, parse](Spec& s) {
+        std::vector<T> values;
+        static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
+        for (const QString& part : w->text().split(separators, Qt::SkipEmptyParts)) {
+            const std::optional<T> v = parse(part);
+            if (!v) {
+                return false;
+            }
+            values.push_back(*v);
+        }
+        f->set(s, FieldValue(values));
+        return true;
+    };
+}
+
 void SpecBindings::addField(QFormLayout* form, const Field& field) {
     Binding b;
     b.field = &field;
@@ -166,27 +192,9 @@ void SpecBindings::addField(QFormLayout* form, const Field& field) {
             auto* w = new QLineEdit;
             b.widget = w;
             b.parseMessage = "must be a list of numbers, e.g. 0.485, 0.456, 0.406";
-            b.load = [w, f](const Spec& s) {
-                QStringList parts;
-                const FieldValue value = f->get(s);  // outlives the loop below
-                for (double v : std::get<std::vector<double>>(value)) {
-                    parts << editableNumber(v);
-                }
-                w->setText(parts.join(", "));
-            };
-            b.store = [w, f](Spec& s) {
-                std::vector<double> values;
-                static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
-                for (const QString& part : w->text().split(separators, Qt::SkipEmptyParts)) {
-                    const auto v = parseNumberText(part);
-                    if (!v) {
-                        return false;
-                    }
-                    values.push_back(*v);
-                }
-                f->set(s, FieldValue(values));
-                return true;
-            };
+            bindList<double>(
+                b, w, f, [](double v) { return editableNumber(v); },
+                [](const QString& part) { return parseNumberText(part); });
             connect(w, &QLineEdit::textEdited, this, changed);
             break;
         }
@@ -194,28 +202,13 @@ void SpecBindings::addField(QFormLayout* form, const Field& field) {
             auto* w = new QLineEdit;
             b.widget = w;
             b.parseMessage = "must be a list of non-negative integers, e.g. 1, 2, 3";
-            b.load = [w, f](const Spec& s) {
-                QStringList parts;
-                const FieldValue value = f->get(s);  // outlives the loop below
-                for (uint64_t v : std::get<std::vector<uint64_t>>(value)) {
-                    parts << QString::number(v);
-                }
-                w->setText(parts.join(", "));
-            };
-            b.store = [w, f](Spec& s) {
-                std::vector<uint64_t> values;
-                static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
-                for (const QString& part : w->text().split(separators, Qt::SkipEmptyParts)) {
+            bindList<uint64_t>(
+                b, w, f, [](uint64_t v) { return QString::number(v); },
+                [](const QString& part) -> std::optional<uint64_t> {
                     bool ok = false;
                     const qulonglong v = part.toULongLong(&ok);
-                    if (!ok) {
-                        return false;
-                    }
-                    values.push_back(v);
-                }
-                f->set(s, FieldValue(values));
-                return true;
-            };
+                    return ok ? std::optional<uint64_t>(v) : std::nullopt;
+                });
             connect(w, &QLineEdit::textEdited, this, changed);
             break;
         }

@@ -3,6 +3,7 @@
 #include <QObject>
 #include <QString>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "core/config/Validation.h"
 
 class QFormLayout;
+class QLineEdit;
 class QWidget;
 
 namespace ampbench::ui {
@@ -64,6 +66,12 @@ class SpecBindings : public QObject {
         std::function<bool(Spec&)> store;
         std::string parseMessage;
     };
+
+    /// A list shown as "a, b, c": `format` writes a value, `parse` reads one
+    /// (nullopt: the text does not parse).
+    template <class T>
+    static void bindList(Binding& b, QLineEdit* w, const Field* f, QString (*format)(T),
+                         std::optional<T> (*parse)(const QString&));
 
     std::vector<Binding> bindings_;
     QHash<QString, QWidget*> byField_;
