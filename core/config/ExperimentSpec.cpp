@@ -43,6 +43,9 @@ std::string toString(DeviceKind d) {
 std::string toString(Task t) {
     return enumToString(t);
 }
+std::string toString(LrSchedule s) {
+    return enumToString(s);
+}
 std::optional<Task> taskFromString(const std::string& text) {
     return enumFromString<Task>(text);
 }

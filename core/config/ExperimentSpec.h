@@ -18,6 +18,8 @@ enum class DeviceKind { Auto, Cpu, Cuda };
 /// for a model file, from the data (integer labels per sample: classification,
 /// per position: tokens, floating-point targets: regression).
 enum class Task { Auto, Classification, Tokens, Regression };
+/// How the learning rate moves over a run's optimizer steps (LrSchedule.h).
+enum class LrSchedule { Constant, Warmup, Cosine, Step, OneCycle };
 
 /// PyTorch's GradScaler defaults.
 struct ScalerSpec {
@@ -49,11 +51,12 @@ struct ModelSpec {
     std::string name = "cnn";  ///< mlp | cnn | resnet | transformer | torchscript
     std::string file;          ///< torchscript: the saved module (.pt)
     Task task = Task::Auto;
-    int width = 32;           ///< base channels (cnn, resnet) or hidden size (mlp) or d_model
-    int depth = 2;            ///< conv blocks, hidden layers, or transformer layers
-    std::vector<int> blocks;  ///< resnet: blocks per stage, e.g. {3,4,6,3}
-    bool bottleneck = false;  ///< resnet: bottleneck (ResNet-50) instead of basic blocks
-    int heads = 4;            ///< transformer attention heads
+    double label_smoothing = 0.0;  ///< classification and tokens: cross-entropy's smoothing
+    int width = 32;                ///< base channels (cnn, resnet) or hidden size (mlp) or d_model
+    int depth = 2;                 ///< conv blocks, hidden layers, or transformer layers
+    std::vector<int> blocks;       ///< resnet: blocks per stage, e.g. {3,4,6,3}
+    bool bottleneck = false;       ///< resnet: bottleneck (ResNet-50) instead of basic blocks
+    int heads = 4;                 ///< transformer attention heads
     double dropout = 0.0;
     bool operator==(const ModelSpec&) const;  ///< every field of its table
     bool operator!=(const ModelSpec& other) const { return !(*this == other); }
@@ -74,10 +77,13 @@ struct DataSpec {
     int channels = 3;           ///< synthetic images; image folder: 1 (grey) or 3 (RGB)
     int height = 32;
     int width = 32;
-    int classes = 10;                        ///< synthetic images
-    int seq_len = 128;                       ///< synthetic tokens
-    int vocab = 1024;                        ///< synthetic tokens
-    int prefetch = 4;                        ///< batches prepared ahead by the background thread
+    int classes = 10;   ///< synthetic images
+    int seq_len = 128;  ///< synthetic tokens
+    int vocab = 1024;   ///< synthetic tokens
+    int prefetch = 4;   ///< batches prepared ahead by the background thread
+    /// What evaluations measure: "validation" (held out from training) or "test"
+    /// (the dataset's own test split: Fashion-MNIST's t10k images).
+    std::string evaluate_on = "validation";
     bool operator==(const DataSpec&) const;  ///< every field of its table
     bool operator!=(const DataSpec& other) const { return !(*this == other); }
 };
@@ -90,6 +96,12 @@ struct OptimizerSpec {
     double beta1 = 0.9;  ///< AdamW
     double beta2 = 0.999;
     double eps = 1e-8;
+    bool nesterov = false;  ///< SGD
+    LrSchedule schedule = LrSchedule::Constant;
+    double warmup_fraction = 0.0;  ///< linear warm-up's share of the run (onecycle: the rise)
+    double step_fraction = 0.3;    ///< step: the lr is multiplied by gamma every this share
+    double gamma = 0.1;            ///< step
+    double min_lr_fraction = 0.0;  ///< cosine: the final lr as a fraction of lr
     bool operator==(const OptimizerSpec&) const;  ///< every field of its table
     bool operator!=(const OptimizerSpec& other) const { return !(*this == other); }
 };
@@ -126,6 +138,7 @@ std::string toString(LrRule r);
 std::string toString(OptimizerKind k);
 std::string toString(DeviceKind d);
 std::string toString(Task t);
+std::string toString(LrSchedule s);
 std::optional<Precision> precisionFromString(const std::string& text);
 std::optional<LrRule> lrRuleFromString(const std::string& text);
 std::optional<OptimizerKind> optimizerFromString(const std::string& text);

@@ -66,6 +66,18 @@ bool sgd(const ExperimentSpec& s) {
 bool adamw(const ExperimentSpec& s) {
     return s.optimizer.kind == OptimizerKind::AdamW;
 }
+bool warmupUsed(const ExperimentSpec& s) {
+    return s.optimizer.schedule != LrSchedule::Constant;
+}
+bool stepSchedule(const ExperimentSpec& s) {
+    return s.optimizer.schedule == LrSchedule::Step;
+}
+bool cosineSchedule(const ExperimentSpec& s) {
+    return s.optimizer.schedule == LrSchedule::Cosine;
+}
+bool crossEntropy(const ExperimentSpec& s) {
+    return s.model.task != Task::Regression;
+}
 
 using E = ExperimentSpec;
 using M = ModelSpec;
@@ -146,6 +158,10 @@ const std::vector<Field<ModelSpec>>& fieldsOf(const ModelSpec*) {
         field("task", &M::task, "Task",
               "classification: [N, C] logits vs labels; tokens: [N, T, V] vs [N, T]; "
               "regression: MSE; auto: from the model or the data"),
+        field("label_smoothing", &M::label_smoothing, "Label smoothing",
+              "Cross-entropy's label smoothing (classification, tokens)")
+            .range(0, 1, true, false)
+            .usedWhen(&crossEntropy),
         field("width", &M::width, "Width", "Base channels, hidden units or d_model")
             .range(1, 8192)
             .when(&builtIn),
@@ -234,6 +250,10 @@ const std::vector<Field<DataSpec>>& fieldsOf(const DataSpec*) {
         field("prefetch", &D::prefetch, "Prefetch",
               "Batches prepared ahead by the background thread")
             .range(1, 64),
+        field("evaluate_on", &D::evaluate_on, "Evaluate on",
+              "validation: the part held out from training; test: the dataset's own test "
+              "split (Fashion-MNIST's t10k images)")
+            .oneOf({"validation", "test"}),
     };
     return table;
 }
@@ -248,6 +268,27 @@ const std::vector<Field<OptimizerSpec>>& fieldsOf(const OptimizerSpec*) {
         field("beta1", &O::beta1, "Beta 1", "AdamW").range(0, 1, true, false).usedWhen(&adamw),
         field("beta2", &O::beta2, "Beta 2", "AdamW").range(0, 1, true, false).usedWhen(&adamw),
         field("eps", &O::eps, "Epsilon", "AdamW").range(0, 1e-2, false, true).usedWhen(&adamw),
+        field("nesterov", &O::nesterov, "Nesterov", "SGD: Nesterov momentum").usedWhen(&sgd),
+        field("schedule", &O::schedule, "LR schedule",
+              "constant; warmup (linear, then constant); cosine (after a linear warm-up); "
+              "step (\u00d7 gamma every step fraction); onecycle (PyTorch's OneCycleLR). Over "
+              "each arm's optimizer steps, so arms with accumulation follow it per sample alike"),
+        field("warmup_fraction", &O::warmup_fraction, "Warm-up fraction",
+              "Share of the run with a linear warm-up (onecycle: the rise, PyTorch's "
+              "pct_start)")
+            .range(0, 1, true, false)
+            .usedWhen(&warmupUsed),
+        field("step_fraction", &O::step_fraction, "Step every",
+              "step: the lr is multiplied by gamma after every this share of the run")
+            .range(0, 1, false, true)
+            .usedWhen(&stepSchedule),
+        field("gamma", &O::gamma, "Gamma", "step: the factor at each step")
+            .range(0, 1, false, true)
+            .usedWhen(&stepSchedule),
+        field("min_lr_fraction", &O::min_lr_fraction, "Final LR fraction",
+              "cosine: the lr it ends at, as a fraction of the lr")
+            .range(0, 1, true, false)
+            .usedWhen(&cosineSchedule),
     };
     return table;
 }
@@ -352,6 +393,15 @@ const std::vector<EnumName<OptimizerKind>>& enumNames(OptimizerKind) {
                                                                {OptimizerKind::AdamW, "adamw"}};
     return names;
 }
+const std::vector<EnumName<LrSchedule>>& enumNames(LrSchedule) {
+    static const std::vector<EnumName<LrSchedule>> names = {{LrSchedule::Constant, "constant"},
+                                                            {LrSchedule::Warmup, "warmup"},
+                                                            {LrSchedule::Cosine, "cosine"},
+                                                            {LrSchedule::Step, "step"},
+                                                            {LrSchedule::OneCycle, "onecycle"}};
+    return names;
+}
+
 const std::vector<EnumName<Task>>& enumNames(Task) {
     static const std::vector<EnumName<Task>> names = {{Task::Auto, "auto"},
                                                       {Task::Classification, "classification"},

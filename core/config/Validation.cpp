@@ -243,6 +243,11 @@ void checkModelAndData(Checker& c, const ModelSpec& m, const DataSpec& d) {
         c.add("model.task", quoted(toString(m.task)),
               "token prediction needs model transformer or a model file (model is " + m.name + ")");
     }
+    if (d.evaluate_on == "test" && d.name != "fashion-mnist" && contains(datasetNames(), d.name)) {
+        c.add("data.evaluate_on", quoted(d.evaluate_on),
+              "only fashion-mnist has a test split of its own (data is " + d.name +
+                  "); give your test files as data.val_path");
+    }
     if (m.name == "torchscript" && m.file.empty()) {
         c.add("model.file", quoted(m.file),
               "must name the model file (a module saved with torch.jit.script(model).save)");
@@ -303,6 +308,12 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
               "CUDA-graph capture needs accumulation 1 (this arm has " +
                   std::to_string(a.accumulation) + ")");
     }
+    if (a.cuda_graph && s.optimizer.schedule != LrSchedule::Constant) {
+        c.add(p + "cuda_graph", boolText(true),
+              "CUDA-graph capture needs a constant LR schedule (the captured step keeps its lr; "
+              "schedule is " +
+                  toString(s.optimizer.schedule) + ")");
+    }
     if (a.tf32 && a.precision != Precision::Fp32) {
         c.add(p + "tf32", boolText(true),
               "TF32 applies to fp32 arms only (this arm is " + toString(a.precision) + ")");
@@ -318,6 +329,10 @@ std::vector<FieldError> validate(const ExperimentSpec& spec) {
     checkSchedule(c, spec);
     checkSeeds(c, spec);
     checkModelAndData(c, spec.model, spec.data);
+    if (spec.optimizer.nesterov && spec.optimizer.kind == OptimizerKind::Sgd &&
+        !(spec.optimizer.momentum > 0)) {
+        c.add("optimizer.nesterov", boolText(true), "Nesterov momentum needs momentum > 0");
+    }
     if (spec.arms.empty()) {
         c.add("arms", "[]", "must have at least one arm");
     } else if (spec.arms.size() > 32) {

@@ -23,8 +23,19 @@ class FashionMnistDataset final : public Dataset {
         train_y_ = raw.train_labels.index_select(0, train_idx).contiguous();
         val_x_ = raw.train_images.index_select(0, val_idx).contiguous();
         val_y_ = raw.train_labels.index_select(0, val_idx).contiguous();
+        test_x_ = raw.test_images;
+        test_y_ = raw.test_labels;
     }
     InputShape shape() const override { return {}; }
+    int64_t testSize() const override { return test_x_.size(0); }
+    Batch testBatch(int64_t start, int64_t count) const override {
+        return {test_x_.slice(0, start, start + count), test_y_.slice(0, start, start + count)};
+    }
+    std::string describe() const override {
+        return "Fashion-MNIST: " + std::to_string(trainSize()) + " training, " +
+               std::to_string(valSize()) + " validation (held out), " + std::to_string(testSize()) +
+               " test images";
+    }
     int64_t trainSize() const override { return train_x_.size(0); }
     int64_t valSize() const override { return val_x_.size(0); }
     Batch trainBatch(const at::Tensor& idx) const override {
@@ -36,7 +47,7 @@ class FashionMnistDataset final : public Dataset {
     bool synthetic() const override { return false; }
 
   private:
-    at::Tensor train_x_, train_y_, val_x_, val_y_;
+    at::Tensor train_x_, train_y_, val_x_, val_y_, test_x_, test_y_;
 };
 
 /// Random images with random labels: for throughput, not for accuracy. A pool of

@@ -42,6 +42,10 @@ class Dataset {
     virtual Batch trainBatch(const at::Tensor& indices) const = 0;
     /// Validation samples [start, start+count), on the CPU.
     virtual Batch valBatch(int64_t start, int64_t count) const = 0;
+    /// The dataset's own test split, when it has one (0: none).
+    virtual int64_t testSize() const { return 0; }
+    /// Test samples [start, start+count), on the CPU; only when testSize() > 0.
+    virtual Batch testBatch(int64_t start, int64_t count) const { return valBatch(start, count); }
     /// True when samples are generated, not read: the trainer may then keep a
     /// pool of batches on the device and skip the prefetcher.
     virtual bool synthetic() const = 0;

@@ -13,9 +13,10 @@ class TorchOptimUpdater final : public ParameterUpdater {
     TorchOptimUpdater(const std::vector<at::Tensor>& params, const config::OptimizerSpec& o,
                       double lr) {
         if (o.kind == config::OptimizerKind::Sgd) {
-            opt_ = std::make_unique<torch::optim::SGD>(
-                params,
-                torch::optim::SGDOptions(lr).momentum(o.momentum).weight_decay(o.weight_decay));
+            opt_ = std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(lr)
+                                                                   .momentum(o.momentum)
+                                                                   .nesterov(o.nesterov)
+                                                                   .weight_decay(o.weight_decay));
         } else {
             opt_ = std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(lr)
                                                                      .betas({o.beta1, o.beta2})
@@ -24,6 +25,11 @@ class TorchOptimUpdater final : public ParameterUpdater {
         }
     }
     void step(const at::Tensor&) override { opt_->step(); }
+    void setLr(double lr) override {
+        for (auto& group : opt_->param_groups()) {
+            group.options().set_lr(lr);
+        }
+    }
     bool skipsOnDevice() const override { return false; }
     std::string describe() const override {
         return "LibTorch torch::optim (per-parameter kernels)";
@@ -80,7 +86,7 @@ class FusedUpdater final : public ParameterUpdater {
         }
         if (spec_.kind == config::OptimizerKind::Sgd) {
             at::_fused_sgd_(params, grads, b1, spec_.weight_decay, spec_.momentum, lr_,
-                            /*dampening=*/0.0, /*nesterov=*/false, /*maximize=*/false,
+                            /*dampening=*/0.0, spec_.nesterov, /*maximize=*/false,
                             /*is_first_step=*/false, std::nullopt, inf);
             return;
         }
@@ -94,6 +100,7 @@ class FusedUpdater final : public ParameterUpdater {
             at::_foreach_sub_(steps, undo);
         }
     }
+    void setLr(double lr) override { lr_ = lr; }
     bool skipsOnDevice() const override { return true; }
     std::string describe() const override {
         return spec_.kind == config::OptimizerKind::Sgd ? "ATen fused SGD (_fused_sgd_)"

@@ -130,6 +130,11 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
         if (r.train_size == 0) {
             problem(Kind::Unreadable, dataField(spec.data),
                     dataName(spec.data) + ": the training part holds no samples");
+        } else if (spec.data.evaluate_on == "test" && dataset->testSize() == 0) {
+            problem(Kind::Mismatch, "data.evaluate_on",
+                    dataName(spec.data) +
+                        " has no test split of its own; evaluate on validation (give test files "
+                        "as data.val_path)");
         } else if (spec.micro_batch > r.train_size) {
             problem(Kind::Mismatch, "micro_batch",
                     std::to_string(spec.micro_batch) + " must be at most the training set's " +

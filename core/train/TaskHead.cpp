@@ -68,7 +68,8 @@ at::Tensor TaskHead::loss(const at::Tensor& output, const at::Tensor& target) co
     if (task_ == Task::Regression) {
         return at::mse_loss(asTarget(output, target).to(at::kFloat), target.to(at::kFloat));
     }
-    return at::cross_entropy_loss(output.reshape({-1, output.size(-1)}), target.reshape({-1}));
+    return at::cross_entropy_loss(output.reshape({-1, output.size(-1)}), target.reshape({-1}), {},
+                                  at::Reduction::Mean, /*ignore_index=*/-100, smoothing_);
 }
 
 void TaskHead::accumulate(const at::Tensor& output, const at::Tensor& target, Sums& sums) const {

@@ -17,6 +17,7 @@
 #include "core/amp/AutocastGuard.h"
 #include "core/amp/LossScaler.h"
 #include "core/amp/PrecisionPolicy.h"
+#include "core/config/LrSchedule.h"
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
 #include "core/data/Prefetcher.h"
@@ -158,7 +159,7 @@ void RunLoop::setUp() {
     torch::manual_seed(seed_);
     dataset_ = data::openDataset(spec_.data);
     shape_ = dataset_->shape();
-    head_ = std::make_unique<TaskHead>(resolveTask(spec_, shape_));
+    head_ = std::make_unique<TaskHead>(resolveTask(spec_, shape_), spec_.model.label_smoothing);
     try {
         model_ = models::modelFor(spec_.model, shape_, device_);
     } catch (const models::ModelError& e) {
@@ -251,7 +252,8 @@ bool RunLoop::evalDue(int64_t s) const {
 std::optional<StepRecord> RunLoop::openStep(int64_t s) {
     StepRecord rec;
     rec.step = s;
-    rec.lr = lr_;
+    rec.lr = config::scheduledLr(spec_.optimizer, lr_, s - 1, planned_);
+    updater_->setLr(rec.lr);
     rec.timed = s > spec_.warmup_steps;
     ++micro_batches_;
     if (opt_.before_micro_batch) {
@@ -387,13 +389,15 @@ EvalRecord RunLoop::evaluate(int64_t s) {
     amp::AutocastGuard autocast(device_.type(), precision_->dtype(), precision_->autocast(),
                                 /*cache=*/false);
     const int64_t bs = std::max<int64_t>(spec_.micro_batch, 256);
-    int64_t total = dataset_->valSize();
+    const bool test = spec_.data.evaluate_on == "test";
+    int64_t total = test ? dataset_->testSize() : dataset_->valSize();
     if (spec_.eval_batches > 0) {
         total = std::min<int64_t>(total, bs * spec_.eval_batches);
     }
     TaskHead::Sums sums;
     for (int64_t start = 0; start < total; start += bs) {
-        auto b = dataset_->valBatch(start, std::min(bs, total - start));
+        const int64_t count = std::min(bs, total - start);
+        auto b = test ? dataset_->testBatch(start, count) : dataset_->valBatch(start, count);
         auto x = b.input.to(device_);
         if (arm_.channels_last) {
             x = x.contiguous(at::MemoryFormat::ChannelsLast);

@@ -252,3 +252,13 @@ TEST(TaskHead, TokensCountEveryPosition) {
     shape.classes = 8;
     EXPECT_TRUE(mentions(head.mismatch(logits, y, shape), "token ids go up to 7"));
 }
+
+TEST(TaskHead, LabelSmoothingRaisesTheLossOfConfidentLogits) {
+    auto logits = torch::tensor({{8.0f, 0.0f, 0.0f}, {0.0f, 8.0f, 0.0f}});
+    auto y = torch::tensor({0, 1}, at::kLong);
+    const double plain =
+        train::TaskHead(config::Task::Classification).loss(logits, y).item<double>();
+    const double smoothed =
+        train::TaskHead(config::Task::Classification, 0.2).loss(logits, y).item<double>();
+    EXPECT_GT(smoothed, plain + 0.5);
+}

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/config/LrSchedule.h"
 #include "core/config/Presets.h"
 #include "core/data/FashionMnist.h"
 #include "core/train/Trainer.h"
@@ -452,4 +453,32 @@ TEST(Trainer, ReadBackWaitsForTheMinimumInterval) {
     r = train::trainRun(s, 0, 1, each, cancel, o);
     ASSERT_EQ(r.status, run::RunStatus::Finished) << r.error;
     EXPECT_EQ(seen_before_last, 29u);
+}
+
+// The schedule sets each optimizer step's lr (recorded with the step); evaluation
+// can run on the dataset's own test split.
+TEST(Trainer, TheScheduleSetsEachStepsLrAndTheTestSplitIsEvaluated) {
+    if (!haveData()) {
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    auto spec = mlpSpec();
+    spec.data.name = "fashion-mnist";
+    spec.micro_steps = 24;
+    spec.micro_batch = 32;
+    spec.eval_interval = 12;
+    spec.data.evaluate_on = "test";
+    spec.optimizer.schedule = config::LrSchedule::OneCycle;
+    spec.optimizer.warmup_fraction = 0.25;
+    spec.arms = {{"fp32", config::Precision::Fp32}};
+    Collect c;
+    run::CancelToken cancel;
+    auto out = train::trainRun(spec, 0, 1, c, cancel);
+    ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+    ASSERT_EQ(c.steps.size(), 24u);
+    for (const auto& s : c.steps) {
+        EXPECT_DOUBLE_EQ(s.lr, config::scheduledLr(spec.optimizer, 0.05, s.step - 1, 24)) << s.step;
+    }
+    EXPECT_DOUBLE_EQ(c.steps[5].lr, 0.05) << "the peak after a quarter of the run";
+    ASSERT_EQ(c.evals.size(), 2u);
+    EXPECT_TRUE(std::isfinite(c.evals.back().val_accuracy));
 }

@@ -23,6 +23,8 @@ class ParameterUpdater {
     /// on the device when skipsOnDevice(); otherwise the caller must not call
     /// step() for a step with inf/NaN gradients.
     virtual void step(const at::Tensor& found_inf) = 0;
+    /// The learning rate of the next steps (the schedule's value for the step).
+    virtual void setLr(double lr) = 0;
     virtual bool skipsOnDevice() const = 0;
     virtual std::string describe() const = 0;
 };

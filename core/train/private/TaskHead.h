@@ -17,10 +17,12 @@ config::Task resolveTask(const config::ExperimentSpec& spec, const data::InputSh
 
 class TaskHead {
   public:
-    explicit TaskHead(config::Task task) : task_(task) {}
+    explicit TaskHead(config::Task task, double label_smoothing = 0.0)
+        : task_(task), smoothing_(label_smoothing) {}
     config::Task task() const { return task_; }
 
-    /// Mean loss of a batch: cross-entropy over classes or tokens, or MSE.
+    /// Mean loss of a batch: cross-entropy over classes or tokens (with the label
+    /// smoothing), or MSE. Evaluations report cross-entropy without smoothing.
     at::Tensor loss(const at::Tensor& output, const at::Tensor& target) const;
 
     /// Sums for an evaluation, on the output's device: loss summed over samples
@@ -43,6 +45,7 @@ class TaskHead {
     /// The output laid out like the target for regression ([N, 1] against [N]).
     at::Tensor asTarget(const at::Tensor& output, const at::Tensor& target) const;
     config::Task task_;
+    double smoothing_ = 0.0;
 };
 
 /// "[64, 10]".
