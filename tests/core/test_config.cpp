@@ -52,9 +52,13 @@ ExperimentSpec defaultPreset() {
 // ---- presets ----
 
 TEST(Presets, NamesInOrderAndDescribed) {
-    const std::vector<std::string> expected = {
-        "default",   "smoke", "noise-band", "resnet50-synthetic", "gpt2-small-synthetic",
-        "your-model"};
+    const std::vector<std::string> expected = {"default",
+                                               "smoke",
+                                               "noise-band",
+                                               "fashion-mnist-recipe",
+                                               "resnet50-synthetic",
+                                               "gpt2-small-synthetic",
+                                               "your-model"};
     EXPECT_EQ(presetNames(), expected);
     for (const std::string& name : presetNames()) {
         EXPECT_TRUE(preset(name).has_value()) << name;
