@@ -160,6 +160,7 @@ json findingsJson(const std::vector<Finding>& findings) {
 json toJson(const ArmVerdict& v) {
     json j = {{"arm", v.arm},
               {"verdict", toString(v.verdict)},
+              {"code", codeName(v.summary.code)},
               {"summary", describe(v.summary)},
               {"noise_known", v.noise_known},
               {"runs_used", v.runs_used},
@@ -181,6 +182,15 @@ json toJson(const ArmVerdict& v) {
     if (v.verdict != Verdict::Baseline) {
         j["curve"] = toJson(v.curve);
         j["final_gap"] = toJson(v.final_gap);
+        const TimeToTarget& tt = v.time_to_target;
+        j["time_to_target"] = {{"metric", tt.accuracy ? "val_accuracy" : "val_loss"},
+                               {"target", real(tt.target)},
+                               {"runs", tt.runs},
+                               {"reached", tt.reached},
+                               {"wall_s", real(tt.wall_s)},
+                               {"samples", real(tt.samples)},
+                               {"baseline_wall_s", real(tt.base_wall_s)},
+                               {"baseline_samples", real(tt.base_samples)}};
     }
     return j;
 }

@@ -85,6 +85,42 @@ FinalGap finalMetricGap(const std::vector<const RunData*>& base,
     return finalGap(metric, b, a, floor);
 }
 
+/// When each run first evaluated at the baseline's final mean metric or better.
+TimeToTarget timeToTarget(const std::vector<const RunData*>& base,
+                          const std::vector<const RunData*>& arm, const FinalGap& g) {
+    TimeToTarget tt;
+    if (g.metric == "train_loss" || !std::isfinite(g.base_mean)) {
+        return tt;
+    }
+    tt.accuracy = g.metric == "val_accuracy";
+    tt.target = g.base_mean;
+    const double slack = 1e-12;
+    auto mean_reach = [&](const std::vector<const RunData*>& runs, int& reached, double& wall,
+                          double& samples) {
+        double wall_sum = 0, samples_sum = 0;
+        reached = 0;
+        for (const auto* r : runs) {
+            for (const auto& e : r->evals) {
+                const double m = tt.accuracy ? e.val_accuracy : e.val_loss;
+                if (std::isfinite(m) &&
+                    (tt.accuracy ? m >= tt.target - slack : m <= tt.target + slack)) {
+                    wall_sum += e.wall_s;
+                    samples_sum += static_cast<double>(e.samples);
+                    ++reached;
+                    break;
+                }
+            }
+        }
+        wall = reached ? wall_sum / reached : kUnknown;
+        samples = reached ? samples_sum / reached : kUnknown;
+    };
+    tt.runs = static_cast<int>(arm.size());
+    mean_reach(arm, tt.reached, tt.wall_s, tt.samples);
+    int base_reached = 0;
+    mean_reach(base, base_reached, tt.base_wall_s, tt.base_samples);
+    return tt;
+}
+
 }  // namespace
 
 std::string IncompleteRun::describe() const {
@@ -254,6 +290,7 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
                 }
             }
             v.final_gap = finalMetricGap(finished[a.baseline], finished[arm], summaries);
+            v.time_to_target = timeToTarget(finished[a.baseline], finished[arm], v.final_gap);
         }
         decideVerdict(v, a.band.seeds, options.thresholds);
         a.verdicts.push_back(std::move(v));

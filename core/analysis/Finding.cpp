@@ -41,6 +41,45 @@ std::string plural(double n, const char* word) {
     return count(n) + " " + word + (n == 1 ? "" : "s");
 }
 
+/// The metric a finding speaks of: "accuracy" 1 → validation accuracy in points,
+/// else a loss.
+std::string metricName(const Finding& f) {
+    return f.value("accuracy") != 0 ? "validation accuracy" : "loss";
+}
+std::string metricAmount(const Finding& f, double v) {
+    return f.value("accuracy") != 0 ? num(v * 100.0, 2) + " points" : num(v, 4);
+}
+std::string metricGap(const Finding& f) {
+    return metricAmount(f, std::fabs(f.value("delta")));
+}
+
+std::string timeToTarget(const Finding& f) {
+    const bool acc = f.value("accuracy") != 0;
+    const std::string target =
+        acc ? formatPercent(f.value("target"), 2) : num(f.value("target"), 4);
+    const std::string what = std::string("time to the baseline's final ") +
+                             (acc ? "accuracy " : "validation loss ") + target + ": ";
+    if (f.value("reached") == 0) {
+        return what + "not reached by any of " + count(f.value("runs")) + " runs";
+    }
+    std::string text = what + formatMs(f.value("wall_s") * 1000) + " and " +
+                       count(f.value("samples")) + " samples";
+    if (std::isfinite(f.value("base_wall_s"))) {
+        text += " (baseline " + formatMs(f.value("base_wall_s") * 1000) + ", " +
+                count(f.value("base_samples")) + " samples";
+        if (f.value("base_wall_s") > 0) {
+            text += "; " + num(f.value("base_wall_s") / f.value("wall_s"), 2) + kTimes +
+                    " as fast to the target";
+        }
+        text += ")";
+    }
+    if (f.value("reached") < f.value("runs")) {
+        text +=
+            "; " + count(f.value("reached")) + " of " + count(f.value("runs")) + " runs reached it";
+    }
+    return text;
+}
+
 std::string finalMetric(const Finding& f) {
     const std::string base = f.name("baseline");
     const bool acc = f.value("accuracy") != 0;
@@ -126,6 +165,34 @@ std::string describe(const Finding& f) {
                    " it: too far apart for seed noise to explain";
         case FindingCode::NoiseUnknownSummary:
             return "noise unknown: " + base + " ran with one seed";
+        case FindingCode::TooFewSteps:
+            return "too few optimizer steps to judge (" + count(f.value("steps")) + ", at least " +
+                   count(f.value("min")) + " needed): run longer";
+        case FindingCode::FinalWorse:
+            return "a real loss of quality: the final " + metricName(f) + " is " + metricGap(f) +
+                   " worse than " + base + "'s, beyond the tolerance of " +
+                   metricAmount(f, f.value("tolerance")) +
+                   " (Welch p = " + num(f.value("welch_p"), 3) + ")";
+        case FindingCode::FinalBetter:
+            return "the final " + metricName(f) + " is " + metricGap(f) + " better than " + base +
+                   "'s, beyond the tolerance of " + metricAmount(f, f.value("tolerance")) +
+                   ": check that both arms ran the same recipe";
+        case FindingCode::FinalUnresolved:
+            return "the final " + metricName(f) + " differs from " + base + "'s by " +
+                   metricGap(f) + ", more than the tolerance of " +
+                   metricAmount(f, f.value("tolerance")) +
+                   ", but the seeds cannot tell it from noise: about " +
+                   count(f.value("seeds_needed")) + " seeds per arm would resolve it";
+        case FindingCode::AlignedCurveOffset:
+            return "aligned (curve offset): the final " + metricName(f) + " agrees with " + base +
+                   "'s within " + metricAmount(f, f.value("tolerance")) +
+                   " while the training loss sits " + num(f.value("tail"), 2) + " band widths " +
+                   (f.value("above") != 0 ? "above" : "below") +
+                   " (a different learning rate or batch keeps the training loss apart)";
+        case FindingCode::LossScaleCollapsed:
+            return "the loss scale collapsed (down to " + num(f.value("min_scale"), 3) + ", " +
+                   count(f.value("late_skips")) +
+                   " steps skipped after the first ones): fp16 cannot hold these gradients";
 
         // --- reasons ---
         case FindingCode::RunFailed:
@@ -173,6 +240,12 @@ std::string describe(const Finding& f) {
                    " (correlation of the smoothed slopes)";
         case FindingCode::FinalMetric:
             return finalMetric(f);
+        case FindingCode::Tolerance:
+            return "tolerance " + metricAmount(f, f.value("tolerance")) + " (the larger of 2" +
+                   kSigma + " of the baseline's seeds, " + metricAmount(f, 2 * f.value("base_sd")) +
+                   ", and the margin " + metricAmount(f, f.value("margin")) + ")";
+        case FindingCode::TimeToTarget:
+            return timeToTarget(f);
         case FindingCode::NoiseUnknown:
             return base +
                    " ran with one finished seed, so the seed noise is unknown and the gap cannot "
@@ -278,6 +351,22 @@ std::string codeName(FindingCode code) {
             return "diverged_from_progress";
         case FindingCode::NoiseUnknownSummary:
             return "noise_unknown_summary";
+        case FindingCode::TooFewSteps:
+            return "too_few_steps";
+        case FindingCode::FinalWorse:
+            return "final_worse";
+        case FindingCode::FinalBetter:
+            return "final_better";
+        case FindingCode::FinalUnresolved:
+            return "final_unresolved";
+        case FindingCode::AlignedCurveOffset:
+            return "aligned_curve_offset";
+        case FindingCode::LossScaleCollapsed:
+            return "loss_scale_collapsed";
+        case FindingCode::Tolerance:
+            return "tolerance";
+        case FindingCode::TimeToTarget:
+            return "time_to_target";
         case FindingCode::RunFailed:
             return "run_failed";
         case FindingCode::NonFiniteEvents:

@@ -25,6 +25,12 @@ enum class FindingCode {
     OutsideBandUnclear,    ///< tail
     DivergedFromProgress,  ///< progress_lost, above; baseline
     NoiseUnknownSummary,   ///< baseline
+    TooFewSteps,           ///< steps, min
+    FinalWorse,            ///< accuracy, delta, tolerance, welch_p; baseline
+    FinalBetter,           ///< accuracy, delta, tolerance; baseline
+    FinalUnresolved,       ///< accuracy, delta, tolerance, seeds_needed; baseline
+    AlignedCurveOffset,    ///< tail, above, accuracy, delta, tolerance; baseline
+    LossScaleCollapsed,    ///< min_scale, late_skips
     // reasons: the numbers behind it
     RunFailed,         ///< failure ("seed 2: <stored error>")
     NonFiniteEvents,   ///< count
@@ -37,6 +43,8 @@ enum class FindingCode {
                     ///< baseline
     NoiseUnknown,   ///< baseline
     CurveRelative,  ///< tail, whole
+    Tolerance,      ///< accuracy, tolerance, base_sd, margin
+    TimeToTarget,   ///< accuracy, target, reached, runs, wall_s, samples, base_wall_s, base_samples
     // next checks: what to look at, from the practitioners' checklist
     ScalerMissing,        ///<
     LossScaleCollapsing,  ///< min_scale, late_skips

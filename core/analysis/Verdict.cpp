@@ -45,6 +45,15 @@ std::optional<Finding> finalMetric(const FinalGap& g, const std::string& baselin
     return finding(FindingCode::FinalMetric, std::move(v), {{"baseline", baseline}});
 }
 
+/// A loss scale that keeps falling: below 1, or steps still skipped after the first ones.
+bool scaleCollapsing(const Health& h, const VerdictThresholds& t) {
+    const int64_t late_skips = h.skipped - h.early_skipped;
+    const double late_share =
+        h.steps > 0 ? static_cast<double>(late_skips) / static_cast<double>(h.steps) : 0.0;
+    return h.scaler_active && (h.min_loss_scale < 1.0 || late_share > t.skip_share ||
+                               (late_skips > 0 && h.longest_skip_run >= 5));
+}
+
 /// Health findings every arm gets, the baseline included.
 void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
     const Health& h = v.health;
@@ -76,10 +85,7 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
     if (f.precision == config::Precision::AmpFp16 && !h.scaler_active && h.steps > 0) {
         v.next_checks.push_back(finding(FindingCode::ScalerMissing));
     }
-    const bool collapsing =
-        h.scaler_active && (h.min_loss_scale < 1.0 || late_share > t.skip_share ||
-                            (late_skips > 0 && h.longest_skip_run >= 5));
-    if (collapsing) {
+    if (scaleCollapsing(h, t)) {
         v.next_checks.push_back(
             finding(FindingCode::LossScaleCollapsing,
                     {{"min_scale", h.min_loss_scale}, {"late_skips", double(late_skips)}}));
@@ -91,6 +97,22 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
         v.next_checks.push_back(
             finding(FindingCode::InputBound, {{"wait_share", h.data_wait_share}}));
     }
+}
+
+void addTimeToTarget(ArmVerdict& v) {
+    const TimeToTarget& tt = v.time_to_target;
+    if (!std::isfinite(tt.target) || tt.runs == 0) {
+        return;
+    }
+    v.reasons.push_back(
+        finding(FindingCode::TimeToTarget, {{"accuracy", tt.accuracy ? 1.0 : 0.0},
+                                            {"target", tt.target},
+                                            {"reached", static_cast<double>(tt.reached)},
+                                            {"runs", static_cast<double>(tt.runs)},
+                                            {"wall_s", tt.wall_s},
+                                            {"samples", tt.samples},
+                                            {"base_wall_s", tt.base_wall_s},
+                                            {"base_samples", tt.base_samples}}));
 }
 
 /// What the arm bought, in one line, and a check when AMP made it slower.
@@ -143,6 +165,68 @@ void addChecklist(ArmVerdict& v, const VerdictThresholds& t) {
     }
 }
 
+/// The primary judgement, where every run evaluated: the final validation metric
+/// against the baseline's, within a tolerance of max(2σ of the baseline's seeds,
+/// margin). Worse beyond it and significant: a real loss of quality. Within it: the
+/// arm trains the same, and the curve only says how (on the band, within noise, or
+/// offset). Beyond it but not significant: inconclusive, with the seeds that would
+/// resolve it. False when there is no validation metric to judge.
+bool judgeFinalMetric(ArmVerdict& v, const std::string& base, const VerdictThresholds& t) {
+    const FinalGap& g = v.final_gap;
+    const CurveDeviation& c = v.curve;
+    if (g.metric == "train_loss" || g.arm.empty() || g.base.size() < 2 || !std::isfinite(g.delta) ||
+        !std::isfinite(g.base_sd)) {
+        return false;
+    }
+    const bool accuracy = g.metric == "val_accuracy";
+    const double floor = accuracy ? 0.001 : 1e-3 * std::fabs(g.base_mean);
+    const double tol = std::max({2 * g.base_sd, t.margin, floor});
+    const double acc = accuracy ? 1.0 : 0.0;
+    v.reasons.push_back(finding(
+        FindingCode::Tolerance,
+        {{"accuracy", acc}, {"tolerance", tol}, {"base_sd", g.base_sd}, {"margin", t.margin}}));
+    const double worse = accuracy ? -g.delta : g.delta;  // > 0: the arm lost quality
+    const bool significant = g.welch.valid && g.welch.p < 0.05;
+    const Names baseline = {{"baseline", base}};
+    Values values = {{"accuracy", acc}, {"delta", g.delta}, {"tolerance", tol}};
+    if (g.welch.valid) {
+        values["welch_p"] = g.welch.p;
+    }
+    if (worse > tol && significant) {
+        v.verdict = Verdict::Diverged;
+        v.summary = finding(FindingCode::FinalWorse, values, baseline);
+    } else if (-worse > tol && significant) {
+        v.verdict = Verdict::Inconclusive;
+        v.summary = finding(FindingCode::FinalBetter, values, baseline);
+    } else if (std::fabs(g.delta) > tol) {
+        // Seeds per arm for a two-sided 5% test with 80% power at this gap.
+        const double s = std::sqrt(
+            (g.base_sd * g.base_sd + (std::isfinite(g.arm_sd) ? g.arm_sd * g.arm_sd : 0.0)) / 2.0);
+        values["seeds_needed"] =
+            std::max(3.0, std::ceil(15.7 * (s / std::fabs(g.delta)) * (s / std::fabs(g.delta))));
+        v.verdict = Verdict::Inconclusive;
+        v.summary = finding(FindingCode::FinalUnresolved, values, baseline);
+    } else {
+        const double tail = c.tail_mean_abs;
+        const bool trend_ok = !std::isfinite(c.trend_r) || c.trend_r >= t.trend_r;
+        if (!std::isfinite(tail) ||
+            (tail <= t.aligned && c.whole_mean_abs <= t.aligned_whole && trend_ok)) {
+            v.verdict = Verdict::Aligned;
+            v.summary = finding(FindingCode::AlignedWithBaseline,
+                                {{"tail", std::isfinite(tail) ? tail : 0.0}}, baseline);
+        } else if (tail <= t.noise) {
+            v.verdict = Verdict::WithinNoise;
+            v.summary = finding(FindingCode::WithinSeedNoise, {{"tail", tail}}, baseline);
+        } else {
+            values["tail"] = tail;
+            values["above"] = c.tail_signed > 0 ? 1.0 : 0.0;
+            v.verdict = Verdict::Aligned;
+            v.summary = finding(FindingCode::AlignedCurveOffset, values, baseline);
+        }
+    }
+    return true;
+}
+
 void decideWithNoise(ArmVerdict& v, int seeds, const std::string& base,
                      const VerdictThresholds& t) {
     const CurveDeviation& c = v.curve;
@@ -164,6 +248,9 @@ void decideWithNoise(ArmVerdict& v, int seeds, const std::string& base,
         v.reasons.push_back(*fin);
     }
     const double tail = c.tail_mean_abs;
+    if (judgeFinalMetric(v, base, t)) {
+        return;
+    }
     if (!std::isfinite(tail)) {
         v.verdict = Verdict::Inconclusive;
         v.summary = finding(FindingCode::CurveNotOverlapping);
@@ -255,6 +342,18 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
     } else if (nonfinite) {
         v.verdict = Verdict::Diverged;
         v.summary = finding(FindingCode::BecameNonFinite);
+    } else if (scaleCollapsing(v.health, t)) {
+        v.verdict = Verdict::Diverged;
+        v.summary = finding(
+            FindingCode::LossScaleCollapsed,
+            {{"min_scale", v.health.min_loss_scale},
+             {"late_skips", static_cast<double>(v.health.skipped - v.health.early_skipped)}});
+    } else if (v.gains.optimizer_steps > 0 &&
+               static_cast<double>(v.gains.optimizer_steps) < t.min_steps) {
+        v.verdict = Verdict::Inconclusive;
+        v.summary = finding(
+            FindingCode::TooFewSteps,
+            {{"steps", static_cast<double>(v.gains.optimizer_steps)}, {"min", t.min_steps}});
     } else if (!std::isfinite(v.curve.relative_whole)) {
         v.verdict = Verdict::Inconclusive;
         v.summary = finding(v.health.failures.empty() ? FindingCode::NoOverlap
@@ -264,6 +363,7 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
     } else {
         decideWithoutNoise(v, base, t);
     }
+    addTimeToTarget(v);
     addGains(v);
     addHealth(v, t);
     addChecklist(v, t);

@@ -50,6 +50,20 @@ struct VerdictThresholds {
     double trend_r = 0.7;          ///< slopes must correlate at least this well to be "aligned"
     double too_few_updates = 100;  ///< optimizer steps below which K > 1 cannot be judged
     double skip_share = 0.05;      ///< skipped steps (after calibration) that signal trouble
+    double min_steps = 50;         ///< optimizer steps below which no arm is judged
+    /// The final metric's tolerance is the larger of 2σ of the baseline's seeds and this
+    /// margin (accuracy as a fraction: 0.005 = half a point; a loss in its units).
+    double margin = 0;
+};
+
+/// How long an arm took to reach the baseline's final validation metric (MLPerf's
+/// time to target): the mean over its runs that reached it.
+struct TimeToTarget {
+    bool accuracy = true;  ///< the target is an accuracy (higher is better), else a loss
+    double target = kUnknown;
+    int runs = 0, reached = 0;
+    double wall_s = kUnknown, samples = kUnknown;
+    double base_wall_s = kUnknown, base_samples = kUnknown;
 };
 
 struct ArmVerdict {
@@ -65,6 +79,7 @@ struct ArmVerdict {
     FinalGap final_gap;
     Health health;
     Gains gains;
+    TimeToTarget time_to_target;
 };
 
 /// Fills verdict, summary, reasons and next_checks from the other fields.

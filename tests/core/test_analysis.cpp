@@ -247,14 +247,77 @@ TEST(Verdict, SeedNoiseSizedDifferenceIsWithinNoise) {
     EXPECT_FALSE(v.final_gap.significant);
 }
 
-TEST(Verdict, OutsideTheBandButNotFarIsInconclusive) {
+// A training loss that sits outside the band while the final metric agrees: the
+// arm trains the same (a different lr or batch keeps the training loss apart).
+TEST(Verdict, ACurveOffsetWithTheSameFinalMetricIsAligned) {
     RunShape c = ampArm();
     c.shift = 0.06;  // 3σ: about 1.5 band half-widths
     auto a = analyzeExperiment(experiment(3, c));
     const auto& v = verdictOf(a, "amp");
-    EXPECT_EQ(v.verdict, Verdict::Inconclusive) << v.summary;
+    EXPECT_EQ(v.verdict, Verdict::Aligned) << v.summary;
+    EXPECT_EQ(v.summary.code, FindingCode::AlignedCurveOffset);
+    EXPECT_NE(describe(v.summary).find("aligned (curve offset)"), std::string::npos);
     EXPECT_GT(v.curve.tail_mean_abs, 1.0);
     EXPECT_LE(v.curve.tail_mean_abs, 2.0);
+    EXPECT_TRUE(anyContains(v.reasons, "tolerance 1.00 points")) << "2σ of 0.5 points";
+}
+
+// A gap beyond the tolerance that the seeds cannot tell from noise.
+TEST(Verdict, AGapTheSeedsCannotResolveIsInconclusiveAndSaysHowManySeeds) {
+    auto d = experiment(3, ampArm());
+    const double wide[] = {0.80, 0.84, 0.86};  // mean 83.3%: 1.7 points below, σ 3.1 points
+    int k = 0;
+    for (auto& r : d.runs) {
+        if (r.row.arm == "amp") {
+            r.evals.back().val_accuracy = wide[k++];
+        }
+    }
+    auto a = analyzeExperiment(d);
+    const auto& v = verdictOf(a, "amp");
+    EXPECT_EQ(v.verdict, Verdict::Inconclusive) << v.summary;
+    ASSERT_EQ(v.summary.code, FindingCode::FinalUnresolved);
+    EXPECT_GT(v.summary.value("seeds_needed"), 3);
+    EXPECT_NE(describe(v.summary).find("seeds per arm would resolve it"), std::string::npos);
+}
+
+TEST(Verdict, TooFewOptimizerStepsAreNotJudged) {
+    RunShape c = ampArm();
+    c.accumulation = 16;  // 25 optimizer steps
+    c.shift = 0.5;
+    auto a = analyzeExperiment(experiment(1, c));
+    const auto& v = verdictOf(a, "amp");
+    EXPECT_EQ(v.verdict, Verdict::Inconclusive) << v.summary;
+    EXPECT_EQ(v.summary.code, FindingCode::TooFewSteps);
+}
+
+// Time to target: the first evaluation at the baseline's final mean accuracy.
+TEST(Verdict, TimeToTargetIsTheFirstEvaluationAtTheBaselinesMetric) {
+    auto d = experiment(3, ampArm());
+    for (auto& r : d.runs) {
+        r.evals.back().wall_s = 10.0;
+        if (r.row.arm == "amp") {
+            run::EvalRecord early = r.evals.back();
+            early.step = 200;
+            early.samples = 200 * kMicroBatch;
+            early.val_accuracy = 0.86;
+            early.wall_s = 4.0;
+            r.evals.insert(r.evals.begin(), early);
+        }
+    }
+    auto a = analyzeExperiment(d);
+    const auto& tt = verdictOf(a, "amp").time_to_target;
+    EXPECT_TRUE(tt.accuracy);
+    EXPECT_NEAR(tt.target, 0.85, 1e-12);
+    EXPECT_EQ(tt.runs, 3);
+    EXPECT_EQ(tt.reached, 3);
+    EXPECT_DOUBLE_EQ(tt.wall_s, 4.0);
+    EXPECT_DOUBLE_EQ(tt.samples, 200.0 * kMicroBatch);
+    EXPECT_DOUBLE_EQ(tt.base_wall_s, 10.0) << "the baseline runs at or above their mean";
+    const auto j = toJson(a);
+    const auto& arm = j["verdicts"][1];
+    EXPECT_EQ(arm["code"], "aligned_with_baseline");
+    EXPECT_EQ(arm["time_to_target"]["reached"], 3);
+    EXPECT_TRUE(anyContains(verdictOf(a, "amp").reasons, "2.50\u00d7 as fast to the target"));
 }
 
 TEST(Verdict, OneSeedLeavesNoiseUnknown) {
