@@ -3,12 +3,12 @@
 namespace ampbench::amp {
 
 PrecisionPolicy::PrecisionPolicy(config::Precision precision, const config::ScalerSpec& scaler,
-                                 c10::Device device)
+                                 c10::Device device, bool loss_scaling)
     : precision_(precision),
-      autocast_(precision != config::Precision::Fp32),
-      dtype_(precision == config::Precision::AmpFp16 ? at::kHalf : at::kBFloat16),
+      autocast_(precision == config::Precision::AmpFp16 || precision == config::Precision::AmpBf16),
+      dtype_(precision == config::Precision::AmpBf16 ? at::kBFloat16 : at::kHalf),
       device_type_(device.type()) {
-    if (precision == config::Precision::AmpFp16) {
+    if (precision == config::Precision::AmpFp16 && loss_scaling) {
         LossScalerOptions options{scaler.init_scale, scaler.growth_factor, scaler.backoff_factor,
                                   scaler.growth_interval};
         scaler_ = std::make_unique<LossScaler>(options, device);
@@ -16,12 +16,37 @@ PrecisionPolicy::PrecisionPolicy(config::Precision precision, const config::Scal
 }
 
 std::string PrecisionPolicy::unsupported() const {
+    if (halfModel()) {
+        return device_type_ == c10::DeviceType::CUDA
+                   ? std::string()
+                   : "pure-fp16 runs on CUDA only (half-precision kernels on the CPU are "
+                     "missing in LibTorch)";
+    }
     if (!autocast_ || autocastSupported(device_type_, dtype_)) {
         return {};
     }
     return config::toString(precision_) + " autocast is not supported on " +
            c10::DeviceTypeName(device_type_, /*lower_case=*/true) +
            " by this LibTorch (1.13 CPU autocast takes bf16 only): use amp-bf16 or run on CUDA";
+}
+
+void PrecisionPolicy::prepareModel(const std::vector<at::Tensor>& parameters,
+                                   const std::vector<at::Tensor>& buffers) const {
+    if (!halfModel()) {
+        return;
+    }
+    at::NoGradGuard no_grad;
+    for (const auto* list : {&parameters, &buffers}) {
+        for (auto t : *list) {
+            if (at::isFloatingType(t.scalar_type())) {
+                t.set_data(t.to(at::kHalf));
+            }
+        }
+    }
+}
+
+at::Tensor PrecisionPolicy::input(const at::Tensor& x) const {
+    return halfModel() && at::isFloatingType(x.scalar_type()) ? x.to(at::kHalf) : x;
 }
 
 void PrecisionPolicy::backward(const at::Tensor& loss, int accumulation) const {

@@ -19,13 +19,21 @@ class PrecisionPolicy {
     /// `precision` is resolved (fp32, amp-fp16 or amp-bf16, never amp). fp16 gets a
     /// loss scaler with `scaler`'s settings on `device`.
     PrecisionPolicy(config::Precision precision, const config::ScalerSpec& scaler,
-                    c10::Device device);
+                    c10::Device device, bool loss_scaling = true);
 
     config::Precision precision() const { return precision_; }
     bool autocast() const { return autocast_; }
     at::ScalarType dtype() const { return dtype_; }
     /// Empty when this LibTorch can autocast to the dtype on the device; else why not.
     std::string unsupported() const;
+    /// pure-fp16: the model's floating-point parameters and buffers are half, and so
+    /// are its floating-point inputs.
+    bool halfModel() const { return precision_ == config::Precision::PureFp16; }
+    /// Casts the model (halfModel) in place; integer buffers stay as they are.
+    void prepareModel(const std::vector<at::Tensor>& parameters,
+                      const std::vector<at::Tensor>& buffers) const;
+    /// The input as the model takes it (half for halfModel).
+    at::Tensor input(const at::Tensor& x) const;
 
     /// Runs `forward` under the arm's autocast. `cache` off for no-grad passes and
     /// graph capture (LibTorch 1.13 loses grad_fn through the cast cache otherwise).

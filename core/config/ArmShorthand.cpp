@@ -9,6 +9,14 @@
 namespace ampbench::config {
 namespace {
 
+std::string precisionList() {
+    std::string out;
+    for (const auto& name : enumChoices<Precision>()) {
+        out += (out.empty() ? "" : ", ") + name;
+    }
+    return out;
+}
+
 std::vector<std::string> split(const std::string& s, char sep) {
     std::vector<std::string> out;
     std::stringstream in(s);
@@ -63,13 +71,13 @@ std::optional<ArmSpec> parseArmShorthand(const std::string& text, std::string& e
     arm.name = text.substr(0, eq);
     auto parts = split(text.substr(eq + 1), ',');
     if (parts.empty()) {
-        error = "arm '" + arm.name + "': missing precision (fp32, amp, amp-fp16, amp-bf16)";
+        error = "arm '" + arm.name + "': missing precision (" + precisionList() + ")";
         return std::nullopt;
     }
     auto p = precisionFromString(parts[0]);
     if (!p) {
         error = "arm '" + arm.name + "': unknown precision '" + parts[0] +
-                "' (allowed: fp32, amp, amp-fp16, amp-bf16)";
+                "' (allowed: " + precisionList() + ")";
         return std::nullopt;
     }
     arm.precision = *p;
@@ -90,6 +98,16 @@ std::optional<ArmSpec> parseArmShorthand(const std::string& text, std::string& e
                 keys += (keys.empty() ? "" : ", ") + std::string(f.info->shorthand);
                 if (key == f.info->shorthand) {
                     field = &f;
+                }
+            }
+        }
+        if (!field && key.rfind("no", 0) == 0 && kv == std::string::npos) {
+            // "noscale": a switch turned off.
+            for (const auto& f : flatFields<ArmSpec>()) {
+                if (f.info->shorthand && key.substr(2) == f.info->shorthand &&
+                    f.kind == ValueKind::Bool) {
+                    field = &f;
+                    value = "0";
                 }
             }
         }

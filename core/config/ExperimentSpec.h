@@ -10,7 +10,9 @@
 namespace ampbench::config {
 
 /// `amp` resolves on the device: fp16 with loss scaling on CUDA, bf16 on CPU.
-enum class Precision { Fp32, Amp, AmpFp16, AmpBf16 };
+/// `pure-fp16` is a negative control: the model itself in fp16 (model.half()), no
+/// fp32 master weights, no autocast, no loss scaling.
+enum class Precision { Fp32, Amp, AmpFp16, AmpBf16, PureFp16 };
 enum class LrRule { Linear, Sqrt, None };
 enum class OptimizerKind { Sgd, AdamW };
 enum class DeviceKind { Auto, Cpu, Cuda };
@@ -37,6 +39,7 @@ struct ArmSpec {
     int accumulation = 1;             ///< micro-batches per optimizer step (K)
     LrRule lr_rule = LrRule::Linear;  ///< how lr follows the effective batch (micro_batch × K)
     ScalerSpec scaler;                ///< used by fp16 only
+    bool loss_scaling = true;         ///< fp16: false is a negative control (no scaler)
     double grad_clip = 0.0;           ///< max global L2 norm; 0 disables clipping
     bool tf32 = false;                ///< allow TF32 matmuls/convolutions (CUDA, fp32 arms)
     bool channels_last = false;       ///< NHWC memory format for convolutional models

@@ -329,6 +329,10 @@ const std::vector<Field<ArmSpec>>& fieldsOf(const ArmSpec*) {
             .range(0, 100)
             .abbrev("repeats")
             .header("Seeds/arm"),
+        field("loss_scaling", &A::loss_scaling, "Loss scaling",
+              "fp16 autocast with dynamic loss scaling; off is a negative control (noscale)")
+            .abbrev("scale")
+            .header("Scaling"),
         field("scaler", &A::scaler, "Loss scaler", "Dynamic loss scaling (fp16)"),
     };
     return table;
@@ -380,7 +384,8 @@ const std::vector<EnumName<Precision>>& enumNames(Precision) {
     static const std::vector<EnumName<Precision>> names = {{Precision::Fp32, "fp32"},
                                                            {Precision::Amp, "amp"},
                                                            {Precision::AmpFp16, "amp-fp16"},
-                                                           {Precision::AmpBf16, "amp-bf16"}};
+                                                           {Precision::AmpBf16, "amp-bf16"},
+                                                           {Precision::PureFp16, "pure-fp16"}};
     return names;
 }
 const std::vector<EnumName<LrRule>>& enumNames(LrRule) {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -126,20 +127,23 @@ const CachedFile& cached(const std::string& path) {
     return entry;
 }
 
+/// A registration name: nn::Module's names cannot hold dots ("features.0.weight").
+std::string dotless(std::string name) {
+    std::replace(name.begin(), name.end(), '.', '_');
+    return name;
+}
+
 class ScriptedNetwork final : public Network {
   public:
     explicit ScriptedNetwork(torch::jit::Module module) : module_(std::move(module)) {
-        // The module's own tensors, registered so the optimizer, parameters() and
-        // parameterCount() see them; names cannot hold dots.
+        // The module's own tensors, registered so the optimizer, parameters(),
+        // buffers() and parameterCount() see them.
         for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
-            std::string name = p.name;
-            for (char& c : name) {
-                if (c == '.') {
-                    c = '_';
-                }
-            }
-            register_parameter(name, p.value, p.value.requires_grad());
+            register_parameter(dotless(p.name), p.value, p.value.requires_grad());
             convolutional_ = convolutional_ || p.value.dim() == 4;
+        }
+        for (const auto& b : module_.named_buffers(/*recurse=*/true)) {
+            register_buffer(dotless(b.name), b.value);
         }
     }
     at::Tensor forward(const at::Tensor& input) override {

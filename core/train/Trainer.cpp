@@ -139,7 +139,7 @@ void RunLoop::setUp() {
     const bool cuda = device_.is_cuda();
     applyCpuThreads(spec_.cpu_threads);
     precision_ = std::make_unique<amp::PrecisionPolicy>(resolvePrecision(arm_.precision, cuda),
-                                                        arm_.scaler, device_);
+                                                        arm_.scaler, device_, arm_.loss_scaling);
     if (const std::string why = precision_->unsupported(); !why.empty()) {
         throw RunFailure("arm '" + arm_.name + "': " + why);
     }
@@ -183,6 +183,7 @@ void RunLoop::setUp() {
             }
         }
     }
+    precision_->prepareModel(model_->parameters(), model_->buffers());
     model_->train();
     params_ = model_->parameters();
     k_ = arm_.accumulation;
@@ -298,7 +299,8 @@ bool RunLoop::trainStep(int64_t s) {
         double wait = 0;
         data::Batch b = nextBatch(wait);
         rec.data_wait_ms += wait;
-        auto x = arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input;
+        auto x = precision_->input(
+            arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input);
         const at::Tensor loss =
             precision_->forward([&] { return lossOf(model_->forward(x), b.target); });
         auto detached = loss.detach();
@@ -336,7 +338,8 @@ bool RunLoop::graphStep(int64_t s) {
     double wait = 0;
     data::Batch b = nextBatch(wait);
     rec.data_wait_ms = wait;
-    auto x = arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input;
+    auto x = precision_->input(
+        arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input);
     if (!graph_->captured()) {
         static_x_ = at::empty_like(x);
         static_y_ = at::empty_like(b.target);
@@ -398,7 +401,7 @@ EvalRecord RunLoop::evaluate(int64_t s) {
     for (int64_t start = 0; start < total; start += bs) {
         const int64_t count = std::min(bs, total - start);
         auto b = test ? dataset_->testBatch(start, count) : dataset_->valBatch(start, count);
-        auto x = b.input.to(device_);
+        auto x = precision_->input(b.input.to(device_));
         if (arm_.channels_last) {
             x = x.contiguous(at::MemoryFormat::ChannelsLast);
         }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 
+#include "core/config/ArmShorthand.h"
 #include "core/config/ExperimentSpec.h"
 #include "core/config/Presets.h"
 #include "core/config/SpecJson.h"
@@ -525,3 +526,14 @@ TEST(ExperimentSpec, EqualityComparesEveryMember) {
 }
 
 }  // namespace
+
+TEST(ArmShorthand, NoTurnsASwitchOffAndPureFp16IsAPrecision) {
+    std::string error;
+    auto arm = parseArmShorthand("ctl=amp-fp16,noscale", error);
+    ASSERT_TRUE(arm) << error;
+    EXPECT_FALSE(arm->loss_scaling);
+    arm = parseArmShorthand("half=pure-fp16", error);
+    ASSERT_TRUE(arm) << error;
+    EXPECT_EQ(arm->precision, Precision::PureFp16);
+    EXPECT_FALSE(parseArmShorthand("x=fp32,nosuch", error));
+}

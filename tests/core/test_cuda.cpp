@@ -409,3 +409,40 @@ TEST(Cuda, CheckpointingMatchesAndSavesMemory) {
     EXPECT_LT(max_diff, 1e-3);
     EXPECT_LT(ckpt.peak, plain.peak) << "checkpointing keeps fewer activations";
 }
+
+// The negative controls: the model itself in fp16 (no fp32 master weights), and fp16
+// autocast without loss scaling. Both train on the GPU; neither records a loss scale.
+TEST(Cuda, NegativeControlsRunWithoutMasterWeightsOrScaling) {
+    REQUIRE_CUDA();
+    auto spec = cudaCnnSpec(12, config::Precision::PureFp16);
+    spec.arms.push_back({"noscale", config::Precision::AmpFp16});
+    spec.arms.back().loss_scaling = false;
+    for (int arm = 0; arm < 2; ++arm) {
+        struct Seen : run::TrainObserver {
+            std::vector<run::StepRecord> steps;
+            std::vector<run::EventRecord> events;
+            void onStart(const run::RunInfo&) override {}
+            void onStep(const run::StepRecord& s) override { steps.push_back(s); }
+            void onEval(const run::EvalRecord&) override {}
+            void onEvent(const run::EventRecord& e) override { events.push_back(e); }
+            void onFinish(const run::RunOutcome&) override {}
+        } seen;
+        run::CancelToken cancel;
+        std::vector<double> params;
+        train::TrainOptions options;
+        options.parameters_out = &params;
+        auto out = train::trainRun(spec, arm, 1, seen, cancel, options);
+        ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+        ASSERT_EQ(seen.steps.size(), 12u);
+        for (const auto& e : seen.events) {
+            EXPECT_EQ(e.message.find("dynamic loss scaling"), std::string::npos) << arm;
+        }
+        if (arm == 0) {
+            // Every weight was rounded to fp16: representable in half precision.
+            for (double p : params) {
+                ASSERT_EQ(static_cast<double>(static_cast<float>(c10::Half(static_cast<float>(p)))),
+                          p);
+            }
+        }
+    }
+}
