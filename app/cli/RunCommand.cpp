@@ -291,11 +291,13 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
                         probe::describe(probe::environmentFromJson(row->env_json)).c_str());
         }
     }
-    std::printf("speed-up = samples/s \xC3\xB7 %s's; memory = peak \xC3\xB7 %s's (%s).\n",
-                arms.empty() ? "baseline" : arms.front().arm.c_str(),
-                arms.empty() ? "baseline" : arms.front().arm.c_str(),
-                cuda ? "CUDA caching allocator, peak allocated"
-                     : "CPU: peak resident set of this process, an upper bound");
+    std::printf(
+        "speed-up = %s's time per sample \xC3\xB7 the arm's (each run's median over its "
+        "timed steps, mean over runs); memory = peak \xC3\xB7 %s's (%s).\n",
+        arms.empty() ? "baseline" : arms.front().arm.c_str(),
+        arms.empty() ? "baseline" : arms.front().arm.c_str(),
+        cuda ? "CUDA caching allocator, peak allocated"
+             : "CPU: peak resident set of this process, an upper bound");
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("experiment %lld in %s; total time %.1f s\n",
                 static_cast<long long>(plan.experiment_id), db_path.c_str(), total);

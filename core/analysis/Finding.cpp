@@ -219,7 +219,10 @@ std::string describe(const Finding& f) {
                                " in time per sample against " + base;
             if (std::isfinite(f.value("ci_low")) && std::isfinite(f.value("ci_high"))) {
                 text += " (95% CI " + num(f.value("ci_low"), 2) + "\xE2\x80\x93" +
-                        num(f.value("ci_high"), 2) + ")";
+                        num(f.value("ci_high"), 2) +
+                        (f.value("across_runs") == 1
+                             ? " across runs)"
+                             : " within one run: run-to-run variation is not in it)");
             }
             if (std::isfinite(f.value("memory"))) {
                 text += "; peak memory " + num(f.value("memory"), 2) + kTimes;

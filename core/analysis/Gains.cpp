@@ -22,6 +22,7 @@ double fastMedian(std::vector<double>& v) {
 
 struct Pooled {
     std::vector<double> ms_per_sample, step_ms;
+    std::vector<double> run_ms_per_sample;  ///< each run's median
     double timed_ms = 0;
     int64_t timed_samples = 0;
     int64_t peak = 0;
@@ -33,6 +34,9 @@ Pooled pool(const std::vector<const RunData*>& runs) {
     for (const auto* run : runs) {
         auto v = msPerSample(*run);
         p.ms_per_sample.insert(p.ms_per_sample.end(), v.begin(), v.end());
+        if (!v.empty()) {
+            p.run_ms_per_sample.push_back(median(v));
+        }
         int64_t prev = 0;
         for (const auto& s : run->steps) {
             const int64_t in_step = s.samples - prev;
@@ -92,21 +96,50 @@ Interval bootstrapMedianRatio(const std::vector<double>& a, const std::vector<do
     return r;
 }
 
+double speedupOf(const std::vector<double>& base_run_ms_per_sample,
+                 const std::vector<double>& arm_run_ms_per_sample) {
+    const double b = mean(base_run_ms_per_sample), a = mean(arm_run_ms_per_sample);
+    return a > 0 && std::isfinite(b) && b > 0 ? b / a : kUnknown;
+}
+
+/// 95% interval of the speed-up from run-to-run variation: Welch's t on the log time
+/// per sample of each run.
+Interval acrossRuns(const std::vector<double>& base, const std::vector<double>& arm) {
+    std::vector<double> lb, la;
+    for (double v : base) {
+        lb.push_back(std::log(v));
+    }
+    for (double v : arm) {
+        la.push_back(std::log(v));
+    }
+    const WelchResult w = welchTest(la, lb);  // delta = mean(log base) - mean(log arm)
+    const double vb = stddev(lb), va = stddev(la);
+    const double se = std::sqrt(vb * vb / static_cast<double>(lb.size()) +
+                                va * va / static_cast<double>(la.size()));
+    const double q = studentTQuantile(0.975, std::max(1.0, w.df));
+    return {std::exp(w.delta - q * se), std::exp(w.delta + q * se)};
+}
+
 Gains computeGains(const std::vector<const RunData*>& baseline,
                    const std::vector<const RunData*>& arm) {
     Gains g;
     const Pooled b = pool(baseline), a = pool(arm);
-    g.ms_per_sample = median(a.ms_per_sample);
-    g.base_ms_per_sample = median(b.ms_per_sample);
+    g.ms_per_sample = mean(a.run_ms_per_sample);
+    g.base_ms_per_sample = mean(b.run_ms_per_sample);
     g.median_step_ms = median(a.step_ms);
     g.timed_steps = static_cast<int64_t>(a.step_ms.size());
     g.optimizer_steps = a.max_steps;
-    if (g.ms_per_sample > 0 && std::isfinite(g.base_ms_per_sample)) {
-        g.speedup = g.base_ms_per_sample / g.ms_per_sample;
-        // Fewer resamples for very long runs keep a report quick; the interval barely moves.
-        const size_t n = a.ms_per_sample.size() + b.ms_per_sample.size();
-        g.speedup_ci =
-            bootstrapMedianRatio(b.ms_per_sample, a.ms_per_sample, n > 50000 ? 200 : 1000);
+    g.speedup = speedupOf(b.run_ms_per_sample, a.run_ms_per_sample);
+    if (std::isfinite(g.speedup)) {
+        if (a.run_ms_per_sample.size() >= 2 && b.run_ms_per_sample.size() >= 2) {
+            g.speedup_ci = acrossRuns(b.run_ms_per_sample, a.run_ms_per_sample);
+            g.ci_across_runs = true;
+        } else {
+            // Fewer resamples for very long runs keep a report quick; the interval barely moves.
+            const size_t n = a.ms_per_sample.size() + b.ms_per_sample.size();
+            g.speedup_ci =
+                bootstrapMedianRatio(b.ms_per_sample, a.ms_per_sample, n > 50000 ? 200 : 1000);
+        }
     }
     if (a.timed_ms > 0) {
         g.samples_per_s = static_cast<double>(a.timed_samples) / (a.timed_ms / 1000.0);

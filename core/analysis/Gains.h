@@ -9,10 +9,20 @@
 
 namespace ampbench::analysis {
 
+/// The one definition of speed-up, in every table: the baseline's time per sample ÷
+/// the arm's, where an arm's time per sample is the mean over its runs of each run's
+/// median over its timed steps (step time ÷ samples in the step). > 1: faster.
+double speedupOf(const std::vector<double>& base_run_ms_per_sample,
+                 const std::vector<double>& arm_run_ms_per_sample);
+
 struct Gains {
-    double speedup = kUnknown;  ///< baseline's median ms per sample ÷ the arm's (> 1: faster)
-    Interval speedup_ci{kUnknown, kUnknown};  ///< 95%, bootstrap over per-step times
-    double ms_per_sample = kUnknown;          ///< median over the arm's timed steps
+    double speedup = kUnknown;  ///< speedupOf the runs' median ms per sample (> 1: faster)
+    /// 95%: across runs (Welch on log time per sample) when both arms have two or more
+    /// runs, else within one run (bootstrap over per-step times: run-to-run variation,
+    /// such as a machine's load drifting between runs, is not in it).
+    Interval speedup_ci{kUnknown, kUnknown};
+    bool ci_across_runs = false;
+    double ms_per_sample = kUnknown;  ///< mean over the arm's runs of their medians
     double base_ms_per_sample = kUnknown;
     double median_step_ms = kUnknown;  ///< one optimizer step (K micro-batches)
     double samples_per_s = kUnknown;   ///< timed samples ÷ timed step time, all runs

@@ -79,6 +79,15 @@ double studentTCdf(double t, double df) {
     return t >= 0 ? 1.0 - tail : tail;
 }
 
+double studentTQuantile(double p, double df) {
+    double lo = -1e6, hi = 1e6;
+    for (int i = 0; i < 200; ++i) {  // halves 2e6 down to the last bit
+        const double mid = 0.5 * (lo + hi);
+        (studentTCdf(mid, df) < p ? lo : hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
 WelchResult welchTest(const std::vector<double>& a, const std::vector<double>& b) {
     WelchResult r;
     if (a.size() < 2 || b.size() < 2) {

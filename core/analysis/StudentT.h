@@ -10,6 +10,8 @@ double incompleteBeta(double a, double b, double x);
 
 /// P(T <= t) for Student's t with `df` > 0 degrees of freedom (df need not be an integer).
 double studentTCdf(double t, double df);
+/// The t with studentTCdf(t, df) = p (0 < p < 1), by bisection.
+double studentTQuantile(double p, double df);
 
 struct WelchResult {
     bool valid = false;  ///< false when a side has fewer than two values

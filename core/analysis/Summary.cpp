@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "core/analysis/Gains.h"
 #include "core/analysis/Statistics.h"
 
 namespace ampbench::analysis {
@@ -79,7 +80,7 @@ std::vector<ArmSummary> summarizeArms(const std::vector<RunSummary>& runs,
     for (const auto& name : order) {
         ArmSummary a;
         a.arm = name;
-        std::vector<double> med, p10, p90, sps, acc, wait;
+        std::vector<double> med, p10, p90, sps, acc, wait, per_sample;
         for (const auto* r : by_arm[name]) {
             ++a.runs;
             a.finished += r->status == run::RunStatus::Finished ? 1 : 0;
@@ -88,6 +89,7 @@ std::vector<ArmSummary> summarizeArms(const std::vector<RunSummary>& runs,
                 p10.push_back(r->p10_step_ms);
                 p90.push_back(r->p90_step_ms);
                 sps.push_back(r->samples_per_s);
+                per_sample.push_back(r->median_ms_per_sample);
                 wait.push_back(r->data_wait_share);
             }
             if (std::isfinite(r->final_val_accuracy)) {
@@ -100,6 +102,8 @@ std::vector<ArmSummary> summarizeArms(const std::vector<RunSummary>& runs,
         a.p10_step_ms = median(p10);
         a.p90_step_ms = median(p90);
         a.samples_per_s = mean(sps);
+        a.ms_per_sample = mean(per_sample);
+        a.run_ms_per_sample = per_sample;
         a.val_accuracy = mean(acc);
         a.val_accuracy_sd = stddev(acc);
         a.data_wait_share = mean(wait);
@@ -115,7 +119,7 @@ std::vector<ArmSummary> summarizeArms(const std::vector<RunSummary>& runs,
         base = &out.front();
     }
     for (auto& a : out) {
-        a.speedup = base && base->samples_per_s > 0 ? a.samples_per_s / base->samples_per_s : kNaN;
+        a.speedup = base ? speedupOf(base->run_ms_per_sample, a.run_ms_per_sample) : kNaN;
         a.memory_ratio = base && base->peak_mem > 0
                              ? static_cast<double>(a.peak_mem) / static_cast<double>(base->peak_mem)
                              : kNaN;

@@ -46,7 +46,9 @@ struct ArmSummary {
     double val_accuracy_sd = 0;  ///< NaN with one run
     int64_t skipped = 0;
     double data_wait_share = 0;
-    double speedup = 0;       ///< samples/s ÷ baseline's (1 for the baseline)
+    double ms_per_sample = 0;               ///< mean over runs of each run's median time per sample
+    std::vector<double> run_ms_per_sample;  ///< each run's median time per sample
+    double speedup = 0;       ///< speedupOf (Gains.h): the baseline's ms per sample ÷ this
     double memory_ratio = 0;  ///< peak memory ÷ baseline's
 };
 

@@ -125,6 +125,7 @@ void addGains(ArmVerdict& v) {
                                 {{"speedup", g.speedup},
                                  {"ci_low", g.speedup_ci.low},
                                  {"ci_high", g.speedup_ci.high},
+                                 {"across_runs", g.ci_across_runs ? 1.0 : 0.0},
                                  {"memory", g.memory_ratio},
                                  {"max_batch", g.max_batch_ratio}},
                                 {{"baseline", v.facts.baseline}}));

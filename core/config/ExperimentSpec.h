@@ -130,6 +130,8 @@ struct ExperimentSpec {
     /// Deterministic kernels only (PyTorch's use_deterministic_algorithms, cuDNN
     /// deterministic and its benchmark off): the same seed gives the same losses.
     bool deterministic = false;
+    /// Runs in round-robin over the arms, seed by seed (false: arm by arm).
+    bool interleave = true;
     std::string save_weights;  ///< torchscript: folder for each run's trained module; empty = none
     std::vector<ArmSpec> arms;
     bool operator==(const ExperimentSpec&) const;  ///< every field of its table

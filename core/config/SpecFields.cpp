@@ -136,6 +136,10 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
               "Deterministic kernels only (slower; cuDNN benchmark off): a seed repeats its "
               "losses exactly")
             .in("Experiment"),
+        field("interleave", &E::interleave, "Interleave runs",
+              "Round-robin over the arms, seed by seed, so a drift in the machine's speed is "
+              "shared by every arm; off: arm by arm")
+            .in("Experiment"),
         field("save_weights", &E::save_weights, "Save weights to",
               "Folder for each run's trained model file (<experiment>-<arm>-seed<N>.pt); "
               "empty = not saved")

@@ -1,5 +1,6 @@
 #include "core/train/Experiment.h"
 
+#include <algorithm>
 #include <cctype>
 #include <exception>
 #include <nlohmann/json.hpp>
@@ -68,20 +69,41 @@ ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec&
         } catch (const std::exception&) {
             // CUDA asked for where there is none: each run fails with that message.
         }
-        for (size_t i = 0; i < spec.arms.size(); ++i) {
+        // The order runs train in: round-robin over the arms, seed by seed, so a drift
+        // in the machine's speed is shared by every arm instead of charged to one; or
+        // arm by arm when the spec asks.
+        std::vector<std::pair<size_t, uint64_t>> order;
+        size_t most_seeds = 0;
+        for (const auto& arm : spec.arms) {
+            most_seeds = std::max(most_seeds, config::seedsForArm(spec, arm).size());
+        }
+        if (spec.interleave) {
+            for (size_t k = 0; k < most_seeds; ++k) {
+                for (size_t i = 0; i < spec.arms.size(); ++i) {
+                    const auto seeds = config::seedsForArm(spec, spec.arms[i]);
+                    if (k < seeds.size()) {
+                        order.emplace_back(i, seeds[k]);
+                    }
+                }
+            }
+        } else {
+            for (size_t i = 0; i < spec.arms.size(); ++i) {
+                for (uint64_t seed : config::seedsForArm(spec, spec.arms[i])) {
+                    order.emplace_back(i, seed);
+                }
+            }
+        }
+        for (const auto& [i, seed] : order) {
             const auto& arm = spec.arms[i];
             const std::string arm_json = config::plannedArmToJson(config::planArm(spec, arm, cuda));
-            int64_t planned = plannedOptimizerSteps(spec, arm, train_size);
-            for (uint64_t seed : config::seedsForArm(spec, arm)) {
-                PlannedRun r;
-                r.arm_index = static_cast<int>(i);
-                r.arm = arm.name;
-                r.seed = seed;
-                r.planned_steps = planned;
-                r.run_id = db.createRun(plan.experiment_id, arm.name, r.arm_index, seed, arm_json,
-                                        planned);
-                plan.runs.push_back(r);
-            }
+            PlannedRun r;
+            r.arm_index = static_cast<int>(i);
+            r.arm = arm.name;
+            r.seed = seed;
+            r.planned_steps = plannedOptimizerSteps(spec, arm, train_size);
+            r.run_id = db.createRun(plan.experiment_id, arm.name, r.arm_index, seed, arm_json,
+                                    r.planned_steps);
+            plan.runs.push_back(r);
         }
         db.commit();
     } catch (...) {

@@ -577,3 +577,31 @@ TEST(Verdict, SuggestsChannelsLastForConvolutionalAmpOnCuda) {
     EXPECT_FALSE(anyContains(verdictOf(make("cnn", "cpu", false), "amp").next_checks, "channels"));
     EXPECT_TRUE(anyContains(verdictOf(make("cnn", "cuda:0", false), "amp").next_checks, "NHWC"));
 }
+
+// One speed-up everywhere: the summary table's equals the verdict's; with two or more
+// runs per arm its interval is across runs, with one it is within the run.
+TEST(Gains, OneSpeedupDefinitionAndARunLevelInterval) {
+    RunShape fast = ampArm();
+    fast.ms_per_sample = 0.5;
+    auto a = analyzeExperiment(experiment(3, fast));
+    const auto& g = verdictOf(a, "amp").gains;
+    EXPECT_NEAR(g.speedup, 2.0, 0.05);
+    EXPECT_TRUE(g.ci_across_runs);
+    EXPECT_LT(g.speedup_ci.low, g.speedup);
+    EXPECT_GT(g.speedup_ci.high, g.speedup);
+    for (const auto& s : a.arms) {
+        if (s.arm == "amp") {
+            EXPECT_DOUBLE_EQ(s.speedup, g.speedup) << "the table and the verdict agree";
+        }
+    }
+    EXPECT_TRUE(anyContains(verdictOf(a, "amp").reasons, "across runs"));
+    auto one = analyzeExperiment(experiment(1, fast));
+    EXPECT_FALSE(verdictOf(one, "amp").gains.ci_across_runs);
+    EXPECT_TRUE(anyContains(verdictOf(one, "amp").reasons, "within one run"));
+}
+
+TEST(StudentT, QuantileInvertsTheCdf) {
+    EXPECT_NEAR(studentTQuantile(0.975, 10), 2.228, 1e-3);
+    EXPECT_NEAR(studentTQuantile(0.5, 3), 0.0, 1e-9);
+    EXPECT_NEAR(studentTCdf(studentTQuantile(0.9, 4.5), 4.5), 0.9, 1e-9);
+}

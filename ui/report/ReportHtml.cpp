@@ -281,17 +281,18 @@ std::string reportHtml(const ReportContent& c, ImageMode mode) {
            "steps and loss-scale health; time spent waiting for data.</p>\n";
     out += verdictTableHtml(a);
     out += "<h2>Summary</h2>\n" + summaryTable(a);
-    out +=
-        "<p class=\"meta\">Medians over timed steps (warm-up excluded); throughput = samples/s "
-        "\xC3\xB7 " +
-        escape(a.baseline) +
-        "'s (total samples over total time, so slow outlier steps count); "
-        "memory = peak \xC3\xB7 " +
-        escape(a.baseline) + "'s.</p>\n";
+    out += "<p class=\"meta\">Medians over timed steps (warm-up excluded); speed-up = " +
+           escape(a.baseline) +
+           "'s time per sample \xC3\xB7 the arm's (each run's median, mean over runs: the same "
+           "figure as in the verdict); memory = peak \xC3\xB7 " +
+           escape(a.baseline) + "'s.</p>\n";
     out += "<h2>Gains</h2>\n" + gainsTable(a);
     out += "<p class=\"meta\">Speed-up = " + escape(a.baseline) +
-           "'s median time per sample \xC3\xB7 the arm's, with a 95% bootstrap interval over the "
-           "per-step times (1000 resamples, fixed seed); throughput = samples/s \xC3\xB7 " +
+           "'s time per sample \xC3\xB7 the arm's (each run's median, mean over runs), with a "
+           "95% interval across runs (Welch's t on the log time per sample) where both arms "
+           "have two or more runs, else a bootstrap over the per-step times of one run (1000 "
+           "resamples, fixed seed; run-to-run variation is not in it); throughput = samples/s "
+           "\xC3\xB7 " +
            escape(a.baseline) +
            "'s; data wait = time waiting for the next batch \xC3\xB7 step "
            "time (over 20%: input-bound).</p>\n";
