@@ -23,6 +23,9 @@
 #             the same scripted CNN, initial weights and batches (.npz of
 #             Fashion-MNIST), fp32, deterministic; the largest relative difference
 #             of the per-step loss over the first 100 steps.
+#   recipe    the fashion-mnist-recipe preset (10 epochs, OneCycle, three seeds; its
+#             database is written to $OUT for `ampbench-cli report` on a machine with
+#             the GUI build), then the same recipe in PyTorch (bench/recipe.py).
 #   profile   each cell of PROFILE under the PyTorch profiler, ours
 #             (bench_profile_step) and the reference (bench/kernels.py profile),
 #             compared kernel by kernel (bench/kernels.py compare).
@@ -61,7 +64,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' bench/device.sh;
 MODE=${1:-${MODE:-bench}}
 case "$MODE" in
     help | -h | --help) usage; exit 0 ;;
-    bench | tests | overhead | capacity | profile | fidelity) ;;
+    bench | tests | overhead | capacity | profile | fidelity | recipe) ;;
     *) echo "device.sh: unknown mode '$MODE'" >&2; echo >&2; usage >&2; exit 2 ;;
 esac
 
@@ -186,6 +189,15 @@ fidelity)
         --val-data "$F/val.npz" --epochs 2 --micro-batch 128 --lr 0.05 --seeds 1 2 \
         --arm fp32=fp32 --arm amp-fp16=amp-fp16 --arm amp-bf16=amp-bf16 --device cuda -q \
         | tee "$OUT/fidelity-amp.txt"
+    ;;
+
+recipe)
+    echo "== the workbench: preset fashion-mnist-recipe"
+    rm -f "$OUT/recipe.db"
+    $CLI --db "$OUT/recipe.db" run --preset fashion-mnist-recipe --device cuda -q \
+        | tee "$OUT/recipe-ours.txt"
+    echo "== PyTorch reference (bench/recipe.py)"
+    python3 bench/recipe.py --data "$AMPBENCH_FASHION_MNIST" | tee "$OUT/recipe-reference.txt"
     ;;
 
 profile)

@@ -6,7 +6,11 @@ PrecisionPolicy::PrecisionPolicy(config::Precision precision, const config::Scal
                                  c10::Device device, bool loss_scaling)
     : precision_(precision),
       autocast_(precision == config::Precision::AmpFp16 || precision == config::Precision::AmpBf16),
-      dtype_(precision == config::Precision::AmpBf16 ? at::kBFloat16 : at::kHalf),
+      // fp32 keeps bf16 as the (unused) autocast dtype: LibTorch 1.13's CPU autocast
+      // refuses any other, even when autocast is off.
+      dtype_(precision == config::Precision::AmpFp16 || precision == config::Precision::PureFp16
+                 ? at::kHalf
+                 : at::kBFloat16),
       device_type_(device.type()) {
     if (precision == config::Precision::AmpFp16 && loss_scaling) {
         LossScalerOptions options{scaler.init_scale, scaler.growth_factor, scaler.backoff_factor,

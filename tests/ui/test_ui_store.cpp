@@ -198,9 +198,9 @@ class StoreTest : public QObject {
         QList<qint64> ids;
         for (const char* arm : {"fp32", "amp"}) {
             for (uint64_t seed : {1, 2}) {
-                const int64_t run = writer->createRun(exp, arm, ids.size() / 2, seed, "{}", 40);
+                const int64_t run = writer->createRun(exp, arm, ids.size() / 2, seed, "{}", 60);
                 writer->markRunning(run, "{}");
-                auto rows = steps(1, 40);
+                auto rows = steps(1, 60);  // enough optimizer steps to be judged
                 for (auto& r : rows) {
                     r.loss += 0.01 * static_cast<double>(seed);  // seed noise
                     r.skipped = false;
