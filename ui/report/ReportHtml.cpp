@@ -138,7 +138,7 @@ std::string summaryTable(const analysis::ExperimentAnalysis& a) {
              std::to_string(s.skipped), formatRatio(s.speedup), formatRatio(s.memory_ratio)}));
     }
     return html::table({"arm", "runs", "median step", "p10\xE2\x80\x93p90", "samples/s",
-                        a.memory_label, "val acc", "skipped", "throughput", "memory"},
+                        a.memory_label, "val acc", "skipped", "speed-up", "memory"},
                        rows, {1, 2, 3, 4, 5, 6, 7, 8, 9}, true,
                        {11, 6, 9, 12, 10, 10, 12, 9, 11, 10});
 }
