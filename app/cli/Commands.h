@@ -31,6 +31,7 @@ struct RunOverrides {
     std::optional<std::string> task;
     std::optional<std::string> save_weights;
     bool deterministic = false;
+    std::optional<double> tolerance_margin;
     std::optional<std::string> device;
     std::optional<int> threads;
     std::optional<int> warmup;

@@ -141,6 +141,8 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
     }
     if (o.deterministic)
         spec.deterministic = true;
+    if (o.tolerance_margin)
+        spec.tolerance_margin = *o.tolerance_margin;
     if (o.labels)
         spec.data.labels = *o.labels;
     if (o.val_data)

@@ -77,6 +77,9 @@ void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
     cmd->add_option("--val-data", ro.val_data,
                     "validation data in the format of --data (default: a seeded fraction)");
     cmd->add_option("--device", ro.device, "auto | cpu | cuda");
+    cmd->add_option("--tolerance-margin", ro.tolerance_margin,
+                    "the verdict's tolerance on the final metric is at least this (accuracy as a "
+                    "fraction: 0.005 = half a point)");
     cmd->add_flag("--deterministic", ro.deterministic,
                   "deterministic kernels only: a seed repeats its losses exactly (slower)");
     cmd->add_option("--threads", ro.threads, "CPU threads for LibTorch (0 = default)");

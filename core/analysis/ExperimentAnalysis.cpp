@@ -292,7 +292,11 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
             v.final_gap = finalMetricGap(finished[a.baseline], finished[arm], summaries);
             v.time_to_target = timeToTarget(finished[a.baseline], finished[arm], v.final_gap);
         }
-        decideVerdict(v, a.band.seeds, options.thresholds);
+        VerdictThresholds thresholds = options.thresholds;
+        if (data.spec_ok) {
+            thresholds.margin = std::max(thresholds.margin, data.spec.tolerance_margin);
+        }
+        decideVerdict(v, a.band.seeds, thresholds);
         a.verdicts.push_back(std::move(v));
     }
     return a;

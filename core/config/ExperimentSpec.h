@@ -132,6 +132,9 @@ struct ExperimentSpec {
     bool deterministic = false;
     /// Runs in round-robin over the arms, seed by seed (false: arm by arm).
     bool interleave = true;
+    /// The verdict's tolerance on the final validation metric is the larger of 2σ of
+    /// the baseline's seeds and this (accuracy as a fraction: 0.005 = half a point).
+    double tolerance_margin = 0.0;
     std::string save_weights;  ///< torchscript: folder for each run's trained module; empty = none
     std::vector<ArmSpec> arms;
     bool operator==(const ExperimentSpec&) const;  ///< every field of its table

@@ -136,6 +136,11 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
               "Deterministic kernels only (slower; cuDNN benchmark off): a seed repeats its "
               "losses exactly")
             .in("Experiment"),
+        field("tolerance_margin", &E::tolerance_margin, "Tolerance margin",
+              "The verdict's tolerance on the final metric is the larger of 2 seed-sigma and "
+              "this (accuracy as a fraction: 0.005 = half a point)")
+            .range(0, 1e6)
+            .in("Experiment"),
         field("interleave", &E::interleave, "Interleave runs",
               "Round-robin over the arms, seed by seed, so a drift in the machine's speed is "
               "shared by every arm; off: arm by arm")

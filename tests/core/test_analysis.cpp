@@ -280,6 +280,25 @@ TEST(Verdict, AGapTheSeedsCannotResolveIsInconclusiveAndSaysHowManySeeds) {
     EXPECT_NE(describe(v.summary).find("seeds per arm would resolve it"), std::string::npos);
 }
 
+// A margin the user sets widens the tolerance beyond 2σ.
+TEST(Verdict, TheSpecsMarginWidensTheTolerance) {
+    auto d = experiment(3, ampArm());
+    const double lower[] = {0.825, 0.83, 0.835};  // 2 points below: significant
+    int k = 0;
+    for (auto& r : d.runs) {
+        if (r.row.arm == "amp") {
+            r.evals.back().val_accuracy = lower[k++];
+        }
+    }
+    EXPECT_EQ(verdictOf(analyzeExperiment(d), "amp").verdict, Verdict::Diverged);
+    d.spec_ok = true;
+    d.spec.arms = {{"fp32", config::Precision::Fp32}, {"amp", config::Precision::AmpBf16}};
+    d.spec.tolerance_margin = 0.03;
+    const auto& v = verdictOf(analyzeExperiment(d), "amp");
+    EXPECT_NE(v.verdict, Verdict::Diverged) << v.summary;
+    EXPECT_TRUE(anyContains(v.reasons, "tolerance 3.00 points"));
+}
+
 TEST(Verdict, TooFewOptimizerStepsAreNotJudged) {
     RunShape c = ampArm();
     c.accumulation = 16;  // 25 optimizer steps
