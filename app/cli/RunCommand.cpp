@@ -75,6 +75,12 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
         spec = *p;
     }
     std::vector<config::FieldError> errors;
+    // A flag that was given replaces the spec's field.
+    auto assign = [](const auto& flag, auto& field) {
+        if (flag) {
+            field = *flag;
+        }
+    };
     auto enumFlag = [&](const std::optional<std::string>& value, const char* field, auto parse,
                         auto& target, const char* allowed) {
         if (!value) {
@@ -88,16 +94,11 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
     };
     if (!o.name.empty())
         spec.name = o.name;
-    if (o.steps)
-        spec.micro_steps = *o.steps;
-    if (o.epochs)
-        spec.epochs = *o.epochs;
-    if (o.micro_batch)
-        spec.micro_batch = *o.micro_batch;
-    if (o.lr)
-        spec.optimizer.lr = *o.lr;
-    if (o.weight_decay)
-        spec.optimizer.weight_decay = *o.weight_decay;
+    assign(o.steps, spec.micro_steps);
+    assign(o.epochs, spec.epochs);
+    assign(o.micro_batch, spec.micro_batch);
+    assign(o.lr, spec.optimizer.lr);
+    assign(o.weight_decay, spec.optimizer.weight_decay);
     enumFlag(o.optimizer, "optimizer.kind", config::optimizerFromString, spec.optimizer.kind,
              "sgd, adamw");
     enumFlag(o.device, "device", config::deviceFromString, spec.device, "auto, cpu, cuda");
@@ -111,12 +112,9 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
     }
     enumFlag(o.task, "model.task", config::taskFromString, spec.model.task,
              "auto, classification, tokens, regression");
-    if (o.width)
-        spec.model.width = *o.width;
-    if (o.depth)
-        spec.model.depth = *o.depth;
-    if (o.dataset)
-        spec.data.name = *o.dataset;
+    assign(o.width, spec.model.width);
+    assign(o.depth, spec.model.depth);
+    assign(o.dataset, spec.data.name);
     if (o.data_dir) {
         // The kind follows from what the path is, unless --dataset names it; a path
         // that says nothing (missing, no known extension) keeps the spec's kind,
@@ -141,22 +139,14 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
     }
     if (o.deterministic)
         spec.deterministic = true;
-    if (o.tolerance_margin)
-        spec.tolerance_margin = *o.tolerance_margin;
-    if (o.labels)
-        spec.data.labels = *o.labels;
-    if (o.val_data)
-        spec.data.val_path = *o.val_data;
-    if (o.save_weights)
-        spec.save_weights = *o.save_weights;
-    if (o.threads)
-        spec.cpu_threads = *o.threads;
-    if (o.warmup)
-        spec.warmup_steps = *o.warmup;
-    if (o.eval_interval)
-        spec.eval_interval = *o.eval_interval;
-    if (o.eval_batches)
-        spec.eval_batches = *o.eval_batches;
+    assign(o.tolerance_margin, spec.tolerance_margin);
+    assign(o.labels, spec.data.labels);
+    assign(o.val_data, spec.data.val_path);
+    assign(o.save_weights, spec.save_weights);
+    assign(o.threads, spec.cpu_threads);
+    assign(o.warmup, spec.warmup_steps);
+    assign(o.eval_interval, spec.eval_interval);
+    assign(o.eval_batches, spec.eval_batches);
     if (!o.seeds.empty())
         spec.seeds = o.seeds;
     if (!o.arms.empty()) {

@@ -294,7 +294,8 @@ TEST(Verdict, TheSpecsMarginWidensTheTolerance) {
     d.spec_ok = true;
     d.spec.arms = {{"fp32", config::Precision::Fp32}, {"amp", config::Precision::AmpBf16}};
     d.spec.tolerance_margin = 0.03;
-    const auto& v = verdictOf(analyzeExperiment(d), "amp");
+    const auto a = analyzeExperiment(d);
+    const auto& v = verdictOf(a, "amp");
     EXPECT_NE(v.verdict, Verdict::Diverged) << v.summary;
     EXPECT_TRUE(anyContains(v.reasons, "tolerance 3.00 points"));
 }
