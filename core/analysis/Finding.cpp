@@ -304,7 +304,8 @@ std::string describe(const Finding& f) {
         case FindingCode::LinearLrTooLarge:
             return "Linear LR scaling gave lr " + num(f.value("lr"), 4) + " (baseline " +
                    num(f.value("base_lr"), 4) +
-                   "); that may be too large for this model. Try lr_rule sqrt or an LR warm-up.";
+                   "); that may be too large for this model. Try lr_rule sqrt, or a warm-up "
+                   "(optimizer.schedule warmup, cosine or onecycle with a warm-up fraction).";
         case FindingCode::NormLayersInFp16:
             return "Norm layers in fp16: check that BatchNorm/LayerNorm and the loss run in fp32 "
                    "under autocast (a manual .half() or a custom layer casts them down).";
