@@ -139,6 +139,49 @@ QImage lossPlot(const ReportContent& c, const PlotOptions& o) {
     return p.image();
 }
 
+/// Each arm's distance from the baseline's mean curve in band units, (arm − mean) ÷ 2σ
+/// of the baseline's seeds, over samples seen: inside ±1 is inside the seed-noise band.
+QImage deviationPlot(const ReportContent& c, const PlotOptions& o) {
+    const auto& a = c.analysis;
+    const auto& band = a.band;
+    Plot p(o, "Distance from the baseline in band units");
+    auto* lo = p->addGraph();
+    auto* hi = p->addGraph();
+    const QVector<double> x = qvec(band.x);
+    lo->setData(x, QVector<double>(x.size(), -1.0));
+    hi->setData(x, QVector<double>(x.size(), 1.0));
+    lo->setPen(Qt::NoPen);
+    hi->setPen(Qt::NoPen);
+    hi->setBrush(faded(armColor(armIndex(a, a.baseline)), 60));
+    hi->setChannelFillGraph(lo);
+    hi->setName(q(a.baseline + "'s seed band (\xC2\xB1 2\xCF\x83)"));
+    lo->removeFromLegend();
+    for (const auto& ac : a.arm_curves) {
+        if (ac.arm == a.baseline) {
+            continue;
+        }
+        QVector<double> y;
+        for (size_t i = 0; i < band.x.size() && i < ac.mean.size(); ++i) {
+            const double width = 2 * band.sd[i];
+            const double v = width > 0 ? (ac.mean[i] - band.mean[i]) / width : NAN;
+            y.push_back(std::isfinite(v) ? v : NAN);
+        }
+        auto* g = p->addGraph();
+        g->setData(x.mid(0, y.size()), y);
+        g->setPen(QPen(armColor(armIndex(a, ac.arm)), 2.2));
+        g->setName(q(ac.arm));
+    }
+    p->rescaleAxes();
+    const double span =
+        std::max({2.5, std::fabs(p->yAxis->range().lower), std::fabs(p->yAxis->range().upper)});
+    p->yAxis->setRange(-span * 1.05, span * 1.05);
+    p->xAxis->setLabel("samples seen");
+    p->yAxis->setLabel("(arm \xE2\x88\x92 baseline mean) \xC3\xB7 2\xCF\x83");
+    p->legend->setVisible(true);
+    p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    return p.image();
+}
+
 QSharedPointer<QCPAxisTickerText> armTicker(const ExperimentAnalysis& a) {
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     for (size_t i = 0; i < a.verdicts.size(); ++i) {
@@ -370,6 +413,17 @@ std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptio
                        "samples. Samples seen, not steps, lines up arms with accumulation. " +
                        band_text),
                    lossPlot(content, options)});
+    if (a.band.known() && !a.band.x.empty() && a.arm_curves.size() > 1) {
+        out.push_back(
+            {"deviation", "Distance from the baseline in band units",
+             QString::fromStdString(
+                 "Each arm's smoothed training loss minus " + a.baseline +
+                 "'s mean, divided by 2\xCF\x83 of " + a.baseline +
+                 "'s seeds at that point: inside the shaded \xC2\xB1 1 the arm is inside the "
+                 "seed noise. The verdict reads the last quarter of this curve; a steady offset "
+                 "with the same final metric is named, not called divergence."),
+             deviationPlot(content, options)});
+    }
     bool any_eval = false, final_only = false;
     QImage val = validationPlot(content, options, any_eval, final_only);
     if (any_eval) {
