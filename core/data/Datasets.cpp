@@ -120,6 +120,41 @@ class SyntheticTokens final : public Dataset {
 
 }  // namespace
 
+std::string shapeText(at::IntArrayRef shape) {
+    std::string out = "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+        out += (i ? ", " : "") + std::to_string(shape[i]);
+    }
+    return out + "]";
+}
+
+std::string dtypeName(at::ScalarType type) {
+    switch (type) {
+        case at::kBool:
+            return "bool";
+        case at::kByte:
+            return "uint8";
+        case at::kChar:
+            return "int8";
+        case at::kShort:
+            return "int16";
+        case at::kInt:
+            return "int32";
+        case at::kLong:
+            return "int64";
+        case at::kHalf:
+            return "float16";
+        case at::kBFloat16:
+            return "bfloat16";
+        case at::kFloat:
+            return "float32";
+        case at::kDouble:
+            return "float64";
+        default:
+            return c10::toString(type);
+    }
+}
+
 std::shared_ptr<const Dataset> openDataset(const config::DataSpec& spec) {
     if (spec.name == "fashion-mnist") {
         // The files are parsed once per process; each split fraction gets its own view.

@@ -54,6 +54,11 @@ class Dataset {
     virtual std::string describe() const { return {}; }
 };
 
+/// "[64, 1, 28, 28]": a shape in messages.
+std::string shapeText(at::IntArrayRef shape);
+/// NumPy's name of a dtype in messages: "float32", "int64", "uint8", ...
+std::string dtypeName(at::ScalarType type);
+
 /// Opens the dataset a spec names. Fashion-MNIST is read once per process and
 /// shared; the validation part is a fixed, seed-independent slice of the
 /// training file, so every run of every arm is judged on the same images.

@@ -410,14 +410,6 @@ std::string TensorSource::describeTargets() const {
            shapeText(y_.data.sizes().vec());
 }
 
-std::string shapeText(const std::vector<int64_t>& shape) {
-    std::string out = "[";
-    for (size_t i = 0; i < shape.size(); ++i) {
-        out += (i ? ", " : "") + std::to_string(shape[i]);
-    }
-    return out + "]";
-}
-
 std::shared_ptr<const Dataset> makeFileDataset(const config::DataSpec& spec,
                                                std::shared_ptr<const Source> train, Validation val,
                                                std::vector<std::string> class_names) {

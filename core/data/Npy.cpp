@@ -307,27 +307,6 @@ NpyHeader parseNpyHeader(const uint8_t* bytes, size_t size, const std::string& n
     return h;
 }
 
-std::string dtypeName(c10::ScalarType type) {
-    switch (type) {
-        case c10::ScalarType::Bool:
-            return "bool";
-        case c10::ScalarType::Byte:
-            return "uint8";
-        case c10::ScalarType::Int:
-            return "int32";
-        case c10::ScalarType::Long:
-            return "int64";
-        case c10::ScalarType::Half:
-            return "float16";
-        case c10::ScalarType::Float:
-            return "float32";
-        case c10::ScalarType::Double:
-            return "float64";
-        default:
-            return c10::toString(type);
-    }
-}
-
 at::Tensor mapNpy(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {

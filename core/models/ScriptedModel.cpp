@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -16,6 +17,7 @@
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/csrc/jit/serialization/import.h>
 
+#include "core/analysis/Format.h"
 #include "core/store/OutputFile.h"
 
 namespace ampbench::models {
@@ -213,6 +215,12 @@ void saveScripted(Network& model, const std::string& path) {
     std::ostringstream out;
     scripted->module().save(out);
     store::writeFileAtomically(path, out.str());
+}
+
+std::string describe(const ScriptedFile& file) {
+    char crc[16];
+    std::snprintf(crc, sizeof crc, "%08x", file.crc32);
+    return file.path + " (" + analysis::formatBytes(file.bytes) + ", CRC-32 " + crc + ")";
 }
 
 std::string frozenAdvice(const ScriptedFile& file) {

@@ -44,6 +44,9 @@ ScriptedFile inspectScripted(const std::string& path);
 /// std::invalid_argument for a built-in network.
 void saveScripted(Network& model, const std::string& path);
 
+/// "net.pt (129.7 KiB, CRC-32 020d50ef)": which version of the file a run trained.
+std::string describe(const ScriptedFile& file);
+
 /// "…frozen…" advice for a traced module, or "" when nothing was frozen.
 std::string frozenAdvice(const ScriptedFile& file);
 

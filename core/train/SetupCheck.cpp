@@ -52,16 +52,6 @@ std::string firstLine(std::string text) {
     return text;
 }
 
-std::string sizeText(int64_t bytes) {
-    char buf[32];
-    if (bytes >= 1 << 20) {
-        std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / (1 << 20));
-    } else {
-        std::snprintf(buf, sizeof buf, "%.1f kB", static_cast<double>(bytes) / 1024.0);
-    }
-    return buf;
-}
-
 std::vector<int64_t> toVector(at::IntArrayRef sizes) {
     return {sizes.begin(), sizes.end()};
 }
@@ -145,9 +135,7 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
     if (spec.model.name == "torchscript") {
         try {
             const auto file = models::inspectScripted(spec.model.file);
-            char crc[16];
-            std::snprintf(crc, sizeof crc, "%08x", file.crc32);
-            r.model = file.path + " (" + sizeText(file.bytes) + ", CRC-32 " + crc + ")";
+            r.model = models::describe(file);
             if (std::string advice = models::frozenAdvice(file); !advice.empty()) {
                 r.warnings.push_back(advice);
             }
@@ -211,7 +199,7 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
             return problem(Kind::Mismatch,
                            spec.model.name == "torchscript" ? "model.file" : "model.name",
                            where + ": the model cannot take a batch of inputs " +
-                               shapeText(x.sizes()) + " " + dtypeText(x.scalar_type()) + ": " +
+                               shapeText(x.sizes()) + " " + dtypeName(x.scalar_type()) + ": " +
                                firstLine(c10 ? c10->what_without_backtrace() : e.what()));
         }
         r.output = toVector(out.sizes());

@@ -22,41 +22,6 @@ Task resolveTask(const config::ExperimentSpec& spec, const data::InputShape& sha
     return Task::Classification;
 }
 
-std::string shapeText(at::IntArrayRef sizes) {
-    std::string s = "[";
-    for (size_t i = 0; i < sizes.size(); ++i) {
-        s += (i ? ", " : "") + std::to_string(sizes[i]);
-    }
-    return s + "]";
-}
-
-std::string dtypeText(at::ScalarType type) {
-    switch (type) {
-        case at::kFloat:
-            return "float32";
-        case at::kDouble:
-            return "float64";
-        case at::kHalf:
-            return "float16";
-        case at::kBFloat16:
-            return "bfloat16";
-        case at::kLong:
-            return "int64";
-        case at::kInt:
-            return "int32";
-        case at::kShort:
-            return "int16";
-        case at::kByte:
-            return "uint8";
-        case at::kChar:
-            return "int8";
-        case at::kBool:
-            return "bool";
-        default:
-            return c10::toString(type);
-    }
-}
-
 at::Tensor TaskHead::asTarget(const at::Tensor& output, const at::Tensor& target) const {
     if (output.dim() == target.dim() + 1 && output.size(-1) == 1) {
         return output.squeeze(-1);
@@ -100,7 +65,7 @@ std::string TaskHead::mismatch(const at::Tensor& output, const at::Tensor& targe
     const std::string tgt = shapeText(target.sizes());
     const bool int_target = !at::isFloatingType(target.scalar_type());
     if (!at::isFloatingType(output.scalar_type())) {
-        return "the model returns " + dtypeText(output.scalar_type()) +
+        return "the model returns " + dtypeName(output.scalar_type()) +
                " values; it must return floating-point logits or values";
     }
     if (output.dim() == 0 || output.size(0) != target.size(0)) {

@@ -441,12 +441,9 @@ RunOutcome RunLoop::run() {
     event(0, EventKind::Info, "optimizer: " + updater_->describe());
     if (spec_.model.name == "torchscript") {
         const auto file = models::inspectScripted(spec_.model.file);
-        char crc[16];
-        std::snprintf(crc, sizeof crc, "%08x", file.crc32);
         event(0, EventKind::Info,
-              "model file " + file.path + " (" + std::to_string(file.bytes) + " bytes, CRC-32 " +
-                  crc + "), " + std::to_string(params_.size()) + " parameter tensors; task " +
-                  config::toString(head_->task()));
+              "model file " + models::describe(file) + ", " + std::to_string(params_.size()) +
+                  " parameter tensors; task " + config::toString(head_->task()));
         if (std::string advice = models::frozenAdvice(file); !advice.empty()) {
             event(0, EventKind::Warning, advice);
         }

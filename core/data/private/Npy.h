@@ -24,9 +24,6 @@ struct NpyHeader {
 /// little-endian, C-order array of a supported dtype whose data fits in `size`.
 NpyHeader parseNpyHeader(const uint8_t* bytes, size_t size, const std::string& name);
 
-/// The NumPy name of a dtype this reader supports ("uint8", "float32", ...).
-std::string dtypeName(c10::ScalarType type);
-
 /// An .npy file mapped read-only into memory: the tensor views the mapping, which
 /// lives as long as the tensor's storage. Never write into it.
 at::Tensor mapNpy(const std::string& path);

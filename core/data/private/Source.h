@@ -81,7 +81,4 @@ std::shared_ptr<const Dataset> makeFileDataset(const config::DataSpec& spec,
                                                std::shared_ptr<const Source> train, Validation val,
                                                std::vector<std::string> class_names = {});
 
-/// "[60000, 1, 28, 28]"
-std::string shapeText(const std::vector<int64_t>& shape);
-
 }  // namespace ampbench::data

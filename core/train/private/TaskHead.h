@@ -48,9 +48,7 @@ class TaskHead {
     double smoothing_ = 0.0;
 };
 
-/// "[64, 10]".
-std::string shapeText(at::IntArrayRef sizes);
-/// NumPy's name of a dtype: "float32", "int64", "uint8", ...
-std::string dtypeText(at::ScalarType type);
+using data::dtypeName;
+using data::shapeText;
 
 }  // namespace ampbench::train
