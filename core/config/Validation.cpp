@@ -84,11 +84,6 @@ const std::vector<std::string>& datasetNames() {
     return findField<ExperimentSpec>("data.name")->choices;
 }
 
-bool validArmNameChar(char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '.' || c == '+' || c == '-';
-}
-
 struct Checker {
     std::vector<FieldError> errors;
 
@@ -269,7 +264,7 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
     const std::string p = indexed("arms", index) + ".";
     if (a.name.empty()) {
         c.add(p + "name", quoted(a.name), "must not be empty");
-    } else if (!std::all_of(a.name.begin(), a.name.end(), validArmNameChar)) {
+    } else if (!std::all_of(a.name.begin(), a.name.end(), nameChar)) {
         c.add(p + "name", quoted(a.name), "must use only letters, digits and _ . + -");
     } else if (a.name.size() > kMaxArmNameLength) {
         c.add(p + "name", quoted(a.name),
@@ -321,6 +316,11 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
 }
 
 }  // namespace
+
+bool nameChar(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '+' || c == '-';
+}
 
 std::vector<FieldError> validate(const ExperimentSpec& spec) {
     Checker c;

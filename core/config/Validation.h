@@ -30,6 +30,10 @@ struct ArmFieldPath {
 };
 std::optional<ArmFieldPath> armFieldPath(const std::string& path);
 
+/// A letter, digit or one of _ . + -: what an arm name may hold, and what a file
+/// name made from a name keeps.
+bool nameChar(char c);
+
 /// Every problem found; empty means the spec may run.
 std::vector<FieldError> validate(const ExperimentSpec& spec);
 

@@ -1,7 +1,6 @@
 #include "core/train/Experiment.h"
 
 #include <algorithm>
-#include <cctype>
 #include <exception>
 #include <nlohmann/json.hpp>
 
@@ -19,9 +18,7 @@ namespace {
 std::string fileSafe(const std::string& text) {
     std::string out;
     for (char c : text) {
-        const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
-                          c == '+' || c == '-';
-        out += keep ? c : '_';
+        out += config::nameChar(c) ? c : '_';
     }
     return out.empty() ? "experiment" : out;
 }
