@@ -88,16 +88,18 @@ std::optional<DeviceKind> deviceFromString(const std::string& text) {
 }
 
 std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm) {
-    if (arm.repeats <= 0) {
-        return spec.seeds;
+    std::vector<uint64_t> seeds = spec.seeds;
+    if (arm.repeats > 0) {
+        const auto count = static_cast<size_t>(arm.repeats);
+        seeds.resize(std::min(count, spec.seeds.size()));
+        uint64_t next =
+            spec.seeds.empty() ? 1 : *std::max_element(spec.seeds.begin(), spec.seeds.end()) + 1;
+        while (seeds.size() < count) {
+            seeds.push_back(next++);
+        }
     }
-    const auto count = static_cast<size_t>(arm.repeats);
-    std::vector<uint64_t> seeds(spec.seeds.begin(),
-                                spec.seeds.begin() + std::min(count, spec.seeds.size()));
-    uint64_t next =
-        spec.seeds.empty() ? 1 : *std::max_element(spec.seeds.begin(), spec.seeds.end()) + 1;
-    while (seeds.size() < count) {
-        seeds.push_back(next++);
+    for (auto& seed : seeds) {
+        seed += static_cast<uint64_t>(std::max(0, arm.seed_offset));
     }
     return seeds;
 }

@@ -46,6 +46,9 @@ struct ArmSpec {
     bool checkpointing = false;       ///< recompute activations per block in backward
     bool cuda_graph = false;          ///< capture the whole step in a CUDA graph (K = 1, CUDA)
     int repeats = 0;                  ///< seeds for this arm; 0 = the experiment's seeds
+    /// Added to each of the arm's seeds: a copy of the baseline on other seeds is an
+    /// A/A check (the verdict's false alarms and the timing noise of the machine).
+    int seed_offset = 0;
     bool operator==(const ArmSpec&) const;  ///< every field of its table
     bool operator!=(const ArmSpec& other) const { return !(*this == other); }
 };
@@ -160,7 +163,8 @@ bool fileData(const DataSpec& data);
 /// classification) on arrays train.npz, validation val.npz".
 std::string describeWorkload(const ExperimentSpec& spec);
 
-/// Seeds an arm runs with: its own count of the experiment's seeds when repeats > 0.
+/// Seeds an arm runs with: its own count of the experiment's seeds when repeats > 0,
+/// each plus the arm's seed_offset.
 std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm);
 
 /// Learning rate of an arm after its LR rule for effective batch micro_batch × K.

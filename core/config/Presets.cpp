@@ -56,6 +56,32 @@ ExperimentSpec fashionMnistRecipe() {
     return s;
 }
 
+/// The baseline's settings again on seeds `offset` higher: an A/A arm.
+ArmSpec again(const ArmSpec& base, int offset) {
+    ArmSpec a = base;
+    a.name = base.name + "-again";
+    a.seed_offset = offset;
+    return a;
+}
+
+/// The realistic recipe with an A/A arm, the accumulation arm under the linear rule
+/// and the three negative controls (CUDA: they are fp16): what the verdict's
+/// calibration (bench/calibration.py) repeats over disjoint seeds.
+ExperimentSpec recipeControls() {
+    ExperimentSpec s = fashionMnistRecipe();
+    s.name = "fashion-mnist-recipe-controls";
+    s.device = DeviceKind::Cuda;
+    ArmSpec noscale = arm("amp-fp16-noscale", Precision::AmpFp16);
+    noscale.loss_scaling = false;
+    s.arms = {arm("fp32", Precision::Fp32),
+              again(arm("fp32", Precision::Fp32), 1000),
+              arm("amp-fp16-accum4", Precision::AmpFp16, 4, LrRule::Linear),
+              arm("pure-fp16", Precision::PureFp16),
+              noscale,
+              arm("amp-fp16-accum4-nolr", Precision::AmpFp16, 4, LrRule::None)};
+    return s;
+}
+
 /// Throughput arms for the GPU benchmarks. The accumulation arm keeps the lr:
 /// these presets measure speed and memory, not convergence.
 std::vector<ArmSpec> throughputArms() {
@@ -122,7 +148,9 @@ std::vector<std::string> presetNames() {
     return {"default",
             "smoke",
             "noise-band",
+            "aa-check",
             "fashion-mnist-recipe",
+            "recipe-controls",
             "resnet50-synthetic",
             "gpt2-small-synthetic",
             "your-model"};
@@ -147,8 +175,18 @@ std::optional<ExperimentSpec> preset(const std::string& name) {
         s.seeds = {1, 2, 3};
         return s;
     }
+    if (name == "aa-check") {
+        ExperimentSpec s = fashionMnist();
+        s.name = "fashion-mnist-aa-check";
+        s.seeds = {1, 2, 3};
+        s.arms.insert(s.arms.begin() + 1, again(s.arms.front(), 100));
+        return s;
+    }
     if (name == "fashion-mnist-recipe") {
         return fashionMnistRecipe();
+    }
+    if (name == "recipe-controls") {
+        return recipeControls();
     }
     if (name == "resnet50-synthetic") {
         return resnet50();
@@ -181,6 +219,16 @@ std::string presetDescription(const std::string& name) {
     if (name == "noise-band") {
         return "The default comparison with seeds 1, 2 and 3, to measure the seed-noise band "
                "that alignment is judged against";
+    }
+    if (name == "aa-check") {
+        return "The noise-band comparison with an A/A arm, fp32 again on seeds 101-103: its "
+               "verdict shows the verdict's false alarms and its speed-up the timing noise of "
+               "this machine, beside AMP's";
+    }
+    if (name == "recipe-controls") {
+        return "The realistic recipe with an A/A arm, AMP with accumulation 4 (linear LR) and "
+               "the negative controls pure fp16, fp16 without loss scaling and accumulation "
+               "without LR rescaling (CUDA): what the verdict must catch";
     }
     if (name == "resnet50-synthetic") {
         return "ResNet-50 on synthetic 224x224 images, batch 128 (CUDA): fp32, TF32, AMP fp16, "

@@ -338,6 +338,12 @@ const std::vector<Field<ArmSpec>>& fieldsOf(const ArmSpec*) {
             .range(0, 100)
             .abbrev("repeats")
             .header("Seeds/arm"),
+        field("seed_offset", &A::seed_offset, "Seed offset",
+              "Added to each seed of this arm: fp32 again on other seeds is an A/A check of "
+              "the verdict and of the timing noise")
+            .range(0, 1e9)
+            .abbrev("seed_offset")
+            .header("Seed +"),
         field("loss_scaling", &A::loss_scaling, "Loss scaling",
               "fp16 autocast with dynamic loss scaling; off is a negative control (noscale)")
             .abbrev("scale")

@@ -56,7 +56,9 @@ TEST(Presets, NamesInOrderAndDescribed) {
     const std::vector<std::string> expected = {"default",
                                                "smoke",
                                                "noise-band",
+                                               "aa-check",
                                                "fashion-mnist-recipe",
+                                               "recipe-controls",
                                                "resnet50-synthetic",
                                                "gpt2-small-synthetic",
                                                "your-model"};
@@ -95,6 +97,33 @@ TEST(Presets, DefaultIsTheThreeArmComparison) {
     EXPECT_EQ(smoke.micro_steps, 48);
     EXPECT_EQ(smoke.eval_batches, 8);
     EXPECT_EQ(preset("noise-band")->seeds, (std::vector<uint64_t>{1, 2, 3}));
+}
+
+// A/A arms and negative controls: the baseline again on disjoint seeds, and the
+// controls the verdict must catch.
+TEST(Presets, AaCheckAndControls) {
+    const ExperimentSpec aa = *preset("aa-check");
+    ASSERT_EQ(aa.arms.size(), 4u);
+    EXPECT_EQ(aa.arms[1].name, "fp32-again");
+    ArmSpec copy = aa.arms[1];
+    copy.name = aa.arms[0].name;
+    copy.seed_offset = 0;
+    EXPECT_EQ(copy, aa.arms[0]) << "the same settings as the baseline";
+    EXPECT_EQ(seedsForArm(aa, aa.arms[1]), (std::vector<uint64_t>{101, 102, 103}));
+
+    const ExperimentSpec c = *preset("recipe-controls");
+    EXPECT_EQ(c.device, DeviceKind::Cuda);
+    EXPECT_EQ(c.epochs, preset("fashion-mnist-recipe")->epochs);
+    std::vector<std::string> names;
+    for (const auto& a : c.arms) {
+        names.push_back(a.name);
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"fp32", "fp32-again", "amp-fp16-accum4", "pure-fp16",
+                                               "amp-fp16-noscale", "amp-fp16-accum4-nolr"}));
+    EXPECT_EQ(c.arms[3].precision, Precision::PureFp16);
+    EXPECT_FALSE(c.arms[4].loss_scaling);
+    EXPECT_EQ(c.arms[5].lr_rule, LrRule::None);
+    EXPECT_EQ(seedsForArm(c, c.arms[1]), (std::vector<uint64_t>{1001, 1002, 1003}));
 }
 
 TEST(Presets, GpuPresetsMeasureThroughput) {
@@ -479,6 +508,16 @@ TEST(ExperimentSpec, SeedsForArm) {
     EXPECT_EQ(seedsForArm(s, arm), (std::vector<uint64_t>{5}));
     arm.repeats = 4;
     EXPECT_EQ(seedsForArm(s, arm), (std::vector<uint64_t>{5, 2, 6, 7}));
+    // An A/A copy of the baseline on disjoint seeds.
+    arm.repeats = 0;
+    arm.seed_offset = 100;
+    EXPECT_EQ(seedsForArm(s, arm), (std::vector<uint64_t>{105, 102}));
+    arm.repeats = 3;
+    EXPECT_EQ(seedsForArm(s, arm), (std::vector<uint64_t>{105, 102, 106}));
+    std::string error;
+    auto parsed = parseArmShorthand("fp32-again=fp32,seed_offset=1000", error);
+    ASSERT_TRUE(parsed) << error;
+    EXPECT_EQ(parsed->seed_offset, 1000);
 }
 
 TEST(ExperimentSpec, ScaledLearningRate) {

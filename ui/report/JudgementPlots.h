@@ -1,0 +1,29 @@
+#pragma once
+// The two plots that show the verdict's judgement, drawn onto a QCustomPlot the
+// caller owns: the report renders them into images, the GUI's verdict panel shows
+// them live. One drawing for both, so the screen and the page agree.
+#include <string>
+
+#include "core/analysis/ExperimentAnalysis.h"
+
+class QCustomPlot;
+
+namespace ampbench::report {
+
+/// Each arm's smoothed training loss minus the baseline's mean, divided by 2σ of the
+/// baseline's seeds, over samples seen; the band (±1) shaded. Clears `plot` first.
+/// False (and an empty plot) when the baseline has no noise band or no other arm has
+/// a curve.
+bool drawDeviation(QCustomPlot& plot, const analysis::ExperimentAnalysis& a);
+
+/// The validation metric per arm as mean ± 2σ of its seeds (a band over samples seen,
+/// or, when the runs evaluated only at the end, a mean with ±2σ bars per arm), with
+/// the verdict's tolerance drawn around the baseline's final mean. Clears `plot`
+/// first. False when no run evaluated.
+bool drawValidation(QCustomPlot& plot, const analysis::ExperimentAnalysis& a);
+
+/// The verdict's tolerance on the final metric (a fraction for accuracy, loss units
+/// otherwise), NaN when no arm was judged on it.
+double verdictTolerance(const analysis::ExperimentAnalysis& a);
+
+}  // namespace ampbench::report
