@@ -176,7 +176,9 @@ json toJson(const ArmVerdict& v) {
                 {"accumulation", v.facts.accumulation},
                 {"lr_rule", config::toString(v.facts.lr_rule)},
                 {"lr", real(v.facts.lr)},
-                {"effective_batch", v.facts.effective_batch}}},
+                {"effective_batch", v.facts.effective_batch},
+                {"loss_scaling", v.facts.loss_scaling},
+                {"aa_copy", v.facts.aa_copy}}},
               {"health", toJson(v.health)},
               {"gains", toJson(v.gains)}};
     if (v.verdict != Verdict::Baseline) {
@@ -219,6 +221,14 @@ json toJson(const ExperimentAnalysis& a) {
     for (const auto& c : a.arm_curves) {
         curves.push_back({{"arm", c.arm}, {"runs", c.runs}, {"mean_loss", reals(c.mean)}});
     }
+    json validation = json::array();
+    for (const auto& b : a.validation) {
+        validation.push_back({{"arm", b.arm},
+                              {"runs", b.runs},
+                              {"samples", reals(b.x)},
+                              {"mean", reals(b.mean)},
+                              {"sd", reals(b.sd)}});
+    }
     return {{"experiment", {{"id", a.experiment_id}, {"name", a.name}}},
             {"baseline", a.baseline},
             {"device", a.device},
@@ -227,6 +237,8 @@ json toJson(const ExperimentAnalysis& a) {
             {"verdicts", verdicts},
             {"incomplete_runs", incomplete},
             {"warnings", a.warnings},
+            {"bit_reproducible", a.reproducibility.empty()},
+            {"reproducibility", a.reproducibility},
             {"noise_band",
              {{"seeds", a.band.seeds},
               {"samples", reals(a.band.x)},
@@ -235,7 +247,22 @@ json toJson(const ExperimentAnalysis& a) {
               {"high", reals(a.band.high)},
               {"min", reals(a.band.min)},
               {"max", reals(a.band.max)}}},
-            {"curves", curves}};
+            {"curves", curves},
+            {"validation", {{"metric", a.validation_metric}, {"arms", validation}}}};
+}
+
+json reportJson(const ExperimentData& data, const ExperimentAnalysis& analysis) {
+    json j = toJson(analysis);
+    json spec = json::parse(data.experiment.spec_json, nullptr, false);
+    j["spec"] = spec.is_discarded() ? json(data.experiment.spec_json) : spec;
+    for (const auto& r : data.runs) {
+        json env = json::parse(r.row.env_json, nullptr, false);
+        if (!env.is_discarded() && env.is_object()) {
+            j["environment"] = env;
+            break;
+        }
+    }
+    return j;
 }
 
 }  // namespace ampbench::analysis

@@ -4,10 +4,15 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/analysis/ExperimentAnalysis.h"
+#include "core/analysis/ExperimentData.h"
 
 namespace ampbench::analysis {
 
 nlohmann::json toJson(const ExperimentAnalysis& analysis);
 nlohmann::json toJson(const ArmVerdict& verdict);
+
+/// What a report's JSON holds: the analysis, the stored spec and the environment of
+/// the first run that recorded one. The GUI's reports and `ampbench-cli show --json`.
+nlohmann::json reportJson(const ExperimentData& data, const ExperimentAnalysis& analysis);
 
 }  // namespace ampbench::analysis

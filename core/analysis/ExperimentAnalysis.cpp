@@ -46,7 +46,21 @@ ArmFacts factsOf(const RunData* run, const std::string& device) {
     f.lr = std::isfinite(planned.lr) ? planned.lr : kUnknown;
     f.effective_batch = planned.effective_batch;
     f.channels_last = planned.arm.channels_last;
+    f.loss_scaling = planned.arm.loss_scaling;
     return f;
+}
+
+/// Whether two runs' arms train alike: every setting but the name and the seeds.
+bool sameSettings(const RunData* a, const RunData* b) {
+    if (!a || !b) {
+        return false;
+    }
+    config::ArmSpec x = config::plannedArmFromJson(a->row.spec_json).arm;
+    config::ArmSpec y = config::plannedArmFromJson(b->row.spec_json).arm;
+    x.name = y.name;
+    x.seed_offset = y.seed_offset;
+    x.repeats = y.repeats;
+    return x == y;
 }
 
 /// The metric every finished run on both sides has: validation accuracy when all
@@ -147,6 +161,30 @@ std::vector<std::string> armOrder(const ExperimentData& data) {
     return order;
 }
 
+/// Mean and sd over `runs` of the metric at each evaluation (matched by samples seen)
+/// that every run made.
+MetricBand validationBand(const std::string& arm, const std::vector<const RunData*>& runs,
+                          bool accuracy) {
+    MetricBand b;
+    b.arm = arm;
+    std::map<int64_t, std::vector<double>> at;
+    for (const auto* r : runs) {
+        for (const auto& e : r->evals) {
+            at[e.samples].push_back(accuracy ? e.val_accuracy : e.val_loss);
+        }
+    }
+    for (const auto& [samples, values] : at) {
+        if (values.size() != runs.size()) {
+            continue;
+        }
+        b.x.push_back(static_cast<double>(samples));
+        b.mean.push_back(mean(values));
+        b.sd.push_back(values.size() > 1 ? stddev(values) : kUnknown);
+    }
+    b.runs = static_cast<int>(runs.size());
+    return b;
+}
+
 ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisOptions& options) {
     ExperimentAnalysis a;
     a.experiment_id = data.experiment.id;
@@ -173,6 +211,16 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
                         field<std::string>(env, "device_name", ""));
     }
     a.memory_label = a.device.rfind("cuda", 0) == 0 ? "peak allocated" : "peak RSS";
+    if (data.spec_ok && !data.spec.deterministic && !data.runs.empty()) {
+        a.reproducibility =
+            std::string("runs are not bit-reproducible: deterministic mode was off, so ") +
+            (a.device.rfind("cuda", 0) == 0
+                 ? "cuDNN's benchmark may pick other algorithms in another process and some "
+                   "kernels add in a varying order; "
+                 : "") +
+            "the same seed can give another curve. Turn it on (--deterministic, spec "
+            "\"deterministic\": true) to repeat a run exactly";
+    }
     if (machines.size() > 1) {
         a.warnings.push_back("runs ran on " + std::to_string(machines.size()) +
                              " different machines or devices; step times and memory are only "
@@ -244,6 +292,27 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
                                     meanCurve(curvesOf(finished[arm]), grid)});
         }
     }
+    // Validation: the metric every finished run has, as mean and sd per arm.
+    bool any_eval = false, accuracy = true;
+    for (const auto& arm : order) {
+        for (const auto* r : finished[arm]) {
+            for (const auto& e : r->evals) {
+                any_eval = true;
+                accuracy = accuracy && std::isfinite(e.val_accuracy);
+            }
+        }
+    }
+    if (any_eval) {
+        a.validation_metric = accuracy ? "val_accuracy" : "val_loss";
+        for (const auto& arm : order) {
+            if (!finished[arm].empty()) {
+                MetricBand b = validationBand(arm, finished[arm], accuracy);
+                if (!b.x.empty()) {
+                    a.validation.push_back(std::move(b));
+                }
+            }
+        }
+    }
     if (finished[a.baseline].empty() && !a.baseline.empty()) {
         a.warnings.push_back("the baseline arm " + a.baseline +
                              " has no finished run: there is nothing to judge the others against");
@@ -271,6 +340,8 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
         v.facts.base_lr = base_facts.lr;
         v.facts.base_effective_batch = base_facts.effective_batch;
         v.facts.model = model;
+        v.facts.aa_copy =
+            arm != a.baseline && sameSettings(first_of_arm[arm], first_of_arm[a.baseline]);
         v.runs_used = static_cast<int>(complete[arm].size());
         v.health = armHealth(complete[arm]);
         v.gains = computeGains(finished[a.baseline], finished[arm]);

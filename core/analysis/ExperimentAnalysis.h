@@ -28,6 +28,15 @@ struct ArmCurve {
     std::vector<double> mean;
 };
 
+/// An arm's validation metric over samples seen: mean and standard deviation over
+/// its finished runs at each evaluation every one of them made.
+struct MetricBand {
+    std::string arm;
+    int runs = 0;
+    std::vector<double> x;  ///< samples seen
+    std::vector<double> mean, sd;
+};
+
 /// A run left out because its rows are partial.
 struct IncompleteRun {
     int64_t run_id = 0;
@@ -50,9 +59,16 @@ struct ExperimentAnalysis {
     NoiseBand band;
     std::vector<ArmCurve> arm_curves;  ///< on band.x, one per arm with finished runs
     std::vector<RunCurve> run_curves;  ///< every finished or failed run, on its own x
-    std::vector<ArmVerdict> verdicts;  ///< one per arm, spec order; the baseline first
+    /// "val_accuracy" when every finished run evaluated with an accuracy, "val_loss"
+    /// when they evaluated without one, empty when none evaluated.
+    std::string validation_metric;
+    std::vector<MetricBand> validation;  ///< one per arm with evaluations, spec order
+    std::vector<ArmVerdict> verdicts;    ///< one per arm, spec order; the baseline first
     std::vector<IncompleteRun> incomplete;
     std::vector<std::string> warnings;  ///< things that weaken the comparison
+    /// Why a run of this experiment would not repeat bit for bit (deterministic mode
+    /// off); empty when it ran deterministic.
+    std::string reproducibility;
 };
 
 ExperimentAnalysis analyzeExperiment(const ExperimentData& data,

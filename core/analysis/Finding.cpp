@@ -147,8 +147,9 @@ std::string describe(const Finding& f) {
                         ? ", and the final metric differs beyond the seed spread"
                         : "");
         case FindingCode::AlignedWithBaseline:
-            return "the loss curve stays on " + base + "'s (" + num(f.value("tail"), 2) +
-                   " band widths at the end) and the final metric agrees";
+            return "the final metric agrees with " + base + "'s and the loss curve stays inside "
+                   "its seed band (" +
+                   num(f.value("tail"), 2) + " band widths at the end)";
         case FindingCode::WithinSeedNoise:
             return "it differs from " + base + " by about as much as " + base +
                    "'s own seeds do (" + num(f.value("tail"), 2) + " band widths at the end)";
@@ -188,7 +189,8 @@ std::string describe(const Finding& f) {
                    "'s within " + metricAmount(f, f.value("tolerance")) +
                    " while the training loss sits " + num(f.value("tail"), 2) + " band widths " +
                    (f.value("above") != 0 ? "above" : "below") +
-                   " (a different learning rate or batch keeps the training loss apart)";
+                   " (the same final quality: a different learning rate or batch keeps a "
+                   "training loss apart, and with few seeds the band is narrow)";
         case FindingCode::LossScaleCollapsed:
             return "the loss scale collapsed (down to " + num(f.value("min_scale"), 3) + ", " +
                    count(f.value("late_skips")) +
@@ -231,6 +233,20 @@ std::string describe(const Finding& f) {
                 text += "; max batch " + num(f.value("max_batch"), 2) + kTimes;
             }
             return text;
+        }
+        case FindingCode::AaCheck: {
+            std::string text = "A/A check: this arm is " + base +
+                               " again on other seeds, so every difference is noise. Its "
+                               "speed-up " +
+                               num(f.value("speedup"), 2) + kTimes;
+            if (std::isfinite(f.value("ci_low")) && std::isfinite(f.value("ci_high"))) {
+                text += " (95% CI " + num(f.value("ci_low"), 2) + "\xE2\x80\x93" +
+                        num(f.value("ci_high"), 2) +
+                        (f.value("across_runs") == 1 ? " across runs)" : " within one run)");
+            }
+            return text +
+                   " is the timing noise of this machine; its verdict checks the verdict "
+                   "itself: anything but aligned or inconclusive is a false alarm";
         }
         case FindingCode::CurveInBandUnits:
             return "loss curve over the last 25% of samples: " + num(f.value("tail"), 2) +
@@ -275,7 +291,9 @@ std::string describe(const Finding& f) {
             return "Input-bound: the trainer waited for data " +
                    formatPercent(f.value("wait_share")) +
                    " of the step time, so the data loader limits any AMP speed-up. Raise "
-                   "prefetch, speed up decoding, or keep the data on the device.";
+                   "data.prefetch, or make each batch cheaper to prepare (an image folder "
+                   "decodes every image per batch: a smaller image_size, or the images "
+                   "stored once as an .npy array).";
         case FindingCode::TryChannelsLast:
             return "Try channels_last for this arm: under autocast, convolutions on NHWC tensors "
                    "use the tensor-core kernels directly, without layout conversions around each "
@@ -312,6 +330,29 @@ std::string describe(const Finding& f) {
         case FindingCode::MeasureTheNoise:
             return "Measure the noise: repeat the experiment with three seeds (--seeds 1 2 3, or "
                    "the noise-band preset) so the gap can be judged against the seed spread.";
+        case FindingCode::AaTimingDrift:
+            return "Timing drifted: the A/A arm, identical to the baseline, measured " +
+                   num(f.value("speedup"), 2) + kTimes + " (95% CI " + num(f.value("ci_low"), 2) +
+                   "\xE2\x80\x93" + num(f.value("ci_high"), 2) + "), an interval without 1.00" +
+                   kTimes +
+                   ". Something besides precision changed the speed between runs (other load on "
+                   "the machine, clocks, temperature): read the other arms' speed-ups with at "
+                   "least this much doubt, or measure again on a quiet machine.";
+        case FindingCode::AaFalseAlarm:
+            return "False alarm: the A/A arm, identical to " + base + ", was called " +
+                   f.name("verdict") + ". The " + count(f.value("seeds")) +
+                   " seeds of the baseline understate the noise: add seeds, or set a tolerance "
+                   "margin, before trusting a verdict on the other arms.";
+        case FindingCode::PureFp16Control:
+            return "Negative control (pure fp16): the model itself in fp16, with no fp32 master "
+                   "weights, autocast or loss scaling. Updates smaller than half an fp16 step of "
+                   "a weight round away and norm-layer statistics accumulate in fp16; a loss of "
+                   "quality here is what AMP's fp32 weights prevent.";
+        case FindingCode::NoScaleControl:
+            return "Negative control (fp16 without loss scaling): gradients below fp16's "
+                   "smallest value (about 6e-8) become zero. If this arm still matches, this "
+                   "model's gradients stay within fp16's range; the scaler costs little and "
+                   "guards models where they do not.";
     }
     return codeName(f.code);
 }
@@ -413,6 +454,16 @@ std::string codeName(FindingCode code) {
             return "norm_layers_in_fp16";
         case FindingCode::MeasureTheNoise:
             return "measure_the_noise";
+        case FindingCode::AaCheck:
+            return "aa_check";
+        case FindingCode::AaTimingDrift:
+            return "aa_timing_drift";
+        case FindingCode::AaFalseAlarm:
+            return "aa_false_alarm";
+        case FindingCode::PureFp16Control:
+            return "pure_fp16_control";
+        case FindingCode::NoScaleControl:
+            return "noscale_control";
     }
     return "unknown";
 }

@@ -45,6 +45,7 @@ enum class FindingCode {
     CurveRelative,  ///< tail, whole
     Tolerance,      ///< accuracy, tolerance, base_sd, margin
     TimeToTarget,   ///< accuracy, target, reached, runs, wall_s, samples, base_wall_s, base_samples
+    AaCheck,        ///< speedup, ci_low, ci_high, across_runs; baseline
     // next checks: what to look at, from the practitioners' checklist
     ScalerMissing,        ///<
     LossScaleCollapsing,  ///< min_scale, late_skips
@@ -57,6 +58,10 @@ enum class FindingCode {
     LinearLrTooLarge,     ///< lr, base_lr
     NormLayersInFp16,     ///<
     MeasureTheNoise,      ///<
+    AaTimingDrift,        ///< speedup, ci_low, ci_high
+    AaFalseAlarm,         ///< seeds; verdict, baseline
+    PureFp16Control,      ///<
+    NoScaleControl,       ///<
 };
 
 struct Finding {

@@ -82,7 +82,8 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
         v.reasons.push_back(finding(FindingCode::LossScaleRange,
                                     {{"min", h.min_loss_scale}, {"final", h.final_loss_scale}}));
     }
-    if (f.precision == config::Precision::AmpFp16 && !h.scaler_active && h.steps > 0) {
+    if (f.precision == config::Precision::AmpFp16 && f.loss_scaling && !h.scaler_active &&
+        h.steps > 0) {
         v.next_checks.push_back(finding(FindingCode::ScalerMissing));
     }
     if (scaleCollapsing(h, t)) {
@@ -115,11 +116,40 @@ void addTimeToTarget(ArmVerdict& v) {
                                             {"base_samples", tt.base_samples}}));
 }
 
+/// An A/A arm (the baseline again on other seeds): its speed-up is the timing noise
+/// and its verdict a false alarm unless aligned or inconclusive.
+void addAaCheck(ArmVerdict& v, int baseline_seeds) {
+    const Gains& g = v.gains;
+    const Names baseline = {{"baseline", v.facts.baseline}};
+    v.reasons.push_back(finding(FindingCode::AaCheck,
+                                {{"speedup", g.speedup},
+                                 {"ci_low", g.speedup_ci.low},
+                                 {"ci_high", g.speedup_ci.high},
+                                 {"across_runs", g.ci_across_runs ? 1.0 : 0.0}},
+                                baseline));
+    if (std::isfinite(g.speedup_ci.low) && std::isfinite(g.speedup_ci.high) &&
+        (g.speedup_ci.low > 1.0 || g.speedup_ci.high < 1.0)) {
+        v.next_checks.push_back(
+            finding(FindingCode::AaTimingDrift, {{"speedup", g.speedup},
+                                                 {"ci_low", g.speedup_ci.low},
+                                                 {"ci_high", g.speedup_ci.high}}));
+    }
+    if (v.verdict == Verdict::Diverged || v.verdict == Verdict::WithinNoise) {
+        Names names = baseline;
+        names["verdict"] = toString(v.verdict);
+        v.next_checks.push_back(
+            finding(FindingCode::AaFalseAlarm, {{"seeds", double(baseline_seeds)}}, names));
+    }
+}
+
 /// What the arm bought, in one line, and a check when AMP made it slower.
 void addGains(ArmVerdict& v) {
     const Gains& g = v.gains;
     if (!std::isfinite(g.speedup)) {
         return;
+    }
+    if (v.facts.aa_copy) {
+        return;  // an A/A arm's speed-up is read as noise (addAaCheck)
     }
     v.reasons.push_back(finding(FindingCode::Gains,
                                 {{"speedup", g.speedup},
@@ -161,7 +191,11 @@ void addChecklist(ArmVerdict& v, const VerdictThresholds& t) {
         v.next_checks.push_back(
             finding(FindingCode::LinearLrTooLarge, {{"lr", f.lr}, {"base_lr", f.base_lr}}));
     }
-    if (isAmp(f) && judged_bad && f.accumulation == 1) {
+    if (f.precision == config::Precision::PureFp16) {
+        v.next_checks.push_back(finding(FindingCode::PureFp16Control));
+    } else if (f.precision == config::Precision::AmpFp16 && !f.loss_scaling) {
+        v.next_checks.push_back(finding(FindingCode::NoScaleControl));
+    } else if (isAmp(f) && judged_bad && f.accumulation == 1) {
         v.next_checks.push_back(finding(FindingCode::NormLayersInFp16));
     }
 }
@@ -169,8 +203,8 @@ void addChecklist(ArmVerdict& v, const VerdictThresholds& t) {
 /// The primary judgement, where every run evaluated: the final validation metric
 /// against the baseline's, within a tolerance of max(2σ of the baseline's seeds,
 /// margin). Worse beyond it and significant: a real loss of quality. Within it: the
-/// arm trains the same, and the curve only says how (on the band, within noise, or
-/// offset). Beyond it but not significant: inconclusive, with the seeds that would
+/// arm trains the same, and the curve only says how (inside the seed band, or
+/// offset from it). Beyond it but not significant: inconclusive, with the seeds that would
 /// resolve it. False when there is no validation metric to judge.
 bool judgeFinalMetric(ArmVerdict& v, const std::string& base, const VerdictThresholds& t) {
     const FinalGap& g = v.final_gap;
@@ -208,20 +242,17 @@ bool judgeFinalMetric(ArmVerdict& v, const std::string& base, const VerdictThres
         v.verdict = Verdict::Inconclusive;
         v.summary = finding(FindingCode::FinalUnresolved, values, baseline);
     } else {
+        // Within the tolerance the arm trains the same; the curve says only how. A
+        // curve inside the seed band is noise between equals (what an A/A arm shows),
+        // not a lesser agreement, so it is aligned too.
         const double tail = c.tail_mean_abs;
-        const bool trend_ok = !std::isfinite(c.trend_r) || c.trend_r >= t.trend_r;
-        if (!std::isfinite(tail) ||
-            (tail <= t.aligned && c.whole_mean_abs <= t.aligned_whole && trend_ok)) {
-            v.verdict = Verdict::Aligned;
+        v.verdict = Verdict::Aligned;
+        if (!std::isfinite(tail) || tail <= t.noise) {
             v.summary = finding(FindingCode::AlignedWithBaseline,
                                 {{"tail", std::isfinite(tail) ? tail : 0.0}}, baseline);
-        } else if (tail <= t.noise) {
-            v.verdict = Verdict::WithinNoise;
-            v.summary = finding(FindingCode::WithinSeedNoise, {{"tail", tail}}, baseline);
         } else {
             values["tail"] = tail;
             values["above"] = c.tail_signed > 0 ? 1.0 : 0.0;
-            v.verdict = Verdict::Aligned;
             v.summary = finding(FindingCode::AlignedCurveOffset, values, baseline);
         }
     }
@@ -365,6 +396,9 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
         decideWithoutNoise(v, base, t);
     }
     addTimeToTarget(v);
+    if (v.facts.aa_copy) {
+        addAaCheck(v, baseline_seeds);
+    }
     addGains(v);
     addHealth(v, t);
     addChecklist(v, t);

@@ -16,8 +16,10 @@ namespace ampbench::analysis {
 
 enum class Verdict {
     Baseline,     ///< the arm the others are judged against
-    Aligned,      ///< on top of the baseline: inside half the noise band, final metric agrees
-    WithinNoise,  ///< differs, but no more than the baseline's seeds differ among themselves
+    Aligned,      ///< the final metric agrees within the tolerance (or, with no validation
+                  ///< metric, the curve sits inside half the noise band)
+    WithinNoise,  ///< no validation metric: the curve differs, but no more than the
+                  ///< baseline's seeds differ among themselves
     Diverged,     ///< clearly outside the band, a significant final gap, or NaN/inf
     Inconclusive  ///< noise unknown (one seed), too little data, or mixed evidence
 };
@@ -38,6 +40,10 @@ struct ArmFacts {
     int64_t base_effective_batch = 0;
     std::string model;           ///< the experiment's model: mlp, cnn, resnet, transformer
     bool channels_last = false;  ///< the arm feeds convolutions NHWC tensors
+    bool loss_scaling = true;    ///< fp16: false is the no-scaler negative control
+    /// The baseline's settings again on other seeds (an A/A check): any difference
+    /// is noise, so its verdict and speed-up measure the method's false alarms.
+    bool aa_copy = false;
 };
 
 /// Where the lines between verdicts sit, in band units (1 = the edge of mean ± 2σ).

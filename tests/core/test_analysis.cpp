@@ -37,6 +37,7 @@ struct RunShape {
     std::string precision = "fp32";
     std::string lr_rule = "linear";
     double loss_scale = 1;
+    bool loss_scaling = true;
     run::RunStatus status = run::RunStatus::Finished;
 };
 
@@ -51,6 +52,7 @@ RunData makeRun(int64_t id, const RunShape& s) {
                           {"precision", s.precision},
                           {"accumulation", s.accumulation},
                           {"lr_rule", s.lr_rule},
+                          {"loss_scaling", s.loss_scaling},
                           {"lr", 0.05},
                           {"effective_batch", kMicroBatch * s.accumulation}};
     r.row.spec_json = arm.dump();
@@ -235,16 +237,27 @@ TEST(Verdict, CurveShiftedWellBeyondTheBandDiverged) {
     EXPECT_TRUE(anyContains(v.next_checks, "Norm layers")) << "an AMP arm that diverged";
 }
 
-TEST(Verdict, SeedNoiseSizedDifferenceIsWithinNoise) {
+// A seed's worth of difference: with a validation metric inside the tolerance the
+// arm is aligned (what an A/A arm shows); judged on the curve alone, within noise.
+TEST(Verdict, SeedNoiseSizedDifferenceIsAlignedOrWithinNoise) {
     RunShape c = ampArm();
     c.shift = 0.03;  // 1.5σ of the seed offsets: a seed's worth of difference
     c.accuracy = 0.847;
-    auto a = analyzeExperiment(experiment(3, c));
+    auto d = experiment(3, c);
+    auto a = analyzeExperiment(d);
     const auto& v = verdictOf(a, "amp");
-    EXPECT_EQ(v.verdict, Verdict::WithinNoise) << v.summary;
+    EXPECT_EQ(v.verdict, Verdict::Aligned) << v.summary;
+    EXPECT_EQ(v.summary.code, FindingCode::AlignedWithBaseline);
     EXPECT_GT(v.curve.tail_mean_abs, 0.5);
     EXPECT_LE(v.curve.tail_mean_abs, 1.0);
     EXPECT_FALSE(v.final_gap.significant);
+
+    for (auto& r : d.runs) {
+        r.evals.clear();  // no validation metric: the curve decides
+    }
+    auto curve_only = analyzeExperiment(d);
+    EXPECT_EQ(verdictOf(curve_only, "amp").verdict, Verdict::WithinNoise)
+        << verdictOf(curve_only, "amp").summary;
 }
 
 // A training loss that sits outside the band while the final metric agrees: the
@@ -415,6 +428,110 @@ TEST(Verdict, ChecklistNamesLrRuleFewUpdatesMissingScalerAndInputBound) {
     EXPECT_TRUE(anyContains(v.next_checks, "Input-bound"));
     EXPECT_TRUE(v.health.input_bound);
     EXPECT_NEAR(v.health.data_wait_share, 0.5, 1e-9);
+}
+
+// The baseline's settings again under another name (an A/A arm): its verdict checks
+// the verdict, its speed-up is the machine's timing noise, not a gain.
+TEST(Verdict, AnAaArmIsNamedAndItsSpeedupReadAsTimingNoise) {
+    RunShape again;
+    again.arm = "fp32-again";
+    auto a = analyzeExperiment(experiment(3, again));
+    const auto& v = verdictOf(a, "fp32-again");
+    EXPECT_TRUE(v.facts.aa_copy);
+    EXPECT_EQ(v.verdict, Verdict::Aligned) << v.summary;
+    EXPECT_TRUE(hasCode(v.reasons, FindingCode::AaCheck));
+    EXPECT_FALSE(hasCode(v.reasons, FindingCode::Gains)) << "noise is not a gain";
+    EXPECT_FALSE(hasCode(v.next_checks, FindingCode::AaTimingDrift))
+        << ::testing::PrintToString(describeAll(v.next_checks));
+    EXPECT_TRUE(anyContains(v.reasons, "A/A check: this arm is fp32 again"));
+
+    // Identical settings that ran 25% faster: the machine's speed drifted.
+    again.ms_per_sample = 0.8;
+    auto drift = analyzeExperiment(experiment(3, again));
+    const auto& d = verdictOf(drift, "fp32-again");
+    EXPECT_TRUE(hasCode(d.next_checks, FindingCode::AaTimingDrift))
+        << ::testing::PrintToString(describeAll(d.next_checks));
+
+    // An A/A arm called diverged is a false alarm, and says so.
+    again.ms_per_sample = 1;
+    again.shift = 0.3;
+    again.accuracy = 0.80;
+    auto alarm = analyzeExperiment(experiment(3, again));
+    const auto& f = verdictOf(alarm, "fp32-again");
+    EXPECT_EQ(f.verdict, Verdict::Diverged);
+    EXPECT_TRUE(hasCode(f.next_checks, FindingCode::AaFalseAlarm));
+
+    // Another precision is no A/A arm, nor is another accumulation.
+    EXPECT_FALSE(verdictOf(analyzeExperiment(experiment(3, ampArm())), "amp").facts.aa_copy);
+    RunShape accum;
+    accum.arm = "fp32-accum2";
+    accum.accumulation = 2;
+    EXPECT_FALSE(verdictOf(analyzeExperiment(experiment(3, accum)), accum.arm).facts.aa_copy);
+}
+
+// The validation metric as mean ± sd per arm, over the evaluations all its runs made.
+TEST(ExperimentAnalysis, ValidationMetricAsMeanAndSdPerArm) {
+    auto d = experiment(3, ampArm());
+    // A second evaluation halfway, made by every run but one of the amp arm's.
+    for (auto& r : d.runs) {
+        if (r.row.arm == "amp" && r.row.seed == 3) {
+            continue;
+        }
+        run::EvalRecord half = r.evals.back();
+        half.samples /= 2;
+        half.val_accuracy -= 0.1;
+        r.evals.insert(r.evals.begin(), half);
+    }
+    const auto a = analyzeExperiment(d);
+    EXPECT_EQ(a.validation_metric, "val_accuracy");
+    ASSERT_EQ(a.validation.size(), 2u);
+    const auto& base = a.validation[0];
+    EXPECT_EQ(base.arm, "fp32");
+    EXPECT_EQ(base.runs, 3);
+    ASSERT_EQ(base.x.size(), 2u);
+    EXPECT_DOUBLE_EQ(base.x[1], static_cast<double>(kMicroBatch * kMicroBatches));
+    EXPECT_NEAR(base.mean[1], 0.85, 1e-12);
+    EXPECT_NEAR(base.sd[1], 0.005, 1e-12);
+    EXPECT_NEAR(base.mean[0], 0.75, 1e-12);
+    const auto& amp = a.validation[1];
+    ASSERT_EQ(amp.x.size(), 1u) << "the halfway evaluation is missing from one amp run";
+    const auto j = toJson(a);
+    EXPECT_EQ(j["validation"]["metric"], "val_accuracy");
+    EXPECT_EQ(j["validation"]["arms"].size(), 2u);
+}
+
+// Without deterministic mode the analysis says a run would not repeat bit for bit.
+TEST(ExperimentAnalysis, SaysWhetherRunsAreBitReproducible) {
+    auto d = experiment(2, ampArm());
+    d.spec_ok = true;
+    d.spec.arms = {{"fp32", config::Precision::Fp32}, {"amp", config::Precision::AmpBf16}};
+    auto loose = analyzeExperiment(d);
+    EXPECT_NE(loose.reproducibility.find("not bit-reproducible"), std::string::npos);
+    EXPECT_EQ(toJson(loose)["bit_reproducible"], false);
+    d.spec.deterministic = true;
+    auto exact = analyzeExperiment(d);
+    EXPECT_TRUE(exact.reproducibility.empty());
+    EXPECT_EQ(toJson(exact)["bit_reproducible"], true);
+}
+
+TEST(Verdict, NegativeControlsSayWhatTheyShow) {
+    RunShape pure = ampArm();
+    pure.arm = "pure-fp16";
+    pure.precision = "pure-fp16";
+    const auto pure_analysis = analyzeExperiment(experiment(3, pure));
+    const auto& p = verdictOf(pure_analysis, "pure-fp16");
+    EXPECT_TRUE(hasCode(p.next_checks, FindingCode::PureFp16Control))
+        << ::testing::PrintToString(describeAll(p.next_checks));
+
+    RunShape noscale = ampArm();
+    noscale.arm = "amp-noscale";
+    noscale.precision = "amp-fp16";
+    noscale.loss_scaling = false;
+    const auto noscale_analysis = analyzeExperiment(experiment(3, noscale));
+    const auto& n = verdictOf(noscale_analysis, "amp-noscale");
+    EXPECT_TRUE(hasCode(n.next_checks, FindingCode::NoScaleControl));
+    EXPECT_FALSE(hasCode(n.next_checks, FindingCode::ScalerMissing))
+        << "no scaler was asked for: the control, not a missing scaler";
 }
 
 TEST(Health, SkippedStepsAndCollapsingScale) {
