@@ -2,9 +2,12 @@
 #include "cli/Commands.h"
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cli/ExitCodes.h"
+#include "core/analysis/AnalysisJson.h"
 #include "core/analysis/ComparisonTable.h"
+#include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/Format.h"
 #include "core/analysis/Summary.h"
 #include "core/config/Presets.h"
@@ -63,7 +66,41 @@ int commandList(const std::string& db_path) {
     return kOk;
 }
 
-int commandShow(const std::string& db_path, int64_t id, bool experiment) {
+void printVerdicts(const store::Database& db, int64_t experiment_id) {
+    const auto data = analysis::loadExperiment(db, experiment_id);
+    if (!data || data->runs.empty()) {
+        return;
+    }
+    const auto a = analysis::analyzeExperiment(*data);
+    if (a.verdicts.size() < 2) {
+        return;
+    }
+    std::printf("verdicts against %s:\n", analysis::printable(a.baseline, false).c_str());
+    for (const auto& v : a.verdicts) {
+        if (v.arm == a.baseline) {
+            continue;
+        }
+        std::printf("  %s: %s\n", analysis::printable(v.arm, false).c_str(),
+                    analysis::describe(v.summary).c_str());
+        for (const auto& f : v.reasons) {
+            if (f.code == analysis::FindingCode::AaCheck ||
+                f.code == analysis::FindingCode::TimeToTarget) {
+                std::printf("    %s\n", analysis::describe(f).c_str());
+            }
+        }
+        for (const auto& f : v.next_checks) {
+            if (f.code == analysis::FindingCode::AaTimingDrift ||
+                f.code == analysis::FindingCode::AaFalseAlarm) {
+                std::printf("    %s\n", analysis::describe(f).c_str());
+            }
+        }
+    }
+    for (const auto& r : a.incomplete) {
+        std::printf("  left out: %s\n", r.describe().c_str());
+    }
+}
+
+int commandShow(const std::string& db_path, int64_t id, bool experiment, bool json) {
     int code = kOk;
     auto db = openForReading(db_path, code);
     if (!db) {
@@ -76,10 +113,18 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment) {
                          db_path.c_str());
             return kNotFound;
         }
+        if (json) {
+            const auto data = analysis::loadExperiment(*db, id);
+            std::printf(
+                "%s\n",
+                analysis::reportJson(*data, analysis::analyzeExperiment(*data)).dump(2).c_str());
+            return kOk;
+        }
         auto arms = analysis::summarizeArms(analysis::summarizeExperimentRuns(*db, id));
         std::printf("experiment %lld  %s\n%s", static_cast<long long>(id),
                     analysis::printable(e->name, false).c_str(),
                     analysis::comparisonTable(arms, "peak memory").render().c_str());
+        printVerdicts(*db, id);
         return kOk;
     }
     auto run = db->run(id);

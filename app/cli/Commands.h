@@ -7,6 +7,10 @@
 #include "core/config/ExperimentSpec.h"
 #include "core/config/Validation.h"
 
+namespace ampbench::store {
+class Database;
+}
+
 namespace ampbench::cli {
 
 /// Flags of `run` that override fields of the preset or config file. Unset
@@ -59,7 +63,9 @@ struct FindBatchOptions {
 int commandRun(const std::string& db_path, const RunOverrides& o);
 int commandFindBatch(const std::string& db_path, const RunOverrides& o, const FindBatchOptions& f);
 int commandList(const std::string& db_path);
-int commandShow(const std::string& db_path, int64_t run_id, bool experiment);
+/// One run, or with `experiment` an experiment's table and each arm's verdict; with
+/// `json` the experiment's analysis as JSON on stdout (what a report's JSON holds).
+int commandShow(const std::string& db_path, int64_t run_id, bool experiment, bool json = false);
 int commandExport(const std::string& db_path, const std::vector<int64_t>& run_ids,
                   const std::string& csv, const std::string& json, bool experiment);
 int commandPresets();
@@ -68,6 +74,10 @@ int commandPresets();
 /// trains one batch (train::checkSetup). Returns kOk and sets `device`, or the exit
 /// code after printing why: 3 for an unreadable file, 2 for files that do not fit.
 int preflight(const config::ExperimentSpec& spec, std::string& device, bool quiet = false);
+
+/// Each arm's verdict against the baseline, one line each, and for an A/A arm what
+/// it says of the noise; nothing when the experiment has no runs to judge.
+void printVerdicts(const store::Database& db, int64_t experiment_id);
 
 /// Builds the spec from a preset or file plus overrides; errors go to stderr.
 /// Returns false when the spec could not be built or is invalid.

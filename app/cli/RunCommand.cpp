@@ -291,6 +291,7 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
         cuda ? "CUDA caching allocator, peak allocated"
              : "CPU: peak resident set of this process, an upper bound");
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    printVerdicts(*db, plan.experiment_id);
     std::printf("experiment %lld in %s; total time %.1f s\n",
                 static_cast<long long>(plan.experiment_id), db_path.c_str(), total);
     if (cancel.cancelled()) {

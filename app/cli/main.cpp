@@ -157,10 +157,14 @@ int main(int argc, char** argv) {
 
     int64_t show_id = 0;
     bool show_experiment = false;
+    bool show_json = false;
     auto* show =
         app.add_subcommand("show", "show one run (or --experiment: one experiment's table)");
     show->add_option("ID", show_id, "run id (or experiment id with --experiment)")->required();
     show->add_flag("-e,--experiment", show_experiment, "ID names an experiment");
+    show->add_flag("--json", show_json,
+                   "with --experiment: the analysis as JSON (summary, gains, verdict codes, "
+                   "time to target) on stdout");
 
     std::vector<int64_t> export_ids;
     std::string csv, json;
@@ -183,6 +187,11 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         int code = app.exit(e);
         return code == 0 ? cli::kOk : cli::kUsage;
+    }
+    if (show->parsed() && show_json && !show_experiment) {
+        std::fprintf(stderr,
+                     "show: --json needs --experiment (it writes an experiment's analysis)\n");
+        return cli::kUsage;
     }
     if (exp->parsed() && csv.empty() && json.empty()) {
         std::fprintf(stderr, "export: give --csv FILE and/or --json FILE\n");
@@ -212,7 +221,7 @@ int main(int argc, char** argv) {
             return cli::commandPresets();
         }
         if (show->parsed()) {
-            return cli::commandShow(db, show_id, show_experiment);
+            return cli::commandShow(db, show_id, show_experiment, show_json);
         }
 #ifdef AMPBENCH_WITH_REPORTS
         if (report->parsed()) {

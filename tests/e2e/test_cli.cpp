@@ -99,6 +99,44 @@ TEST_F(CliTest, DefaultComparisonShortRunFinishesThreeArms) {
     auto text = slurp(csv);
     EXPECT_GT(std::count(text.begin(), text.end(), '\n'), 96 * 11);
     EXPECT_NE(slurp(json).find("\"runs\""), std::string::npos);
+
+    // The verdict, headless: after the run, in `show -e`, and as JSON.
+    EXPECT_NE(r.out.find("verdicts against fp32:"), std::string::npos) << r.out;
+    const std::string id = std::to_string(exps[0].id);
+    auto shown = cli("--db " + db_ + " show -e " + id);
+    EXPECT_EQ(shown.code, 0) << shown.out;
+    EXPECT_NE(shown.out.find("verdicts against fp32:"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("  amp: "), std::string::npos) << shown.out;
+    auto analysis = cli("--db " + db_ + " show -e " + id + " --json");
+    EXPECT_EQ(analysis.code, 0) << analysis.out;
+    for (const char* key : {"\"verdicts\"", "\"code\"", "\"time_to_target\"", "\"validation\"",
+                            "\"spec\"", "\"environment\""}) {
+        EXPECT_NE(analysis.out.find(key), std::string::npos) << key;
+    }
+    EXPECT_EQ(cli("--db " + db_ + " show " + std::to_string(runs[0].id) + " --json").code, 2)
+        << "--json is for an experiment";
+}
+
+// An A/A arm (the baseline again on other seeds) is named as the noise it measures.
+TEST_F(CliTest, AaCheckPresetNamesTheAaArm) {
+    if (!haveData()) {
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    auto r =
+        cli("--db " + db_ +
+            " run --preset aa-check --steps 64 --eval-interval 64 --eval-batches 4 --seeds 1 2 "
+            "--arm fp32=fp32 --arm fp32-again=fp32,seed_offset=100");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("A/A check: this arm is fp32 again on other seeds"), std::string::npos)
+        << r.out;
+    auto db = Database::open(db_, Database::Mode::ReadOnly);
+    std::vector<uint64_t> seeds;
+    for (const auto& run : db->runs(db->experiments().at(0).id)) {
+        if (run.arm == "fp32-again") {
+            seeds.push_back(run.seed);
+        }
+    }
+    EXPECT_EQ(seeds, (std::vector<uint64_t>{101, 102}));
 }
 
 TEST_F(CliTest, UnknownPresetAndFlagExitTwo) {
