@@ -6,10 +6,13 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTreeView>
 #include <QtTest>
 #include <cmath>
 #include <utility>
+
+#include <qcustomplot.h>
 
 #include "UiTestSupport.h"
 #include "core/store/Database.h"
@@ -206,6 +209,14 @@ class StoreTest : public QObject {
                     r.skipped = false;
                 }
                 writer->insertSteps(run, rows);
+                for (int64_t at : {30, 60}) {
+                    run::EvalRecord e;
+                    e.step = at;
+                    e.samples = rows[static_cast<size_t>(at - 1)].samples;
+                    e.val_loss = rows[static_cast<size_t>(at - 1)].loss;
+                    e.val_accuracy = (at == 30 ? 0.7 : 0.8) + 0.005 * static_cast<double>(seed);
+                    writer->insertEvals(run, {e});
+                }
                 writer->finishRun(run, run::RunStatus::Finished, "");
                 ids << run;
             }
@@ -223,6 +234,14 @@ class StoreTest : public QObject {
         QString html = compare->verdictPanel()->plainText();
         QVERIFY2(html.contains("judged") && html.contains("amp") && html.contains("aligned"),
                  qPrintable(html));
+        // The plots the verdict reads: amp's distance from fp32's band, and each arm's
+        // validation accuracy as mean ± 2σ with the tolerance (two dashed lines).
+        VerdictPanel* panel = compare->verdictPanel();
+        QVERIFY(panel->tabs()->isTabEnabled(1));
+        QVERIFY(panel->tabs()->isTabEnabled(2));
+        QCOMPARE(panel->deviationPlot()->graphCount(), 3);   // the band's two edges, amp
+        QCOMPARE(panel->validationPlot()->graphCount(), 8);  // 2 × (band edges, mean), 2 lines
+        QVERIFY(panel->validationPlot()->graph(7)->pen().style() == Qt::DashLine);
 
         // Another baseline in the summary: the verdict follows it.
         auto* baseline = compare->findChild<QComboBox*>("baseline");

@@ -29,16 +29,6 @@ QVector<double> qvec(const std::vector<double>& v, double scale = 1.0) {
     return out;
 }
 
-/// Arms keep the colour of their place in the verdict table (spec order).
-int armIndex(const ExperimentAnalysis& a, const std::string& arm) {
-    for (size_t i = 0; i < a.verdicts.size(); ++i) {
-        if (a.verdicts[i].arm == arm) {
-            return static_cast<int>(i);
-        }
-    }
-    return 0;
-}
-
 void reset(QCustomPlot& plot) {
     plot.clearGraphs();
     plot.clearPlottables();
@@ -84,6 +74,15 @@ void toleranceLines(QCustomPlot& plot, double centre, double tol, double x0, dou
 }
 
 }  // namespace
+
+int armIndex(const ExperimentAnalysis& a, const std::string& arm) {
+    for (size_t i = 0; i < a.verdicts.size(); ++i) {
+        if (a.verdicts[i].arm == arm) {
+            return static_cast<int>(i);
+        }
+    }
+    return 0;
+}
 
 double verdictTolerance(const ExperimentAnalysis& a) {
     for (const auto& v : a.verdicts) {

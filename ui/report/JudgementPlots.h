@@ -22,6 +22,10 @@ bool drawDeviation(QCustomPlot& plot, const analysis::ExperimentAnalysis& a);
 /// first. False when no run evaluated.
 bool drawValidation(QCustomPlot& plot, const analysis::ExperimentAnalysis& a);
 
+/// An arm's place in the verdict table (spec order, baseline first): the index of its
+/// colour (armColor) in every plot of the experiment.
+int armIndex(const analysis::ExperimentAnalysis& a, const std::string& arm);
+
 /// The verdict's tolerance on the final metric (a fraction for accuracy, loss units
 /// otherwise), NaN when no arm was judged on it.
 double verdictTolerance(const analysis::ExperimentAnalysis& a);

@@ -84,6 +84,9 @@ std::string header(const ReportContent& c) {
         }
         out += "</td></tr></table>\n";
     }
+    if (!a.reproducibility.empty()) {
+        out += "<p class=\"meta\">Reproducibility: " + escape(a.reproducibility) + ".</p>\n";
+    }
     return out;
 }
 

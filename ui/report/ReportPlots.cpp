@@ -10,6 +10,7 @@
 
 #include "core/analysis/Gains.h"
 #include "core/analysis/Statistics.h"
+#include "ui/report/JudgementPlots.h"
 #include "ui/report/Palette.h"
 
 namespace ampbench::report {
@@ -65,14 +66,6 @@ QVector<double> qvec(const std::vector<double>& v) {
     return out;
 }
 
-int armIndex(const ExperimentAnalysis& a, const std::string& arm) {
-    for (size_t i = 0; i < a.verdicts.size(); ++i) {
-        if (a.verdicts[i].arm == arm) {
-            return static_cast<int>(i);
-        }
-    }
-    return 0;
-}
 
 std::vector<const RunData*> completeRuns(const ReportContent& c, const std::string& arm) {
     std::vector<const RunData*> out;
@@ -139,46 +132,9 @@ QImage lossPlot(const ReportContent& c, const PlotOptions& o) {
     return p.image();
 }
 
-/// Each arm's distance from the baseline's mean curve in band units, (arm − mean) ÷ 2σ
-/// of the baseline's seeds, over samples seen: inside ±1 is inside the seed-noise band.
 QImage deviationPlot(const ReportContent& c, const PlotOptions& o) {
-    const auto& a = c.analysis;
-    const auto& band = a.band;
     Plot p(o, "Distance from the baseline in band units");
-    auto* lo = p->addGraph();
-    auto* hi = p->addGraph();
-    const QVector<double> x = qvec(band.x);
-    lo->setData(x, QVector<double>(x.size(), -1.0));
-    hi->setData(x, QVector<double>(x.size(), 1.0));
-    lo->setPen(Qt::NoPen);
-    hi->setPen(Qt::NoPen);
-    hi->setBrush(faded(armColor(armIndex(a, a.baseline)), 60));
-    hi->setChannelFillGraph(lo);
-    hi->setName(q(a.baseline + "'s seed band (\xC2\xB1 2\xCF\x83)"));
-    lo->removeFromLegend();
-    for (const auto& ac : a.arm_curves) {
-        if (ac.arm == a.baseline) {
-            continue;
-        }
-        QVector<double> y;
-        for (size_t i = 0; i < band.x.size() && i < ac.mean.size(); ++i) {
-            const double width = 2 * band.sd[i];
-            const double v = width > 0 ? (ac.mean[i] - band.mean[i]) / width : NAN;
-            y.push_back(std::isfinite(v) ? v : NAN);
-        }
-        auto* g = p->addGraph();
-        g->setData(x.mid(0, y.size()), y);
-        g->setPen(QPen(armColor(armIndex(a, ac.arm)), 2.2));
-        g->setName(q(ac.arm));
-    }
-    p->rescaleAxes();
-    const double span =
-        std::max({2.5, std::fabs(p->yAxis->range().lower), std::fabs(p->yAxis->range().upper)});
-    p->yAxis->setRange(-span * 1.05, span * 1.05);
-    p->xAxis->setLabel("samples seen");
-    p->yAxis->setLabel("(arm \xE2\x88\x92 baseline mean) \xC3\xB7 2\xCF\x83");
-    p->legend->setVisible(true);
-    p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    drawDeviation(*p, c.analysis);
     return p.image();
 }
 
@@ -190,93 +146,10 @@ QSharedPointer<QCPAxisTickerText> armTicker(const ExperimentAnalysis& a) {
     return ticker;
 }
 
-/// Final validation accuracy of every seed, one column per arm, with each arm's mean:
-/// what the verdict's final-gap test compares. Used when runs evaluated only at the end.
-QImage finalValidationPlot(const ReportContent& c, const PlotOptions& o) {
-    const auto& a = c.analysis;
-    Plot p(o, "Final validation accuracy per seed");
-    double lo = 100, hi = 0;
-    for (size_t i = 0; i < a.verdicts.size(); ++i) {
-        const QColor col = armColor(static_cast<int>(i));
-        const auto runs = completeRuns(c, a.verdicts[i].arm);
-        QVector<double> x, y;
-        for (size_t k = 0; k < runs.size(); ++k) {
-            if (runs[k]->evals.empty()) {
-                continue;
-            }
-            // Seeds side by side within the arm's column.
-            const double offset =
-                runs.size() > 1 ? (static_cast<double>(k) / (runs.size() - 1) - 0.5) * 0.3 : 0.0;
-            x.push_back(static_cast<double>(i) + offset);
-            y.push_back(runs[k]->evals.back().val_accuracy * 100.0);
-            lo = std::min(lo, y.back());
-            hi = std::max(hi, y.back());
-        }
-        auto* g = p->addGraph();
-        g->setData(x, y);
-        g->setLineStyle(QCPGraph::lsNone);
-        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, col, col, 8));
-        g->removeFromLegend();
-        if (!y.isEmpty()) {
-            const double m = std::accumulate(y.begin(), y.end(), 0.0) / y.size();
-            auto* mean = p->addGraph();
-            mean->setData(QVector<double>{i - 0.3, i + 0.3}, QVector<double>{m, m});
-            mean->setPen(QPen(col.darker(150), 2));
-            mean->removeFromLegend();
-        }
-    }
-    p->xAxis->setTicker(armTicker(a));
-    p->xAxis->setRange(-0.6, static_cast<double>(a.verdicts.size()) - 0.4);
-    p->xAxis->grid()->setVisible(false);
-    const double pad = std::max(0.5, (hi - lo) * 0.25);
-    p->yAxis->setRange(lo - pad, hi + pad);
-    p->yAxis->setLabel("validation accuracy (%)");
-    return p.image();
-}
-
-QImage validationPlot(const ReportContent& c, const PlotOptions& o, bool& any, bool& final_only) {
-    const auto& a = c.analysis;
-    any = false;
-    final_only = true;
-    for (const auto& r : c.data.runs) {
-        any = any || !r.evals.empty();
-        final_only = final_only && r.evals.size() <= 1;
-    }
-    if (any && final_only) {
-        return finalValidationPlot(c, o);
-    }
-    Plot p(o, "Validation accuracy");
-    std::map<std::string, bool> named;
-    for (const auto& v : a.verdicts) {
-        for (const auto* r : completeRuns(c, v.arm)) {
-            if (r->evals.empty()) {
-                continue;
-            }
-            QVector<double> x, y;
-            for (const auto& e : r->evals) {
-                x.push_back(static_cast<double>(e.samples));
-                y.push_back(e.val_accuracy * 100.0);
-            }
-            auto* g = p->addGraph();
-            g->setData(x, y);
-            const QColor col = armColor(armIndex(a, v.arm));
-            g->setPen(QPen(col, 1.6));
-            g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, col, Qt::white, 6));
-            if (named[v.arm]) {
-                g->removeFromLegend();
-            } else {
-                g->setName(q(v.arm));
-                named[v.arm] = true;
-            }
-        }
-    }
-    p->rescaleAxes();
-    p->yAxis->scaleRange(1.1, p->yAxis->range().center());
-    p->xAxis->scaleRange(1.04, p->xAxis->range().center());
-    p->xAxis->setLabel("samples seen");
-    p->yAxis->setLabel("validation accuracy (%)");
-    p->legend->setVisible(true);
-    p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+QImage validationPlot(const ReportContent& c, const PlotOptions& o) {
+    Plot p(o, c.analysis.validation_metric == "val_accuracy" ? "Validation accuracy"
+                                                             : "Validation loss");
+    drawValidation(*p, c.analysis);
     return p.image();
 }
 
@@ -424,14 +297,26 @@ std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptio
                  "with the same final metric is named, not called divergence."),
              deviationPlot(content, options)});
     }
-    bool any_eval = false, final_only = false;
-    QImage val = validationPlot(content, options, any_eval, final_only);
-    if (any_eval) {
-        out.push_back({"validation", "Validation accuracy",
-                       final_only ? "The runs evaluated once, at the end: one dot per seed, the "
-                                    "bar is the arm's mean."
-                                  : "Every evaluation of every run; one colour per arm.",
-                       val});
+    if (!a.validation.empty()) {
+        const bool accuracy = a.validation_metric == "val_accuracy";
+        const bool final_only =
+            std::all_of(a.validation.begin(), a.validation.end(),
+                        [](const analysis::MetricBand& b) { return b.x.size() == 1; });
+        const std::string what = accuracy ? "validation accuracy" : "validation loss";
+        std::string caption =
+            final_only ? "The runs evaluated once, at the end: each arm's mean " + what +
+                             " with bars of \xC2\xB1 2\xCF\x83 over its seeds."
+                       : "Each arm's mean " + what +
+                             " over its seeds at every evaluation, shaded \xC2\xB1 2\xCF\x83" +
+                             (accuracy ? "; the plot shows the second half of the run" : "") + ".";
+        const double tol = verdictTolerance(a);
+        if (std::isfinite(tol)) {
+            caption += " The dashed lines are the verdict's tolerance around " + a.baseline +
+                       "'s final mean: an arm whose final mean falls below the lower line, "
+                       "beyond the seeds' noise, lost quality.";
+        }
+        out.push_back({"validation", accuracy ? "Validation accuracy" : "Validation loss",
+                       QString::fromStdString(caption), validationPlot(content, options)});
     }
     out.push_back(
         {"memory", "Peak memory",

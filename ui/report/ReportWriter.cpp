@@ -125,18 +125,9 @@ QByteArray renderPdf(const ReportContent& content) {
 }
 
 std::string renderJson(const ReportContent& content) {
-    nlohmann::json j = analysis::toJson(content.analysis);
-    nlohmann::json spec = nlohmann::json::parse(content.data.experiment.spec_json, nullptr, false);
-    j["spec"] = spec.is_discarded() ? nlohmann::json(content.data.experiment.spec_json) : spec;
+    nlohmann::json j = analysis::reportJson(content.data, content.analysis);
     j["generated_at"] = content.generated_at;
     j["database"] = content.database_path;
-    for (const auto& r : content.data.runs) {
-        nlohmann::json env = nlohmann::json::parse(r.row.env_json, nullptr, false);
-        if (!env.is_discarded() && env.is_object()) {
-            j["environment"] = env;
-            break;
-        }
-    }
     return j.dump(2) + "\n";
 }
 

@@ -1,9 +1,13 @@
 #include "ui/runs/VerdictPanel.h"
 
+#include <qcustomplot.h>
+
+#include <QTabWidget>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
 #include "ui/report/HtmlText.h"
+#include "ui/report/JudgementPlots.h"
 #include "ui/report/ReportHtml.h"
 
 namespace ampbench::ui {
@@ -11,10 +15,40 @@ namespace ampbench::ui {
 namespace html = report::html;
 using report::verdictHtml;
 
-VerdictPanel::VerdictPanel(QWidget* parent) : QWidget(parent), text_(new QTextBrowser(this)) {
+namespace {
+
+QCustomPlot* judgementPlot(const QString& name) {
+    auto* plot = new QCustomPlot;
+    plot->setObjectName(name);
+    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    QFont f = plot->font();
+    f.setPointSizeF(8.5);
+    plot->legend->setFont(f);
+    plot->legend->setBrush(QColor(255, 255, 255, 220));
+    return plot;
+}
+
+}  // namespace
+
+VerdictPanel::VerdictPanel(QWidget* parent)
+    : QWidget(parent),
+      tabs_(new QTabWidget(this)),
+      text_(new QTextBrowser),
+      deviation_(judgementPlot("deviation")),
+      validation_(judgementPlot("validationBands")) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(text_);
+    layout->addWidget(tabs_);
+    tabs_->setDocumentMode(true);
+    tabs_->addTab(text_, tr("Verdict"));
+    tabs_->addTab(deviation_, tr("Distance"));
+    tabs_->setTabToolTip(1, tr("Each arm's smoothed training loss minus the baseline's mean, in "
+                               "units of 2\u03c3 of the baseline's seeds: inside \u00b11 is inside "
+                               "the seed noise. The verdict reads the last quarter."));
+    tabs_->addTab(validation_, tr("Validation"));
+    tabs_->setTabToolTip(2, tr("Each arm's validation metric as mean \u00b1 2\u03c3 over its "
+                               "seeds, with the verdict's tolerance around the baseline's final "
+                               "mean (dashed)."));
     text_->setOpenLinks(false);
     text_->setReadOnly(true);
     clear();
@@ -35,10 +69,28 @@ void VerdictPanel::setAnalysis(const analysis::ExperimentAnalysis& analysis) {
     for (const auto& w : analysis.warnings) {
         body += "<p><i>Note: " + html::escape(w) + "</i></p>";
     }
+    if (!analysis.reproducibility.empty()) {
+        body += "<p style=\"color:#666666\">Reproducibility: " +
+                html::escape(analysis.reproducibility) + ".</p>";
+    }
     text_->setHtml(QString::fromStdString(body));
+    tabs_->setTabEnabled(1, report::drawDeviation(*deviation_, analysis));
+    tabs_->setTabEnabled(2, report::drawValidation(*validation_, analysis));
+    deviation_->replot();
+    validation_->replot();
 }
 
 void VerdictPanel::clear(const QString& message) {
+    for (auto* plot : {deviation_, validation_}) {
+        plot->clearGraphs();
+        plot->clearPlottables();
+        plot->clearItems();
+        plot->legend->setVisible(false);
+        plot->replot();
+    }
+    tabs_->setTabEnabled(1, false);
+    tabs_->setTabEnabled(2, false);
+    tabs_->setCurrentIndex(0);
     text_->setHtml(
         "<p style=\"color:#666666\">" +
         (message.isEmpty() ? QString("No experiment selected.") : message.toHtmlEscaped()) +

@@ -1,11 +1,16 @@
 #pragma once
 // The verdicts of one experiment as a read-only panel: a table of arms with their
-// verdict, then each arm's reasons and the next things to check. The same text
-// the reports carry (ui/report/ReportHtml.h), so the GUI and the files agree.
+// verdict, then each arm's reasons and the next things to check, and beside it the
+// two plots the verdict reads (each arm's distance from the baseline in band units,
+// the validation metric as mean ± 2σ with the tolerance). The same text and drawing
+// the reports carry (ui/report/ReportHtml.h, JudgementPlots.h), so the GUI and the
+// files agree.
 #include <QWidget>
 
 #include "core/analysis/ExperimentAnalysis.h"
 
+class QCustomPlot;
+class QTabWidget;
 class QTextBrowser;
 
 namespace ampbench::ui {
@@ -22,8 +27,16 @@ class VerdictPanel : public QWidget {
     /// The text on show, without markup (for tests).
     QString plainText() const;
 
+    QTabWidget* tabs() const { return tabs_; }
+    QCustomPlot* deviationPlot() const { return deviation_; }
+    QCustomPlot* validationPlot() const { return validation_; }
+
   private:
-    QTextBrowser* text_ = nullptr;  // owned by this widget
+    // Owned by this widget through the tabs.
+    QTabWidget* tabs_ = nullptr;
+    QTextBrowser* text_ = nullptr;
+    QCustomPlot* deviation_ = nullptr;
+    QCustomPlot* validation_ = nullptr;
 };
 
 }  // namespace ampbench::ui
