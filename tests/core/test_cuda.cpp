@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/amp/AutocastGuard.h"
@@ -444,5 +445,35 @@ TEST(Cuda, NegativeControlsRunWithoutMasterWeightsOrScaling) {
                           p);
             }
         }
+    }
+}
+
+// Deterministic mode on the GPU: cuDNN's deterministic algorithms, no benchmark, the
+// cuBLAS workspace fixed: the same seed repeats every loss bit for bit.
+TEST(Cuda, DeterministicRunsRepeatEveryLossBitForBit) {
+    REQUIRE_CUDA();
+    auto spec = cudaCnnSpec(30, config::Precision::AmpFp16);
+    spec.deterministic = true;
+    auto train = [&] {
+        struct Seen : run::TrainObserver {
+            std::vector<double> losses;
+            void onStart(const run::RunInfo&) override {}
+            void onStep(const run::StepRecord& s) override { losses.push_back(s.loss); }
+            void onEval(const run::EvalRecord&) override {}
+            void onEvent(const run::EventRecord&) override {}
+            void onFinish(const run::RunOutcome&) override {}
+        } seen;
+        run::CancelToken cancel;
+        auto out = train::trainRun(spec, 0, 3, seen, cancel, {});
+        EXPECT_EQ(out.status, run::RunStatus::Finished) << out.error;
+        return seen.losses;
+    };
+    const auto first = train();
+    const auto again = train();
+    ASSERT_EQ(first.size(), 30u);
+    ASSERT_EQ(again.size(), first.size());
+    for (size_t i = 0; i < first.size(); ++i) {
+        ASSERT_EQ(std::memcmp(&first[i], &again[i], sizeof(double)), 0)
+            << "step " << i + 1 << ": " << first[i] << " vs " << again[i];
     }
 }

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -481,4 +482,34 @@ TEST(Trainer, TheScheduleSetsEachStepsLrAndTheTestSplitIsEvaluated) {
     EXPECT_DOUBLE_EQ(c.steps[5].lr, 0.05) << "the peak after a quarter of the run";
     ASSERT_EQ(c.evals.size(), 2u);
     EXPECT_TRUE(std::isfinite(c.evals.back().val_accuracy));
+}
+
+// Deterministic mode: the same spec and seed give the same loss at every step, bit for
+// bit (initialisation, data order and dropout included); another seed does not.
+TEST(Trainer, DeterministicRunsRepeatEveryLossBitForBit) {
+    auto s = syntheticSpec(40);
+    s.model.width = 48;
+    s.model.dropout = 0.2;
+    s.cpu_threads = 2;
+    s.deterministic = true;
+    auto train = [&](uint64_t seed) {
+        Collect c;
+        run::CancelToken cancel;
+        auto r = train::trainRun(s, 0, seed, c, cancel, {});
+        EXPECT_EQ(r.status, run::RunStatus::Finished) << r.error;
+        std::vector<double> losses;
+        for (const auto& st : c.steps) {
+            losses.push_back(st.loss);
+        }
+        return losses;
+    };
+    const auto first = train(7);
+    const auto again = train(7);
+    ASSERT_EQ(first.size(), 40u);
+    ASSERT_EQ(again.size(), first.size());
+    for (size_t i = 0; i < first.size(); ++i) {
+        ASSERT_EQ(std::memcmp(&first[i], &again[i], sizeof(double)), 0)
+            << "step " << i + 1 << ": " << first[i] << " vs " << again[i];
+    }
+    EXPECT_NE(train(8), first) << "another seed trains another way";
 }
