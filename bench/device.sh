@@ -26,6 +26,17 @@
 #   recipe    the fashion-mnist-recipe preset (10 epochs, OneCycle, three seeds; its
 #             database is written to $OUT for `ampbench-cli report` on a machine with
 #             the GUI build), then the same recipe in PyTorch (bench/recipe.py).
+#   calibration  the verdict's calibration: the aa-check preset once, alone (the A/A
+#             timing check), then CAL_REPS repetitions of the recipe-controls preset
+#             (an A/A arm, accumulation under the linear rule and the three negative
+#             controls), CAL_PARALLEL at a time on the one GPU, repetition r on seeds
+#             3r-2..3r (its A/A arm on those + 1000), so no two repetitions share a
+#             seed; each repetition's analysis (show -e 1 --json) goes to $OUT and
+#             bench/calibration.py counts the verdicts. Builds only ampbench-cli.
+#   determinism  the determinism tests (Cuda.Deterministic*, Trainer.Deterministic*), then
+#             the cost of deterministic mode: the default CNN comparison and
+#             ResNet-50 (fp32 and amp-fp16) with and without --deterministic, each
+#             arm's median step time from `show -e ID --json`.
 #   profile   each cell of PROFILE under the PyTorch profiler, ours
 #             (bench_profile_step) and the reference (bench/kernels.py profile),
 #             compared kernel by kernel (bench/kernels.py compare).
@@ -41,6 +52,13 @@
 #   CAPACITY=resnet50,gpt2        capacity: the models searched (either or both).
 #   PROFILE="gpt2:amp-bf16"       profile: WORKLOAD:ARM cells, space-separated, e.g.
 #                                 PROFILE="gpt2:amp-bf16 gpt2:fp32".
+#   CAL_FIRST=1 CAL_REPS=5        calibration: the first repetition and how many.
+#   CAL_PARALLEL=5                calibration: repetitions at a time.
+#   CAL_KEEP_DBS=1                calibration: the repetitions' databases go into the
+#                                 results' archive too.
+#   CAL_DEADLINE=480              calibration: seconds after the start of the
+#                                 script by which no repetition is started and any
+#                                 still running is stopped (its rows kept).
 #   OUT=build/cuda/results        where logs and results are written.
 #   AMPBENCH_FASHION_MNIST        Fashion-MNIST's folder; default .deps/data.
 #
@@ -64,7 +82,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' bench/device.sh;
 MODE=${1:-${MODE:-bench}}
 case "$MODE" in
     help | -h | --help) usage; exit 0 ;;
-    bench | tests | overhead | capacity | profile | fidelity | recipe) ;;
+    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism) ;;
     *) echo "device.sh: unknown mode '$MODE'" >&2; echo >&2; usage >&2; exit 2 ;;
 esac
 
@@ -102,7 +120,10 @@ cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMPBENCH_BUILD_GU
     -DAMPBENCH_GTEST_SOURCE="$DEPS/src/googletest" > "$OUT/configure.log" 2>&1 \
     || { tail -40 "$OUT/configure.log"; exit 1; }
 grep -E "ampbench:" "$OUT/configure.log" || true
-cmake --build build/cuda -j"$(nproc)" > "$OUT/build.log" 2>&1 \
+TARGETS=()
+[[ $MODE == calibration ]] && TARGETS=(--target ampbench-cli)
+[[ $MODE == determinism ]] && TARGETS=(--target ampbench-cli test_engine)
+cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" > "$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
 
@@ -198,6 +219,76 @@ recipe)
         | tee "$OUT/recipe-ours.txt"
     echo "== PyTorch reference (bench/recipe.py)"
     python3 bench/recipe.py --data "$AMPBENCH_FASHION_MNIST" | tee "$OUT/recipe-reference.txt"
+    ;;
+
+calibration)
+    START=$t0
+    DEADLINE=$(( START + ${CAL_DEADLINE:-480} ))
+    echo "== A/A timing check: preset aa-check, alone on the GPU"
+    rm -f "$OUT/aa-timing.db"
+    $CLI --db "$OUT/aa-timing.db" run --preset aa-check --device cuda -q | tee "$OUT/aa-timing.txt"
+    $CLI --db "$OUT/aa-timing.db" show -e 1 --json > "$OUT/aa-timing.json"
+    rm -f "$OUT"/aa-timing.db*
+    first=${CAL_FIRST:-1} reps=${CAL_REPS:-5}
+    echo "== calibration: repetitions $first..$(( first + reps - 1 )) of recipe-controls," \
+         "${CAL_PARALLEL:-5} at a time"
+    WORK=build/cuda/calibration
+    mkdir -p "$WORK"
+    one_rep() {
+        local r=$1 left=$(( DEADLINE - $(date +%s) ))
+        if (( left < 30 )); then echo "rep $r: not started (deadline)"; return 0; fi
+        rm -f "$WORK/rep$r.db"*
+        local rc=0 json="$WORK/rep$r.json"
+        timeout -s INT "$left" $CLI --db "$WORK/rep$r.db" run --preset recipe-controls \
+            --device cuda --threads 2 --seeds $(( 3 * r - 2 )) $(( 3 * r - 1 )) $(( 3 * r )) -q \
+            > "$WORK/rep$r.txt" 2>&1 || rc=$?
+        # A repetition stopped at the deadline is kept apart: its arms have fewer seeds.
+        (( rc == 0 )) || json="$WORK/partial-rep$r.json"
+        $CLI --db "$WORK/rep$r.db" show -e 1 --json > "$json" || true
+        echo "rep $r: exit $rc after $(( $(date +%s) - START )) s"
+    }
+    export -f one_rep
+    export CLI WORK DEADLINE START
+    seq "$first" $(( first + reps - 1 )) | xargs -P "${CAL_PARALLEL:-5}" -I{} bash -c 'one_rep {}'
+    # With CAL_KEEP_DBS=1 the repetitions' databases travel too (for a report).
+    keep=(); [[ ${CAL_KEEP_DBS:-0} == 1 ]] && keep=($(cd "$WORK" && ls ./*.db))
+    tar czf "$OUT/calibration-$first.tar.gz" -C "$WORK" $(cd "$WORK" && ls ./*.json ./*.txt) \
+        "${keep[@]}"
+    python3 bench/calibration.py "$WORK"/rep*.json | tee "$OUT/calibration.txt"
+    ;;
+
+determinism)
+    echo "== tests (determinism)"
+    ./build/cuda/tests/test_engine --gtest_filter='Cuda.Deterministic*:Trainer.Deterministic*' \
+        2>&1 | grep -E '^\[ *(OK|FAILED|SKIPPED|PASSED) ' || true
+    rm -f "$OUT/determinism.db"*
+    db="$OUT/determinism.db"
+    for det in off on; do
+        flag=(); [[ $det == on ]] && flag=(--deterministic)
+        $CLI --db "$db" run --preset default --arm fp32=fp32 --arm amp=amp-fp16 --seeds 1 2 \
+            --device cuda --name "cnn-deterministic-$det" "${flag[@]}" -q > /dev/null 2>&1 \
+            || echo "cnn, deterministic $det: exit $?"
+        $CLI --db "$db" run --preset resnet50-synthetic --arm fp32=fp32 --arm amp=amp-fp16 \
+            --steps 60 --warmup 10 --eval-interval 0 --device cuda \
+            --name "resnet50-deterministic-$det" "${flag[@]}" -q > "$OUT/resnet-$det.txt" 2>&1 \
+            || { echo "resnet50, deterministic $det: exit $?"; grep -iE "error|determin" "$OUT/resnet-$det.txt" | head -5; }
+    done
+    for id in 1 2 3 4; do
+        $CLI --db "$db" show -e "$id" --json > "$OUT/determinism-$id.json" 2>/dev/null || true
+    done
+    python3 - "$OUT"/determinism-*.json <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    try:
+        j = json.load(open(path))
+    except ValueError:
+        continue
+    for a in j["summary"]["arms"]:
+        ms = a.get("median_step_ms")
+        print("%-28s %-5s runs %d  median step %s ms" % (j["experiment"]["name"], a["arm"],
+              a["runs"], "%.3f" % ms if ms is not None else "-"))
+PY
+    rm -f "$db"*
     ;;
 
 profile)
