@@ -147,7 +147,8 @@ std::string describe(const Finding& f) {
                         ? ", and the final metric differs beyond the seed spread"
                         : "");
         case FindingCode::AlignedWithBaseline:
-            return "the final metric agrees with " + base + "'s and the loss curve stays inside "
+            return "the final metric agrees with " + base +
+                   "'s and the loss curve stays inside "
                    "its seed band (" +
                    num(f.value("tail"), 2) + " band widths at the end)";
         case FindingCode::WithinSeedNoise:

@@ -66,7 +66,6 @@ QVector<double> qvec(const std::vector<double>& v) {
     return out;
 }
 
-
 std::vector<const RunData*> completeRuns(const ReportContent& c, const std::string& arm) {
     std::vector<const RunData*> out;
     for (const auto& r : c.data.runs) {
