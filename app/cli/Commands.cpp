@@ -9,9 +9,11 @@
 #include "core/analysis/ComparisonTable.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/Format.h"
+#include "core/analysis/Reproduction.h"
 #include "core/analysis/Summary.h"
 #include "core/config/Presets.h"
 #include "core/probe/Environment.h"
+#include "core/run/InputFiles.h"
 #include "core/store/Database.h"
 #include "core/store/Export.h"
 #include "core/store/OutputFile.h"
@@ -148,6 +150,28 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment, bool js
                     probe::describe(probe::environmentFromJson(run->env_json)).c_str());
     }
     std::printf("arm spec    %s\n", analysis::printable(run->spec_json).c_str());
+    if (!run->env_json.empty()) {
+        const auto env = probe::environmentFromJson(run->env_json);
+        std::printf("binary      ampbench %s, commit %s\n", env.ampbench_version.c_str(),
+                    env.ampbench_commit.empty() ? "(not recorded)" : env.ampbench_commit.c_str());
+    }
+    for (const auto& f : run::inputsFromJson(run->inputs_json)) {
+        std::printf("file        %s %s: %s\n", f.field.c_str(),
+                    analysis::printable(f.path, false).c_str(),
+                    f.kind == "missing"
+                        ? "could not be read"
+                        : (std::to_string(f.files) + (f.files == 1 ? " file, " : " files, ") +
+                           analysis::formatBytes(f.bytes) + ", CRC-32 " + f.checksum +
+                           (f.method == "listing" ? " of names, sizes and times" : ""))
+                              .c_str());
+    }
+    if (run->rerun_of > 0) {
+        std::printf("rerun of    run %lld\n", static_cast<long long>(run->rerun_of));
+        for (const auto& c : analysis::rerunComparison(*db, id)) {
+            std::printf("            %s\n", analysis::printable(c.sentence, false).c_str());
+        }
+    }
+    std::printf("rerun with  %s\n", analysis::rerunCommand(db_path, id).c_str());
     std::printf("steps       %lld of %lld (%lld timed), %lld samples\n",
                 static_cast<long long>(s.steps), static_cast<long long>(run->planned_steps),
                 static_cast<long long>(s.timed_steps), static_cast<long long>(s.samples));

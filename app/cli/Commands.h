@@ -61,6 +61,14 @@ struct FindBatchOptions {
 };
 
 int commandRun(const std::string& db_path, const RunOverrides& o);
+/// Trains a checked spec (preflight passed, on `device`) into the database and prints
+/// the table, then each arm's verdict, or for a rerun (`rerun_of` > 0, the run it
+/// repeats) how it compares with its original.
+int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
+              const std::string& device, bool quiet, int64_t rerun_of = 0);
+/// Trains run `run_id` again as a new run linked to it (see train::planRerun); refuses
+/// before training when its files or environment changed, unless `force`.
+int commandRerun(const std::string& db_path, int64_t run_id, bool force, bool quiet);
 int commandFindBatch(const std::string& db_path, const RunOverrides& o, const FindBatchOptions& f);
 int commandList(const std::string& db_path);
 /// One run, or with `experiment` an experiment's table and each arm's verdict; with

@@ -11,6 +11,7 @@ enum ExitCode : int {
     kStoreError = 4,   ///< database cannot be opened, is foreign or newer
     kNotFound = 5,     ///< no such run or experiment
     kIoError = 6,      ///< an output file cannot be written
+    kChanged = 7,      ///< rerun refused: its files or environment changed (--force)
     kCancelled = 130,  ///< interrupted (Ctrl-C); rows up to then are kept
 };
 

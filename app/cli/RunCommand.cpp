@@ -15,6 +15,7 @@
 #include "cli/Progress.h"
 #include "core/analysis/ComparisonTable.h"
 #include "core/analysis/Format.h"
+#include "core/analysis/Reproduction.h"
 #include "core/analysis/Summary.h"
 #include "core/config/ArmShorthand.h"
 #include "core/config/DataPaths.h"
@@ -217,11 +218,16 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
         std::printf("%s\n", config::specToJsonText(spec).c_str());
         return kOk;
     }
-    const auto t0 = std::chrono::steady_clock::now();
     std::string device;
     if (int code = preflight(spec, device, o.quiet); code != kOk) {
         return code;
     }
+    return trainSpec(db_path, spec, device, o.quiet);
+}
+
+int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
+              const std::string& device, bool quiet, int64_t rerun_of) {
+    const auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<store::Database> db;
     try {
         db = store::Database::open(db_path);
@@ -235,14 +241,14 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     train::ExperimentHooks hooks;
     hooks.setup_checked = true;
     hooks.planned = [&](const train::ExperimentPlan& plan) {
-        if (!o.quiet) {
+        if (!quiet) {
             std::fprintf(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
                          static_cast<long long>(plan.experiment_id),
                          analysis::printable(spec.name, false).c_str(), plan.runs.size(),
                          device.c_str(), db_path.c_str());
         }
         progress = std::make_unique<Progress>(static_cast<int>(plan.runs.size()),
-                                              isatty(STDERR_FILENO) != 0, o.quiet);
+                                              isatty(STDERR_FILENO) != 0, quiet);
     };
     int index = 0;
     hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
@@ -257,7 +263,7 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     };
     train::ExperimentResult result;
     try {
-        result = train::runExperiment(*db, spec, cancel, hooks);
+        result = train::runExperiment(*db, spec, cancel, hooks, {}, rerun_of);
     } catch (const store::StoreError& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return kStoreError;
@@ -291,7 +297,15 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
         cuda ? "CUDA caching allocator, peak allocated"
              : "CPU: peak resident set of this process, an upper bound");
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    printVerdicts(*db, plan.experiment_id);
+    if (rerun_of > 0) {
+        for (const auto& c : analysis::rerunsOfExperiment(*db, db->run(rerun_of)->experiment_id)) {
+            if (!plan.runs.empty() && c.rerun == plan.runs.front().run_id) {
+                std::printf("%s\n", analysis::printable(c.sentence, false).c_str());
+            }
+        }
+    } else {
+        printVerdicts(*db, plan.experiment_id);
+    }
     std::printf("experiment %lld in %s; total time %.1f s\n",
                 static_cast<long long>(plan.experiment_id), db_path.c_str(), total);
     if (cancel.cancelled()) {

@@ -229,6 +229,26 @@ json toJson(const ExperimentAnalysis& a) {
                               {"mean", reals(b.mean)},
                               {"sd", reals(b.sd)}});
     }
+    json reruns = json::array();
+    for (const auto& c : a.reruns) {
+        reruns.push_back({{"rerun", c.rerun},
+                          {"original", c.original_run},
+                          {"experiment", c.rerun_experiment},
+                          {"arm", c.arm},
+                          {"seed", c.seed},
+                          {"agreement", toString(c.agreement)},
+                          {"steps_compared", c.steps_compared},
+                          {"steps_identical", c.steps_identical},
+                          {"first_difference", c.first_difference},
+                          {"max_loss_difference", real(c.max_loss_difference)},
+                          {"band_seeds", c.band_seeds},
+                          {"curve_units", real(c.curve_units)},
+                          {"metric", c.metric},
+                          {"final_original", real(c.final_original)},
+                          {"final_rerun", real(c.final_rerun)},
+                          {"final_units", real(c.final_units)},
+                          {"sentence", c.sentence}});
+    }
     return {{"experiment", {{"id", a.experiment_id}, {"name", a.name}}},
             {"baseline", a.baseline},
             {"device", a.device},
@@ -239,6 +259,7 @@ json toJson(const ExperimentAnalysis& a) {
             {"warnings", a.warnings},
             {"bit_reproducible", a.reproducibility.empty()},
             {"reproducibility", a.reproducibility},
+            {"reruns", reruns},
             {"noise_band",
              {{"seeds", a.band.seeds},
               {"samples", reals(a.band.x)},
@@ -262,6 +283,23 @@ json reportJson(const ExperimentData& data, const ExperimentAnalysis& analysis) 
             break;
         }
     }
+    // What a rerun needs: the command per run, and the files the runs read.
+    json runs = json::array();
+    json inputs = json::array();
+    for (const auto& r : data.runs) {
+        runs.push_back({{"run", r.row.id},
+                        {"arm", r.row.arm},
+                        {"seed", r.row.seed},
+                        {"command", rerunCommand(data.database_path, r.row.id)}});
+        json files = json::parse(r.row.inputs_json, nullptr, false);
+        if (inputs.empty() && files.is_array()) {
+            inputs = files;
+        }
+    }
+    j["reproduce"] = {{"deterministic", data.spec.deterministic},
+                      {"spec_command", "ampbench-cli run --config spec.json"},
+                      {"runs", runs},
+                      {"inputs", inputs}};
     return j;
 }
 

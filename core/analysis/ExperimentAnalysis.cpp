@@ -189,6 +189,7 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
     ExperimentAnalysis a;
     a.experiment_id = data.experiment.id;
     a.name = data.experiment.name;
+    a.reruns = compareReruns(data);
     auto order = armOrder(data);
     a.baseline = order.empty() ? std::string() : order.front();
     auto chosen = std::find(order.begin(), order.end(), options.baseline);

@@ -8,6 +8,7 @@
 
 #include "core/analysis/Alignment.h"
 #include "core/analysis/ExperimentData.h"
+#include "core/analysis/Reproduction.h"
 #include "core/analysis/Summary.h"
 #include "core/analysis/Verdict.h"
 
@@ -69,6 +70,8 @@ struct ExperimentAnalysis {
     /// Why a run of this experiment would not repeat bit for bit (deterministic mode
     /// off); empty when it ran deterministic.
     std::string reproducibility;
+    /// Each rerun of a run of this experiment against its original.
+    std::vector<RerunComparison> reruns;
 };
 
 ExperimentAnalysis analyzeExperiment(const ExperimentData& data,

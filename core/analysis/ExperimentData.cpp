@@ -1,5 +1,7 @@
 #include "core/analysis/ExperimentData.h"
 
+#include <filesystem>
+
 #include "core/config/SpecJson.h"
 #include "core/store/BatchSearchStore.h"
 
@@ -26,6 +28,16 @@ std::optional<ExperimentData> loadExperiment(const store::Database& db, int64_t 
     // BatchSearchStore wants a mutable connection for writing; searches() only reads.
     store::BatchSearchStore searches(const_cast<store::Database&>(db));
     data.batch_searches = searches.searches(experiment_id);
+    for (auto& run : db.rerunsOf(experiment_id)) {
+        RunData r;
+        r.steps = db.steps(run.id);
+        r.evals = db.evals(run.id);
+        r.row = std::move(run);
+        data.reruns.push_back(std::move(r));
+    }
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(db.path(), ec);
+    data.database_path = ec ? db.path() : absolute.lexically_normal().string();
     return data;
 }
 

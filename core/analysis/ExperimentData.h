@@ -25,6 +25,9 @@ struct ExperimentData {
     std::vector<RunData> runs;    ///< in run-id order
     /// Max-batch searches tied to this experiment (find-batch results), oldest first.
     std::vector<store::BatchSearchRow> batch_searches;
+    /// Runs elsewhere in the database that repeat one of these (`ampbench-cli rerun`).
+    std::vector<RunData> reruns;
+    std::string database_path;  ///< where it was loaded from, as an absolute path
 };
 
 /// Reads the experiment and every row of its runs; nullopt when the id does not exist.

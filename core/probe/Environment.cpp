@@ -10,15 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/config/BuildInfo.h"
 #include "core/probe/MemoryProbe.h"
 
 #ifdef AMPBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime_api.h>
-#endif
-
-#ifndef AMPBENCH_VERSION
-#define AMPBENCH_VERSION "0.1.0"
 #endif
 
 namespace ampbench::probe {
@@ -68,7 +65,8 @@ Environment probeEnvironment(const std::string& device) {
     if (uname(&u) == 0) {
         e.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
     }
-    e.ampbench_version = AMPBENCH_VERSION;
+    e.ampbench_version = config::buildVersion();
+    e.ampbench_commit = config::buildCommit();
     e.device_name = e.cpu_model;
     e.device_memory = physicalMemoryBytes();
 #ifdef AMPBENCH_WITH_CUDA
@@ -115,6 +113,7 @@ std::string toJson(const Environment& e) {
         {"hostname", e.hostname},
         {"os", e.os},
         {"ampbench_version", e.ampbench_version},
+        {"ampbench_commit", e.ampbench_commit},
         {"tf32_matmul", e.tf32_matmul},
         {"tf32_cudnn", e.tf32_cudnn},
         {"cudnn_benchmark", e.cudnn_benchmark},
@@ -150,6 +149,7 @@ Environment environmentFromJson(const std::string& text) {
     get("hostname", e.hostname);
     get("os", e.os);
     get("ampbench_version", e.ampbench_version);
+    get("ampbench_commit", e.ampbench_commit);
     get("tf32_matmul", e.tf32_matmul);
     get("tf32_cudnn", e.tf32_cudnn);
     get("cudnn_benchmark", e.cudnn_benchmark);
@@ -164,6 +164,35 @@ std::string describe(const Environment& e) {
     }
     return "CPU " + e.cpu_model + ", " + std::to_string(e.cpu_threads) + " threads, LibTorch " +
            e.libtorch_version;
+}
+
+}  // namespace ampbench::probe
+
+namespace ampbench::probe {
+
+std::vector<std::string> environmentDifferences(const Environment& then, const Environment& now) {
+    std::vector<std::string> out;
+    auto compare = [&](const char* what, const std::string& a, const std::string& b) {
+        if (a != b) {
+            out.push_back(std::string(what) + ": " + (a.empty() ? "(not recorded)" : a) +
+                          " then, " + (b.empty() ? "(none)" : b) + " now");
+        }
+    };
+    compare("device", then.device, now.device);
+    compare("device model", then.device_name, now.device_name);
+    compare("compute capability", then.compute_capability, now.compute_capability);
+    compare("CUDA driver", then.driver_version, now.driver_version);
+    compare("CUDA runtime", then.cuda_version, now.cuda_version);
+    compare("cuDNN", then.cudnn_version, now.cudnn_version);
+    compare("LibTorch", then.libtorch_version, now.libtorch_version);
+    compare("ampbench version", then.ampbench_version, now.ampbench_version);
+    compare("ampbench commit", then.ampbench_commit, now.ampbench_commit);
+    if (then.device.rfind("cuda", 0) != 0) {
+        // On the CPU the model and the thread count decide how reductions are split.
+        compare("CPU model", then.cpu_model, now.cpu_model);
+        compare("CPU threads", std::to_string(then.cpu_threads), std::to_string(now.cpu_threads));
+    }
+    return out;
 }
 
 }  // namespace ampbench::probe

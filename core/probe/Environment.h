@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <vector>
 
 namespace ampbench::probe {
 
@@ -19,7 +20,8 @@ struct Environment {
     std::string hostname;
     std::string os;
     std::string ampbench_version;
-    bool tf32_matmul = false;  ///< policy in effect for the run
+    std::string ampbench_commit;  ///< git commit of the binary (config::buildCommit)
+    bool tf32_matmul = false;     ///< policy in effect for the run
     bool tf32_cudnn = false;
     bool cudnn_benchmark = false;
 };
@@ -33,5 +35,10 @@ Environment environmentFromJson(const std::string& json);
 /// One line for tables: "NVIDIA H200 (cc 9.0), CUDA 13.0, LibTorch 2.11.0" or "CPU <model>, 2
 /// threads".
 std::string describe(const Environment& env);
+/// What differs between the environment a run used and this one, a line each
+/// ("LibTorch: 2.11.0 then, 1.13.1 now"), for what decides the numbers: device and
+/// its model, driver, CUDA, cuDNN, LibTorch, the ampbench version and commit, and on
+/// the CPU its model and thread count. Host name and OS are left out.
+std::vector<std::string> environmentDifferences(const Environment& then, const Environment& now);
 
 }  // namespace ampbench::probe

@@ -93,6 +93,8 @@ RunRow readRun(const Statement& st, const std::string& path) {
     r.planned_steps = st.i64(13);
     r.last_step = st.isNull(14) ? 0 : st.i64(14);
     r.failure = run::failureKindFromString(st.text(18));
+    r.inputs_json = st.text(19);
+    r.rerun_of = st.isNull(20) ? 0 : st.i64(20);
     showDeadOwner(r, st, 15);
     return r;
 }
@@ -310,10 +312,11 @@ void Database::recoverInterrupted() {
 }
 
 // Schema 2 (read-only opens) has no owner tokens (owners are told by pid alone)
-// and no failure kinds.
+// and no failure kinds; schemas before 4 no rerun records.
 std::string Database::runSelect() const {
     return std::string(kRunColumns) +
-           (schema_version_ >= 3 ? "r.owner_token, r.failure" : "NULL, ''") + kRunFrom;
+           (schema_version_ >= 3 ? "r.owner_token, r.failure, " : "NULL, '', ") +
+           (schema_version_ >= 4 ? "r.inputs_json, r.rerun_of" : "'', NULL") + kRunFrom;
 }
 
 // --- experiments and runs ---
@@ -328,20 +331,24 @@ int64_t Database::createExperiment(const std::string& name, const std::string& s
 }
 
 int64_t Database::createRun(int64_t experiment_id, const std::string& arm, int arm_index,
-                            uint64_t seed, const std::string& arm_json, int64_t planned_steps) {
+                            uint64_t seed, const std::string& arm_json, int64_t planned_steps,
+                            const std::string& inputs_json, int64_t rerun_of) {
     if (!experiment(experiment_id)) {
         fail(StoreError::Kind::NotFound,
              path_ + " has no experiment " + std::to_string(experiment_id) + " to add a run to");
     }
     Statement st(db_, path_,
                  "INSERT INTO runs(experiment_id, arm, arm_index, seed, spec_json, status, "
-                 "planned_steps, created_at, owner_pid, owner_host, owner_token) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10)",
+                 "planned_steps, created_at, owner_pid, owner_host, owner_token, inputs_json, "
+                 "rerun_of) VALUES(?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                  "creating a run of experiment " + std::to_string(experiment_id));
     st.bindInt(1, experiment_id).bindText(2, arm).bindInt(3, arm_index);
     st.bindInt(4, static_cast<int64_t>(seed)).bindText(5, arm_json).bindInt(6, planned_steps);
     st.bindText(7, nowIso()).bindInt(8, owner::currentPid()).bindText(9, owner::hostName());
-    st.bindText(10, owner::currentToken()).run();
+    st.bindText(10, owner::currentToken()).bindText(11, inputs_json);
+    if (rerun_of > 0)
+        st.bindInt(12, rerun_of);
+    st.run();
     return sqlite3_last_insert_rowid(db_);
 }
 
@@ -504,6 +511,21 @@ std::optional<RunRow> Database::run(int64_t id) const {
     if (!st.step())
         return std::nullopt;
     return readRun(st, path_);
+}
+
+std::vector<RunRow> Database::rerunsOf(int64_t experiment_id) const {
+    if (schema_version_ < 4)
+        return {};
+    Statement st(db_, path_,
+                 runSelect() +
+                     "WHERE r.rerun_of IN (SELECT o.id FROM runs o WHERE o.experiment_id = ?1) "
+                     "ORDER BY r.id",
+                 "listing reruns of experiment " + std::to_string(experiment_id));
+    st.bindInt(1, experiment_id);
+    std::vector<RunRow> out;
+    while (st.step())
+        out.push_back(readRun(st, path_));
+    return out;
 }
 
 std::vector<StepRecord> Database::steps(int64_t run_id, int64_t after_step, int64_t limit) const {

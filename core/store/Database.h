@@ -21,7 +21,7 @@ namespace ampbench::store {
 /// A read-only open creates no files where nobody may write (read-only folder or file).
 class Database {
   public:
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
     /// The oldest schema a read-only connection reads without upgrading it.
     static constexpr int kOldestReadable = 2;
 
@@ -44,8 +44,11 @@ class Database {
 
     // --- experiments and runs ---
     int64_t createExperiment(const std::string& name, const std::string& spec_json);
+    /// `inputs_json`: checksums of the files the run reads (data::recordInputs);
+    /// `rerun_of`: the run this one repeats, 0 for none.
     int64_t createRun(int64_t experiment_id, const std::string& arm, int arm_index, uint64_t seed,
-                      const std::string& arm_json, int64_t planned_steps);
+                      const std::string& arm_json, int64_t planned_steps,
+                      const std::string& inputs_json = "", int64_t rerun_of = 0);
     void markRunning(int64_t run_id, const std::string& env_json);
     void finishRun(int64_t run_id, run::RunStatus status, const std::string& error,
                    run::FailureKind failure = run::FailureKind::None);
@@ -65,6 +68,8 @@ class Database {
     std::optional<ExperimentRow> experiment(int64_t id) const;
     std::vector<RunRow> runs(std::optional<int64_t> experiment_id = std::nullopt) const;
     std::optional<RunRow> run(int64_t id) const;
+    /// Runs that repeat a run of this experiment (`ampbench-cli rerun`), oldest first.
+    std::vector<RunRow> rerunsOf(int64_t experiment_id) const;
     /// Steps with step > after_step, in order; limit 0 = all.
     std::vector<run::StepRecord> steps(int64_t run_id, int64_t after_step = 0,
                                        int64_t limit = 0) const;

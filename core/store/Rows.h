@@ -34,6 +34,8 @@ struct RunRow {
     std::string ended_at;
     int64_t last_step = 0;  ///< highest recorded optimizer step
     int64_t planned_steps = 0;
+    std::string inputs_json;  ///< checksums of the files the run read (run::InputFile)
+    int64_t rerun_of = 0;     ///< the run this one repeats; 0 for none
 };
 
 }  // namespace ampbench::store

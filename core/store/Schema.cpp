@@ -139,9 +139,20 @@ ALTER TABLE batch_searches ADD COLUMN owner_token TEXT;
          "adding process owners (version 3)");
 }
 
+// Version 4: what a run needs to be rerun (checksums of the files it read) and the
+// run a rerun repeats.
+void createV4(sqlite3* db, const std::string& path) {
+    exec(db, path, R"sql(
+ALTER TABLE runs ADD COLUMN inputs_json TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN rerun_of INTEGER REFERENCES runs(id) ON DELETE SET NULL;
+CREATE INDEX runs_by_rerun_of ON runs(rerun_of);
+)sql",
+         "adding rerun records (version 4)");
+}
+
 using Migration = void (*)(sqlite3*, const std::string&);
 // kMigrations[n] takes a database from version n to n + 1.
-constexpr std::array<Migration, 3> kMigrations = {&createV1, &createV2, &createV3};
+constexpr std::array<Migration, 4> kMigrations = {&createV1, &createV2, &createV3, &createV4};
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);

@@ -6,6 +6,7 @@
 
 #include "core/config/SpecJson.h"
 #include "core/data/DataError.h"
+#include "core/data/InputRecord.h"
 #include "core/store/RunRecorder.h"
 #include "core/train/SetupCheck.h"
 
@@ -36,7 +37,8 @@ std::string joinErrors(const std::vector<config::FieldError>& errors) {
 SpecError::SpecError(std::vector<config::FieldError> errors)
     : std::runtime_error(joinErrors(errors)), errors_(std::move(errors)) {}
 
-ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec& spec) {
+ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec& spec,
+                              int64_t rerun_of) {
     auto errors = config::validate(spec);
     if (!errors.empty()) {
         throw SpecError(std::move(errors));
@@ -56,6 +58,8 @@ ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec&
             {{"micro_batch", std::to_string(spec.micro_batch),
               "must be at most the training set's " + std::to_string(train_size) + " samples"}});
     }
+    // Read before the transaction: a large folder takes a while to checksum.
+    const std::string inputs_json = run::inputsToJson(data::recordInputs(spec));
     ExperimentPlan plan;
     db.begin();
     try {
@@ -99,7 +103,7 @@ ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec&
             r.seed = seed;
             r.planned_steps = plannedOptimizerSteps(spec, arm, train_size);
             r.run_id = db.createRun(plan.experiment_id, arm.name, r.arm_index, seed, arm_json,
-                                    r.planned_steps);
+                                    r.planned_steps, inputs_json, rerun_of);
             plan.runs.push_back(r);
         }
         db.commit();
@@ -178,7 +182,7 @@ void cancelQueued(store::Database& db, const ExperimentPlan& plan) {
 
 ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec& spec,
                                const CancelToken& cancel, const ExperimentHooks& hooks,
-                               const TrainOptions& options) {
+                               const TrainOptions& options, int64_t rerun_of) {
     db.requireIntact();  // nothing is added to a damaged file
     if (auto errors = config::validate(spec); !errors.empty()) {
         throw SpecError(std::move(errors));
@@ -190,7 +194,7 @@ ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec
         }
     }
     ExperimentResult result;
-    result.plan = planExperiment(db, spec);
+    result.plan = planExperiment(db, spec, rerun_of);
     if (hooks.planned) {
         hooks.planned(result.plan);
     }

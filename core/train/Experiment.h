@@ -36,8 +36,11 @@ struct ExperimentPlan {
     std::vector<PlannedRun> runs;
 };
 
-/// Validates the spec, then records the experiment and one `queued` run per arm × seed.
-ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec& spec);
+/// Validates the spec, then records the experiment and one `queued` run per arm × seed,
+/// each with the checksums of the files it will read (data::recordInputs) and, for a
+/// rerun, the run it repeats (`rerun_of`, 0 for none).
+ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec& spec,
+                              int64_t rerun_of = 0);
 
 /// Forwards every callback to several observers, in order.
 class ObserverFanout : public run::TrainObserver {
@@ -85,7 +88,7 @@ struct ExperimentResult {
 /// cancelled. The CLI maps the result to an exit code, the GUI to signals.
 ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec& spec,
                                const run::CancelToken& cancel, const ExperimentHooks& hooks = {},
-                               const TrainOptions& options = {});
+                               const TrainOptions& options = {}, int64_t rerun_of = 0);
 
 /// The spec experiment `experiment_id` was planned with, as stored: what a max-batch
 /// search of that experiment starts from (the CLI's `find-batch --experiment`, the

@@ -630,8 +630,21 @@ TEST(StoreMigration, Version1IsMigratedKeepingRows) {
         ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(raw,
                                "DROP TABLE batch_trials; DROP TABLE batch_searches; "
-                               "ALTER TABLE runs DROP COLUMN owner_token; "
-                               "ALTER TABLE runs DROP COLUMN failure; "
+                               "CREATE TABLE runs_v1 (id INTEGER PRIMARY KEY, experiment_id "
+                               "INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE, "
+                               "arm TEXT NOT NULL, arm_index INTEGER NOT NULL DEFAULT 0, seed "
+                               "INTEGER NOT NULL DEFAULT 0, spec_json TEXT NOT NULL DEFAULT '{}', "
+                               "env_json TEXT NOT NULL DEFAULT '', status TEXT NOT NULL DEFAULT "
+                               "'queued', error TEXT NOT NULL DEFAULT '', notes TEXT NOT NULL "
+                               "DEFAULT '', started_at TEXT NOT NULL DEFAULT '', ended_at TEXT "
+                               "NOT NULL DEFAULT '', planned_steps INTEGER NOT NULL DEFAULT 0, "
+                               "owner_pid INTEGER, owner_host TEXT, created_at TEXT NOT NULL); "
+                               "INSERT INTO runs_v1 SELECT id, experiment_id, arm, arm_index, "
+                               "seed, spec_json, env_json, status, error, notes, started_at, "
+                               "ended_at, planned_steps, owner_pid, owner_host, created_at FROM "
+                               "runs; DROP TABLE runs; ALTER TABLE runs_v1 RENAME TO runs; "
+                               "CREATE INDEX runs_by_experiment ON runs(experiment_id, "
+                               "arm_index); CREATE INDEX runs_by_status ON runs(status); "
                                "PRAGMA user_version = 1;",
                                nullptr, nullptr, nullptr),
                   SQLITE_OK);
@@ -651,4 +664,23 @@ TEST(StoreMigration, Version1IsMigratedKeepingRows) {
     EXPECT_EQ(searches.searches().at(0).trials.size(), 1u);
     db.reset();
     std::filesystem::remove(path);
+}
+
+// A rerun is linked to the run it repeats; deleting that run keeps the rerun and
+// forgets the link. Each run keeps the record of the files it read.
+TEST_F(StoreTest, RerunsAreLinkedAndOutliveTheirOriginal) {
+    auto db = Database::open(file("rerun.db"));
+    const auto f = addRun(*db);
+    const int64_t again = db->createExperiment("again", "{}");
+    const int64_t rerun =
+        db->createRun(again, "fp32", 0, 1, "{}", 10, R"([{"field":"data.path"}])", f.run);
+    EXPECT_EQ(db->run(rerun)->rerun_of, f.run);
+    EXPECT_EQ(db->run(rerun)->inputs_json, R"([{"field":"data.path"}])");
+    EXPECT_EQ(db->run(f.run)->rerun_of, 0);
+    ASSERT_EQ(db->rerunsOf(f.experiment).size(), 1u);
+    EXPECT_EQ(db->rerunsOf(f.experiment).front().id, rerun);
+    EXPECT_TRUE(db->rerunsOf(again).empty());
+    db->deleteExperiment(f.experiment);
+    ASSERT_TRUE(db->run(rerun));
+    EXPECT_EQ(db->run(rerun)->rerun_of, 0);
 }

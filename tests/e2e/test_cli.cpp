@@ -1,6 +1,7 @@
 // End to end: ampbench-cli on real Fashion-MNIST, then the database read back.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -239,4 +240,113 @@ TEST_F(CliTest, KilledRunIsInterruptedAndInterruptedRunIsCancelled) {
         EXPECT_GE(db->stepCount(run.id), rows) << "committed rows survive";
         EXPECT_EQ(db->stepCount(run.id), run.last_step);
     }
+}
+
+namespace {
+
+/// A small tabular classification set the user brings: 4 features, 3 classes.
+void writeCsv(const fs::path& path, int rows) {
+    std::ofstream out(path);
+    out << "a,b,c,d,label\n";
+    unsigned state = 12345;
+    auto noise = [&] {
+        state = state * 1103515245u + 12345u;
+        return static_cast<double>((state >> 16) % 1000) / 500.0 - 1.0;
+    };
+    for (int i = 0; i < rows; ++i) {
+        const int y = i % 3;
+        for (int f = 0; f < 4; ++f) {
+            out << y + noise() << ',';
+        }
+        out << y << '\n';
+    }
+}
+
+}  // namespace
+
+TEST_F(CliTest, RerunRepeatsADeterministicRunBitForBitAndLinksIt) {
+    const fs::path csv = dir_ / "table.csv";
+    writeCsv(csv, 300);
+    auto r = cli("--db " + db_ + " run --preset smoke --model mlp --data " + csv.string() +
+                 " --deterministic --seeds 1 2 -q");
+    ASSERT_EQ(r.code, 0) << r.out;
+    r = cli("--db " + db_ + " rerun 2");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("Run 7 (rerun of run 2, amp, seed 1) is identical to its original"),
+              std::string::npos)
+        << r.out;
+    {
+        auto db = Database::open(db_, Database::Mode::ReadOnly);
+        const auto rerun = db->run(7);
+        ASSERT_TRUE(rerun);
+        EXPECT_EQ(rerun->rerun_of, 2);
+        EXPECT_EQ(rerun->arm, "amp");
+        EXPECT_EQ(rerun->seed, 1u);
+        EXPECT_EQ(rerun->status, RunStatus::Finished);
+        EXPECT_EQ(db->stepCount(7), db->stepCount(2));
+        EXPECT_NE(rerun->inputs_json.find("data.path"), std::string::npos);
+        // Its own experiment, so the original's seed band is not changed by it.
+        EXPECT_EQ(db->runs(1).size(), 6u);
+        const auto exp = db->experiment(rerun->experiment_id);
+        ASSERT_TRUE(exp);
+        EXPECT_NE(exp->name.find("(rerun of run 2)"), std::string::npos) << exp->name;
+        ASSERT_EQ(db->rerunsOf(1).size(), 1u);
+    }
+    // A rerun of the rerun is compared with the first original.
+    r = cli("--db " + db_ + " rerun 7 -q");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("Run 8 (rerun of run 2"), std::string::npos) << r.out;
+    // The experiment's analysis carries the comparisons and the commands.
+    r = cli("--db " + db_ + " show -e 1 --json");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("\"agreement\": \"identical\""), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("rerun 3\""), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"crc32\""), std::string::npos) << r.out;
+    r = cli("--db " + db_ + " show 7");
+    EXPECT_NE(r.out.find("rerun of    run 2"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, RerunRefusesChangedDataOrEnvironmentUnlessForced) {
+    const fs::path csv = dir_ / "table.csv";
+    writeCsv(csv, 300);
+    auto r = cli("--db " + db_ + " run --preset smoke --model mlp --data " + csv.string() +
+                 " --arm fp32=fp32 -q");
+    ASSERT_EQ(r.code, 0) << r.out;
+    writeCsv(csv, 301);  // one more row
+    r = cli("--db " + db_ + " rerun 1");
+    EXPECT_EQ(r.code, 7) << r.out;
+    EXPECT_NE(r.out.find("data.path " + csv.string() + " changed"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--force"), std::string::npos) << r.out;
+    {
+        auto db = Database::open(db_, Database::Mode::ReadOnly);
+        EXPECT_EQ(db->runs().size(), 1u) << "a refused rerun must write nothing";
+    }
+    r = cli("--db " + db_ + " rerun 1 --force -q");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("rerunning anyway"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Run 2 (rerun of run 1"), std::string::npos) << r.out;
+
+    // The same files, but the run was recorded under another LibTorch.
+    writeCsv(csv, 300);
+    {
+        auto db = Database::open(db_);
+        char* err = nullptr;
+        ASSERT_EQ(sqlite3_exec(db->handle(),
+                               "UPDATE runs SET env_json = json_set(env_json, "
+                               "'$.libtorch_version', '0.9.9') WHERE id = 1",
+                               nullptr, nullptr, &err),
+                  SQLITE_OK)
+            << (err ? err : "");
+    }
+    r = cli("--db " + db_ + " rerun 1");
+    EXPECT_EQ(r.code, 7) << r.out;
+    EXPECT_NE(r.out.find("LibTorch: 0.9.9 then"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("data.path"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, RerunOfAnUnknownRunIsNotFound) {
+    Database::open(db_);  // an empty workbench database
+    auto r = cli("--db " + db_ + " rerun 42");
+    EXPECT_EQ(r.code, 5) << r.out;
+    EXPECT_NE(r.out.find("no run 42"), std::string::npos) << r.out;
 }

@@ -6,7 +6,9 @@
 #include <set>
 
 #include "core/analysis/Format.h"
+#include "core/analysis/Reproduction.h"
 #include "core/config/SpecJson.h"
+#include "core/run/InputFiles.h"
 #include "ui/report/HtmlText.h"
 #include "ui/report/ReportHtml.h"
 
@@ -188,9 +190,59 @@ std::string reproduce(const ReportContent& c, ImageMode mode) {
     const json spec = c.data.spec_ok ? json::parse(config::specToJsonText(c.data.spec))
                                      : parseObject(c.data.experiment.spec_json);
     const std::string spec_text = compactSpec(spec);
-    std::string out =
-        "<h2>Reproduce</h2>\n<p>Save the spec below as <code>spec.json</code> and "
-        "run</p>\n<pre>ampbench-cli run --config spec.json</pre>\n";
+    std::string out = "<h2>Reproduce</h2>\n";
+    // One run again, into the same database, compared with the run it repeats.
+    const auto& runs = c.data.runs;
+    const std::string path = c.data.database_path.empty() ? c.database_path : c.data.database_path;
+    if (!runs.empty()) {
+        out +=
+            "<p>Train one run again, as a new run linked to it, and learn whether its "
+            "curves are identical, within seed noise or different:</p>\n<pre>" +
+            escape(analysis::rerunCommand(path, runs.front().row.id)) + "</pre>\n<p>";
+        std::string ids;
+        for (size_t i = 0; i < runs.size(); ++i) {
+            ids += (i ? ", " : "") + std::to_string(runs[i].row.id) + " (" + runs[i].row.arm +
+                   ", seed " + std::to_string(runs[i].row.seed) + ")";
+        }
+        out += "Any run of this experiment: " + escape(ids) + ". ";
+        out += std::string(c.data.spec.deterministic
+                               ? "It ran in deterministic mode: the same binary on the same "
+                                 "device repeats every loss bit for bit."
+                               : "It ran without deterministic mode: expect a rerun within "
+                                 "noise, not bit for bit.") +
+               " A rerun refuses to start when the files below or the environment above "
+               "changed since, unless given <code>--force</code>.</p>\n";
+        // The files the runs read, as recorded with the first run that has a record.
+        for (const auto& r : runs) {
+            const auto files = run::inputsFromJson(r.row.inputs_json);
+            if (files.empty()) {
+                continue;
+            }
+            std::vector<std::vector<html::Cell>> rows;
+            for (const auto& f : files) {
+                rows.push_back(html::cells(
+                    {f.field, f.path, f.kind == "missing" ? "unreadable" : std::to_string(f.files),
+                     analysis::formatBytes(f.bytes),
+                     f.checksum + (f.method == "listing" ? " (names, sizes, times)" : "")}));
+            }
+            out += html::table({"field", "path", "files", "size", "CRC-32"}, rows, {2, 3}, true);
+            break;
+        }
+    }
+    if (!c.analysis.reruns.empty()) {
+        std::vector<std::vector<html::Cell>> rows;
+        for (const auto& r : c.analysis.reruns) {
+            rows.push_back(
+                html::cells({std::to_string(r.rerun), std::to_string(r.original_run), r.arm,
+                             std::to_string(r.seed), analysis::toString(r.agreement), r.sentence}));
+        }
+        out += "<h3>Reruns</h3>\n" +
+               html::table({"rerun", "of run", "arm", "seed", "result", "detail"}, rows, {0, 1, 3},
+                           true);
+    }
+    out +=
+        "<p>Or train the whole experiment anew: save the spec below as "
+        "<code>spec.json</code> and run</p>\n<pre>ampbench-cli run --config spec.json</pre>\n";
     if (mode == ImageMode::Embedded) {
         const QByteArray b64 = QByteArray::fromStdString(spec_text).toBase64();
         out += "<p><a download=\"spec.json\" href=\"data:application/json;base64," +

@@ -1,0 +1,91 @@
+#include "core/run/InputFiles.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace ampbench::run {
+using nlohmann::json;
+namespace {
+
+std::string describeSize(const InputFile& f) {
+    std::string text;
+    if (f.kind == "folder") {
+        text = std::to_string(f.files) + " files, ";
+    }
+    text += std::to_string(f.bytes) + " bytes";
+    if (!f.checksum.empty()) {
+        text += ", CRC-32 " + f.checksum + (f.method == "listing" ? " of the listing" : "");
+    }
+    return text;
+}
+
+}  // namespace
+
+std::string inputsToJson(const std::vector<InputFile>& inputs) {
+    json list = json::array();
+    for (const auto& f : inputs) {
+        list.push_back({{"field", f.field},
+                        {"path", f.path},
+                        {"kind", f.kind},
+                        {"method", f.method},
+                        {"files", f.files},
+                        {"bytes", f.bytes},
+                        {"crc32", f.checksum}});
+    }
+    return list.dump();
+}
+
+std::vector<InputFile> inputsFromJson(const std::string& text) {
+    std::vector<InputFile> out;
+    const json list = json::parse(text, nullptr, false);
+    if (!list.is_array()) {
+        return out;
+    }
+    for (const auto& j : list) {
+        if (!j.is_object()) {
+            continue;
+        }
+        InputFile f;
+        f.field = j.value("field", "");
+        f.path = j.value("path", "");
+        f.kind = j.value("kind", "");
+        f.method = j.value("method", "");
+        f.files = j.value("files", int64_t(0));
+        f.bytes = j.value("bytes", int64_t(0));
+        f.checksum = j.value("crc32", "");
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+std::vector<std::string> inputDifferences(const std::vector<InputFile>& then,
+                                          const std::vector<InputFile>& now) {
+    std::vector<std::string> out;
+    for (const auto& t : then) {
+        auto n = std::find_if(now.begin(), now.end(),
+                              [&](const InputFile& x) { return x.field == t.field; });
+        if (n == now.end()) {
+            out.push_back(t.field + " " + t.path +
+                          " was read then but is not part of the spec now");
+        } else if (n->kind == "missing" && t.kind != "missing") {
+            out.push_back(t.field + " " + n->path + " cannot be read now (" + describeSize(t) +
+                          " then)");
+        } else if (!(*n == t)) {
+            std::string why = t.field + " " + n->path + " changed: " + describeSize(t) + " then; " +
+                              describeSize(*n) + " now";
+            if (n->path != t.path) {
+                why += " (read from " + t.path + " then)";
+            }
+            out.push_back(why);
+        }
+    }
+    for (const auto& n : now) {
+        if (std::none_of(then.begin(), then.end(),
+                         [&](const InputFile& x) { return x.field == n.field; })) {
+            out.push_back(n.field + " " + n.path + " is read now but was not recorded then");
+        }
+    }
+    return out;
+}
+
+}  // namespace ampbench::run

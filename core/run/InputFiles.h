@@ -1,0 +1,36 @@
+#pragma once
+// The files a run read, as recorded with it (data::recordInputs computes them): each
+// file's or folder's size and CRC-32, so that a rerun can tell whether they changed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ampbench::run {
+
+struct InputFile {
+    std::string field;  ///< the spec field that names it: "data.path", "model.file", ...
+    std::string path;   ///< as the spec gives it (the default dataset folder resolved)
+    std::string kind;   ///< "file", "folder" or "missing"
+    /// "content": every byte went into the checksum; "listing": the folder was larger
+    /// than the content limit, so names, sizes and modification times did instead.
+    std::string method;
+    int64_t files = 0;
+    int64_t bytes = 0;
+    std::string checksum;  ///< 8 hex digits
+
+    bool operator==(const InputFile& o) const {
+        return field == o.field && kind == o.kind && method == o.method && files == o.files &&
+               bytes == o.bytes && checksum == o.checksum;
+    }
+};
+
+std::string inputsToJson(const std::vector<InputFile>& inputs);
+/// Empty for empty or unreadable text.
+std::vector<InputFile> inputsFromJson(const std::string& json);
+
+/// One sentence per input that differs between then and now ("data.path x.npz changed:
+/// 1200 bytes, CRC-32 0a1b2c3d then; 1300 bytes, CRC-32 ... now"); empty when all agree.
+std::vector<std::string> inputDifferences(const std::vector<InputFile>& then,
+                                          const std::vector<InputFile>& now);
+
+}  // namespace ampbench::run
