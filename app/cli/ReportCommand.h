@@ -1,6 +1,6 @@
 #pragma once
-// `ampbench-cli report`: HTML, PDF, CSV and JSON reports of one experiment.
-// Built only with Qt (AMPBENCH_WITH_REPORTS).
+// `ampbench-cli report`: an experiment's report as JSON and CSV in every build
+// (core alone), and as HTML and PDF where the build has Qt (AMPBENCH_REPORTS_WITH_QT).
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
@@ -12,6 +12,11 @@ struct ReportOptions {
     std::string html, pdf, csv, json;
     std::string baseline;
 };
+
+/// True when this build writes HTML and PDF (it has Qt); JSON and CSV always.
+bool reportsHaveQt();
+/// The formats this build writes, for --help and messages: "JSON, CSV, HTML, PDF".
+std::string reportFormats();
 
 /// Adds the subcommand and its options to `app`; the options land in `options`.
 CLI::App* addReportCommand(CLI::App& app, ReportOptions& options);

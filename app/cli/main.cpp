@@ -6,15 +6,14 @@
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
+#include "cli/ReportCommand.h"
+#include "cli/VersionText.h"
 #include "core/analysis/Format.h"
 #include "core/config/Presets.h"
 #include "core/config/SpecFields.h"
 #include "core/store/OutputFile.h"
 #include "core/store/Paths.h"
 #include "core/store/StoreError.h"
-#ifdef AMPBENCH_WITH_REPORTS
-#include "cli/ReportCommand.h"
-#endif
 
 using namespace ampbench;
 
@@ -106,7 +105,8 @@ int main(int argc, char** argv) {
     CLI::App app{
         "AMP Workbench (headless): compare FP32 against mixed-precision training, "
         "record everything in SQLite, print the verdict in numbers."};
-    app.set_version_flag("--version", std::string("ampbench-cli ") + AMPBENCH_VERSION);
+    // Probed only when asked: LibTorch, CUDA and Qt as this binary finds them.
+    app.set_version_flag("--version", std::function<std::string()>(cli::versionText));
     std::string db = store::defaultDatabasePath();
     app.add_option("--db", db, "database file (default: " + db + ")");
     app.require_subcommand(1);
@@ -177,10 +177,8 @@ int main(int argc, char** argv) {
     exp->add_option("--json", json, "JSON file");
     exp->add_flag("-e,--experiment", export_experiment, "IDs name experiments");
 
-#ifdef AMPBENCH_WITH_REPORTS
     cli::ReportOptions report_options;
     auto* report = cli::addReportCommand(app, report_options);
-#endif
 
     try {
         app.parse(argc, argv);
@@ -223,11 +221,9 @@ int main(int argc, char** argv) {
         if (show->parsed()) {
             return cli::commandShow(db, show_id, show_experiment, show_json);
         }
-#ifdef AMPBENCH_WITH_REPORTS
         if (report->parsed()) {
             return cli::commandReport(db, report_options);
         }
-#endif
         return cli::commandExport(db, export_ids, csv, json, export_experiment);
     };
     // A file size limit (ulimit -f) must fail a write with "File too large", not
