@@ -25,6 +25,7 @@
 #include "core/store/Database.h"
 #include "core/store/OutputFile.h"
 #include "core/train/Experiment.h"
+#include "ui/AboutDialog.h"
 #include "ui/Settings.h"
 #include "ui/capacity/CapacityView.h"
 #include "ui/data/RunDataCache.h"
@@ -70,6 +71,7 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     statusBar()->addPermanentWidget(progress_);
     statusBar()->addPermanentWidget(dbLabel_);
 
+    setWindowIcon(applicationIcon());
     buildMenus();
     connectTraining();
     connect(session_, &StoreSession::opened, this, [this] {
@@ -103,6 +105,13 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+AboutDialog* MainWindow::showAbout() {
+    auto* dialog = new AboutDialog(session_->path(), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->show();
+    return dialog;
+}
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
@@ -138,6 +147,10 @@ void MainWindow::buildMenus() {
     view->addAction(tr("&Reset plot views"), QKeySequence(tr("Ctrl+0")), this,
                     [this] { compare_->plots()->resetViews(); });
     view->addAction(tr("&Copy summary table"), this, [this] { compare_->copySummary(); });
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    about_ = help->addAction(tr("&About AMP Workbench"), this, [this] { showAbout(); });
+    about_->setMenuRole(QAction::AboutRole);
 
     run_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
     cancel_->setIcon(style()->standardIcon(QStyle::SP_MediaStop));

@@ -15,6 +15,7 @@ namespace ampbench::ui {
 class CapacityView;
 class CompareView;
 class ExperimentEditor;
+class AboutDialog;
 class HistoryView;
 class RunDataCache;
 class RunTreeModel;
@@ -52,6 +53,10 @@ class MainWindow : public QMainWindow {
     QAction* runAction() const { return run_; }
     QAction* cancelAction() const { return cancel_; }
     QTabWidget* tabs() const { return tabs_; }
+    QAction* aboutAction() const { return about_; }
+    /// Help › About: versions, commit, build type, the open database, the README.
+    /// Non-modal; the dialog deletes itself when closed.
+    AboutDialog* showAbout();
 
   Q_SIGNALS:
     void errorShown(const QString& title, const QString& message);
@@ -108,6 +113,7 @@ class MainWindow : public QMainWindow {
     QAction* run_ = nullptr;
     QAction* cancel_ = nullptr;
     QAction* export_ = nullptr;
+    QAction* about_ = nullptr;
     bool exporting_ = false;
     QMenu* recent_ = nullptr;
     QProgressBar* progress_ = nullptr;

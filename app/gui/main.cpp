@@ -5,8 +5,10 @@
 #include <QStyleFactory>
 
 #include <csignal>
+#include <cstdio>
 #include <string>
 
+#include "core/config/BuildInfo.h"
 #include "core/store/Paths.h"
 #include "ui/MainWindow.h"
 #include "ui/MetaTypes.h"
@@ -21,6 +23,8 @@ void describeOptions(QCommandLineParser& parser, const QCommandLineOption& db) {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOption(db);
+    // The desktop entry passes a file as an argument (`ampbench FILE`, its MIME type).
+    parser.addPositionalArgument("database", "Open this database, as --db does.", "[database]");
 }
 
 bool asksForHelpOrVersion(int argc, char** argv) {
@@ -48,7 +52,10 @@ int main(int argc, char** argv) {
         // No display needed to say how to start the program (or which version it is).
         QCoreApplication app(argc, argv);
         QCoreApplication::setApplicationName("ampbench");
-        QCoreApplication::setApplicationVersion(AMPBENCH_VERSION);
+        QCoreApplication::setApplicationVersion(QString("%1 (commit %2, %3)")
+                                                    .arg(ampbench::config::buildVersion(),
+                                                         ampbench::config::buildCommit(),
+                                                         ampbench::config::buildType()));
         QCommandLineParser parser;
         describeOptions(parser, db);
         parser.process(app);  // prints and exits
@@ -58,24 +65,31 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName("ampbench");
     QApplication::setApplicationName("ampbench");
     QApplication::setApplicationDisplayName("AMP Workbench");
-    QApplication::setApplicationVersion(AMPBENCH_VERSION);
+    QApplication::setApplicationVersion(ampbench::config::buildVersion());
     QApplication::setStyle(QStyleFactory::create("Fusion"));
 
     QCommandLineParser parser;
     describeOptions(parser, db);
     parser.process(app);
+    QString named = parser.value(db);
+    if (named.isEmpty() && !parser.positionalArguments().isEmpty()) {
+        named = parser.positionalArguments().first();
+    }
+    if (parser.positionalArguments().size() > 1 ||
+        (!parser.value(db).isEmpty() && !parser.positionalArguments().isEmpty())) {
+        std::fprintf(stderr, "ampbench: give one database (--db PATH or PATH), not %s\n",
+                     qPrintable(parser.positionalArguments().join(' ')));
+        return 2;
+    }
 
     ampbench::ui::registerMetaTypes();
     ampbench::ui::Settings settings;
     ampbench::ui::MainWindow window(settings);
     window.show();
 
-    QString path = parser.value(db);
-    if (path.isEmpty()) {
-        path = settings.lastDatabase();
-    }
+    QString path = named.isEmpty() ? settings.lastDatabase() : named;
     if (path.isEmpty() || !window.openDatabase(path)) {
-        if (parser.value(db).isEmpty()) {  // fall back only when the user named nothing
+        if (named.isEmpty()) {  // fall back only when the user named nothing
             window.openDatabase(QString::fromStdString(ampbench::store::defaultDatabasePath()));
         }
     }
