@@ -5,6 +5,7 @@
 #   ./workbench.sh test                               install what is missing, build, run every test
 #   ./workbench.sh gui [ampbench flags]               install what is missing, build, start the desktop workbench
 #   ./workbench.sh build                              install what is missing and build only
+#   ./workbench.sh package                            build, then the .deb (build/cpu/ampbench_<version>_amd64.deb)
 #
 # Environment: BUILD_DIR (default build/cpu), AMPBENCH_GUI=OFF to skip the Qt GUI.
 set -euo pipefail
@@ -14,7 +15,7 @@ BUILD_DIR=${BUILD_DIR:-build/cpu}
 GUI=${AMPBENCH_GUI:-ON}
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config
           libtorch-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev
-          libstb-dev libminizip-dev libcsv-dev dataset-fashion-mnist)
+          libstb-dev libminizip-dev libcsv-dev dataset-fashion-mnist help2man)
 if [[ "$GUI" == ON ]]; then
     PACKAGES+=(qt6-base-dev libqcustomplot-dev xvfb xauth imagemagick poppler-utils)
 fi
@@ -58,6 +59,12 @@ case "$cmd" in
         ;;
     build)
         install_missing && build
+        ;;
+    package)
+        [[ "$GUI" == ON ]] || { echo "workbench: the .deb holds the GUI: unset AMPBENCH_GUI" >&2; exit 2; }
+        PACKAGES+=(dpkg-dev)
+        install_missing && build
+        cd "$BUILD_DIR" && cpack -G DEB
         ;;
     *)
         sed -n '2,10p' "$0" >&2
