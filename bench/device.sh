@@ -37,9 +37,20 @@
 #             the cost of deterministic mode: the default CNN comparison and
 #             ResNet-50 (fp32 and amp-fp16) with and without --deterministic, each
 #             arm's median step time from `show -e ID --json`.
+#   rerun     reruns on the GPU: the default CNN comparison (fp32, amp-fp16) without
+#             deterministic mode on three seeds and with it on two, and ResNet-50
+#             (60 steps, two seeds) without it; `ampbench-cli rerun` of two runs of
+#             each, printing what it says of every rerun. Builds only ampbench-cli.
 #   profile   each cell of PROFILE under the PyTorch profiler, ours
 #             (bench_profile_step) and the reference (bench/kernels.py profile),
 #             compared kernel by kernel (bench/kernels.py compare).
+#   bundle    the relocatable bundle (packaging/cuda/bundle.sh: ampbench-cli and the
+#             libraries it needs, RUNPATH $ORIGIN/../lib, a README, as a tarball in
+#             $OUT), unpacked into a fresh folder and run from there alone, with an
+#             empty environment: --version, the smoke preset on cuda, and a GPU test
+#             (fp32, amp-fp16 and amp-bf16 on cuda, the runs' recorded device read
+#             back); every library the runs loaded is checked to come from the bundle,
+#             glibc or the driver. Prints the bundle's size. Builds only ampbench-cli.
 #   help      print this text.
 #
 # Environment:
@@ -82,7 +93,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' bench/device.sh;
 MODE=${1:-${MODE:-bench}}
 case "$MODE" in
     help | -h | --help) usage; exit 0 ;;
-    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism) ;;
+    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism | bundle | rerun) ;;
     *) echo "device.sh: unknown mode '$MODE'" >&2; echo >&2; usage >&2; exit 2 ;;
 esac
 
@@ -117,11 +128,12 @@ cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMPBENCH_BUILD_GU
     -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$DEPS" -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DSQLite3_INCLUDE_DIR="$DEPS/include" -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \
     -DZLIB_INCLUDE_DIR="$DEPS/include" -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1 \
-    -DAMPBENCH_GTEST_SOURCE="$DEPS/src/googletest" > "$OUT/configure.log" 2>&1 \
+    -DAMPBENCH_GTEST_SOURCE="$DEPS/src/googletest" -DCMAKE_INSTALL_RPATH='$ORIGIN/../lib' \
+    > "$OUT/configure.log" 2>&1 \
     || { tail -40 "$OUT/configure.log"; exit 1; }
 grep -E "ampbench:" "$OUT/configure.log" || true
 TARGETS=()
-[[ $MODE == calibration ]] && TARGETS=(--target ampbench-cli)
+[[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
 [[ $MODE == determinism ]] && TARGETS=(--target ampbench-cli test_engine)
 cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" > "$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; exit 1; }
@@ -153,6 +165,52 @@ run_checks() {
 }
 
 case "$MODE" in
+bundle)
+    echo "== bundle (packaging/cuda/bundle.sh)"
+    rm -rf build/cuda/bundle
+    bash packaging/cuda/bundle.sh build/cuda build/cuda/bundle | tee "$OUT/bundle.txt"
+    tarball=$(ls build/cuda/bundle/ampbench-cli-*.tar.*)
+    FRESH=$(mktemp -d /tmp/ampbench-fresh.XXXXXX)
+    case $tarball in
+        *.zst) zstd -dc "$tarball" | tar -C "$FRESH" -xf - ;;
+        *) tar -C "$FRESH" -xzf "$tarball" ;;
+    esac
+    B=$(realpath "$(ls -d "$FRESH"/ampbench-cli-*)")
+    echo "== from the bundle alone, unpacked in $FRESH (empty environment, fresh home)"
+    mkdir -p "$FRESH/home" "$FRESH/ld"
+    cp -r "$AMPBENCH_FASHION_MNIST" "$FRESH/fashion-mnist"
+    alone() {
+        env -i PATH=/usr/bin:/bin HOME="$FRESH/home" NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
+            NVSHMEM_DISABLE_NVLS=1 LD_DEBUG=libs LD_DEBUG_OUTPUT="$FRESH/ld/trace" "$B/bin/ampbench-cli" "$@"
+    }
+    rc=0
+    alone --version || rc=1
+    alone run --preset smoke --device cuda --data "$FRESH/fashion-mnist" -q || rc=1
+    echo "== GPU test: fp32, amp-fp16, amp-bf16 on cuda, read back"
+    alone run --preset smoke --device cuda --data "$FRESH/fashion-mnist" --micro-steps 96 -q \
+        --name bundle-gpu --arm fp32=fp32 --arm fp16=amp-fp16 --arm bf16=amp-bf16 || rc=1
+    alone list | tail -4
+    for id in 4 5 6; do
+        alone show "$id" > "$FRESH/show-$id.txt" || rc=1
+        grep -q "^environment .*NVIDIA" "$FRESH/show-$id.txt" && grep -q "^status  *finished" "$FRESH/show-$id.txt" \
+            || { echo "run $id: not a finished run on an NVIDIA GPU:"; head -12 "$FRESH/show-$id.txt"; rc=1; }
+    done
+    grep -h -m1 "^environment" "$FRESH"/show-*.txt | head -1
+    # The loader names a bundled library through the RUNPATH ($B/bin/../lib/...).
+    loaded=$(grep -h "calling init: " "$FRESH"/ld/trace* | sed 's/.*calling init: //' | sort -u \
+        | while read -r p; do realpath -m "$p"; done | sort -u)
+    outside=$(grep -v "^$B/lib/" <<< "$loaded" | grep -vE '^/(usr/)?lib(64|32)?/(x86_64-linux-gnu/)?(ld-linux|libc|libm|libdl|librt|libpthread|libresolv|libutil|libmvec|libcuda|libnvidia-)[^/]*$|^/usr/local/nvidia/' || true)
+    echo "libraries loaded: $(wc -l <<< "$loaded"), from the bundle: $(grep -c "^$B/lib/" <<< "$loaded")"
+    if [[ -n $outside ]]; then
+        echo "loaded from outside the bundle (neither glibc nor the driver):"; echo "$outside"; rc=1
+    fi
+    du -b "$tarball" | awk '{printf "bundle: %s, %.1f MiB\n", $2, $1 / 1048576}'
+    du -sb "$B" | awk '{printf "unpacked: %.1f MiB\n", $1 / 1048576}'
+    cp "$B/README" "$OUT/bundle-README.txt"
+    rm -rf "$FRESH"
+    exit $rc
+    ;;
+
 tests)
     run_suite
     ;;
@@ -288,6 +346,28 @@ for path in sys.argv[1:]:
         print("%-28s %-5s runs %d  median step %s ms" % (j["experiment"]["name"], a["arm"],
               a["runs"], "%.3f" % ms if ms is not None else "-"))
 PY
+    rm -f "$db"*
+    ;;
+
+rerun)
+    db="$OUT/rerun.db"
+    rm -f "$db"*
+    t1=$(date +%s)
+    $CLI --db "$db" run --preset default --arm fp32=fp32 --arm amp=amp-fp16 --seeds 1 2 3 \
+        --device cuda --name cnn-nondeterministic -q > /dev/null 2>&1 || echo "cnn: exit $?"
+    $CLI --db "$db" run --preset default --arm fp32=fp32 --arm amp=amp-fp16 --seeds 1 2 \
+        --device cuda --name cnn-deterministic --deterministic -q > /dev/null 2>&1 \
+        || echo "cnn deterministic: exit $?"
+    $CLI --db "$db" run --preset resnet50-synthetic --arm fp32=fp32 --arm amp=amp-fp16 \
+        --seeds 1 2 --steps 60 --warmup 10 --eval-interval 0 --device cuda \
+        --name resnet50-nondeterministic -q > /dev/null 2>&1 || echo "resnet50: exit $?"
+    echo "trained 14 runs in $(( $(date +%s) - t1 )) s"
+    # Runs 1-6: CNN, not deterministic (fp32 and amp interleaved); 7-10: deterministic;
+    # 11-14: ResNet-50, not deterministic.
+    for id in 1 2 7 8 11 12; do
+        echo "== rerun $id"
+        $CLI --db "$db" rerun "$id" -q 2>&1 | grep -E "^Run |ran under|^  |exit" || echo "exit $?"
+    done
     rm -f "$db"*
     ;;
 
