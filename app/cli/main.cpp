@@ -152,6 +152,17 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0, 0.5));
     find->add_flag("-q,--quiet", fo.quiet, "no per-trial lines");
 
+    int64_t rerun_id = 0;
+    bool rerun_force = false, rerun_quiet = false;
+    auto* rerun = app.add_subcommand(
+        "rerun",
+        "train a recorded run again (same spec, arm and seed) as a new run linked to it, and say "
+        "whether the curves are identical, within noise, or different");
+    rerun->add_option("RUN", rerun_id, "run id")->required()->check(CLI::PositiveNumber);
+    rerun->add_flag("--force", rerun_force,
+                    "rerun even when the run's files or environment changed since");
+    rerun->add_flag("-q,--quiet", rerun_quiet, "no progress output");
+
     app.add_subcommand("list", "list experiments and their runs");
     app.add_subcommand("presets", "list the built-in experiments");
 
@@ -211,6 +222,9 @@ int main(int argc, char** argv) {
                 fb.budget_bytes = *bytes;
             }
             return cli::commandFindBatch(db, fo, fb);
+        }
+        if (rerun->parsed()) {
+            return cli::commandRerun(db, rerun_id, rerun_force, rerun_quiet);
         }
         if (app.got_subcommand("list")) {
             return cli::commandList(db);
