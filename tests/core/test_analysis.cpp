@@ -11,78 +11,14 @@
 #include "core/analysis/CapacityChart.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/StudentT.h"
+#include "tests/core/AnalysisFixtures.h"
+
+using namespace ampbench::analysis::fixtures;
 
 using namespace ampbench;
 using namespace ampbench::analysis;
 
 namespace {
-
-constexpr int64_t kMicroBatch = 64;
-constexpr int64_t kMicroBatches = 400;
-
-/// A loss curve over samples seen with a seed-dependent offset and small step noise:
-/// seeds 1, 2, 3 sit at −σ, 0, +σ with σ = 0.02, so the band half-width is about 0.04.
-double lossAt(double samples, uint64_t seed, double shift) {
-    const double seed_offset = (static_cast<double>(seed) - 2.0) * 0.02;
-    return 2.0 * std::exp(-samples / 6000.0) + 0.3 + seed_offset + shift;
-}
-
-struct RunShape {
-    std::string arm = "fp32";
-    uint64_t seed = 1;
-    int accumulation = 1;
-    double shift = 0;          ///< added to the loss everywhere
-    double accuracy = 0.85;    ///< final validation accuracy
-    double ms_per_sample = 1;  ///< step time ÷ samples
-    std::string precision = "fp32";
-    std::string lr_rule = "linear";
-    double loss_scale = 1;
-    bool loss_scaling = true;
-    run::RunStatus status = run::RunStatus::Finished;
-};
-
-RunData makeRun(int64_t id, const RunShape& s) {
-    RunData r;
-    r.row.id = id;
-    r.row.experiment_id = 1;
-    r.row.arm = s.arm;
-    r.row.seed = s.seed;
-    r.row.status = s.status;
-    nlohmann::json arm = {{"name", s.arm},
-                          {"precision", s.precision},
-                          {"accumulation", s.accumulation},
-                          {"lr_rule", s.lr_rule},
-                          {"loss_scaling", s.loss_scaling},
-                          {"lr", 0.05},
-                          {"effective_batch", kMicroBatch * s.accumulation}};
-    r.row.spec_json = arm.dump();
-    r.row.env_json = R"({"device":"cpu","device_name":"test","hostname":"h"})";
-    std::mt19937_64 rng(s.seed * 7919 + static_cast<uint64_t>(id));
-    std::normal_distribution<double> noise(0.0, 0.01);
-    const int64_t steps = kMicroBatches / s.accumulation;
-    r.row.planned_steps = steps;
-    for (int64_t i = 1; i <= steps; ++i) {
-        run::StepRecord st;
-        st.step = i;
-        st.samples = i * kMicroBatch * s.accumulation;
-        st.loss = lossAt(static_cast<double>(st.samples), s.seed, s.shift) + noise(rng);
-        st.loss_scale = s.loss_scale;
-        st.timed = i > 2;
-        st.step_ms = s.ms_per_sample * static_cast<double>(kMicroBatch * s.accumulation) *
-                     (1.0 + 0.05 * noise(rng) / 0.01);
-        st.data_wait_ms = 0.01 * st.step_ms;
-        st.mem_peak = 100 << 20;
-        r.steps.push_back(st);
-    }
-    r.row.last_step = steps;
-    run::EvalRecord ev;
-    ev.step = steps;
-    ev.samples = r.steps.back().samples;
-    ev.val_accuracy = s.accuracy;
-    ev.val_loss = r.steps.back().loss;
-    r.evals.push_back(ev);
-    return r;
-}
 
 /// Baseline fp32 with `seeds` seeds plus one candidate arm on the same seeds.
 ExperimentData experiment(int seeds, RunShape candidate) {
@@ -741,65 +677,4 @@ TEST(StudentT, QuantileInvertsTheCdf) {
     EXPECT_NEAR(studentTQuantile(0.975, 10), 2.228, 1e-3);
     EXPECT_NEAR(studentTQuantile(0.5, 3), 0.0, 1e-6);  // the CDF is good to about 1e-9
     EXPECT_NEAR(studentTCdf(studentTQuantile(0.9, 4.5), 4.5), 0.9, 1e-9);
-}
-
-// A rerun against its original: bit for bit, within the arm's seed band, outside it,
-// without a band, and unfinished.
-TEST(Rerun, ComparisonNamesIdenticalWithinNoiseDifferentAndUnknown) {
-    std::vector<RunData> arm;
-    const double accuracies[] = {0.845, 0.850, 0.855};
-    for (uint64_t s = 1; s <= 3; ++s) {
-        RunShape shape;
-        shape.seed = s;
-        shape.accuracy = accuracies[s - 1];
-        arm.push_back(makeRun(static_cast<int64_t>(s), shape));
-    }
-    std::vector<const RunData*> band{&arm[0], &arm[1], &arm[2]};
-    const RunData& original = arm[1];
-
-    RunData copy = original;
-    copy.row.id = 10;
-    copy.row.rerun_of = original.row.id;
-    auto c = compareRerun(original, copy, band, true);
-    EXPECT_EQ(c.agreement, RerunAgreement::Identical) << c.sentence;
-    EXPECT_EQ(c.steps_identical, c.steps_compared);
-    EXPECT_EQ(c.first_difference, 0);
-
-    // Same seed, other step noise (another run id seeds it): inside the band.
-    RunShape same;
-    same.seed = 2;
-    same.accuracy = 0.851;
-    RunData near = makeRun(11, same);
-    c = compareRerun(original, near, band, false);
-    EXPECT_EQ(c.agreement, RerunAgreement::WithinNoise) << c.sentence;
-    EXPECT_GT(c.first_difference, 0);
-    EXPECT_GT(c.max_loss_difference, 0);
-    EXPECT_LE(c.curve_units, 1.0);
-    EXPECT_NE(c.sentence.find("without deterministic mode"), std::string::npos) << c.sentence;
-
-    // A loss 0.2 higher all along is far outside a band about 0.04 wide.
-    RunShape off = same;
-    off.shift = 0.2;
-    c = compareRerun(original, makeRun(12, off), band, true);
-    EXPECT_EQ(c.agreement, RerunAgreement::Different) << c.sentence;
-    EXPECT_GT(c.curve_units, 1.0);
-    EXPECT_EQ(c.sentence.find("without deterministic mode"), std::string::npos) << c.sentence;
-
-    // One seed: no band to judge by.
-    c = compareRerun(original, near, {&original}, true);
-    EXPECT_EQ(c.agreement, RerunAgreement::NoiseUnknown) << c.sentence;
-    EXPECT_NE(c.sentence.find("one seed"), std::string::npos) << c.sentence;
-
-    RunData cut = near;
-    cut.row.status = run::RunStatus::Cancelled;
-    cut.steps.resize(20);
-    c = compareRerun(original, cut, band, true);
-    EXPECT_EQ(c.agreement, RerunAgreement::Incomplete) << c.sentence;
-    EXPECT_EQ(c.steps_compared, 20);
-}
-
-TEST(Rerun, CommandQuotesThePathForTheShell) {
-    EXPECT_EQ(rerunCommand("/data/runs.db", 3), "ampbench-cli --db /data/runs.db rerun 3");
-    EXPECT_EQ(rerunCommand("/data/my runs's.db", 3),
-              "ampbench-cli --db '/data/my runs'\\''s.db' rerun 3");
 }
