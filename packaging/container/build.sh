@@ -12,7 +12,8 @@
 #    mounted folder, report --json/--csv/--html/--pdf from it; the files checked here.
 #
 # Exit status: 0 built and tested; 77 the image could not be tested because this
-# machine cannot run containers (said on stderr); anything else a failure.
+# machine cannot run containers or reach Debian's mirror (said on stderr); anything
+# else a failure.
 # Environment: CONTAINER_RUNTIME (default runc when installed: crun refuses hosts
 # whose cgroups are in hybrid mode), KEEP_IMAGES=1 to keep the images afterwards.
 set -euo pipefail
@@ -56,7 +57,18 @@ MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SECURITY=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 mmdebstrap --variant=minbase --quiet bookworm "$WORK/rootfs.tar" \
     "deb $MIRROR bookworm main" "deb $MIRROR bookworm-updates main" \
-    "deb $SECURITY bookworm-security main" || fail "mmdebstrap"
+    "deb $SECURITY bookworm-security main" > "$WORK/mmdebstrap.log" 2>&1 || {
+    # Without Debian's mirror (a machine with no route to it) there is nothing to build
+    # the image from: that is not a fault of the recipe, so say so like a machine that
+    # cannot run containers. Other failures of mmdebstrap still fail.
+    if grep -qiE "could not resolve|failed to fetch|temporary failure|connection (refused|timed out)|unable to connect" "$WORK/mmdebstrap.log"; then
+        echo "container/build.sh: NOT RUN: Debian's mirror ($MIRROR) cannot be reached from this machine:" >&2
+        grep -iE "could not resolve|failed to fetch|temporary failure|connection|unable to connect" "$WORK/mmdebstrap.log" | head -3 >&2
+        exit 77
+    fi
+    tail -20 "$WORK/mmdebstrap.log" >&2
+    fail "mmdebstrap"
+}
 echo "root filesystem: $(du -m "$WORK/rootfs.tar" | cut -f1) MiB"
 "${PODMAN[@]}" import --change 'CMD ["/bin/bash"]' "$WORK/rootfs.tar" localhost/ampbench-debian:bookworm \
     >/dev/null || fail "podman import"
