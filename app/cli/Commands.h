@@ -90,7 +90,9 @@ void printVerdicts(const store::Database& db, int64_t experiment_id);
 /// Builds the spec from a preset or file plus overrides; errors go to stderr.
 /// Returns false when the spec could not be built or is invalid.
 bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec);
-/// "<what>:" then one line per field error, on stderr.
-void printErrors(const std::string& what, const std::vector<config::FieldError>& errors);
+/// "<what>:" then one line per field error, on stderr; an arm's by its name (from
+/// `arms`) and row.
+void printErrors(const std::string& what, const std::vector<config::FieldError>& errors,
+                 const std::vector<config::ArmSpec>& arms = {});
 
 }  // namespace ampbench::cli

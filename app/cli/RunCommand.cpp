@@ -45,10 +45,12 @@ bool readFile(const std::string& path, std::string& out) {
 
 }  // namespace
 
-void printErrors(const std::string& what, const std::vector<config::FieldError>& errors) {
+void printErrors(const std::string& what, const std::vector<config::FieldError>& errors,
+                 const std::vector<config::ArmSpec>& arms) {
     std::fprintf(stderr, "%s:\n", what.c_str());
     for (const auto& e : errors) {
-        std::fprintf(stderr, "  %s\n", analysis::printable(e.toString(), false).c_str());
+        std::fprintf(stderr, "  %s\n",
+                     analysis::printable(config::describe(e, arms), false).c_str());
     }
 }
 
@@ -64,7 +66,8 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
         std::vector<config::FieldError> errors;
         spec = config::specFromJsonText(text, errors);
         if (!errors.empty()) {
-            printErrors(o.config_file + " has errors", errors);
+            config::renumberArmsAfterLeftOut(errors);
+            printErrors(o.config_file + " has errors", errors, spec.arms);
             return false;
         }
     } else {
@@ -171,11 +174,23 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
         }
     }
     if (!errors.empty()) {
-        printErrors("invalid experiment (nothing was run)", errors);
+        printErrors("invalid experiment (nothing was run)", errors, spec.arms);
         return false;
     }
     return true;
 }
+
+namespace {
+
+/// What the spec does that its author may not expect; it runs all the same.
+void printWarnings(const config::ExperimentSpec& spec) {
+    for (const auto& w : config::warnings(spec)) {
+        std::fprintf(stderr, "warning: %s\n",
+                     analysis::printable(config::describe(w, spec.arms), false).c_str());
+    }
+}
+
+}  // namespace
 
 int preflight(const config::ExperimentSpec& spec, std::string& device, bool quiet) {
     const train::SetupReport report = train::checkSetup(spec);
@@ -202,6 +217,7 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     if (!buildSpec(o, spec)) {
         return kUsage;
     }
+    printWarnings(spec);
     if (!o.save_spec.empty()) {
         if (std::string clash = store::outputClash(o.save_spec, db_path); !clash.empty()) {
             std::fprintf(stderr, "%s\n", clash.c_str());

@@ -273,7 +273,7 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
     for (size_t j = 0; j < index; ++j) {
         if (!a.name.empty() && s.arms[j].name == a.name) {
             c.add(p + "name", quoted(a.name),
-                  "duplicate of " + indexed("arms", j) + ".name; arm names must be unique");
+                  "row " + std::to_string(j + 1) + " has this name too; arm names must be unique");
             break;
         }
     }
@@ -315,7 +315,105 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
     }
 }
 
+/// An arm whose K does not divide the micro-steps: the trainer makes
+/// micro_steps / K (rounded down) optimizer steps of K micro-batches each and never
+/// draws the rest (train::plannedOptimizerSteps).
+void warnPartialStep(Checker& c, const ExperimentSpec& s, size_t index) {
+    const ArmSpec& a = s.arms[index];
+    if (s.epochs != 0 || s.micro_steps < 1 || a.accumulation <= 1 ||
+        s.micro_steps < a.accumulation || s.micro_steps % a.accumulation == 0) {
+        return;  // epochs: the count depends on the data; the rest are errors, or whole
+    }
+    const int64_t steps = s.micro_steps / a.accumulation;
+    const int64_t unused = s.micro_steps % a.accumulation;
+    c.add(indexed("arms", index) + ".accumulation", std::to_string(a.accumulation),
+          "does not divide micro_steps (" + std::to_string(s.micro_steps) + "): the arm makes " +
+              std::to_string(steps) + " optimizer steps of " + std::to_string(a.accumulation) +
+              " micro-batches and never trains the last " + std::to_string(unused) +
+              (unused == 1 ? " micro-batch" : " micro-batches"));
+}
+
+/// At most 40 characters of an arm's name, for a title.
+std::string shortName(const std::string& name) {
+    constexpr size_t kShown = 40;
+    return name.size() > kShown ? name.substr(0, kShown) + "..." : name;
+}
+
+/// "arms[3]" (the whole arm, as JSON reading reports one that is not an object).
+std::optional<size_t> wholeArmPath(const std::string& path) {
+    const std::string prefix = "arms[";
+    if (path.rfind(prefix, 0) != 0 || path.size() < prefix.size() + 2 || path.back() != ']') {
+        return std::nullopt;
+    }
+    const std::string index = path.substr(prefix.size(), path.size() - prefix.size() - 1);
+    if (index.find_first_not_of("0123456789") != std::string::npos || index.size() > 9) {
+        return std::nullopt;
+    }
+    return static_cast<size_t>(std::stoul(index));
+}
+
 }  // namespace
+
+std::vector<FieldError> warnings(const ExperimentSpec& spec) {
+    Checker c;
+    for (size_t i = 0; i < spec.arms.size(); ++i) {
+        warnPartialStep(c, spec, i);
+    }
+    return c.errors;
+}
+
+std::string armTitle(const std::vector<ArmSpec>& arms, size_t index) {
+    const std::string row = std::to_string(index + 1);
+    if (index >= arms.size() || arms[index].name.empty()) {
+        return "Arm in row " + row;
+    }
+    return "Arm \u201c" + shortName(arms[index].name) + "\u201d (row " + row + ")";
+}
+
+std::string describe(const FieldError& e, const std::vector<ArmSpec>& arms, bool labels) {
+    if (const auto whole = wholeArmPath(e.field)) {
+        std::string text = "Arm " + std::to_string(*whole + 1) + " in the file (not loaded)";
+        return text + (e.value.empty() ? "" : " = " + e.value) + ": " + e.message;
+    }
+    const auto where = armFieldPath(e.field);
+    if (!where) {
+        return e.toString();
+    }
+    std::string what = where->field;
+    if (labels) {
+        if (const auto* f = findField<ArmSpec>(where->field)) {
+            what = f->info->label;
+        }
+    }
+    std::string text = armTitle(arms, where->arm) + ", " + what;
+    if (!e.value.empty()) {
+        text += " = " + e.value;
+    }
+    return text + ": " + e.message;
+}
+
+void renumberArmsAfterLeftOut(std::vector<FieldError>& errors) {
+    std::vector<size_t> leftOut;
+    for (const FieldError& e : errors) {
+        if (const auto whole = wholeArmPath(e.field)) {
+            leftOut.push_back(*whole);
+        }
+    }
+    if (leftOut.empty()) {
+        return;
+    }
+    for (FieldError& e : errors) {
+        const auto where = armFieldPath(e.field);
+        if (!where) {
+            continue;
+        }
+        const auto before = static_cast<size_t>(std::count_if(
+            leftOut.begin(), leftOut.end(), [&](size_t k) { return k < where->arm; }));
+        if (before > 0) {
+            e.field = indexed("arms", where->arm - before) + "." + where->field;
+        }
+    }
+}
 
 bool nameChar(char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||

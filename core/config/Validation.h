@@ -37,4 +37,28 @@ bool nameChar(char c);
 /// Every problem found; empty means the spec may run.
 std::vector<FieldError> validate(const ExperimentSpec& spec);
 
+/// What a spec that may run does that its author may not expect (an arm whose
+/// accumulation leaves micro-steps unused). Nothing here stops a run: the CLI
+/// prints these and trains, the editor lists them beside the problems.
+std::vector<FieldError> warnings(const ExperimentSpec& spec);
+
+/// How a message names arm `index` of `arms`: "Arm “amp” (row 2)", rows counted
+/// from 1; by its row alone ("Arm in row 2") when it has no name or `arms` does
+/// not hold it.
+std::string armTitle(const std::vector<ArmSpec>& arms, size_t index);
+
+/// A problem as people read it: one about an arm names the arm by its name and
+/// row, and the field by its label (`labels`, the editor's) or its JSON key ("Arm
+/// “amp” (row 2), accumulation = 0: must be between 1 and 1024"); an arm that a
+/// file holds as something other than an object by its place in the file ("Arm 3
+/// in the file (not loaded) = 7: expected an object"); the others as toString().
+std::string describe(const FieldError& error, const std::vector<ArmSpec>& arms,
+                     bool labels = false);
+
+/// Reading JSON leaves out an arm that is not an object (its error's field is
+/// "arms[2]"), so the arms after it load one row up: renumbers the errors of those
+/// arms to the rows they loaded into. The left-out arm's error keeps its place in
+/// the file.
+void renumberArmsAfterLeftOut(std::vector<FieldError>& errors);
+
 }  // namespace ampbench::config

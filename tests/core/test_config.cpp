@@ -74,6 +74,8 @@ TEST(Presets, EveryPresetValidatesClean) {
     for (const std::string& name : presetNames()) {
         const auto errors = validate(*preset(name));
         EXPECT_TRUE(errors.empty()) << name << ":\n" << allErrors(errors);
+        const auto warned = warnings(*preset(name));
+        EXPECT_TRUE(warned.empty()) << name << ":\n" << allErrors(warned);
     }
 }
 
@@ -333,6 +335,84 @@ TEST(Validation, ArmAccumulationAndNames) {
     EXPECT_EQ(findError(validate(s), "arms[0].name")->message, "must not be empty");
     s.arms.clear();
     EXPECT_TRUE(findError(validate(s), "arms"));
+}
+
+// Messages shown to people name an arm by its name and row, never by "arms[2]".
+TEST(Validation, ProblemsNameTheArmByNameAndRow) {
+    ExperimentSpec s = defaultPreset();
+    s.arms[1].accumulation = 0;
+    s.arms[2].name = "fp32";
+    auto errors = validate(s);
+    ASSERT_FALSE(errors.empty());
+    const auto duplicate = findError(errors, "arms[2].name");
+    ASSERT_TRUE(duplicate) << allErrors(errors);
+    EXPECT_EQ(describe(*duplicate, s.arms),
+              "Arm \u201c"
+              "fp32\u201d (row 3), name = \"fp32\": row 1 has this name too; arm "
+              "names must be unique");
+    EXPECT_EQ(describe(*findError(errors, "arms[1].accumulation"), s.arms, /*labels=*/true),
+              "Arm \u201c"
+              "amp\u201d (row 2), Accumulation K = 0: must be between 1 and 1024");
+    for (const FieldError& e : errors) {
+        EXPECT_EQ(describe(e, s.arms).find("arms["), std::string::npos) << describe(e, s.arms);
+    }
+    s.arms[0].name = "";
+    EXPECT_EQ(describe(*findError(validate(s), "arms[0].name"), s.arms),
+              "Arm in row 1, name = \"\": must not be empty");
+    // Problems not about an arm read as before.
+    EXPECT_EQ(describe({"micro_batch", "0", "must be between 1 and 65536"}, s.arms),
+              "micro_batch = 0: must be between 1 and 65536");
+}
+
+// An arm of a file that is not an object is left out; the errors of the arms after
+// it name the rows those arms load into, and the one left out its place in the file.
+TEST(Validation, FileErrorsNameTheRowsTheArmsLoadInto) {
+    std::vector<FieldError> errors;
+    const ExperimentSpec s = specFromJsonText(
+        R"({"arms": [7, {"name": "b", "precision": "fp8"}, {"name": "c", "tf32": 1}]})", errors);
+    ASSERT_EQ(s.arms.size(), 2u);
+    renumberArmsAfterLeftOut(errors);
+    ASSERT_TRUE(findError(errors, "arms[0].precision")) << allErrors(errors);
+    ASSERT_TRUE(findError(errors, "arms[1].tf32")) << allErrors(errors);
+    EXPECT_EQ(describe(*findError(errors, "arms[0].precision"), s.arms)
+                  .rfind("Arm \u201c"
+                         "b\u201d (row 1), precision = \"fp8\": expected one of",
+                         0),
+              0u);
+    EXPECT_EQ(describe(*findError(errors, "arms[1].tf32"), s.arms),
+              "Arm \u201c"
+              "c\u201d (row 2), tf32 = 1: expected true or false");
+    EXPECT_EQ(describe(*findError(errors, "arms[0]"), s.arms),
+              "Arm 1 in the file (not loaded) = 7: expected an object");
+}
+
+// The trainer makes micro_steps / K optimizer steps (rounded down) and never draws
+// the rest: a warning says how many, and the spec still runs.
+TEST(Validation, AccumulationThatLeavesMicroBatchesUnusedIsAWarning) {
+    ExperimentSpec s = defaultPreset();  // arm 3, "amp-accum4", has K = 4
+    s.micro_steps = 602;
+    EXPECT_TRUE(validate(s).empty()) << allErrors(validate(s));
+    auto warned = warnings(s);
+    ASSERT_EQ(warned.size(), 1u) << allErrors(warned);
+    EXPECT_EQ(warned[0].field, "arms[2].accumulation");
+    EXPECT_EQ(describe(warned[0], s.arms),
+              "Arm \u201c"
+              "amp-accum4\u201d (row 3), accumulation = 4: does not divide "
+              "micro_steps (602): the arm makes 150 optimizer steps of 4 micro-batches and never "
+              "trains the last 2 micro-batches");
+    s.micro_steps = 601;
+    ASSERT_EQ(warnings(s).size(), 1u);
+    EXPECT_NE(warnings(s)[0].message.find("the last 1 micro-batch"), std::string::npos)
+        << warnings(s)[0].message;
+
+    s.micro_steps = 600;  // a multiple of every K
+    EXPECT_TRUE(warnings(s).empty()) << allErrors(warnings(s));
+    s.micro_steps = 3;  // fewer than K: an error, not a warning as well
+    EXPECT_TRUE(findError(validate(s), "arms[2].accumulation"));
+    EXPECT_TRUE(warnings(s).empty()) << allErrors(warnings(s));
+    s.micro_steps = 602;
+    s.epochs = 2;  // the step count follows from the data
+    EXPECT_TRUE(warnings(s).empty()) << allErrors(warnings(s));
 }
 
 TEST(Validation, StepsMustCoverAccumulationAndWarmup) {
