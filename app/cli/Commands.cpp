@@ -51,7 +51,6 @@ int commandList(const std::string& db_path) {
     auto experiments = db->experiments();
     if (experiments.empty()) {
         std::printf("no experiments in %s\n", db_path.c_str());
-        return kOk;
     }
     for (const auto& e : experiments) {
         std::printf("experiment %lld  %s  (%s, %d runs)\n", static_cast<long long>(e.id),
@@ -64,6 +63,10 @@ int commandList(const std::string& db_path) {
                       r.started_at});
         }
         std::printf("%s\n", t.render().c_str());
+    }
+    if (const auto trash = db->trash(); !trash.empty()) {
+        std::printf("%zu in the trash (not listed; restore or empty it in the GUI's History tab)\n",
+                    trash.size());
     }
     return kOk;
 }
@@ -115,6 +118,12 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment, bool js
                          db_path.c_str());
             return kNotFound;
         }
+        if (!e->trashed_at.empty()) {
+            std::fprintf(stderr,
+                         "experiment %lld is in the trash (since %s); restore it in the GUI's "
+                         "History tab to list it again\n",
+                         static_cast<long long>(id), e->trashed_at.c_str());
+        }
         if (json) {
             const auto data = analysis::loadExperiment(*db, id);
             std::printf(
@@ -142,6 +151,18 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment, bool js
                 analysis::printable(run->experiment_name, false).c_str(),
                 analysis::printable(run->arm, false).c_str(),
                 static_cast<unsigned long long>(run->seed));
+    if (!run->label.empty()) {
+        std::printf("label       %s\n", analysis::printable(run->label, false).c_str());
+    }
+    if (!run->tags.empty()) {
+        std::printf("tags        %s\n",
+                    analysis::printable(store::Database::joinTags(run->tags), false).c_str());
+    }
+    if (run->inTrash()) {
+        std::printf("trash       in the trash%s (restore it in the GUI's History tab)\n",
+                    run->trashed_at.empty() ? " with its experiment"
+                                            : (" since " + run->trashed_at).c_str());
+    }
     std::printf("status      %s%s%s\n", run::toString(run->status).c_str(),
                 run->error.empty() ? "" : ": ", analysis::printable(run->error).c_str());
     std::printf("started     %s\nended       %s\n", run->started_at.c_str(), run->ended_at.c_str());

@@ -122,10 +122,17 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
         std::fprintf(stderr, "%s\n", e.what());
         return kStoreError;
     }
-    if (!db->experiment(o.experiment_id)) {
+    const auto experiment = db->experiment(o.experiment_id);
+    if (!experiment) {
         std::fprintf(stderr, "no experiment %lld in %s (see `ampbench-cli list`)\n",
                      static_cast<long long>(o.experiment_id), db_path.c_str());
         return kNotFound;
+    }
+    if (!experiment->trashed_at.empty()) {
+        std::fprintf(stderr,
+                     "note: experiment %lld is in the trash (since %s); reporting it all "
+                     "the same\n",
+                     static_cast<long long>(o.experiment_id), experiment->trashed_at.c_str());
     }
     if (!o.baseline.empty()) {
         std::string arms;

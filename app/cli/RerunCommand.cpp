@@ -15,6 +15,14 @@ int commandRerun(const std::string& db_path, int64_t run_id, bool force, bool qu
     train::RerunPlan plan;
     try {
         auto db = store::Database::open(db_path, store::Database::Mode::ReadOnly);
+        if (const auto run = db->run(run_id); run && run->inTrash()) {
+            std::fprintf(stderr,
+                         "run %lld is in the trash%s; restore it in the GUI's History tab to "
+                         "rerun it\n",
+                         static_cast<long long>(run_id),
+                         run->trashed_at.empty() ? " with its experiment" : "");
+            return kUsage;
+        }
         plan = train::planRerun(*db, run_id);
     } catch (const store::StoreError& e) {
         std::fprintf(stderr, "%s\n", analysis::printable(e.what(), false).c_str());

@@ -23,6 +23,7 @@ using run::EvalRecord;
 using run::EventRecord;
 using run::StepRecord;
 using schema::ImplicitTransaction;
+using schema::nowIso;
 using schema::Statement;
 
 constexpr const char* kInterruptedError = "the process writing this run ended without finishing it";
@@ -30,19 +31,6 @@ constexpr const char* kNeverStarted = "never started: the process that queued it
 
 [[noreturn]] void fail(StoreError::Kind kind, const std::string& message) {
     throw StoreError(kind, message);
-}
-
-std::string nowIso() {
-    using namespace std::chrono;
-    const auto now = system_clock::now();
-    const auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count();
-    const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    char buf[40];
-    const size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-    std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(ms % 1000));
-    return buf;
 }
 
 run::RunStatus parseStatus(const std::string& text, const std::string& path, int64_t run) {
@@ -75,6 +63,23 @@ void showDeadOwner(RunRow& r, const Statement& st, int pid_col) {
     }
 }
 
+/// Tags as stored ("a, b"); read leniently, since they were checked when written.
+std::vector<std::string> storedTags(const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t comma = text.find(',', start);
+        if (comma == std::string::npos)
+            comma = text.size();
+        const std::string tag = text.substr(start, comma - start);
+        const auto first = tag.find_first_not_of(' ');
+        if (first != std::string::npos)
+            out.push_back(tag.substr(first, tag.find_last_not_of(' ') - first + 1));
+        start = comma + 1;
+    }
+    return out;
+}
+
 RunRow readRun(const Statement& st, const std::string& path) {
     RunRow r;
     r.id = st.i64(0);
@@ -95,13 +100,13 @@ RunRow readRun(const Statement& st, const std::string& path) {
     r.failure = run::failureKindFromString(st.text(18));
     r.inputs_json = st.text(19);
     r.rerun_of = st.isNull(20) ? 0 : st.i64(20);
+    r.label = st.text(21);
+    r.tags = storedTags(st.text(22));
+    r.trashed_at = st.text(23);
+    r.experiment_trashed = st.i64(24) != 0;
     showDeadOwner(r, st, 15);
     return r;
 }
-
-constexpr const char* kExperimentColumns =
-    "SELECT e.id, e.name, e.spec_json, e.notes, e.created_at, "
-    "(SELECT COUNT(*) FROM runs r WHERE r.experiment_id = e.id) FROM experiments e ";
 
 ExperimentRow readExperiment(const Statement& st) {
     ExperimentRow e;
@@ -111,6 +116,8 @@ ExperimentRow readExperiment(const Statement& st) {
     e.notes = st.text(3);
     e.created_at = st.text(4);
     e.run_count = static_cast<int>(st.i64(5));
+    e.tags = storedTags(st.text(6));
+    e.trashed_at = st.text(7);
     return e;
 }
 
@@ -312,11 +319,29 @@ void Database::recoverInterrupted() {
 }
 
 // Schema 2 (read-only opens) has no owner tokens (owners are told by pid alone)
-// and no failure kinds; schemas before 4 no rerun records.
+// and no failure kinds; schemas before 4 no rerun records, before 5 no labels,
+// tags or trash.
 std::string Database::runSelect() const {
     return std::string(kRunColumns) +
            (schema_version_ >= 3 ? "r.owner_token, r.failure, " : "NULL, '', ") +
-           (schema_version_ >= 4 ? "r.inputs_json, r.rerun_of" : "'', NULL") + kRunFrom;
+           (schema_version_ >= 4 ? "r.inputs_json, r.rerun_of, " : "'', NULL, ") +
+           (schema_version_ >= 5 ? "r.label, r.tags, r.trashed_at, e.trashed_at <> ''"
+                                 : "'', '', '', 0") +
+           kRunFrom;
+}
+
+// An experiment's run count leaves out runs in the trash.
+std::string Database::experimentSelect() const {
+    return std::string(
+               "SELECT e.id, e.name, e.spec_json, e.notes, e.created_at, "
+               "(SELECT COUNT(*) FROM runs r WHERE r.experiment_id = e.id") +
+           notTrashed("r") + "), " + (schema_version_ >= 5 ? "e.tags, e.trashed_at" : "'', ''") +
+           " FROM experiments e ";
+}
+
+std::string Database::notTrashed(const char* alias) const {
+    return schema_version_ >= 5 ? std::string(" AND ") + alias + ".trashed_at = '' "
+                                : std::string(" ");
 }
 
 // --- experiments and runs ---
@@ -475,9 +500,10 @@ void Database::insertEvents(int64_t run_id, const std::vector<EventRecord>& rows
 // --- reading ---
 
 std::vector<ExperimentRow> Database::experiments() const {
-    Statement st(db_, path_,
-                 std::string(kExperimentColumns) + "ORDER BY e.created_at DESC, e.id DESC",
-                 "listing experiments");
+    Statement st(
+        db_, path_,
+        experimentSelect() + "WHERE 1" + notTrashed("e") + "ORDER BY e.created_at DESC, e.id DESC",
+        "listing experiments");
     std::vector<ExperimentRow> out;
     while (st.step())
         out.push_back(readExperiment(st));
@@ -485,7 +511,7 @@ std::vector<ExperimentRow> Database::experiments() const {
 }
 
 std::optional<ExperimentRow> Database::experiment(int64_t id) const {
-    Statement st(db_, path_, std::string(kExperimentColumns) + "WHERE e.id = ?1",
+    Statement st(db_, path_, experimentSelect() + "WHERE e.id = ?1",
                  "reading experiment " + std::to_string(id));
     st.bindInt(1, id);
     if (!st.step())
@@ -493,9 +519,13 @@ std::optional<ExperimentRow> Database::experiment(int64_t id) const {
     return readExperiment(st);
 }
 
+// All runs leave out those in the trash and those of experiments in it; the runs of
+// one experiment asked for by id (in the trash or not) leave out those trashed alone.
 std::vector<RunRow> Database::runs(std::optional<int64_t> experiment_id) const {
     const std::string sql =
-        runSelect() + (experiment_id ? "WHERE r.experiment_id = ?1 " : "") + "ORDER BY r.id";
+        runSelect() +
+        (experiment_id ? std::string("WHERE r.experiment_id = ?1") : "WHERE 1" + notTrashed("e")) +
+        notTrashed("r") + "ORDER BY r.id";
     Statement st(db_, path_, sql, "listing runs");
     if (experiment_id)
         st.bindInt(1, *experiment_id);
@@ -518,8 +548,8 @@ std::vector<RunRow> Database::rerunsOf(int64_t experiment_id) const {
         return {};
     Statement st(db_, path_,
                  runSelect() +
-                     "WHERE r.rerun_of IN (SELECT o.id FROM runs o WHERE o.experiment_id = ?1) "
-                     "ORDER BY r.id",
+                     "WHERE r.rerun_of IN (SELECT o.id FROM runs o WHERE o.experiment_id = ?1)" +
+                     notTrashed("r") + notTrashed("e") + "ORDER BY r.id",
                  "listing reruns of experiment " + std::to_string(experiment_id));
     st.bindInt(1, experiment_id);
     std::vector<RunRow> out;

@@ -21,7 +21,7 @@ namespace ampbench::store {
 /// A read-only open creates no files where nobody may write (read-only folder or file).
 class Database {
   public:
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
     /// The oldest schema a read-only connection reads without upgrading it.
     static constexpr int kOldestReadable = 2;
 
@@ -55,8 +55,44 @@ class Database {
     void renameExperiment(int64_t experiment_id, const std::string& name);
     void setExperimentNotes(int64_t experiment_id, const std::string& notes);
     void setRunNotes(int64_t run_id, const std::string& notes);
+    /// Erase for good (emptyTrash uses them); the GUI moves to the trash instead.
     void deleteExperiment(int64_t experiment_id);  ///< with its runs and their rows
     void deleteRun(int64_t run_id);
+
+    // --- the trash: rows in it are hidden from experiments(), runs() and rerunsOf()
+    // (experiment(id) and run(id) still read them, marked) and kept until emptyTrash ---
+    /// Moves an experiment with its runs to the trash. StoreError: NotFound (no such
+    /// experiment, or already in the trash), InUse (a run of it is running or queued).
+    void trashExperiment(int64_t experiment_id);
+    /// Moves one run to the trash; NotFound or InUse as above.
+    void trashRun(int64_t run_id);
+    /// Brings an experiment back with the runs that went with it (runs trashed on
+    /// their own before stay in the trash). NotFound when it is not in the trash.
+    void restoreExperiment(int64_t experiment_id);
+    /// Brings a run back; NotFound when it is not in the trash, InUse while its
+    /// experiment is (restore that first).
+    void restoreRun(int64_t run_id);
+    /// Trashed experiments, and trashed runs of experiments that are not, newest first.
+    std::vector<TrashRow> trash() const;
+    /// Erases every row in the trash for good; returns the experiments and runs
+    /// erased (an experiment's runs counted with it).
+    int emptyTrash();
+
+    // --- labels and tags ---
+    /// A name shown beside the run's arm and seed; empty clears it. std::invalid_argument
+    /// for a label with a line break or control character, or over kMaxLabelLength.
+    void setRunLabel(int64_t run_id, const std::string& label);
+    void setExperimentTags(int64_t experiment_id, const std::vector<std::string>& tags);
+    void setRunTags(int64_t run_id, const std::vector<std::string>& tags);
+    static constexpr size_t kMaxLabelLength = 80;
+    static constexpr size_t kMaxTagLength = 40;
+    static constexpr size_t kMaxTags = 20;
+    /// "baseline, lr sweep ,Baseline" -> {"baseline", "lr sweep"}: split at commas,
+    /// trimmed, blanks and repeats (ignoring case) dropped. std::invalid_argument
+    /// naming the tag for a control character, a tag over kMaxTagLength or more
+    /// than kMaxTags tags.
+    static std::vector<std::string> parseTags(const std::string& text);
+    static std::string joinTags(const std::vector<std::string>& tags);  ///< "a, b"
 
     // --- metric rows (one transaction per call; the RunRecorder batches) ---
     void insertSteps(int64_t run_id, const std::vector<run::StepRecord>& rows);
@@ -90,6 +126,11 @@ class Database {
     void prepareSchema(Mode mode);
     void recoverInterrupted();
     std::string runSelect() const;
+    std::string experimentSelect() const;
+    /// " AND ..." keeping rows out of the trash (nothing before schema 5).
+    std::string notTrashed(const char* alias) const;
+    /// Throws StoreError(Io) naming `what` on a read-only connection to an older schema.
+    void requireSchema5(const char* what) const;
 
     std::string path_;
     sqlite3* db_ = nullptr;  // owned; closed in the destructor

@@ -13,8 +13,10 @@ struct ExperimentRow {
     std::string name;
     std::string spec_json;  ///< the whole ExperimentSpec as JSON
     std::string notes;
-    std::string created_at;  ///< ISO-8601 UTC
-    int run_count = 0;
+    std::string created_at;         ///< ISO-8601 UTC
+    int run_count = 0;              ///< runs not in the trash
+    std::vector<std::string> tags;  ///< free words the user gave it (Database::parseTags)
+    std::string trashed_at;         ///< when it was moved to the trash; empty when not
 };
 
 struct RunRow {
@@ -36,6 +38,22 @@ struct RunRow {
     int64_t planned_steps = 0;
     std::string inputs_json;  ///< checksums of the files the run read (run::InputFile)
     int64_t rerun_of = 0;     ///< the run this one repeats; 0 for none
+    std::string label;        ///< a name the user gave the run; empty for none
+    std::vector<std::string> tags;
+    std::string trashed_at;           ///< when the run itself was moved to the trash
+    bool experiment_trashed = false;  ///< its experiment is in the trash
+    bool inTrash() const { return !trashed_at.empty() || experiment_trashed; }
+};
+
+/// An experiment or a run in the trash, newest first (Database::trash).
+struct TrashRow {
+    bool is_run = false;
+    int64_t id = 0;             ///< experiment or run id
+    int64_t experiment_id = 0;  ///< the experiment itself, or the run's
+    std::string name;           ///< experiment name, or "arm · seed N" with the run's label
+    std::string experiment_name;
+    std::string trashed_at;
+    int run_count = 0;  ///< an experiment's runs that go with it
 };
 
 }  // namespace ampbench::store

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <memory>
 
@@ -150,9 +152,24 @@ CREATE INDEX runs_by_rerun_of ON runs(rerun_of);
          "adding rerun records (version 4)");
 }
 
+// Version 5: what the user says about rows: a run's label, tags of experiments and
+// runs (comma-separated), and the trash (the time an experiment or run was moved
+// there; empty while it is not). Rows in the trash are kept until it is emptied.
+void createV5(sqlite3* db, const std::string& path) {
+    exec(db, path, R"sql(
+ALTER TABLE experiments ADD COLUMN tags TEXT NOT NULL DEFAULT '';
+ALTER TABLE experiments ADD COLUMN trashed_at TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN label TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN trashed_at TEXT NOT NULL DEFAULT '';
+)sql",
+         "adding run labels, tags and the trash (version 5)");
+}
+
 using Migration = void (*)(sqlite3*, const std::string&);
 // kMigrations[n] takes a database from version n to n + 1.
-constexpr std::array<Migration, 4> kMigrations = {&createV1, &createV2, &createV3, &createV4};
+constexpr std::array<Migration, 5> kMigrations = {&createV1, &createV2, &createV3, &createV4,
+                                                  &createV5};
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);
@@ -171,6 +188,19 @@ struct CloseDb {
 };
 
 }  // namespace
+
+std::string nowIso() {
+    using namespace std::chrono;
+    const auto now = system_clock::now();
+    const auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count();
+    const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[40];
+    const size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(ms % 1000));
+    return buf;
+}
 
 std::string recoveryAdvice(const std::string& path) {
     return "copy what is still readable into a new file with the sqlite3 shell: sqlite3 " + path +

@@ -17,6 +17,7 @@ class StoreError : public std::runtime_error {
         NotFound,
         Busy,     ///< another connection holds the lock (SQLITE_BUSY/LOCKED): try again later
         Corrupt,  ///< the file is damaged (SQLITE_CORRUPT or a failed integrity check)
+        InUse,    ///< the row is in use (a run training or queued) and was left unchanged
     };
     StoreError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     Kind kind() const { return kind_; }

@@ -630,6 +630,8 @@ TEST(StoreMigration, Version1IsMigratedKeepingRows) {
         ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(raw,
                                "DROP TABLE batch_trials; DROP TABLE batch_searches; "
+                               "ALTER TABLE experiments DROP COLUMN tags; "
+                               "ALTER TABLE experiments DROP COLUMN trashed_at; "
                                "CREATE TABLE runs_v1 (id INTEGER PRIMARY KEY, experiment_id "
                                "INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE, "
                                "arm TEXT NOT NULL, arm_index INTEGER NOT NULL DEFAULT 0, seed "

@@ -39,6 +39,9 @@ bool checkExistingFile(const std::string& path, int highest, bool deep);
 /// caller's transaction; sets application_id and user_version.
 void migrate(sqlite3* db, const std::string& path, int from, int to);
 
+/// The time now as ISO-8601 UTC with milliseconds, as every *_at column holds it.
+std::string nowIso();
+
 /// How to save what is readable from a damaged file, for error messages.
 std::string recoveryAdvice(const std::string& path);
 
