@@ -161,28 +161,13 @@ std::vector<std::string> armOrder(const ExperimentData& data) {
     return order;
 }
 
-/// Mean and sd over `runs` of the metric at each evaluation (matched by samples seen)
-/// that every run made.
 MetricBand validationBand(const std::string& arm, const std::vector<const RunData*>& runs,
                           bool accuracy) {
-    MetricBand b;
-    b.arm = arm;
-    std::map<int64_t, std::vector<double>> at;
+    std::vector<const std::vector<run::EvalRecord>*> evals;
     for (const auto* r : runs) {
-        for (const auto& e : r->evals) {
-            at[e.samples].push_back(accuracy ? e.val_accuracy : e.val_loss);
-        }
+        evals.push_back(&r->evals);
     }
-    for (const auto& [samples, values] : at) {
-        if (values.size() != runs.size()) {
-            continue;
-        }
-        b.x.push_back(static_cast<double>(samples));
-        b.mean.push_back(mean(values));
-        b.sd.push_back(values.size() > 1 ? stddev(values) : kUnknown);
-    }
-    b.runs = static_cast<int>(runs.size());
-    return b;
+    return evaluationBand(arm, evals, accuracy);
 }
 
 ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisOptions& options) {
@@ -191,6 +176,7 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
     a.name = data.experiment.name;
     a.reruns = compareReruns(data);
     auto order = armOrder(data);
+    a.arm_order = order;
     a.baseline = order.empty() ? std::string() : order.front();
     auto chosen = std::find(order.begin(), order.end(), options.baseline);
     if (!options.baseline.empty() && chosen != order.end()) {

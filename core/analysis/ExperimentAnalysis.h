@@ -8,6 +8,7 @@
 
 #include "core/analysis/Alignment.h"
 #include "core/analysis/ExperimentData.h"
+#include "core/analysis/MetricBand.h"
 #include "core/analysis/Reproduction.h"
 #include "core/analysis/Summary.h"
 #include "core/analysis/Verdict.h"
@@ -29,15 +30,6 @@ struct ArmCurve {
     std::vector<double> mean;
 };
 
-/// An arm's validation metric over samples seen: mean and standard deviation over
-/// its finished runs at each evaluation every one of them made.
-struct MetricBand {
-    std::string arm;
-    int runs = 0;
-    std::vector<double> x;  ///< samples seen
-    std::vector<double> mean, sd;
-};
-
 /// A run left out because its rows are partial.
 struct IncompleteRun {
     int64_t run_id = 0;
@@ -56,7 +48,10 @@ struct ExperimentAnalysis {
     std::string device;            ///< "cpu" or "cuda:0", from the runs' environment
     std::string memory_label;      ///< "peak RSS" on CPU, "peak allocated" on CUDA
     std::vector<RunSummary> runs;  ///< finished and failed runs
-    std::vector<ArmSummary> arms;  ///< in spec order
+    /// Every arm in spec order (then arms found only in runs): an arm's place here
+    /// is its colour in every plot, whichever arm is the baseline.
+    std::vector<std::string> arm_order;
+    std::vector<ArmSummary> arms;  ///< in spec order, the baseline first
     NoiseBand band;
     std::vector<ArmCurve> arm_curves;  ///< on band.x, one per arm with finished runs
     std::vector<RunCurve> run_curves;  ///< every finished or failed run, on its own x

@@ -86,6 +86,15 @@ std::vector<double> stepValues(const std::vector<run::StepRecord>& steps, StepMe
             case StepMetric::Lr:
                 out.push_back(s.lr);
                 break;
+            case StepMetric::MsPerSample:
+                out.push_back(s.samples > 0 && s.step > 0
+                                  ? s.step_ms * static_cast<double>(s.step) /
+                                        static_cast<double>(s.samples)
+                                  : kNaN);
+                break;
+            case StepMetric::DataWaitMs:
+                out.push_back(s.data_wait_ms);
+                break;
         }
     }
     return out;

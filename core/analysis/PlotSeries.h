@@ -15,7 +15,19 @@ namespace ampbench::analysis {
 enum class XAxis { Step, Samples, WallSeconds };
 
 /// A per-step quantity a plot can show.
-enum class StepMetric { Loss, LossScale, StepMs, MemAllocatedMiB, MemPeakMiB, GradNorm, Lr };
+enum class StepMetric {
+    Loss,
+    LossScale,
+    StepMs,
+    MemAllocatedMiB,
+    MemPeakMiB,
+    GradNorm,
+    Lr,
+    /// Step time over the samples of a step (samples seen / step number: the
+    /// effective batch), so arms with different accumulation compare per sample.
+    MsPerSample,
+    DataWaitMs,
+};
 
 std::string toString(XAxis axis);  ///< "step", "samples seen", "wall time (s)"
 

@@ -76,8 +76,8 @@ void toleranceLines(QCustomPlot& plot, double centre, double tol, double x0, dou
 }  // namespace
 
 int armIndex(const ExperimentAnalysis& a, const std::string& arm) {
-    for (size_t i = 0; i < a.verdicts.size(); ++i) {
-        if (a.verdicts[i].arm == arm) {
+    for (size_t i = 0; i < a.arm_order.size(); ++i) {
+        if (a.arm_order[i] == arm) {
             return static_cast<int>(i);
         }
     }

@@ -22,8 +22,9 @@ bool drawDeviation(QCustomPlot& plot, const analysis::ExperimentAnalysis& a);
 /// first. False when no run evaluated.
 bool drawValidation(QCustomPlot& plot, const analysis::ExperimentAnalysis& a);
 
-/// An arm's place in the verdict table (spec order, baseline first): the index of its
-/// colour (armColor) in every plot of the experiment.
+/// An arm's place in the experiment's spec: the index of its colour (armColor) in
+/// every plot of the experiment, the report's and the GUI's alike, whichever arm is
+/// the baseline.
 int armIndex(const analysis::ExperimentAnalysis& a, const std::string& arm);
 
 /// The verdict's tolerance on the final metric (a fraction for accuracy, loss units

@@ -161,7 +161,7 @@ QImage memoryPlot(const ReportContent& c, const PlotOptions& o) {
         auto* bars = new QCPBars(p->xAxis, p->yAxis);
         bars->setWidth(0.55);
         bars->addData(static_cast<double>(i), mib);
-        const QColor col = armColor(static_cast<int>(i));
+        const QColor col = armColor(armIndex(a, a.verdicts[i].arm));
         bars->setPen(QPen(col.darker(130)));
         bars->setBrush(col);
         top = std::max(top, mib);
@@ -194,7 +194,7 @@ QImage stepTimePlot(const ReportContent& c, const PlotOptions& o) {
             continue;
         }
         auto* box = new QCPStatisticalBox(p->xAxis, p->yAxis);
-        const QColor col = armColor(static_cast<int>(i));
+        const QColor col = armColor(armIndex(a, a.verdicts[i].arm));
         box->setBrush(faded(col, 120));
         box->setPen(QPen(col.darker(140)));
         box->setMedianPen(QPen(col.darker(200), 2.5));
