@@ -6,6 +6,7 @@
 #include <QLocale>
 #include <algorithm>
 
+#include "core/config/PlannedArm.h"
 #include "core/config/SpecFields.h"
 #include "ui/editor/FieldMarks.h"
 
@@ -27,6 +28,17 @@ const config::FlatField<ArmSpec>* columnField(int column) {
 bool isBoolColumn(int c) {
     const auto* f = columnField(c);
     return f && f->kind == ValueKind::Bool;
+}
+
+/// The loss scaler's settings ("scaler.init_scale", ...).
+bool isScalerColumn(int c) {
+    const auto* f = columnField(c);
+    return f && f->path.rfind("scaler.", 0) == 0;
+}
+
+bool isLossScalingColumn(int c) {
+    const auto* f = columnField(c);
+    return f && f->path == "loss_scaling";
 }
 
 }  // namespace
@@ -133,7 +145,7 @@ std::vector<config::FieldError> ArmsTableModel::setErrors(
             rest.push_back(e);
             continue;
         }
-        next[{row, column}] << QString::fromStdString(e.toString());
+        next[{row, column}] << QString::fromStdString(config::describe(e, arms_, true));
     }
     if (next != errors_) {
         errors_ = std::move(next);
@@ -147,6 +159,38 @@ std::vector<config::FieldError> ArmsTableModel::setErrors(
 
 QStringList ArmsTableModel::cellErrors(int row, int column) const {
     return errors_.value({row, column});
+}
+
+void ArmsTableModel::setAmpIsFp16(bool fp16) {
+    if (fp16 == ampIsFp16_) {
+        return;
+    }
+    ampIsFp16_ = fp16;
+    if (rowCount() > 0) {
+        Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, columns() - 1));
+    }
+}
+
+QString ArmsTableModel::unusedReason(int row, int column) const {
+    const bool scaler = isScalerColumn(column);
+    if ((!scaler && !isLossScalingColumn(column)) || row < 0 || row >= rowCount()) {
+        return {};
+    }
+    // As the trainer decides: only fp16 autocast with loss scaling on has a scaler.
+    const ArmSpec& a = arms_[static_cast<size_t>(row)];
+    const config::Precision runs = config::resolvePrecision(a.precision, ampIsFp16_);
+    if (runs != config::Precision::AmpFp16) {
+        const QString how = a.precision == config::Precision::Amp
+                                ? tr("amp, which is bf16 on the CPU the experiment targets")
+                                : QString::fromStdString(config::toString(runs));
+        return tr("Not used: this arm runs %1, without a loss scaler (only fp16 autocast "
+                  "scales the loss)")
+            .arg(how);
+    }
+    if (scaler && !a.loss_scaling) {
+        return tr("Not used: loss scaling is off for this arm");
+    }
+    return {};
 }
 
 int ArmsTableModel::rowCount(const QModelIndex& parent) const {
@@ -169,7 +213,8 @@ QVariant ArmsTableModel::data(const QModelIndex& index, int role) const {
                                                   : QVariant();
     }
     if (role == Qt::ToolTipRole) {
-        return errors_.value({index.row(), c}).join('\n');
+        const QStringList errors = errors_.value({index.row(), c});
+        return errors.isEmpty() ? unusedReason(index.row(), c) : errors.join('\n');
     }
     const FieldValue value = f->get(a);
     if (role == Qt::CheckStateRole && f->kind == ValueKind::Bool) {
@@ -274,6 +319,10 @@ QVariant ArmsTableModel::headerData(int section, Qt::Orientation orientation, in
 Qt::ItemFlags ArmsTableModel::flags(const QModelIndex& index) const {
     if (!index.isValid()) {
         return Qt::NoItemFlags;
+    }
+    if (!unusedReason(index.row(), index.column()).isEmpty() &&
+        !errors_.contains({index.row(), index.column()})) {
+        return Qt::ItemIsSelectable;  // greyed, not editable; the tooltip says why
     }
     Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
     return isBoolColumn(index.column()) ? f | Qt::ItemIsUserCheckable : f | Qt::ItemIsEditable;

@@ -11,7 +11,8 @@ namespace ampbench::ui {
 
 /// The arms of an experiment as an editable table, one arm per row. Cells named
 /// by validation errors ("arms[1].accumulation") are tinted and explain why in
-/// their tooltip. GUI thread only.
+/// their tooltip. The loss scaler's cells of an arm that runs without one are
+/// disabled, their tooltip saying why. GUI thread only.
 class ArmsTableModel : public QAbstractTableModel {
     Q_OBJECT
   public:
@@ -29,6 +30,15 @@ class ArmsTableModel : public QAbstractTableModel {
         const std::vector<ampbench::config::FieldError>& errors);
     /// Error messages on a cell (empty when valid).
     QStringList cellErrors(int row, int column) const;
+
+    /// Whether `amp` runs as fp16 with loss scaling (the spec targets CUDA) or as
+    /// bf16 (the CPU): which arms use a loss scaler follows from it.
+    void setAmpIsFp16(bool fp16);
+    bool ampIsFp16() const { return ampIsFp16_; }
+    /// Why a cell's field does nothing for its arm ("… runs without a loss
+    /// scaler"); empty when it applies. Such a cell is disabled unless it holds an
+    /// error, which stays editable so it can be fixed.
+    QString unusedReason(int row, int column) const;
 
     /// The columns are the arm's field table (config/SpecFields.h), flattened.
     static int columns();
@@ -56,6 +66,7 @@ class ArmsTableModel : public QAbstractTableModel {
 
     std::vector<ampbench::config::ArmSpec> arms_;
     QHash<QPair<int, int>, QStringList> errors_;  // (row, column) → messages
+    bool ampIsFp16_ = false;
 };
 
 }  // namespace ampbench::ui
