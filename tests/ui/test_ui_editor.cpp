@@ -2,8 +2,10 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/jit/api/module.h>
 #include <QAction>
+#include <QComboBox>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QToolButton>
@@ -121,8 +123,23 @@ class EditorTest : public QObject {
         QVERIFY(arms->setData(arms->index(2, ArmsTableModel::columnOf("accumulation")), 0,
                               Qt::EditRole));
         QVERIFY(!editor.isValid());
+        // The cell's tooltip and the list name the arm by its name and row, never arms[2].
         QVERIFY(anyContains(arms->cellErrors(2, ArmsTableModel::columnOf("accumulation")),
-                            "arms[2].accumulation = 0"));
+                            "Arm \u201c"
+                            "amp-accum4\u201d (row 3), Accumulation K = 0"));
+        QVERIFY2(anyContains(listed(editor),
+                             "Arm \u201c"
+                             "amp-accum4\u201d (row 3), Accumulation K = 0"),
+                 qPrintable(listed(editor).join('\n')));
+        QVERIFY(
+            arms->setData(arms->index(1, ArmsTableModel::columnOf("name")), "fp32", Qt::EditRole));
+        QVERIFY2(anyContains(listed(editor),
+                             "Arm \u201c"
+                             "fp32\u201d (row 2), Name = \"fp32\": row 1 has this "
+                             "name too"),
+                 qPrintable(listed(editor).join('\n')));
+        QVERIFY2(!anyContains(listed(editor), "arms["), qPrintable(listed(editor).join('\n')));
+        arms->setData(arms->index(1, ArmsTableModel::columnOf("name")), "amp", Qt::EditRole);
         QVERIFY(arms->index(2, ArmsTableModel::columnOf("accumulation"))
                     .data(Qt::BackgroundRole)
                     .isValid());
@@ -201,6 +218,140 @@ class EditorTest : public QObject {
             editor.armsModel()->index(0, ArmsTableModel::columnOf("precision")), "amp",
             Qt::EditRole);
         QVERIFY2(editor.isValid(), qPrintable(listed(editor).join('\n')));
+    }
+
+    // An arm the file holds as something other than an object is left out; the
+    // arms after it are named and marked in the rows they load into.
+    void jsonArmLeftOutShiftsTheRowsNamed() {
+        ExperimentEditor editor;
+        QString problem;
+        QVERIFY(editor.loadJson(R"({"arms": [7, {"name": "b", "precision": "fp8"}]})", &problem));
+        QCOMPARE(editor.spec().arms.size(), size_t(1));
+        const QStringList errors = listed(editor);
+        QVERIFY2(anyContains(errors,
+                             "Arm \u201c"
+                             "b\u201d (row 1), Precision = \"fp8\""),
+                 qPrintable(errors.join('\n')));
+        QVERIFY2(anyContains(errors, "Arm 1 in the file (not loaded) = 7: expected an object"),
+                 qPrintable(errors.join('\n')));
+        QVERIFY(
+            !editor.armsModel()->cellErrors(0, ArmsTableModel::columnOf("precision")).isEmpty());
+    }
+
+    // Choosing a preset shows it at once. Replacing an edited spec offers Undo,
+    // which brings the edits back; the next edit withdraws the offer.
+    void presetChoiceAppliesAtOnceWithUndo() {
+        ExperimentEditor editor;
+        auto* combo = editor.findChild<QComboBox*>("preset");
+        auto* undo = editor.findChild<QPushButton*>("undoPreset");
+        QVERIFY(combo && undo);
+        const auto names = config::presetNames();
+        QCOMPARE(combo->currentText(), QString("default"));
+        QTest::keyClick(combo, Qt::Key_Down);  // the next preset, by keyboard
+        QCOMPARE(combo->currentText(), QString::fromStdString(names[1]));
+        QCOMPARE(editor.spec(), *config::preset(names[1]));
+        QVERIFY(!editor.canUndoPreset());  // nothing edited was replaced
+
+        auto* microBatch = qobject_cast<QSpinBox*>(editor.fieldWidget("micro_batch"));
+        QVERIFY(microBatch);
+        microBatch->setValue(7);
+        const config::ExperimentSpec edited = editor.spec();
+        QCOMPARE(edited.micro_batch, 7);
+        const int smoke = combo->findText("smoke");
+        QVERIFY(smoke >= 0);
+        combo->setCurrentIndex(smoke);
+        Q_EMIT combo->activated(smoke);
+        QCOMPARE(editor.spec(), *config::preset("smoke"));
+        QVERIFY(editor.canUndoPreset());
+        QVERIFY(!undo->isHidden());
+        QTest::mouseClick(undo, Qt::LeftButton);
+        QCOMPARE(editor.spec(), edited);
+        QVERIFY(!editor.canUndoPreset());
+
+        // The edits brought back are still edits: another preset offers Undo again,
+        // until the next edit.
+        QVERIFY(editor.loadPreset("default"));
+        QVERIFY(editor.canUndoPreset());
+        microBatch->setValue(9);
+        QVERIFY(!editor.canUndoPreset());
+        QVERIFY(!editor.undoPreset());
+        QCOMPARE(editor.spec().micro_batch, 9);
+    }
+
+    // The loss scaler's cells do nothing for an arm without a scaler: greyed, not
+    // editable, and their tooltip says why. amp has one on CUDA only.
+    void scalerCellsDisabledForArmsWithoutAScaler() {
+        config::ExperimentSpec spec = *config::preset("default");  // fp32, amp, amp-accum4
+        spec.device = config::DeviceKind::Cpu;
+        config::ArmSpec fp16;
+        fp16.name = "fp16";
+        fp16.precision = config::Precision::AmpFp16;
+        config::ArmSpec noscale = fp16;
+        noscale.name = "noscale";
+        noscale.loss_scaling = false;
+        spec.arms.push_back(fp16);     // row 3
+        spec.arms.push_back(noscale);  // row 4
+        ExperimentEditor editor;
+        editor.setSpec(spec);
+        ArmsTableModel* arms = editor.armsModel();
+        const int init = ArmsTableModel::columnOf("scaler.init_scale");
+        const int interval = ArmsTableModel::columnOf("scaler.growth_interval");
+        const int scaling = ArmsTableModel::columnOf("loss_scaling");
+        auto enabled = [&](int row, int column) {
+            return arms->flags(arms->index(row, column)).testFlag(Qt::ItemIsEnabled);
+        };
+        auto tip = [&](int row, int column) {
+            return arms->index(row, column).data(Qt::ToolTipRole).toString();
+        };
+        QVERIFY(!enabled(0, init) && !enabled(0, interval) && !enabled(0, scaling));
+        QVERIFY(!arms->flags(arms->index(0, init)).testFlag(Qt::ItemIsEditable));
+        QVERIFY2(tip(0, init).contains("runs fp32, without a loss scaler"),
+                 qPrintable(tip(0, init)));
+        QVERIFY(!enabled(1, init));  // amp on the CPU is bf16
+        QVERIFY2(tip(1, init).contains("bf16"), qPrintable(tip(1, init)));
+        QVERIFY(enabled(3, init) && enabled(3, interval) && enabled(3, scaling));
+        QVERIFY(arms->flags(arms->index(3, init)).testFlag(Qt::ItemIsEditable));
+        QVERIFY(tip(3, init).isEmpty());
+        QVERIFY(!enabled(4, init) && enabled(4, scaling));  // fp16, loss scaling off
+        QVERIFY2(tip(4, init).contains("loss scaling is off"), qPrintable(tip(4, init)));
+        QVERIFY(enabled(0, ArmsTableModel::columnOf("accumulation")));
+
+        // On CUDA, amp is fp16 with a scaler.
+        qobject_cast<QComboBox*>(editor.fieldWidget("device"))->setCurrentText("cuda");
+        QVERIFY(editor.spec().device == config::DeviceKind::Cuda);
+        QVERIFY(enabled(1, init) && enabled(2, interval));
+        QVERIFY(!enabled(0, init));
+
+        // A bad value in an unused cell stays editable, so it can be fixed.
+        spec.arms[0].scaler.init_scale = -1;
+        editor.setSpec(spec);
+        QVERIFY(!editor.isValid());
+        QVERIFY(enabled(0, init));
+        QVERIFY(!enabled(0, interval));
+    }
+
+    // An arm whose K does not divide the micro-steps is a warning: listed after the
+    // problems, naming the arm, while the experiment stays runnable.
+    void accumulationWarningIsListedAndRunStaysEnabled() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        ExperimentEditor* editor = ws.window->editor();
+        auto* steps = qobject_cast<QSpinBox*>(editor->fieldWidget("micro_steps"));
+        QVERIFY(steps);
+        QVERIFY(editor->warnings().empty());
+        steps->setValue(602);
+        QVERIFY(editor->isValid());
+        QVERIFY(ws.window->runAction()->isEnabled());
+        QCOMPARE(editor->warnings().size(), size_t(1));
+        const QString expected =
+            "Warning: Arm \u201c"
+            "amp-accum4\u201d (row 3), Accumulation K = 4: does not divide "
+            "micro_steps (602): the arm makes 150 optimizer steps of 4 micro-batches and never "
+            "trains the last 2 micro-batches";
+        QVERIFY2(listed(*editor).contains(expected), qPrintable(listed(*editor).join('\n')));
+        steps->setValue(600);
+        QVERIFY(editor->warnings().empty());
+        QVERIFY(!anyContains(listed(*editor), "Warning:"));
     }
 
     void notJsonKeepsTheEditor() {

@@ -18,6 +18,7 @@
 #include "core/config/Presets.h"
 #include "core/config/SpecFields.h"
 #include "core/config/SpecJson.h"
+#include "core/probe/Environment.h"
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ChoiceDelegate.h"
 #include "ui/editor/FieldMarks.h"
@@ -30,24 +31,20 @@ namespace {
 /// A problem as the editor lists it: an arm's by its name and row and the field's
 /// label ("Arm “amp4” (row 3), Accumulation K = 0: ..."), the others by their path.
 QString problemText(const config::FieldError& e, const std::vector<config::ArmSpec>& arms) {
-    const auto where = config::armFieldPath(e.field);
-    if (!where || where->arm >= arms.size()) {
-        return QString::fromStdString(e.toString());
-    }
-    const int row = static_cast<int>(where->arm);
-    const auto* field = config::findField<config::ArmSpec>(where->field);
-    const QString what =
-        field ? QString::fromUtf8(field->info->label) : QString::fromStdString(where->field);
-    const QString name = QString::fromStdString(arms[static_cast<size_t>(row)].name);
-    QString text = QStringLiteral("Arm \u201c%1\u201d (row %2), %3")
-                       .arg(name.isEmpty() ? QStringLiteral("?") : name)
-                       .arg(row + 1)
-                       .arg(what);
-    if (!e.value.empty()) {
-        text += " = " + QString::fromStdString(e.value);
-    }
-    return text + ": " + QString::fromStdString(e.message);
+    return QString::fromStdString(config::describe(e, arms, /*labels=*/true));
 }
+
+/// Whether the spec's device is CUDA, where `amp` is fp16 with a loss scaler.
+bool targetsCuda(config::DeviceKind device) {
+    if (device == config::DeviceKind::Auto) {
+        static const bool cuda = probe::cudaAvailable();  // as train::resolveDevice decides
+        return cuda;
+    }
+    return device == config::DeviceKind::Cuda;
+}
+
+/// The colour warnings are listed in: they do not stop a run.
+constexpr const char* kWarningColor = "#a65c00";
 
 /// What the background check depends on: the model, the data and the batch.
 std::string checkKey(const config::ExperimentSpec& s) {
@@ -78,18 +75,30 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
 
     auto* top = new QHBoxLayout;
     presets_ = new QComboBox;
+    presets_->setObjectName("preset");
+    presets_->setToolTip(
+        tr("Choosing a preset replaces the experiment below; edits it replaces can be "
+           "brought back with Undo"));
     for (const auto& name : config::presetNames()) {
         presets_->addItem(QString::fromStdString(name));
         presets_->setItemData(presets_->count() - 1,
                               QString::fromStdString(config::presetDescription(name)),
                               Qt::ToolTipRole);
     }
-    auto* usePreset = new QPushButton(tr("Use preset"));
-    usePreset->setToolTip(tr("Replace the experiment below with the chosen built-in one"));
+    presetUndo_ = new QWidget;
+    auto* undoRow = new QHBoxLayout(presetUndo_);
+    undoRow->setContentsMargins(0, 0, 0, 0);
+    presetUndoText_ = new QLabel;
+    auto* undo = new QPushButton(tr("Undo"));
+    undo->setObjectName("undoPreset");
+    undo->setToolTip(tr("Bring back the experiment the preset replaced"));
+    undoRow->addWidget(presetUndoText_);
+    undoRow->addWidget(undo);
+    presetUndo_->hide();
     planLabel_ = new QLabel;
     top->addWidget(new QLabel(tr("Preset:")));
     top->addWidget(presets_);
-    top->addWidget(usePreset);
+    top->addWidget(presetUndo_);
     top->addSpacing(24);
     top->addWidget(planLabel_, 1);
     layout->addLayout(top);
@@ -129,8 +138,8 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     errorList_ = new QListWidget;
     errorList_->setObjectName("errors");
     errorList_->setToolTip(
-        tr("Problems that keep the experiment from running; click one to go "
-           "to its field"));
+        tr("Problems that keep the experiment from running, then warnings (which do not); "
+           "click one to go to its field"));
 
     setup_ = new SetupPanel;
     auto* bottom = new QSplitter(Qt::Horizontal);
@@ -148,8 +157,9 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     split->setStretchFactor(2, 1);
     layout->addWidget(split, 1);
 
-    connect(usePreset, &QPushButton::clicked, this,
-            [this] { loadPreset(presets_->currentText()); });
+    connect(presets_, &QComboBox::activated, this,
+            [this](int index) { loadPreset(presets_->itemText(index)); });
+    connect(undo, &QPushButton::clicked, this, &ExperimentEditor::undoPreset);
     connect(add, &QPushButton::clicked, this, [this] {
         arms_->addArm();
         armsView_->selectRow(arms_->rowCount() - 1);
@@ -160,10 +170,12 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     });
     connect(remove, &QPushButton::clicked, this, [this] { arms_->removeArm(selectedArm()); });
     connect(form_, &SpecForm::edited, this, [this](const QString& field) {
+        forgetPresetUndo();
         forgetLoadErrors(field);
         revalidate();
     });
     connect(arms_, &ArmsTableModel::edited, this, [this](const QString& field) {
+        forgetPresetUndo();
         forgetLoadErrors(field);
         revalidate();
     });
@@ -172,6 +184,12 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
         if (QWidget* w = form_->widgetFor(field)) {
             w->setFocus();
         } else if (field.rfind("arms", 0) == 0) {
+            if (const auto where = config::armFieldPath(field)) {
+                const int column = ArmsTableModel::columnOf(QString::fromStdString(where->field));
+                if (column >= 0 && static_cast<int>(where->arm) < arms_->rowCount()) {
+                    armsView_->setCurrentIndex(arms_->index(static_cast<int>(where->arm), column));
+                }
+            }
             armsView_->setFocus();
         }
     });
@@ -202,15 +220,49 @@ bool ExperimentEditor::loadPreset(const QString& name) {
     if (!spec) {
         return false;
     }
+    const config::ExperimentSpec before = this->spec();
+    const bool edited = hasShown_ && !(before == shown_);
+    const config::ExperimentSpec beforeShown = shown_;
+    const std::vector<config::FieldError> beforeLoadErrors = loadErrors_;
     presets_->setCurrentText(name);
     setSpec(*spec);
+    if (edited && !(before == *spec)) {
+        undoSpec_ = before;
+        undoShown_ = beforeShown;
+        undoLoadErrors_ = beforeLoadErrors;
+        presetUndoText_->setText(
+            tr("Preset \u201c%1\u201d replaced your edited experiment.").arg(name));
+        presetUndo_->show();
+    }
     return true;
 }
 
+bool ExperimentEditor::undoPreset() {
+    if (!canUndoPreset()) {
+        return false;
+    }
+    setSpec(undoSpec_);
+    shown_ = undoShown_;  // the edits brought back are still edits
+    loadErrors_ = undoLoadErrors_;
+    revalidate();
+    return true;
+}
+
+bool ExperimentEditor::canUndoPreset() const {
+    return !presetUndo_->isHidden();
+}
+
+void ExperimentEditor::forgetPresetUndo() {
+    presetUndo_->hide();
+}
+
 void ExperimentEditor::setSpec(const config::ExperimentSpec& spec) {
+    forgetPresetUndo();
     loadErrors_.clear();
     form_->setSpec(spec);
     arms_->setArms(spec.arms);
+    shown_ = this->spec();
+    hasShown_ = true;
     revalidate();
 }
 
@@ -226,6 +278,7 @@ bool ExperimentEditor::loadJson(const QString& text, QString* problem) {
         }
     }
     setSpec(spec);
+    config::renumberArmsAfterLeftOut(errors);  // to the rows the arms loaded into
     loadErrors_ = errors;
     revalidate();
     return true;
@@ -291,6 +344,9 @@ void ExperimentEditor::revalidate() {
         }
     }
 
+    warnings_ = config::warnings(s);
+    arms_->setAmpIsFp16(targetsCuda(s.device));
+
     auto rest = arms_->setErrors(form_->markErrors(errors_));
     QStringList armsMessages;
     for (const auto& e : rest) {
@@ -307,16 +363,26 @@ void ExperimentEditor::revalidate() {
         item->setForeground(QColor(kInvalidColor));
     }
     if (errors_.empty()) {
-        errorList_->addItem(tr("No problems: ready to run."));
+        errorList_->addItem(warnings_.empty() ? tr("No problems: ready to run.")
+                                              : tr("No problems: ready to run; note:"));
+    }
+    for (const auto& w : warnings_) {
+        auto* item = new QListWidgetItem(tr("Warning: %1").arg(problemText(w, s.arms)), errorList_);
+        item->setData(Qt::UserRole, QString::fromStdString(w.field));
+        item->setForeground(QColor(kWarningColor));
     }
 
     int runs = 0;
     for (const auto& arm : s.arms) {
         runs += static_cast<int>(config::seedsForArm(s, arm).size());
     }
-    planLabel_->setText(errors_.empty() ? tr("%n run(s) will train, one at a time.", nullptr, runs)
-                                        : tr("%n problem(s) to fix before running.", nullptr,
-                                             static_cast<int>(errors_.size())));
+    QString plan = errors_.empty() ? tr("%n run(s) will train, one at a time.", nullptr, runs)
+                                   : tr("%n problem(s) to fix before running.", nullptr,
+                                        static_cast<int>(errors_.size()));
+    if (!warnings_.empty()) {
+        plan += ' ' + tr("%n warning(s) below.", nullptr, static_cast<int>(warnings_.size()));
+    }
+    planLabel_->setText(plan);
 
     const bool valid = errors_.empty();
     Q_EMIT edited();

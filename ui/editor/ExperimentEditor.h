@@ -23,7 +23,9 @@ class SpecForm;
 
 /// Edits a whole experiment: the spec's fields, its arms, and the problems
 /// config::validate() finds in them after every edit. Fields named by a problem
-/// are marked where they are shown, and the list under the form names them all.
+/// are marked where they are shown, and the list under the form names them all,
+/// followed by config::warnings() (which do not stop a run). Choosing a preset
+/// shows it at once; when it replaces an edited spec, Undo brings that back.
 /// When the model or the data change, the check before training runs in the
 /// background (on the CPU, one small batch): its problems join the list and mark
 /// their fields, and the panel beside the list shows what the model and data are.
@@ -34,8 +36,13 @@ class ExperimentEditor : public QWidget {
 
     /// Shows `spec` and forgets problems from an earlier file.
     void setSpec(const ampbench::config::ExperimentSpec& spec);
-    /// Shows a built-in experiment; false for an unknown name.
+    /// Shows a built-in experiment; false for an unknown name. When it replaces a
+    /// spec edited since it was shown, Undo is offered until the next edit.
     bool loadPreset(const QString& name);
+    /// Brings back the spec the last preset replaced; false when none is kept.
+    bool undoPreset();
+    /// Whether Undo of the last preset is offered.
+    bool canUndoPreset() const;
     /// Shows what parses of a JSON spec and marks each field the file got wrong
     /// until it is edited. False (contents unchanged) when the text is not JSON;
     /// `problem` then says why.
@@ -47,6 +54,8 @@ class ExperimentEditor : public QWidget {
     /// Every problem shown, in the order of the list.
     const std::vector<ampbench::config::FieldError>& errors() const { return errors_; }
     bool isValid() const { return errors_.empty(); }
+    /// What the spec does that its author may not expect (config::warnings()).
+    const std::vector<ampbench::config::FieldError>& warnings() const { return warnings_; }
 
     /// For tests and the error list: the form widget of a field path.
     QWidget* fieldWidget(const std::string& field) const;
@@ -66,6 +75,7 @@ class ExperimentEditor : public QWidget {
 
   private:
     void revalidate();
+    void forgetPresetUndo();
     void forgetLoadErrors(const QString& field);
     int selectedArm() const;
     /// Starts a check when the model or data changed since the last one.
@@ -80,6 +90,14 @@ class ExperimentEditor : public QWidget {
     QComboBox* presets_ = nullptr;
     std::vector<ampbench::config::FieldError> loadErrors_;  // from the last file, until edited
     std::vector<ampbench::config::FieldError> errors_;      // everything shown now
+    std::vector<ampbench::config::FieldError> warnings_;    // shown after the errors
+    QWidget* presetUndo_ = nullptr;                         // "… replaced your edits [Undo]"
+    QLabel* presetUndoText_ = nullptr;
+    bool hasShown_ = false;                   // a spec was shown (the first preset replaces none)
+    ampbench::config::ExperimentSpec shown_;  // as last loaded: edited when spec() differs
+    ampbench::config::ExperimentSpec undoSpec_;   // what the last preset replaced
+    ampbench::config::ExperimentSpec undoShown_;  // ... and the spec it was loaded as
+    std::vector<ampbench::config::FieldError> undoLoadErrors_;
     bool valid_ = true;
     SetupPanel* setup_ = nullptr;
     QTimer* checkTimer_ = nullptr;
