@@ -181,10 +181,10 @@ QString ArmsTableModel::unusedReason(int row, int column) const {
     const config::Precision runs = config::resolvePrecision(a.precision, ampIsFp16_);
     if (runs != config::Precision::AmpFp16) {
         const QString how = a.precision == config::Precision::Amp
-                                ? tr("amp, which is bf16 on the CPU the experiment targets")
+                                ? tr("amp, bf16 on the CPU")
                                 : QString::fromStdString(config::toString(runs));
-        return tr("Not used: this arm runs %1, without a loss scaler (only fp16 autocast "
-                  "scales the loss)")
+        return tr("Not used: this arm runs %1, without a loss scaler (only amp-fp16 scales the "
+                  "loss)")
             .arg(how);
     }
     if (scaler && !a.loss_scaling) {

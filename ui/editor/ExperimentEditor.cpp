@@ -137,6 +137,7 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
 
     errorList_ = new QListWidget;
     errorList_->setObjectName("errors");
+    errorList_->setWordWrap(true);  // a message is read whole, not scrolled to
     errorList_->setToolTip(
         tr("Problems that keep the experiment from running, then warnings (which do not); "
            "click one to go to its field"));
