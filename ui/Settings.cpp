@@ -17,6 +17,8 @@ constexpr const char* kSpecFolder = "editor/specFolder";
 constexpr const char* kXAxis = "plots/xAxis";
 constexpr const char* kSmoothing = "plots/smoothing";
 constexpr const char* kLogY = "plots/logY";
+constexpr const char* kPanelMetrics = "plots/panelMetrics";
+constexpr const char* kLegendShown = "plots/legendShown";
 
 QString normalized(const QString& path) {
     return path.isEmpty() ? path : QDir::cleanPath(QFileInfo(path).absoluteFilePath());
@@ -115,6 +117,20 @@ bool Settings::plotLogY() const {
 }
 void Settings::setPlotLogY(bool on) {
     settings_->setValue(kLogY, on);
+}
+
+QStringList Settings::plotPanelMetrics() const {
+    return settings_->value(kPanelMetrics).toStringList();
+}
+void Settings::setPlotPanelMetrics(const QStringList& keys) {
+    settings_->setValue(kPanelMetrics, keys);
+}
+
+bool Settings::plotLegendShown() const {
+    return settings_->value(kLegendShown, true).toBool();
+}
+void Settings::setPlotLegendShown(bool on) {
+    settings_->setValue(kLegendShown, on);
 }
 
 void Settings::sync() {

@@ -48,6 +48,12 @@ class Settings {
     void setPlotSmoothing(int percent);
     bool plotLogY() const;
     void setPlotLogY(bool on);
+    /// What each plot panel shows, by metric key (ui/plots/PlotMetric.h), in panel
+    /// order; empty for the defaults.
+    QStringList plotPanelMetrics() const;
+    void setPlotPanelMetrics(const QStringList& keys);
+    bool plotLegendShown() const;
+    void setPlotLegendShown(bool on);
 
     void sync();
 

@@ -5,14 +5,20 @@
 #include <QComboBox>
 #include <QSignalSpy>
 #include <QSlider>
+#include <QTemporaryDir>
+#include <QTreeWidgetItem>
 #include <QtTest>
 
 #include "UiTestSupport.h"
 #include "core/analysis/Decimation.h"
 #include "core/analysis/PlotSeries.h"
 #include "core/store/Database.h"
+#include "ui/Settings.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
+#include "ui/plots/PlotExport.h"
+#include "ui/plots/PlotLegend.h"
+#include "ui/plots/PlotMetric.h"
 #include "ui/plots/PlotPanel.h"
 #include "ui/plots/PlotsView.h"
 #include "ui/report/Palette.h"
@@ -218,14 +224,176 @@ class PlotsTest : public QObject {
         QCOMPARE(loss->xAxis->range(), panned);
         QCOMPARE(memory->xAxis->range(), panned);
 
-        // A double click on one resets them all.
-        QMouseEvent twice(QEvent::MouseButtonDblClick, from, memory->mapToGlobal(from),
-                          Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
-        QApplication::sendEvent(memory, &twice);
+        // Reset view (the button, or any panel's menu) resets them all.
+        Q_EMIT memory->viewResetByUser();
         for (PlotPanel* p : {loss, stepTime, memory}) {
             QVERIFY(!p->userView());
             QCOMPARE(p->xAxis->range(), full);
         }
+    }
+
+    void aDoubleClickMaximisesAPanelAndAnotherRestores() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1]});
+        PlotPanel* memory = f.plots()->memoryPlot();
+        memory->setViewport(QRect(0, 0, 600, 400));
+        memory->replot();
+        const QPoint at = memory->axisRect()->center();
+        QMouseEvent twice(QEvent::MouseButtonDblClick, at, memory->mapToGlobal(at), Qt::LeftButton,
+                          Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(memory, &twice);
+        QCOMPARE(f.plots()->maximised(), 3);
+        QVERIFY(f.plots()->isPanelShown(3));
+        for (int i : {0, 1, 2, 4, 5}) {
+            QVERIFY(!f.plots()->isPanelShown(i));
+        }
+        QApplication::sendEvent(memory, &twice);
+        QCOMPARE(f.plots()->maximised(), -1);
+        QVERIFY(f.plots()->isPanelShown(0));
+    }
+
+    void eachPanelShowsTheMetricChosenForIt() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1]});
+        f.plots()->setPanelMetric(5, PlotMetric::LearningRate);
+        QVERIFY(f.plots()->drawnMetric(5) == PlotMetric::LearningRate);
+        QCOMPARE(f.plots()->panel(5)->curves().size(), 2);
+        QCOMPARE(f.plots()->panel(5)->title(), QString("Learning rate"));
+        QCOMPARE(f.settings->plotPanelMetrics().value(5), QString("lr"));
+        // The choice outlives the window.
+        f.settings->sync();
+        Settings again(f.dir.filePath("settings.ini"));
+        PlotsView other(*f.window->cache(), again);
+        QVERIFY(other.panelMetric(5) == PlotMetric::LearningRate);
+        // Back from a line plot to the bars: arm names on the x-axis again.
+        f.plots()->setPanelMetric(5, PlotMetric::ArmBars);
+        QVERIFY(!f.plots()->panel(5)->xAxis->ticker().dynamicCast<QCPAxisTickerText>().isNull());
+    }
+
+    void panelsWithNothingToShowLeaveTheGrid() {
+        test::Workspace ws;
+        ws.open();
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        const int64_t e = db->createExperiment("cpu-bf16", "{}");
+        const int64_t r = db->createRun(e, "amp", 0, 1, "{}", 20);
+        auto rows = steps(20, 64, 10.0);
+        for (auto& row : rows) {
+            row.loss_scale = 1.0;  // bf16: no scaler
+            row.skipped = false;
+        }
+        db->insertSteps(r, rows);
+        ws.window->session()->pollNow();
+        ws.window->runModel()->setCheckedRuns({r});
+        QTRY_COMPARE(ws.window->cache()->runs(), QList<qint64>{r});
+        PlotsView* plots = ws.window->compare()->plots();
+        plots->redrawNow();
+        QVERIFY(!plots->isPanelShown(4));  // loss scale
+        QVERIFY(!plots->isPanelShown(1));  // validation: no evaluation
+        QVERIFY(plots->isPanelShown(0));
+        QVERIFY(plots->isPanelShown(3));
+    }
+
+    void accumulationArmsCompareTimePerSample() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1]});
+        QVERIFY(f.plots()->drawnMetric(2) == PlotMetric::StepTime);
+        f.show({f.runs[0], f.runs[2]});  // K = 1 and K = 4
+        QVERIFY(f.plots()->drawnMetric(2) == PlotMetric::TimePerSample);
+        const auto& curves = f.plots()->stepTimePlot()->curves();
+        QCOMPARE(curves[0]->data()->at(5)->value, 20.0 / 64);
+        QCOMPARE(curves[1]->data()->at(5)->value, 50.0 / 256);
+    }
+
+    void validationIsTheMeanOfTheSeedsWithABand() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1], f.runs[2]});
+        PlotPanel* validation = f.plots()->validationPlot();
+        QVERIFY(f.plots()->drawnMetric(1) == PlotMetric::ValidationAccuracy);
+        QCOMPARE(validation->curves().size(), 2);  // one per arm
+        QCOMPARE(validation->curves()[0]->name(), QString("fp32 mean of 2"));
+        QCOMPARE(validation->curves()[0]->data()->at(0)->value, 60.0);
+        QVERIFY(!validation->yAxis2->visible());
+        QVERIFY(validation->graphCount() >= 4);  // fp32: mean and band edges; amp-k4: mean
+    }
+
+    void anArmKeepsItsColourWhateverElseIsOnShow() {
+        Filled f;
+        f.show({f.runs[2]});
+        const QColor alone = f.plots()->lossPlot()->curves()[0]->pen().color();
+        QCOMPARE(alone, report::armColor(1));  // the spec's second arm
+        f.show({f.runs[0], f.runs[2]});
+        QCOMPARE(f.plots()->lossPlot()->curves()[1]->pen().color(), alone);
+        // A second experiment's runs draw dashed.
+        f.show({f.runs[0], f.runs[3]});
+        QVERIFY(f.plots()->lossPlot()->curves()[1]->pen().style() == Qt::DashLine);
+    }
+
+    void memoryDrawsThePeakTheSummaryGives() {
+        Filled f;
+        f.show({f.runs[2]});
+        PlotPanel* memory = f.plots()->memoryPlot();
+        QVERIFY(memory->yAxis->label().contains("peak dashed"));
+        QCOMPARE(memory->graphCount(), 2);
+        const auto* peak = memory->graph(1);
+        QCOMPARE((peak->data()->constEnd() - 1)->value, 256.0);  // MiB, as summarised
+        QCOMPARE(f.window->cache()->series(f.runs[2])->summary.peak_mem, int64_t(256) << 20);
+    }
+
+    void theLegendBesideThePlotsHidesRuns() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1], f.runs[2]});
+        PlotLegend* legend = f.plots()->legend();
+        QCOMPARE(legend->topLevelItemCount(), 2);
+        QTreeWidgetItem* fp32 = legend->topLevelItem(0);
+        QCOMPARE(fp32->text(0), QString("fp32"));
+        QCOMPARE(fp32->childCount(), 2);
+        fp32->child(1)->setCheckState(0, Qt::Unchecked);
+        QVERIFY(!f.plots()->lossPlot()->curves()[1]->visible());
+        QVERIFY(!f.plots()->memoryPlot()->curves()[1]->visible());
+        fp32->setCheckState(0, Qt::Unchecked);  // the arm: every seed
+        QVERIFY(!f.plots()->lossPlot()->curves()[0]->visible());
+        fp32->setCheckState(0, Qt::Checked);
+        QVERIFY(f.plots()->lossPlot()->curves()[0]->visible());
+        QVERIFY(f.plots()->lossPlot()->curves()[1]->visible());
+    }
+
+    void aPlotExportsAsPngSvgAndPdfAtTheSizeAsked() {
+        Filled f;
+        f.show({f.runs[0], f.runs[2]});
+        PlotPanel* loss = f.plots()->lossPlot();
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY2(exportPlotImage(*loss, dir.filePath("loss.png"), 800, 500, &error),
+                 qPrintable(error));
+        QCOMPARE(QImage(dir.filePath("loss.png")).size(), QSize(800, 500));
+        QVERIFY(exportPlotImage(*loss, dir.filePath("loss.svg"), 800, 500, &error));
+        QFile svg(dir.filePath("loss.svg"));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        const QByteArray text = svg.readAll();
+        QVERIFY(text.contains("<svg"));
+        QVERIFY(text.contains("training loss"));
+        QVERIFY(exportPlotImage(*loss, dir.filePath("loss.pdf"), 800, 500, &error));
+        QFile pdf(dir.filePath("loss.pdf"));
+        QVERIFY(pdf.open(QIODevice::ReadOnly));
+        QVERIFY(pdf.read(4) == "%PDF");
+        QVERIFY(!exportPlotImage(*loss, dir.filePath("loss.bmp"), 800, 500, &error));
+        QVERIFY(error.contains(".png, .svg or .pdf"));
+        QVERIFY(!exportPlotImage(*loss, dir.filePath("huge.png"), 800, 90000, &error));
+        QVERIFY(!QFile::exists(dir.filePath("huge.png")));
+    }
+
+    void plotsFollowADarkPalette() {
+        Filled f;
+        f.show({f.runs[0]});
+        QPalette dark;
+        dark.setColor(QPalette::Base, QColor(30, 30, 30));
+        dark.setColor(QPalette::Window, QColor(45, 45, 45));
+        dark.setColor(QPalette::Text, QColor(230, 230, 230));
+        dark.setColor(QPalette::WindowText, QColor(230, 230, 230));
+        f.plots()->setPalette(dark);
+        PlotPanel* loss = f.plots()->lossPlot();
+        QTRY_VERIFY(loss->xAxis->tickLabelColor().lightness() > 200);
+        QCOMPARE(loss->axisRect()->backgroundBrush().color(), QColor(30, 30, 30));
     }
 
     void longCurvesAreCutToThePixelsWithSpikesKept() {

@@ -1,5 +1,8 @@
 #include "ui/plots/CurvePlots.h"
 
+#include <QObject>
+#include <algorithm>
+
 #include "core/analysis/Statistics.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/plots/PlotInput.h"
@@ -92,7 +95,7 @@ void drawLoss(PlotPanel& panel, const PlotInput& in) {
                 return makeCurve(linear->points().x,
                                  in.logY ? analysis::forLogAxis(std::move(v)) : v);
             });
-        QCPGraph* curve = panel.addCurve(r.label, r.color);
+        QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);
         if (in.smoothing > 0) {
             QCPGraph* faint = panel.addCompanion(curve, report::faded(r.color));
             faint->setLayer("grid");  // behind every smoothed curve
@@ -123,51 +126,39 @@ void drawLoss(PlotPanel& panel, const PlotInput& in) {
     panel.fitUnlessUserView();
 }
 
-void drawValidation(PlotPanel& panel, const PlotInput& in) {
+bool drawMemory(PlotPanel& panel, const PlotInput& in) {
     panel.clearCurves();
     setXAxis(panel, in.xAxis);
-    panel.yAxis->setLabel(QStringLiteral("val accuracy % (solid)"));
-    panel.yAxis2->setVisible(true);
-    panel.yAxis2->setLabel(QStringLiteral("val loss (dashed)"));
+    const bool cuda =
+        std::any_of(in.groups.begin(), in.groups.end(), [](const PlotGroup& g) { return g.cuda; });
+    const bool cpu =
+        std::any_of(in.groups.begin(), in.groups.end(), [](const PlotGroup& g) { return !g.cuda; });
+    // The dashed peak ends at the figure the summary table and the report give.
+    panel.yAxis->setLabel(cuda && !cpu ? QObject::tr("MiB allocated: after each step, peak dashed")
+                          : cpu && !cuda
+                              ? QObject::tr("MiB resident: after each step, peak dashed")
+                              : QObject::tr("MiB (CUDA allocated, CPU resident); peak dashed"));
     bool any = false;
     for (const PlotRun& r : in.runs) {
-        const auto& evals = r.series->evals;
-        if (evals.empty()) {
-            continue;
-        }
-        any = true;
-        const auto x = toQVector(analysis::evalXs(evals, in.xAxis));
-        QVector<double> acc, loss;
-        for (const auto& e : evals) {
-            acc.append(e.val_accuracy * 100.0);
-            loss.append(e.val_loss);
-        }
-        QCPGraph* curve = panel.addCurve(r.label, r.color);
-        curve->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
-        curve->setData(x, acc, true);
-        QCPGraph* lossCurve = panel.addCompanion(curve, r.color, panel.yAxis2);
-        lossCurve->setPen(QPen(r.color, 1.2, Qt::DashLine));
-        lossCurve->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 4));
-        lossCurve->setData(x, loss, true);
-    }
-    panel.setMessage(!in.runs.empty() && !any ? QObject::tr("No evaluation yet") : QString());
-    panel.fitUnlessUserView();
-}
-
-void drawMemory(PlotPanel& panel, const PlotInput& in) {
-    panel.clearCurves();
-    setXAxis(panel, in.xAxis);
-    panel.yAxis->setLabel(QStringLiteral("allocated MiB (RSS on CPU)"));
-    for (const PlotRun& r : in.runs) {
-        QCPGraph* curve = panel.addCurve(r.label, r.color);
-        panel.setCurve(curve, stepCurve(in, r, "memory", {}, [](const auto& steps) {
-                           return analysis::stepValues(steps, StepMetric::MemAllocatedMiB);
-                       }));
+        QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);
+        const CurvePtr now = stepCurve(in, r, "memory", {}, [](const auto& steps) {
+            return analysis::stepValues(steps, StepMetric::MemAllocatedMiB);
+        });
+        panel.setCurve(curve, now);
+        QCPGraph* peak = panel.addCompanion(curve, r.color);
+        peak->setPen(QPen(r.color, 1.2, Qt::DashLine));
+        const CurvePtr high = stepCurve(in, r, "memory-peak", {}, [](const auto& steps) {
+            return analysis::stepValues(steps, StepMetric::MemPeakMiB);
+        });
+        panel.setCurve(peak, high);
+        const auto& y = high->points().y;
+        any = any || std::any_of(y.begin(), y.end(), [](double v) { return v > 0; });
     }
     panel.fitUnlessUserView();
+    return any;
 }
 
-void drawLossScale(PlotPanel& panel, const PlotInput& in) {
+bool drawLossScale(PlotPanel& panel, const PlotInput& in) {
     panel.clearCurves();
     setXAxis(panel, in.xAxis);
     setLogAxis(panel.yAxis, true, 2.0);
@@ -182,7 +173,7 @@ void drawLossScale(PlotPanel& panel, const PlotInput& in) {
             continue;  // fp32 and bf16 arms: no scaler
         }
         any = true;
-        QCPGraph* curve = panel.addCurve(r.label, r.color);
+        QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);
         curve->setLineStyle(QCPGraph::lsStepLeft);
         panel.setCurve(curve, scale);
     }
@@ -193,6 +184,7 @@ void drawLossScale(PlotPanel& panel, const PlotInput& in) {
         panel.xAxis->setRange(0, 1);
         panel.yAxis->setRange(1, 65536);
     }
+    return any;
 }
 
 }  // namespace ampbench::ui

@@ -20,12 +20,13 @@ struct PlotRun;
 
 /// Training loss (EMA-smoothed over the faded raw curve, skipped steps marked).
 void drawLoss(PlotPanel& panel, const PlotInput& input);
-/// Validation accuracy (solid, left axis) and loss (dashed, right axis) at each eval.
-void drawValidation(PlotPanel& panel, const PlotInput& input);
-/// Memory allocated (CUDA allocator, or resident set on CPU) over x.
-void drawMemory(PlotPanel& panel, const PlotInput& input);
+/// Memory after each step (CUDA allocator, or resident set on CPU) over x, and the
+/// peak so far dashed (where it ends is the peak the summary gives). False when no
+/// run recorded any.
+bool drawMemory(PlotPanel& panel, const PlotInput& input);
 /// Dynamic loss scale over x, on a log2 axis; runs without a scaler are left out.
-void drawLossScale(PlotPanel& panel, const PlotInput& input);
+/// False when no run on show has a scaler.
+bool drawLossScale(PlotPanel& panel, const PlotInput& input);
 
 // Shared by the plot functions.
 QVector<double> toQVector(const std::vector<double>& v);

@@ -1,7 +1,9 @@
 #include "ui/plots/PlotInput.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMap>
-#include <set>
+#include <iterator>
 
 #include "ui/data/RunDataCache.h"
 #include "ui/report/Palette.h"
@@ -9,15 +11,11 @@
 namespace ampbench::ui {
 namespace {
 
-constexpr int kShortLabelChars = 9;
-
-/// Keeps both ends: experiment names often share a prefix and differ at the end.
-QString elided(const QString& text, int chars) {
-    if (text.size() <= chars) {
-        return text;
-    }
-    const int head = (chars - 1) / 2;
-    return text.left(head) + QChar(0x2026) + text.right(chars - 1 - head);
+/// Line styles of the experiments on show, in the order they appear.
+Qt::PenStyle experimentStyle(int index) {
+    static const Qt::PenStyle styles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine,
+                                          Qt::DashDotDotLine};
+    return styles[static_cast<size_t>(index) % std::size(styles)];
 }
 
 }  // namespace
@@ -25,11 +23,13 @@ QString elided(const QString& text, int chars) {
 PlotInput buildPlotInput(const RunDataCache& cache) {
     PlotInput in;
     std::vector<const RunSeries*> held;
-    std::set<int64_t> experiments;
+    QMap<int64_t, int> experiments;  // id → order of appearance
     for (qint64 id : cache.runs()) {
         if (const RunSeries* s = cache.series(id)) {
             held.push_back(s);
-            experiments.insert(s->row.experiment_id);
+            if (!experiments.contains(s->row.experiment_id)) {
+                experiments.insert(s->row.experiment_id, static_cast<int>(experiments.size()));
+            }
         }
     }
     const bool several = experiments.size() > 1;
@@ -41,8 +41,13 @@ PlotInput buildPlotInput(const RunDataCache& cache) {
             PlotGroup g;
             const QString experiment = QString::fromStdString(s->row.experiment_name);
             g.label = several ? experiment + "/" + arm : arm;
-            g.shortLabel = several ? arm + "\n" + elided(experiment, kShortLabelChars) : arm;
-            g.color = report::armColor(static_cast<int>(in.groups.size()));
+            g.arm = arm;
+            g.experiment = experiment;
+            g.color = report::armColor(s->row.arm_index);
+            g.style = experimentStyle(experiments.value(s->row.experiment_id));
+            const QJsonObject env =
+                QJsonDocument::fromJson(QByteArray::fromStdString(s->row.env_json)).object();
+            g.cuda = env.value("device").toString().startsWith("cuda");
             groupOf.insert(key, static_cast<int>(in.groups.size()));
             in.groups.push_back(g);
         }
@@ -57,6 +62,7 @@ PlotInput buildPlotInput(const RunDataCache& cache) {
         for (int i = 0; i < n; ++i) {
             PlotRun& r = in.runs[static_cast<size_t>(g.runs[static_cast<size_t>(i)])];
             r.color = report::seedShade(g.color, i, n);
+            r.style = g.style;
             r.label = g.label + QStringLiteral(" \u00b7 seed %1").arg(r.series->row.seed);
         }
     }

@@ -15,16 +15,23 @@ struct RunSeries;
 /// One run on show, labelled and coloured.
 struct PlotRun {
     const RunSeries* series = nullptr;
-    QString label;  ///< "amp · seed 2"
-    int group = 0;  ///< index into PlotInput::groups
-    QColor color;   ///< the group's colour, shaded by seed
+    QString label;                       ///< "amp · seed 2"
+    int group = 0;                       ///< index into PlotInput::groups
+    QColor color;                        ///< the group's colour, shaded by seed
+    Qt::PenStyle style = Qt::SolidLine;  ///< the group's
 };
 
-/// Runs of one arm (of one experiment when several are on show): one colour.
+/// Runs of one arm (of one experiment when several are on show). Its colour is the
+/// arm's place in its experiment's spec, as in the report, so an arm keeps its
+/// colour whatever else is on show; with several experiments on show, the second
+/// and later ones draw dashed, dotted, ... lines.
 struct PlotGroup {
     QString label;       ///< "amp", or "my-experiment/amp" across experiments
-    QString shortLabel;  ///< for tick labels: "amp", or "amp\nmy-experim…"
+    QString arm;         ///< "amp"
+    QString experiment;  ///< the experiment's name
     QColor color;
+    Qt::PenStyle style = Qt::SolidLine;
+    bool cuda = false;      ///< its runs ran on a CUDA device (memory is the allocator's)
     std::vector<int> runs;  ///< indices into PlotInput::runs
 };
 

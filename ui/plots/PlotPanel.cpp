@@ -1,9 +1,14 @@
 #include "ui/plots/PlotPanel.h"
 
+#include <QContextMenuEvent>
+#include <QEvent>
+#include <QMenu>
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "ui/plots/PlotExport.h"
 
 namespace ampbench::ui {
 namespace {
@@ -29,14 +34,19 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
     plotLayout()->insertRow(0);
     QFont titleFont = font();
     titleFont.setBold(true);
-    plotLayout()->addElement(0, 0, new QCPTextElement(this, title, titleFont));
+    title_ = new QCPTextElement(this, title, titleFont);
+    titleText_ = title;
+    plotLayout()->addElement(0, 0, title_);
+    connect(title_, &QCPTextElement::clicked, this, [this](QMouseEvent* e) {
+        if (titleMenu_) {
+            Q_EMIT titleClicked(e->globalPosition().toPoint());
+        }
+    });
 
     QFont small = font();
     small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1.5));
     legend->setVisible(true);
     legend->setFont(small);
-    legend->setBrush(QColor(255, 255, 255, 200));
-    legend->setBorderPen(QPen(QColor(200, 200, 200)));
     legend->setRowSpacing(-3);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     for (QCPAxis* axis : {xAxis, yAxis, yAxis2}) {
@@ -50,15 +60,14 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
     tracer_->setLayer("overlay");
     tracer_->setStyle(QCPItemTracer::tsCircle);
     tracer_->setSize(9);
-    tracer_->setPen(QPen(Qt::black, 1.5));
     tracer_->setInterpolating(false);
     tracer_->setVisible(false);
 
     message_ = new QCPItemText(this);
     message_->position->setType(QCPItemPosition::ptAxisRectRatio);
     message_->position->setCoords(0.5, 0.5);
-    message_->setColor(QColor(120, 120, 120));
     message_->setVisible(false);
+    applyPalette();
 
     connect(this, &QCustomPlot::mouseMove, this, &PlotPanel::hover);
     connect(this, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
@@ -67,9 +76,11 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
         }
     });
     connect(this, &QCustomPlot::mouseWheel, this, [this] { userView_ = true; });
-    connect(this, &QCustomPlot::mouseDoubleClick, this, [this] {
-        resetView();
-        Q_EMIT viewResetByUser();
+    connect(this, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* e) {
+        if (title_->selectTest(e->position(), false) >= 0) {
+            return;  // on the title: that is a click on the metric menu
+        }
+        Q_EMIT maximiseToggled();
     });
     // Press and wheel mark a user view before the axis rect moves the range, so
     // only changes the user makes reach the linked panels.
@@ -85,6 +96,74 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
         [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) { toggleFromLegend(item); });
 }
 
+void PlotPanel::setTitle(const QString& title) {
+    titleText_ = title;
+    title_->setText(titleMenu_ ? title + QStringLiteral(" \u25be") : title);
+}
+
+QString PlotPanel::title() const {
+    return titleText_;
+}
+
+void PlotPanel::setTitleMenu(bool on) {
+    titleMenu_ = on;
+    setTitle(titleText_);
+}
+
+void PlotPanel::applyPalette() {
+    const QPalette pal = palette();
+    const QColor text = pal.color(QPalette::Text);
+    const QColor base = pal.color(QPalette::Base);
+    const bool dark = base.lightnessF() < 0.5;
+    setBackground(base);
+    axisRect()->setBackground(base);
+    QColor grid = text;
+    grid.setAlpha(dark ? 60 : 40);
+    QColor subGrid = grid;
+    subGrid.setAlpha(grid.alpha() / 2);
+    for (QCPAxis* axis : {xAxis, yAxis, xAxis2, yAxis2}) {
+        axis->setBasePen(QPen(text, 1));
+        axis->setTickPen(QPen(text, 1));
+        axis->setSubTickPen(QPen(text, 1));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        axis->grid()->setPen(QPen(grid, 1, Qt::DotLine));
+        axis->grid()->setSubGridPen(QPen(subGrid, 1, Qt::DotLine));
+        axis->grid()->setZeroLinePen(QPen(grid, 1));
+    }
+    title_->setTextColor(text);
+    QColor legendFill = base;
+    legendFill.setAlpha(200);
+    legend->setBrush(legendFill);
+    legend->setBorderPen(QPen(pal.color(QPalette::Mid)));
+    legend->setTextColor(text);
+    tracer_->setPen(QPen(text, 1.5));
+    message_->setColor(pal.color(QPalette::PlaceholderText));
+}
+
+void PlotPanel::changeEvent(QEvent* event) {
+    QCustomPlot::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        applyPalette();
+        replot(rpQueuedReplot);
+    }
+}
+
+void PlotPanel::contextMenuEvent(QContextMenuEvent* event) {
+    QMenu menu(this);
+    menu.addAction(tr("Reset view"), this, [this] {
+        resetView();
+        Q_EMIT viewResetByUser();
+    });
+    menu.addAction(tr("Maximise or restore (double-click)"), this,
+                   [this] { Q_EMIT maximiseToggled(); });
+    Q_EMIT contextMenuAboutToShow(&menu);
+    menu.addSeparator();
+    menu.addAction(tr("Copy image"), this, [this] { copyPlotImage(*this); });
+    menu.addAction(tr("Export image\u2026"), this, [this] { exportPlotWithDialog(*this, this); });
+    menu.exec(event->globalPos());
+}
+
 void PlotPanel::clearCurves() {
     tracer_->setGraph(nullptr);
     tracer_->setVisible(false);
@@ -96,10 +175,11 @@ void PlotPanel::clearCurves() {
     labels_.clear();
 }
 
-QCPGraph* PlotPanel::addCurve(const QString& label, const QColor& color, QCPAxis* valueAxis) {
+QCPGraph* PlotPanel::addCurve(const QString& label, const QColor& color, QCPAxis* valueAxis,
+                              Qt::PenStyle style) {
     QCPGraph* g = addGraph(xAxis, valueAxis ? valueAxis : yAxis);
     g->setName(label);
-    g->setPen(QPen(color, 1.6));
+    g->setPen(QPen(color, 1.6, style));
     g->setAdaptiveSampling(true);
     curves_.append(g);
     labels_.insert(g, label);
@@ -253,7 +333,8 @@ void PlotPanel::resetView() {
 
 QString PlotPanel::labelOf(QCPAbstractPlottable* plottable) const {
     QCPAbstractPlottable* owner = ownerOf_.value(plottable, plottable);
-    return labels_.value(owner);
+    // A curve may stand for more than the run it hides with ("amp mean of 3").
+    return owner->name().isEmpty() ? labels_.value(owner) : owner->name();
 }
 
 void PlotPanel::hover(QMouseEvent* event) {
@@ -337,7 +418,7 @@ void PlotPanel::applyVisibility(QCPAbstractPlottable* owner, bool visible) {
         c->setVisible(visible);
     }
     if (auto* item = legend->itemWithPlottable(owner)) {
-        item->setTextColor(visible ? Qt::black : Qt::gray);
+        item->setTextColor(visible ? palette().color(QPalette::Text) : Qt::gray);
     }
 }
 

@@ -5,28 +5,37 @@
 #include <QSet>
 #include <QString>
 
+class QMenu;
+
 #include "ui/plots/CurveCache.h"
 
 namespace ampbench::ui {
 
 /// One QCustomPlot with the workbench's interactions: hover shows the values
-/// under the cursor, the wheel zooms, dragging pans, a double click resets the
-/// view, and clicking a legend entry hides or shows that curve (with its
-/// companions: raw curve, markers, median line). Curves are rebuilt on every
-/// redraw; which ones the user hid is remembered by label. Long curves are cut
-/// to a few points per pixel column (min/max kept) before every replot that
-/// needs it, so drawing costs the same however long the runs are. Panels can
-/// follow each other's x range (PlotsView links those that share the x-axis).
-/// GUI thread only.
+/// under the cursor, the wheel zooms, dragging pans, a double click asks to
+/// maximise or restore the panel, a click on the title asks for another metric,
+/// the right-click menu resets the view and copies or exports the image, and
+/// clicking a legend entry hides or shows that curve (with its companions: raw
+/// curve, markers, median line). Colours follow the widget's palette, light or dark. Curves are
+/// rebuilt on every redraw; which ones the user hid is remembered by label. Long curves are cut to
+/// a few points per pixel column (min/max kept) before every replot that needs it, so drawing costs
+/// the same however long the runs are. Panels can follow each other's x range (PlotsView links
+/// those that share the x-axis). GUI thread only.
 class PlotPanel : public QCustomPlot {
     Q_OBJECT
   public:
     explicit PlotPanel(const QString& title, QWidget* parent = nullptr);
 
+    void setTitle(const QString& title);
+    QString title() const;
+    /// Whether a click on the title offers a choice (draws a ▾ after it).
+    void setTitleMenu(bool on);
+
     /// Removes every curve, companion and bar (the hover marker stays).
     void clearCurves();
     /// A curve with a legend entry; hidden when the user hid `label` earlier.
-    QCPGraph* addCurve(const QString& label, const QColor& color, QCPAxis* valueAxis = nullptr);
+    QCPGraph* addCurve(const QString& label, const QColor& color, QCPAxis* valueAxis = nullptr,
+                       Qt::PenStyle style = Qt::SolidLine);
     /// A graph drawn with `owner` (not in the legend; hidden and shown with it).
     QCPGraph* addCompanion(QCPAbstractPlottable* owner, const QColor& color,
                            QCPAxis* valueAxis = nullptr);
@@ -70,10 +79,22 @@ class PlotPanel : public QCustomPlot {
     void hiddenToggled(const QString& label, bool hidden);
     /// The user zoomed or panned the x-axis (wheel or drag), to `range`.
     void xRangeChangedByUser(const QCPRange& range);
-    /// The user asked to reset the view (double click).
+    /// The user asked to reset the view (context menu).
     void viewResetByUser();
+    /// The user double-clicked the plot: maximise it, or restore the layout.
+    void maximiseToggled();
+    /// The user clicked the title (to choose what the panel shows), at `globalPos`.
+    void titleClicked(const QPoint& globalPos);
+    /// The user opened the context menu; the receiver may add actions to `menu`.
+    void contextMenuAboutToShow(QMenu* menu);
+
+  protected:
+    void contextMenuEvent(QContextMenuEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
   private:
+    /// Background, axes, grid, text and legend from the palette (light or dark).
+    void applyPalette();
     /// The range of a curve that was cut for its graph, and into how many slices.
     struct DrawnCurve {
         CurvePtr curve;
@@ -91,6 +112,9 @@ class PlotPanel : public QCustomPlot {
     void applyVisibility(QCPAbstractPlottable* owner, bool visible);
     QString labelOf(QCPAbstractPlottable* plottable) const;
 
+    QCPTextElement* title_ = nullptr;
+    QString titleText_;
+    bool titleMenu_ = false;
     QCPItemTracer* tracer_ = nullptr;
     QCPItemText* message_ = nullptr;
     QList<QCPGraph*> curves_;

@@ -5,19 +5,33 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QSlider>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "core/analysis/PlotSeries.h"
 #include "ui/Settings.h"
 #include "ui/data/RunDataCache.h"
-#include "ui/plots/CurvePlots.h"
+#include "ui/plots/MetricPlots.h"
 #include "ui/plots/PlotInput.h"
+#include "ui/plots/PlotLegend.h"
 #include "ui/plots/PlotPanel.h"
-#include "ui/plots/TimingPlots.h"
 
 namespace ampbench::ui {
+namespace {
+
+const PlotMetric kDefaultMetrics[PlotsView::kPanels] = {
+    PlotMetric::TrainingLoss, PlotMetric::Validation, PlotMetric::Time,
+    PlotMetric::Memory,       PlotMetric::LossScale,  PlotMetric::ArmBars};
+
+/// Panels whose x-axis is the runs' progress (all but the per-arm bars).
+bool followsX(PlotMetric m) {
+    return m != PlotMetric::ArmBars;
+}
+
+}  // namespace
 
 PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
     : QWidget(parent), cache_(cache), settings_(settings) {
@@ -45,9 +59,17 @@ PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
     logY_->setObjectName("logY");
     logY_->setChecked(settings_.plotLogY());
     auto* reset = new QPushButton(tr("Reset view"));
-    reset->setToolTip(tr("Fit every plot to its data (or double-click a plot)"));
-    auto* hint = new QLabel(tr("wheel: zoom \u00b7 drag: pan \u00b7 legend: show/hide"));
-    hint->setStyleSheet("color: gray;");
+    reset->setToolTip(tr("Fit every plot to its data"));
+    legendButton_ = new QToolButton;
+    legendButton_->setObjectName("legendButton");
+    legendButton_->setText(tr("Legend"));
+    legendButton_->setCheckable(true);
+    legendButton_->setChecked(settings_.plotLegendShown());
+    legendButton_->setToolTip(tr("Show or hide the legend beside the plots"));
+    auto* hint =
+        new QLabel(tr("title: choose \u00b7 wheel: zoom \u00b7 drag: pan \u00b7 "
+                      "double-click: maximise \u00b7 right-click: export"));
+    hint->setEnabled(false);  // the palette's disabled text: readable, light or dark
     controls->addWidget(new QLabel(tr("x-axis:")));
     controls->addWidget(xAxis_);
     controls->addSpacing(12);
@@ -59,56 +81,59 @@ PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
     controls->addStretch(1);
     controls->addWidget(hint);
     controls->addWidget(reset);
+    controls->addWidget(legendButton_);
     layout->addLayout(controls);
 
-    auto* grid = new QGridLayout;
-    grid->setSpacing(4);
-    loss_ = new PlotPanel(tr("Training loss"));
-    validation_ = new PlotPanel(tr("Validation"));
-    stepTime_ = new PlotPanel(tr("Step time"));
-    bars_ = new PlotPanel(tr("Throughput and peak memory per arm"));
-    memory_ = new PlotPanel(tr("Memory over time"));
-    lossScale_ = new PlotPanel(tr("Loss scale (skipped steps \u00d7 on the loss)"));
-    grid->addWidget(loss_, 0, 0);
-    grid->addWidget(validation_, 0, 1);
-    grid->addWidget(stepTime_, 0, 2);
-    grid->addWidget(memory_, 1, 0);
-    grid->addWidget(lossScale_, 1, 1);
-    grid->addWidget(bars_, 1, 2);
-    for (int i = 0; i < 3; ++i) {
-        grid->setColumnStretch(i, 1);
-    }
-    // One legend (on the loss plot) for every panel: the colours are shared, hover
-    // names any curve, and hiding a run there hides it everywhere.
-    const QList<PlotPanel*> panels = {loss_, validation_, stepTime_, memory_, lossScale_, bars_};
-    for (PlotPanel* p : panels) {
-        p->legend->setVisible(p == loss_);
+    const QStringList saved = settings_.plotPanelMetrics();
+    for (int i = 0; i < kPanels; ++i) {
+        const PlotMetric m = metricFromKey(saved.value(i), kDefaultMetrics[i]);
+        auto* p = new PlotPanel(metricTitle(m));
+        p->setTitleMenu(true);
+        p->legend->setVisible(false);  // the legend beside the panels names every curve
+        panels_.append(p);
+        metrics_.append(m);
+        drawn_.append(m);
+        hasData_.append(true);
+        connect(p, &PlotPanel::titleClicked, this,
+                [this, i](const QPoint& at) { chooseMetric(i, at); });
+        connect(p, &PlotPanel::contextMenuAboutToShow, this,
+                [this, i](QMenu* menu) { addMetricMenu(i, menu); });
+        connect(p, &PlotPanel::maximiseToggled, this,
+                [this, i] { setMaximised(maximised_ == i ? -1 : i); });
         connect(p, &PlotPanel::hiddenToggled, this,
-                [this, panels, p](const QString& label, bool hidden) {
-                    for (PlotPanel* other : panels) {
-                        if (other != p) {
-                            other->setHidden(label, hidden);
-                            other->replot();
-                        }
-                    }
-                });
-    }
-    // Panels over the same x-axis zoom and pan together; a reset resets them all.
-    const QList<PlotPanel*> linked = {loss_, validation_, stepTime_, memory_, lossScale_};
-    for (PlotPanel* p : linked) {
-        connect(p, &PlotPanel::xRangeChangedByUser, this, [linked, p](const QCPRange& range) {
-            for (PlotPanel* other : linked) {
-                if (other != p) {
-                    other->followXRange(range);
+                [this](const QString& label, bool hidden) { setRunHidden(label, hidden); });
+        // Panels over the runs' progress zoom and pan together.
+        connect(p, &PlotPanel::xRangeChangedByUser, this, [this, i](const QCPRange& range) {
+            if (!followsX(drawn_[i])) {
+                return;
+            }
+            for (int j = 0; j < kPanels; ++j) {
+                if (j != i && followsX(drawn_[j])) {
+                    panels_[j]->followXRange(range);
                 }
             }
         });
         connect(p, &PlotPanel::viewResetByUser, this, &PlotsView::resetViews);
     }
-    grid->setRowStretch(0, 3);
-    grid->setRowStretch(1, 2);
-    layout->addLayout(grid, 1);
 
+    auto* body = new QHBoxLayout;
+    body->setSpacing(4);
+    grid_ = new QGridLayout;
+    grid_->setSpacing(4);
+    body->addLayout(grid_, 1);
+    legend_ = new PlotLegend;
+    legend_->setMaximumWidth(240);
+    legend_->setMinimumWidth(140);
+    legend_->setVisible(legendButton_->isChecked());
+    body->addWidget(legend_);
+    layout->addLayout(body, 1);
+    layoutPanels();
+
+    connect(legend_, &PlotLegend::hiddenToggled, this, &PlotsView::setRunHidden);
+    connect(legendButton_, &QToolButton::toggled, this, [this](bool on) {
+        legend_->setVisible(on);
+        settings_.setPlotLegendShown(on);
+    });
     redraw_.setSingleShot(true);
     redraw_.setInterval(kRedrawIntervalMs);
     connect(&redraw_, &QTimer::timeout, this, &PlotsView::redrawNow);
@@ -125,7 +150,11 @@ PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
     });
     connect(logY_, &QCheckBox::toggled, this, [this](bool on) {
         settings_.setPlotLogY(on);
-        loss_->forgetUserView();
+        for (int i = 0; i < kPanels; ++i) {
+            if (drawn_[i] == PlotMetric::TrainingLoss) {
+                panels_[i]->forgetUserView();
+            }
+        }
         scheduleRedraw();
     });
     connect(reset, &QPushButton::clicked, this, &PlotsView::resetViews);
@@ -140,10 +169,103 @@ void PlotsView::scheduleRedraw() {
 }
 
 void PlotsView::resetViews() {
-    for (PlotPanel* p : {loss_, validation_, stepTime_, memory_, lossScale_, bars_}) {
+    for (PlotPanel* p : std::as_const(panels_)) {
         p->forgetUserView();
     }
     redrawNow();
+}
+
+void PlotsView::setPanelMetric(int index, PlotMetric metric) {
+    if (index < 0 || index >= kPanels) {
+        return;
+    }
+    metrics_[index] = metric;
+    panels_[index]->forgetUserView();
+    saveMetrics();
+    redrawNow();
+}
+
+bool PlotsView::isPanelShown(int index) const {
+    return maximised_ >= 0 ? index == maximised_ : hasData_.value(index, false);
+}
+
+void PlotsView::setMaximised(int index) {
+    maximised_ = index >= 0 && index < kPanels ? index : -1;
+    layoutPanels();
+}
+
+void PlotsView::setRunHidden(const QString& label, bool hidden) {
+    if (hidden) {
+        hidden_.insert(label);
+    } else {
+        hidden_.remove(label);
+    }
+    for (PlotPanel* p : std::as_const(panels_)) {
+        if (p->isHidden(label) != hidden) {
+            p->setHidden(label, hidden);
+            p->replot();
+        }
+    }
+    legend_->setRunHidden(label, hidden);
+}
+
+void PlotsView::chooseMetric(int index, const QPoint& globalPos) {
+    QMenu menu(this);
+    addMetricMenu(index, &menu);
+    menu.exec(globalPos);
+}
+
+void PlotsView::addMetricMenu(int index, QMenu* menu) {
+    QMenu* show = menu->addMenu(tr("Show"));
+    for (PlotMetric m : allPlotMetrics()) {
+        QAction* a =
+            show->addAction(metricName(m), this, [this, index, m] { setPanelMetric(index, m); });
+        a->setCheckable(true);
+        a->setChecked(metrics_[index] == m);
+    }
+}
+
+void PlotsView::layoutPanels() {
+    for (PlotPanel* p : std::as_const(panels_)) {
+        grid_->removeWidget(p);
+    }
+    for (int r = 0; r < grid_->rowCount(); ++r) {
+        grid_->setRowStretch(r, 0);
+    }
+    for (int c = 0; c < grid_->columnCount(); ++c) {
+        grid_->setColumnStretch(c, 0);
+    }
+    QList<PlotPanel*> shown;
+    for (int i = 0; i < kPanels; ++i) {
+        const bool on = isPanelShown(i);
+        panels_[i]->setVisible(on);
+        if (on) {
+            shown.append(panels_[i]);
+        }
+    }
+    // Fill rows of kColumns; fewer panels take the width they leave.
+    const int n = static_cast<int>(shown.size());
+    const int columns = std::max(1, std::min<int>(kColumns, n));
+    for (int k = 0; k < n; ++k) {
+        // The last panel takes what its row leaves, so no cell stays empty.
+        const int span = k == n - 1 ? columns - k % columns : 1;
+        grid_->addWidget(shown[k], k / columns, k % columns, 1, span);
+    }
+    for (int c = 0; c < columns; ++c) {
+        grid_->setColumnStretch(c, 1);
+    }
+    const int rows = (n + columns - 1) / columns;
+    for (int r = 0; r < rows; ++r) {
+        grid_->setRowStretch(r, r == 0 && rows > 1 ? 3 : 2);  // the loss row a little taller
+    }
+}
+
+void PlotsView::saveMetrics() const {
+    QStringList keys;
+    for (PlotMetric m : metrics_) {
+        keys.append(metricKey(m));
+    }
+    settings_.setPlotPanelMetrics(keys);
 }
 
 void PlotsView::redrawNow() {
@@ -155,24 +277,42 @@ void PlotsView::redrawNow() {
     in.smoothing = analysis::smoothingWeight(smoothing_->value());
     in.logY = logY_->isChecked();
     in.curves = &curves_;
-    drawLoss(*loss_, in);
-    drawValidation(*validation_, in);
-    drawStepTime(*stepTime_, in);
-    drawMemory(*memory_, in);
-    drawLossScale(*lossScale_, in);
-    drawArmBars(*bars_, in);
-    if (!loss_->userView() && !loss_->curves().isEmpty()) {
-        // Line the x-axes up with the loss plot (evaluations cover less of it).
-        for (PlotPanel* p : {validation_, stepTime_, memory_, lossScale_}) {
-            if (!p->userView()) {
-                p->xAxis->setRange(loss_->xAxis->range());
-            }
+    bool layoutChanged = false;
+    for (int i = 0; i < kPanels; ++i) {
+        const PlotMetric m = resolveMetric(metrics_[i], in);
+        if (m != drawn_[i]) {
+            panels_[i]->forgetUserView();
+            drawn_[i] = m;
+        }
+        const QString auto_ = m != metrics_[i] ? tr(" (auto)") : QString();
+        panels_[i]->setTitle(metricTitle(m) + auto_);
+        panels_[i]->setObjectName(metricTitle(m));
+        // With nothing ticked every panel stays, empty; otherwise one without data goes.
+        const bool has = drawMetric(*panels_[i], m, in) || in.runs.empty();
+        layoutChanged = layoutChanged || has != hasData_[i];
+        hasData_[i] = has;
+    }
+    if (layoutChanged) {
+        layoutPanels();
+    }
+    // Line the x-axes up with the first panel over the runs' progress (evaluations
+    // cover less of it) unless the user zoomed.
+    PlotPanel* lead = nullptr;
+    for (int i = 0; i < kPanels && !lead; ++i) {
+        if (followsX(drawn_[i]) && !panels_[i]->userView() && !panels_[i]->curves().isEmpty()) {
+            lead = panels_[i];
         }
     }
-    for (PlotPanel* p : {loss_, validation_, stepTime_, memory_, lossScale_, bars_}) {
+    for (int i = 0; i < kPanels && lead; ++i) {
+        if (panels_[i] != lead && followsX(drawn_[i]) && !panels_[i]->userView()) {
+            panels_[i]->xAxis->setRange(lead->xAxis->range());
+        }
+    }
+    for (PlotPanel* p : std::as_const(panels_)) {
         p->limitAntialiasing();
         p->replot();
     }
+    legend_->setInput(in, hidden_);
     curves_.retain(cache_.runs());
     lastRedrawMs_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     Q_EMIT redrawn();

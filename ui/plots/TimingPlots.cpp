@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QFontMetrics>
+#include <QObject>
+
 #include "core/analysis/Summary.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/plots/CurvePlots.h"
@@ -25,10 +28,13 @@ const analysis::ArmSummary* findArm(const std::vector<analysis::ArmSummary>& arm
 
 }  // namespace
 
-void drawStepTime(PlotPanel& panel, const PlotInput& in) {
+void drawStepTime(PlotPanel& panel, const PlotInput& in, bool perSample) {
     panel.clearCurves();
     setXAxis(panel, in.xAxis);
-    panel.yAxis->setLabel(QStringLiteral("step time ms (median dashed)"));
+    panel.yAxis->setLabel(perSample ? QObject::tr("ms per sample (median dashed)")
+                                    : QObject::tr("step time ms (median dashed)"));
+    const analysis::StepMetric metric =
+        perSample ? analysis::StepMetric::MsPerSample : analysis::StepMetric::StepMs;
     const auto arms = analysis::summarizeArms(groupedSummaries(in));
     double top = 0;
     for (const PlotGroup& g : in.groups) {
@@ -36,10 +42,10 @@ void drawStepTime(PlotPanel& panel, const PlotInput& in) {
         double xmin = INFINITY, xmax = -INFINITY;
         for (int index : g.runs) {
             const PlotRun& r = in.runs[static_cast<size_t>(index)];
-            QCPGraph* curve = panel.addCurve(r.label, r.color);
-            const CurvePtr data = stepCurve(in, r, "step-ms", {}, [](const auto& steps) {
-                return analysis::stepValues(steps, analysis::StepMetric::StepMs);
-            });
+            QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);
+            const CurvePtr data = stepCurve(
+                in, r, perSample ? "ms-per-sample" : "step-ms", {},
+                [metric](const auto& steps) { return analysis::stepValues(steps, metric); });
             panel.setCurve(curve, data);
             if (!data->isEmpty()) {
                 xmin = std::min(xmin, data->firstKey());
@@ -48,14 +54,15 @@ void drawStepTime(PlotPanel& panel, const PlotInput& in) {
             first = first ? first : curve;
         }
         const analysis::ArmSummary* a = findArm(arms, g.label);
-        if (!first || !a || !std::isfinite(a->median_step_ms) || !(xmax >= xmin)) {
+        const double mid = !a ? NAN : perSample ? a->ms_per_sample : a->median_step_ms;
+        if (!first || !std::isfinite(mid) || !(mid > 0) || !(xmax >= xmin)) {
             continue;
         }
         QCPGraph* median = panel.addCompanion(first, g.color);
         median->setPen(QPen(g.color.darker(140), 2.0, Qt::DashLine));
-        median->setData({xmin, xmax}, {a->median_step_ms, a->median_step_ms}, true);
-        if (std::isfinite(a->p90_step_ms)) {
-            top = std::max(top, a->p90_step_ms);
+        median->setData({xmin, xmax}, {mid, mid}, true);
+        if (std::isfinite(a->p90_step_ms) && a->median_step_ms > 0) {
+            top = std::max(top, a->p90_step_ms * mid / a->median_step_ms);
         }
     }
     panel.fitUnlessUserView();
@@ -74,11 +81,23 @@ void drawArmBars(PlotPanel& panel, const PlotInput& in) {
     panel.yAxis2->setLabel(QStringLiteral("peak MiB (hatched)"));
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     double maxRate = 0, maxMem = 0;
+    // Each label gets its column's width; names that do not fit lose their middle
+    // (the hover over a bar names it in full).
+    const QFontMetrics fm(panel.xAxis->tickLabelFont());
+    const int column = std::max(
+        24, panel.axisRect()->width() / std::max<int>(1, static_cast<int>(in.groups.size())) - 6);
+    const bool several = std::any_of(in.groups.begin(), in.groups.end(), [&](const PlotGroup& g) {
+        return g.experiment != in.groups.front().experiment;
+    });
     for (size_t i = 0; i < in.groups.size(); ++i) {
         const PlotGroup& g = in.groups[i];
         const analysis::ArmSummary* a = findArm(arms, g.label);
         const double key = static_cast<double>(i);
-        ticker->addTick(key, g.shortLabel);
+        QString tick = fm.elidedText(g.arm, Qt::ElideMiddle, column);
+        if (several) {
+            tick += "\n" + fm.elidedText(g.experiment, Qt::ElideMiddle, column);
+        }
+        ticker->addTick(key, tick);
         if (!a) {
             continue;
         }

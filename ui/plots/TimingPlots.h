@@ -7,8 +7,10 @@ namespace ampbench::ui {
 class PlotPanel;
 struct PlotInput;
 
-/// Step time of every step (warm-up included) and each arm's median over timed steps.
-void drawStepTime(PlotPanel& panel, const PlotInput& input);
+/// Step time of every step (warm-up included) and each arm's median over timed
+/// steps; `perSample` divides by the samples of a step, so arms with different
+/// accumulation compare fairly.
+void drawStepTime(PlotPanel& panel, const PlotInput& input, bool perSample = false);
 /// Samples/s (solid, left axis) and peak memory (hatched, right axis) per arm.
 void drawArmBars(PlotPanel& panel, const PlotInput& input);
 

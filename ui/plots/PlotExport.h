@@ -1,0 +1,34 @@
+#pragma once
+// A plot as a picture for a paper or a message: PNG, SVG or PDF at a chosen size,
+// or on the clipboard. Written whole or not at all.
+#include <QString>
+
+class QCustomPlot;
+class QWidget;
+
+namespace ampbench::ui {
+
+enum class ImageFormat { Png, Svg, Pdf };
+
+/// The format a file name asks for by its suffix (case-insensitive); false when it
+/// names none of PNG, SVG, PDF.
+bool imageFormatOf(const QString& path, ImageFormat* format);
+
+/// The plot drawn at `width` × `height` (pixels; points for PDF) in `format`.
+QByteArray renderPlot(QCustomPlot& plot, ImageFormat format, int width, int height);
+
+/// Writes the plot to `path` (format from its suffix) at `width` × `height`. False
+/// with the reason in `error` (an unknown suffix, a size out of range, a file that
+/// cannot be written); nothing is left at `path` then.
+bool exportPlotImage(QCustomPlot& plot, const QString& path, int width, int height, QString* error);
+
+/// The plot as it is on screen, on the clipboard as an image.
+void copyPlotImage(QCustomPlot& plot);
+
+/// Asks for a size and a file, then writes it; says what went wrong in a message box.
+void exportPlotWithDialog(QCustomPlot& plot, QWidget* parent);
+
+/// Largest side of an exported image.
+inline constexpr int kMaxImageSide = 20000;
+
+}  // namespace ampbench::ui
