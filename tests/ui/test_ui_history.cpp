@@ -1,8 +1,14 @@
-// The History view's rename and notes actions, through the dialogs the buttons
-// open (answered by a timer) and through the methods the dialogs call.
+// The History view's rename, label, tags and notes actions, through the dialogs the
+// buttons open (answered by a timer) and through the methods the dialogs call; the
+// trash (delete, undo, restore, empty); the details table.
 #include <QApplication>
+#include <QComboBox>
 #include <QInputDialog>
+#include <QLabel>
 #include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableWidget>
 #include <QTimer>
 #include <QTreeView>
 #include <QtTest>
@@ -76,11 +82,37 @@ struct OneExperiment : test::Workspace {
         QCOMPARE(history->selected(), qMakePair(qint64(run), true));
         QCOMPARE(history->selectedExperiment(), qint64(experiment));  // the run's
     }
+    /// Ends the run (queued runs of a live process stay out of the trash).
+    void finish() {
+        writer->markRunning(run, "{}");
+        writer->finishRun(run, run::RunStatus::Finished, "");
+        window->session()->pollNow();
+    }
     QPushButton* button(const char* name) const {
         return history->findChild<QPushButton*>(QString::fromLatin1(name));
     }
     QString nameInTree() const { return window->runModel()->experimentItem(experiment)->text(); }
+    /// The value beside `field` in the details table; a null string when no such row.
+    QString detail(const QString& field) const {
+        const QTableWidget* table = history->details();
+        for (int r = 0; r < table->rowCount(); ++r) {
+            if (table->item(r, 0) && table->item(r, 0)->text() == field) {
+                return table->item(r, 1) ? table->item(r, 1)->text() : QString("");
+            }
+        }
+        return {};
+    }
+    /// Rows the history tree shows at the top level (after its filter).
+    int shownExperiments() const { return history->tree()->model()->rowCount(); }
 };
+
+/// A second experiment "other" with a run, for filters and the trash.
+int64_t addOther(OneExperiment& f) {
+    const int64_t other = f.writer->createExperiment("other", "{}");
+    f.writer->createRun(other, "amp", 0, 1, "{}", 10);
+    f.window->session()->pollNow();
+    return other;
+}
 
 }  // namespace
 
@@ -115,13 +147,199 @@ class HistoryTest : public QObject {
         QCOMPARE(f.nameInTree(), QString("direct"));
     }
 
-    void runsCannotBeRenamed() {
+    void runsAreLabelledThroughTheDialog() {
         OneExperiment f;
         f.selectRun();
-        QVERIFY(!f.button("historyRename")->isEnabled());
-        QVERIFY(f.button("historyNotes")->isEnabled());
+        QPushButton* rename = f.button("historyRename");
+        QVERIFY(rename->isEnabled());
+        QCOMPARE(rename->text(), QString("Label\u2026"));
+        answerNextDialog(" lr 3e-4 ", true);
+        rename->click();
+        QCOMPARE(f.writer->run(f.run)->label, std::string("lr 3e-4"));
+        QCOMPARE(f.window->runModel()->runItem(f.run)->text(),
+                 QString("fp32 \u00b7 seed 1 \u2014 lr 3e-4"));
+        QCOMPARE(f.writer->experiment(f.experiment)->name, std::string("old-name"));
+        // A blank label clears it; a line break is refused with the reason.
+        QVERIFY(f.history->setRunLabel(f.run, "  "));
+        QCOMPARE(f.window->runModel()->runItem(f.run)->text(), QString("fp32 \u00b7 seed 1"));
+        QSignalSpy errors(f.history, &HistoryView::error);
+        QVERIFY(!f.history->setRunLabel(f.run, "two\nlines"));
+        QCOMPARE(errors.size(), 1);
+        QVERIFY(errors.at(0).at(0).toString().contains("line break"));
     }
 
+    void tagsThroughTheDialogAndTheTagFilter() {
+        OneExperiment f;
+        addOther(f);
+        QCOMPARE(f.shownExperiments(), 2);
+        f.history->setNameFilter("old-name");
+        f.selectExperiment();
+        QString shown;
+        answerNextDialog("baseline, Sweep , baseline", true, &shown);
+        f.button("historyTags")->click();
+        QCOMPARE(shown, QString());
+        QCOMPARE(f.writer->experiment(f.experiment)->tags,
+                 (std::vector<std::string>{"baseline", "Sweep"}));
+        const QStandardItem* e = f.window->runModel()->experimentItem(f.experiment);
+        QCOMPARE(f.window->runModel()->item(e->row(), RunTreeModel::TagsColumn)->text(),
+                 QString("baseline, Sweep"));
+        QVERIFY(f.history->setTags(f.run, true, "odd-one"));
+        QCOMPARE(f.writer->run(f.run)->tags, std::vector<std::string>{"odd-one"});
+
+        f.history->setNameFilter("tag:sweep");  // whole tag, any case
+        QCOMPARE(f.shownExperiments(), 1);
+        f.history->setNameFilter("tag:swe");
+        QCOMPARE(f.shownExperiments(), 0);
+        f.history->setNameFilter("odd");  // the name box matches tags too: the run's
+        QCOMPARE(f.shownExperiments(), 1);
+        QCOMPARE(f.history->tree()->model()->rowCount(f.history->tree()->model()->index(0, 0)), 1);
+        f.history->setNameFilter("");
+        QCOMPARE(f.shownExperiments(), 2);
+
+        QSignalSpy errors(f.history, &HistoryView::error);
+        QVERIFY(!f.history->setTags(f.experiment, false, QString(41, 'x')));
+        QCOMPARE(errors.size(), 1);
+        QVERIFY(errors.at(0).at(0).toString().contains("longer than 40"));
+        QCOMPARE(f.writer->experiment(f.experiment)->tags.size(), size_t(2));
+    }
+
+    void deleteMovesToTheTrashAndUndoRestores() {
+        OneExperiment f;
+        f.finish();
+        const int64_t other = addOther(f);
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowActive(f.window.get()));
+        f.window->findChild<QTabWidget*>()->setCurrentWidget(f.history);
+        f.history->setNameFilter("old-name");
+        f.selectExperiment();
+        f.button("historyDelete")->click();
+        QVERIFY(!f.writer->experiment(f.experiment)->trashed_at.empty());
+        QCOMPARE(f.writer->stepCount(f.run), int64_t(0));  // none were written; the run is kept:
+        QVERIFY(f.writer->run(f.run).has_value());
+        QVERIFY(!f.window->runModel()->experimentItem(f.experiment));
+        QVERIFY(!f.window->runModel()->runItem(f.run));
+        auto* notice = f.history->findChild<QLabel*>("historyNotice");
+        QVERIFY(notice->isVisible());
+        QVERIFY(notice->text().contains("to the trash"));
+        QVERIFY(f.button("historyUndo")->isVisible());
+        f.history->setNameFilter("");
+        QCOMPARE(f.shownExperiments(), 1);
+        QCOMPARE(f.history->selectedExperiment(), qint64(0));
+
+        // Ctrl+Z in the History tab brings it back.
+        f.history->tree()->setFocus();
+        QTest::keyClick(f.history->tree(), Qt::Key_Z, Qt::ControlModifier);
+        QVERIFY(f.writer->experiment(f.experiment)->trashed_at.empty());
+        QVERIFY(f.window->runModel()->experimentItem(f.experiment));
+        QVERIFY(f.window->runModel()->runItem(f.run));
+        QCOMPARE(f.shownExperiments(), 2);
+        QVERIFY(!f.history->undoDelete());  // nothing left to undo
+
+        // A run alone, then restored from the Trash view.
+        f.history->setNameFilter("old-name");
+        f.selectRun();
+        QVERIFY(f.history->deleteSelected());
+        QVERIFY(!f.window->runModel()->runItem(f.run));
+        QCOMPARE(f.writer->experiment(f.experiment)->run_count, 0);
+        auto* mode = f.history->findChild<QComboBox*>("historyMode");
+        QCOMPARE(mode->itemText(1), QString("Trash (1)"));
+        f.history->showTrash(true);
+        QTreeView* trash = f.history->tree();
+        QCOMPARE(trash->objectName(), QString("trash"));
+        QCOMPARE(trash->model()->rowCount(), 1);
+        QVERIFY(trash->model()->index(0, 1).data().toString().contains("old-name"));
+        QVERIFY(f.button("historyRestore")->isVisible());
+        QVERIFY(!f.button("historyDelete")->isVisible());
+        trash->setCurrentIndex(trash->model()->index(0, 0));
+        QCOMPARE(f.history->selected(), qMakePair(qint64(f.run), true));
+        QCOMPARE(f.history->selectedExperiment(), qint64(0));  // never the experiment in view
+        f.button("historyRestore")->click();
+        QVERIFY(f.writer->run(f.run)->trashed_at.empty());
+        QCOMPARE(trash->model()->rowCount(), 0);
+        QVERIFY(f.window->runModel()->runItem(f.run));
+        QVERIFY(f.writer->experiment(other).has_value());
+    }
+
+    void runningRunsStayOutOfTheTrash() {
+        OneExperiment f;
+        f.writer->markRunning(f.run, "{}");  // this process owns it: it is training
+        f.window->session()->pollNow();
+        f.selectRun();
+        QSignalSpy errors(f.history, &HistoryView::error);
+        QVERIFY(!f.history->deleteSelected());
+        QCOMPARE(errors.size(), 1);
+        QVERIFY(errors.at(0).at(0).toString().contains("is training; cancel it"));
+        f.selectExperiment();
+        QVERIFY(!f.history->deleteSelected());
+        QVERIFY(f.writer->trash().empty());
+    }
+
+    void emptyTrashErasesAfterConfirmation() {
+        OneExperiment f;
+        f.finish();
+        const int64_t other = addOther(f);
+        f.history->setNameFilter("old-name");
+        f.selectExperiment();
+        QVERIFY(f.history->deleteSelected());
+        f.history->showTrash(true);
+        QVERIFY(f.button("historyEmptyTrash")->isEnabled());
+        bool asked = false;
+        f.history->setConfirm([&](const QString&, const QString& question) {
+            asked = question.contains("cannot be undone");
+            return false;  // the user says no
+        });
+        QVERIFY(!f.history->emptyTrash());
+        QVERIFY(asked);
+        QVERIFY(f.writer->experiment(f.experiment).has_value());
+        f.history->setConfirm([](const QString&, const QString&) { return true; });
+        QVERIFY(f.history->emptyTrash());
+        QVERIFY(!f.writer->experiment(f.experiment).has_value());
+        QVERIFY(!f.writer->run(f.run).has_value());
+        QCOMPARE(f.history->tree()->model()->rowCount(), 0);
+        QVERIFY(!f.button("historyEmptyTrash")->isEnabled());
+        QVERIFY(!f.history->undoDelete());  // erased: nothing to bring back
+        QVERIFY(!f.history->emptyTrash());  // empty: nothing to ask
+        f.history->showTrash(false);
+        f.history->setNameFilter("");
+        QCOMPARE(f.shownExperiments(), 1);
+        QVERIFY(f.writer->experiment(other).has_value());
+    }
+
+    void detailsAreATableOfNamedRows() {
+        OneExperiment f;
+        std::vector<run::StepRecord> steps;
+        for (int64_t i = 1; i <= 10; ++i) {
+            run::StepRecord s;
+            s.step = i;
+            s.samples = 64 * i;
+            s.loss = 1.0 / static_cast<double>(i);
+            s.step_ms = 12.5;
+            s.timed = i > 1;
+            s.mem_peak = int64_t{529} << 20;
+            s.wall_s = 0.1 * static_cast<double>(i);
+            steps.push_back(s);
+        }
+        f.writer->insertSteps(f.run, steps);
+        f.writer->insertEvals(f.run, {{10, 640, 0.4, 0.871, 1.0}});
+        f.writer->setRunLabel(f.run, "first try");
+        f.window->session()->pollNow();
+        f.selectRun();
+        QTRY_COMPARE(f.detail("Median step time").left(7), QString("12.5 ms"));
+        QCOMPARE(f.detail("Peak memory"), QString("529 MiB"));
+        QVERIFY(f.detail("Final validation accuracy").startsWith("0.8710"));
+        QCOMPARE(f.detail("Label"), QString("first try"));
+        QCOMPARE(f.detail("Arm"), QString("fp32"));
+        QCOMPARE(f.detail("Steps"), QString("10 of 10 (9 timed)"));
+        QVERIFY(f.detail("Status").startsWith("queued"));
+        QVERIFY(f.detail("Summary").contains("never started"));
+
+        f.selectExperiment();
+        QTRY_COMPARE(f.detail("Name"), QString("old-name"));
+        QCOMPARE(f.detail("Notes"), QString("first notes"));
+        QCOMPARE(f.detail("Runs"), QString("1"));
+        QVERIFY(f.detail("fp32").contains("529 MiB"));  // the arm's figures
+        QVERIFY(f.detail("Median step time").isNull());
+    }
     void experimentNotesThroughTheDialog() {
         OneExperiment f;
         f.selectExperiment();

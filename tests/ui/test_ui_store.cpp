@@ -1,6 +1,6 @@
 // The window over the store: rows written by another connection or process
 // appear live; a file that is not a workbench database is refused untouched;
-// the history deletes with confirmation.
+// the history's delete moves to the trash.
 #include <QComboBox>
 #include <QFile>
 #include <QFileInfo>
@@ -311,7 +311,7 @@ class StoreTest : public QObject {
         QCOMPARE(ws.settings->recentDatabases().count(ws.dir.filePath("db5.db")), 1);
     }
 
-    void historyFiltersAndDeletesWithConfirmation() {
+    void historyFiltersAndDeletesToTheTrash() {
         test::Workspace ws;
         QVERIFY(ws.open());
         auto writer = store::Database::open(ws.dbPath().toStdString());
@@ -320,6 +320,7 @@ class StoreTest : public QObject {
         const int64_t drop = writer->createExperiment("drop-me", "{}");
         const int64_t dropRun = writer->createRun(drop, "amp", 0, 1, "{}", 10);
         writer->insertSteps(dropRun, steps(1, 5));
+        writer->finishRun(dropRun, run::RunStatus::Finished, "");  // queued runs stay
         ws.window->session()->pollNow();
 
         HistoryView* history = ws.window->history();
@@ -332,16 +333,12 @@ class StoreTest : public QObject {
         bool asked = false;
         history->setConfirm([&](const QString&, const QString&) {
             asked = true;
-            return false;  // the user says no
+            return false;
         });
-        QVERIFY(!history->deleteSelected());
-        QVERIFY(asked);
-        QVERIFY(writer->experiment(drop).has_value());
-
-        history->setConfirm([](const QString&, const QString&) { return true; });
-        QVERIFY(history->deleteSelected());
-        QVERIFY(!writer->experiment(drop).has_value());
-        QCOMPARE(writer->stepCount(dropRun), int64_t(0));
+        QVERIFY(history->deleteSelected());  // to the trash: undoable, so nothing is asked
+        QVERIFY(!asked);
+        QVERIFY(!writer->experiment(drop)->trashed_at.empty());
+        QCOMPARE(writer->stepCount(dropRun), int64_t(5));
         history->setNameFilter("");
         QCOMPARE(tree->model()->rowCount(), 1);
         QVERIFY(writer->experiment(keep).has_value());

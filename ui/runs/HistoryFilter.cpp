@@ -10,13 +10,36 @@ HistoryFilter::HistoryFilter(QObject* parent) : QSortFilterProxyModel(parent) {
 }
 
 void HistoryFilter::setNameFilter(const QString& text) {
-    name_ = text.trimmed();
+    const QString t = text.trimmed();
+    if (t.startsWith(QStringLiteral("tag:"), Qt::CaseInsensitive)) {
+        tag_ = t.mid(4).trimmed();
+        name_.clear();
+    } else {
+        tag_.clear();
+        name_ = t;
+    }
     invalidateFilter();
 }
 
 void HistoryFilter::setStatusFilter(const QString& status) {
     status_ = status;
     invalidateFilter();
+}
+
+bool HistoryFilter::matches(const QModelIndex& row0) const {
+    const QStringList tags = row0.data(RunTreeModel::TagsRole).toStringList();
+    if (!tag_.isEmpty()) {
+        return tags.contains(tag_, Qt::CaseInsensitive);
+    }
+    if (row0.data().toString().contains(name_, Qt::CaseInsensitive)) {
+        return true;
+    }
+    for (const QString& t : tags) {
+        if (t.contains(name_, Qt::CaseInsensitive)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 bool HistoryFilter::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const {
@@ -26,14 +49,10 @@ bool HistoryFilter::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePar
         (!isRun || index.data(RunTreeModel::StatusRole).toString() != status_)) {
         return false;
     }
-    if (name_.isEmpty()) {
+    if (name_.isEmpty() && tag_.isEmpty()) {
         return true;
     }
-    if (index.data().toString().contains(name_, Qt::CaseInsensitive)) {
-        return true;
-    }
-    // A run also matches by its experiment's name.
-    return isRun && sourceParent.data().toString().contains(name_, Qt::CaseInsensitive);
+    return matches(index) || (isRun && matches(sourceParent));
 }
 
 }  // namespace ampbench::ui

@@ -1,24 +1,53 @@
 #include "ui/runs/HistoryView.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
-#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSplitter>
+#include <QStackedWidget>
+#include <QTableWidget>
+#include <QTimer>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <exception>
+#include <stdexcept>
 
 #include "core/store/Database.h"
 #include "ui/data/StoreSession.h"
 #include "ui/runs/HistoryFilter.h"
+#include "ui/runs/RunDetails.h"
 #include "ui/runs/RunTreeModel.h"
+#include "ui/runs/TrashModel.h"
 
 namespace ampbench::ui {
+namespace {
+
+QTreeView* newTree(const char* name, QAbstractItemModel* model) {
+    auto* tree = new QTreeView;
+    tree->setObjectName(QString::fromLatin1(name));
+    tree->setModel(model);
+    tree->setSelectionMode(QAbstractItemView::SingleSelection);
+    tree->setSelectionBehavior(QAbstractItemView::SelectRows);
+    tree->setUniformRowHeights(true);
+    tree->setAlternatingRowColors(true);
+    return tree;
+}
+
+QPushButton* newButton(const QString& text, const char* name) {
+    auto* b = new QPushButton(text);
+    b->setObjectName(QString::fromLatin1(name));
+    return b;
+}
+
+}  // namespace
 
 HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* parent)
     : QWidget(parent), runs_(runs), session_(session) {
@@ -28,9 +57,14 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     };
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout;
+    mode_ = new QComboBox;
+    mode_->setObjectName("historyMode");
+    mode_->addItem(tr("History"));
+    mode_->addItem(tr("Trash"));
+    mode_->setToolTip(tr("The history, or what was deleted: restore it, or empty the trash"));
     name_ = new QLineEdit;
     name_->setObjectName("historyName");
-    name_->setPlaceholderText(tr("Filter by experiment or arm name"));
+    name_->setPlaceholderText(tr("Filter by name, label or tag (tag:word for that tag only)"));
     name_->setClearButtonEnabled(true);
     status_ = new QComboBox;
     status_->setObjectName("historyStatus");
@@ -38,64 +72,140 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     for (const char* s : {"queued", "running", "finished", "failed", "cancelled", "interrupted"}) {
         status_->addItem(QString::fromLatin1(s), QString::fromLatin1(s));
     }
-    show_ = new QPushButton(tr("Show in plots"));
-    rename_ = new QPushButton(tr("Rename\u2026"));
-    rename_->setObjectName("historyRename");
-    notes_ = new QPushButton(tr("Notes\u2026"));
-    notes_->setObjectName("historyNotes");
-    delete_ = new QPushButton(tr("Delete\u2026"));
+    show_ = newButton(tr("Show in plots"), "historyShow");
+    rename_ = newButton(tr("Rename\u2026"), "historyRename");
+    tags_ = newButton(tr("Tags\u2026"), "historyTags");
+    notes_ = newButton(tr("Notes\u2026"), "historyNotes");
+    delete_ = newButton(tr("Delete"), "historyDelete");
+    delete_->setToolTip(tr("Move to the trash; Undo or the Trash view brings it back"));
+    restore_ = newButton(tr("Restore"), "historyRestore");
+    empty_ = newButton(tr("Empty trash\u2026"), "historyEmptyTrash");
+    bar->addWidget(mode_);
     bar->addWidget(name_, 1);
     bar->addWidget(status_);
     bar->addSpacing(12);
-    bar->addWidget(show_);
-    bar->addWidget(rename_);
-    bar->addWidget(notes_);
-    bar->addWidget(delete_);
+    for (QPushButton* b : {show_, rename_, tags_, notes_, delete_, restore_, empty_}) {
+        bar->addWidget(b);
+    }
     layout->addLayout(bar);
+
+    auto* noticeBar = new QHBoxLayout;
+    notice_ = new QLabel;
+    notice_->setObjectName("historyNotice");
+    notice_->setWordWrap(true);
+    undo_ = newButton(tr("Undo"), "historyUndo");
+    noticeBar->addWidget(notice_, 1);
+    noticeBar->addWidget(undo_);
+    layout->addLayout(noticeBar);
+    notice_->hide();
+    undo_->hide();
 
     filter_ = new HistoryFilter(this);
     filter_->setSourceModel(&runs_);
-    tree_ = new QTreeView;
-    tree_->setObjectName("history");
-    tree_->setModel(filter_);
+    tree_ = newTree("history", filter_);
     tree_->setSortingEnabled(true);
     tree_->sortByColumn(RunTreeModel::DateColumn, Qt::DescendingOrder);
-    tree_->setSelectionMode(QAbstractItemView::SingleSelection);
-    tree_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    tree_->setUniformRowHeights(true);
-    tree_->setAlternatingRowColors(true);
     tree_->header()->setSectionResizeMode(RunTreeModel::NameColumn, QHeaderView::Interactive);
     tree_->header()->resizeSection(RunTreeModel::NameColumn, 320);
     tree_->header()->resizeSection(RunTreeModel::StatusColumn, 100);
     tree_->header()->resizeSection(RunTreeModel::StepsColumn, 110);
     tree_->header()->resizeSection(RunTreeModel::DateColumn, 150);
-    details_ = new QPlainTextEdit;
+    tree_->header()->resizeSection(RunTreeModel::TagsColumn, 180);
+    tree_->header()->moveSection(RunTreeModel::TagsColumn, RunTreeModel::NotesColumn);
+    trash_ = new TrashModel(this);
+    trashTree_ = newTree("trash", trash_);
+    trashTree_->setRootIsDecorated(false);
+    trashTree_->header()->resizeSection(TrashModel::NameColumn, 320);
+    trashTree_->header()->resizeSection(TrashModel::WhatColumn, 320);
+    stack_ = new QStackedWidget;
+    stack_->addWidget(tree_);
+    stack_->addWidget(trashTree_);
+
+    details_ = new QTableWidget(0, 2);
     details_->setObjectName("historyDetails");
-    details_->setReadOnly(true);
-    details_->setPlaceholderText(tr("Select an experiment or a run to see what was recorded"));
+    details_->setHorizontalHeaderLabels({tr("Field"), tr("Value")});
+    details_->verticalHeader()->hide();
+    details_->horizontalHeader()->resizeSection(0, 230);
+    details_->horizontalHeader()->setStretchLastSection(true);
+    details_->setWordWrap(true);
+    details_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    details_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    details_->setToolTip(tr("What was recorded about the selected experiment or run"));
+    detailsTimer_ = new QTimer(this);
+    detailsTimer_->setSingleShot(true);
+    connect(detailsTimer_, &QTimer::timeout, this, &HistoryView::updateDetails);
+
     auto* split = new QSplitter(Qt::Vertical);
-    split->addWidget(tree_);
+    split->addWidget(stack_);
     split->addWidget(details_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
 
+    undoAction_ = new QAction(tr("Undo delete"), this);
+    undoAction_->setShortcut(QKeySequence::Undo);
+    undoAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(undoAction_);
+    connect(undoAction_, &QAction::triggered, this, &HistoryView::undoDelete);
+    connect(undo_, &QPushButton::clicked, this, &HistoryView::undoDelete);
+
+    connect(mode_, &QComboBox::currentIndexChanged, this, [this](int i) { showTrash(i == 1); });
     connect(name_, &QLineEdit::textChanged, this, &HistoryView::setNameFilter);
     connect(status_, &QComboBox::currentIndexChanged, this,
             [this] { filter_->setStatusFilter(status_->currentData().toString()); });
-    connect(tree_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
-            &HistoryView::updateButtons);
+    for (QTreeView* t : {tree_, trashTree_}) {
+        connect(t->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+                &HistoryView::updateButtons);
+    }
     connect(filter_, &QAbstractItemModel::dataChanged, this, &HistoryView::updateButtons);
+    connect(filter_, &QAbstractItemModel::rowsRemoved, this, &HistoryView::updateButtons);
     connect(rename_, &QPushButton::clicked, this, &HistoryView::renameSelected);
+    connect(tags_, &QPushButton::clicked, this, &HistoryView::editTags);
     connect(notes_, &QPushButton::clicked, this, &HistoryView::editNotes);
     connect(delete_, &QPushButton::clicked, this, &HistoryView::deleteSelected);
+    connect(restore_, &QPushButton::clicked, this, &HistoryView::restoreSelected);
+    connect(empty_, &QPushButton::clicked, this, &HistoryView::emptyTrash);
     connect(show_, &QPushButton::clicked, this, [this] {
         const auto [id, isRun] = selected();
-        if (id != 0) {
+        if (id != 0 && !showingTrash()) {
             Q_EMIT showRuns(isRun ? QList<qint64>{id} : runs_.runsOfExperiment(id));
         }
     });
     connect(tree_, &QTreeView::doubleClicked, show_, &QPushButton::click);
+    connect(&session_, &StoreSession::changed, this, &HistoryView::refreshTrash);
+    connect(&session_, &StoreSession::opened, this, [this] {
+        undoStack_.clear();
+        notify({}, false);
+        refreshTrash();
+    });
+    connect(&session_, &StoreSession::closed, this, [this] {
+        undoStack_.clear();
+        notify({}, false);
+        trash_->removeRows(0, trash_->rowCount());
+        updateButtons();
+    });
+    refreshTrash();
+}
+
+QTreeView* HistoryView::tree() const {
+    return showingTrash() ? trashTree_ : tree_;
+}
+
+bool HistoryView::showingTrash() const {
+    return stack_->currentWidget() == trashTree_;
+}
+
+void HistoryView::showTrash(bool trash) {
+    if (mode_->currentIndex() != (trash ? 1 : 0)) {
+        mode_->setCurrentIndex(trash ? 1 : 0);  // comes back through currentIndexChanged
+        return;
+    }
+    stack_->setCurrentWidget(trash ? trashTree_ : tree_);
+    name_->setEnabled(!trash);
+    status_->setEnabled(!trash);
+    if (trash) {
+        refreshTrash();
+    }
     updateButtons();
 }
 
@@ -116,7 +226,7 @@ void HistoryView::setStatusFilter(const QString& status) {
 }
 
 QPair<qint64, bool> HistoryView::selected() const {
-    const auto rows = tree_->selectionModel()->selectedRows();
+    const auto rows = tree()->selectionModel()->selectedRows();
     if (rows.isEmpty()) {
         return {0, false};
     }
@@ -126,7 +236,7 @@ QPair<qint64, bool> HistoryView::selected() const {
 
 qint64 HistoryView::selectedExperiment() const {
     const auto rows = tree_->selectionModel()->selectedRows();
-    if (rows.isEmpty()) {
+    if (showingTrash() || rows.isEmpty()) {
         return 0;
     }
     const QModelIndex row = rows.first();
@@ -136,39 +246,116 @@ qint64 HistoryView::selectedExperiment() const {
 
 void HistoryView::updateButtons() {
     const auto [id, isRun] = selected();
-    show_->setEnabled(id != 0);
-    const auto rows = tree_->selectionModel()->selectedRows();
-    const QString details =
-        rows.isEmpty() ? QString() : rows.first().data(RunTreeModel::DetailsRole).toString();
-    if (details != details_->toPlainText()) {  // keeps the scroll position otherwise
-        details_->setPlainText(details);
+    const bool trash = showingTrash();
+    const bool writable = session_.db() && !session_.isReadOnly();
+    for (QPushButton* b : {show_, rename_, tags_, notes_, delete_}) {
+        b->setVisible(!trash);
     }
-    rename_->setEnabled(id != 0 && !isRun);
+    restore_->setVisible(trash);
+    empty_->setVisible(trash);
+    show_->setEnabled(id != 0);
+    rename_->setEnabled(id != 0 && writable);
+    rename_->setText(isRun ? tr("Label\u2026") : tr("Rename\u2026"));
+    tags_->setEnabled(id != 0 && writable);
     notes_->setEnabled(id != 0);
-    delete_->setEnabled(id != 0);
+    delete_->setEnabled(id != 0 && writable);
+    restore_->setEnabled(id != 0 && writable);
+    empty_->setEnabled(trash_->rowCount() > 0 && writable);
+    undoAction_->setEnabled(!undoStack_.isEmpty());
+    // At once for a new selection; live updates of the same row at most once a second.
+    const bool sameRow =
+        detailsKey_.startsWith(QStringLiteral("%1/%2/%3/").arg(id).arg(int(isRun)).arg(int(trash)));
+    if (!sameRow || !detailsTimer_->isActive()) {
+        detailsTimer_->start(sameRow ? 1000 : 0);
+    }
 }
 
-void HistoryView::renameSelected() {
+void HistoryView::updateDetails() {
     const auto [id, isRun] = selected();
-    QStandardItem* item = isRun ? nullptr : runs_.experimentItem(id);
-    if (!item || !session_.db()) {
+    store::Database* db = session_.db();
+    if (id == 0 || !db) {
+        details_->setRowCount(0);
+        detailsKey_.clear();
         return;
     }
-    bool ok = false;
-    const QString name = QInputDialog::getText(this, tr("Rename experiment"), tr("Name:"),
-                                               QLineEdit::Normal, item->text(), &ok);
-    if (ok) {
-        renameExperiment(id, name);
+    try {
+        const QString key = QStringLiteral("%1/%2/%3/%4")
+                                .arg(id)
+                                .arg(int(isRun))
+                                .arg(int(showingTrash()))
+                                .arg(db->dataVersion());
+        if (key == detailsKey_) {
+            return;
+        }
+        QList<DetailRow> rows;
+        if (isRun) {
+            if (const auto r = db->run(id)) {
+                rows = runDetails(*db, *r);
+            }
+        } else if (const auto e = db->experiment(id)) {
+            const QStandardItem* item = runs_.experimentItem(id);
+            rows = experimentDetails(
+                *db, *e, item ? item->data(RunTreeModel::StatusRole).toString() : QString());
+        }
+        const int scroll = details_->verticalScrollBar()->value();
+        fillDetails(*details_, rows);
+        if (key.section('/', 0, 2) == detailsKey_.section('/', 0, 2)) {
+            details_->verticalScrollBar()->setValue(scroll);  // the same row, updated
+        }
+        detailsKey_ = key;
+    } catch (const std::exception& e) {
+        details_->setRowCount(0);
+        detailsKey_.clear();
+        Q_EMIT error(QString::fromStdString(e.what()));
     }
 }
 
-bool HistoryView::renameExperiment(qint64 id, const QString& name) {
-    if (name.trimmed().isEmpty() || !session_.db()) {
+void HistoryView::refreshTrash() {
+    const auto [id, isRun] = showingTrash() ? selected() : QPair<qint64, bool>{0, false};
+    if (!session_.db()) {
+        return;
+    }
+    try {
+        trash_->refresh(*session_.db());
+    } catch (const std::exception& e) {
+        Q_EMIT error(QString::fromStdString(e.what()));
+        return;
+    }
+    mode_->setItemText(
+        1, trash_->rowCount() == 0 ? tr("Trash") : tr("Trash (%1)").arg(trash_->rowCount()));
+    if (const int row = id != 0 ? trash_->rowOf(id, isRun) : -1; row >= 0) {
+        trashTree_->setCurrentIndex(trash_->index(row, 0));
+    }
+    updateButtons();
+}
+
+void HistoryView::notify(const QString& text, bool undoable) {
+    notice_->setText(text);
+    notice_->setVisible(!text.isEmpty());
+    undo_->setVisible(undoable && !undoStack_.isEmpty());
+    undoAction_->setEnabled(!undoStack_.isEmpty());
+}
+
+QString HistoryView::describe(qint64 id, bool isRun) const {
+    if (isRun) {
+        const QStandardItem* item = runs_.runItem(id);
+        return item && item->parent() ? tr("run \u201c%1\u201d of \u201c%2\u201d")
+                                            .arg(item->text(), item->parent()->text())
+                                      : tr("run #%1").arg(id);
+    }
+    const QStandardItem* item = runs_.experimentItem(id);
+    return item ? tr("experiment \u201c%1\u201d with %n run(s)", nullptr, item->rowCount())
+                      .arg(item->text())
+                : tr("experiment #%1").arg(id);
+}
+
+bool HistoryView::storeCall(const std::function<void()>& call) {
+    if (!session_.db()) {
         return false;
     }
     bool done = true;
     try {
-        session_.db()->renameExperiment(id, name.trimmed().toStdString());
+        call();
     } catch (const std::exception& e) {
         Q_EMIT error(QString::fromStdString(e.what()));
         done = false;
@@ -177,10 +364,146 @@ bool HistoryView::renameExperiment(qint64 id, const QString& name) {
     return done;
 }
 
+bool HistoryView::deleteSelected() {
+    const auto [id, isRun] = selected();
+    if (id == 0 || showingTrash() || !session_.db()) {
+        return false;
+    }
+    const QString what = describe(id, isRun);
+    store::Database* db = session_.db();
+    if (!storeCall([&] { isRun ? db->trashRun(id) : db->trashExperiment(id); })) {
+        return false;
+    }
+    undoStack_.append({id, isRun, what});
+    notify(tr("Moved %1 to the trash. Undo (Ctrl+Z) brings it back; so does Restore in the "
+              "Trash view until the trash is emptied.")
+               .arg(what),
+           true);
+    return true;
+}
+
+bool HistoryView::undoDelete() {
+    if (undoStack_.isEmpty() || !session_.db()) {
+        return false;
+    }
+    const Trashed last = undoStack_.takeLast();
+    store::Database* db = session_.db();
+    if (!storeCall(
+            [&] { last.isRun ? db->restoreRun(last.id) : db->restoreExperiment(last.id); })) {
+        notify({}, false);
+        return false;
+    }
+    notify(tr("Restored %1.").arg(last.name), true);
+    return true;
+}
+
+bool HistoryView::restoreSelected() {
+    const auto [id, isRun] = selected();
+    if (id == 0 || !showingTrash() || !session_.db()) {
+        return false;
+    }
+    const int row = trash_->rowOf(id, isRun);
+    const QString what = row >= 0 ? trash_->item(row, TrashModel::NameColumn)->text() : QString();
+    store::Database* db = session_.db();
+    if (!storeCall([&] { isRun ? db->restoreRun(id) : db->restoreExperiment(id); })) {
+        return false;
+    }
+    undoStack_.erase(
+        std::remove_if(undoStack_.begin(), undoStack_.end(),
+                       [&](const Trashed& t) { return t.id == id && t.isRun == isRun; }),
+        undoStack_.end());
+    notify(tr("Restored %1 \u201c%2\u201d to the history.")
+               .arg(isRun ? tr("run") : tr("experiment"), what),
+           false);
+    return true;
+}
+
+bool HistoryView::emptyTrash() {
+    refreshTrash();
+    const int items = trash_->rowCount();
+    if (items == 0 || !session_.db()) {
+        return false;
+    }
+    if (!confirm_(tr("Empty trash"),
+                  tr("Erase the %n item(s) in the trash, with every row recorded for them, for "
+                     "good? This cannot be undone.",
+                     nullptr, items))) {
+        return false;
+    }
+    store::Database* db = session_.db();
+    if (!storeCall([&] { db->emptyTrash(); })) {
+        return false;
+    }
+    undoStack_.clear();
+    notify(tr("Emptied the trash: %n item(s) erased.", nullptr, items), false);
+    return true;
+}
+
+void HistoryView::renameSelected() {
+    const auto [id, isRun] = selected();
+    QStandardItem* item = isRun ? runs_.runItem(id) : runs_.experimentItem(id);
+    if (!item || !session_.db() || showingTrash()) {
+        return;
+    }
+    bool ok = false;
+    const QString text =
+        isRun ? QInputDialog::getText(
+                    this, tr("Label run"), tr("Label of %1 (blank for none):").arg(item->text()),
+                    QLineEdit::Normal, item->data(RunTreeModel::LabelRole).toString(), &ok)
+              : QInputDialog::getText(this, tr("Rename experiment"), tr("Name:"), QLineEdit::Normal,
+                                      item->text(), &ok);
+    if (ok) {
+        isRun ? setRunLabel(id, text) : renameExperiment(id, text);
+    }
+}
+
+bool HistoryView::renameExperiment(qint64 id, const QString& name) {
+    if (name.trimmed().isEmpty()) {
+        return false;
+    }
+    return storeCall([&] { session_.db()->renameExperiment(id, name.trimmed().toStdString()); });
+}
+
+bool HistoryView::setRunLabel(qint64 id, const QString& label) {
+    return storeCall([&] { session_.db()->setRunLabel(id, label.trimmed().toStdString()); });
+}
+
+void HistoryView::editTags() {
+    const auto [id, isRun] = selected();
+    QStandardItem* item = isRun ? runs_.runItem(id) : runs_.experimentItem(id);
+    if (!item || !session_.db() || showingTrash()) {
+        return;
+    }
+    bool ok = false;
+    const QString text = QInputDialog::getText(
+        this, isRun ? tr("Run tags") : tr("Experiment tags"),
+        tr("Tags of %1, comma-separated:").arg(item->text()), QLineEdit::Normal,
+        item->data(RunTreeModel::TagsRole).toStringList().join(QStringLiteral(", ")), &ok);
+    if (ok) {
+        setTags(id, isRun, text);
+    }
+}
+
+bool HistoryView::setTags(qint64 id, bool isRun, const QString& text) {
+    if (!session_.db()) {
+        return false;
+    }
+    std::vector<std::string> tags;
+    try {
+        tags = store::Database::parseTags(text.toStdString());
+    } catch (const std::invalid_argument& e) {
+        Q_EMIT error(tr("Tags not changed: %1").arg(QString::fromStdString(e.what())));
+        return false;
+    }
+    return storeCall([&] {
+        isRun ? session_.db()->setRunTags(id, tags) : session_.db()->setExperimentTags(id, tags);
+    });
+}
+
 void HistoryView::editNotes() {
     const auto [id, isRun] = selected();
     QStandardItem* item = isRun ? runs_.runItem(id) : runs_.experimentItem(id);
-    if (!item || !session_.db()) {
+    if (!item || !session_.db() || showingTrash()) {
         return;
     }
     const QStandardItem* notesCell =
@@ -196,54 +519,10 @@ void HistoryView::editNotes() {
 }
 
 bool HistoryView::setNotes(qint64 id, bool isRun, const QString& notes) {
-    if (!session_.db()) {
-        return false;
-    }
-    bool done = true;
-    try {
-        if (isRun) {
-            session_.db()->setRunNotes(id, notes.toStdString());
-        } else {
-            session_.db()->setExperimentNotes(id, notes.toStdString());
-        }
-    } catch (const std::exception& e) {
-        Q_EMIT error(QString::fromStdString(e.what()));
-        done = false;
-    }
-    session_.pollNow();
-    return done;
-}
-
-bool HistoryView::deleteSelected() {
-    const auto [id, isRun] = selected();
-    QStandardItem* item = isRun ? runs_.runItem(id) : runs_.experimentItem(id);
-    if (!item || !session_.db()) {
-        return false;
-    }
-    if (item->data(RunTreeModel::StatusRole).toString() == "running") {
-        Q_EMIT error(tr("%1 is still training; cancel it before deleting.").arg(item->text()));
-        return false;
-    }
-    const QString what =
-        isRun ? tr("run \u201c%1\u201d").arg(item->text())
-              : tr("experiment \u201c%1\u201d and its %n run(s)", nullptr, item->rowCount())
-                    .arg(item->text());
-    if (!confirm_(tr("Delete"),
-                  tr("Delete %1 with every recorded row? This cannot be undone.").arg(what))) {
-        return false;
-    }
-    try {
-        if (isRun) {
-            session_.db()->deleteRun(id);
-        } else {
-            session_.db()->deleteExperiment(id);
-        }
-    } catch (const std::exception& e) {
-        Q_EMIT error(QString::fromStdString(e.what()));
-        return false;
-    }
-    session_.pollNow();
-    return true;
+    return storeCall([&] {
+        isRun ? session_.db()->setRunNotes(id, notes.toStdString())
+              : session_.db()->setExperimentNotes(id, notes.toStdString());
+    });
 }
 
 }  // namespace ampbench::ui

@@ -50,7 +50,7 @@ QList<QStandardItem*> newRow(qint64 id, bool isRun) {
 
 RunTreeModel::RunTreeModel(QObject* parent) : QStandardItemModel(parent) {
     setHorizontalHeaderLabels(
-        {tr("Experiment / run"), tr("Status"), tr("Steps"), tr("Date"), tr("Notes")});
+        {tr("Experiment / run"), tr("Status"), tr("Steps"), tr("Date"), tr("Notes"), tr("Tags")});
     setSortRole(SortRole);
     checkedChanged_.setSingleShot(true);
     checkedChanged_.setInterval(0);
@@ -75,6 +75,18 @@ void RunTreeModel::setCell(QStandardItem* row0, int column, const QString& text,
     if (cell->toolTip() != tooltip) {
         cell->setToolTip(tooltip);
     }
+}
+
+void RunTreeModel::setTags(QStandardItem* row0, const std::vector<std::string>& tags) {
+    QStringList list;
+    for (const auto& t : tags) {
+        list.append(QString::fromStdString(t));
+    }
+    if (row0->data(TagsRole).toStringList() != list || !row0->data(TagsRole).isValid()) {
+        row0->setData(list, TagsRole);
+    }
+    const QString text = list.join(QStringLiteral(", "));
+    setCell(row0, TagsColumn, text, text.toLower(), text);
 }
 
 void RunTreeModel::refresh(const store::Database& db) {
@@ -109,11 +121,8 @@ void RunTreeModel::refresh(const store::Database& db) {
         setCell(eItem, DateColumn, localTime(e.created_at), QString::fromStdString(e.created_at));
         const QString notes = QString::fromStdString(e.notes);
         setCell(eItem, NotesColumn, notes.section('\n', 0, 0), notes, notes);
-        eItem->setData(tr("Experiment #%1 \u00b7 created %2\n\nNotes:\n%3\n\nSpec:\n%4")
-                           .arg(e.id)
-                           .arg(localTime(e.created_at), notes.isEmpty() ? tr("(none)") : notes,
-                                QString::fromStdString(e.spec_json)),
-                       DetailsRole);
+        setTags(eItem, e.tags);
+        eItem->setData(name, LabelRole);
 
         for (const auto* r : eRuns) {
             QStandardItem* rItem = runs_.value(r->id);
@@ -125,11 +134,18 @@ void RunTreeModel::refresh(const store::Database& db) {
                 appeared.append(r->id);
             }
             seenRuns.insert(r->id);
-            const QString label =
+            const QString armSeed =
                 QString::fromStdString(r->arm) + QStringLiteral(" \u00b7 seed %1").arg(r->seed);
+            const QString runLabel = QString::fromStdString(r->label);
+            const QString label =
+                runLabel.isEmpty() ? armSeed : armSeed + QStringLiteral(" \u2014 ") + runLabel;
             setCell(rItem, NameColumn, label,
                     QStringLiteral("%1").arg(r->arm_index, 4, 10, QChar('0')) + label,
                     tr("run #%1").arg(r->id));
+            if (rItem->data(LabelRole).toString() != runLabel) {
+                rItem->setData(runLabel, LabelRole);
+            }
+            setTags(rItem, r->tags);
             const QString st = QString::fromStdString(run::toString(r->status));
             setCell(rItem, StatusColumn, st, st, QString::fromStdString(r->error));
             rItem->setData(st, StatusRole);
@@ -140,23 +156,9 @@ void RunTreeModel::refresh(const store::Database& db) {
             setCell(rItem, DateColumn, localTime(r->started_at), static_cast<qlonglong>(-r->id));
             const QString rNotes = QString::fromStdString(r->notes);
             setCell(rItem, NotesColumn, rNotes.section('\n', 0, 0), rNotes, rNotes);
-            rItem->setData(
-                tr("Run #%1 \u00b7 %2 \u00b7 seed %3 \u00b7 %4%5\nstarted %6 \u00b7 ended %7 "
-                   "\u00b7 "
-                   "step %8 of %9\n\nNotes:\n%10\n\nArm:\n%11\n\nEnvironment:\n%12")
-                    .arg(r->id)
-                    .arg(QString::fromStdString(r->arm))
-                    .arg(r->seed)
-                    .arg(st, r->error.empty() ? QString() : ": " + QString::fromStdString(r->error))
-                    .arg(localTime(r->started_at), localTime(r->ended_at))
-                    .arg(r->last_step)
-                    .arg(r->planned_steps)
-                    .arg(rNotes.isEmpty() ? tr("(none)") : rNotes,
-                         QString::fromStdString(r->spec_json), QString::fromStdString(r->env_json)),
-                DetailsRole);
         }
     }
-    // Rows deleted elsewhere: runs first, then experiments.
+    // Rows deleted or moved to the trash: runs first, then experiments.
     bool removedChecked = false;
     for (auto it = runs_.begin(); it != runs_.end();) {
         if (seenRuns.contains(it.key())) {

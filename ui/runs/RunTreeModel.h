@@ -11,19 +11,28 @@ class Database;
 namespace ampbench::ui {
 
 /// Experiments and their runs as a tree, shared by the history browser and the
-/// run picker. A run's check box means "shown in the plots and the summary".
-/// Refreshing updates rows in place, so selections, expansion and check boxes
-/// survive the live updates. GUI thread only.
+/// run picker; rows in the trash are not in it. A run's check box means "shown in the plots and the
+/// summary". Refreshing updates rows in place, so selections, expansion and check boxes survive the
+/// live updates. GUI thread only.
 class RunTreeModel : public QStandardItemModel {
     Q_OBJECT
   public:
-    enum Column { NameColumn, StatusColumn, StepsColumn, DateColumn, NotesColumn, ColumnCount };
+    enum Column {
+        NameColumn,
+        StatusColumn,
+        StepsColumn,
+        DateColumn,
+        NotesColumn,
+        TagsColumn,
+        ColumnCount
+    };
     enum Role {
         IdRole = Qt::UserRole + 1,  ///< experiment or run id (qint64)
         IsRunRole,                  ///< bool
         SortRole,                   ///< what the column sorts by (dates as ISO text)
         StatusRole,                 ///< run status text (runs) or aggregate (experiments)
-        DetailsRole,                ///< everything recorded about the row, as text
+        TagsRole,                   ///< the row's tags (QStringList), on column 0
+        LabelRole,                  ///< a run's label, an experiment's name (QString)
     };
 
     explicit RunTreeModel(QObject* parent = nullptr);
@@ -48,6 +57,7 @@ class RunTreeModel : public QStandardItemModel {
   private:
     void onItemChanged(QStandardItem* item);
     void syncParentCheck(QStandardItem* experiment);
+    static void setTags(QStandardItem* row0, const std::vector<std::string>& tags);
     static void setCell(QStandardItem* row0, int column, const QString& text, const QVariant& sort,
                         const QString& tooltip = {});
 
