@@ -20,7 +20,7 @@ Qt::PenStyle experimentStyle(int index) {
 
 }  // namespace
 
-PlotInput buildPlotInput(const RunDataCache& cache) {
+PlotInput buildPlotInput(const RunDataCache& cache, bool dark) {
     PlotInput in;
     std::vector<const RunSeries*> held;
     QMap<int64_t, int> experiments;  // id → order of appearance
@@ -61,7 +61,7 @@ PlotInput buildPlotInput(const RunDataCache& cache) {
         const int n = static_cast<int>(g.runs.size());
         for (int i = 0; i < n; ++i) {
             PlotRun& r = in.runs[static_cast<size_t>(g.runs[static_cast<size_t>(i)])];
-            r.color = report::seedShade(g.color, i, n);
+            r.color = report::seedShade(g.color, i, n, dark);
             r.style = g.style;
             r.label = g.label + QStringLiteral(" \u00b7 seed %1").arg(r.series->row.seed);
         }

@@ -47,7 +47,8 @@ struct PlotInput {
 
 /// Groups the cache's runs by arm (by experiment and arm when they come from
 /// several experiments), in the cache's order, and colours them.
-PlotInput buildPlotInput(const RunDataCache& cache);
+/// `dark`: drawn on a dark background (seed shades stay clear of it).
+PlotInput buildPlotInput(const RunDataCache& cache, bool dark = false);
 
 /// The runs' summaries with `arm` replaced by their group label, ready for
 /// analysis::summarizeArms.

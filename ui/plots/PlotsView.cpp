@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -162,6 +163,13 @@ PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
         QString::number(analysis::smoothingWeight(smoothing_->value()), 'f', 2));
 }
 
+void PlotsView::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        scheduleRedraw();
+    }
+}
+
 void PlotsView::scheduleRedraw() {
     if (!redraw_.isActive()) {
         redraw_.start();
@@ -272,7 +280,7 @@ void PlotsView::redrawNow() {
     redraw_.stop();
     QElapsedTimer timer;
     timer.start();
-    PlotInput in = buildPlotInput(cache_);
+    PlotInput in = buildPlotInput(cache_, palette().color(QPalette::Base).lightnessF() < 0.5);
     in.xAxis = static_cast<analysis::XAxis>(xAxis_->currentData().toInt());
     in.smoothing = analysis::smoothingWeight(smoothing_->value());
     in.logY = logY_->isChecked();

@@ -74,6 +74,10 @@ class PlotsView : public QWidget {
   Q_SIGNALS:
     void redrawn();
 
+  protected:
+    /// A new palette (the desktop turned dark or light) redraws with its shades.
+    void changeEvent(QEvent* event) override;
+
   private:
     void chooseMetric(int index, const QPoint& globalPos);
     void addMetricMenu(int index, QMenu* menu);

@@ -50,7 +50,8 @@ std::string table(const std::vector<std::string>& header,
         // <thead>: QTextDocument repeats the header row on every page a table spans.
         out += "<thead><tr>";
         for (size_t i = 0; i < header.size(); ++i) {
-            out += std::string("<th bgcolor=\"#eef1f5\"") +
+            // Its own text colour: on a dark desktop the text would inherit a light one.
+            out += std::string("<th bgcolor=\"#eef1f5\" style=\"color:#222222\"") +
                    (isNumeric(i) ? " align=\"right\"" : "") +
                    (i < widths.size() ? " width=\"" + std::to_string(widths[i]) + "%\"" : "") +
                    ">" + escape(header[i]) + "</th>";

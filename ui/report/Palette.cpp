@@ -15,13 +15,15 @@ QColor armColor(int armIndex) {
     return colors[static_cast<size_t>(std::max(0, armIndex)) % colors.size()];
 }
 
-QColor seedShade(const QColor& arm, int seedIndex, int seedCount) {
+QColor seedShade(const QColor& arm, int seedIndex, int seedCount, bool dark) {
     if (seedCount <= 1) {
         return arm;
     }
     const double t = static_cast<double>(seedIndex) / (seedCount - 1);  // 0 … 1
+    const double low = dark ? 0.40 : 0.15;
+    const double high = dark ? 0.90 : 0.85;
     const float lightness =
-        static_cast<float>(std::clamp(arm.lightnessF() + 0.18 - 0.36 * t, 0.15, 0.85));
+        static_cast<float>(std::clamp(arm.lightnessF() + 0.18 - 0.36 * t, low, high));
     return QColor::fromHslF(arm.hslHueF(), arm.hslSaturationF(), lightness);
 }
 
