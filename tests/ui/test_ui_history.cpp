@@ -282,6 +282,10 @@ class HistoryTest : public QObject {
         f.selectExperiment();
         QVERIFY(f.history->deleteSelected());
         f.history->showTrash(true);
+        f.history->tree()->setCurrentIndex(f.history->tree()->model()->index(0, 0));
+        QTRY_COMPARE(f.detail("Name"), QString("old-name"));  // details of trashed rows too
+        QCOMPARE(f.detail("Status"), QString("finished"));
+        QVERIFY(f.detail("In the trash").startsWith("since "));
         QVERIFY(f.button("historyEmptyTrash")->isEnabled());
         bool asked = false;
         f.history->setConfirm([&](const QString&, const QString& question) {

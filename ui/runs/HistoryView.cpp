@@ -61,6 +61,7 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     mode_->setObjectName("historyMode");
     mode_->addItem(tr("History"));
     mode_->addItem(tr("Trash"));
+    mode_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     mode_->setToolTip(tr("The history, or what was deleted: restore it, or empty the trash"));
     name_ = new QLineEdit;
     name_->setObjectName("historyName");
@@ -293,9 +294,12 @@ void HistoryView::updateDetails() {
                 rows = runDetails(*db, *r);
             }
         } else if (const auto e = db->experiment(id)) {
-            const QStandardItem* item = runs_.experimentItem(id);
-            rows = experimentDetails(
-                *db, *e, item ? item->data(RunTreeModel::StatusRole).toString() : QString());
+            const auto runs = db->runs(id);  // an experiment in the trash has no row in runs_
+            std::vector<const store::RunRow*> pointers;
+            for (const auto& r : runs) {
+                pointers.push_back(&r);
+            }
+            rows = experimentDetails(*db, *e, RunTreeModel::aggregateStatus(pointers));
         }
         const int scroll = details_->verticalScrollBar()->value();
         fillDetails(*details_, rows);

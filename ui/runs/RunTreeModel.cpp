@@ -18,20 +18,6 @@ QString localTime(const std::string& iso) {
     return t.isValid() ? t.toLocalTime().toString("yyyy-MM-dd HH:mm") : QString::fromStdString(iso);
 }
 
-/// One word for an experiment from its runs' statuses, the most urgent first.
-QString aggregateStatus(const std::vector<const store::RunRow*>& runs) {
-    using run::RunStatus;
-    for (RunStatus s : {RunStatus::Running, RunStatus::Queued, RunStatus::Failed,
-                        RunStatus::Interrupted, RunStatus::Cancelled}) {
-        for (const auto* r : runs) {
-            if (r->status == s) {
-                return QString::fromStdString(run::toString(s));
-            }
-        }
-    }
-    return runs.empty() ? QString() : QStringLiteral("finished");
-}
-
 QList<QStandardItem*> newRow(qint64 id, bool isRun) {
     QList<QStandardItem*> row;
     for (int c = 0; c < RunTreeModel::ColumnCount; ++c) {
@@ -75,6 +61,20 @@ void RunTreeModel::setCell(QStandardItem* row0, int column, const QString& text,
     if (cell->toolTip() != tooltip) {
         cell->setToolTip(tooltip);
     }
+}
+
+// The most urgent status first.
+QString RunTreeModel::aggregateStatus(const std::vector<const store::RunRow*>& runs) {
+    using run::RunStatus;
+    for (RunStatus s : {RunStatus::Running, RunStatus::Queued, RunStatus::Failed,
+                        RunStatus::Interrupted, RunStatus::Cancelled}) {
+        for (const auto* r : runs) {
+            if (r->status == s) {
+                return QString::fromStdString(run::toString(s));
+            }
+        }
+    }
+    return runs.empty() ? QString() : QStringLiteral("finished");
 }
 
 void RunTreeModel::setTags(QStandardItem* row0, const std::vector<std::string>& tags) {

@@ -3,10 +3,12 @@
 #include <QList>
 #include <QStandardItemModel>
 #include <QTimer>
+#include <vector>
 
 namespace ampbench::store {
 class Database;
-}
+struct RunRow;
+}  // namespace ampbench::store
 
 namespace ampbench::ui {
 
@@ -41,6 +43,10 @@ class RunTreeModel : public QStandardItemModel {
     void refresh(const ampbench::store::Database& db);
     /// Forgets everything (another database is being opened).
     void reset();
+
+    /// One word for an experiment from its runs' statuses, the most urgent first
+    /// ("running", "queued", "failed", ...); empty without runs.
+    static QString aggregateStatus(const std::vector<const ampbench::store::RunRow*>& runs);
 
     QList<qint64> checkedRuns() const;  ///< by run id: the order they were planned in
     void setCheckedRuns(const QList<qint64>& runIds);
