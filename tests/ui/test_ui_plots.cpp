@@ -468,6 +468,23 @@ class PlotsTest : public QObject {
         QCOMPARE(log[0], 1.0);
         QVERIFY(std::isnan(log[1]));
         QCOMPARE(analysis::skippedIndices(s), std::vector<size_t>{2});
+        // The one-pass columns hold what each metric's own pass reads.
+        for (auto axis : {XAxis::Step, XAxis::Samples, XAxis::WallSeconds}) {
+            const analysis::StepColumns c = analysis::stepColumns(s, axis);
+            QCOMPARE(c.x, analysis::stepXs(s, axis));
+            QCOMPARE(c.skipped, analysis::skippedIndices(s));
+            for (size_t m = 0; m < analysis::kStepMetrics; ++m) {
+                const auto metric = static_cast<analysis::StepMetric>(m);
+                const auto one = analysis::stepValues(s, metric);
+                QCOMPARE(c.of(metric).size(), one.size());
+                for (size_t i = 0; i < one.size(); ++i) {
+                    QVERIFY(c.of(metric)[i] == one[i] ||
+                            (std::isnan(one[i]) && std::isnan(c.of(metric)[i])));
+                }
+            }
+        }
+        s[1].step_ms = 8.0;  // step 2 of 32 samples a step: 64 samples seen
+        QCOMPARE(analysis::stepValues(s, analysis::StepMetric::MsPerSample)[1], 8.0 / 32);
         QCOMPARE(analysis::smoothingWeight(0), 0.0);
         QCOMPARE(analysis::smoothingWeight(100), 0.99);
         QCOMPARE(analysis::smoothingWeight(500), 0.99);

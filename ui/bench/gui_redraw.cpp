@@ -1,7 +1,8 @@
 // gui_redraw: how fast the plots redraw with long runs loaded.
 // Fills a temporary database with RUNS runs of STEPS steps, opens it in the
 // window (offscreen unless a display is asked for), and times loading the rows,
-// a redraw, and switching the x-axis. Usage: gui_redraw [RUNS] [STEPS]
+// a redraw, and switching the x-axis, then trains a small experiment live.
+// Usage: gui_redraw [RUNS] [STEPS] [LIVE] (LIVE 0 skips the live part)
 #include <QApplication>
 #include <QComboBox>
 #include <QElapsedTimer>
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     const int runs = argc > 1 ? std::atoi(argv[1]) : 4;
     const int64_t steps = argc > 2 ? std::atoll(argv[2]) : 100000;
+    const bool live = argc > 3 ? std::atoi(argv[3]) != 0 : true;
 
     QTemporaryDir dir;
     const QString path = dir.filePath("bench.db");
@@ -141,6 +143,9 @@ int main(int argc, char** argv) {
     std::printf("switch the x-axis (median of 6): %.1f ms (max %.1f)\n", medianMs(switches),
                 *std::max_element(switches.begin(), switches.end()));
 
+    if (!live) {
+        return 0;
+    }
     // Live: train a small CPU experiment into the same file while the long runs
     // stay on show, and watch the GUI thread's event loop for stalls.
     config::ExperimentSpec spec = *config::preset("smoke");

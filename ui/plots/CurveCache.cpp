@@ -52,9 +52,29 @@ CurvePtr CurveCache::get(qint64 runId, const QString& name, uint64_t revision,
     return e.data;
 }
 
+const analysis::StepColumns& CurveCache::columns(qint64 runId,
+                                                 const std::vector<run::StepRecord>& steps,
+                                                 analysis::XAxis axis) {
+    Columns& c = columns_[runId];
+    if (c.rows != steps.size() || c.data.axis != axis || c.data.values.empty()) {
+        c.data = analysis::stepColumns(steps, axis);
+        c.rows = steps.size();
+    }
+    return c.data;
+}
+
+const analysis::StepColumns* CurveCache::readColumns(qint64 runId, size_t rows) const {
+    const auto it = columns_.constFind(runId);
+    return it != columns_.constEnd() && it->rows == rows && !it->data.values.empty() ? &it->data
+                                                                                     : nullptr;
+}
+
 CurvePtr CurveCache::stepCurve(qint64 runId, const QString& name, const QString& options,
-                               const std::vector<run::StepRecord>& steps, const StepValues& xs,
-                               const StepValues& values) {
+                               const std::vector<run::StepRecord>& steps, analysis::XAxis axis,
+                               analysis::StepMetric metric, bool log) {
+    auto values = [metric, log](std::vector<double> v) {
+        return log ? analysis::forLogAxis(std::move(v)) : v;
+    };
     Entry& e = entries_[qMakePair(runId, name)];
     const bool grown = e.data && e.options == options && e.rows > 0 && steps.size() >= e.rows &&
                        steps[e.rows - 1].step == e.lastStep;
@@ -64,9 +84,10 @@ CurvePtr CurveCache::stepCurve(qint64 runId, const QString& name, const QString&
     if (grown) {
         const std::vector<run::StepRecord> tail(steps.begin() + static_cast<std::ptrdiff_t>(e.rows),
                                                 steps.end());
-        e.data->append(xs(tail), values(tail));
+        e.data->append(analysis::stepXs(tail, axis), values(analysis::stepValues(tail, metric)));
     } else {
-        e.data = makeCurve(xs(steps), values(steps));
+        const analysis::StepColumns& c = columns(runId, steps, axis);
+        e.data = makeCurve(c.x, values(c.of(metric)));
     }
     e.options = options;
     e.rows = steps.size();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/analysis/Decimation.h"
+#include "core/analysis/PlotSeries.h"
 #include "core/run/Records.h"
 
 namespace ampbench::ui {
@@ -52,24 +53,35 @@ QSharedPointer<Curve> makeCurve(std::vector<double> x, std::vector<double> y);
 /// that changed (the live one), not every long finished run. GUI thread only.
 class CurveCache {
   public:
-    /// One value per step of `steps`, each from its own step only.
-    using StepValues =
-        std::function<std::vector<double>(const std::vector<ampbench::run::StepRecord>&)>;
-
     /// The curve `name` of run `runId`: the cached one when it was built from
     /// `revision` with `options`, else what `build` returns (and is kept).
     CurvePtr get(qint64 runId, const QString& name, uint64_t revision, const QString& options,
                  const std::function<QSharedPointer<Curve>()>& build);
-    /// The per-step curve `name` of run `runId` (x from `xs`, y from `values`):
-    /// the cached one while it was built with `options` from the first steps of
-    /// `steps`, extended by the steps appended since (a live run, a long run
-    /// read in slices), so growing costs the new rows only; else built anew.
+    /// The per-step curve `name` of run `runId` (x on `axis`, y `metric`, for a log
+    /// axis when `log`): the cached one while it was built with `options` from the
+    /// first steps of `steps`, extended by the steps appended since (a live run, a
+    /// long run read in slices), so growing costs the new rows only; else built
+    /// anew from the run's columns (columns()).
     CurvePtr stepCurve(qint64 runId, const QString& name, const QString& options,
-                       const std::vector<ampbench::run::StepRecord>& steps, const StepValues& xs,
-                       const StepValues& values);
+                       const std::vector<ampbench::run::StepRecord>& steps,
+                       ampbench::analysis::XAxis axis, ampbench::analysis::StepMetric metric,
+                       bool log);
+    /// Every metric of run `runId` on `axis`, read in one pass and kept until
+    /// endRedraw(): the curves one redraw rebuilds (a new x-axis: all of them)
+    /// share it.
+    const ampbench::analysis::StepColumns& columns(
+        qint64 runId, const std::vector<ampbench::run::StepRecord>& steps,
+        ampbench::analysis::XAxis axis);
+    /// The columns columns() read this redraw for these rows of run `runId`, or null.
+    const ampbench::analysis::StepColumns* readColumns(qint64 runId, size_t rows) const;
+    /// Forgets the columns (they are as large as the curves).
+    void endRedraw() { columns_.clear(); }
     /// Forgets the curves of runs not in `runIds`.
     void retain(const QList<qint64>& runIds);
-    void clear() { entries_.clear(); }
+    void clear() {
+        entries_.clear();
+        columns_.clear();
+    }
     int size() const { return static_cast<int>(entries_.size()); }
 
   private:
@@ -80,7 +92,12 @@ class CurveCache {
         size_t rows = 0;             // stepCurve: steps it was built from
         int64_t lastStep = 0;        // stepCurve: step number of the last of them
     };
+    struct Columns {
+        size_t rows = 0;
+        ampbench::analysis::StepColumns data;
+    };
     QHash<QPair<qint64, QString>, Entry> entries_;
+    QHash<qint64, Columns> columns_;
 };
 
 }  // namespace ampbench::ui

@@ -17,17 +17,18 @@ QVector<double> toQVector(const std::vector<double>& v) {
     return QVector<double>(v.begin(), v.end());
 }
 
-CurvePtr stepCurve(const PlotInput& in, const PlotRun& r, const QString& name,
-                   const QString& options, const CurveCache::StepValues& values) {
+CurvePtr stepCurve(const PlotInput& in, const PlotRun& r, const QString& name, StepMetric metric,
+                   bool log) {
     const auto& steps = r.series->steps;
-    const analysis::XAxis axis = in.xAxis;
-    auto xs = [axis](const std::vector<run::StepRecord>& s) { return analysis::stepXs(s, axis); };
     if (!in.curves) {
-        return makeCurve(xs(steps), values(steps));
+        auto y = analysis::stepValues(steps, metric);
+        return makeCurve(analysis::stepXs(steps, in.xAxis),
+                         log ? analysis::forLogAxis(std::move(y)) : y);
     }
-    return in.curves->stepCurve(r.series->row.id, name,
-                                QStringLiteral("x%1 %2").arg(static_cast<int>(axis)).arg(options),
-                                steps, xs, values);
+    return in.curves->stepCurve(
+        r.series->row.id, name,
+        QStringLiteral("x%1%2").arg(static_cast<int>(in.xAxis)).arg(log ? " log" : ""), steps,
+        in.xAxis, metric, log);
 }
 
 CurvePtr derivedCurve(const PlotInput& in, const PlotRun& r, const QString& name,
@@ -83,9 +84,7 @@ void drawLoss(PlotPanel& panel, const PlotInput& in) {
     for (const PlotRun& r : in.runs) {
         // The loss as recorded grows with the run; the log and EMA views are
         // recomputed from it (contiguous doubles) only when the run changed.
-        const CurvePtr linear = stepCurve(in, r, "loss", {}, [](const auto& steps) {
-            return analysis::stepValues(steps, StepMetric::Loss);
-        });
+        const CurvePtr linear = stepCurve(in, r, "loss", StepMetric::Loss);
         const CurvePtr raw = !in.logY ? linear : derivedCurve(in, r, "loss-log", log, [&] {
             return makeCurve(linear->points().x, analysis::forLogAxis(linear->points().y));
         });
@@ -106,7 +105,12 @@ void drawLoss(PlotPanel& panel, const PlotInput& in) {
         const CurvePtr skipped = derivedCurve(in, r, "loss-skipped", smoothing, [&] {
             std::vector<double> x, y;
             const auto& points = smooth->points();
-            for (size_t i : analysis::skippedIndices(r.series->steps)) {
+            // Read with the loss's columns when it was just rebuilt (a new x-axis).
+            const auto* columns =
+                in.curves ? in.curves->readColumns(r.series->row.id, r.series->steps.size())
+                          : nullptr;
+            for (size_t i :
+                 columns ? columns->skipped : analysis::skippedIndices(r.series->steps)) {
                 if (i < smooth->size()) {
                     x.push_back(points.x[i]);
                     y.push_back(points.y[i]);
@@ -141,15 +145,11 @@ bool drawMemory(PlotPanel& panel, const PlotInput& in) {
     bool any = false;
     for (const PlotRun& r : in.runs) {
         QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);
-        const CurvePtr now = stepCurve(in, r, "memory", {}, [](const auto& steps) {
-            return analysis::stepValues(steps, StepMetric::MemAllocatedMiB);
-        });
+        const CurvePtr now = stepCurve(in, r, "memory", StepMetric::MemAllocatedMiB);
         panel.setCurve(curve, now);
         QCPGraph* peak = panel.addCompanion(curve, r.color);
         peak->setPen(QPen(r.color, 1.2, Qt::DashLine));
-        const CurvePtr high = stepCurve(in, r, "memory-peak", {}, [](const auto& steps) {
-            return analysis::stepValues(steps, StepMetric::MemPeakMiB);
-        });
+        const CurvePtr high = stepCurve(in, r, "memory-peak", StepMetric::MemPeakMiB);
         panel.setCurve(peak, high);
         const auto& y = high->points().y;
         any = any || std::any_of(y.begin(), y.end(), [](double v) { return v > 0; });
@@ -165,9 +165,7 @@ bool drawLossScale(PlotPanel& panel, const PlotInput& in) {
     panel.yAxis->setLabel(QStringLiteral("loss scale"));
     bool any = false;
     for (const PlotRun& r : in.runs) {
-        const CurvePtr scale = stepCurve(in, r, "loss-scale", {}, [](const auto& steps) {
-            return analysis::forLogAxis(analysis::stepValues(steps, StepMetric::LossScale));
-        });
+        const CurvePtr scale = stepCurve(in, r, "loss-scale", StepMetric::LossScale, true);
         const auto& y = scale->points().y;
         if (std::all_of(y.begin(), y.end(), [](double s) { return s == 1.0; })) {
             continue;  // fp32 and bf16 arms: no scaler

@@ -30,11 +30,11 @@ bool drawLossScale(PlotPanel& panel, const PlotInput& input);
 
 // Shared by the plot functions.
 QVector<double> toQVector(const std::vector<double>& v);
-/// A per-step curve of run `r` on the input's x-axis: `values` of its steps
-/// (each from its own step only), reused from the input's cache and extended by
-/// the run's new steps while `options` are unchanged.
+/// A per-step curve of run `r` on the input's x-axis: `metric` of its steps (for a
+/// log axis when `log`), reused from the input's cache and extended by the run's
+/// new steps while the axis is unchanged.
 CurvePtr stepCurve(const PlotInput& input, const PlotRun& run, const QString& name,
-                   const QString& options, const CurveCache::StepValues& values);
+                   ampbench::analysis::StepMetric metric, bool log = false);
 /// A curve computed from others of run `r`: the cached one while the run's
 /// revision and `options` are unchanged, else what `build` returns.
 CurvePtr derivedCurve(const PlotInput& input, const PlotRun& run, const QString& name,

@@ -30,11 +30,7 @@ bool drawSeries(PlotPanel& panel, const PlotInput& in, StepMetric metric, const 
     panel.yAxis->setLabel(label);
     bool any = false;
     for (const PlotRun& r : in.runs) {
-        const CurvePtr data =
-            stepCurve(in, r, name, log ? "log" : "", [metric, log](const auto& s) {
-                auto v = analysis::stepValues(s, metric);
-                return log ? analysis::forLogAxis(std::move(v)) : v;
-            });
+        const CurvePtr data = stepCurve(in, r, name, metric, log);
         QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);
         panel.setCurve(curve, data);
         const auto& y = data->points().y;

@@ -321,6 +321,7 @@ void PlotsView::redrawNow() {
         p->replot();
     }
     legend_->setInput(in, hidden_);
+    curves_.endRedraw();
     curves_.retain(cache_.runs());
     lastRedrawMs_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     Q_EMIT redrawn();

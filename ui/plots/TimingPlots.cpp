@@ -43,9 +43,7 @@ void drawStepTime(PlotPanel& panel, const PlotInput& in, bool perSample) {
         for (int index : g.runs) {
             const PlotRun& r = in.runs[static_cast<size_t>(index)];
             QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);
-            const CurvePtr data = stepCurve(
-                in, r, perSample ? "ms-per-sample" : "step-ms", {},
-                [metric](const auto& steps) { return analysis::stepValues(steps, metric); });
+            const CurvePtr data = stepCurve(in, r, perSample ? "ms-per-sample" : "step-ms", metric);
             panel.setCurve(curve, data);
             if (!data->isEmpty()) {
                 xmin = std::min(xmin, data->firstKey());
