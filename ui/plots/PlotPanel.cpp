@@ -149,6 +149,11 @@ void PlotPanel::changeEvent(QEvent* event) {
     }
 }
 
+void PlotPanel::resizeEvent(QResizeEvent* event) {
+    QCustomPlot::resizeEvent(event);
+    Q_EMIT resized();
+}
+
 void PlotPanel::contextMenuEvent(QContextMenuEvent* event) {
     QMenu menu(this);
     menu.addAction(tr("Reset view"), this, [this] {

@@ -87,10 +87,13 @@ class PlotPanel : public QCustomPlot {
     void titleClicked(const QPoint& globalPos);
     /// The user opened the context menu; the receiver may add actions to `menu`.
     void contextMenuAboutToShow(QMenu* menu);
+    /// The panel changed size (labels fitted to its width want a redraw).
+    void resized();
 
   protected:
     void contextMenuEvent(QContextMenuEvent* event) override;
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
   private:
     /// Background, axes, grid, text and legend from the palette (light or dark).

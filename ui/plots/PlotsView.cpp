@@ -115,6 +115,12 @@ PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
             }
         });
         connect(p, &PlotPanel::viewResetByUser, this, &PlotsView::resetViews);
+        // The per-arm bars fit their labels to the width they get.
+        connect(p, &PlotPanel::resized, this, [this, i] {
+            if (drawn_[i] == PlotMetric::ArmBars) {
+                scheduleRedraw();
+            }
+        });
     }
 
     auto* body = new QHBoxLayout;
