@@ -16,6 +16,19 @@
 #include "core/train/Trainer.h"
 
 namespace ampbench::cli {
+namespace {
+
+/// `text` padded with spaces to `width` columns (UTF-8: one column per character).
+std::string padded(const std::string& text, size_t width) {
+    size_t columns = 0;
+    for (unsigned char c : text) {
+        columns += (c & 0xC0) != 0x80 ? 1 : 0;
+    }
+    return text + std::string(width > columns ? width - columns : 0, ' ');
+}
+
+}  // namespace
+
 int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
                      const FindBatchOptions& f) {
     std::unique_ptr<store::Database> db;
@@ -66,23 +79,30 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
     opts.finder.margin = f.margin;
     opts.finder.max_trials = f.max_trials;
     opts.finder.resolution = f.resolution;
-    const std::string limit = budget.bytes > 0
-                                  ? "budget " + analysis::formatBytes(budget.bytes) +
-                                        (device == "cpu" ? " of peak resident memory" : "")
-                                  : std::string("up to the device's memory");
+    std::string limit = budget.bytes > 0 ? "budget " + analysis::formatBytes(budget.bytes) +
+                                               (device == "cpu" ? " of peak resident memory" : "")
+                                         : std::string("up to the device's memory");
+    if (device == "cpu") {
+        opts.cpu_base_bytes = train::measureCpuBase(spec);
+        limit += "; each trial measured on its own, from the " +
+                 analysis::formatBytes(opts.cpu_base_bytes) + " this process holds between trials";
+    }
     std::fprintf(stderr, "max-batch search on %s; %s\n", device.c_str(), limit.c_str());
     run::CancelToken cancel;
     InterruptScope interrupt(cancel);
     const std::vector<train::ArmCapacity> results = train::findCapacities(
-        spec, opts, cancel, db.get(), f.experiment_id, [&](int arm, const train::BatchTrial& t) {
-            if (!o.quiet) {
-                std::fprintf(stderr, "  %-14s batch %6lld: %-22s peak %s%s%s\n",
-                             spec.arms[static_cast<size_t>(arm)].name.c_str(),
-                             static_cast<long long>(t.batch), train::toString(t.outcome).c_str(),
-                             analysis::formatBytes(t.peak_bytes).c_str(),
-                             t.message.empty() || t.fits() ? "" : "  ",
-                             t.fits() ? "" : t.message.substr(0, 100).c_str());
+        spec, opts, cancel, db.get(), f.experiment_id, [&](const train::CapacityProgress& p) {
+            if (o.quiet) {
+                return;
             }
+            const train::BatchTrial& t = p.trial;
+            const std::string arm = spec.arms[static_cast<size_t>(p.arm)].name + " (" +
+                                    std::to_string(p.arm + 1) + "/" + std::to_string(p.arms) + ")";
+            std::fprintf(stderr, "  %-20s batch %6lld: %-22s peak %-10s %s%s\n", arm.c_str(),
+                         static_cast<long long>(t.batch), train::toString(t.outcome).c_str(),
+                         analysis::formatBytes(t.peak_bytes).c_str(),
+                         padded(train::formatSecondsLeft(p.seconds_left), 22).c_str(),
+                         t.fits() ? "" : analysis::printable(t.message, false).c_str());
         });
     const bool failed = std::any_of(results.begin(), results.end(),
                                     [](const auto& c) { return !c.result.error.empty(); });

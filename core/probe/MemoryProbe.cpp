@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -117,13 +121,38 @@ int64_t deviceMemoryBytes(c10::Device device) {
 }
 
 int64_t residentBytes() {
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("VmRSS:", 0) == 0)
-            return std::strtoll(line.c_str() + 6, nullptr, 10) * 1024;  // kB
+    return procStatusBytes("VmRSS");
+}
+
+int64_t peakResidentBytes() {
+    return procStatusBytes("VmHWM");
+}
+
+bool releaseFreedHeap() {
+#if defined(__GLIBC__)
+    malloc_trim(0);  // every arena, and whole free pages inside the heap too
+    return true;
+#else
+    return false;
+#endif
+}
+
+CpuPeakWindow startCpuPeakWindow(int64_t tolerance) {
+    CpuPeakWindow w;
+    releaseFreedHeap();
+    const bool reset = MemoryProbe(c10::Device(c10::kCPU)).resetPeak();
+    w.resident = residentBytes();
+    w.peak = peakResidentBytes();
+    if (w.resident <= 0 || w.peak <= 0) {
+        w.problem = "/proc/self/status gives no VmRSS and VmHWM";
+    } else if (!reset) {
+        w.problem = "cannot write /proc/self/clear_refs to reset the peak resident set";
+    } else if (w.peak - w.resident > tolerance) {
+        w.problem = "the peak resident set did not reset (VmHWM " + std::to_string(w.peak >> 20) +
+                    " MiB against VmRSS " + std::to_string(w.resident >> 20) +
+                    " MiB right after writing /proc/self/clear_refs)";
     }
-    return 0;
+    return w;
 }
 
 }  // namespace ampbench::probe

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include <c10/core/Device.h>
 
@@ -36,5 +37,27 @@ int64_t deviceMemoryBytes(c10::Device device);
 
 /// This process's resident set now (VmRSS), in bytes; 0 where unknown.
 int64_t residentBytes();
+
+/// Returns the heap's free pages to the system (glibc's malloc_trim), so that the
+/// resident set holds what is in use and not what an earlier, larger allocation
+/// left behind. False where the C library has no such call.
+bool releaseFreedHeap();
+
+/// The start of a CPU peak window whose reset was checked.
+struct CpuPeakWindow {
+    int64_t resident = 0;  ///< VmRSS right after the reset
+    int64_t peak = 0;      ///< VmHWM right after the reset
+    std::string problem;   ///< why the window is not usable; empty when it is
+    bool ok() const { return problem.empty(); }
+};
+
+/// Releases the freed heap (releaseFreedHeap), resets the peak resident set
+/// (/proc/self/clear_refs) and verifies that it took: VmHWM must then be within
+/// `tolerance` bytes of VmRSS. Otherwise `problem` says what failed (no permission
+/// to write clear_refs, a kernel that ignores it, no /proc).
+CpuPeakWindow startCpuPeakWindow(int64_t tolerance);
+
+/// VmHWM now, in bytes; 0 where unknown.
+int64_t peakResidentBytes();
 
 }  // namespace ampbench::probe

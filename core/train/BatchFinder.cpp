@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace ampbench::train {
 
@@ -120,6 +121,135 @@ FinderResult findMaxBatch(const TrialFunction& trial, const FinderOptions& o,
             1, static_cast<int64_t>(std::floor(static_cast<double>(lo) * (1.0 - o.margin))));
     }
     return r;
+}
+
+double trialSecondsAt(const std::vector<BatchTrial>& trials, int64_t batch) {
+    double n = 0, sb = 0, st = 0, sbb = 0, sbt = 0;
+    int64_t first = 0;
+    bool distinct = false;
+    for (const auto& t : trials) {
+        if (t.seconds <= 0) {
+            continue;
+        }
+        if (n == 0) {
+            first = t.batch;
+        }
+        distinct = distinct || t.batch != first;
+        const double b = static_cast<double>(t.batch);
+        n += 1;
+        sb += b;
+        st += t.seconds;
+        sbb += b * b;
+        sbt += b * t.seconds;
+    }
+    if (!distinct) {
+        return NAN;
+    }
+    const double slope = std::max(0.0, (n * sbt - sb * st) / (n * sbb - sb * sb));
+    const double intercept = std::max(0.0, (st - slope * sb) / n);
+    return intercept + slope * static_cast<double>(batch);
+}
+
+namespace {
+
+/// The worst case of the rest of a search: most trials, most seconds.
+struct Rest {
+    int trials = 0;
+    double seconds = 0;
+    static Rest worse(const Rest& a, const Rest& b) {
+        return {std::max(a.trials, b.trials), std::max(a.seconds, b.seconds)};
+    }
+};
+
+struct RestOfSearch {
+    const std::vector<BatchTrial>& trials;
+    const FinderOptions& o;
+    int64_t upper;
+
+    Rest trial(int64_t batch, const Rest& after) const {
+        return {after.trials + 1, after.seconds + trialSecondsAt(trials, batch)};
+    }
+    bool gapOk(int64_t lo, int64_t hi) const {
+        return hi - lo <=
+               std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(lo) * o.resolution));
+    }
+    Rest bisect(int64_t lo, int64_t hi, int left) const {
+        if (left <= 0 || gapOk(lo, hi)) {
+            return {};
+        }
+        const int64_t mid = lo + (hi - lo) / 2;
+        return trial(mid, Rest::worse(bisect(mid, hi, left - 1), bisect(lo, mid, left - 1)));
+    }
+    Rest halve(int64_t hi, int left) const {
+        if (left <= 0 || hi <= 1) {
+            return {};
+        }
+        const int64_t b = hi / 2;
+        return trial(b, Rest::worse(halve(b, left - 1), bisect(b, hi, left - 1)));
+    }
+    Rest doubling(int64_t lo, int left, int64_t predicted_failure) const {
+        if (left <= 0 || lo >= upper) {
+            return {};
+        }
+        const int64_t b = std::min(lo * 2, upper);
+        return trial(b, b >= predicted_failure ? bisect(lo, b, left - 1)
+                                               : doubling(b, left - 1, predicted_failure));
+    }
+};
+
+}  // namespace
+
+SearchOutlook searchOutlook(const std::vector<BatchTrial>& trials, const FinderOptions& o,
+                            int64_t predicted_failure) {
+    SearchOutlook out;
+    int64_t lo = 0, hi = 0;
+    for (const auto& t : trials) {
+        if (t.outcome == TrialOutcome::Error) {
+            return {0, 0.0};  // the search stops on an error
+        }
+        if (t.fits()) {
+            lo = std::max(lo, t.batch);
+        } else {
+            hi = hi == 0 ? t.batch : std::min(hi, t.batch);
+        }
+    }
+    const int left = o.max_trials - static_cast<int>(trials.size());
+    const RestOfSearch rest{trials, o, std::max<int64_t>(1, o.upper_bound)};
+    Rest r;
+    if (trials.empty()) {
+        return out;
+    } else if (lo > 0 && hi > 0) {
+        r = rest.bisect(lo, hi, left);
+    } else if (hi > 0) {
+        r = rest.halve(hi, left);
+    } else if (lo >= rest.upper) {
+        r = {};
+    } else if (predicted_failure > lo) {
+        r = rest.doubling(lo, left, predicted_failure);
+    } else {
+        return out;  // doubling with no failure in sight: no bound worth giving
+    }
+    out.trials_left = std::max(0, r.trials);
+    out.seconds_left = r.trials <= 0 ? 0.0 : r.seconds;
+    return out;
+}
+
+std::string formatSecondsLeft(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 0) {
+        return "\xE2\x80\x94";  // an em dash
+    }
+    char buf[64];
+    if (seconds < 57.5) {
+        const long s = std::max(5L, std::lround(seconds / 5.0) * 5);
+        std::snprintf(buf, sizeof buf, "about %ld s left", s);
+    } else if (seconds < 3570) {
+        std::snprintf(buf, sizeof buf, "about %ld min left",
+                      std::max(1L, std::lround(seconds / 60.0)));
+    } else {
+        const long m = std::lround(seconds / 60.0);
+        std::snprintf(buf, sizeof buf, "about %ld h %ld min left", m / 60, m % 60);
+    }
+    return buf;
 }
 
 }  // namespace ampbench::train

@@ -1,6 +1,7 @@
 #pragma once
 // The max-batch search, independent of what a trial is: tests drive it with a
 // fake trial function; train/Capacity.h runs real training steps.
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,6 +19,7 @@ struct BatchTrial {
     TrialOutcome outcome = TrialOutcome::Fits;
     int64_t peak_bytes = 0;
     double step_ms = 0;
+    double seconds = 0;  ///< wall time of the whole trial (set-up included); 0: not run
     std::string message;
     bool fits() const { return outcome == TrialOutcome::Fits; }
 };
@@ -56,5 +58,27 @@ using TrialFunction = std::function<BatchTrial(int64_t batch)>;
 FinderResult findMaxBatch(const TrialFunction& trial, const FinderOptions& options,
                           const run::CancelToken* cancel = nullptr,
                           const std::function<void(const BatchTrial&)>& on_trial = {});
+
+/// Seconds a trial at `batch` takes, from the trials measured so far (those with
+/// `seconds` > 0): a line a + b·batch fitted by least squares (a, b ≥ 0). NaN
+/// before two trials of different batches were measured.
+double trialSecondsAt(const std::vector<BatchTrial>& trials, int64_t batch);
+
+/// The most trials the search can still run after `trials` (in the order run), and
+/// what they cost at most in seconds (each at its batch through trialSecondsAt),
+/// over every outcome the remaining trials can have; the trial limit caps both.
+/// While the search doubles and nothing has failed yet, how far it goes is unknown
+/// unless `predicted_failure` (> 0) names the batch expected to fail first (on CPU,
+/// from the peaks measured so far): then the doubling stops there.
+struct SearchOutlook {
+    int trials_left = -1;       ///< -1: unknown
+    double seconds_left = NAN;  ///< NaN: cannot be estimated yet
+    bool known() const { return trials_left >= 0 && !std::isnan(seconds_left); }
+};
+SearchOutlook searchOutlook(const std::vector<BatchTrial>& trials, const FinderOptions& options,
+                            int64_t predicted_failure = 0);
+
+/// "about 40 s left", "about 3 min left", "about 1 h 10 min left"; "—" for NaN.
+std::string formatSecondsLeft(double seconds);
 
 }  // namespace ampbench::train

@@ -1,11 +1,13 @@
 #include "core/train/Capacity.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
+#include "core/data/Datasets.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/store/BatchSearchStore.h"
 #include "core/train/Trainer.h"
@@ -28,7 +30,29 @@ struct TrialObserver : TrainObserver {
     void onEvent(const EventRecord& e) override { oom = oom || e.kind == EventKind::OutOfMemory; }
 };
 
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// "peak 1.03 GiB is 30.5 MiB over the 1.00 GiB budget"
+std::string overBudgetText(int64_t peak, int64_t budget) {
+    return "peak " + analysis::formatBytes(peak) + " is " + analysis::formatBytes(peak - budget) +
+           " over the " + analysis::formatBytes(budget) + " budget";
+}
+
 }  // namespace
+
+int64_t measureCpuBase(const config::ExperimentSpec& spec) {
+    try {
+        (void)data::openDataset(spec.data);  // a file read once per process stays resident
+    } catch (const std::exception&) {
+        // The first trial reports it.
+    }
+    probe::releaseFreedHeap();
+    return probe::residentBytes();
+}
 
 int64_t defaultCpuBudget() {
     return probe::physicalMemoryBytes() / 2;
@@ -59,7 +83,10 @@ BudgetCheck checkBudget(const std::string& device, int64_t requested) {
 }
 
 BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int64_t batch,
-                         int64_t budget_bytes, int trial_steps, const CancelToken& cancel) {
+                         int64_t budget_bytes, int trial_steps, const CancelToken& cancel,
+                         int64_t cpu_base_bytes) {
+    const auto started = Clock::now();
+    const bool cpu = resolveDevice(spec.device) == "cpu";
     auto s = spec;
     const auto& arm = spec.arms.at(static_cast<size_t>(arm_index));
     s.arms = {arm};
@@ -68,13 +95,29 @@ BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int6
     s.micro_steps = static_cast<int64_t>(std::max(1, trial_steps)) * arm.accumulation;
     s.warmup_steps = 0;
     s.eval_interval = 0;
+    BatchTrial t;
+    t.batch = batch;
+    probe::CpuPeakWindow window;
+    if (cpu) {
+        window = probe::startCpuPeakWindow(kCpuPeakResetTolerance);
+        if (!window.ok()) {
+            t.outcome = TrialOutcome::Error;
+            t.message = "cannot measure a trial's peak memory on its own: " + window.problem;
+            return t;
+        }
+    }
     TrialObserver obs;
     TrainOptions opts;
     opts.final_eval = false;
     auto out = trainRun(s, 0, spec.seeds.empty() ? 1 : spec.seeds.front(), obs, cancel, opts);
-    BatchTrial t;
-    t.batch = batch;
     t.peak_bytes = obs.peak;
+    if (cpu) {
+        // What the trial added to the resident set it started from (the run resets
+        // the peak again after its set-up, which stays resident), on top of the base.
+        const int64_t peak = std::max(obs.peak, probe::peakResidentBytes());
+        const int64_t rise = std::max<int64_t>(0, peak - window.resident);
+        t.peak_bytes = (cpu_base_bytes > 0 ? cpu_base_bytes : window.resident) + rise;
+    }
     // The first step includes one-time set-up (cuDNN algorithm search): take the last.
     t.step_ms = obs.ms.empty() ? 0.0 : obs.ms.back();
     if (out.status == RunStatus::Cancelled) {
@@ -85,19 +128,19 @@ BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int6
         t.message = out.error;
     } else if (budget_bytes > 0 && t.peak_bytes > budget_bytes) {
         t.outcome = TrialOutcome::OverBudget;
-        t.message = "peak " + std::to_string(t.peak_bytes) + " bytes is over the budget of " +
-                    std::to_string(budget_bytes);
+        t.message = overBudgetText(t.peak_bytes, budget_bytes);
     }
-    if (resolveDevice(spec.device) != "cpu") {
+    if (!cpu) {
         probe::MemoryProbe(c10::Device(resolveDevice(spec.device))).releaseCache();
     }
+    t.seconds = secondsSince(started);
     return t;
 }
 
-ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
-                            const CapacityOptions& options, const CancelToken& cancel,
-                            store::Database* db, int64_t experiment_id,
-                            const std::function<void(const BatchTrial&)>& on_trial) {
+ArmCapacity findArmCapacity(
+    const config::ExperimentSpec& spec, int arm_index, const CapacityOptions& options,
+    const CancelToken& cancel, store::Database* db, int64_t experiment_id,
+    const std::function<void(const BatchTrial&, const SearchOutlook&)>& on_trial) {
     const auto& arm = spec.arms.at(static_cast<size_t>(arm_index));
     ArmCapacity cap;
     cap.arm = arm.name;
@@ -105,6 +148,8 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
     const bool cpu = cap.device == "cpu";
     cap.precision = config::toString(resolvePrecision(arm.precision, !cpu));
     cap.checkpointing = arm.checkpointing;
+    const int64_t cpu_base =
+        !cpu ? 0 : (options.cpu_base_bytes > 0 ? options.cpu_base_bytes : measureCpuBase(spec));
     const BudgetCheck budget = checkBudget(cap.device, options.budget_bytes);
     cap.budget_bytes = budget.bytes;
 
@@ -125,15 +170,33 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
         cap.search_id = st->create(row);
     }
     std::vector<BatchTrial> fitted;  // for extrapolating the CPU peak
+    std::vector<BatchTrial> done;    // every trial so far, for the outlook
     int index = 0;
+    const auto predictedPeak = [&](int64_t batch) {
+        const auto& a = fitted.front();
+        const auto& b = fitted.back();
+        double per_sample = b.batch != a.batch
+                                ? double(b.peak_bytes - a.peak_bytes) / double(b.batch - a.batch)
+                                : double(b.peak_bytes) / double(b.batch);
+        return double(b.peak_bytes) + per_sample * double(batch - b.batch);
+    };
+    // The smallest batch the fitted peaks put over the budget (0: none fitted yet).
+    const auto predictedFailure = [&]() -> int64_t {
+        if (!cpu || cap.budget_bytes <= 0 || fitted.size() < 2) {
+            return 0;
+        }
+        const auto& a = fitted.front();
+        const auto& b = fitted.back();
+        const double per_sample = double(b.peak_bytes - a.peak_bytes) / double(b.batch - a.batch);
+        if (per_sample <= 0) {
+            return 0;
+        }
+        const double room = double(cap.budget_bytes - b.peak_bytes) / per_sample;
+        return b.batch + std::max<int64_t>(1, static_cast<int64_t>(std::floor(room)) + 1);
+    };
     auto trial = [&](int64_t batch) {
         if (cpu && cap.budget_bytes > 0 && !fitted.empty()) {
-            const auto& a = fitted.front();
-            const auto& b = fitted.back();
-            double per_sample =
-                b.batch != a.batch ? double(b.peak_bytes - a.peak_bytes) / double(b.batch - a.batch)
-                                   : double(b.peak_bytes) / double(b.batch);
-            double predicted = double(b.peak_bytes) + per_sample * double(batch - b.batch);
+            const double predicted = predictedPeak(batch);
             // One point: a line through zero, an upper bound; doubling from a fit
             // then stays under 2x the budget. Two points: the fitted line.
             const double limit = fitted.size() == 1 ? 2.0 : 1.5;
@@ -142,12 +205,14 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
                 t.batch = batch;
                 t.outcome = TrialOutcome::PredictedOverBudget;
                 t.peak_bytes = static_cast<int64_t>(predicted);
-                t.message = "not run: extrapolated peak is far over the budget";
+                t.message = "not run: the peaks so far extrapolate to " +
+                            analysis::formatBytes(t.peak_bytes) + ", far over the " +
+                            analysis::formatBytes(cap.budget_bytes) + " budget";
                 return t;
             }
         }
-        auto t =
-            runBatchTrial(spec, arm_index, batch, cap.budget_bytes, options.trial_steps, cancel);
+        auto t = runBatchTrial(spec, arm_index, batch, cap.budget_bytes, options.trial_steps,
+                               cancel, cpu_base);
         if (t.fits()) {
             fitted.push_back(t);
             std::sort(fitted.begin(), fitted.end(),
@@ -161,8 +226,9 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
                          {t.batch, toString(t.outcome), t.peak_bytes, t.step_ms, t.message});
         }
         ++index;
+        done.push_back(t);
         if (on_trial) {
-            on_trial(t);
+            on_trial(t, searchOutlook(done, options.finder, predictedFailure()));
         }
     };
     if (budget.error.empty()) {
@@ -178,9 +244,13 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
     if (cap.result.max_batch == 0 && cap.result.error.empty() && !cap.result.cancelled &&
         !cap.result.trials.empty() && cpu && cap.result.trials.back().batch == 1 &&
         overBudget(cap.result.trials.back())) {
-        cap.result.error = "the budget of " + analysis::formatBytes(cap.budget_bytes) +
-                           " is below what one sample needs (batch 1 peaked at " +
-                           analysis::formatBytes(cap.result.trials.back().peak_bytes) + ")";
+        const auto& one = cap.result.trials.back();
+        cap.result.error =
+            "the budget is below what one sample needs: batch 1 " +
+            std::string(one.outcome == TrialOutcome::PredictedOverBudget ? "would peak"
+                                                                         : "peaked") +
+            " at " + analysis::formatBytes(one.peak_bytes) + ", above the " +
+            analysis::formatBytes(cap.budget_bytes) + " budget";
         cap.result.budget_error = true;
     }
     if (st) {
@@ -200,16 +270,34 @@ ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
 std::vector<ArmCapacity> findCapacities(
     const config::ExperimentSpec& spec, const CapacityOptions& options, const CancelToken& cancel,
     store::Database* db, int64_t experiment_id,
-    const std::function<void(int, const BatchTrial&)>& on_trial) {
+    const std::function<void(const CapacityProgress&)>& on_trial) {
+    CapacityOptions o = options;
+    if (o.cpu_base_bytes <= 0 && resolveDevice(spec.device) == "cpu") {
+        o.cpu_base_bytes = measureCpuBase(spec);
+    }
     std::vector<ArmCapacity> out;
-    for (size_t i = 0; i < spec.arms.size() && !cancel.cancelled(); ++i) {
-        const int arm = static_cast<int>(i);
-        out.push_back(findArmCapacity(spec, arm, options, cancel, db, experiment_id,
-                                      [&](const BatchTrial& t) {
-                                          if (on_trial) {
-                                              on_trial(arm, t);
-                                          }
-                                      }));
+    double finished_seconds = 0;  // of the arms done
+    const int arms = static_cast<int>(spec.arms.size());
+    for (int arm = 0; arm < arms && !cancel.cancelled(); ++arm) {
+        const auto started = Clock::now();
+        out.push_back(findArmCapacity(
+            spec, arm, o, cancel, db, experiment_id,
+            [&](const BatchTrial& t, const SearchOutlook& outlook) {
+                if (!on_trial) {
+                    return;
+                }
+                CapacityProgress p;
+                p.arm = arm;
+                p.arms = arms;
+                p.trial = t;
+                if (outlook.known()) {
+                    const double this_arm = secondsSince(started) + outlook.seconds_left;
+                    const double per_arm = (finished_seconds + this_arm) / (arm + 1);
+                    p.seconds_left = outlook.seconds_left + per_arm * (arms - arm - 1);
+                }
+                on_trial(p);
+            }));
+        finished_seconds += secondsSince(started);
     }
     return out;
 }

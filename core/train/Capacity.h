@@ -1,6 +1,7 @@
 #pragma once
 // The max-batch finder on real training: each trial runs a few full steps
 // (forward, backward, optimizer step) of an arm at a micro-batch size.
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -19,7 +20,20 @@ struct CapacityOptions {
     /// (where running out kills processes, so the finder never goes there).
     int64_t budget_bytes = 0;
     int trial_steps = 3;  ///< optimizer steps per trial
+    /// CPU: the resident set a trial's peak is counted from (see runBatchTrial).
+    /// 0: measured when the search starts (measureCpuBase); findCapacities measures
+    /// it once for all arms, so every arm is held to the same starting point.
+    int64_t cpu_base_bytes = 0;
 };
+
+/// CPU: the resident set this process returns to between trials: the experiment's
+/// data opened (a file read once per process stays), freed heap released. What a
+/// trial adds to it is the trial's own; what earlier trials left behind is not.
+int64_t measureCpuBase(const config::ExperimentSpec& spec);
+
+/// How far a CPU trial's peak may differ from the resident set right after its
+/// reset before the reset counts as not taken.
+constexpr int64_t kCpuPeakResetTolerance = int64_t{8} << 20;
 
 /// Half of the machine's physical memory.
 int64_t defaultCpuBudget();
@@ -38,8 +52,16 @@ BudgetCheck checkBudget(const std::string& device, int64_t requested);
 /// One trial: `trial_steps` optimizer steps of arm `arm_index` at micro-batch `batch`.
 /// Out of memory (CUDA, caught; caches freed) → OutOfMemory; peak above `budget`
 /// → OverBudget; any other failure → Error with its message.
+///
+/// CPU: the trial is measured on its own. Freed heap is returned to the system and
+/// the peak resident set reset, and the reset verified (VmHWM within
+/// kCpuPeakResetTolerance of VmRSS; otherwise Error: the peak cannot be told apart
+/// from earlier trials'). The peak is then `cpu_base_bytes` plus what the
+/// resident set rose above its value at the reset (0: the raw VmHWM), so memory an
+/// earlier trial or arm left behind counts in no later one.
 BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int64_t batch,
-                         int64_t budget_bytes, int trial_steps, const run::CancelToken& cancel);
+                         int64_t budget_bytes, int trial_steps, const run::CancelToken& cancel,
+                         int64_t cpu_base_bytes = 0);
 
 struct ArmCapacity {
     std::string arm;
@@ -55,18 +77,32 @@ struct ArmCapacity {
 /// as they happen (status running → finished / cancelled / failed). On CPU a trial
 /// whose peak, extrapolated from the trials so far, would be far over the budget
 /// (1.5× from a fitted line, 2× from a single point) is not run (outcome
-/// PredictedOverBudget).
-ArmCapacity findArmCapacity(const config::ExperimentSpec& spec, int arm_index,
-                            const CapacityOptions& options, const run::CancelToken& cancel,
-                            store::Database* db = nullptr, int64_t experiment_id = 0,
-                            const std::function<void(const BatchTrial&)>& on_trial = {});
+/// PredictedOverBudget). `on_trial` gets each trial with the outlook of the rest of
+/// the search (searchOutlook; on CPU the batch the fitted peaks cross the budget
+/// at is the predicted first failure).
+ArmCapacity findArmCapacity(
+    const config::ExperimentSpec& spec, int arm_index, const CapacityOptions& options,
+    const run::CancelToken& cancel, store::Database* db = nullptr, int64_t experiment_id = 0,
+    const std::function<void(const BatchTrial&, const SearchOutlook&)>& on_trial = {});
+
+/// Where a search of several arms stands after a trial.
+struct CapacityProgress {
+    int arm = 0;   ///< index of the arm searched
+    int arms = 0;  ///< arms in all
+    BatchTrial trial;
+    /// The whole search: the rest of this arm (searchOutlook) and, for each arm not
+    /// started, the mean duration of the arms so far (this one's elapsed time plus
+    /// its rest). NaN while it cannot be estimated.
+    double seconds_left = NAN;
+};
 
 /// Every arm of `spec` in order (findArmCapacity each), recorded under
-/// `experiment_id` when `db` is given; stops early on cancel. `on_trial` gets the
-/// arm's index with each trial.
+/// `experiment_id` when `db` is given; stops early on cancel. On CPU the base the
+/// arms' peaks are counted from is measured once (measureCpuBase) unless given, so
+/// an arm finds the same max batch alone, first or after others.
 std::vector<ArmCapacity> findCapacities(
     const config::ExperimentSpec& spec, const CapacityOptions& options,
     const run::CancelToken& cancel, store::Database* db = nullptr, int64_t experiment_id = 0,
-    const std::function<void(int, const BatchTrial&)>& on_trial = {});
+    const std::function<void(const CapacityProgress&)>& on_trial = {});
 
 }  // namespace ampbench::train

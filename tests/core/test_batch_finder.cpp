@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
@@ -55,6 +57,96 @@ TEST(BatchFinder, ResolutionStopsEarlyWithinTheGap) {
     EXPECT_LE(coarse.max_batch, 3000);
     EXPECT_GE(coarse.max_batch, 3000 * 0.95);
     EXPECT_LE(coarse.first_failure - coarse.max_batch, coarse.max_batch * 0.05);
+}
+
+/// A trial whose wall time is exactly `fixed` + `per_sample` × batch.
+train::TrialFunction timedBoundaryAt(int64_t limit, double fixed, double per_sample) {
+    return [=](int64_t b) {
+        BatchTrial t = boundaryAt(limit)(b);
+        t.batch = b;
+        t.seconds = fixed + per_sample * static_cast<double>(b);
+        return t;
+    };
+}
+
+TEST(SearchOutlook, UnknownUntilItCanBeEstimated) {
+    train::FinderOptions o;
+    auto timed = timedBoundaryAt(3000, 0.5, 0.001);
+    std::vector<BatchTrial> trials = {timed(8)};
+    EXPECT_FALSE(train::searchOutlook({}, o).known());
+    EXPECT_FALSE(train::searchOutlook(trials, o).known()) << "one trial: no time per sample";
+    trials.push_back(timed(16));
+    EXPECT_FALSE(train::searchOutlook(trials, o).known())
+        << "doubling with nothing failed and no failure predicted: no bound worth giving";
+    EXPECT_TRUE(train::searchOutlook(trials, o, 4000).known());
+    EXPECT_EQ(train::formatSecondsLeft(NAN), "\xE2\x80\x94");
+    EXPECT_TRUE(std::isnan(train::trialSecondsAt({timed(8), timed(8)}, 100)));
+    EXPECT_NEAR(train::trialSecondsAt(trials, 1000), 1.5, 1e-9);
+}
+
+TEST(SearchOutlook, CountsTheBisectionThatIsLeft) {
+    train::FinderOptions o;
+    auto timed = timedBoundaryAt(1500, 1.0, 0.01);
+    std::vector<BatchTrial> trials = {timed(512), timed(1024), timed(2048)};
+    const auto outlook = train::searchOutlook(trials, o);
+    ASSERT_TRUE(outlook.known());
+    EXPECT_EQ(outlook.trials_left, 10);  // a gap of 1024 halved down to one sample
+    EXPECT_GT(outlook.seconds_left, 10 * (1.0 + 0.01 * 1024));
+    EXPECT_LT(outlook.seconds_left, 10 * (1.0 + 0.01 * 2048));
+    o.resolution = 0.05;  // stops within 5% of the fit: 1024 → 51
+    EXPECT_EQ(train::searchOutlook(trials, o).trials_left, 5);
+    o.max_trials = 5;  // the limit caps it
+    EXPECT_EQ(train::searchOutlook(trials, o).trials_left, 2);
+}
+
+// Over whole searches (doubling with the failure predicted, halving, bisection,
+// resolutions, trial limits): the search never needs more trials or seconds than
+// the outlook said after any of its trials, and the bound is not loose by more
+// than the worst branch.
+TEST(SearchOutlook, IsAnUpperBoundOfEveryRealSearch) {
+    for (int64_t limit : {1, 5, 37, 100, 1000, 1023, 1500, 5000, 40000}) {
+        for (int64_t start : {8, 512, 4096}) {
+            for (double resolution : {0.0, 0.05}) {
+                for (int max_trials : {6, 30}) {
+                    train::FinderOptions o;
+                    o.start = start;
+                    o.resolution = resolution;
+                    o.max_trials = max_trials;
+                    std::vector<BatchTrial> seen;
+                    std::vector<train::SearchOutlook> outlooks;
+                    train::findMaxBatch(
+                        timedBoundaryAt(limit, 0.2, 0.003), o, nullptr, [&](const BatchTrial& t) {
+                            seen.push_back(t);
+                            outlooks.push_back(train::searchOutlook(seen, o, limit + 1));
+                        });
+                    double after = 0;
+                    for (size_t i = seen.size(); i-- > 0;) {
+                        const int left = static_cast<int>(seen.size() - 1 - i);
+                        const auto& outlook = outlooks[i];
+                        const std::string where = "limit " + std::to_string(limit) + " start " +
+                                                  std::to_string(start) + " trial " +
+                                                  std::to_string(i);
+                        if (outlook.known()) {
+                            EXPECT_GE(outlook.trials_left, left) << where;
+                            EXPECT_GE(outlook.seconds_left, after - 1e-9) << where;
+                        } else {
+                            EXPECT_LT(i, 2u) << where << ": known once two trials are timed";
+                        }
+                        after += seen[i].seconds;
+                    }
+                    ASSERT_FALSE(outlooks.empty());
+                    EXPECT_EQ(outlooks.back().trials_left, 0) << "limit " << limit;
+                }
+            }
+        }
+    }
+}
+
+TEST(SearchOutlook, SaysAboutHowLong) {
+    EXPECT_EQ(train::formatSecondsLeft(0.4), "about 5 s left");
+    EXPECT_EQ(train::formatSecondsLeft(41), "about 40 s left");
+    EXPECT_EQ(train::formatSecondsLeft(150), "about 3 min left");
+    EXPECT_EQ(train::formatSecondsLeft(4200), "about 1 h 10 min left");
 }
 
 TEST(BatchFinder, MarginAndUpperBound) {
@@ -220,4 +312,61 @@ TEST(Capacity, BudgetBelowOneSampleSaysSo) {
     EXPECT_TRUE(cap.result.trials.empty());
     EXPECT_NE(cap.result.error.find("no batch can fit"), std::string::npos) << cap.result.summary();
     EXPECT_EQ(cap.result.summary().find("not a memory limit"), std::string::npos);
+}
+
+// Each arm's trials are measured on their own: an arm finds the same max batch
+// whether it is searched first or after an arm that reached larger batches and
+// left freed heap behind, within the finder's resolution.
+TEST(Capacity, AnArmFindsTheSameMaxBatchInEitherOrder) {
+    if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
+        GTEST_SKIP() << "CPU budget check";
+    }
+    config::ExperimentSpec s;
+    s.model.name = "mlp";
+    s.model.width = 256;
+    s.model.depth = 2;
+    s.data.name = "synthetic-images";
+    s.data.channels = 3;
+    s.data.height = s.data.width = 32;
+    s.device = config::DeviceKind::Cpu;
+    s.cpu_threads = 1;
+    config::ArmSpec fp32{"fp32"};
+    config::ArmSpec accum{"fp32-accum4"};
+    accum.accumulation = 4;
+    train::CapacityOptions o;
+    o.trial_steps = 1;
+    o.finder.start = 128;
+    o.finder.resolution = 0.125;
+    // Both searches count from the same base, so what differs is only what ran before.
+    o.cpu_base_bytes = train::measureCpuBase(s);
+    o.budget_bytes = o.cpu_base_bytes + (64 << 20);
+    run::CancelToken cancel;
+    auto search = [&](std::vector<config::ArmSpec> arms) {
+        s.arms = std::move(arms);
+        std::map<std::string, train::ArmCapacity> out;
+        for (auto& c : train::findCapacities(s, o, cancel)) {
+            EXPECT_TRUE(c.result.error.empty()) << c.arm << ": " << c.result.error;
+            EXPECT_GT(c.result.max_batch, 128) << c.arm;
+            out[c.arm] = c;
+        }
+        return out;
+    };
+    auto forward = search({fp32, accum});
+    auto backward = search({accum, fp32});
+    for (const std::string arm : {"fp32", "fp32-accum4"}) {
+        const int64_t a = forward[arm].result.max_batch;
+        const int64_t b = backward[arm].result.max_batch;
+        // Each answer is within `resolution` of the boundary below it.
+        EXPECT_LE(
+            std::abs(a - b),
+            static_cast<int64_t>(o.finder.resolution * static_cast<double>(std::max(a, b))) + 1)
+            << arm << ": " << a << " searched first, " << b << " searched second";
+        // The same first trial peaks the same, whatever ran before it.
+        const auto& x = forward[arm].result.trials.front();
+        const auto& y = backward[arm].result.trials.front();
+        EXPECT_EQ(x.batch, y.batch);
+        EXPECT_NEAR(static_cast<double>(x.peak_bytes), static_cast<double>(y.peak_bytes),
+                    double(16 << 20))
+            << arm << " at batch " << x.batch;
+    }
 }

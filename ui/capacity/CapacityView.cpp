@@ -178,6 +178,24 @@ void CapacityView::setProgressText(const QString& text) {
     progress_->setText(text);
 }
 
+QString CapacityView::progressText() const {
+    return progress_->text();
+}
+
+QString CapacityView::showTrial(int armIndex, int arms, const QString& arm, qint64 batch,
+                                const QString& outcome, qint64 peakBytes, double secondsLeft) {
+    const QString line = tr("Max batch: %1 (arm %2 of %3) at micro-batch %4: %5, peak %6 \u00b7 %7")
+                             .arg(arm)
+                             .arg(armIndex + 1)
+                             .arg(arms)
+                             .arg(batch)
+                             .arg(QString(outcome).replace('_', ' '))
+                             .arg(qs(analysis::formatBytes(peakBytes)))
+                             .arg(qs(train::formatSecondsLeft(secondsLeft)));
+    progress_->setText(line);
+    return line;
+}
+
 std::optional<train::CapacityOptions> CapacityView::options(QString* problem) const {
     train::CapacityOptions o;
     const QString budget = budget_->text().trimmed();

@@ -37,6 +37,11 @@ class CapacityView : public QWidget {
     void setBusy(bool busy);
     /// One line under the chart, e.g. the last trial.
     void setProgressText(const QString& text);
+    QString progressText() const;
+    /// Shows a trial that ended, with the estimate of the search's rest
+    /// (train::formatSecondsLeft: "—" until it is known); returns the line.
+    QString showTrial(int armIndex, int arms, const QString& arm, qint64 batch,
+                      const QString& outcome, qint64 peakBytes, double secondsLeft);
 
     /// The finder options the fields describe; nullopt (and `problem` says which
     /// field) when a field is invalid.
