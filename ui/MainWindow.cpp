@@ -176,17 +176,12 @@ void MainWindow::connectTraining() {
     });
     connect(capacity_, &CapacityView::findRequested, this, &MainWindow::findMaxBatch);
     connect(capacity_, &CapacityView::cancelRequested, this, &MainWindow::cancelRun);
-    connect(
-        w, &TrainingWorker::batchTrial, this,
-        [this](int, const QString& arm, qint64 batch, const QString& outcome, qint64 peakBytes) {
-            const QString line = tr("Max batch: %1 at micro-batch %2: %3 (peak %4)")
-                                     .arg(arm)
-                                     .arg(batch)
-                                     .arg(QString(outcome).replace('_', ' '))
-                                     .arg(QString::fromStdString(analysis::formatBytes(peakBytes)));
-            capacity_->setProgressText(line);
-            statusBar()->showMessage(line);
-        });
+    connect(w, &TrainingWorker::batchTrial, this,
+            [this](int armIndex, const QString& arm, qint64 batch, const QString& outcome,
+                   qint64 peakBytes, int arms, double secondsLeft) {
+                statusBar()->showMessage(capacity_->showTrial(armIndex, arms, arm, batch, outcome,
+                                                              peakBytes, secondsLeft));
+            });
     connect(w, &TrainingWorker::batchSearchFinished, this,
             [this](qint64 experimentId, bool cancelled, const QString& error) {
                 session_->pollNow();

@@ -126,10 +126,11 @@ void TrainingWorker::findBatch(const config::ExperimentSpec& spec, qint64 experi
         auto db = store::Database::open(dbPath.toStdString());  // this thread's connection
         db->requireIntact();
         const auto results = train::findCapacities(
-            spec, options, cancel_, db.get(), experimentId,
-            [&](int arm, const train::BatchTrial& t) {
-                Q_EMIT batchTrial(arm, QString::fromStdString(spec.arms[size_t(arm)].name), t.batch,
-                                  QString::fromStdString(train::toString(t.outcome)), t.peak_bytes);
+            spec, options, cancel_, db.get(), experimentId, [&](const train::CapacityProgress& p) {
+                const train::BatchTrial& t = p.trial;
+                Q_EMIT batchTrial(p.arm, QString::fromStdString(spec.arms[size_t(p.arm)].name),
+                                  t.batch, QString::fromStdString(train::toString(t.outcome)),
+                                  t.peak_bytes, p.arms, p.seconds_left);
             });
         QStringList errors;
         for (const auto& c : results) {

@@ -68,9 +68,11 @@ class TrainingWorker : public QObject {
     void failed(const QString& message);
     /// The check before training found problems (also reported by failed()).
     void setupFailed(const ampbench::train::SetupReport& report);
-    /// A max-batch trial of arm `armIndex` ended; `outcome` as train::toString gives it.
+    /// A max-batch trial of arm `armIndex` (of `arms`) ended; `outcome` as
+    /// train::toString gives it; `secondsLeft` estimates the rest of the search (NaN:
+    /// not yet known).
     void batchTrial(int armIndex, const QString& arm, qint64 batch, const QString& outcome,
-                    qint64 peakBytes);
+                    qint64 peakBytes, int arms, double secondsLeft);
     /// A max-batch search ended. `error` names what failed (empty when every arm
     /// finished); a cancelled search keeps its trials.
     void batchSearchFinished(qint64 experimentId, bool cancelled, const QString& error);
