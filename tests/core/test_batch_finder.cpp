@@ -362,6 +362,7 @@ TEST(Capacity, AnArmFindsTheSameMaxBatchInEitherOrder) {
             static_cast<int64_t>(o.finder.resolution * static_cast<double>(std::max(a, b))) + 1)
             << arm << ": " << a << " searched first, " << b << " searched second";
         // The same first trial peaks the same, whatever ran before it.
+        ASSERT_FALSE(forward[arm].result.trials.empty() || backward[arm].result.trials.empty());
         const auto& x = forward[arm].result.trials.front();
         const auto& y = backward[arm].result.trials.front();
         EXPECT_EQ(x.batch, y.batch);
