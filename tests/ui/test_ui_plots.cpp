@@ -48,6 +48,24 @@ std::vector<run::StepRecord> steps(int n, int samplesPerStep, double msPerStep) 
     return out;
 }
 
+/// A window over a database with one run of `rows`, its steps all read and ticked.
+struct OneRun : test::Workspace {
+    int64_t run = 0;
+    OneRun(const char* arm, const std::vector<run::StepRecord>& rows) {
+        open();
+        auto db = store::Database::open(dbPath().toStdString());
+        const int64_t e = db->createExperiment("one", "{}");
+        run = db->createRun(e, arm, 0, 1, "{}", static_cast<int64_t>(rows.size()));
+        db->insertSteps(run, rows);
+        window->session()->pollNow();
+        window->runModel()->setCheckedRuns({run});
+        QTRY_COMPARE(
+            window->cache()->series(run) ? window->cache()->series(run)->steps.size() : size_t(0),
+            rows.size());
+    }
+    PlotsView* plots() const { return window->compare()->plots(); }
+};
+
 /// A database with two experiments: "a" (fp32 seeds 1 and 2, amp-k4) and "b" (fp32).
 struct Filled : test::Workspace {
     std::vector<int64_t> runs;
@@ -271,21 +289,13 @@ class PlotsTest : public QObject {
     }
 
     void panelsWithNothingToShowLeaveTheGrid() {
-        test::Workspace ws;
-        ws.open();
-        auto db = store::Database::open(ws.dbPath().toStdString());
-        const int64_t e = db->createExperiment("cpu-bf16", "{}");
-        const int64_t r = db->createRun(e, "amp", 0, 1, "{}", 20);
         auto rows = steps(20, 64, 10.0);
         for (auto& row : rows) {
             row.loss_scale = 1.0;  // bf16: no scaler
             row.skipped = false;
         }
-        db->insertSteps(r, rows);
-        ws.window->session()->pollNow();
-        ws.window->runModel()->setCheckedRuns({r});
-        QTRY_COMPARE(ws.window->cache()->runs(), QList<qint64>{r});
-        PlotsView* plots = ws.window->compare()->plots();
+        OneRun ws("amp", rows);
+        PlotsView* plots = ws.plots();
         plots->redrawNow();
         QVERIFY(!plots->isPanelShown(4));  // loss scale
         QVERIFY(!plots->isPanelShown(1));  // validation: no evaluation
@@ -397,20 +407,10 @@ class PlotsTest : public QObject {
     }
 
     void longCurvesAreCutToThePixelsWithSpikesKept() {
-        test::Workspace ws;
-        ws.open();
-        auto db = store::Database::open(ws.dbPath().toStdString());
-        const int64_t e = db->createExperiment("long", "{}");
-        const int64_t r = db->createRun(e, "fp32", 0, 1, "{}", 50000);
         auto rows = steps(50000, 64, 20.0);
         rows[31337].step_ms = 900.0;  // one slow step among 50,000
-        db->insertSteps(r, rows);
-        ws.window->session()->pollNow();
-        ws.window->runModel()->setCheckedRuns({r});
-        QTRY_COMPARE(
-            ws.window->cache()->series(r) ? ws.window->cache()->series(r)->steps.size() : size_t(0),
-            size_t(50000));
-        PlotsView* plots = ws.window->compare()->plots();
+        OneRun ws("fp32", rows);
+        PlotsView* plots = ws.plots();
         PlotPanel* stepTime = plots->stepTimePlot();
         stepTime->setViewport(QRect(0, 0, 600, 400));
         plots->redrawNow();
