@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -378,8 +379,47 @@ qint64 MainWindow::experimentInView() const {
     return judged != 0 ? judged : selected;
 }
 
+QList<qint64> MainWindow::experimentsOnShow() const {
+    QList<qint64> out;
+    for (qint64 id : cache_->runs()) {
+        if (const RunSeries* s = cache_->series(id)) {
+            if (!out.contains(s->row.experiment_id)) {
+                out.append(s->row.experiment_id);
+            }
+        }
+    }
+    return out;
+}
+
+qint64 MainWindow::experimentToExport() {
+    const QList<qint64> shown = experimentsOnShow();
+    if (tabs_->currentWidget() == history_ || shown.size() < 2) {
+        return experimentInView();
+    }
+    if (chooseExperiment_) {
+        return chooseExperiment_(shown);
+    }
+    QStringList items;
+    for (qint64 id : shown) {
+        QString name;
+        try {
+            if (const auto row = session_->db()->experiment(id)) {
+                name = QString::fromStdString(row->name);
+            }
+        } catch (const std::exception&) {
+        }
+        items.append(tr("%1 – %2").arg(id).arg(name));
+    }
+    bool ok = false;
+    const QString chosen = QInputDialog::getItem(
+        this, tr("Export report"),
+        tr("The ticked runs come from %1 experiments. Export the report of:").arg(shown.size()),
+        items, 0, false, &ok);
+    return ok ? shown.value(static_cast<int>(items.indexOf(chosen)), 0) : 0;
+}
+
 void MainWindow::exportReport() {
-    const qint64 experiment = experimentInView();
+    const qint64 experiment = experimentToExport();
     if (!session_->isOpen() || experiment == 0) {
         QMessageBox::information(this, tr("Export report"),
                                  tr("Tick the runs of one experiment, or select an experiment in "

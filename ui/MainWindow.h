@@ -1,6 +1,8 @@
 #pragma once
+#include <QList>
 #include <QMainWindow>
 #include <QString>
+#include <functional>
 
 #include "core/train/Capacity.h"
 
@@ -91,6 +93,15 @@ class MainWindow : public QMainWindow {
     /// tab is on show, else the ticked runs' experiment (the verdict panel's), else
     /// History's selection; 0 for none. Export and Find max batch act on it.
     qint64 experimentInView() const;
+    /// The experiments of the ticked runs, in the order they are on show.
+    QList<qint64> experimentsOnShow() const;
+    /// Picks one of several experiments (File › Export report… with runs of several
+    /// ticked); 0 when the user declines. Replaceable so tests need no modal dialog.
+    using ChooseExperiment = std::function<qint64(const QList<qint64>& experiments)>;
+    void setExperimentChooser(ChooseExperiment choose) { chooseExperiment_ = std::move(choose); }
+    /// What File › Export report… writes: the experiment in view, or, when the ticked
+    /// runs on show come from several experiments, the one the user picks.
+    qint64 experimentToExport();
     /// Run › Find max batch…: the Max batch tab on the experiment in view.
     void showCapacity();
     /// Starts a max-batch search of every arm of an experiment on the training
@@ -119,6 +130,7 @@ class MainWindow : public QMainWindow {
     QProgressBar* progress_ = nullptr;
     QLabel* dbLabel_ = nullptr;
     bool messageBoxes_ = true;
+    ChooseExperiment chooseExperiment_;
     bool showNewest_ = false;  // after opening a database: plot its newest experiment
     int runsDone_ = 0;         // runs of the current experiment finished so far
     int runsTotal_ = 0;

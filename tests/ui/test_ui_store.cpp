@@ -149,6 +149,20 @@ class StoreTest : public QObject {
         QCOMPARE(ws.window->experimentInView(), qint64(2));  // not History's selection
         ws.window->tabs()->setCurrentWidget(ws.window->history());
         QCOMPARE(ws.window->experimentInView(), qint64(1));
+
+        // Runs of both ticked: Export asks which, and writes the one picked.
+        ws.window->runModel()->setCheckedRuns({runs[0], runs[1]});
+        ws.window->tabs()->setCurrentWidget(ws.window->compare());
+        QTRY_COMPARE(ws.window->experimentsOnShow(), (QList<qint64>{1, 2}));
+        QList<qint64> offered;
+        ws.window->setExperimentChooser([&](const QList<qint64>& experiments) {
+            offered = experiments;
+            return experiments.last();
+        });
+        QCOMPARE(ws.window->experimentToExport(), qint64(2));
+        QCOMPARE(offered, (QList<qint64>{1, 2}));
+        ws.window->setExperimentChooser([](const QList<qint64>&) { return qint64(0); });
+        QCOMPARE(ws.window->experimentToExport(), qint64(0));  // declined: nothing written
     }
 
     // File › Export report… writes the four files for the selected experiment; the
