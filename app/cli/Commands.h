@@ -78,6 +78,26 @@ int commandExport(const std::string& db_path, const std::vector<int64_t>& run_id
                   const std::string& csv, const std::string& json, bool experiment);
 int commandPresets();
 
+/// `launch`: the spec from flags, a file or (config_stdin) JSON on stdin.
+struct LaunchOptions {
+    bool config_stdin = false;
+    double wait_s = 300;  ///< for the job to plan its experiment (its setup check)
+};
+/// Starts the experiment as a detached job (it outlives the terminal or SSH session)
+/// that trains into the database as `run` does, waits until it planned the
+/// experiment, and prints one JSON line: experiment_id, pid, log, runs, version.
+/// When the job fails before that, prints its output and returns its exit code.
+int commandLaunch(const std::string& db_path, RunOverrides o, const LaunchOptions& l);
+/// Launched jobs (or one experiment): running, finished, failed, cancelled or
+/// interrupted, and each run's progress; as JSON with `json`.
+int commandStatus(const std::string& db_path, int64_t experiment_id, bool json);
+/// SIGTERM to the experiment's job, then waits until it stopped (its runs cancelled,
+/// their rows kept), at most `timeout_s`.
+int commandCancel(const std::string& db_path, int64_t experiment_id, double timeout_s);
+/// What this machine offers remote runs: version, CPU, CUDA devices, and the
+/// entries of a data folder.
+int commandHost(const std::string& data_dir, bool json);
+
 /// Before anything is written: resolves the device, opens the data and the model and
 /// trains one batch (train::checkSetup). Returns kOk and sets `device`, or the exit
 /// code after printing why: 3 for an unreadable file, 2 for files that do not fit.

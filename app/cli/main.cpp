@@ -121,6 +121,40 @@ int main(int argc, char** argv) {
     run->add_flag("--dry-run", ro.dry_run, "validate and print the spec; train nothing");
     run->add_flag("-q,--quiet", ro.quiet, "no progress output");
 
+    cli::RunOverrides lo;
+    cli::LaunchOptions launch_options;
+    auto* launch = app.add_subcommand(
+        "launch",
+        "start an experiment detached on this machine (it keeps training when the terminal or "
+        "SSH session ends); prints one JSON line with the experiment id, pid and log");
+    addSpecOptions(launch, lo);
+    launch->add_flag("--config-stdin", launch_options.config_stdin,
+                     "read the experiment spec as JSON from stdin");
+    launch->add_option("--wait", launch_options.wait_s,
+                       "seconds to wait for the job to check its data and plan (default 300)");
+    int64_t status_id = 0;
+    bool status_json = false;
+    auto* status = app.add_subcommand("status",
+                                      "launched experiments: running, finished, failed, "
+                                      "cancelled or interrupted, and each run's progress");
+    status->add_option("--experiment", status_id, "only this experiment")
+        ->check(CLI::PositiveNumber);
+    status->add_flag("--json", status_json, "as JSON");
+    int64_t cancel_id = 0;
+    double cancel_timeout = 120;
+    auto* cancel = app.add_subcommand(
+        "cancel", "cancel a launched experiment; its runs end cancelled with their rows kept");
+    cancel->add_option("--experiment", cancel_id, "experiment id")
+        ->required()
+        ->check(CLI::PositiveNumber);
+    cancel->add_option("--timeout", cancel_timeout, "seconds to wait for it to stop");
+    std::string host_data;
+    bool host_json = false;
+    auto* host = app.add_subcommand(
+        "host", "this machine for remote runs: version, CPU, CUDA devices, a data folder");
+    host->add_option("--data", host_data, "list this data folder");
+    host->add_flag("--json", host_json, "as JSON");
+
     cli::RunOverrides fo;
     cli::FindBatchOptions fb;
     std::string budget;
@@ -209,6 +243,18 @@ int main(int argc, char** argv) {
     auto dispatch = [&]() -> int {
         if (run->parsed()) {
             return cli::commandRun(db, ro);
+        }
+        if (launch->parsed()) {
+            return cli::commandLaunch(db, lo, launch_options);
+        }
+        if (status->parsed()) {
+            return cli::commandStatus(db, status_id, status_json);
+        }
+        if (cancel->parsed()) {
+            return cli::commandCancel(db, cancel_id, cancel_timeout);
+        }
+        if (host->parsed()) {
+            return cli::commandHost(host_data, host_json);
         }
         if (find->parsed()) {
             if (!budget.empty()) {
