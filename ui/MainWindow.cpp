@@ -34,6 +34,8 @@
 #include "ui/data/StoreTask.h"
 #include "ui/editor/ExperimentEditor.h"
 #include "ui/plots/PlotsView.h"
+#include "ui/remote/HostsDialog.h"
+#include "ui/remote/RemoteRun.h"
 #include "ui/report/ReportPlots.h"
 #include "ui/report/ReportWriter.h"
 #include "ui/runs/CompareView.h"
@@ -92,6 +94,15 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
         }
     });
     connect(editor_, &ExperimentEditor::validityChanged, this, &MainWindow::updateActions);
+    QStringList hostLabels;
+    for (const auto& h : settings_.remoteHosts()) {
+        hostLabels << h.label;
+    }
+    editor_->setHosts(hostLabels, settings_.runOn());
+    connect(editor_, &ExperimentEditor::runOnChanged, this, [this](const QString& label) {
+        settings_.setRunOn(label);
+        updateActions();
+    });
     connect(history_, &HistoryView::error, this,
             [this](const QString& m) { showError(tr("History"), m); });
     connect(history_, &HistoryView::showRuns, this, [this](const QList<qint64>& ids) {
@@ -140,6 +151,7 @@ void MainWindow::buildMenus() {
                           &MainWindow::runExperiment);
     cancel_ =
         run->addAction(tr("&Cancel"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::cancelRun);
+    run->addAction(tr("&Hosts\u2026"), this, [this] { showHosts(); });
     run->addSeparator();
     run->addAction(tr("Find &max batch\u2026"), QKeySequence(tr("Ctrl+B")), this,
                    &MainWindow::showCapacity);
@@ -292,13 +304,64 @@ void MainWindow::refreshRuns() {
 
 bool MainWindow::runExperiment() {
     if (!editor_->isValid() || !session_->isOpen() || session_->isReadOnly() ||
-        training_->isRunning()) {
+        training_->isRunning() || remoteActive()) {
         return false;
+    }
+    if (!editor_->runOn().isEmpty()) {
+        return runOnHost(editor_->runOn());
     }
     return training_->start(editor_->spec(), session_->path());
 }
 
+bool MainWindow::remoteActive() const {
+    return remote_ && remote_->isActive();
+}
+
+bool MainWindow::runOnHost(const QString& label) {
+    const auto hosts = settings_.remoteHosts();
+    const auto host = std::find_if(hosts.begin(), hosts.end(),
+                                   [&](const RemoteHost& h) { return h.label == label; });
+    if (host == hosts.end()) {
+        showError(tr("Run on %1").arg(label),
+                  tr("No host is labelled %1 (Run \u203a Hosts\u2026)").arg(label));
+        return false;
+    }
+    delete remote_;
+    remote_ = new RemoteRun(settings_.sshCommand(), *host, session_->path(), this);
+    connect(remote_, &RemoteRun::message, this,
+            [this](const QString& m) { statusBar()->showMessage(m, 15000); });
+    connect(remote_, &RemoteRun::rowsArrived, session_, &StoreSession::pollNow);
+    connect(remote_, &RemoteRun::failed, this,
+            [this, label](const QString& m) { showError(tr("Run on %1").arg(label), m); });
+    connect(remote_, &RemoteRun::stateChanged, this, [this] {
+        progress_->setVisible(remoteActive());
+        progress_->setRange(0, 0);
+        updateActions();
+    });
+    remote_->start(editor_->spec());
+    updateActions();
+    return remote_->state() != RemoteRun::State::Failed;
+}
+
+HostsDialog* MainWindow::showHosts() {
+    auto* dialog = new HostsDialog(settings_, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        QStringList labels;
+        for (const auto& h : dialog->hosts()) {
+            labels << h.label;
+        }
+        editor_->setHosts(labels, settings_.runOn());
+    });
+    dialog->open();
+    return dialog;
+}
+
 void MainWindow::cancelRun() {
+    if (remoteActive()) {
+        remote_->cancel();
+        return;
+    }
     training_->cancel();
     statusBar()->showMessage(tr("Cancelling\u2026"));
 }
@@ -316,7 +379,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
 }
 
 void MainWindow::updateActions() {
-    const bool running = training_->isRunning();
+    const bool running = training_->isRunning() || remoteActive();
     const bool writable = session_->isOpen() && !session_->isReadOnly();
     run_->setEnabled(editor_->isValid() && writable && !running);
     run_->setToolTip(!writable            ? tr("Open a database you can write to first")

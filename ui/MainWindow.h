@@ -19,6 +19,8 @@ class CompareView;
 class ExperimentEditor;
 class AboutDialog;
 class HistoryView;
+class HostsDialog;
+class RemoteRun;
 class RunDataCache;
 class RunTreeModel;
 class Settings;
@@ -39,6 +41,10 @@ class MainWindow : public QMainWindow {
     /// Starts the experiment in the editor; false when it cannot (invalid, busy, no database).
     bool runExperiment();
     void cancelRun();
+    /// Run › Hosts…: edit the hosts; the editor's "Run on" follows. Window-modal.
+    HostsDialog* showHosts();
+    /// The experiment on a host being followed (or the last one); null before any.
+    RemoteRun* remoteRun() const { return remote_; }
 
     /// Errors are shown in a non-modal message box (off in tests) and always
     /// reported through errorShown().
@@ -110,6 +116,9 @@ class MainWindow : public QMainWindow {
 
   private:
     void refreshRuns();
+    /// Launches the editor's experiment on host `label` and follows it (ui/remote).
+    bool runOnHost(const QString& label);
+    bool remoteActive() const;
 
     Settings& settings_;
     StoreSession* session_ = nullptr;
@@ -125,6 +134,7 @@ class MainWindow : public QMainWindow {
     QAction* cancel_ = nullptr;
     QAction* export_ = nullptr;
     QAction* about_ = nullptr;
+    RemoteRun* remote_ = nullptr;
     bool exporting_ = false;
     QMenu* recent_ = nullptr;
     QProgressBar* progress_ = nullptr;

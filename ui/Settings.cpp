@@ -19,6 +19,15 @@ constexpr const char* kSmoothing = "plots/smoothing";
 constexpr const char* kLogY = "plots/logY";
 constexpr const char* kPanelMetrics = "plots/panelMetrics";
 constexpr const char* kLegendShown = "plots/legendShown";
+constexpr const char* kRemoteHosts = "remote/hosts";  // an array of the fields below
+constexpr const char* kHostLabel = "label";
+constexpr const char* kHostDestination = "destination";
+constexpr const char* kHostPort = "port";
+constexpr const char* kHostCli = "cli";
+constexpr const char* kHostDatabase = "database";
+constexpr const char* kHostData = "data";
+constexpr const char* kSshCommand = "remote/ssh";
+constexpr const char* kRunOn = "remote/runOn";
 
 QString normalized(const QString& path) {
     return path.isEmpty() ? path : QDir::cleanPath(QFileInfo(path).absoluteFilePath());
@@ -131,6 +140,58 @@ bool Settings::plotLegendShown() const {
 }
 void Settings::setPlotLegendShown(bool on) {
     settings_->setValue(kLegendShown, on);
+}
+
+QList<RemoteHost> Settings::remoteHosts() const {
+    QList<RemoteHost> hosts;
+    const int n = settings_->beginReadArray(kRemoteHosts);
+    for (int i = 0; i < n; ++i) {
+        settings_->setArrayIndex(i);
+        RemoteHost h;
+        h.label = settings_->value(kHostLabel).toString();
+        h.destination = settings_->value(kHostDestination).toString();
+        h.port = settings_->value(kHostPort, 0).toInt();
+        h.cli = settings_->value(kHostCli, h.cli).toString();
+        h.database = settings_->value(kHostDatabase).toString();
+        h.dataDir = settings_->value(kHostData).toString();
+        if (!h.label.isEmpty()) {
+            hosts << h;
+        }
+    }
+    settings_->endArray();
+    return hosts;
+}
+
+void Settings::setRemoteHosts(const QList<RemoteHost>& hosts) {
+    settings_->remove(kRemoteHosts);
+    settings_->beginWriteArray(kRemoteHosts, static_cast<int>(hosts.size()));
+    for (int i = 0; i < hosts.size(); ++i) {
+        settings_->setArrayIndex(i);
+        const RemoteHost& h = hosts[i];
+        settings_->setValue(kHostLabel, h.label);
+        settings_->setValue(kHostDestination, h.destination);
+        settings_->setValue(kHostPort, h.port);
+        settings_->setValue(kHostCli, h.cli);
+        settings_->setValue(kHostDatabase, h.database);
+        settings_->setValue(kHostData, h.dataDir);
+    }
+    settings_->endArray();
+}
+
+QString Settings::sshCommand() const {
+    return settings_->value(kSshCommand, QStringLiteral("ssh")).toString();
+}
+
+void Settings::setSshCommand(const QString& command) {
+    settings_->setValue(kSshCommand, command);
+}
+
+QString Settings::runOn() const {
+    return settings_->value(kRunOn).toString();
+}
+
+void Settings::setRunOn(const QString& label) {
+    settings_->setValue(kRunOn, label);
 }
 
 void Settings::sync() {

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/analysis/PlotSeries.h"
+#include "ui/remote/RemoteHost.h"
 
 class QSettings;
 
@@ -54,6 +55,16 @@ class Settings {
     void setPlotPanelMetrics(const QStringList& keys);
     bool plotLegendShown() const;
     void setPlotLegendShown(bool on);
+
+    /// Machines that train for this desktop (Run › Hosts…), in the order shown.
+    QList<RemoteHost> remoteHosts() const;
+    void setRemoteHosts(const QList<RemoteHost>& hosts);
+    /// The transport program and its own options; "ssh" unless set.
+    QString sshCommand() const;
+    void setSshCommand(const QString& command);
+    /// The label of the host experiments run on; empty: this machine.
+    QString runOn() const;
+    void setRunOn(const QString& label);
 
     void sync();
 

@@ -7,6 +7,7 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
@@ -101,6 +102,16 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     top->addWidget(presetUndo_);
     top->addSpacing(24);
     top->addWidget(planLabel_, 1);
+    runOn_ = new QComboBox;
+    runOn_->setObjectName("runOn");
+    runOn_->setToolTip(
+        tr("Where the experiment trains: here, or a host of Run › Hosts… "
+           "(its runs are followed here as they train)"));
+    runOn_->addItem(tr("this machine"));
+    connect(runOn_, &QComboBox::currentIndexChanged, this,
+            [this] { Q_EMIT runOnChanged(runOn()); });
+    top->addWidget(new QLabel(tr("Run on:")));
+    top->addWidget(runOn_);
     layout->addLayout(top);
 
     form_ = new SpecForm;
@@ -424,6 +435,25 @@ void ExperimentEditor::showSetupProblems(const train::SetupReport& report) {
     setup_->showReport(report);
     setupErrors_ = toFieldErrors(report);
     revalidate();
+}
+
+void ExperimentEditor::setHosts(const QStringList& labels, const QString& current) {
+    const QSignalBlocker block(runOn_);
+    while (runOn_->count() > 1) {
+        runOn_->removeItem(1);
+    }
+    runOn_->addItems(labels);
+    const int at = current.isEmpty() ? 0 : static_cast<int>(labels.indexOf(current)) + 1;
+    runOn_->setCurrentIndex(std::max(at, 0));
+}
+
+QString ExperimentEditor::runOn() const {
+    return runOn_->currentIndex() <= 0 ? QString() : runOn_->currentText();
+}
+
+void ExperimentEditor::setRunOn(const QString& label) {
+    const int at = runOn_->findText(label);
+    runOn_->setCurrentIndex(label.isEmpty() || at < 1 ? 0 : at);
 }
 
 }  // namespace ampbench::ui

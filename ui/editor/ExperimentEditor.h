@@ -67,11 +67,21 @@ class ExperimentEditor : public QWidget {
     /// Whether a background check is queued or running.
     bool checking() const;
 
+    /// "Run on": this machine, then the hosts' labels; `current` is selected (empty:
+    /// this machine).
+    void setHosts(const QStringList& labels, const QString& current);
+    /// The host's label the experiment runs on; empty for this machine.
+    QString runOn() const;
+    void setRunOn(const QString& label);
+    QComboBox* runOnBox() const { return runOn_; }
+
   Q_SIGNALS:
     void validityChanged(bool valid);
     void edited();
     /// A background check of the model and data finished and is shown.
     void setupChecked();
+    /// Another place to run was chosen (its label; empty: this machine).
+    void runOnChanged(const QString& label);
 
   private:
     void revalidate();
@@ -88,6 +98,7 @@ class ExperimentEditor : public QWidget {
     QListWidget* errorList_ = nullptr;
     QLabel* planLabel_ = nullptr;
     QComboBox* presets_ = nullptr;
+    QComboBox* runOn_ = nullptr;
     std::vector<ampbench::config::FieldError> loadErrors_;  // from the last file, until edited
     std::vector<ampbench::config::FieldError> errors_;      // everything shown now
     std::vector<ampbench::config::FieldError> warnings_;    // shown after the errors

@@ -1,0 +1,217 @@
+#include "ui/remote/HostsDialog.h"
+
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "ui/Settings.h"
+
+namespace ampbench::ui {
+
+HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
+    : QDialog(parent), settings_(settings), hosts_(settings.remoteHosts()) {
+    setWindowTitle(tr("Hosts"));
+    list_ = new QListWidget;
+    list_->setMaximumWidth(220);
+    auto* add = new QPushButton(tr("&Add"));
+    remove_ = new QPushButton(tr("&Remove"));
+    auto* listButtons = new QHBoxLayout;
+    listButtons->addWidget(add);
+    listButtons->addWidget(remove_);
+    auto* left = new QVBoxLayout;
+    left->addWidget(list_, 1);
+    left->addLayout(listButtons);
+
+    label_ = new QLineEdit;
+    label_->setPlaceholderText(tr("gpu-server"));
+    destination_ = new QLineEdit;
+    destination_->setPlaceholderText(tr("user@gpu.example.org"));
+    port_ = new QSpinBox;
+    port_->setRange(0, 65535);
+    port_->setSpecialValueText(tr("ssh's default"));
+    cli_ = new QLineEdit;
+    cli_->setPlaceholderText(tr("ampbench-cli (on the server's PATH)"));
+    database_ = new QLineEdit;
+    database_->setPlaceholderText(tr("the server's default (~/.local/share/ampbench)"));
+    data_ = new QLineEdit;
+    data_->setPlaceholderText(tr("e.g. /data/fashion-mnist; empty: the spec's paths"));
+    auto* form = new QFormLayout;
+    form->addRow(tr("&Label:"), label_);
+    form->addRow(tr("&Host:"), destination_);
+    form->addRow(tr("&Port:"), port_);
+    form->addRow(tr("ampbench-&cli:"), cli_);
+    form->addRow(tr("&Database:"), database_);
+    form->addRow(tr("Data &folder:"), data_);
+    test_ = new QPushButton(tr("&Test connection"));
+    result_ = new QLabel;
+    result_->setWordWrap(true);
+    result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    result_->setMinimumHeight(90);
+    result_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    auto* right = new QVBoxLayout;
+    right->addLayout(form);
+    auto* testRow = new QHBoxLayout;
+    testRow->addWidget(test_);
+    testRow->addStretch(1);
+    right->addLayout(testRow);
+    right->addWidget(result_, 1);
+
+    ssh_ = new QLineEdit(settings_.sshCommand());
+    ssh_->setToolTip(
+        tr("The program that reaches the hosts, with its own options; "
+           "BatchMode=yes, the port and the host are added"));
+    auto* transport = new QFormLayout;
+    transport->addRow(tr("Trans&port:"), ssh_);
+
+    auto* columns = new QHBoxLayout;
+    columns->addLayout(left);
+    columns->addLayout(right, 1);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(columns, 1);
+    layout->addLayout(transport);
+    layout->addWidget(buttons);
+
+    tester_ = new ConnectionTest(this);
+    connect(tester_, &ConnectionTest::finished, this, &HostsDialog::showResult);
+    connect(add, &QPushButton::clicked, this, &HostsDialog::addHost);
+    connect(remove_, &QPushButton::clicked, this, &HostsDialog::removeHost);
+    connect(test_, &QPushButton::clicked, this, &HostsDialog::testConnection);
+    connect(buttons, &QDialogButtonBox::accepted, this, &HostsDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &HostsDialog::reject);
+    connect(list_, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (!showing_) {
+            storeForm();
+            current_ = row;
+            showForm();
+        }
+    });
+    for (auto* edit : {label_, destination_, cli_, database_, data_}) {
+        connect(edit, &QLineEdit::textEdited, this, [this] { storeForm(); });
+    }
+    connect(port_, &QSpinBox::valueChanged, this, [this] { storeForm(); });
+
+    for (const auto& h : hosts_) {
+        list_->addItem(h.label);
+    }
+    current_ = hosts_.isEmpty() ? -1 : 0;
+    showForm();
+    resize(760, 420);
+}
+
+void HostsDialog::storeForm() {
+    if (showing_ || current_ < 0 || current_ >= hosts_.size()) {
+        return;
+    }
+    RemoteHost& h = hosts_[current_];
+    h.label = label_->text().trimmed();
+    h.destination = destination_->text().trimmed();
+    h.port = port_->value();
+    h.cli =
+        cli_->text().trimmed().isEmpty() ? QStringLiteral("ampbench-cli") : cli_->text().trimmed();
+    h.database = database_->text().trimmed();
+    h.dataDir = data_->text().trimmed();
+    if (QListWidgetItem* item = list_->item(current_)) {
+        item->setText(h.label.isEmpty() ? tr("(no label)") : h.label);
+    }
+}
+
+void HostsDialog::showForm() {
+    showing_ = true;
+    const bool any = current_ >= 0 && current_ < hosts_.size();
+    const RemoteHost h = any ? hosts_[current_] : RemoteHost{};
+    label_->setText(h.label);
+    destination_->setText(h.destination);
+    port_->setValue(h.port);
+    cli_->setText(any ? h.cli : QString());
+    database_->setText(h.database);
+    data_->setText(h.dataDir);
+    for (QWidget* w : std::initializer_list<QWidget*>{label_, destination_, port_, cli_, database_,
+                                                      data_, test_, remove_}) {
+        w->setEnabled(any);
+    }
+    list_->setCurrentRow(current_);
+    result_->clear();
+    showing_ = false;
+}
+
+void HostsDialog::addHost() {
+    storeForm();
+    RemoteHost h;
+    hosts_ << h;
+    list_->addItem(tr("(no label)"));
+    current_ = static_cast<int>(hosts_.size()) - 1;
+    showForm();
+    label_->setFocus();
+}
+
+void HostsDialog::removeHost() {
+    if (current_ < 0 || current_ >= hosts_.size()) {
+        return;
+    }
+    showing_ = true;
+    hosts_.removeAt(current_);
+    delete list_->takeItem(current_);
+    showing_ = false;
+    current_ = std::min(current_, static_cast<int>(hosts_.size()) - 1);
+    showForm();
+}
+
+void HostsDialog::selectHost(int row) {
+    list_->setCurrentRow(row);
+}
+
+void HostsDialog::testConnection() {
+    storeForm();
+    if (current_ < 0 || current_ >= hosts_.size()) {
+        return;
+    }
+    RemoteHost h = hosts_[current_];
+    if (h.label.isEmpty()) {
+        h.label = h.destination;
+    }
+    if (h.destination.isEmpty()) {
+        result_->setText(tr("Give the host as user@host first."));
+        return;
+    }
+    test_->setEnabled(false);
+    result_->setText(tr("Connecting to %1\u2026").arg(h.destination));
+    tester_->start(ssh_->text(), h);
+}
+
+void HostsDialog::showResult(const ConnectionResult& r) {
+    test_->setEnabled(current_ >= 0);
+    const QString colour = r.ok() ? QStringLiteral("#1b7f3b") : QStringLiteral("#b3261e");
+    result_->setText(
+        QStringLiteral("<p style='color:%1'><b>%2</b></p><p>%3</p>")
+            .arg(colour, r.ok() ? tr("Ready") : tr("Not ready"),
+                 r.message.toHtmlEscaped().replace(QChar('\n'), QStringLiteral("<br>"))));
+    Q_EMIT tested(r);
+}
+
+void HostsDialog::accept() {
+    storeForm();
+    for (int i = 0; i < hosts_.size(); ++i) {
+        QList<RemoteHost> others = hosts_;
+        others.removeAt(i);
+        if (QString problem = hostProblem(hosts_[i], others); !problem.isEmpty()) {
+            current_ = i;
+            showForm();
+            result_->setText(
+                QStringLiteral("<p style='color:#b3261e'>%1</p>").arg(problem.toHtmlEscaped()));
+            return;
+        }
+    }
+    settings_.setRemoteHosts(hosts_);
+    settings_.setSshCommand(ssh_->text().trimmed().isEmpty() ? QStringLiteral("ssh")
+                                                             : ssh_->text().trimmed());
+    QDialog::accept();
+}
+
+}  // namespace ampbench::ui

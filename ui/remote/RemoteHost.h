@@ -1,0 +1,41 @@
+#pragma once
+// A machine that trains for this desktop (a GPU server), reached through the system's
+// OpenSSH as a plain command prefix: `ssh -o BatchMode=yes [-p PORT] user@host` and
+// then `ampbench-cli --db DB <command>` there. No daemon, no open port.
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace ampbench::ui {
+
+struct RemoteHost {
+    QString label;        ///< the name shown in "Run on" and stored as the runs' origin
+    QString destination;  ///< user@host (or a Host alias of ~/.ssh/config)
+    int port = 0;         ///< 0: ssh's default (22 or the config's)
+    QString cli = QStringLiteral("ampbench-cli");  ///< the remote ampbench-cli
+    QString database;  ///< the remote database; empty: the remote default
+    QString dataDir;   ///< the remote data folder; empty: the spec's paths as they are
+    bool operator==(const RemoteHost& o) const {
+        return label == o.label && destination == o.destination && port == o.port && cli == o.cli &&
+               database == o.database && dataDir == o.dataDir;
+    }
+    bool operator!=(const RemoteHost& o) const { return !(*this == o); }
+};
+
+/// What a host lacks before it can be saved ("Give the host a label"); empty when none.
+QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others);
+
+/// One word for the remote shell: single-quoted unless it is plain; a leading "~/"
+/// stays outside the quotes so the remote shell expands it.
+QString shellQuote(const QString& word);
+
+/// The transport: `ssh` (a program with its own options, split like a shell would)
+/// then -o BatchMode=yes (never a password prompt), a connect timeout, keep-alives
+/// (a dead link is noticed in some 45 s), the port and the destination.
+QStringList transportCommand(const QString& ssh, const RemoteHost& host);
+
+/// The transport then one remote command line: the host's CLI, its --db when set,
+/// and `args`, each word quoted for the remote shell.
+QStringList remoteCommand(const QString& ssh, const RemoteHost& host, const QStringList& args);
+
+}  // namespace ampbench::ui
