@@ -104,6 +104,8 @@ RunRow readRun(const Statement& st, const std::string& path) {
     r.tags = storedTags(st.text(22));
     r.trashed_at = st.text(23);
     r.experiment_trashed = st.i64(24) != 0;
+    r.origin = st.text(25);
+    r.origin_run_id = st.isNull(26) ? 0 : st.i64(26);
     showDeadOwner(r, st, 15);
     return r;
 }
@@ -118,6 +120,8 @@ ExperimentRow readExperiment(const Statement& st) {
     e.run_count = static_cast<int>(st.i64(5));
     e.tags = storedTags(st.text(6));
     e.trashed_at = st.text(7);
+    e.origin = st.text(8);
+    e.origin_id = st.isNull(9) ? 0 : st.i64(9);
     return e;
 }
 
@@ -325,9 +329,9 @@ std::string Database::runSelect() const {
     return std::string(kRunColumns) +
            (schema_version_ >= 3 ? "r.owner_token, r.failure, " : "NULL, '', ") +
            (schema_version_ >= 4 ? "r.inputs_json, r.rerun_of, " : "'', NULL, ") +
-           (schema_version_ >= 5 ? "r.label, r.tags, r.trashed_at, e.trashed_at <> ''"
-                                 : "'', '', '', 0") +
-           kRunFrom;
+           (schema_version_ >= 5 ? "r.label, r.tags, r.trashed_at, e.trashed_at <> '', "
+                                 : "'', '', '', 0, ") +
+           (schema_version_ >= 6 ? "r.origin, r.origin_run_id" : "'', NULL") + kRunFrom;
 }
 
 // An experiment's run count leaves out runs in the trash.
@@ -335,8 +339,9 @@ std::string Database::experimentSelect() const {
     return std::string(
                "SELECT e.id, e.name, e.spec_json, e.notes, e.created_at, "
                "(SELECT COUNT(*) FROM runs r WHERE r.experiment_id = e.id") +
-           notTrashed("r") + "), " + (schema_version_ >= 5 ? "e.tags, e.trashed_at" : "'', ''") +
-           " FROM experiments e ";
+           notTrashed("r") + "), " +
+           (schema_version_ >= 5 ? "e.tags, e.trashed_at, " : "'', '', ") +
+           (schema_version_ >= 6 ? "e.origin, e.origin_id" : "'', NULL") + " FROM experiments e ";
 }
 
 std::string Database::notTrashed(const char* alias) const {
@@ -447,17 +452,20 @@ void Database::deleteRun(int64_t run_id) {
 
 // --- metric rows ---
 
-void Database::insertSteps(int64_t run_id, const std::vector<StepRecord>& rows) {
+int64_t Database::insertSteps(int64_t run_id, const std::vector<StepRecord>& rows) {
     if (rows.empty())
-        return;
+        return 0;
     ImplicitTransaction tx(db_, path_);
+    const int64_t first = nextSeq(run_id);
+    int64_t seq = first;
     Statement st(db_, path_,
                  "INSERT OR REPLACE INTO steps(run_id, step, samples, loss, lr, loss_scale, "
                  "skipped, grad_norm, step_ms, data_wait_ms, timed, mem_allocated, mem_reserved, "
-                 "mem_peak, wall_s) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-                 "?13, ?14, ?15)",
+                 "mem_peak, wall_s, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                 "?13, ?14, ?15, ?16)",
                  "saving steps of run " + std::to_string(run_id));
     for (const StepRecord& r : rows) {
+        st.bindInt(16, seq++);
         st.bindInt(1, run_id).bindInt(2, r.step).bindInt(3, r.samples).bindReal(4, r.loss);
         st.bindReal(5, r.lr).bindReal(6, r.loss_scale).bindInt(7, r.skipped ? 1 : 0);
         st.bindReal(8, r.grad_norm).bindReal(9, r.step_ms).bindReal(10, r.data_wait_ms);
@@ -465,36 +473,43 @@ void Database::insertSteps(int64_t run_id, const std::vector<StepRecord>& rows) 
         st.bindInt(14, r.mem_peak).bindReal(15, r.wall_s).run();
     }
     tx.commit();
+    return first;
 }
 
-void Database::insertEvals(int64_t run_id, const std::vector<EvalRecord>& rows) {
+int64_t Database::insertEvals(int64_t run_id, const std::vector<EvalRecord>& rows) {
     if (rows.empty())
-        return;
+        return 0;
     ImplicitTransaction tx(db_, path_);
+    const int64_t first = nextSeq(run_id);
+    int64_t seq = first;
     Statement st(db_, path_,
                  "INSERT OR REPLACE INTO evals(run_id, step, samples, val_loss, val_accuracy, "
-                 "wall_s) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                 "wall_s, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                  "saving evaluations of run " + std::to_string(run_id));
     for (const EvalRecord& r : rows) {
         st.bindInt(1, run_id).bindInt(2, r.step).bindInt(3, r.samples).bindReal(4, r.val_loss);
-        st.bindReal(5, r.val_accuracy).bindReal(6, r.wall_s).run();
+        st.bindReal(5, r.val_accuracy).bindReal(6, r.wall_s).bindInt(7, seq++).run();
     }
     tx.commit();
+    return first;
 }
 
-void Database::insertEvents(int64_t run_id, const std::vector<EventRecord>& rows) {
+int64_t Database::insertEvents(int64_t run_id, const std::vector<EventRecord>& rows) {
     if (rows.empty())
-        return;
+        return 0;
     ImplicitTransaction tx(db_, path_);
+    const int64_t first = nextSeq(run_id);
+    int64_t seq = first;
     Statement st(db_, path_,
-                 "INSERT INTO events(run_id, step, kind, message, value) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5)",
+                 "INSERT INTO events(run_id, step, kind, message, value, seq) "
+                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
                  "saving events of run " + std::to_string(run_id));
     for (const EventRecord& r : rows) {
         st.bindInt(1, run_id).bindInt(2, r.step).bindText(3, run::toString(r.kind));
-        st.bindText(4, r.message).bindReal(5, r.value).run();
+        st.bindText(4, r.message).bindReal(5, r.value).bindInt(6, seq++).run();
     }
     tx.commit();
+    return first;
 }
 
 // --- reading ---

@@ -21,7 +21,7 @@ namespace ampbench::store {
 /// A read-only open creates no files where nobody may write (read-only folder or file).
 class Database {
   public:
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
     /// The oldest schema a read-only connection reads without upgrading it.
     static constexpr int kOldestReadable = 2;
 
@@ -95,9 +95,40 @@ class Database {
     static std::string joinTags(const std::vector<std::string>& tags);  ///< "a, b"
 
     // --- metric rows (one transaction per call; the RunRecorder batches) ---
-    void insertSteps(int64_t run_id, const std::vector<run::StepRecord>& rows);
-    void insertEvals(int64_t run_id, const std::vector<run::EvalRecord>& rows);
-    void insertEvents(int64_t run_id, const std::vector<run::EventRecord>& rows);
+    // Each row gets the run's next sequence number, in the order given; each call
+    // returns the number of its first row (0 when `rows` is empty).
+    int64_t insertSteps(int64_t run_id, const std::vector<run::StepRecord>& rows);
+    int64_t insertEvals(int64_t run_id, const std::vector<run::EvalRecord>& rows);
+    int64_t insertEvents(int64_t run_id, const std::vector<run::EventRecord>& rows);
+
+    // --- the record sequence (schema 6; Sequence.cpp) ---
+    /// The highest sequence number of the run's rows; 0 when it has none.
+    int64_t lastSeq(int64_t run_id) const;
+    /// The run's rows with seq > `after_seq`, in seq order; at most `limit` (0 = all).
+    std::vector<SequencedRecord> recordsSince(int64_t run_id, int64_t after_seq,
+                                              int64_t limit = 0) const;
+    /// Stores rows under the sequence numbers they carry (what an ingest reads from
+    /// another database). A row whose seq the run holds already, or a step or
+    /// evaluation whose step it holds, is left as it is. Returns the rows added.
+    int64_t insertSequenced(int64_t run_id, const std::vector<SequencedRecord>& rows);
+    /// The listener hears what a RunRecorder on this connection commits; null for none.
+    void setRecordListener(RecordListener* listener) { listener_ = listener; }
+    RecordListener* recordListener() const { return listener_; }
+
+    // --- rows read from another database (an ingested stream; Sequence.cpp) ---
+    /// The local experiment or run made from `origin`'s id, if any.
+    std::optional<int64_t> experimentFromOrigin(const std::string& origin, int64_t id) const;
+    std::optional<int64_t> runFromOrigin(const std::string& origin, int64_t id) const;
+    /// A new experiment holding `remote`'s name, spec and creation time, marked as
+    /// coming from `origin` (its id there: remote.id).
+    int64_t importExperiment(const ExperimentRow& remote, const std::string& origin);
+    /// A new run of local experiment `experiment_id` holding `remote`'s fields, marked
+    /// as coming from `origin` (its id there: remote.id). It has no owner here: no
+    /// process on this machine trains it, so it is never taken for interrupted.
+    int64_t importRun(const RunRow& remote, int64_t experiment_id, const std::string& origin);
+    /// What may change on the other side while it trains: status, failure, error,
+    /// environment and the start and end times.
+    void updateImportedRun(int64_t run_id, const RunRow& remote);
 
     // --- reading ---
     std::vector<ExperimentRow> experiments() const;
@@ -131,11 +162,15 @@ class Database {
     std::string notTrashed(const char* alias) const;
     /// Throws StoreError(Io) naming `what` on a read-only connection to an older schema.
     void requireSchema5(const char* what) const;
+    void requireSchema6(const char* what) const;
+    /// The next sequence number of the run's rows.
+    int64_t nextSeq(int64_t run_id) const;
 
     std::string path_;
     sqlite3* db_ = nullptr;  // owned; closed in the destructor
     int recovered_ = 0;
     int schema_version_ = kSchemaVersion;
+    RecordListener* listener_ = nullptr;
 };
 
 }  // namespace ampbench::store

@@ -2,6 +2,7 @@
 // What the reader returns: rows of the store as plain structs.
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/run/Records.h"
@@ -17,6 +18,8 @@ struct ExperimentRow {
     int run_count = 0;              ///< runs not in the trash
     std::vector<std::string> tags;  ///< free words the user gave it (Database::parseTags)
     std::string trashed_at;         ///< when it was moved to the trash; empty when not
+    std::string origin;     ///< where it was read from (`ingest --origin`); empty when made here
+    int64_t origin_id = 0;  ///< its id in the database it came from
 };
 
 struct RunRow {
@@ -42,7 +45,28 @@ struct RunRow {
     std::vector<std::string> tags;
     std::string trashed_at;           ///< when the run itself was moved to the trash
     bool experiment_trashed = false;  ///< its experiment is in the trash
+    std::string origin;               ///< where it was read from; empty when trained here
+    int64_t origin_run_id = 0;        ///< its id in the database it came from
     bool inTrash() const { return !trashed_at.empty() || experiment_trashed; }
+};
+
+/// One row of a run's record with its run-scoped sequence number: 1, 2, 3 ... in the
+/// order the rows were committed (schema 6). A record stream carries it; an ingest
+/// keys on (run, seq).
+struct SequencedRecord {
+    int64_t seq = 0;
+    std::variant<run::StepRecord, run::EvalRecord, run::EventRecord> record;
+};
+
+/// Hears what a RunRecorder on a connection wrote, after it was committed: the rows
+/// with the sequence numbers they were stored under, and the run's start and end.
+/// Called on the recorder's thread; must not throw (the rows are stored already).
+class RecordListener {
+  public:
+    virtual ~RecordListener() = default;
+    virtual void runStarted(int64_t /*run_id*/) {}
+    virtual void rowsCommitted(int64_t /*run_id*/, const std::vector<SequencedRecord>& /*rows*/) {}
+    virtual void runFinished(int64_t /*run_id*/) {}
 };
 
 /// An experiment or a run in the trash, newest first (Database::trash).

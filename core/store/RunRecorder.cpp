@@ -94,6 +94,8 @@ void RunRecorder::onStart(const run::RunInfo& info) {
         },
         lock_.limit);
     last_flush_ = Clock::now();
+    if (RecordListener* listener = db_.recordListener())
+        listener->runStarted(run_id_);
 }
 
 void RunRecorder::onStep(const run::StepRecord& step) {
@@ -130,6 +132,8 @@ void RunRecorder::onFinish(const run::RunOutcome& outcome) {
                 milliseconds(0));
         } catch (...) {
         }
+        if (RecordListener* listener = db_.recordListener())
+            listener->runFinished(run_id_);
         throw;
     }
     untilWritten(
@@ -138,6 +142,8 @@ void RunRecorder::onFinish(const run::RunOutcome& outcome) {
             return true;
         },
         lock_.final_wait);
+    if (RecordListener* listener = db_.recordListener())
+        listener->runFinished(run_id_);
 }
 
 void RunRecorder::maybeFlush() {
@@ -179,12 +185,14 @@ bool RunRecorder::tryWrite(milliseconds wait) {
     }
     BusyWait scope(db_.handle(), wait);
     const bool own = sqlite3_get_autocommit(db_.handle()) != 0;
+    // Sequence numbers follow the run's last one: steps, then evaluations, then events.
+    int64_t first_step = 0, first_eval = 0, first_event = 0;
     try {
         if (own)
             db_.begin();
-        db_.insertSteps(run_id_, steps_);
-        db_.insertEvals(run_id_, evals_);
-        db_.insertEvents(run_id_, events_);
+        first_step = db_.insertSteps(run_id_, steps_);
+        first_eval = db_.insertEvals(run_id_, evals_);
+        first_event = db_.insertEvents(run_id_, events_);
         if (own)
             db_.commit();
     } catch (const StoreError& e) {
@@ -202,6 +210,8 @@ bool RunRecorder::tryWrite(milliseconds wait) {
             locked_since_ = now;
         return false;
     }
+    if (RecordListener* listener = db_.recordListener())
+        tellListener(*listener, first_step, first_eval, first_event);
     steps_.clear();
     evals_.clear();
     events_.clear();
@@ -209,6 +219,24 @@ bool RunRecorder::tryWrite(milliseconds wait) {
     backoff_ = milliseconds(0);
     next_try_ = now;
     return true;
+}
+
+// The rows as stored, in seq order; the listener's failure is its own (the rows are
+// in the database and must not be written again).
+void RunRecorder::tellListener(RecordListener& listener, int64_t first_step, int64_t first_eval,
+                               int64_t first_event) const {
+    std::vector<SequencedRecord> rows;
+    rows.reserve(pendingRows());
+    for (size_t i = 0; i < steps_.size(); ++i)
+        rows.push_back({first_step + static_cast<int64_t>(i), steps_[i]});
+    for (size_t i = 0; i < evals_.size(); ++i)
+        rows.push_back({first_eval + static_cast<int64_t>(i), evals_[i]});
+    for (size_t i = 0; i < events_.size(); ++i)
+        rows.push_back({first_event + static_cast<int64_t>(i), events_[i]});
+    try {
+        listener.rowsCommitted(run_id_, rows);
+    } catch (...) {
+    }
 }
 
 void RunRecorder::flush() {

@@ -32,7 +32,9 @@ struct LockPolicy {
 /// flushed when the run ends, fails or is cancelled. A write that finds the
 /// database locked by another program keeps every row in memory and tries again
 /// with back-off while training continues; once written, an event records how
-/// long the wait was. Lives on the training thread.
+/// long the wait was. Each row gets the run's next sequence number at the write; the
+/// connection's RecordListener hears the rows once committed. Lives on the training
+/// thread.
 class RunRecorder : public run::TrainObserver {
   public:
     RunRecorder(Database& db, int64_t run_id,
@@ -62,6 +64,8 @@ class RunRecorder : public run::TrainObserver {
     template <class Write>
     void untilWritten(Write write, std::chrono::milliseconds patience);
     std::string lostRows(const std::string& reason) const;
+    void tellListener(RecordListener& listener, int64_t first_step, int64_t first_eval,
+                      int64_t first_event) const;
 
     Database& db_;
     int64_t run_id_;

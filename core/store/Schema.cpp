@@ -166,10 +166,46 @@ ALTER TABLE runs ADD COLUMN trashed_at TEXT NOT NULL DEFAULT '';
          "adding run labels, tags and the trash (version 5)");
 }
 
+// Version 6: the record stream. Every step, evaluation and event of a run gets a
+// run-scoped sequence number (1, 2, 3 ... in commit order) that a stream carries and
+// an ingest keys on; rows of older files are numbered per run: steps by step, then
+// evaluations by step, then events by id. Experiments and runs read from another
+// machine's stream remember where they came from (origin label and the id there).
+void createV6(sqlite3* db, const std::string& path) {
+    exec(db, path, R"sql(
+ALTER TABLE steps ADD COLUMN seq INTEGER;
+ALTER TABLE evals ADD COLUMN seq INTEGER;
+ALTER TABLE events ADD COLUMN seq INTEGER;
+ALTER TABLE experiments ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+ALTER TABLE experiments ADD COLUMN origin_id INTEGER;
+ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN origin_run_id INTEGER;
+CREATE TEMP TABLE seq_backfill AS
+    SELECT run_id, t, k, ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY t, k) AS seq FROM (
+        SELECT run_id, 0 AS t, step AS k FROM steps
+        UNION ALL SELECT run_id, 1, step FROM evals
+        UNION ALL SELECT run_id, 2, id FROM events);
+CREATE UNIQUE INDEX temp.seq_backfill_by_row ON seq_backfill(run_id, t, k);
+UPDATE steps SET seq = b.seq FROM seq_backfill b
+    WHERE b.run_id = steps.run_id AND b.t = 0 AND b.k = steps.step;
+UPDATE evals SET seq = b.seq FROM seq_backfill b
+    WHERE b.run_id = evals.run_id AND b.t = 1 AND b.k = evals.step;
+UPDATE events SET seq = b.seq FROM seq_backfill b
+    WHERE b.run_id = events.run_id AND b.t = 2 AND b.k = events.id;
+DROP TABLE temp.seq_backfill;
+CREATE UNIQUE INDEX steps_by_seq ON steps(run_id, seq);
+CREATE UNIQUE INDEX evals_by_seq ON evals(run_id, seq);
+CREATE UNIQUE INDEX events_by_seq ON events(run_id, seq);
+CREATE UNIQUE INDEX experiments_by_origin ON experiments(origin, origin_id) WHERE origin <> '';
+CREATE UNIQUE INDEX runs_by_origin ON runs(origin, origin_run_id) WHERE origin <> '';
+)sql",
+         "numbering records and adding origins (version 6)");
+}
+
 using Migration = void (*)(sqlite3*, const std::string&);
 // kMigrations[n] takes a database from version n to n + 1.
-constexpr std::array<Migration, 5> kMigrations = {&createV1, &createV2, &createV3, &createV4,
-                                                  &createV5};
+constexpr std::array<Migration, 6> kMigrations = {&createV1, &createV2, &createV3,
+                                                  &createV4, &createV5, &createV6};
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);

@@ -12,6 +12,7 @@
 
 #include <regex>
 #include <sstream>
+#include "StoreDowngrade.h"
 #include "core/store/BatchSearchStore.h"
 
 #include "core/store/Database.h"
@@ -629,7 +630,8 @@ TEST(StoreMigration, Version1IsMigratedKeepingRows) {
         sqlite3* raw = nullptr;
         ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(raw,
-                               "DROP TABLE batch_trials; DROP TABLE batch_searches; "
+                               (std::string(ampbench::test::kBackToSchema5) +
+                                "DROP TABLE batch_trials; DROP TABLE batch_searches; "
                                "ALTER TABLE experiments DROP COLUMN tags; "
                                "ALTER TABLE experiments DROP COLUMN trashed_at; "
                                "CREATE TABLE runs_v1 (id INTEGER PRIMARY KEY, experiment_id "
@@ -647,7 +649,8 @@ TEST(StoreMigration, Version1IsMigratedKeepingRows) {
                                "runs; DROP TABLE runs; ALTER TABLE runs_v1 RENAME TO runs; "
                                "CREATE INDEX runs_by_experiment ON runs(experiment_id, "
                                "arm_index); CREATE INDEX runs_by_status ON runs(status); "
-                               "PRAGMA user_version = 1;",
+                               "PRAGMA user_version = 1;")
+                                   .c_str(),
                                nullptr, nullptr, nullptr),
                   SQLITE_OK);
         sqlite3_close(raw);

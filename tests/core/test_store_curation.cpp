@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "StoreDowngrade.h"
 #include "core/store/Database.h"
 
 namespace fs = std::filesystem;
@@ -236,12 +237,14 @@ TEST_F(StoreCuration, Schema4IsReadThenMigratedKeepingRows) {
         ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
         char* err = nullptr;
         const int rc = sqlite3_exec(raw,
-                                    "ALTER TABLE experiments DROP COLUMN tags; "
+                                    (std::string(ampbench::test::kBackToSchema5) +
+                                     "ALTER TABLE experiments DROP COLUMN tags; "
                                     "ALTER TABLE experiments DROP COLUMN trashed_at; "
                                     "ALTER TABLE runs DROP COLUMN label; "
                                     "ALTER TABLE runs DROP COLUMN tags; "
                                     "ALTER TABLE runs DROP COLUMN trashed_at; "
-                                    "PRAGMA user_version = 4;",
+                                    "PRAGMA user_version = 4;")
+                                        .c_str(),
                                     nullptr, nullptr, &err);
         const std::string message = err ? err : "";
         sqlite3_free(err);

@@ -1,0 +1,248 @@
+// The record sequence (schema 6): run-scoped sequence numbers of steps, evaluations
+// and events, reading a run's rows after a number, and the rows an ingest brings from
+// another database (experiments and runs marked with their origin).
+#include <sqlite3.h>
+
+#include <algorithm>
+
+#include "core/store/Database.h"
+#include "core/store/private/Schema.h"
+
+namespace ampbench::store {
+namespace {
+
+using schema::ImplicitTransaction;
+using schema::nowIso;
+using schema::Statement;
+
+[[noreturn]] void fail(StoreError::Kind kind, const std::string& message) {
+    throw StoreError(kind, message);
+}
+
+run::StepRecord readStep(const Statement& st) {
+    run::StepRecord r;
+    r.step = st.i64(1);
+    r.samples = st.i64(2);
+    r.loss = st.real(3);
+    r.lr = st.real(4);
+    r.loss_scale = st.real(5);
+    r.skipped = st.i64(6) != 0;
+    r.grad_norm = st.real(7);
+    r.step_ms = st.real(8);
+    r.data_wait_ms = st.real(9);
+    r.timed = st.i64(10) != 0;
+    r.mem_allocated = st.i64(11);
+    r.mem_reserved = st.i64(12);
+    r.mem_peak = st.i64(13);
+    r.wall_s = st.real(14);
+    return r;
+}
+
+std::optional<int64_t> oneId(Statement& st) {
+    if (!st.step())
+        return std::nullopt;
+    return st.i64(0);
+}
+
+}  // namespace
+
+void Database::requireSchema6(const char* what) const {
+    if (schema_version_ < 6) {
+        fail(StoreError::Kind::Io, path_ + " holds schema " + std::to_string(schema_version_) +
+                                       ", which has no " + what +
+                                       "; open it read-write once to upgrade it");
+    }
+}
+
+int64_t Database::nextSeq(int64_t run_id) const {
+    return lastSeq(run_id) + 1;
+}
+
+// Three lookups at the end of the (run_id, seq) indexes.
+int64_t Database::lastSeq(int64_t run_id) const {
+    requireSchema6("record sequence numbers");
+    Statement st(db_, path_,
+                 "SELECT MAX((SELECT IFNULL(MAX(seq), 0) FROM steps WHERE run_id = ?1), "
+                 "(SELECT IFNULL(MAX(seq), 0) FROM evals WHERE run_id = ?1), "
+                 "(SELECT IFNULL(MAX(seq), 0) FROM events WHERE run_id = ?1))",
+                 "reading the last record number of run " + std::to_string(run_id));
+    st.bindInt(1, run_id);
+    st.step();
+    return st.i64(0);
+}
+
+// Each table is read in seq order through its (run_id, seq) index, then the three
+// are merged: at most `limit` rows of each are read.
+std::vector<SequencedRecord> Database::recordsSince(int64_t run_id, int64_t after_seq,
+                                                    int64_t limit) const {
+    requireSchema6("record sequence numbers");
+    const std::string what = "reading records of run " + std::to_string(run_id);
+    const int64_t cap = limit > 0 ? limit : -1;
+    std::vector<SequencedRecord> steps, evals, events;
+    {
+        Statement st(db_, path_,
+                     "SELECT seq, step, samples, loss, lr, loss_scale, skipped, grad_norm, "
+                     "step_ms, data_wait_ms, timed, mem_allocated, mem_reserved, mem_peak, wall_s "
+                     "FROM steps WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                     what);
+        st.bindInt(1, run_id).bindInt(2, after_seq).bindInt(3, cap);
+        while (st.step())
+            steps.push_back({st.i64(0), readStep(st)});
+    }
+    {
+        Statement st(db_, path_,
+                     "SELECT seq, step, samples, val_loss, val_accuracy, wall_s FROM evals "
+                     "WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                     what);
+        st.bindInt(1, run_id).bindInt(2, after_seq).bindInt(3, cap);
+        while (st.step()) {
+            evals.push_back({st.i64(0), run::EvalRecord{st.i64(1), st.i64(2), st.real(3),
+                                                        st.real(4), st.real(5)}});
+        }
+    }
+    {
+        Statement st(db_, path_,
+                     "SELECT seq, step, kind, message, value FROM events "
+                     "WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                     what);
+        st.bindInt(1, run_id).bindInt(2, after_seq).bindInt(3, cap);
+        while (st.step()) {
+            run::EventRecord e;
+            e.step = st.i64(1);
+            try {
+                e.kind = run::eventKindFromString(st.text(2));
+            } catch (const std::invalid_argument& ex) {
+                fail(StoreError::Kind::Io, path_ + ": an event of run " + std::to_string(run_id) +
+                                               " is unreadable: " + ex.what());
+            }
+            e.message = st.text(3);
+            e.value = st.real(4);
+            events.push_back({st.i64(0), std::move(e)});
+        }
+    }
+    std::vector<SequencedRecord> out;
+    out.reserve(steps.size() + evals.size() + events.size());
+    auto bySeq = [](const SequencedRecord& a, const SequencedRecord& b) { return a.seq < b.seq; };
+    std::merge(std::make_move_iterator(steps.begin()), std::make_move_iterator(steps.end()),
+               std::make_move_iterator(evals.begin()), std::make_move_iterator(evals.end()),
+               std::back_inserter(out), bySeq);
+    const auto middle = static_cast<std::ptrdiff_t>(out.size());
+    out.insert(out.end(), std::make_move_iterator(events.begin()),
+               std::make_move_iterator(events.end()));
+    std::inplace_merge(out.begin(), out.begin() + middle, out.end(), bySeq);
+    if (limit > 0 && static_cast<int64_t>(out.size()) > limit)
+        out.resize(static_cast<size_t>(limit));
+    return out;
+}
+
+int64_t Database::insertSequenced(int64_t run_id, const std::vector<SequencedRecord>& rows) {
+    requireSchema6("record sequence numbers");
+    if (rows.empty())
+        return 0;
+    const std::string what = "saving records of run " + std::to_string(run_id);
+    ImplicitTransaction tx(db_, path_);
+    Statement step(db_, path_,
+                   "INSERT OR IGNORE INTO steps(run_id, step, samples, loss, lr, loss_scale, "
+                   "skipped, grad_norm, step_ms, data_wait_ms, timed, mem_allocated, "
+                   "mem_reserved, mem_peak, wall_s, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                   "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                   what);
+    Statement eval(db_, path_,
+                   "INSERT OR IGNORE INTO evals(run_id, step, samples, val_loss, val_accuracy, "
+                   "wall_s, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                   what);
+    // Events have no key of their own but the sequence number: the unique
+    // (run_id, seq) index makes a replayed event a no-op.
+    Statement event(db_, path_,
+                    "INSERT OR IGNORE INTO events(run_id, step, kind, message, value, seq) "
+                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                    what);
+    int64_t added = 0;
+    for (const SequencedRecord& row : rows) {
+        if (const auto* r = std::get_if<run::StepRecord>(&row.record)) {
+            step.bindInt(1, run_id).bindInt(2, r->step).bindInt(3, r->samples);
+            step.bindReal(4, r->loss).bindReal(5, r->lr).bindReal(6, r->loss_scale);
+            step.bindInt(7, r->skipped ? 1 : 0).bindReal(8, r->grad_norm);
+            step.bindReal(9, r->step_ms).bindReal(10, r->data_wait_ms);
+            step.bindInt(11, r->timed ? 1 : 0).bindInt(12, r->mem_allocated);
+            step.bindInt(13, r->mem_reserved).bindInt(14, r->mem_peak);
+            step.bindReal(15, r->wall_s).bindInt(16, row.seq).run();
+        } else if (const auto* e = std::get_if<run::EvalRecord>(&row.record)) {
+            eval.bindInt(1, run_id).bindInt(2, e->step).bindInt(3, e->samples);
+            eval.bindReal(4, e->val_loss).bindReal(5, e->val_accuracy).bindReal(6, e->wall_s);
+            eval.bindInt(7, row.seq).run();
+        } else {
+            const auto& v = std::get<run::EventRecord>(row.record);
+            event.bindInt(1, run_id).bindInt(2, v.step).bindText(3, run::toString(v.kind));
+            event.bindText(4, v.message).bindReal(5, v.value).bindInt(6, row.seq).run();
+        }
+        added += sqlite3_changes(db_);
+    }
+    tx.commit();
+    return added;
+}
+
+// --- rows read from another database ---
+
+std::optional<int64_t> Database::experimentFromOrigin(const std::string& origin, int64_t id) const {
+    requireSchema6("origins");
+    Statement st(db_, path_, "SELECT id FROM experiments WHERE origin = ?1 AND origin_id = ?2",
+                 "looking up an experiment from " + origin);
+    st.bindText(1, origin).bindInt(2, id);
+    return oneId(st);
+}
+
+std::optional<int64_t> Database::runFromOrigin(const std::string& origin, int64_t id) const {
+    requireSchema6("origins");
+    Statement st(db_, path_, "SELECT id FROM runs WHERE origin = ?1 AND origin_run_id = ?2",
+                 "looking up a run from " + origin);
+    st.bindText(1, origin).bindInt(2, id);
+    return oneId(st);
+}
+
+int64_t Database::importExperiment(const ExperimentRow& remote, const std::string& origin) {
+    requireSchema6("origins");
+    Statement st(db_, path_,
+                 "INSERT INTO experiments(name, spec_json, notes, created_at, origin, origin_id) "
+                 "VALUES(?1, ?2, '', ?3, ?4, ?5)",
+                 "adding experiment " + std::to_string(remote.id) + " from " + origin);
+    st.bindText(1, remote.name).bindText(2, remote.spec_json);
+    st.bindText(3, remote.created_at.empty() ? nowIso() : remote.created_at);
+    st.bindText(4, origin).bindInt(5, remote.id).run();
+    return sqlite3_last_insert_rowid(db_);
+}
+
+int64_t Database::importRun(const RunRow& remote, int64_t experiment_id,
+                            const std::string& origin) {
+    requireSchema6("origins");
+    Statement st(db_, path_,
+                 "INSERT INTO runs(experiment_id, arm, arm_index, seed, spec_json, env_json, "
+                 "status, error, failure, started_at, ended_at, planned_steps, inputs_json, "
+                 "created_at, origin, origin_run_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                 "?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                 "adding run " + std::to_string(remote.id) + " from " + origin);
+    st.bindInt(1, experiment_id).bindText(2, remote.arm).bindInt(3, remote.arm_index);
+    st.bindInt(4, static_cast<int64_t>(remote.seed)).bindText(5, remote.spec_json);
+    st.bindText(6, remote.env_json).bindText(7, run::toString(remote.status));
+    st.bindText(8, remote.error).bindText(9, run::toString(remote.failure));
+    st.bindText(10, remote.started_at).bindText(11, remote.ended_at);
+    st.bindInt(12, remote.planned_steps).bindText(13, remote.inputs_json);
+    st.bindText(14, nowIso()).bindText(15, origin).bindInt(16, remote.id).run();
+    return sqlite3_last_insert_rowid(db_);
+}
+
+void Database::updateImportedRun(int64_t run_id, const RunRow& remote) {
+    requireSchema6("origins");
+    Statement st(db_, path_,
+                 "UPDATE runs SET status = ?2, failure = ?3, error = ?4, env_json = ?5, "
+                 "started_at = ?6, ended_at = ?7 WHERE id = ?1",
+                 "updating run " + std::to_string(run_id));
+    st.bindInt(1, run_id).bindText(2, run::toString(remote.status));
+    st.bindText(3, run::toString(remote.failure)).bindText(4, remote.error);
+    st.bindText(5, remote.env_json).bindText(6, remote.started_at).bindText(7, remote.ended_at);
+    st.run();
+    if (sqlite3_changes(db_) == 0)
+        fail(StoreError::Kind::NotFound, path_ + " has no run " + std::to_string(run_id));
+}
+
+}  // namespace ampbench::store
