@@ -2,7 +2,7 @@
 # project root, or `ctest -R Layers`): each rule is a way the architecture could
 # quietly rot.
 #   1. core/ includes no Qt: the CLI builds on a GPU server without it.
-#   2. The torch-free libraries (config, run, store, analysis) include nothing of the
+#   2. The torch-free libraries (config, run, store, stream, analysis) include nothing of the
 #      engine (amp, data, models, probe, train) and no LibTorch.
 #   3. core/ includes nothing of ui/ or app/; ui/ nothing of app/.
 #   4. A header in a `private/` folder is included only by its own module (the folder
@@ -30,7 +30,7 @@ foreach(source IN LISTS sources)
                 string(APPEND problems "${source}: includes ${header} (core is below ui and app)\n")
             endif()
         endif()
-        if(source MATCHES "^core/(config|run|store|analysis)/")
+        if(source MATCHES "^core/(config|run|store|stream|analysis)/")
             if(header MATCHES "^core/(amp|data|models|probe|train)/|^(torch|ATen|c10)/")
                 string(APPEND problems "${source}: includes ${header} (a torch-free library)\n")
             endif()

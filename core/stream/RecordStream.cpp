@@ -1,0 +1,347 @@
+#include "core/stream/RecordStream.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/config/BuildInfo.h"
+#include "core/config/JsonText.h"
+
+namespace ampbench::stream {
+namespace {
+
+using nlohmann::json;
+
+/// Records are flat but for the header's environment: deeper is not a record.
+constexpr std::size_t kMaxDepth = 8;
+
+json number(double v) {
+    if (std::isnan(v))
+        return "NaN";
+    if (std::isinf(v))
+        return v > 0 ? "Infinity" : "-Infinity";
+    return v;
+}
+
+/// Reads the fields of one JSON object, naming the record and field in every error.
+class Fields {
+  public:
+    Fields(const json& object, const char* type, int64_t line)
+        : o_(object), type_(type), line_(line) {}
+
+    [[noreturn]] void wrong(const std::string& problem) const {
+        throw StreamError(line_, std::string(type_) + " record: " + problem);
+    }
+
+    const json& at(const char* key) const {
+        const auto it = o_.find(key);
+        if (it == o_.end())
+            wrong(std::string("\"") + key + "\" is missing");
+        return *it;
+    }
+
+    int64_t i64(const char* key) const {
+        const json& v = at(key);
+        if (v.is_number_integer()) {
+            if (v.is_number_unsigned() &&
+                v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+                wrong(std::string("\"") + key + "\" is too large");
+            return v.get<int64_t>();
+        }
+        wrong(std::string("\"") + key + "\" must be a whole number, not " + v.dump());
+    }
+
+    uint64_t u64(const char* key) const {
+        const json& v = at(key);
+        if (v.is_number_unsigned())
+            return v.get<uint64_t>();
+        wrong(std::string("\"") + key + "\" must be a whole number from 0 up, not " + v.dump());
+    }
+
+    double real(const char* key) const {
+        const json& v = at(key);
+        if (v.is_number())
+            return v.get<double>();
+        if (v.is_null())
+            return std::numeric_limits<double>::quiet_NaN();
+        if (v.is_string()) {
+            const auto& s = v.get_ref<const std::string&>();
+            if (s == "NaN")
+                return std::numeric_limits<double>::quiet_NaN();
+            if (s == "Infinity")
+                return std::numeric_limits<double>::infinity();
+            if (s == "-Infinity")
+                return -std::numeric_limits<double>::infinity();
+        }
+        wrong(std::string("\"") + key + "\" must be a number, \"NaN\", \"Infinity\" or " +
+              "\"-Infinity\", not " + v.dump());
+    }
+
+    bool flag(const char* key) const {
+        const json& v = at(key);
+        if (v.is_boolean())
+            return v.get<bool>();
+        wrong(std::string("\"") + key + "\" must be true or false, not " + v.dump());
+    }
+
+    std::string text(const char* key) const {
+        const json& v = at(key);
+        if (v.is_string())
+            return v.get<std::string>();
+        wrong(std::string("\"") + key + "\" must be a string, not " + v.dump());
+    }
+
+    /// A text the reader is allowed to miss (older writers); empty then.
+    std::string optionalText(const char* key) const {
+        return o_.contains(key) ? text(key) : std::string();
+    }
+
+    int64_t positive(const char* key) const {
+        const int64_t v = i64(key);
+        if (v < 1)
+            wrong(std::string("\"") + key + "\" must be 1 or more, not " + std::to_string(v));
+        return v;
+    }
+
+    run::RunStatus status(const char* key) const {
+        const std::string s = text(key);
+        try {
+            return run::runStatusFromString(s);
+        } catch (const std::invalid_argument&) {
+            wrong("unknown status \"" + s + "\"");
+        }
+    }
+
+    run::FailureKind failure(const char* key) const {
+        const std::string s = text(key);
+        const run::FailureKind kind = run::failureKindFromString(s);
+        if (kind == run::FailureKind::None && !s.empty())
+            wrong("unknown failure kind \"" + s + "\"");
+        return kind;
+    }
+
+  private:
+    const json& o_;
+    const char* type_;
+    int64_t line_;
+};
+
+json rowJson(const RowRecord& r) {
+    json j;
+    if (const auto* s = std::get_if<run::StepRecord>(&r.row.record)) {
+        j = {{"type", "step"},
+             {"run", r.run},
+             {"seq", r.row.seq},
+             {"step", s->step},
+             {"samples", s->samples},
+             {"loss", number(s->loss)},
+             {"lr", number(s->lr)},
+             {"loss_scale", number(s->loss_scale)},
+             {"skipped", s->skipped},
+             {"grad_norm", number(s->grad_norm)},
+             {"step_ms", number(s->step_ms)},
+             {"data_wait_ms", number(s->data_wait_ms)},
+             {"timed", s->timed},
+             {"mem_allocated", s->mem_allocated},
+             {"mem_reserved", s->mem_reserved},
+             {"mem_peak", s->mem_peak},
+             {"wall_s", number(s->wall_s)}};
+    } else if (const auto* e = std::get_if<run::EvalRecord>(&r.row.record)) {
+        j = {{"type", "eval"},
+             {"run", r.run},
+             {"seq", r.row.seq},
+             {"step", e->step},
+             {"samples", e->samples},
+             {"val_loss", number(e->val_loss)},
+             {"val_accuracy", number(e->val_accuracy)},
+             {"wall_s", number(e->wall_s)}};
+    } else {
+        const auto& v = std::get<run::EventRecord>(r.row.record);
+        j = {{"type", "event"},          {"run", r.run},
+             {"seq", r.row.seq},         {"step", v.step},
+             {"kind", toString(v.kind)}, {"message", v.message},
+             {"value", number(v.value)}};
+    }
+    return j;
+}
+
+struct Encoder {
+    json operator()(const Header& h) const {
+        json env = json::object();
+        if (!h.environment_json.empty()) {
+            env = json::parse(h.environment_json, nullptr, false);
+            if (env.is_discarded())
+                env = h.environment_json;  // kept as text rather than lost
+        }
+        return {{"type", "header"},
+                {"stream_version", h.stream_version},
+                {"ampbench_version", h.ampbench_version},
+                {"ampbench_commit", h.ampbench_commit},
+                {"environment", env}};
+    }
+    json operator()(const store::ExperimentRow& e) const {
+        return {{"type", "experiment"},
+                {"id", e.id},
+                {"name", e.name},
+                {"spec_json", e.spec_json},
+                {"created_at", e.created_at}};
+    }
+    json operator()(const store::RunRow& r) const {
+        return {{"type", "run"},
+                {"id", r.id},
+                {"experiment_id", r.experiment_id},
+                {"arm", r.arm},
+                {"arm_index", r.arm_index},
+                {"seed", r.seed},
+                {"spec_json", r.spec_json},
+                {"env_json", r.env_json},
+                {"planned_steps", r.planned_steps},
+                {"inputs_json", r.inputs_json},
+                {"status", run::toString(r.status)},
+                {"failure", run::toString(r.failure)},
+                {"error", r.error},
+                {"started_at", r.started_at},
+                {"ended_at", r.ended_at}};
+    }
+    json operator()(const RowRecord& r) const { return rowJson(r); }
+    json operator()(const StatusRecord& s) const {
+        return {{"type", "status"},
+                {"run", s.run},
+                {"status", run::toString(s.status)},
+                {"failure", run::toString(s.failure)},
+                {"error", s.error},
+                {"last_seq", s.last_seq}};
+    }
+};
+
+Record decodeHeader(const json& j, const Fields& f) {
+    Header h;
+    const json& v = f.at("stream_version");
+    if (!v.is_number_integer())
+        f.wrong("\"stream_version\" must be a whole number, not " + v.dump());
+    h.stream_version = static_cast<int>(v.get<int64_t>());
+    h.ampbench_version = f.optionalText("ampbench_version");
+    h.ampbench_commit = f.optionalText("ampbench_commit");
+    if (const auto it = j.find("environment"); it != j.end())
+        h.environment_json = it->is_string() ? it->get<std::string>() : it->dump();
+    return h;
+}
+
+Record decodeRow(const std::string& type, const Fields& f) {
+    RowRecord r;
+    r.run = f.positive("run");
+    r.row.seq = f.positive("seq");
+    if (type == "step") {
+        run::StepRecord s;
+        s.step = f.i64("step");
+        s.samples = f.i64("samples");
+        s.loss = f.real("loss");
+        s.lr = f.real("lr");
+        s.loss_scale = f.real("loss_scale");
+        s.skipped = f.flag("skipped");
+        s.grad_norm = f.real("grad_norm");
+        s.step_ms = f.real("step_ms");
+        s.data_wait_ms = f.real("data_wait_ms");
+        s.timed = f.flag("timed");
+        s.mem_allocated = f.i64("mem_allocated");
+        s.mem_reserved = f.i64("mem_reserved");
+        s.mem_peak = f.i64("mem_peak");
+        s.wall_s = f.real("wall_s");
+        r.row.record = s;
+    } else if (type == "eval") {
+        run::EvalRecord e;
+        e.step = f.i64("step");
+        e.samples = f.i64("samples");
+        e.val_loss = f.real("val_loss");
+        e.val_accuracy = f.real("val_accuracy");
+        e.wall_s = f.real("wall_s");
+        r.row.record = e;
+    } else {
+        run::EventRecord e;
+        e.step = f.i64("step");
+        const std::string kind = f.text("kind");
+        try {
+            e.kind = run::eventKindFromString(kind);
+        } catch (const std::invalid_argument&) {
+            f.wrong("unknown event kind \"" + kind + "\"");
+        }
+        e.message = f.text("message");
+        e.value = f.real("value");
+        r.row.record = std::move(e);
+    }
+    return r;
+}
+
+}  // namespace
+
+std::string encode(const Record& record) {
+    // Invalid UTF-8 in a message (a path from the file system) is replaced rather
+    // than ending the stream.
+    return std::visit(Encoder{}, record).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Record decode(const std::string& line, int64_t line_number) {
+    config::FieldError error;
+    const auto parsed = config::parseJsonText(line, error, kMaxDepth);
+    if (!parsed) {
+        throw StreamError(line_number, error.field == "(file)" ? error.message
+                                                               : error.field + " " + error.message);
+    }
+    const json& j = *parsed;
+    if (!j.is_object())
+        throw StreamError(line_number, "not a JSON object");
+    const auto type_it = j.find("type");
+    if (type_it == j.end() || !type_it->is_string())
+        throw StreamError(line_number, "no \"type\" naming the record");
+    const std::string& type = type_it->get_ref<const std::string&>();
+    const Fields f(j, type.c_str(), line_number);
+    if (type == "step" || type == "eval" || type == "event")
+        return decodeRow(type, f);
+    if (type == "header")
+        return decodeHeader(j, f);
+    if (type == "experiment") {
+        store::ExperimentRow e;
+        e.id = f.positive("id");
+        e.name = f.text("name");
+        e.spec_json = f.text("spec_json");
+        e.created_at = f.optionalText("created_at");
+        return e;
+    }
+    if (type == "run") {
+        store::RunRow r;
+        r.id = f.positive("id");
+        r.experiment_id = f.positive("experiment_id");
+        r.arm = f.text("arm");
+        r.arm_index = static_cast<int>(f.i64("arm_index"));
+        r.seed = f.u64("seed");
+        r.spec_json = f.text("spec_json");
+        r.env_json = f.text("env_json");
+        r.planned_steps = f.i64("planned_steps");
+        r.inputs_json = f.text("inputs_json");
+        r.status = f.status("status");
+        r.failure = f.failure("failure");
+        r.error = f.text("error");
+        r.started_at = f.optionalText("started_at");
+        r.ended_at = f.optionalText("ended_at");
+        return r;
+    }
+    if (type == "status") {
+        StatusRecord s;
+        s.run = f.positive("run");
+        s.status = f.status("status");
+        s.failure = f.failure("failure");
+        s.error = f.text("error");
+        s.last_seq = f.i64("last_seq");
+        return s;
+    }
+    throw StreamError(line_number, "unknown record type \"" + type + "\"");
+}
+
+Header makeHeader(const std::string& environment_json) {
+    Header h;
+    h.ampbench_version = config::buildVersion();
+    h.ampbench_commit = config::buildCommit();
+    h.environment_json = environment_json;
+    return h;
+}
+
+}  // namespace ampbench::stream

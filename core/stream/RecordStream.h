@@ -1,0 +1,83 @@
+#pragma once
+// The record stream: a run's records as newline-delimited JSON, one object a line,
+// so that a run trained elsewhere (a GPU server over SSH) lands in a local database
+// row for row. The store over a wire: the same rows, keyed by run-scoped sequence
+// numbers (store::SequencedRecord).
+//
+//   {"type":"header","stream_version":1,"ampbench_version":..,"ampbench_commit":..,"environment":{..}}
+//   {"type":"experiment","id":3,"name":..,"spec_json":"..","created_at":..}
+//   {"type":"run","id":7,"experiment_id":3,"arm":..,"arm_index":0,"seed":1,"spec_json":"..",
+//    "env_json":"..","planned_steps":96,"inputs_json":"..","status":"running","failure":"",
+//    "error":"","started_at":..,"ended_at":..}
+//   {"type":"step","run":7,"seq":1,"step":1,"samples":64,"loss":2.30,...every StepRecord field}
+//   {"type":"eval","run":7,"seq":97,...EvalRecord} {"type":"event","run":7,"seq":98,...EventRecord}
+//   {"type":"status","run":7,"status":"finished","failure":"","error":"","last_seq":99}
+//
+// The *_json fields are JSON texts as stored, kept as strings so they come back byte
+// for byte. Doubles are written in the shortest form that reads back to the same
+// bits; NaN and the infinities as the strings "NaN", "Infinity" and "-Infinity" (null
+// reads as NaN). Fields a reader does not know are ignored.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+#include "core/store/Rows.h"
+
+namespace ampbench::stream {
+
+/// The version this build writes and the only one it reads.
+constexpr int kStreamVersion = 1;
+
+struct Header {
+    int stream_version = kStreamVersion;
+    std::string ampbench_version;
+    std::string ampbench_commit;
+    std::string environment_json;  ///< probe::Environment of the writer, as JSON text
+};
+
+/// A row of a run's record (a step, an evaluation or an event) with its sequence number.
+struct RowRecord {
+    int64_t run = 0;  ///< the run's id where the stream was written
+    store::SequencedRecord row;
+};
+
+/// A run's state when the record was written; `last_seq` is the last row written
+/// before it, so a reader knows whether it has them all.
+struct StatusRecord {
+    int64_t run = 0;
+    run::RunStatus status = run::RunStatus::Running;
+    run::FailureKind failure = run::FailureKind::None;
+    std::string error;
+    int64_t last_seq = 0;
+};
+
+/// experiment: id, name, spec_json, created_at. run: the fields listed above.
+using Record = std::variant<Header, store::ExperimentRow, store::RunRow, RowRecord, StatusRecord>;
+
+/// A line that is not a record this build reads: its number (1-based) and what is wrong.
+class StreamError : public std::runtime_error {
+  public:
+    StreamError(int64_t line, const std::string& problem)
+        : std::runtime_error("line " + std::to_string(line) + ": " + problem),
+          line_(line),
+          problem_(problem) {}
+    int64_t line() const { return line_; }
+    const std::string& problem() const { return problem_; }
+
+  private:
+    int64_t line_;
+    std::string problem_;
+};
+
+/// One line of JSON, without the newline.
+std::string encode(const Record& record);
+/// Reads line number `line_number` (for messages). Throws StreamError naming the line
+/// and what is wrong: not JSON, no "type" or an unknown one, a field missing or of the
+/// wrong type. A header's stream_version is read, not judged (the reader decides).
+Record decode(const std::string& line, int64_t line_number);
+
+/// The header this build writes, with the writer's environment (JSON text; may be empty).
+Header makeHeader(const std::string& environment_json);
+
+}  // namespace ampbench::stream
