@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,7 @@ struct RunOverrides {
     std::string save_spec;                       ///< write the resolved spec here
     bool dry_run = false;
     bool quiet = false;
+    bool stream = false;  ///< --stream: the record stream on stdout, human output on stderr
 };
 
 struct FindBatchOptions {
@@ -65,7 +67,8 @@ int commandRun(const std::string& db_path, const RunOverrides& o);
 /// the table, then each arm's verdict, or for a rerun (`rerun_of` > 0, the run it
 /// repeats) how it compares with its original.
 int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
-              const std::string& device, bool quiet, int64_t rerun_of = 0);
+              const std::string& device, bool quiet, int64_t rerun_of = 0,
+              std::FILE* stream = nullptr);
 /// Trains run `run_id` again as a new run linked to it (see train::planRerun); refuses
 /// before training when its files or environment changed, unless `force`.
 int commandRerun(const std::string& db_path, int64_t run_id, bool force, bool quiet);
@@ -77,6 +80,19 @@ int commandShow(const std::string& db_path, int64_t run_id, bool experiment, boo
 int commandExport(const std::string& db_path, const std::vector<int64_t>& run_ids,
                   const std::string& csv, const std::string& json, bool experiment);
 int commandPresets();
+
+/// `tail`: the record stream of runs in the database (StreamCommands.cpp).
+struct TailOptions {
+    int64_t run_id = 0;
+    int64_t experiment_id = 0;
+    std::vector<std::string> since;  ///< "SEQ" for every run, or "RUN:SEQ" pairs
+    bool follow = false;
+    bool stream = false;
+    int poll_ms = 200;
+};
+int commandTail(const std::string& db_path, const TailOptions& o);
+/// `ingest`: a record stream (a file, or "-" for stdin) into the database.
+int commandIngest(const std::string& db_path, const std::string& file, const std::string& origin);
 
 /// `launch`: the spec from flags, a file or (config_stdin) JSON on stdin.
 struct LaunchOptions {

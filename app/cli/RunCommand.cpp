@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
 #include "cli/Progress.h"
+#include "cli/StreamOutput.h"
 #include "core/analysis/ComparisonTable.h"
 #include "core/analysis/Format.h"
 #include "core/analysis/Reproduction.h"
@@ -213,6 +215,10 @@ int preflight(const config::ExperimentSpec& spec, std::string& device, bool quie
 }
 
 int commandRun(const std::string& db_path, const RunOverrides& o) {
+    // With --stream, stdout carries only the stream: every human line goes to stderr.
+    std::FILE* stream = nullptr;
+    if (o.stream && !(stream = takeStdoutForStream()))
+        return kIoError;
     config::ExperimentSpec spec;
     if (!buildSpec(o, spec)) {
         return kUsage;
@@ -238,11 +244,11 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     if (int code = preflight(spec, device, o.quiet); code != kOk) {
         return code;
     }
-    return trainSpec(db_path, spec, device, o.quiet);
+    return trainSpec(db_path, spec, device, o.quiet, 0, stream);
 }
 
 int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
-              const std::string& device, bool quiet, int64_t rerun_of) {
+              const std::string& device, bool quiet, int64_t rerun_of, std::FILE* stream) {
     const auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<store::Database> db;
     try {
@@ -251,12 +257,31 @@ int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
         std::fprintf(stderr, "%s\n", e.what());
         return kStoreError;
     }
+    // The stream hears the rows as the recorder commits them on this connection.
+    std::optional<StreamOutput> stream_out;
+    std::optional<RunStreamer> streamer;
+    struct Unlisten {
+        store::Database& db;
+        ~Unlisten() { db.setRecordListener(nullptr); }
+    } unlisten{*db};
+    if (stream) {
+        stream_out.emplace(stream);
+        streamer.emplace(*db, *stream_out);
+        db->setRecordListener(&*streamer);
+    }
     run::CancelToken cancel;
     auto interrupt = std::make_unique<InterruptScope>(cancel);
     std::unique_ptr<Progress> progress;
     train::ExperimentHooks hooks;
     hooks.setup_checked = true;
     hooks.planned = [&](const train::ExperimentPlan& plan) {
+        if (streamer) {
+            streamer->planned(probe::toJson(probe::probeEnvironment(device)), plan.experiment_id);
+            stream_out->setAdvice("training goes on into " + db_path + "; `ampbench-cli --db " +
+                                  db_path + " tail --experiment " +
+                                  std::to_string(plan.experiment_id) +
+                                  " --follow --stream` streams it again");
+        }
         if (!quiet) {
             std::fprintf(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
                          static_cast<long long>(plan.experiment_id),
@@ -292,6 +317,10 @@ int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
     }
     interrupt.reset();
     const train::ExperimentPlan& plan = result.plan;
+    if (streamer) {
+        streamer->closeExperiment(plan.experiment_id);
+        db->setRecordListener(nullptr);
+    }
     const bool failed = result.any_failed;
     auto runs = analysis::summarizeExperimentRuns(*db, plan.experiment_id);
     auto arms = analysis::summarizeArms(runs);

@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
                     "folder for each run's trained model (TorchScript models)");
     run->add_flag("--dry-run", ro.dry_run, "validate and print the spec; train nothing");
     run->add_flag("-q,--quiet", ro.quiet, "no progress output");
+    run->add_flag("--stream", ro.stream,
+                  "also write the record stream (newline-delimited JSON) on stdout as rows are "
+                  "recorded, for `ingest` on another machine; human output goes to stderr");
 
     cli::RunOverrides lo;
     cli::LaunchOptions launch_options;
@@ -154,6 +157,39 @@ int main(int argc, char** argv) {
         "host", "this machine for remote runs: version, CPU, CUDA devices, a data folder");
     host->add_option("--data", host_data, "list this data folder");
     host->add_flag("--json", host_json, "as JSON");
+
+    cli::TailOptions tail_options;
+    auto* tail = app.add_subcommand(
+        "tail", "write the record stream of a run or an experiment's runs from the database");
+    auto* tail_run =
+        tail->add_option("--run", tail_options.run_id, "run id")->check(CLI::PositiveNumber);
+    tail->add_option("--experiment", tail_options.experiment_id,
+                     "every run of this experiment, interleaved")
+        ->check(CLI::PositiveNumber)
+        ->excludes(tail_run);
+    tail->add_option("--since", tail_options.since,
+                     "only records after this sequence number: SEQ for every run, or RUN:SEQ "
+                     "for one (repeatable)")
+        ->expected(1, -1);
+    tail->add_flag("--follow", tail_options.follow,
+                   "keep reading (every 200 ms) until every run has ended, then write their "
+                   "status and exit 0");
+    tail->add_flag("--stream", tail_options.stream, "write the record stream (required)");
+    std::string ingest_file = "-", ingest_origin;
+    auto* ingest = app.add_subcommand(
+        "ingest",
+        "read a record stream (from `run --stream` or `tail --stream`) into the database, "
+        "idempotently");
+    ingest->footer(
+        "Reading the same records again adds nothing. A malformed line is reported with its "
+        "number and skipped; a gap in a run's records is reported (run and missing range) and "
+        "the records after it are kept. Exit 0: all read; 8: read with problems (reported, the "
+        "rest kept); 9: refused (not a stream, or a stream version this build does not read): "
+        "nothing after the refusal is read.");
+    ingest->add_option("FILE", ingest_file, "stream file, or - for stdin (default)");
+    ingest->add_option("--origin", ingest_origin,
+                       "label of the machine the stream comes from; runs and experiments map to "
+                       "local rows by it (default: the host name in the stream)");
 
     cli::RunOverrides fo;
     cli::FindBatchOptions fb;
@@ -243,6 +279,12 @@ int main(int argc, char** argv) {
     auto dispatch = [&]() -> int {
         if (run->parsed()) {
             return cli::commandRun(db, ro);
+        }
+        if (tail->parsed()) {
+            return cli::commandTail(db, tail_options);
+        }
+        if (ingest->parsed()) {
+            return cli::commandIngest(db, ingest_file, ingest_origin);
         }
         if (launch->parsed()) {
             return cli::commandLaunch(db, lo, launch_options);
