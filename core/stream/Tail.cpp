@@ -37,6 +37,7 @@ void Tail::introduce(Watched& w, const store::RunRow& row, const Sink& out) {
     }
     out(row);
     w.introduced = true;
+    w.sent = row.status;
 }
 
 void Tail::status(Watched& w, const store::RunRow& row, const Sink& out) {
@@ -54,8 +55,12 @@ bool Tail::poll(const Sink& out) {
         if (!row)
             throw store::StoreError(store::StoreError::Kind::NotFound,
                                     db_.path() + " no longer holds run " + std::to_string(w.id));
-        if (!w.introduced)
+        if (!w.introduced) {
             introduce(w, *row, out);
+        } else if (row->status != w.sent) {
+            out(*row);
+            w.sent = row->status;
+        }
         for (;;) {
             const auto rows = db_.recordsSince(w.id, w.last_seq, kChunk);
             for (const auto& r : rows)

@@ -21,7 +21,8 @@ class Tail {
          std::map<int64_t, int64_t> since = {});
 
     /// Writes what is new since the last call (the first call: the experiment and run
-    /// records too). A run found ended (any status but queued or running, read before
+    /// records too; the run record again when its status changed, e.g. queued to running
+    /// with its environment). A run found ended (any status but queued or running, read before
     /// its rows) gets its status record and is done. Returns true when every run is.
     bool poll(const Sink& out);
     /// Writes the status record of every run not done yet, as it is now.
@@ -36,6 +37,7 @@ class Tail {
         int64_t last_seq = 0;  ///< the highest seq written or known to be before `since`
         bool introduced = false;
         bool done = false;
+        run::RunStatus sent = run::RunStatus::Queued;  ///< status of the run record last written
     };
     void introduce(Watched& w, const store::RunRow& row, const Sink& out);
     void status(Watched& w, const store::RunRow& row, const Sink& out);

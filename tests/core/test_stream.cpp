@@ -604,3 +604,29 @@ TEST_F(StreamStore, RowsOfAnUnknownRunAreReported) {
     EXPECT_EQ(in.problems()[0].kind, IngestProblem::Kind::Orphan);
     EXPECT_NE(in.problems()[0].message.find("run 9"), std::string::npos);
 }
+
+// A run followed from queued: its run record comes again once it runs (with the
+// environment it runs in), so the local copy has it.
+TEST_F(StreamStore, TailWritesTheRunAgainWhenItStarts) {
+    auto remote = Database::open(file("remote.db"));
+    const int64_t exp = remote->createExperiment("e", "{}");
+    const int64_t run = remote->createRun(exp, "fp32", 0, 1, "{}", 10);
+    std::vector<std::string> lines{encode(makeHeader(""))};
+    Tail tail(*remote, {run});
+    auto sink = [&](const Record& r) { lines.push_back(encode(r)); };
+    EXPECT_FALSE(tail.poll(sink));
+    EXPECT_EQ(lines.size(), 3u);  // header, experiment, run (queued)
+    remote->markRunning(run, R"({"device":"cuda:0"})");
+    remote->insertSteps(run, {stepOf(1)});
+    EXPECT_FALSE(tail.poll(sink));
+    remote->finishRun(run, RunStatus::Finished, "");
+    EXPECT_TRUE(tail.poll(sink));
+    EXPECT_EQ(lines.size(), 3u + 1 + 1 + 1 + 1);  // run (running), step, run (finished), status
+    auto local = Database::open(file("local.db"));
+    const auto in = ingestAll(*local, lines);
+    EXPECT_TRUE(in.problems().empty());
+    const auto mine = local->run(*local->runFromOrigin("gpu", run));
+    EXPECT_EQ(mine->env_json, R"({"device":"cuda:0"})");
+    EXPECT_EQ(mine->status, RunStatus::Finished);
+    EXPECT_EQ(mine->started_at, remote->run(run)->started_at);
+}

@@ -1,0 +1,223 @@
+// End to end: the record stream through the real CLI. A run streamed into ingest
+// gives a local database equal row for row to the server's; tail resumes without
+// duplicates or gaps and follows a run another process trains; ingest's exit codes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "Shell.h"
+#include "core/config/DataPaths.h"
+#include "core/store/Database.h"
+#include "core/stream/RecordStream.h"
+
+namespace fs = std::filesystem;
+using ampbench::run::RunStatus;
+using ampbench::store::Database;
+namespace test = ampbench::test;
+
+namespace {
+
+const std::string kCli = AMPBENCH_CLI_PATH;
+
+test::ShellResult sh(const std::string& command) {
+    return test::shell(command);
+}
+
+class StreamCli : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("ampbench-stream-e2e-" + std::to_string(getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        server_ = (dir_ / "server.db").string();
+        local_ = (dir_ / "local.db").string();
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+    std::string cli(const std::string& db) const { return kCli + " --db " + db + " "; }
+
+    /// Every run of the server equals its local copy: fields, status and each step,
+    /// evaluation and event with its sequence number (compared as their stream lines,
+    /// which are exact).
+    void expectSameDatabases(const std::string& origin) {
+        auto server = Database::open(server_, Database::Mode::ReadOnly);
+        auto local = Database::open(local_, Database::Mode::ReadOnly);
+        const auto runs = server->runs();
+        ASSERT_FALSE(runs.empty());
+        EXPECT_EQ(local->runs().size(), runs.size());
+        for (const auto& theirs : runs) {
+            const auto id = local->runFromOrigin(origin, theirs.id);
+            ASSERT_TRUE(id) << "run " << theirs.id;
+            const auto mine = local->run(*id);
+            EXPECT_EQ(mine->status, theirs.status);
+            EXPECT_EQ(mine->failure, theirs.failure);
+            EXPECT_EQ(mine->error, theirs.error);
+            EXPECT_EQ(mine->arm, theirs.arm);
+            EXPECT_EQ(mine->seed, theirs.seed);
+            EXPECT_EQ(mine->spec_json, theirs.spec_json);
+            EXPECT_EQ(mine->env_json, theirs.env_json);
+            EXPECT_EQ(mine->planned_steps, theirs.planned_steps);
+            EXPECT_EQ(mine->last_step, theirs.last_step);
+            const auto a = server->recordsSince(theirs.id, 0);
+            const auto b = local->recordsSince(*id, 0);
+            ASSERT_EQ(a.size(), b.size()) << "run " << theirs.id;
+            for (size_t i = 0; i < a.size(); ++i) {
+                ASSERT_EQ(ampbench::stream::encode(ampbench::stream::RowRecord{1, a[i]}),
+                          ampbench::stream::encode(ampbench::stream::RowRecord{1, b[i]}));
+            }
+            EXPECT_EQ(a.size(), static_cast<size_t>(server->lastSeq(theirs.id)));
+            EXPECT_EQ(server->steps(theirs.id).size(), local->steps(*id).size());
+            EXPECT_EQ(server->evals(theirs.id).size(), local->evals(*id).size());
+            EXPECT_EQ(server->events(theirs.id).size(), local->events(*id).size());
+        }
+    }
+
+    fs::path dir_;
+    std::string server_, local_;
+};
+
+std::string slurp(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+TEST_F(StreamCli, RunStreamIntoIngestGivesTheServersRowsRowForRow) {
+    if (!ampbench::config::haveFashionMnist())
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    const auto r =
+        sh(cli(server_) + "run --preset smoke --steps 96 --eval-interval 48 --stream 2>" +
+           path("human.txt") + " | tee " + path("stream.ndjson") + " | " + cli(local_) +
+           "ingest --origin gpu -");
+    ASSERT_EQ(r.code, 0) << r.out << slurp(path("human.txt"));
+    EXPECT_NE(r.out.find("3 runs added"), std::string::npos) << r.out;
+    // stdout held the stream alone; the table went to stderr.
+    EXPECT_NE(slurp(path("human.txt")).find("speed-up"), std::string::npos);
+    std::istringstream lines(slurp(path("stream.ndjson")));
+    int64_t n = 0;
+    for (std::string line; std::getline(lines, line);)
+        EXPECT_NO_THROW(ampbench::stream::decode(line, ++n)) << line;
+    expectSameDatabases("gpu");
+
+    // The same stream again: nothing added.
+    const auto again = sh(cli(local_) + "ingest --origin gpu " + path("stream.ndjson"));
+    EXPECT_EQ(again.code, 0) << again.out;
+    EXPECT_NE(again.out.find("0 experiments and 0 runs added, 0 rows added"), std::string::npos)
+        << again.out;
+    expectSameDatabases("gpu");
+}
+
+// A stream cut off after some records, then resumed from the last one held here:
+// the local database ends equal to the server's, nothing twice, nothing missing.
+TEST_F(StreamCli, TailSinceResumesWithoutDuplicatesOrGaps) {
+    if (!ampbench::config::haveFashionMnist())
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    ASSERT_EQ(sh(cli(server_) + "run --preset smoke --steps 64 --eval-interval 32 -q").code, 0);
+    const auto cut =
+        sh(cli(server_) + "tail --experiment 1 --stream | head -n 60 > " + path("part.ndjson"));
+    ASSERT_EQ(cut.code, 0) << cut.out;
+    const auto first = sh(cli(local_) + "ingest --origin gpu " + path("part.ndjson"));
+    ASSERT_EQ(first.code, 0) << first.out;
+    std::string since;
+    {
+        auto local = Database::open(local_, Database::Mode::ReadOnly);
+        auto server = Database::open(server_, Database::Mode::ReadOnly);
+        for (const auto& run : server->runs()) {
+            const auto id = local->runFromOrigin("gpu", run.id);
+            since += " --since " + std::to_string(run.id) + ":" +
+                     std::to_string(id ? local->lastSeq(*id) : 0);
+        }
+    }
+    const auto rest = sh(cli(server_) + "tail --experiment 1 --stream" + since + " | " +
+                         cli(local_) + "ingest --origin gpu -");
+    ASSERT_EQ(rest.code, 0) << rest.out;  // 8 would mean a gap was found
+    EXPECT_NE(rest.out.find(" 0 already here"), std::string::npos) << rest.out;
+    expectSameDatabases("gpu");
+
+    // Resuming from a point beyond what is here is a gap, named, and the rows kept.
+    auto gap_db = path("gap.db");
+    const auto gap = sh(cli(server_) + "tail --run 1 --since 10 --stream | " + cli(gap_db) +
+                        "ingest --origin gpu -");
+    EXPECT_EQ(gap.code, 8) << gap.out;
+    EXPECT_NE(gap.out.find("run 1 of gpu (here run 1): records 1-10 missing"), std::string::npos)
+        << gap.out;
+}
+
+// tail --follow reads a run another process is training, and ends when it has.
+TEST_F(StreamCli, TailFollowsARunTrainingElsewhereToItsEnd) {
+    if (!ampbench::config::haveFashionMnist())
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    const std::string trainer = cli(server_) +
+                                "run --preset smoke --steps 192 --eval-interval 64 -q > " +
+                                path("train.txt") + " 2>&1 & echo $!";
+    const auto started = sh(trainer);
+    ASSERT_EQ(started.code, 0);
+    // Wait for the experiment to be planned.
+    bool planned = false;
+    for (int i = 0; i < 600 && !planned; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        try {
+            planned = fs::exists(server_) &&
+                      !Database::open(server_, Database::Mode::ReadOnly)->runs().empty();
+        } catch (const std::exception&) {
+        }
+    }
+    ASSERT_TRUE(planned) << slurp(path("train.txt"));
+    const auto follow = sh(cli(server_) + "tail --experiment 1 --follow --stream | " + cli(local_) +
+                           "ingest --origin gpu -");
+    ASSERT_EQ(follow.code, 0) << follow.out;
+    EXPECT_NE(follow.out.find("3 statuses"), std::string::npos) << follow.out;
+    sh("wait");
+    auto server = Database::open(server_, Database::Mode::ReadOnly);
+    for (const auto& run : server->runs())
+        EXPECT_EQ(run.status, RunStatus::Finished) << slurp(path("train.txt"));
+    expectSameDatabases("gpu");
+}
+
+TEST_F(StreamCli, IngestRefusesWhatIsNotAStreamAndReportsBadLines) {
+    std::ofstream(path("notes.txt")) << "experiment 3 'smoke': 3 runs on cpu\n";
+    auto r = sh(cli(local_) + "ingest " + path("notes.txt"));
+    EXPECT_EQ(r.code, 9) << r.out;
+    EXPECT_NE(r.out.find("line 1: not a record stream"), std::string::npos) << r.out;
+
+    std::ofstream(path("v2.ndjson")) << R"({"type":"header","stream_version":2})"
+                                     << "\n";
+    r = sh(cli(local_) + "ingest " + path("v2.ndjson"));
+    EXPECT_EQ(r.code, 9) << r.out;
+    EXPECT_NE(r.out.find("version 2 and this build reads version 1"), std::string::npos) << r.out;
+
+    r = sh(cli(local_) + "ingest - < /dev/null");
+    EXPECT_EQ(r.code, 9) << r.out;
+    EXPECT_NE(r.out.find("no records"), std::string::npos) << r.out;
+
+    std::ofstream(path("bad.ndjson"))
+        << ampbench::stream::encode(ampbench::stream::makeHeader("")) << "\n"
+        << R"({"type":"experiment","id":1,"name":"x","spec_json":"{}"})"
+        << "\n"
+        << "{\"type\":\"step\"}\n";
+    r = sh(cli(local_) + "ingest --origin gpu " + path("bad.ndjson"));
+    EXPECT_EQ(r.code, 8) << r.out;
+    EXPECT_NE(r.out.find("line 3: step record: \"run\" is missing"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("1 experiments"), std::string::npos) << r.out;
+}
+
+TEST_F(StreamCli, TailNeedsStreamAndAKnownRun) {
+    Database::open(server_);  // an empty database
+    auto r = sh(cli(server_) + "tail --run 1");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("add --stream"), std::string::npos) << r.out;
+    r = sh(cli(server_) + "tail --run 7 --stream");
+    EXPECT_EQ(r.code, 5) << r.out;
+    r = sh(cli(server_) + "tail --run 7 --since x --stream");
+    EXPECT_EQ(r.code, 2) << r.out;
+}
