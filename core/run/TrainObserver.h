@@ -1,7 +1,9 @@
 #pragma once
 #include <atomic>
 #include <string>
+#include <vector>
 
+#include "core/run/Numerics.h"
 #include "core/run/Records.h"
 
 namespace ampbench::run {
@@ -39,6 +41,8 @@ class TrainObserver {
     virtual void onStep(const StepRecord&) {}
     virtual void onEval(const EvalRecord&) {}
     virtual void onEvent(const EventRecord&) {}
+    /// Per-layer numerics of one optimizer step (spec `numerics_every`).
+    virtual void onNumerics(const std::vector<NumericsRecord>&) {}
     virtual void onFinish(const RunOutcome&) {}
 };
 

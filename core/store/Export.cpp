@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/store/NumericsStore.h"
 #include "core/store/OutputFile.h"
 
 namespace ampbench::store {
@@ -103,6 +104,17 @@ int64_t exportCsv(const Database& db, const std::vector<int64_t>& run_ids, std::
         // Events carry no sample count; the column stays empty.
         for (const auto& ev : db.events(id))
             line("event", ev.step, "", run::toString(ev.kind), number(ev.value));
+        // Per-layer numerics: metric "KIND:NAME:FIELD", e.g. "grad:head.weight:absmax".
+        for (const auto& r : NumericsStore(db).rows(id)) {
+            const std::string m = std::string(run::toString(r.kind)) + ":" + r.name + ":";
+            line("numerics", r.step, "", m + "absmax", number(r.absmax));
+            line("numerics", r.step, "", m + "underflow_subnormal", number(r.underflow_subnormal));
+            line("numerics", r.step, "", m + "underflow_normal", number(r.underflow_normal));
+            line("numerics", r.step, "", m + "headroom_log2", number(r.headroom_log2));
+            line("numerics", r.step, "", m + "nonfinite", number(r.nonfinite));
+            line("numerics", r.step, "", m + "numel", number(r.numel));
+            line("numerics", r.step, "", m + "loss_scale", number(r.loss_scale));
+        }
     }
     return lines;
 }
@@ -143,6 +155,20 @@ void exportJson(const Database& db, const std::vector<int64_t>& run_ids, std::os
                               {"message", ev.message},
                               {"value", real(ev.value)}});
         }
+        json numerics = json::array();
+        for (const auto& r : NumericsStore(db).rows(id)) {
+            numerics.push_back({{"step", r.step},
+                                {"kind", run::toString(r.kind)},
+                                {"name", r.name},
+                                {"absmax", real(r.absmax)},
+                                {"underflow_subnormal", real(r.underflow_subnormal)},
+                                {"underflow_normal", real(r.underflow_normal)},
+                                {"headroom_log2", real(r.headroom_log2)},
+                                {"nonfinite", r.nonfinite},
+                                {"numel", r.numel},
+                                {"loss_scale", real(r.loss_scale)},
+                                {"dtype", r.dtype}});
+        }
         runs.push_back({{"id", run.id},
                         {"experiment_id", run.experiment_id},
                         {"experiment", run.experiment_name},
@@ -161,6 +187,9 @@ void exportJson(const Database& db, const std::vector<int64_t>& run_ids, std::os
                         {"steps", std::move(steps)},
                         {"evals", std::move(evals)},
                         {"events", std::move(events)}});
+        if (!numerics.empty()) {
+            runs.back()["numerics"] = std::move(numerics);  // runs with numerics_every only
+        }
     }
     json doc = {{"format", "ampbench-runs"}, {"version", 1}, {"runs", std::move(runs)}};
     // Invalid UTF-8 in user text is replaced rather than aborting the export.

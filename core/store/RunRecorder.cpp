@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "core/store/NumericsStore.h"
 #include "core/store/private/Schema.h"
 
 namespace ampbench::store {
@@ -114,6 +115,11 @@ void RunRecorder::onEvent(const run::EventRecord& event) {
     maybeFlush();
 }
 
+void RunRecorder::onNumerics(const std::vector<run::NumericsRecord>& rows) {
+    numerics_.insert(numerics_.end(), rows.begin(), rows.end());
+    maybeFlush();
+}
+
 void RunRecorder::onFinish(const run::RunOutcome& outcome) {
     finished_ = true;
     try {
@@ -171,7 +177,7 @@ void RunRecorder::maybeFlush() {
 bool RunRecorder::tryWrite(milliseconds wait) {
     const auto now = Clock::now();
     last_flush_ = now;
-    if (steps_.empty() && evals_.empty() && events_.empty())
+    if (pendingRows() == 0)
         return true;
     const bool waited = locked_since_.has_value();
     if (waited) {
@@ -193,6 +199,7 @@ bool RunRecorder::tryWrite(milliseconds wait) {
         first_step = db_.insertSteps(run_id_, steps_);
         first_eval = db_.insertEvals(run_id_, evals_);
         first_event = db_.insertEvents(run_id_, events_);
+        NumericsStore(db_).insert(run_id_, numerics_);
         if (own)
             db_.commit();
     } catch (const StoreError& e) {
@@ -215,6 +222,7 @@ bool RunRecorder::tryWrite(milliseconds wait) {
     steps_.clear();
     evals_.clear();
     events_.clear();
+    numerics_.clear();
     locked_since_.reset();
     backoff_ = milliseconds(0);
     next_try_ = now;
@@ -251,9 +259,11 @@ void RunRecorder::flush() {
 }
 
 std::string RunRecorder::lostRows(const std::string& reason) const {
+    const std::string numerics =
+        numerics_.empty() ? "" : " (and " + std::to_string(numerics_.size()) + " numerics rows)";
     return std::to_string(steps_.size()) + " steps, " + std::to_string(evals_.size()) +
-           " evaluations and " + std::to_string(events_.size()) + " events of run " +
-           std::to_string(run_id_) + " could not be written: " + reason;
+           " evaluations and " + std::to_string(events_.size()) + " events" + numerics +
+           " of run " + std::to_string(run_id_) + " could not be written: " + reason;
 }
 
 }  // namespace ampbench::store

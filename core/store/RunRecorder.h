@@ -46,6 +46,7 @@ class RunRecorder : public run::TrainObserver {
     void onStep(const run::StepRecord& step) override;
     void onEval(const run::EvalRecord& eval) override;
     void onEvent(const run::EventRecord& event) override;
+    void onNumerics(const std::vector<run::NumericsRecord>& rows) override;
     void onFinish(const run::RunOutcome& outcome) override;
 
     /// Writes everything held, waiting out a lock for up to `final_wait`; throws
@@ -53,7 +54,9 @@ class RunRecorder : public run::TrainObserver {
     void flush();
     int64_t runId() const { return run_id_; }
     /// Rows held in memory, not yet in the database.
-    size_t pendingRows() const { return steps_.size() + evals_.size() + events_.size(); }
+    size_t pendingRows() const {
+        return steps_.size() + evals_.size() + events_.size() + numerics_.size();
+    }
 
   private:
     using Clock = std::chrono::steady_clock;
@@ -81,6 +84,7 @@ class RunRecorder : public run::TrainObserver {
     std::vector<run::StepRecord> steps_;
     std::vector<run::EvalRecord> evals_;
     std::vector<run::EventRecord> events_;
+    std::vector<run::NumericsRecord> numerics_;  ///< no sequence numbers: not streamed
 };
 
 }  // namespace ampbench::store

@@ -19,8 +19,9 @@ namespace {
 
 // Every table any schema version has created; a file with application_id 0
 // holding other tables belongs to some other program.
-constexpr std::array<const char*, 7> kOurTables = {
-    "batch_searches", "batch_trials", "experiments", "runs", "steps", "evals", "events"};
+constexpr std::array<const char*, 8> kOurTables = {"batch_searches", "batch_trials", "experiments",
+                                                   "runs",           "steps",        "evals",
+                                                   "events",         "numerics"};
 
 // v0 -> v1: everything.
 void createV1(sqlite3* db, const std::string& path) {
@@ -202,10 +203,35 @@ CREATE UNIQUE INDEX runs_by_origin ON runs(origin, origin_run_id) WHERE origin <
          "numbering records and adding origins (version 6)");
 }
 
+// Version 7: per-layer numerics. Every N optimizer steps, one row per parameter's
+// gradient and per module's output: where its values sit in fp16's range at the
+// loss scale in use (absmax, shares under the smallest subnormal and normal,
+// headroom to overflow in powers of two, non-finite values).
+void createV7(sqlite3* db, const std::string& path) {
+    exec(db, path, R"sql(
+CREATE TABLE numerics (
+    run_id               INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step                 INTEGER NOT NULL,
+    kind                 TEXT NOT NULL CHECK (kind IN ('grad', 'activation')),
+    name                 TEXT NOT NULL,
+    absmax               REAL,
+    underflow_subnormal  REAL,
+    underflow_normal     REAL,
+    headroom_log2        REAL,
+    nonfinite            INTEGER NOT NULL DEFAULT 0,
+    numel                INTEGER NOT NULL DEFAULT 0,
+    loss_scale           REAL,
+    dtype                TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (run_id, kind, name, step)
+) WITHOUT ROWID;
+)sql",
+         "adding per-layer numerics (version 7)");
+}
+
 using Migration = void (*)(sqlite3*, const std::string&);
 // kMigrations[n] takes a database from version n to n + 1.
-constexpr std::array<Migration, 6> kMigrations = {&createV1, &createV2, &createV3,
-                                                  &createV4, &createV5, &createV6};
+constexpr std::array<Migration, 7> kMigrations = {&createV1, &createV2, &createV3, &createV4,
+                                                  &createV5, &createV6, &createV7};
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);

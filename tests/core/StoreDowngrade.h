@@ -1,9 +1,14 @@
 #pragma once
-// Turns a database of this build back into schema 5, for the migration tests: the
-// sequence numbers, their indexes and the origins of schema 6 go.
+// Turns a database of this build back into an older schema, for the migration tests.
 namespace ampbench::test {
 
+/// Schema 6: the per-layer numerics of schema 7 go.
+constexpr const char* kBackToSchema6 = "DROP TABLE numerics; PRAGMA user_version = 6; ";
+
+/// Schema 5: the numerics, and the sequence numbers, their indexes and the origins of
+/// schema 6 go.
 constexpr const char* kBackToSchema5 =
+    "DROP TABLE numerics; "
     "DROP INDEX steps_by_seq; DROP INDEX evals_by_seq; DROP INDEX events_by_seq; "
     "DROP INDEX experiments_by_origin; DROP INDEX runs_by_origin; "
     "ALTER TABLE steps DROP COLUMN seq; ALTER TABLE evals DROP COLUMN seq; "

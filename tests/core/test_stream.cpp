@@ -397,7 +397,7 @@ TEST_F(StreamStore, Schema5IsMigratedKeepingRowsAndNumberingThem) {
         EXPECT_THROW(reader->lastSeq(a), ampbench::store::StoreError);
     }
     auto db = Database::open(path);
-    EXPECT_EQ(db->schemaVersion(), 6);
+    EXPECT_EQ(db->schemaVersion(), Database::kSchemaVersion);
     EXPECT_EQ(db->run(a)->label, "kept");
     const auto rows = db->recordsSince(a, 0);
     // 25 steps, 3 evaluations (steps 10, 20, 25), 2 events.

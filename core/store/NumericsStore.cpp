@@ -1,0 +1,77 @@
+#include "core/store/NumericsStore.h"
+
+#include "core/store/private/Schema.h"
+
+namespace ampbench::store {
+
+using run::NumericsRecord;
+
+void NumericsStore::insert(int64_t run_id, const std::vector<NumericsRecord>& rows) const {
+    if (rows.empty()) {
+        return;
+    }
+    schema::ImplicitTransaction tx(db_.handle(), db_.path());
+    schema::Statement st(db_.handle(), db_.path(),
+                         "INSERT OR REPLACE INTO numerics(run_id, step, kind, name, absmax, "
+                         "underflow_subnormal, underflow_normal, headroom_log2, nonfinite, numel, "
+                         "loss_scale, dtype) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                         "?12)",
+                         "saving the numerics of run " + std::to_string(run_id));
+    for (const NumericsRecord& r : rows) {
+        st.bindInt(1, run_id).bindInt(2, r.step).bindText(3, run::toString(r.kind));
+        st.bindText(4, r.name).bindReal(5, r.absmax).bindReal(6, r.underflow_subnormal);
+        st.bindReal(7, r.underflow_normal).bindReal(8, r.headroom_log2).bindInt(9, r.nonfinite);
+        st.bindInt(10, r.numel).bindReal(11, r.loss_scale).bindText(12, r.dtype).run();
+    }
+    tx.commit();
+}
+
+std::vector<NumericsRecord> NumericsStore::rows(int64_t run_id,
+                                                std::optional<run::NumericsKind> kind) const {
+    std::vector<NumericsRecord> out;
+    if (!available()) {
+        return out;
+    }
+    std::string sql =
+        "SELECT step, kind, name, absmax, underflow_subnormal, underflow_normal, headroom_log2, "
+        "nonfinite, numel, loss_scale, dtype FROM numerics WHERE run_id = ?1";
+    if (kind) {
+        sql += " AND kind = ?2";
+    }
+    sql += " ORDER BY kind DESC, name, step";  // gradients first, as they are recorded
+    schema::Statement st(db_.handle(), db_.path(), sql,
+                         "reading the numerics of run " + std::to_string(run_id));
+    st.bindInt(1, run_id);
+    if (kind) {
+        st.bindText(2, run::toString(*kind));
+    }
+    while (st.step()) {
+        NumericsRecord r;
+        r.step = st.i64(0);
+        r.kind = run::numericsKindFromString(st.text(1)).value_or(run::NumericsKind::Grad);
+        r.name = st.text(2);
+        r.absmax = st.real(3);
+        r.underflow_subnormal = st.real(4);
+        r.underflow_normal = st.real(5);
+        r.headroom_log2 = st.real(6);
+        r.nonfinite = st.i64(7);
+        r.numel = st.i64(8);
+        r.loss_scale = st.real(9);
+        r.dtype = st.text(10);
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+int64_t NumericsStore::count(int64_t run_id) const {
+    if (!available()) {
+        return 0;
+    }
+    schema::Statement st(db_.handle(), db_.path(),
+                         "SELECT COUNT(*) FROM numerics WHERE run_id = ?1",
+                         "counting the numerics of run " + std::to_string(run_id));
+    st.bindInt(1, run_id);
+    return st.step() ? st.i64(0) : 0;
+}
+
+}  // namespace ampbench::store

@@ -1,0 +1,203 @@
+// The numerics table (schema 7): round trip, replacement, cascade, export, the
+// recorder, and files of the schema before it.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "StoreDowngrade.h"
+#include "core/store/BatchSearchStore.h"
+#include "core/store/Database.h"
+#include "core/store/Export.h"
+#include "core/store/NumericsStore.h"
+#include "core/store/RunRecorder.h"
+
+namespace fs = std::filesystem;
+using ampbench::store::Database;
+using ampbench::store::NumericsStore;
+using namespace ampbench::run;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+class NumericsStoreTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        std::random_device rd;
+        dir_ = fs::temp_directory_path() /
+               ("ampbench_numerics_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
+        fs::create_directories(dir_);
+    }
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(dir_, ec);
+    }
+    std::string file(const std::string& name) const { return (dir_ / name).string(); }
+    fs::path dir_;
+};
+
+NumericsRecord row(int64_t step, NumericsKind kind, const std::string& name, double absmax) {
+    NumericsRecord r;
+    r.step = step;
+    r.kind = kind;
+    r.name = name;
+    r.absmax = absmax;
+    r.underflow_subnormal = 0.125;
+    r.underflow_normal = 0.375;
+    r.headroom_log2 = std::isinf(absmax) ? -kInf : std::log2(65504.0 / absmax);
+    r.nonfinite = std::isinf(absmax) ? 3 : 0;
+    r.numel = 1000;
+    r.loss_scale = 65536.0;
+    r.dtype = kind == NumericsKind::Grad ? "float32" : "float16";
+    return r;
+}
+
+int64_t addRun(Database& db) {
+    const int64_t e = db.createExperiment("exp", "{}");
+    return db.createRun(e, "amp-fp16", 1, 7, R"({"precision":"amp-fp16"})", 100);
+}
+
+void rawExec(const std::string& path, const std::string& sql) {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err);
+    const std::string message = err ? err : "";
+    sqlite3_free(err);
+    sqlite3_close(raw);
+    ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+}  // namespace
+
+// Every field comes back, infinities included; a row for the same step, kind and name
+// replaces the old one; rows are read by kind; deleting the run deletes them.
+TEST_F(NumericsStoreTest, RoundTripReplaceAndCascade) {
+    auto db = Database::open(file("n.db"));
+    const int64_t run = addRun(*db);
+    NumericsStore store(*db);
+    ASSERT_TRUE(store.available());
+    store.insert(run, {row(10, NumericsKind::Grad, "head.weight", 2.0),
+                       row(10, NumericsKind::Activation, "blocks.0.qkv", kInf),
+                       row(20, NumericsKind::Grad, "head.weight", 4.0)});
+    store.insert(run, {row(20, NumericsKind::Grad, "head.weight", 8.0)});
+    EXPECT_EQ(store.count(run), 3);
+    const auto all = store.rows(run);
+    ASSERT_EQ(all.size(), 3u);
+    EXPECT_EQ(all[0].kind, NumericsKind::Grad);
+    EXPECT_EQ(all[0].step, 10);
+    EXPECT_DOUBLE_EQ(all[1].absmax, 8.0);  // replaced
+    const auto& a = all[2];
+    EXPECT_EQ(a.kind, NumericsKind::Activation);
+    EXPECT_EQ(a.name, "blocks.0.qkv");
+    EXPECT_EQ(a.absmax, kInf);
+    EXPECT_EQ(a.headroom_log2, -kInf);
+    EXPECT_EQ(a.nonfinite, 3);
+    EXPECT_EQ(a.numel, 1000);
+    EXPECT_DOUBLE_EQ(a.underflow_subnormal, 0.125);
+    EXPECT_DOUBLE_EQ(a.underflow_normal, 0.375);
+    EXPECT_DOUBLE_EQ(a.loss_scale, 65536.0);
+    EXPECT_EQ(a.dtype, "float16");
+    EXPECT_EQ(store.rows(run, NumericsKind::Activation).size(), 1u);
+    db->deleteRun(run);
+    EXPECT_EQ(store.count(run), 0);
+}
+
+// The recorder writes numerics with the steps, in its batched transaction.
+TEST_F(NumericsStoreTest, RecorderWritesThemWithTheSteps) {
+    auto db = Database::open(file("r.db"));
+    const int64_t run = addRun(*db);
+    {
+        ampbench::store::RunRecorder rec(*db, run, std::chrono::milliseconds(100000));
+        rec.onStart({});
+        StepRecord s;
+        s.step = 1;
+        rec.onStep(s);
+        rec.onNumerics(
+            {row(1, NumericsKind::Grad, "w", 1.0), row(1, NumericsKind::Grad, "b", 1.0)});
+        EXPECT_EQ(rec.pendingRows(), 3u);
+        rec.onFinish({});
+    }
+    EXPECT_EQ(NumericsStore(*db).count(run), 2);
+}
+
+// Export: CSV lines "numerics" with KIND:NAME:FIELD metrics, and a JSON array.
+TEST_F(NumericsStoreTest, ExportedInCsvAndJson) {
+    auto db = Database::open(file("e.db"));
+    const int64_t run = addRun(*db);
+    NumericsStore(*db).insert(run, {row(5, NumericsKind::Grad, "head.weight", 2.0)});
+    std::ostringstream csv;
+    const int64_t lines = ampbench::store::exportCsv(*db, {run}, csv);
+    EXPECT_EQ(lines, 7);
+    EXPECT_NE(csv.str().find(",numerics,5,,grad:head.weight:underflow_subnormal,0.125\n"),
+              std::string::npos)
+        << csv.str();
+    std::ostringstream json;
+    ampbench::store::exportJson(*db, {run}, json);
+    const auto doc = nlohmann::json::parse(json.str());
+    const auto& n = doc.at("runs").at(0).at("numerics");
+    ASSERT_EQ(n.size(), 1u);
+    EXPECT_EQ(n[0].at("name"), "head.weight");
+    EXPECT_EQ(n[0].at("kind"), "grad");
+    EXPECT_DOUBLE_EQ(n[0].at("headroom_log2").get<double>(), std::log2(65504.0 / 2.0));
+}
+
+// A file of schema 6 keeps every row when it is migrated to 7; read-only it is read
+// as it is, with no numerics.
+TEST_F(NumericsStoreTest, Schema6IsMigratedKeepingEveryRow) {
+    const std::string path = file("v6.db");
+    int64_t run = 0;
+    {
+        auto db = Database::open(path);
+        run = addRun(*db);
+        std::vector<StepRecord> steps;
+        for (int64_t i = 1; i <= 30; ++i) {
+            StepRecord s;
+            s.step = i;
+            s.samples = 64 * i;
+            s.loss = 1.0 / static_cast<double>(i);
+            steps.push_back(s);
+        }
+        db->insertSteps(run, steps);
+        db->insertEvals(run, {{10, 640, 0.5, 0.75, 1.0}, {30, 1920, 0.25, 0.875, 3.0}});
+        db->insertEvents(run, {{12, EventKind::SkippedStep, "inf grads", 32768.0}});
+        db->setRunLabel(run, "kept");
+        ampbench::store::BatchSearchStore searches(*db);
+        ampbench::store::BatchSearchRow search;
+        search.arm = "fp32";
+        search.precision = "fp32";
+        search.device = "cpu";
+        search.spec_json = "{}";
+        searches.addTrial(searches.create(search), 0, {64, "fits", 1000, 1.5, ""});
+    }
+    rawExec(path, ampbench::test::kBackToSchema6);
+    {
+        auto reader = Database::open(path, Database::Mode::ReadOnly);
+        EXPECT_EQ(reader->schemaVersion(), 6);
+        EXPECT_FALSE(NumericsStore(*reader).available());
+        EXPECT_TRUE(NumericsStore(*reader).rows(run).empty());
+        EXPECT_EQ(reader->stepCount(run), 30);
+    }
+    auto db = Database::open(path);
+    EXPECT_EQ(db->schemaVersion(), 7);
+    EXPECT_EQ(db->experiments().size(), 1u);
+    ASSERT_EQ(db->runs().size(), 1u);
+    EXPECT_EQ(db->run(run)->label, "kept");
+    const auto steps = db->steps(run);
+    ASSERT_EQ(steps.size(), 30u);
+    EXPECT_DOUBLE_EQ(steps[29].loss, 1.0 / 30.0);
+    EXPECT_EQ(db->evals(run).size(), 2u);
+    ASSERT_EQ(db->events(run).size(), 1u);
+    EXPECT_EQ(db->events(run)[0].message, "inf grads");
+    EXPECT_EQ(db->lastSeq(run), 33);
+    EXPECT_EQ(ampbench::store::BatchSearchStore(*db).searches().at(0).trials.size(), 1u);
+    NumericsStore(*db).insert(run, {row(30, NumericsKind::Grad, "w", 1.0)});
+    EXPECT_EQ(NumericsStore(*db).count(run), 1);
+}
