@@ -126,6 +126,9 @@ struct ExperimentSpec {
     int warmup_steps = 5;  ///< optimizer steps excluded from timing statistics
     int64_t eval_interval = 200;  ///< in micro-steps; 0 = only at the end
     int eval_batches = 0;         ///< validation batches per eval; 0 = the whole validation part
+    /// Optimizer steps between per-layer numerics records (gradients against fp16's
+    /// range, module outputs); 0 = off, as timing runs should be.
+    int64_t numerics_every = 0;
     std::vector<uint64_t> seeds = {1};
     DeviceKind device = DeviceKind::Auto;
     int cpu_threads = 0;  ///< 0 = every logical CPU

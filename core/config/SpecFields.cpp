@@ -123,6 +123,14 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
               "Validation batches per evaluation; 0 = the whole validation part")
             .range(0, 1000000)
             .in("Schedule"),
+        field("numerics_every", &E::numerics_every, "Numerics every",
+              "Optimizer steps between per-layer numerics records: each gradient's abs-max, "
+              "share under fp16's smallest subnormal and normal at the loss scale, headroom "
+              "to overflow, and each module's output; 0 = off (it costs time: leave it off "
+              "in timing runs)")
+            .range(0, 1e9)
+            .zeroIs("off")
+            .in("Schedule"),
         field("seeds", &E::seeds, "Seeds", "One run per arm and seed, e.g. 1, 2, 3")
             .in("Experiment"),
         field("device", &E::device, "Device", "auto = CUDA when available").in("Experiment"),

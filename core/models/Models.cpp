@@ -70,6 +70,14 @@ std::vector<Network::Part> Network::parts() const {
     return out;
 }
 
+std::vector<std::string> Network::parameterNames() const {
+    std::vector<std::string> out;
+    for (const auto& item : named_parameters(/*recurse=*/true)) {
+        out.push_back(item.key());
+    }
+    return out;
+}
+
 // ---------------------------------------------------------------- MLP
 MlpImpl::MlpImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
     layers_ = register_module("layers", nn::Sequential());

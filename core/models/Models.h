@@ -30,6 +30,8 @@ class Network : public torch::nn::Module {
     virtual at::Tensor forward(const at::Tensor& input) = 0;
     /// Every module from the root down, in registration order.
     virtual std::vector<Part> parts() const;
+    /// Every parameter's dotted name ("features.0.weight"), in parameters()' order.
+    virtual std::vector<std::string> parameterNames() const;
     /// Whether the model has convolutions (so channels-last can apply).
     virtual bool convolutional() const { return false; }
     /// Whether the model has blocks that gradient checkpointing can recompute.

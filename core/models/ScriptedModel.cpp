@@ -172,6 +172,13 @@ class ScriptedNetwork final : public Network {
         }
         return out;
     }
+    std::vector<std::string> parameterNames() const override {
+        std::vector<std::string> out;
+        for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
+            out.push_back(p.name);  // dotted, as Python names them
+        }
+        return out;
+    }
     torch::jit::Module& module() { return module_; }
 
   private:

@@ -134,6 +134,11 @@ void ObserverFanout::onEvent(const EventRecord& e) {
         t->onEvent(e);
     }
 }
+void ObserverFanout::onNumerics(const std::vector<NumericsRecord>& rows) {
+    for (auto* t : targets_) {
+        t->onNumerics(rows);
+    }
+}
 // Every target hears the end, even after one failed to record it (the first
 // failure is rethrown): a progress display must not wait for ever.
 void ObserverFanout::onFinish(const RunOutcome& o) {

@@ -51,6 +51,7 @@ class ObserverFanout : public run::TrainObserver {
     void onStep(const run::StepRecord& s) override;
     void onEval(const run::EvalRecord& e) override;
     void onEvent(const run::EventRecord& e) override;
+    void onNumerics(const std::vector<run::NumericsRecord>& rows) override;
     void onFinish(const run::RunOutcome& o) override;
 
   private:

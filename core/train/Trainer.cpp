@@ -23,6 +23,7 @@
 #include "core/data/Prefetcher.h"
 #include "core/models/Registry.h"
 #include "core/models/ScriptedModel.h"
+#include "core/numerics/Fp16Numerics.h"
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
@@ -96,6 +97,14 @@ class RunLoop {
     /// Reads the pending steps back and reports them; a NaN loss ends the run.
     void flush();
     EvalRecord evaluate(int64_t s);
+    bool numericsDue(int64_t s) const {
+        return spec_.numerics_every > 0 && s % spec_.numerics_every == 0;
+    }
+    /// Per-layer numerics of step `s`: every gradient as the backward left it (scaled
+    /// by the loss scale in use, before unscaling), reported to the observer.
+    void recordNumerics(int64_t s);
+    /// The Info event that says what the numerics cost this run.
+    void reportNumericsCost();
     bool evalDue(int64_t s) const;
     void event(int64_t step, EventKind kind, const std::string& msg, double value = 0.0) {
         obs_.onEvent({step, kind, msg, value});
@@ -114,6 +123,9 @@ class RunLoop {
     std::shared_ptr<models::Network> model_;
     std::unique_ptr<TaskHead> head_;
     std::vector<at::Tensor> params_;
+    std::vector<std::string> param_names_;  // parallel to params_
+    double numerics_ms_ = 0;                // host time spent on numerics records
+    int64_t numerics_steps_ = 0;
     std::unique_ptr<ParameterUpdater> updater_;
     std::unique_ptr<data::Prefetcher> prefetcher_;
     std::vector<data::Batch> device_pool_;  // synthetic data, already on the device
@@ -186,6 +198,8 @@ void RunLoop::setUp() {
     precision_->prepareModel(model_->parameters(), model_->buffers());
     model_->train();
     params_ = model_->parameters();
+    param_names_ = model_->parameterNames();
+    param_names_.resize(params_.size());
     k_ = arm_.accumulation;
     lr_ = config::scaledLearningRate(spec_, arm_);
     updater_ = makeUpdater(params_, spec_.optimizer, lr_, device_);
@@ -309,6 +323,10 @@ bool RunLoop::trainStep(int64_t s) {
         samples_ += b.input.size(0);
     }
     at::Tensor scale_used = precision_->scaleInUse();
+    if (numericsDue(s)) {
+        recordNumerics(s);
+        rec.timed = false;  // its time includes the records: kept out of the medians
+    }
     const bool probing = recorder_->probing(s);
     if (probing) {
         timer_->mark();  // the end of the backward pass in the device's queue
@@ -371,6 +389,35 @@ bool RunLoop::graphStep(int64_t s) {
          scale_used, graph_inf_.defined() ? graph_inf_.clone() : at::Tensor()},
         samples_);
     return true;
+}
+
+void RunLoop::recordNumerics(int64_t s) {
+    const auto t = Clock::now();
+    numerics::NamedTensors grads;
+    for (size_t i = 0; i < params_.size(); ++i) {
+        if (params_[i].grad().defined()) {
+            grads.emplace_back(param_names_[i], params_[i].grad());
+        }
+    }
+    const double scale = precision_->scaler() ? precision_->scaler()->scaleValue() : 1.0;
+    obs_.onNumerics(numerics::observe(grads, NumericsKind::Grad, s, 1.0, scale));
+    numerics_ms_ += msSince(t);
+    ++numerics_steps_;
+}
+
+void RunLoop::reportNumericsCost() {
+    if (spec_.numerics_every <= 0) {
+        return;
+    }
+    char text[200];
+    const double run_ms = secondsSince(t0_) * 1000.0;
+    std::snprintf(text, sizeof text,
+                  "per-layer numerics every %lld steps: %lld records, %.1f ms in all "
+                  "(%.2f%% of the run's time); those steps are left out of the timing",
+                  static_cast<long long>(spec_.numerics_every),
+                  static_cast<long long>(numerics_steps_), numerics_ms_,
+                  run_ms > 0 ? 100.0 * numerics_ms_ / run_ms : 0.0);
+    event(recorder_->stepsDone(), EventKind::Info, text, numerics_ms_);
 }
 
 void RunLoop::flush() {
@@ -452,6 +499,11 @@ RunOutcome RunLoop::run() {
         event(0, EventKind::Info, "dynamic loss scaling with " + precision_->scalerKind(),
               arm_.scaler.init_scale);
     }
+    if (graph_ && spec_.numerics_every > 0) {
+        event(0, EventKind::Warning,
+              "per-layer numerics are recorded on the eager steps before capture only: a "
+              "CUDA-graph arm replays its step without them");
+    }
     t0_ = Clock::now();
     recorder_->begin();
     RunOutcome out;
@@ -471,6 +523,7 @@ RunOutcome RunLoop::run() {
         }
     }
     flush();
+    reportNumericsCost();
     if (opt_.recording_cost) {
         *opt_.recording_cost = recorder_->cost();
     }

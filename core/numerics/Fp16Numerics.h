@@ -1,0 +1,28 @@
+#pragma once
+// Where tensors sit in fp16's range: the largest magnitude, the share of values that
+// would flush to zero or lose precision, the doublings left before overflow. One
+// pass of device kernels per tensor and one read-back for all of them.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "core/run/Numerics.h"
+
+namespace ampbench::numerics {
+
+using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
+
+/// One record per tensor, in order. Each tensor's values are taken times `multiplier`
+/// (gradients read before unscaling already hold unscaled × loss scale: 1; unscaled
+/// ones: the loss scale); `loss_scale` is what the records say the scale was.
+/// Exact zeros are no underflow (nothing is lost); inf or NaN values count as
+/// non-finite and make absmax +inf and the headroom -inf.
+std::vector<run::NumericsRecord> observe(const NamedTensors& tensors, run::NumericsKind kind,
+                                         int64_t step, double multiplier, double loss_scale);
+
+/// "float32", "float16", "bfloat16", ... (as Python names torch dtypes).
+std::string dtypeName(c10::ScalarType type);
+
+}  // namespace ampbench::numerics

@@ -1,0 +1,208 @@
+// Per-layer numerics: where gradients and activations sit in fp16's range.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/numerics/Fp16Numerics.h"
+#include "core/train/Trainer.h"
+
+using namespace ampbench;
+using run::NumericsKind;
+using run::NumericsRecord;
+
+namespace {
+
+constexpr double kSub = 5.9604644775390625e-08;  // 2^-24
+constexpr double kNormal = 6.103515625e-05;      // 2^-14
+
+NumericsRecord one(const at::Tensor& t, double multiplier, double scale = 0) {
+    auto rows = numerics::observe({{"w", t}}, NumericsKind::Grad, 7, multiplier,
+                                  scale > 0 ? scale : multiplier);
+    EXPECT_EQ(rows.size(), 1u);
+    return rows.at(0);
+}
+
+}  // namespace
+
+// Ten hand-made values: at scale 1, two lie under the smallest subnormal, five under
+// the smallest normal; zeros are no underflow.
+TEST(Fp16Numerics, UnderflowSharesOfKnownValues) {
+    const auto t =
+        at::tensor({0.0, 0.0, 1e-9, -3e-8, 1e-7, -1e-6, 3e-5, 1e-3, -0.5, 2.0}, at::kFloat);
+    const auto r = one(t, 1.0);
+    EXPECT_EQ(r.numel, 10);
+    EXPECT_EQ(r.step, 7);
+    EXPECT_EQ(r.name, "w");
+    EXPECT_EQ(r.dtype, "float32");
+    EXPECT_DOUBLE_EQ(r.underflow_subnormal, 0.2);  // 1e-9, 3e-8
+    EXPECT_DOUBLE_EQ(r.underflow_normal, 0.5);     // and 1e-7, 1e-6, 3e-5
+    EXPECT_EQ(r.nonfinite, 0);
+    EXPECT_DOUBLE_EQ(r.absmax, 2.0);
+    EXPECT_NEAR(r.headroom_log2, std::log2(65504.0 / 2.0), 1e-12);
+    EXPECT_DOUBLE_EQ(r.loss_scale, 1.0);
+}
+
+// At a loss scale of 2^16 every value moves up 16 binades: 1e-12 leaves the
+// subnormal underflow but stays under the normal bound, 1e-9 becomes normal, and the
+// largest value passes fp16's maximum (negative headroom).
+TEST(Fp16Numerics, TheLossScaleMovesValuesUpItsBinades) {
+    const auto t = at::tensor({1e-12, 1e-9, 1e-3, 2.0}, at::kFloat);
+    const auto r = one(t, 65536.0);
+    EXPECT_DOUBLE_EQ(r.loss_scale, 65536.0);
+    // 1e-12 × 2^16 = 6.6e-8: above 2^-24, below 2^-14; 1e-9 × 2^16 = 6.6e-5: normal.
+    EXPECT_DOUBLE_EQ(r.underflow_subnormal, 0.0);
+    EXPECT_DOUBLE_EQ(r.underflow_normal, 0.25);
+    EXPECT_DOUBLE_EQ(r.absmax, 2.0 * 65536.0);
+    EXPECT_NEAR(r.headroom_log2, std::log2(65504.0 / 131072.0), 1e-12);
+    EXPECT_LT(r.headroom_log2, 0.0);  // 2 × 2^16 is past fp16's largest value
+}
+
+// Gradients read before unscaling hold unscaled × scale already: a multiplier of 1
+// with the scale recorded gives the same shares as unscaled values × the scale.
+TEST(Fp16Numerics, ScaledGradientsReadAsTheyAre) {
+    const auto unscaled = at::tensor({1e-12, 1e-9, 1e-3, 2.0}, at::kFloat);
+    const auto a = one(unscaled, 1024.0);
+    const auto b = one(unscaled * 1024.0, 1.0, 1024.0);
+    EXPECT_DOUBLE_EQ(a.underflow_subnormal, b.underflow_subnormal);
+    EXPECT_DOUBLE_EQ(a.underflow_normal, b.underflow_normal);
+    EXPECT_DOUBLE_EQ(a.absmax, b.absmax);
+    EXPECT_DOUBLE_EQ(b.loss_scale, 1024.0);
+}
+
+// The thresholds themselves: 2^-24 is the smallest subnormal (not below it), 2^-14
+// the smallest normal; one ulp less is below.
+TEST(Fp16Numerics, ThresholdsAreExact) {
+    const float sub = static_cast<float>(kSub);
+    const float normal = static_cast<float>(kNormal);
+    const auto t = at::tensor(
+        {sub, std::nextafter(sub, 0.0f), normal, std::nextafter(normal, 0.0f)}, at::kFloat);
+    const auto r = one(t, 1.0);
+    EXPECT_DOUBLE_EQ(r.underflow_subnormal, 0.25);
+    EXPECT_DOUBLE_EQ(r.underflow_normal, 0.75);
+    const auto max = one(at::tensor({65504.0f}), 1.0);
+    EXPECT_DOUBLE_EQ(max.headroom_log2, 0.0);
+}
+
+// inf and NaN count as non-finite (never as underflow) and leave no headroom; an
+// all-zero tensor has all of it; an empty one is recorded with nothing in it.
+TEST(Fp16Numerics, NonFiniteZeroAndEmptyTensors) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const auto bad = one(at::tensor({1.0, inf, std::nan(""), 1e-9}, at::kFloat), 1.0);
+    EXPECT_EQ(bad.nonfinite, 2);
+    EXPECT_EQ(bad.absmax, inf);
+    EXPECT_EQ(bad.headroom_log2, -inf);
+    EXPECT_DOUBLE_EQ(bad.underflow_subnormal, 0.25);
+    const auto zero = one(at::zeros({5}), 1.0);
+    EXPECT_EQ(zero.absmax, 0.0);
+    EXPECT_EQ(zero.headroom_log2, inf);
+    EXPECT_EQ(zero.underflow_normal, 0.0);
+    const auto empty = one(at::zeros({0}), 1.0);
+    EXPECT_EQ(empty.numel, 0);
+    EXPECT_EQ(empty.headroom_log2, inf);
+}
+
+// Half and bfloat16 tensors are read in their own values and named by their dtype.
+TEST(Fp16Numerics, LowPrecisionTensorsKeepTheirDtype) {
+    const auto h = one(at::tensor({1e-7, 1.0}, at::kFloat).to(at::kHalf), 1.0);
+    EXPECT_EQ(h.dtype, "float16");
+    EXPECT_DOUBLE_EQ(h.underflow_normal, 0.5);
+    EXPECT_DOUBLE_EQ(h.underflow_subnormal, 0.0);
+    const auto b = one(at::tensor({1e-9, 1.0}, at::kFloat).to(at::kBFloat16), 1.0);
+    EXPECT_EQ(b.dtype, "bfloat16");
+    EXPECT_DOUBLE_EQ(b.underflow_subnormal, 0.5);
+}
+
+namespace {
+
+struct Collect : run::TrainObserver {
+    std::vector<run::StepRecord> steps;
+    std::vector<run::EventRecord> events;
+    std::vector<NumericsRecord> numerics;
+    run::RunOutcome outcome;
+    void onStep(const run::StepRecord& s) override { steps.push_back(s); }
+    void onEvent(const run::EventRecord& e) override { events.push_back(e); }
+    void onNumerics(const std::vector<NumericsRecord>& rows) override {
+        numerics.insert(numerics.end(), rows.begin(), rows.end());
+    }
+    void onFinish(const run::RunOutcome& o) override { outcome = o; }
+};
+
+/// A small MLP on synthetic 1×8×8 images, trained on the CPU.
+config::ExperimentSpec tinySpec(config::Precision precision) {
+    config::ExperimentSpec s;
+    s.name = "numerics";
+    s.model.name = "mlp";
+    s.model.width = 16;
+    s.model.depth = 1;
+    s.data.name = "synthetic-images";
+    s.data.channels = 1;
+    s.data.height = 8;
+    s.data.width = 8;
+    s.data.classes = 4;
+    s.micro_batch = 16;
+    s.micro_steps = 6;
+    s.eval_interval = 0;
+    s.eval_batches = 1;
+    s.warmup_steps = 0;
+    s.cpu_threads = 1;
+    s.device = config::DeviceKind::Cpu;
+    config::ArmSpec arm;
+    arm.name = "arm";
+    arm.precision = precision;
+    s.arms = {arm};
+    return s;
+}
+
+}  // namespace
+
+// With numerics_every = 2 a run records every parameter's gradient at steps 2, 4 and
+// 6, leaves those steps out of the timing, and says what the records cost.
+TEST(NumericsInTraining, EveryNthStepRecordsEachGradient) {
+    for (auto precision : {config::Precision::Fp32, config::Precision::AmpBf16}) {
+        auto spec = tinySpec(precision);
+        spec.numerics_every = 2;
+        Collect c;
+        run::CancelToken cancel;
+        const auto out = train::trainRun(spec, 0, 1, c, cancel);
+        ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+        // mlp depth 1: layers.1 (hidden) and layers.3 (output), weight and bias each.
+        ASSERT_EQ(c.numerics.size(), 3u * 4u);
+        for (size_t i = 0; i < c.numerics.size(); ++i) {
+            const auto& r = c.numerics[i];
+            EXPECT_EQ(r.step, 2 * static_cast<int64_t>(i / 4 + 1));
+            EXPECT_EQ(r.kind, NumericsKind::Grad);
+            EXPECT_DOUBLE_EQ(r.loss_scale, 1.0);  // no scaler: the gradients as they are
+            EXPECT_EQ(r.dtype, "float32");        // master gradients stay fp32
+            EXPECT_GT(r.numel, 0);
+            EXPECT_GT(r.absmax, 0.0);
+            EXPECT_EQ(r.nonfinite, 0);
+            EXPECT_TRUE(std::isfinite(r.headroom_log2));
+        }
+        EXPECT_EQ(c.numerics[0].name, "layers.1.weight");
+        EXPECT_EQ(c.numerics[3].name, "layers.3.bias");
+        ASSERT_EQ(c.steps.size(), 6u);
+        for (const auto& s : c.steps) {
+            EXPECT_EQ(s.timed, s.step % 2 == 1) << s.step;
+        }
+        bool cost = false;
+        for (const auto& e : c.events) {
+            cost = cost || e.message.find("per-layer numerics every 2 steps: 3 records") == 0;
+        }
+        EXPECT_TRUE(cost);
+    }
+}
+
+// Off by default: no records, every step timed.
+TEST(NumericsInTraining, OffByDefault) {
+    auto spec = tinySpec(config::Precision::Fp32);
+    Collect c;
+    run::CancelToken cancel;
+    ASSERT_EQ(train::trainRun(spec, 0, 1, c, cancel).status, run::RunStatus::Finished);
+    EXPECT_TRUE(c.numerics.empty());
+    for (const auto& s : c.steps) {
+        EXPECT_TRUE(s.timed);
+    }
+}
