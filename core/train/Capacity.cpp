@@ -58,7 +58,7 @@ int64_t defaultCpuBudget() {
     return probe::physicalMemoryBytes() / 2;
 }
 
-BudgetCheck checkBudget(const std::string& device, int64_t requested) {
+BudgetCheck checkBudget(const std::string& device, int64_t requested, int64_t cpu_base) {
     BudgetCheck out;
     const bool cpu = device == "cpu";
     out.bytes = requested > 0 ? requested : (cpu ? defaultCpuBudget() : 0);
@@ -70,7 +70,9 @@ BudgetCheck checkBudget(const std::string& device, int64_t requested) {
         out.bytes = total;
     }
     if (cpu) {
-        const int64_t resident = probe::residentBytes();
+        // Trials count from the base, not from what earlier searches in this
+        // process left resident (glibc keeps some freed heap however it is trimmed).
+        const int64_t resident = cpu_base > 0 ? cpu_base : probe::residentBytes();
         if (resident > 0 && out.bytes <= resident) {
             out.error = "the budget of " + analysis::formatBytes(out.bytes) +
                         " is below what this process already holds before any trial (" +
@@ -150,7 +152,7 @@ ArmCapacity findArmCapacity(
     cap.checkpointing = arm.checkpointing;
     const int64_t cpu_base =
         !cpu ? 0 : (options.cpu_base_bytes > 0 ? options.cpu_base_bytes : measureCpuBase(spec));
-    const BudgetCheck budget = checkBudget(cap.device, options.budget_bytes);
+    const BudgetCheck budget = checkBudget(cap.device, options.budget_bytes, cpu_base);
     cap.budget_bytes = budget.bytes;
 
     std::unique_ptr<store::BatchSearchStore> st;

@@ -47,7 +47,9 @@ struct BudgetCheck {
 /// A request above the device's memory is clamped to it (with a warning); on CPU a
 /// budget at or below this process's resident set before any trial is an error,
 /// since the peak a trial is measured by includes that set.
-BudgetCheck checkBudget(const std::string& device, int64_t requested);
+/// `cpu_base`: the resident set a CPU trial's peak counts from (measureCpuBase);
+/// 0 takes this process's resident set now.
+BudgetCheck checkBudget(const std::string& device, int64_t requested, int64_t cpu_base = 0);
 
 /// One trial: `trial_steps` optimizer steps of arm `arm_index` at micro-batch `batch`.
 /// Out of memory (CUDA, caught; caches freed) → OutOfMemory; peak above `budget`
