@@ -138,7 +138,10 @@ void RemoteRun::launchEnded(QProcess* p) {
     const int code = p->exitStatus() == QProcess::NormalExit ? p->exitCode() : -1;
     if (code != 0) {
         QString why = transportFailure(host_, code, err);
-        if (why.isEmpty() && (code == 127 || err.contains(QStringLiteral("not found")))) {
+        // The remote shell's own "not found" (exit 127), not a missing data file's.
+        if (why.isEmpty() &&
+            (code == 127 || err.contains(host_.cli + QStringLiteral(": not found")) ||
+             err.contains(QStringLiteral("command not found")))) {
             why = tr("ampbench-cli is not at \u201c%1\u201d on %2 (Hosts\u2026 \u203a Test "
                      "connection).")
                       .arg(host_.cli, host_.label);

@@ -112,7 +112,15 @@ void RunTreeModel::refresh(const store::Database& db) {
         seenExperiments.insert(e.id);
         const auto& eRuns = byExperiment[e.id];
         const QString name = QString::fromStdString(e.name);
-        setCell(eItem, NameColumn, name, name.toLower(), tr("experiment #%1").arg(e.id));
+        const QString host = QString::fromStdString(e.origin);
+        // An experiment followed from a GPU server says where it trains.
+        const QString shown = host.isEmpty() ? name : tr("%1 \u00b7 on %2").arg(name, host);
+        setCell(eItem, NameColumn, shown, name.toLower(),
+                host.isEmpty() ? tr("experiment #%1").arg(e.id)
+                               : tr("experiment #%1, trained on %2 (#%3 there)")
+                                     .arg(e.id)
+                                     .arg(host)
+                                     .arg(e.origin_id));
         const QString status = aggregateStatus(eRuns);
         setCell(eItem, StatusColumn, status, status);
         eItem->setData(status, StatusRole);
@@ -141,7 +149,11 @@ void RunTreeModel::refresh(const store::Database& db) {
                 runLabel.isEmpty() ? armSeed : armSeed + QStringLiteral(" \u2014 ") + runLabel;
             setCell(rItem, NameColumn, label,
                     QStringLiteral("%1").arg(r->arm_index, 4, 10, QChar('0')) + label,
-                    tr("run #%1").arg(r->id));
+                    r->origin.empty() ? tr("run #%1").arg(r->id)
+                                      : tr("run #%1, trained on %2 (#%3 there)")
+                                            .arg(r->id)
+                                            .arg(QString::fromStdString(r->origin))
+                                            .arg(r->origin_run_id));
             if (rItem->data(LabelRole).toString() != runLabel) {
                 rItem->setData(runLabel, LabelRole);
             }
