@@ -9,6 +9,7 @@
 #include "core/analysis/ComparisonTable.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/Format.h"
+#include "core/analysis/LayerNumerics.h"
 #include "core/analysis/Reproduction.h"
 #include "core/analysis/Summary.h"
 #include "core/config/Presets.h"
@@ -16,6 +17,7 @@
 #include "core/run/InputFiles.h"
 #include "core/store/Database.h"
 #include "core/store/Export.h"
+#include "core/store/NumericsStore.h"
 #include "core/store/OutputFile.h"
 
 namespace ampbench::cli {
@@ -103,6 +105,39 @@ void printVerdicts(const store::Database& db, int64_t experiment_id) {
     for (const auto& r : a.incomplete) {
         std::printf("  left out: %s\n", r.describe().c_str());
     }
+}
+
+int commandShowNumerics(const std::string& db_path, int64_t id) {
+    int code = kOk;
+    auto db = openForReading(db_path, code);
+    if (!db) {
+        return code;
+    }
+    auto run = db->run(id);
+    if (!run) {
+        std::fprintf(stderr, "no run %lld in %s\n", static_cast<long long>(id), db_path.c_str());
+        return kNotFound;
+    }
+    const auto rows = store::NumericsStore(*db).rows(id);
+    std::printf("run %lld: experiment %lld '%s', arm %s, seed %llu\n", static_cast<long long>(id),
+                static_cast<long long>(run->experiment_id),
+                analysis::printable(run->experiment_name, false).c_str(),
+                analysis::printable(run->arm, false).c_str(),
+                static_cast<unsigned long long>(run->seed));
+    if (rows.empty()) {
+        std::printf(
+            "no per-layer numerics recorded: train with numerics_every > 0 in the spec "
+            "(optimizer steps between records)\n");
+        return kOk;
+    }
+    const auto summary = analysis::summarizeNumerics(rows);
+    std::printf(
+        "numerics    %zu tensors at %zu steps (%lld to %lld); fp16 thresholds at the loss "
+        "scale in use\n",
+        summary.layers.size(), summary.steps.size(), static_cast<long long>(summary.steps.front()),
+        static_cast<long long>(summary.steps.back()));
+    std::printf("%s", analysis::worstLayersText(summary, 10).c_str());
+    return kOk;
 }
 
 int commandShow(const std::string& db_path, int64_t id, bool experiment, bool json) {

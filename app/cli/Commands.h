@@ -77,6 +77,8 @@ int commandList(const std::string& db_path);
 /// One run, or with `experiment` an experiment's table and each arm's verdict; with
 /// `json` the experiment's analysis as JSON on stdout (what a report's JSON holds).
 int commandShow(const std::string& db_path, int64_t run_id, bool experiment, bool json = false);
+/// A run's per-layer numerics: the worst layers by underflow and by headroom.
+int commandShowNumerics(const std::string& db_path, int64_t run_id);
 int commandExport(const std::string& db_path, const std::vector<int64_t>& run_ids,
                   const std::string& csv, const std::string& json, bool experiment);
 int commandPresets();

@@ -239,6 +239,7 @@ int main(int argc, char** argv) {
     int64_t show_id = 0;
     bool show_experiment = false;
     bool show_json = false;
+    bool show_numerics = false;
     auto* show =
         app.add_subcommand("show", "show one run (or --experiment: one experiment's table)");
     show->add_option("ID", show_id, "run id (or experiment id with --experiment)")->required();
@@ -246,6 +247,10 @@ int main(int argc, char** argv) {
     show->add_flag("--json", show_json,
                    "with --experiment: the analysis as JSON (summary, gains, verdict codes, "
                    "time to target) on stdout");
+    show->add_flag("--numerics", show_numerics,
+                   "the run's per-layer numerics (spec numerics_every): the layers with the most "
+                   "values under fp16's smallest subnormal and normal, and the least headroom to "
+                   "overflow");
 
     std::vector<int64_t> export_ids;
     std::string csv, json;
@@ -270,6 +275,11 @@ int main(int argc, char** argv) {
     if (show->parsed() && show_json && !show_experiment) {
         std::fprintf(stderr,
                      "show: --json needs --experiment (it writes an experiment's analysis)\n");
+        return cli::kUsage;
+    }
+    if (show->parsed() && show_numerics && show_experiment) {
+        std::fprintf(stderr,
+                     "show: --numerics shows one run; give a run id without --experiment\n");
         return cli::kUsage;
     }
     if (exp->parsed() && csv.empty() && json.empty()) {
@@ -321,6 +331,9 @@ int main(int argc, char** argv) {
             return cli::commandPresets();
         }
         if (show->parsed()) {
+            if (show_numerics) {
+                return cli::commandShowNumerics(db, show_id);
+            }
             return cli::commandShow(db, show_id, show_experiment, show_json);
         }
         if (report->parsed()) {

@@ -1,0 +1,124 @@
+#include "core/analysis/LayerNumerics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "core/analysis/Format.h"
+
+namespace ampbench::analysis {
+
+NumericsSummary summarizeNumerics(const std::vector<run::NumericsRecord>& rows) {
+    NumericsSummary out;
+    std::map<std::tuple<int, std::string>, size_t> index;  // (kind, name) → layer
+    for (const auto& r : rows) {
+        const auto key = std::make_tuple(static_cast<int>(r.kind), r.name);
+        auto it = index.find(key);
+        if (it == index.end()) {
+            LayerNumerics l;
+            l.name = r.name;
+            l.kind = r.kind;
+            l.dtype = r.dtype;
+            l.numel = r.numel;
+            l.min_headroom_log2 = INFINITY;
+            it = index.emplace(key, out.layers.size()).first;
+            out.layers.push_back(std::move(l));
+        }
+        LayerNumerics& l = out.layers[it->second];
+        ++l.observations;
+        l.max_underflow_subnormal = std::max(l.max_underflow_subnormal, r.underflow_subnormal);
+        l.mean_underflow_subnormal += r.underflow_subnormal;
+        l.max_underflow_normal = std::max(l.max_underflow_normal, r.underflow_normal);
+        const double headroom = std::isnan(r.headroom_log2) ? -INFINITY : r.headroom_log2;
+        if (l.min_headroom_step == 0 || headroom < l.min_headroom_log2) {
+            l.min_headroom_log2 = headroom;
+            l.min_headroom_step = r.step;
+        }
+        if (r.nonfinite > 0) {
+            ++l.nonfinite_steps;
+            if (l.first_nonfinite_step == 0 || r.step < l.first_nonfinite_step) {
+                l.first_nonfinite_step = r.step;
+            }
+        }
+        out.steps.push_back(r.step);
+    }
+    for (auto& l : out.layers) {
+        l.mean_underflow_subnormal /= static_cast<double>(std::max<int64_t>(1, l.observations));
+    }
+    std::sort(out.layers.begin(), out.layers.end(), [](const auto& a, const auto& b) {
+        return std::make_tuple(static_cast<int>(a.kind), a.name) <
+               std::make_tuple(static_cast<int>(b.kind), b.name);
+    });
+    std::sort(out.steps.begin(), out.steps.end());
+    out.steps.erase(std::unique(out.steps.begin(), out.steps.end()), out.steps.end());
+    return out;
+}
+
+std::vector<LayerNumerics> worstUnderflow(const NumericsSummary& summary, size_t n) {
+    std::vector<LayerNumerics> out;
+    for (const auto& l : summary.layers) {
+        if (l.max_underflow_normal > 0) {
+            out.push_back(l);
+        }
+    }
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return std::make_pair(a.max_underflow_subnormal, a.max_underflow_normal) >
+               std::make_pair(b.max_underflow_subnormal, b.max_underflow_normal);
+    });
+    out.resize(std::min(n, out.size()));
+    return out;
+}
+
+std::vector<LayerNumerics> leastHeadroom(const NumericsSummary& summary, size_t n) {
+    std::vector<LayerNumerics> out = summary.layers;
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return a.min_headroom_log2 < b.min_headroom_log2;
+    });
+    out.resize(std::min(n, out.size()));
+    return out;
+}
+
+std::string formatHeadroom(double log2) {
+    if (std::isnan(log2) || log2 == -INFINITY) {
+        return "none (non-finite)";
+    }
+    if (log2 == INFINITY) {
+        return "\u221e (all zero)";
+    }
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.1f", log2);
+    return buf;
+}
+
+std::string worstLayersText(const NumericsSummary& summary, size_t n) {
+    std::string out;
+    auto label = [](const LayerNumerics& l) {
+        return printable(l.name, false) +
+               (l.kind == run::NumericsKind::Grad ? " (grad)" : " (output)");
+    };
+    const auto under = worstUnderflow(summary, n);
+    if (under.empty()) {
+        out += "no value under fp16's smallest normal at the loss scale in any observation\n";
+    } else {
+        TextTable t({"underflow", "< 2^-24 worst", "< 2^-24 mean", "< 2^-14 worst", "values"});
+        for (const auto& l : under) {
+            t.addRow({label(l), formatPercent(l.max_underflow_subnormal, 2),
+                      formatPercent(l.mean_underflow_subnormal, 2),
+                      formatPercent(l.max_underflow_normal, 2), std::to_string(l.numel)});
+        }
+        t.alignRight({1, 2, 3, 4});
+        out += t.render();
+    }
+    TextTable h({"headroom", "log2(65504/absmax) least", "at step", "non-finite steps"});
+    for (const auto& l : leastHeadroom(summary, n)) {
+        h.addRow({label(l), formatHeadroom(l.min_headroom_log2),
+                  std::to_string(l.min_headroom_step), std::to_string(l.nonfinite_steps)});
+    }
+    h.alignRight({1, 2, 3});
+    out += "\n" + h.render();
+    return out;
+}
+
+}  // namespace ampbench::analysis

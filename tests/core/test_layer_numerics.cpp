@@ -1,0 +1,74 @@
+// Per-layer numerics summed up over a run: the worst layers by underflow and headroom.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/analysis/LayerNumerics.h"
+
+using namespace ampbench;
+using run::NumericsKind;
+using run::NumericsRecord;
+
+namespace {
+
+NumericsRecord row(int64_t step, const std::string& name, double sub, double normal,
+                   double headroom, int64_t nonfinite = 0, NumericsKind kind = NumericsKind::Grad) {
+    NumericsRecord r;
+    r.step = step;
+    r.kind = kind;
+    r.name = name;
+    r.underflow_subnormal = sub;
+    r.underflow_normal = normal;
+    r.headroom_log2 = headroom;
+    r.nonfinite = nonfinite;
+    r.numel = 100;
+    r.dtype = "float32";
+    return r;
+}
+
+}  // namespace
+
+TEST(LayerNumerics, WorstLayersByUnderflowAndHeadroom) {
+    const std::vector<NumericsRecord> rows = {
+        row(10, "a.weight", 0.10, 0.30, 12.0),
+        row(20, "a.weight", 0.30, 0.50, 9.0),
+        row(10, "b.weight", 0.00, 0.20, 3.0),
+        row(20, "b.weight", 0.00, 0.10, 4.0),
+        row(10, "c.weight", 0.00, 0.00, 20.0),
+        row(20, "c.weight", 0.00, 0.00, -INFINITY, 4),
+        row(10, "blocks.0", 0.0, 0.0, 1.5, 0, NumericsKind::Activation),
+    };
+    const auto s = analysis::summarizeNumerics(rows);
+    ASSERT_EQ(s.layers.size(), 4u);
+    EXPECT_EQ(s.steps, (std::vector<int64_t>{10, 20}));
+    EXPECT_EQ(s.layers[0].name, "a.weight");
+    EXPECT_EQ(s.layers[0].observations, 2);
+    EXPECT_DOUBLE_EQ(s.layers[0].max_underflow_subnormal, 0.30);
+    EXPECT_DOUBLE_EQ(s.layers[0].mean_underflow_subnormal, 0.20);
+    EXPECT_DOUBLE_EQ(s.layers[0].min_headroom_log2, 9.0);
+    EXPECT_EQ(s.layers[0].min_headroom_step, 20);
+    EXPECT_EQ(s.layers[3].kind, NumericsKind::Activation);  // outputs after gradients
+
+    const auto under = analysis::worstUnderflow(s, 10);
+    ASSERT_EQ(under.size(), 2u);  // c has none
+    EXPECT_EQ(under[0].name, "a.weight");
+    EXPECT_EQ(under[1].name, "b.weight");
+
+    const auto head = analysis::leastHeadroom(s, 2);
+    ASSERT_EQ(head.size(), 2u);
+    EXPECT_EQ(head[0].name, "c.weight");  // non-finite first
+    EXPECT_EQ(head[0].nonfinite_steps, 1);
+    EXPECT_EQ(head[0].first_nonfinite_step, 20);
+    EXPECT_EQ(head[1].name, "blocks.0");
+
+    const std::string text = analysis::worstLayersText(s, 5);
+    EXPECT_NE(text.find("a.weight (grad)"), std::string::npos) << text;
+    EXPECT_NE(text.find("none (non-finite)"), std::string::npos) << text;
+    EXPECT_NE(text.find("blocks.0 (output)"), std::string::npos) << text;
+}
+
+TEST(LayerNumerics, HeadroomText) {
+    EXPECT_EQ(analysis::formatHeadroom(12.345), "12.3");
+    EXPECT_EQ(analysis::formatHeadroom(-INFINITY), "none (non-finite)");
+    EXPECT_EQ(analysis::formatHeadroom(INFINITY), "\u221e (all zero)");
+}
