@@ -1,10 +1,15 @@
 // gui_redraw: how fast the plots redraw with long runs loaded.
 // Fills a temporary database with RUNS runs of STEPS steps, opens it in the
 // window (offscreen unless a display is asked for), and times loading the rows,
-// a redraw, and switching the x-axis, then trains a small experiment live.
-// Usage: gui_redraw [RUNS] [STEPS] [LIVE] (LIVE 0 skips the live part)
+// a redraw, and switching the x-axis, then trains a small experiment live and
+// times each step from the trainer to the plots' cache.
+// Usage: gui_redraw [RUNS] [STEPS] [LIVE [SSH CLI]]
+//   LIVE 0 skips the live part, 1 trains here (the default), 2 trains on a "host"
+//   reached through the program SSH (a stand-in for ssh that runs the command here)
+//   with the ampbench-cli CLI, its records tailed and ingested as a remote run's are.
 #include <QApplication>
 #include <QComboBox>
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -23,6 +28,7 @@
 #include "ui/editor/ExperimentEditor.h"
 #include "ui/plots/PlotPanel.h"
 #include "ui/plots/PlotsView.h"
+#include "ui/remote/RemoteRun.h"
 #include "ui/runs/CompareView.h"
 #include "ui/runs/RunTreeModel.h"
 #include "ui/training/TrainingController.h"
@@ -71,7 +77,11 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     const int runs = argc > 1 ? std::atoi(argv[1]) : 4;
     const int64_t steps = argc > 2 ? std::atoll(argv[2]) : 100000;
-    const bool live = argc > 3 ? std::atoi(argv[3]) != 0 : true;
+    const int live = argc > 3 ? std::atoi(argv[3]) : 1;
+    if (live == 2 && argc < 6) {
+        std::fprintf(stderr, "gui_redraw: LIVE 2 needs SSH and CLI\n");
+        return 2;
+    }
 
     QTemporaryDir dir;
     const QString path = dir.filePath("bench.db");
@@ -143,20 +153,37 @@ int main(int argc, char** argv) {
     std::printf("switch the x-axis (median of 6): %.1f ms (max %.1f)\n", medianMs(switches),
                 *std::max_element(switches.begin(), switches.end()));
 
-    if (!live) {
+    if (live == 0) {
         return 0;
     }
     // Live: train a small CPU experiment into the same file while the long runs
-    // stay on show, and watch the GUI thread's event loop for stalls.
+    // stay on show (here, or on a host whose records are tailed and ingested), and
+    // watch the GUI thread's event loop for stalls.
     config::ExperimentSpec spec = *config::preset("smoke");
     spec.micro_steps = 240;
     spec.device = config::DeviceKind::Cpu;
     window.editor()->setSpec(spec);
     const QList<qint64> loadedRuns = window.cache()->runs();
-    QObject::connect(window.training()->worker(), &ui::TrainingWorker::experimentPlanned, &window,
-                     [&](qint64, const QList<qint64>& ids) {
-                         window.runModel()->setCheckedRuns(loadedRuns + ids);
-                     });
+    if (live == 2) {
+        ui::RemoteHost host;
+        host.label = QStringLiteral("bench-host");
+        host.destination = QStringLiteral("bench@host");
+        host.cli = QString::fromLocal8Bit(argv[5]);
+        host.database = dir.filePath("server.db");
+        settings.setSshCommand(QString::fromLocal8Bit(argv[4]));
+        settings.setRemoteHosts({host});
+        window.editor()->setHosts({host.label}, host.label);
+        QObject::connect(
+            window.runModel(), &ui::RunTreeModel::runsAppeared, &window,
+            [&](const QList<qint64>& ids) {
+                window.runModel()->setCheckedRuns(window.runModel()->checkedRuns() + ids);
+            });
+    } else {
+        QObject::connect(window.training()->worker(), &ui::TrainingWorker::experimentPlanned,
+                         &window, [&](qint64, const QList<qint64>& ids) {
+                             window.runModel()->setCheckedRuns(loadedRuns + ids);
+                         });
+    }
     bool done = false;
     QObject::connect(window.training(), &ui::TrainingController::runningChanged, &window,
                      [&](bool running) { done = !running; });
@@ -171,8 +198,42 @@ int main(int argc, char** argv) {
     std::vector<double> redrawsDuringRun;
     QObject::connect(plots, &ui::PlotsView::redrawn,
                      [&] { redrawsDuringRun.push_back(plots->lastRedrawMs()); });
+    // A step's delay: from the moment the trainer finished it (its run's start plus
+    // its wall time) to the moment the plots' cache holds it; the newest step of
+    // every live run at each update of the cache.
+    std::vector<double> delays;
+    QObject::connect(window.cache(), &ui::RunDataCache::updated, &window, [&] {
+        const auto now = QDateTime::currentMSecsSinceEpoch();
+        for (qint64 id : window.cache()->runs()) {
+            const ui::RunSeries* s = window.cache()->series(id);
+            if (loadedRuns.contains(id) || !s || s->steps.empty() ||
+                s->row.status != run::RunStatus::Running) {
+                continue;
+            }
+            const QDateTime started =
+                QDateTime::fromString(QString::fromStdString(s->row.started_at), Qt::ISODateWithMs);
+            if (started.isValid()) {
+                delays.push_back(static_cast<double>(now - started.toMSecsSinceEpoch()) -
+                                 s->steps.back().wall_s * 1000.0);
+            }
+        }
+    });
     t.restart();
-    window.runExperiment();
+    if (live == 2) {
+        if (!window.runExperiment() || !window.remoteRun()) {
+            std::fprintf(stderr, "gui_redraw: the remote run did not start\n");
+            return 1;
+        }
+        QObject::connect(window.remoteRun(), &ui::RemoteRun::finished, &window,
+                         [&](bool) { done = true; });
+        QObject::connect(window.remoteRun(), &ui::RemoteRun::failed, &window,
+                         [&](const QString& why) {
+                             std::fprintf(stderr, "gui_redraw: %s\n", qPrintable(why));
+                             done = true;
+                         });
+    } else {
+        window.runExperiment();
+    }
     gap.start();
     watchdog.start();
     while (!done) {
@@ -182,10 +243,19 @@ int main(int argc, char** argv) {
     std::sort(gaps.begin(), gaps.end());
     const auto over50 = gaps.end() - std::upper_bound(gaps.begin(), gaps.end(), 50.0);
     std::printf(
-        "live: %.1f s training %d runs; GUI event-loop gaps: median %.1f ms, p99 %.1f ms, "
+        "live%s: %.1f s training %d runs; GUI event-loop gaps: median %.1f ms, p99 %.1f ms, "
         "max %.1f ms; %zu redraws, median %.1f ms\n",
-        t.elapsed() / 1000.0, 3, gaps[gaps.size() / 2], gaps[gaps.size() * 99 / 100], gaps.back(),
-        redrawsDuringRun.size(), medianMs(redrawsDuringRun));
+        live == 2 ? " (on a host through the stand-in transport)" : "", t.elapsed() / 1000.0, 3,
+        gaps[gaps.size() / 2], gaps[gaps.size() * 99 / 100], gaps.back(), redrawsDuringRun.size(),
+        medianMs(redrawsDuringRun));
     std::printf("  gaps over 50 ms: %td of %zu\n", over50, gaps.size());
+    if (!delays.empty()) {
+        std::sort(delays.begin(), delays.end());
+        std::printf(
+            "  step to the plots' cache: median %.0f ms, p90 %.0f ms, max %.0f ms (%zu "
+            "updates)\n",
+            delays[delays.size() / 2], delays[delays.size() * 9 / 10], delays.back(),
+            delays.size());
+    }
     return 0;
 }
