@@ -149,6 +149,8 @@ std::optional<ArmSpec> parseArmShorthand(const std::string& text, std::string& e
                 }
                 break;
             case ValueKind::Text:
+                field->set(arm, value);
+                break;
             case ValueKind::IntList:
             case ValueKind::DoubleList:
                 ok = false;

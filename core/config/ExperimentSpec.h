@@ -45,6 +45,9 @@ struct ArmSpec {
     bool channels_last = false;       ///< NHWC memory format for convolutional models
     bool checkpointing = false;       ///< recompute activations per block in backward
     bool cuda_graph = false;          ///< capture the whole step in a CUDA graph (K = 1, CUDA)
+    /// FP32 islands: modules (names or glob patterns from the model's module tree,
+    /// separated by ';') that run with autocast off and their inputs cast to fp32.
+    std::string fp32_modules;
     int repeats = 0;                  ///< seeds for this arm; 0 = the experiment's seeds
     /// Added to each of the arm's seeds: a copy of the baseline on other seeds is an
     /// A/A check (the verdict's false alarms and the timing noise of the machine).

@@ -340,6 +340,12 @@ const std::vector<Field<ArmSpec>>& fieldsOf(const ArmSpec*) {
         field("cuda_graph", &A::cuda_graph, "CUDA graph",
               "Capture the whole step in a CUDA graph (K = 1, CUDA)")
             .abbrev("graph"),
+        field("fp32_modules", &A::fp32_modules, "FP32 modules",
+              "FP32 islands: modules of the model that run with autocast off and their inputs "
+              "in fp32, by name or glob pattern, separated by ';' (head;blocks.*.ln1); "
+              "built-in models")
+            .abbrev("fp32_modules")
+            .header("FP32 islands"),
         field("repeats", &A::repeats, "Seeds per arm",
               "How many seeds this arm runs (the experiment's first ones, then more); 0 = all "
               "of the experiment's seeds")

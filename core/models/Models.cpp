@@ -7,6 +7,7 @@
 #include <torch/nn/modules/pooling.h>
 #include <torch/version.h>
 
+#include "core/amp/AutocastGuard.h"
 #include "core/models/Checkpoint.h"
 
 #include <cmath>
@@ -48,7 +49,51 @@ int outputs(const data::InputShape& s) {
     return static_cast<int>(n);
 }
 
+/// "prefix.0", "prefix.1", ...: the paths of a Sequential's children.
+std::vector<std::string> childPaths(const std::string& prefix, size_t n) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n; ++i) {
+        out.push_back(prefix + "." + std::to_string(i));
+    }
+    return out;
+}
+
+/// A Sequential's forward, each child through the tap under its path.
+at::Tensor runSequence(nn::Sequential& seq, const std::vector<std::string>& paths, ModuleTap* tap,
+                       at::Tensor x) {
+    if (!tap) {
+        return seq->forward(x);
+    }
+    size_t i = 0;
+    for (auto& child : *seq) {
+        x = tapped(tap, paths.at(i++), x,
+                   [&child](const at::Tensor& in) { return child.forward(in); });
+    }
+    return x;
+}
+
+const std::string kNoPath;
+
 }  // namespace
+
+at::Tensor tapped(ModuleTap* tap, const std::string& path, const at::Tensor& x,
+                  const std::function<at::Tensor(const at::Tensor&)>& f) {
+    if (!tap) {
+        return f(x);
+    }
+    at::Tensor out;
+    if (tap->fp32(path)) {
+        // An FP32 island: autocast off for this module (its dtype and cache setting kept
+        // for the modules after it), its input in fp32; its weights are fp32 already.
+        const auto device = x.device().type();
+        amp::AutocastGuard off(device, amp::AutocastGuard::dtype(device), /*enabled=*/false,
+                               amp::AutocastGuard::cacheEnabled());
+        out = f(x.is_floating_point() ? x.to(at::kFloat) : x);
+    } else {
+        out = f(x);
+    }
+    return tap->output(path, out);
+}
 
 std::vector<Network::Part> Network::parts() const {
     std::vector<Part> out;
@@ -92,10 +137,11 @@ MlpImpl::MlpImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
         in = spec.width;
     }
     layers_->push_back(nn::Linear(in, outputs(shape)));
+    paths_ = childPaths("layers", layers_->size());
 }
 
 at::Tensor MlpImpl::forward(const at::Tensor& input) {
-    return layers_->forward(input);
+    return runSequence(layers_, paths_, tap_, input);
 }
 
 // ---------------------------------------------------------------- CNN
@@ -115,10 +161,23 @@ CnnImpl::CnnImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
     features_->push_back(nn::Flatten());
     dropout_ = register_module("dropout", nn::Dropout(spec.dropout));
     head_ = register_module("head", nn::Linear(in, outputs(shape)));
+    feature_paths_ = childPaths("features", features_->size());
+}
+
+std::vector<std::string> CnnImpl::tapPoints() const {
+    auto out = feature_paths_;
+    out.push_back("dropout");
+    out.push_back("head");
+    return out;
 }
 
 at::Tensor CnnImpl::forward(const at::Tensor& input) {
-    return head_->forward(dropout_->forward(features_->forward(input)));
+    if (!tap_) {
+        return head_->forward(dropout_->forward(features_->forward(input)));
+    }
+    auto x = runSequence(features_, feature_paths_, tap_, input);
+    x = tapped(tap_, "dropout", x, [this](const at::Tensor& in) { return dropout_->forward(in); });
+    return tapped(tap_, "head", x, [this](const at::Tensor& in) { return head_->forward(in); });
 }
 
 // ---------------------------------------------------------------- ResNet
@@ -185,6 +244,7 @@ ResNetImpl::ResNetImpl(const config::ModelSpec& spec, const data::InputShape& sh
         }
     }
     head_ = register_module("head", nn::Linear(in, outputs(shape)));
+    stem_paths_ = childPaths("stem", stem_->size());
     // torchvision's initialisation: Kaiming for convolutions, BN weight 1 bias 0.
     for (auto& m : modules(false)) {
         if (auto* c = m->as<nn::Conv2d>()) {
@@ -193,16 +253,28 @@ ResNetImpl::ResNetImpl(const config::ModelSpec& spec, const data::InputShape& sh
     }
 }
 
+std::vector<std::string> ResNetImpl::tapPoints() const {
+    auto out = stem_paths_;
+    for (const auto& p : childPaths("blocks", blocks_->size())) {
+        out.push_back(p);
+    }
+    out.push_back("head");
+    return out;
+}
+
 at::Tensor ResNetImpl::forward(const at::Tensor& input) {
-    auto x = stem_->forward(input);
-    for (const auto& block : *blocks_) {
-        auto* b = block->as<ResidualBlock>();
-        x = checkpointing_ && is_training()
-                ? checkpoint([b](const at::Tensor& in) { return b->forward(in); }, x)
-                : b->forward(x);
+    auto x = runSequence(stem_, stem_paths_, tap_, input);
+    for (size_t i = 0; i < blocks_->size(); ++i) {
+        auto* b = (*blocks_)[i]->as<ResidualBlock>();
+        ModuleTap* tap = tap_;
+        const std::string path = tap ? "blocks." + std::to_string(i) : kNoPath;
+        auto block = [b, tap, path](const at::Tensor& in) {
+            return tapped(tap, path, in, [b](const at::Tensor& t) { return b->forward(t); });
+        };
+        x = checkpointing_ && is_training() ? checkpoint(block, x) : block(x);
     }
     x = x.mean({2, 3});
-    return head_->forward(x);
+    return tapped(tap_, "head", x, [this](const at::Tensor& in) { return head_->forward(in); });
 }
 
 // ---------------------------------------------------------------- Transformer
@@ -217,11 +289,41 @@ DecoderBlockImpl::DecoderBlockImpl(int d_model, int heads, double dropout)
     drop_ = register_module("drop", nn::Dropout(dropout));
 }
 
+namespace {
+const char* const kDecoderParts[] = {"ln1", "qkv", "proj", "ln2", "fc1", "fc2"};
+}
+
+std::vector<std::string> DecoderBlockImpl::tapPoints(const std::string& path) {
+    std::vector<std::string> out;
+    for (const char* part : kDecoderParts) {
+        out.push_back(path + "." + part);
+    }
+    return out;
+}
+
+void DecoderBlockImpl::setTap(ModuleTap* tap, const std::string& path) {
+    tap_ = tap;
+    path_ = path;
+}
+
 at::Tensor DecoderBlockImpl::forward(const at::Tensor& x) {
     const auto n = x.size(0), t = x.size(1), d = x.size(2);
     const auto hd = d / heads_;
+    if (tap_) {
+        return tappedForward(x, n, t, d, hd);
+    }
     auto qkv = linear(qkv_, ln1_->forward(x)).view({n, t, 3, heads_, hd}).permute({2, 0, 3, 1, 4});
-    auto q = qkv[0], k = qkv[1], v = qkv[2];  // n × heads × t × hd
+    auto att = attention(qkv[0], qkv[1], qkv[2], t, hd, x);
+    auto y = att.transpose(1, 2).reshape({n, t, d});
+    auto h = x + drop_->forward(linear(proj_, y));
+    auto m = linear(fc2_, at::gelu(linear(fc1_, ln2_->forward(h))));
+    return h + drop_->forward(m);
+}
+
+// Causal self-attention of q, k, v (n × heads × t × hd each).
+at::Tensor DecoderBlockImpl::attention(const at::Tensor& q, const at::Tensor& k,
+                                       const at::Tensor& v, int64_t t, int64_t hd,
+                                       const at::Tensor& x) const {
     at::Tensor att;
 #if TORCH_VERSION_MAJOR >= 2
     att = at::scaled_dot_product_attention(q, k, v, {}, is_training() ? dropout_p_ : 0.0, true);
@@ -235,9 +337,29 @@ at::Tensor DecoderBlockImpl::forward(const at::Tensor& x) {
     }
     att = at::matmul(probs, v);
 #endif
+    return att;
+}
+
+// The same block with each module's output through the tap (and in fp32 where it says).
+at::Tensor DecoderBlockImpl::tappedForward(const at::Tensor& x, int64_t n, int64_t t, int64_t d,
+                                           int64_t hd) {
+    auto where = [this](const char* part) { return path_ + "." + part; };
+    auto ln1 =
+        tapped(tap_, where("ln1"), x, [this](const at::Tensor& in) { return ln1_->forward(in); });
+    auto qkv =
+        tapped(tap_, where("qkv"), ln1, [this](const at::Tensor& in) { return linear(qkv_, in); })
+            .view({n, t, 3, heads_, hd})
+            .permute({2, 0, 3, 1, 4});
+    auto att = attention(qkv[0], qkv[1], qkv[2], t, hd, x);
     auto y = att.transpose(1, 2).reshape({n, t, d});
-    auto h = x + drop_->forward(linear(proj_, y));
-    auto m = linear(fc2_, at::gelu(linear(fc1_, ln2_->forward(h))));
+    auto h = x + drop_->forward(tapped(tap_, where("proj"), y,
+                                       [this](const at::Tensor& in) { return linear(proj_, in); }));
+    auto ln2 =
+        tapped(tap_, where("ln2"), h, [this](const at::Tensor& in) { return ln2_->forward(in); });
+    auto f1 =
+        tapped(tap_, where("fc1"), ln2, [this](const at::Tensor& in) { return linear(fc1_, in); });
+    auto m = tapped(tap_, where("fc2"), at::gelu(f1),
+                    [this](const at::Tensor& in) { return linear(fc2_, in); });
     return h + drop_->forward(m);
 }
 
@@ -264,17 +386,44 @@ TransformerImpl::TransformerImpl(const config::ModelSpec& spec, const data::Inpu
     }
 }
 
+std::vector<std::string> TransformerImpl::tapPoints() const {
+    std::vector<std::string> out = {"tok", "pos"};
+    for (size_t i = 0; i < blocks_->size(); ++i) {
+        const std::string path = "blocks." + std::to_string(i);
+        for (auto& p : DecoderBlockImpl::tapPoints(path)) {
+            out.push_back(std::move(p));
+        }
+        out.push_back(path);
+    }
+    out.push_back("ln_f");
+    out.push_back("head");
+    return out;
+}
+
+void TransformerImpl::setTap(ModuleTap* tap) {
+    Network::setTap(tap);
+    for (size_t i = 0; i < blocks_->size(); ++i) {
+        (*blocks_)[i]->as<DecoderBlock>()->setTap(tap, "blocks." + std::to_string(i));
+    }
+}
+
 at::Tensor TransformerImpl::forward(const at::Tensor& tokens) {
     const auto t = tokens.size(1);
     auto positions = at::arange(t, tokens.options().dtype(at::kLong));
-    auto x = drop_->forward(tok_->forward(tokens) + pos_->forward(positions));
-    for (const auto& block : *blocks_) {
-        auto* b = block->as<DecoderBlock>();
-        x = checkpointing_ && is_training()
-                ? checkpoint([b](const at::Tensor& in) { return b->forward(in); }, x)
-                : b->forward(x);
+    auto x = drop_->forward(
+        tapped(tap_, "tok", tokens, [this](const at::Tensor& in) { return tok_->forward(in); }) +
+        tapped(tap_, "pos", positions, [this](const at::Tensor& in) { return pos_->forward(in); }));
+    for (size_t i = 0; i < blocks_->size(); ++i) {
+        auto* b = (*blocks_)[i]->as<DecoderBlock>();
+        ModuleTap* tap = tap_;
+        const std::string path = tap ? "blocks." + std::to_string(i) : kNoPath;
+        auto block = [b, tap, path](const at::Tensor& in) {
+            return tapped(tap, path, in, [b](const at::Tensor& t) { return b->forward(t); });
+        };
+        x = checkpointing_ && is_training() ? checkpoint(block, x) : block(x);
     }
-    return linear(head_, ln_f_->forward(x));
+    x = tapped(tap_, "ln_f", x, [this](const at::Tensor& in) { return ln_f_->forward(in); });
+    return tapped(tap_, "head", x, [this](const at::Tensor& in) { return linear(head_, in); });
 }
 
 }  // namespace ampbench::models

@@ -12,10 +12,30 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include <functional>
+
 #include "core/config/ExperimentSpec.h"
 #include "core/data/Datasets.h"
 
 namespace ampbench::models {
+
+/// What a built-in model's forward does at each of its named modules (its tap
+/// points): run one as an FP32 island, observe its output. The trainer sets one on
+/// the model; without one a forward runs as it always did. Lives on the training thread.
+class ModuleTap {
+  public:
+    virtual ~ModuleTap() = default;
+    /// Whether the module at `path` runs with autocast off and its floating-point
+    /// input cast to fp32.
+    virtual bool fp32(const std::string& path) const = 0;
+    /// Sees the module's output; the forward goes on with the tensor returned.
+    virtual at::Tensor output(const std::string& path, const at::Tensor& out) = 0;
+};
+
+/// `f(x)` as the module at `path`, through `tap` (in fp32 when it says so, its output
+/// shown to it); just `f(x)` without a tap.
+at::Tensor tapped(ModuleTap* tap, const std::string& path, const at::Tensor& x,
+                  const std::function<at::Tensor(const at::Tensor&)>& f);
 
 /// Common interface: logits from a batch of inputs. For token models the logits
 /// are N×T×vocab, for image models N×classes.
@@ -30,6 +50,12 @@ class Network : public torch::nn::Module {
     virtual at::Tensor forward(const at::Tensor& input) = 0;
     /// Every module from the root down, in registration order.
     virtual std::vector<Part> parts() const;
+    /// The module paths a forward passes through a ModuleTap, in the order it does
+    /// ("layers.1", "blocks.0.qkv"); empty for a model file, whose forward runs
+    /// inside TorchScript.
+    virtual std::vector<std::string> tapPoints() const { return {}; }
+    virtual void setTap(ModuleTap* tap) { tap_ = tap; }
+    ModuleTap* tap() const { return tap_; }
     /// Every parameter's dotted name ("features.0.weight"), in parameters()' order.
     virtual std::vector<std::string> parameterNames() const;
     /// Whether the model has convolutions (so channels-last can apply).
@@ -42,15 +68,18 @@ class Network : public torch::nn::Module {
 
   protected:
     bool checkpointing_ = false;
+    ModuleTap* tap_ = nullptr;
 };
 
 class MlpImpl : public Network {
   public:
     MlpImpl(const config::ModelSpec& spec, const data::InputShape& shape);
     at::Tensor forward(const at::Tensor& input) override;
+    std::vector<std::string> tapPoints() const override { return paths_; }
 
   private:
     torch::nn::Sequential layers_{nullptr};
+    std::vector<std::string> paths_;  // "layers.0", ...
 };
 TORCH_MODULE(Mlp);
 
@@ -61,8 +90,10 @@ class CnnImpl : public Network {
     CnnImpl(const config::ModelSpec& spec, const data::InputShape& shape);
     at::Tensor forward(const at::Tensor& input) override;
     bool convolutional() const override { return true; }
+    std::vector<std::string> tapPoints() const override;
 
   private:
+    std::vector<std::string> feature_paths_;
     torch::nn::Sequential features_{nullptr};
     torch::nn::Dropout dropout_{nullptr};
     torch::nn::Linear head_{nullptr};
@@ -93,8 +124,10 @@ class ResNetImpl : public Network {
     at::Tensor forward(const at::Tensor& input) override;
     bool convolutional() const override { return true; }
     bool checkpointable() const override { return true; }
+    std::vector<std::string> tapPoints() const override;
 
   private:
+    std::vector<std::string> stem_paths_;
     torch::nn::Sequential stem_{nullptr};
     torch::nn::ModuleList blocks_{nullptr};
     torch::nn::Linear head_{nullptr};
@@ -106,8 +139,16 @@ class DecoderBlockImpl : public torch::nn::Module {
   public:
     DecoderBlockImpl(int d_model, int heads, double dropout);
     at::Tensor forward(const at::Tensor& x);
+    /// Its modules' outputs go through `tap` under `path` ("blocks.0").
+    void setTap(ModuleTap* tap, const std::string& path);
+    static std::vector<std::string> tapPoints(const std::string& path);
 
   private:
+    at::Tensor tappedForward(const at::Tensor& x, int64_t n, int64_t t, int64_t d, int64_t hd);
+    at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t t,
+                         int64_t hd, const at::Tensor& x) const;
+    ModuleTap* tap_ = nullptr;
+    std::string path_;
     int heads_;
     double dropout_p_;
     torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
@@ -123,6 +164,8 @@ class TransformerImpl : public Network {
     TransformerImpl(const config::ModelSpec& spec, const data::InputShape& shape);
     at::Tensor forward(const at::Tensor& tokens) override;
     bool checkpointable() const override { return true; }
+    std::vector<std::string> tapPoints() const override;
+    void setTap(ModuleTap* tap) override;
 
   private:
     torch::nn::Embedding tok_{nullptr}, pos_{nullptr};

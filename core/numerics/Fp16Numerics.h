@@ -14,6 +14,27 @@ namespace ampbench::numerics {
 
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
+/// Tensors' statistics taken on the device as they come (so a later in-place op
+/// cannot change them) and read back once, at finish().
+class Observation {
+  public:
+    /// `multiplier` and `loss_scale` as for observe().
+    Observation(run::NumericsKind kind, int64_t step, double multiplier, double loss_scale);
+    void add(const std::string& name, const at::Tensor& tensor);
+    bool empty() const { return records_.empty(); }
+    /// The records, in the order added (one host synchronisation); leaves it empty.
+    std::vector<run::NumericsRecord> finish();
+
+  private:
+    run::NumericsKind kind_;
+    int64_t step_;
+    double multiplier_;
+    double loss_scale_;
+    std::vector<run::NumericsRecord> records_;
+    std::vector<at::Tensor>
+        parts_;  // per non-empty tensor: absmax, < subnormal, < normal, non-finite
+};
+
 /// One record per tensor, in order. Each tensor's values are taken times `multiplier`
 /// (gradients read before unscaling already hold unscaled × loss scale: 1; unscaled
 /// ones: the loss scale); `loss_scale` is what the records say the scale was.

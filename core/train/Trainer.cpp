@@ -23,12 +23,12 @@
 #include "core/data/Prefetcher.h"
 #include "core/models/Registry.h"
 #include "core/models/ScriptedModel.h"
-#include "core/numerics/Fp16Numerics.h"
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
 #include "core/store/StoreError.h"
 #include "core/train/private/AllocationFailure.h"
+#include "core/train/private/NumericsRecorder.h"
 #include "core/train/private/OptimizerStep.h"
 #include "core/train/private/ParameterUpdater.h"
 #include "core/train/private/StepGraph.h"
@@ -97,14 +97,6 @@ class RunLoop {
     /// Reads the pending steps back and reports them; a NaN loss ends the run.
     void flush();
     EvalRecord evaluate(int64_t s);
-    bool numericsDue(int64_t s) const {
-        return spec_.numerics_every > 0 && s % spec_.numerics_every == 0;
-    }
-    /// Per-layer numerics of step `s`: every gradient as the backward left it (scaled
-    /// by the loss scale in use, before unscaling), reported to the observer.
-    void recordNumerics(int64_t s);
-    /// The Info event that says what the numerics cost this run.
-    void reportNumericsCost();
     bool evalDue(int64_t s) const;
     void event(int64_t step, EventKind kind, const std::string& msg, double value = 0.0) {
         obs_.onEvent({step, kind, msg, value});
@@ -123,9 +115,7 @@ class RunLoop {
     std::shared_ptr<models::Network> model_;
     std::unique_ptr<TaskHead> head_;
     std::vector<at::Tensor> params_;
-    std::vector<std::string> param_names_;  // parallel to params_
-    double numerics_ms_ = 0;                // host time spent on numerics records
-    int64_t numerics_steps_ = 0;
+    std::unique_ptr<NumericsRecorder> numerics_;  // per-layer numerics, FP32 islands
     std::unique_ptr<ParameterUpdater> updater_;
     std::unique_ptr<data::Prefetcher> prefetcher_;
     std::vector<data::Batch> device_pool_;  // synthetic data, already on the device
@@ -184,6 +174,11 @@ void RunLoop::setUp() {
         }
         model_->setCheckpointing(true);
     }
+    try {
+        numerics_ = std::make_unique<NumericsRecorder>(spec_, arm_, *model_);
+    } catch (const std::invalid_argument& e) {
+        throw RunFailure(e.what());
+    }
     if (arm_.channels_last) {
         if (!model_->convolutional()) {
             throw RunFailure("arm '" + arm_.name + "': channels_last needs a convolutional model");
@@ -198,8 +193,6 @@ void RunLoop::setUp() {
     precision_->prepareModel(model_->parameters(), model_->buffers());
     model_->train();
     params_ = model_->parameters();
-    param_names_ = model_->parameterNames();
-    param_names_.resize(params_.size());
     k_ = arm_.accumulation;
     lr_ = config::scaledLearningRate(spec_, arm_);
     updater_ = makeUpdater(params_, spec_.optimizer, lr_, device_);
@@ -315,16 +308,18 @@ bool RunLoop::trainStep(int64_t s) {
         rec.data_wait_ms += wait;
         auto x = precision_->input(
             arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input);
+        numerics_->beforeForward(s, k, precision_->scaler());
         const at::Tensor loss =
             precision_->forward([&] { return lossOf(model_->forward(x), b.target); });
+        numerics_->afterForward();
         auto detached = loss.detach();
         loss_sum = loss_sum.defined() ? loss_sum + detached : detached;
         precision_->backward(loss, k_);
         samples_ += b.input.size(0);
     }
     at::Tensor scale_used = precision_->scaleInUse();
-    if (numericsDue(s)) {
-        recordNumerics(s);
+    if (numerics_->due(s)) {
+        numerics_->record(s, params_, precision_->scaler(), obs_);
         rec.timed = false;  // its time includes the records: kept out of the medians
     }
     const bool probing = recorder_->probing(s);
@@ -389,35 +384,6 @@ bool RunLoop::graphStep(int64_t s) {
          scale_used, graph_inf_.defined() ? graph_inf_.clone() : at::Tensor()},
         samples_);
     return true;
-}
-
-void RunLoop::recordNumerics(int64_t s) {
-    const auto t = Clock::now();
-    numerics::NamedTensors grads;
-    for (size_t i = 0; i < params_.size(); ++i) {
-        if (params_[i].grad().defined()) {
-            grads.emplace_back(param_names_[i], params_[i].grad());
-        }
-    }
-    const double scale = precision_->scaler() ? precision_->scaler()->scaleValue() : 1.0;
-    obs_.onNumerics(numerics::observe(grads, NumericsKind::Grad, s, 1.0, scale));
-    numerics_ms_ += msSince(t);
-    ++numerics_steps_;
-}
-
-void RunLoop::reportNumericsCost() {
-    if (spec_.numerics_every <= 0) {
-        return;
-    }
-    char text[200];
-    const double run_ms = secondsSince(t0_) * 1000.0;
-    std::snprintf(text, sizeof text,
-                  "per-layer numerics every %lld steps: %lld records, %.1f ms in all "
-                  "(%.2f%% of the run's time); those steps are left out of the timing",
-                  static_cast<long long>(spec_.numerics_every),
-                  static_cast<long long>(numerics_steps_), numerics_ms_,
-                  run_ms > 0 ? 100.0 * numerics_ms_ / run_ms : 0.0);
-    event(recorder_->stepsDone(), EventKind::Info, text, numerics_ms_);
 }
 
 void RunLoop::flush() {
@@ -499,6 +465,9 @@ RunOutcome RunLoop::run() {
         event(0, EventKind::Info, "dynamic loss scaling with " + precision_->scalerKind(),
               arm_.scaler.init_scale);
     }
+    for (const std::string& note : numerics_->startNotes()) {
+        event(0, EventKind::Info, note);
+    }
     if (graph_ && spec_.numerics_every > 0) {
         event(0, EventKind::Warning,
               "per-layer numerics are recorded on the eager steps before capture only: a "
@@ -523,7 +492,9 @@ RunOutcome RunLoop::run() {
         }
     }
     flush();
-    reportNumericsCost();
+    if (const std::string note = numerics_->costNote(secondsSince(t0_) * 1000.0); !note.empty()) {
+        event(recorder_->stepsDone(), EventKind::Info, note, numerics_->hostMs());
+    }
     if (opt_.recording_cost) {
         *opt_.recording_cost = recorder_->cost();
     }

@@ -5,8 +5,12 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
+#include "core/amp/AutocastGuard.h"
+#include "core/models/Registry.h"
 #include "core/numerics/Fp16Numerics.h"
+#include "core/numerics/NumericsTap.h"
 #include "core/train/Trainer.h"
 
 using namespace ampbench;
@@ -158,8 +162,9 @@ config::ExperimentSpec tinySpec(config::Precision precision) {
 
 }  // namespace
 
-// With numerics_every = 2 a run records every parameter's gradient at steps 2, 4 and
-// 6, leaves those steps out of the timing, and says what the records cost.
+// With numerics_every = 2 a run records every parameter's gradient and every module's
+// output at steps 2, 4 and 6, leaves those steps out of the timing, and says what the
+// records cost.
 TEST(NumericsInTraining, EveryNthStepRecordsEachGradient) {
     for (auto precision : {config::Precision::Fp32, config::Precision::AmpBf16}) {
         auto spec = tinySpec(precision);
@@ -168,12 +173,17 @@ TEST(NumericsInTraining, EveryNthStepRecordsEachGradient) {
         run::CancelToken cancel;
         const auto out = train::trainRun(spec, 0, 1, c, cancel);
         ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
-        // mlp depth 1: layers.1 (hidden) and layers.3 (output), weight and bias each.
-        ASSERT_EQ(c.numerics.size(), 3u * 4u);
-        for (size_t i = 0; i < c.numerics.size(); ++i) {
-            const auto& r = c.numerics[i];
+        // mlp depth 1: layers.1 (hidden) and layers.3 (output), weight and bias each;
+        // then the outputs of layers.0 (flatten) to layers.3.
+        std::vector<NumericsRecord> grads, outputs;
+        for (const auto& r : c.numerics) {
+            (r.kind == NumericsKind::Grad ? grads : outputs).push_back(r);
+        }
+        ASSERT_EQ(grads.size(), 3u * 4u);
+        ASSERT_EQ(outputs.size(), 3u * 4u);
+        for (size_t i = 0; i < grads.size(); ++i) {
+            const auto& r = grads[i];
             EXPECT_EQ(r.step, 2 * static_cast<int64_t>(i / 4 + 1));
-            EXPECT_EQ(r.kind, NumericsKind::Grad);
             EXPECT_DOUBLE_EQ(r.loss_scale, 1.0);  // no scaler: the gradients as they are
             EXPECT_EQ(r.dtype, "float32");        // master gradients stay fp32
             EXPECT_GT(r.numel, 0);
@@ -181,8 +191,14 @@ TEST(NumericsInTraining, EveryNthStepRecordsEachGradient) {
             EXPECT_EQ(r.nonfinite, 0);
             EXPECT_TRUE(std::isfinite(r.headroom_log2));
         }
-        EXPECT_EQ(c.numerics[0].name, "layers.1.weight");
-        EXPECT_EQ(c.numerics[3].name, "layers.3.bias");
+        EXPECT_EQ(grads[0].name, "layers.1.weight");
+        EXPECT_EQ(grads[3].name, "layers.3.bias");
+        EXPECT_EQ(outputs[0].name, "layers.0");
+        EXPECT_EQ(outputs[3].name, "layers.3");
+        EXPECT_EQ(outputs[3].step, 2);
+        EXPECT_EQ(outputs[3].numel, 16 * 4);  // micro-batch × classes
+        EXPECT_EQ(outputs[1].dtype,
+                  precision == config::Precision::AmpBf16 ? "bfloat16" : "float32");
         ASSERT_EQ(c.steps.size(), 6u);
         for (const auto& s : c.steps) {
             EXPECT_EQ(s.timed, s.step % 2 == 1) << s.step;
@@ -205,4 +221,131 @@ TEST(NumericsInTraining, OffByDefault) {
     for (const auto& s : c.steps) {
         EXPECT_TRUE(s.timed);
     }
+}
+
+// ---------------------------------------------------------------- FP32 islands
+
+namespace {
+
+/// Runs one forward of `model` under CPU bf16 autocast through a tap that observes
+/// every module output, and returns the outputs' records by path.
+std::map<std::string, NumericsRecord> outputsUnderAutocast(models::Network& model,
+                                                           const std::string& islands,
+                                                           const at::Tensor& x) {
+    numerics::NumericsTap tap(numerics::splitPatterns(islands));
+    model.setTap(&tap);
+    tap.observe(1, 1.0);
+    {
+        amp::AutocastGuard autocast(c10::DeviceType::CPU, at::kBFloat16);
+        model.forward(x);
+    }
+    std::map<std::string, NumericsRecord> out;
+    for (auto& r : tap.finish()) {
+        out[r.name] = r;
+    }
+    model.setTap(nullptr);
+    return out;
+}
+
+data::InputShape imageShape() {
+    data::InputShape shape;
+    shape.channels = 1;
+    shape.height = 8;
+    shape.width = 8;
+    shape.classes = 4;
+    return shape;
+}
+
+}  // namespace
+
+// An island runs its module with autocast off and its input in fp32: its output is
+// fp32 while the modules around it compute in bf16.
+TEST(Fp32Islands, TheIslandStaysFp32UnderAutocast) {
+    config::ModelSpec spec;
+    spec.name = "mlp";
+    spec.width = 16;
+    spec.depth = 2;
+    auto model = models::makeModel(spec, imageShape());
+    const auto x = at::randn({4, 1, 8, 8});
+    const auto plain = outputsUnderAutocast(*model, "", x);
+    EXPECT_EQ(plain.at("layers.1").dtype, "bfloat16");
+    EXPECT_EQ(plain.at("layers.5").dtype, "bfloat16");
+    const auto island = outputsUnderAutocast(*model, "layers.5", x);
+    EXPECT_EQ(island.at("layers.1").dtype, "bfloat16");
+    EXPECT_EQ(island.at("layers.3").dtype, "bfloat16");
+    EXPECT_EQ(island.at("layers.5").dtype, "float32");  // the head: fp32 inside autocast
+    // Leaving the autocast region restores the state it found.
+    EXPECT_TRUE(amp::AutocastGuard::isEnabled(c10::DeviceType::CPU) == false);
+}
+
+// Glob patterns pick modules inside blocks; a whole block as an island runs every
+// module in it in fp32.
+TEST(Fp32Islands, PatternsPickModulesOfATransformer) {
+    config::ModelSpec spec;
+    spec.name = "transformer";
+    spec.width = 16;
+    spec.depth = 2;
+    spec.heads = 2;
+    data::InputShape shape;
+    shape.seq_len = 8;
+    shape.vocab = 32;
+    auto model = models::makeModel(spec, shape);
+    const auto tokens = at::randint(0, 32, {2, 8}, at::kLong);
+    const auto qkv = outputsUnderAutocast(*model, "blocks.*.qkv", tokens);
+    EXPECT_EQ(qkv.at("blocks.0.qkv").dtype, "float32");
+    EXPECT_EQ(qkv.at("blocks.1.qkv").dtype, "float32");
+    EXPECT_EQ(qkv.at("blocks.0.fc1").dtype, "bfloat16");
+    EXPECT_EQ(qkv.at("head").dtype, "bfloat16");
+    const auto block = outputsUnderAutocast(*model, "blocks.1; head", tokens);
+    EXPECT_EQ(block.at("blocks.0.fc1").dtype, "bfloat16");
+    EXPECT_EQ(block.at("blocks.1.fc1").dtype, "float32");
+    EXPECT_EQ(block.at("blocks.1.qkv").dtype, "float32");
+    EXPECT_EQ(block.at("head").dtype, "float32");
+    // Every tap point is observed, in forward order.
+    const auto points = model->tapPoints();
+    EXPECT_EQ(points.front(), "tok");
+    EXPECT_EQ(points.back(), "head");
+    EXPECT_EQ(block.size(), points.size());
+}
+
+// A pattern that matches no module stops the run before training, naming the pattern
+// and listing module names; islands on a model file are refused the same way.
+TEST(Fp32Islands, APatternThatMatchesNothingIsNamed) {
+    auto spec = tinySpec(config::Precision::AmpBf16);
+    spec.arms[0].fp32_modules = "layers.1;blocks.*.attn";
+    Collect c;
+    run::CancelToken cancel;
+    const auto out = train::trainRun(spec, 0, 1, c, cancel);
+    EXPECT_EQ(out.status, run::RunStatus::Failed);
+    EXPECT_EQ(out.failure, run::FailureKind::Setup);
+    EXPECT_NE(out.error.find("'blocks.*.attn' matches no module"), std::string::npos) << out.error;
+    EXPECT_EQ(out.error.find("'layers.1'"), std::string::npos) << out.error;
+    EXPECT_NE(out.error.find("layers.0, layers.1, layers.2, layers.3"), std::string::npos)
+        << out.error;
+    EXPECT_TRUE(c.steps.empty());
+}
+
+// An island arm trains, says which modules are islands, and records its head's
+// output in fp32 while the hidden layer's is bf16.
+TEST(Fp32Islands, AnIslandArmTrainsAndRecordsItsOutputsDtypes) {
+    auto spec = tinySpec(config::Precision::AmpBf16);
+    spec.arms[0].fp32_modules = "layers.3";
+    spec.numerics_every = 3;
+    Collect c;
+    run::CancelToken cancel;
+    const auto out = train::trainRun(spec, 0, 1, c, cancel);
+    ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+    bool said = false;
+    for (const auto& e : c.events) {
+        said = said || e.message == "FP32 islands (autocast off, inputs in fp32): layers.3";
+    }
+    EXPECT_TRUE(said);
+    std::map<std::string, std::string> dtype;
+    for (const auto& r : c.numerics) {
+        if (r.kind == NumericsKind::Activation && r.step == 3) {
+            dtype[r.name] = r.dtype;
+        }
+    }
+    EXPECT_EQ(dtype["layers.1"], "bfloat16");
+    EXPECT_EQ(dtype["layers.3"], "float32");
 }

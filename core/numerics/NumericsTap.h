@@ -1,0 +1,45 @@
+#pragma once
+// The trainer's ModuleTap: FP32 islands by module name or glob pattern, and the
+// module outputs of one forward pass observed for the numerics records.
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/models/Models.h"
+#include "core/numerics/Fp16Numerics.h"
+
+namespace ampbench::numerics {
+
+/// "head;blocks.*.attn" → {"head", "blocks.*.attn"}: split at ';' and ',', trimmed,
+/// empty parts dropped.
+std::vector<std::string> splitPatterns(const std::string& text);
+
+/// Whether `path` matches `pattern` (glob: * any run of characters, dots included; ?
+/// one character; [..] a class), or equals it.
+bool matchesPattern(const std::string& pattern, const std::string& path);
+
+/// Empty when every pattern matches one of `points`; else a message naming each one
+/// that matches nothing and listing some module names the model has.
+std::string unmatchedPatterns(const std::vector<std::string>& patterns,
+                              const std::vector<std::string>& points);
+
+class NumericsTap : public models::ModuleTap {
+  public:
+    explicit NumericsTap(std::vector<std::string> fp32_patterns);
+    bool fp32(const std::string& path) const override;
+    at::Tensor output(const std::string& path, const at::Tensor& out) override;
+
+    /// Observes the module outputs of the forward passes until finish().
+    void observe(int64_t step, double loss_scale);
+    bool observing() const { return observation_.has_value(); }
+    /// The records of the outputs seen since observe(); stops observing.
+    std::vector<run::NumericsRecord> finish();
+
+  private:
+    std::vector<std::string> patterns_;
+    mutable std::unordered_map<std::string, bool> fp32_cache_;
+    std::optional<Observation> observation_;
+};
+
+}  // namespace ampbench::numerics

@@ -1,0 +1,117 @@
+#include "core/train/private/NumericsRecorder.h"
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+
+#include "core/numerics/Fp16Numerics.h"
+
+namespace ampbench::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double scaleOf(const amp::LossScaler* scaler) {
+    return scaler ? scaler->scaleValue() : 1.0;  // a host read: numerics steps only
+}
+
+}  // namespace
+
+NumericsRecorder::NumericsRecorder(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
+                                   models::Network& model)
+    : every_(spec.numerics_every),
+      model_(model),
+      param_names_(model.parameterNames()),
+      islands_(numerics::splitPatterns(arm.fp32_modules)) {
+    if (islands_.empty() && every_ <= 0) {
+        return;
+    }
+    const auto points = model.tapPoints();
+    if (!islands_.empty()) {
+        if (points.empty()) {
+            throw std::invalid_argument(
+                "arm '" + arm.name +
+                "': fp32_modules needs a built-in model: a model file's forward runs inside "
+                "TorchScript, where autocast cannot be switched per module");
+        }
+        if (const std::string why = numerics::unmatchedPatterns(islands_, points); !why.empty()) {
+            throw std::invalid_argument("arm '" + arm.name + "': " + why);
+        }
+    }
+    tap_ = std::make_unique<numerics::NumericsTap>(islands_);
+    model.setTap(tap_.get());
+}
+
+void NumericsRecorder::beforeForward(int64_t step, int k, const amp::LossScaler* scaler) {
+    observing_ = k == 0 && tap_ && due(step);
+    if (observing_) {
+        const auto t = Clock::now();
+        tap_->observe(step, scaleOf(scaler));
+        host_ms_ += msSince(t);
+    }
+}
+
+void NumericsRecorder::afterForward() {
+    if (observing_) {
+        const auto t = Clock::now();
+        activations_ = tap_->finish();
+        host_ms_ += msSince(t);
+        observing_ = false;
+    }
+}
+
+void NumericsRecorder::record(int64_t step, const std::vector<at::Tensor>& params,
+                              const amp::LossScaler* scaler, run::TrainObserver& observer) {
+    const auto t = Clock::now();
+    numerics::NamedTensors grads;
+    for (size_t i = 0; i < params.size(); ++i) {
+        if (params[i].grad().defined()) {
+            grads.emplace_back(i < param_names_.size() ? param_names_[i] : std::to_string(i),
+                               params[i].grad());
+        }
+    }
+    auto rows = numerics::observe(grads, run::NumericsKind::Grad, step, 1.0, scaleOf(scaler));
+    rows.insert(rows.end(), activations_.begin(), activations_.end());
+    activations_.clear();
+    host_ms_ += msSince(t);
+    ++records_;
+    observer.onNumerics(rows);
+}
+
+std::vector<std::string> NumericsRecorder::startNotes() const {
+    std::vector<std::string> out;
+    if (tap_ && !islands_.empty()) {
+        std::string names;
+        for (const auto& p : model_.tapPoints()) {
+            if (tap_->fp32(p)) {
+                names += (names.empty() ? "" : ", ") + p;
+            }
+        }
+        out.push_back("FP32 islands (autocast off, inputs in fp32): " + names);
+    }
+    if (every_ > 0 && model_.tapPoints().empty()) {
+        out.push_back(
+            "per-layer numerics of a model file: every parameter's gradient is recorded; module "
+            "outputs are not (its forward runs inside TorchScript, out of the workbench's reach)");
+    }
+    return out;
+}
+
+std::string NumericsRecorder::costNote(double run_ms) const {
+    if (every_ <= 0) {
+        return "";
+    }
+    char text[240];
+    std::snprintf(text, sizeof text,
+                  "per-layer numerics every %lld steps: %lld records, %.1f ms of host time "
+                  "(%.2f%% of the run's time); those steps are left out of the timing",
+                  static_cast<long long>(every_), static_cast<long long>(records_), host_ms_,
+                  run_ms > 0 ? 100.0 * host_ms_ / run_ms : 0.0);
+    return text;
+}
+
+}  // namespace ampbench::train

@@ -1,0 +1,53 @@
+#pragma once
+// Per-layer numerics and FP32 islands for one run: the tap on the model, the
+// records every `numerics_every` optimizer steps, and what they cost.
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/amp/LossScaler.h"
+#include "core/config/ExperimentSpec.h"
+#include "core/models/Models.h"
+#include "core/numerics/NumericsTap.h"
+#include "core/run/TrainObserver.h"
+
+namespace ampbench::train {
+
+class NumericsRecorder {
+  public:
+    /// Sets a tap on `model` when the arm has FP32 islands or the spec asks for
+    /// numerics. std::invalid_argument naming the arm for islands on a model file or
+    /// a pattern that matches no module (the message lists the model's modules).
+    NumericsRecorder(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
+                     models::Network& model);
+
+    bool due(int64_t step) const { return every_ > 0 && step % every_ == 0; }
+    /// Around the forward of micro-batch `k` of `step`: the first one's module outputs
+    /// are observed on a step that is due.
+    void beforeForward(int64_t step, int k, const amp::LossScaler* scaler);
+    void afterForward();
+    /// Every gradient as the backward left it (before unscaling: unscaled × the loss
+    /// scale in use) and the outputs observed, to `observer`.
+    void record(int64_t step, const std::vector<at::Tensor>& params, const amp::LossScaler* scaler,
+                run::TrainObserver& observer);
+    /// Info lines for the run's start: the islands, what a model file lets be observed.
+    std::vector<std::string> startNotes() const;
+    /// "per-layer numerics every N steps: ..." with the host time spent; empty when off.
+    std::string costNote(double run_ms) const;
+    double hostMs() const { return host_ms_; }
+
+  private:
+    int64_t every_;
+    models::Network& model_;
+    std::vector<std::string> param_names_;  // parallel to the model's parameters()
+    std::vector<std::string> islands_;
+    std::unique_ptr<numerics::NumericsTap> tap_;
+    std::vector<run::NumericsRecord> activations_;
+    bool observing_ = false;
+    double host_ms_ = 0;
+    int64_t records_ = 0;
+};
+
+}  // namespace ampbench::train
