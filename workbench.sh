@@ -15,7 +15,7 @@ BUILD_DIR=${BUILD_DIR:-build/cpu}
 GUI=${AMPBENCH_GUI:-ON}
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config
           libtorch-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev
-          libstb-dev libminizip-dev libcsv-dev dataset-fashion-mnist help2man)
+          libstb-dev libminizip-dev libcsv-dev libgloo-dev dataset-fashion-mnist help2man)
 if [[ "$GUI" == ON ]]; then
     PACKAGES+=(qt6-base-dev qt6-svg-dev libqcustomplot-dev xvfb xauth imagemagick poppler-utils)
 fi

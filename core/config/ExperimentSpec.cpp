@@ -105,7 +105,9 @@ std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm
 }
 
 double scaledLearningRate(const ExperimentSpec& spec, const ArmSpec& arm) {
-    const double k = static_cast<double>(std::max(1, arm.accumulation));
+    // The rule follows the global effective batch: micro-batch × K × ranks.
+    const double k = static_cast<double>(std::max(1, arm.accumulation)) *
+                     static_cast<double>(std::max(1, arm.ranks));
     switch (arm.lr_rule) {
         case LrRule::Linear:
             return spec.optimizer.lr * k;

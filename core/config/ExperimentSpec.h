@@ -36,8 +36,11 @@ struct ScalerSpec {
 struct ArmSpec {
     std::string name;  ///< unique within the experiment, e.g. "fp32"
     Precision precision = Precision::Fp32;
-    int accumulation = 1;             ///< micro-batches per optimizer step (K)
-    LrRule lr_rule = LrRule::Linear;  ///< how lr follows the effective batch (micro_batch × K)
+    int accumulation = 1;  ///< micro-batches per optimizer step (K)
+    /// Data-parallel processes (one per GPU on CUDA, Gloo processes on CPU); each trains
+    /// its own shard of every global batch, gradients are averaged once per step.
+    int ranks = 1;
+    LrRule lr_rule = LrRule::Linear;  ///< how lr follows the global batch (micro × K × ranks)
     ScalerSpec scaler;                ///< used by fp16 only
     bool loss_scaling = true;         ///< fp16: false is a negative control (no scaler)
     double grad_clip = 0.0;           ///< max global L2 norm; 0 disables clipping

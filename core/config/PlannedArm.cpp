@@ -1,5 +1,6 @@
 #include "core/config/PlannedArm.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -13,6 +14,8 @@ using nlohmann::json;
 constexpr const char* kPrecisionKey = "resolved_precision";
 constexpr const char* kLrKey = "lr";
 constexpr const char* kBatchKey = "effective_batch";
+constexpr const char* kWorldKey = "world_size";
+constexpr const char* kBackendKey = "backend";
 
 }  // namespace
 
@@ -32,7 +35,11 @@ PlannedArm planArm(const ExperimentSpec& spec, const ArmSpec& arm, bool cuda) {
     p.arm = arm;
     p.precision = resolvePrecision(arm.precision, cuda);
     p.lr = scaledLearningRate(spec, arm);
-    p.effective_batch = static_cast<int64_t>(spec.micro_batch) * arm.accumulation;
+    p.world_size = std::max(1, arm.ranks);
+    p.effective_batch = static_cast<int64_t>(spec.micro_batch) * arm.accumulation * p.world_size;
+    if (p.world_size > 1) {
+        p.backend = cuda ? "nccl" : "gloo";
+    }
     return p;
 }
 
@@ -43,6 +50,10 @@ std::string plannedArmToJson(const PlannedArm& planned) {
     }
     j[kLrKey] = planned.lr;
     j[kBatchKey] = planned.effective_batch;
+    if (planned.world_size > 1) {
+        j[kWorldKey] = planned.world_size;
+        j[kBackendKey] = planned.backend;
+    }
     return j.dump();
 }
 
@@ -63,6 +74,8 @@ PlannedArm plannedArmFromJson(const std::string& text) {
     const json precision = take(kPrecisionKey);
     const json lr = take(kLrKey);
     const json batch = take(kBatchKey);
+    const json world = take(kWorldKey);
+    const json backend = take(kBackendKey);
     if (precision.is_string()) {
         p.precision = precisionFromString(precision.get<std::string>());
     }
@@ -71,6 +84,12 @@ PlannedArm plannedArmFromJson(const std::string& text) {
     }
     if (batch.is_number_integer()) {
         p.effective_batch = batch.get<int64_t>();
+    }
+    if (world.is_number_integer()) {
+        p.world_size = std::max(1, world.get<int>());
+    }
+    if (backend.is_string()) {
+        p.backend = backend.get<std::string>();
     }
     std::vector<FieldError> ignored;  // a field this build does not know keeps its default
     p.arm = armFromJson(j, "arm", ignored);

@@ -17,7 +17,9 @@ struct PlannedArm {
     /// before it was stored; resolvedOn() then derives it from the device.
     std::optional<Precision> precision;
     double lr = std::numeric_limits<double>::quiet_NaN();  ///< after the arm's LR rule
-    int64_t effective_batch = 0;                           ///< micro-batch × K
+    int64_t effective_batch = 0;                           ///< micro-batch × K × ranks
+    int world_size = 1;   ///< data-parallel ranks the run trains on
+    std::string backend;  ///< "gloo" (CPU) or "nccl" (CUDA) when world_size > 1; else empty
 
     /// The precision that ran on `device` ("cpu", "cuda:0").
     Precision resolvedOn(const std::string& device) const;
@@ -29,7 +31,8 @@ Precision resolvePrecision(Precision precision, bool cuda);
 /// The plan of one arm of `spec` on a CUDA device or not.
 PlannedArm planArm(const ExperimentSpec& spec, const ArmSpec& arm, bool cuda);
 
-/// JSON: the arm's own fields, plus "resolved_precision", "lr" and "effective_batch".
+/// JSON: the arm's own fields, plus "resolved_precision", "lr", "effective_batch" and,
+/// for a data-parallel arm, "world_size" and "backend".
 std::string plannedArmToJson(const PlannedArm& planned);
 /// Reads what plannedArmToJson wrote, and the rows of older versions (no resolved
 /// precision). Never throws: what cannot be read keeps its default.

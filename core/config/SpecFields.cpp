@@ -320,6 +320,11 @@ const std::vector<Field<ArmSpec>>& fieldsOf(const ArmSpec*) {
             .range(1, 1024)
             .abbrev("accum")
             .header("Accum. K"),
+        field("ranks", &A::ranks, "Ranks",
+              "Data-parallel processes: one per GPU on CUDA (NCCL), processes on the CPU (Gloo); "
+              "global batch = micro-batch \u00d7 K \u00d7 ranks")
+            .range(1, 64)
+            .abbrev("ranks"),
         field("lr_rule", &A::lr_rule, "LR rule",
               "How the learning rate follows the effective batch")
             .abbrev("lr"),

@@ -303,6 +303,12 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
               "CUDA-graph capture needs accumulation 1 (this arm has " +
                   std::to_string(a.accumulation) + ")");
     }
+    if (a.cuda_graph && a.ranks > 1) {
+        c.add(p + "cuda_graph", boolText(true),
+              "CUDA-graph capture needs ranks 1 (the gradient all-reduce is not captured; this "
+              "arm has " +
+                  std::to_string(a.ranks) + ")");
+    }
     if (a.cuda_graph && s.optimizer.schedule != LrSchedule::Constant) {
         c.add(p + "cuda_graph", boolText(true),
               "CUDA-graph capture needs a constant LR schedule (the captured step keeps its lr; "
@@ -358,6 +364,31 @@ std::vector<FieldError> warnings(const ExperimentSpec& spec) {
     Checker c;
     for (size_t i = 0; i < spec.arms.size(); ++i) {
         warnPartialStep(c, spec, i);
+    }
+    return c.errors;
+}
+
+std::vector<FieldError> checkRanks(const ExperimentSpec& spec, const RankCapacity& machine) {
+    Checker c;
+    for (size_t i = 0; i < spec.arms.size(); ++i) {
+        const ArmSpec& a = spec.arms[i];
+        if (a.ranks <= 1) {
+            continue;
+        }
+        const std::string field = indexed("arms", i) + ".ranks";
+        const std::string value = std::to_string(a.ranks);
+        if (machine.cuda && !machine.nccl) {
+            c.add(field, value, "data-parallel ranks on CUDA need NCCL, which this build lacks");
+        } else if (machine.cuda && a.ranks > machine.gpus) {
+            c.add(field, value,
+                  "each rank needs a GPU of its own: " + value + " ranks asked for, " +
+                      std::to_string(machine.gpus) + " GPU" + (machine.gpus == 1 ? "" : "s") +
+                      " visible");
+        } else if (!machine.cuda && !machine.gloo) {
+            c.add(field, value,
+                  "data-parallel ranks on the CPU need Gloo, which this build lacks (build with "
+                  "libgloo-dev installed)");
+        }
     }
     return c.errors;
 }

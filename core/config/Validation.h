@@ -42,6 +42,20 @@ std::vector<FieldError> validate(const ExperimentSpec& spec);
 /// prints these and trains, the editor lists them beside the problems.
 std::vector<FieldError> warnings(const ExperimentSpec& spec);
 
+/// What the machine offers data-parallel arms: CUDA with its visible GPUs and NCCL,
+/// or the CPU with Gloo (the build decides which backends exist).
+struct RankCapacity {
+    bool cuda = false;
+    int gpus = 0;
+    bool nccl = false;
+    bool gloo = false;
+};
+
+/// The arms' `ranks` against the machine: on CUDA every rank needs a GPU of its own
+/// (the message names both numbers) and NCCL; on the CPU any count runs as processes
+/// over Gloo. Empty when every arm fits.
+std::vector<FieldError> checkRanks(const ExperimentSpec& spec, const RankCapacity& machine);
+
 /// How a message names arm `index` of `arms`: "Arm “amp” (row 2)", rows counted
 /// from 1; by its row alone ("Arm in row 2") when it has no name or `arms` does
 /// not hold it.

@@ -6,9 +6,11 @@
 namespace ampbench::data {
 
 Prefetcher::Prefetcher(std::shared_ptr<const Dataset> dataset, int64_t batch_size, uint64_t seed,
-                       int depth, bool pin_memory)
+                       int depth, bool pin_memory, int rank, int world)
     : dataset_(std::move(dataset)),
       batch_size_(batch_size),
+      rank_(rank),
+      world_(std::max(1, world)),
       seed_(seed),
       depth_(static_cast<size_t>(std::max(1, depth))),
       pin_(pin_memory) {
@@ -42,18 +44,22 @@ void Prefetcher::work() {
         auto gen = at::detail::createCPUGenerator(seed_);
         const int64_t n = dataset_->trainSize();
         at::Tensor perm;
-        int64_t pos = n;  // forces a shuffle first
+        int64_t pos = n;                              // forces a shuffle first
+        const int64_t global = batch_size_ * world_;  // the batch all ranks draw together
         while (true) {
             at::Tensor idx;
-            if (batch_size_ <= n) {
-                if (pos + batch_size_ > n) {  // drop the epoch's last partial batch
+            if (global <= n) {
+                if (pos + global > n) {  // drop the epoch's last partial batch
                     perm = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
                     pos = 0;
                 }
-                idx = perm.slice(0, pos, pos + batch_size_);
-                pos += batch_size_;
+                idx = perm.slice(0, pos, pos + global);
+                pos += global;
             } else {  // a batch larger than the data: sample with replacement
-                idx = at::randint(n, {batch_size_}, gen, at::TensorOptions().dtype(at::kLong));
+                idx = at::randint(n, {global}, gen, at::TensorOptions().dtype(at::kLong));
+            }
+            if (world_ > 1) {
+                idx = idx.slice(0, rank_, global, world_).contiguous();  // this rank's shard
             }
             Batch b = dataset_->trainBatch(idx);
             if (pin_) {

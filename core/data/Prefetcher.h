@@ -14,11 +14,14 @@ namespace ampbench::data {
 /// Prepares training batches on a background thread: draws indices from a
 /// seeded permutation (reshuffled each epoch), gathers the samples and, for a
 /// CUDA run, pins them so the trainer's copy to the device is asynchronous.
-/// Batches come out in the same order for the same seed.
+/// Batches come out in the same order for the same seed. A data-parallel rank
+/// (`rank` of `world`) draws the global batch of batch_size × world from the same
+/// seeded order and keeps samples rank, rank + world, ...: 2 ranks of batch b see
+/// exactly the samples 1 rank of batch 2b sees.
 class Prefetcher {
   public:
     Prefetcher(std::shared_ptr<const Dataset> dataset, int64_t batch_size, uint64_t seed, int depth,
-               bool pin_memory);
+               bool pin_memory, int rank = 0, int world = 1);
     ~Prefetcher();
     Prefetcher(const Prefetcher&) = delete;
     Prefetcher& operator=(const Prefetcher&) = delete;
@@ -31,6 +34,7 @@ class Prefetcher {
 
     std::shared_ptr<const Dataset> dataset_;
     int64_t batch_size_;
+    int rank_, world_;
     uint64_t seed_;
     size_t depth_;
     bool pin_;

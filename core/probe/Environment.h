@@ -24,6 +24,8 @@ struct Environment {
     bool tf32_matmul = false;     ///< policy in effect for the run
     bool tf32_cudnn = false;
     bool cudnn_benchmark = false;
+    int world_size = 1;        ///< data-parallel ranks of the run
+    std::string dist_backend;  ///< "gloo" or "nccl" when world_size > 1
 };
 
 /// True when this build has CUDA and a device is visible.

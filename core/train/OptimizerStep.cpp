@@ -4,12 +4,18 @@
 
 #include <chrono>
 
+#include "core/dist/GradientSync.h"
+
 namespace ampbench::train {
 
 OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
                                         ParameterUpdater& updater, amp::LossScaler* scaler,
-                                        double grad_clip, bool want_norm, bool defer_norm) {
+                                        double grad_clip, bool want_norm, bool defer_norm,
+                                        dist::GradientSync* sync, at::Tensor* step_loss) {
     OptimizerStepResult r;
+    if (sync) {
+        sync->averageGradients(params, step_loss);  // once per step, after the K-th backward
+    }
     std::vector<at::Tensor> grads;
     grads.reserve(params.size());
     for (const auto& p : params) {
@@ -19,6 +25,10 @@ OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
     }
     if (scaler) {
         scaler->unscale(grads);
+        if (sync) {
+            at::Tensor found_inf = scaler->foundInfTensor();  // shares the scaler's storage
+            sync->agreeFoundInf(found_inf);
+        }
     }
     if (want_norm && defer_norm && grad_clip <= 0 && !grads.empty()) {
         const auto t = std::chrono::steady_clock::now();

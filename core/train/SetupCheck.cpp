@@ -10,6 +10,7 @@
 
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
+#include "core/dist/Communicator.h"
 #include "core/models/Registry.h"
 #include "core/models/ScriptedModel.h"
 #include "core/train/Trainer.h"
@@ -99,6 +100,9 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
         device = c10::Device(r.device);
     } catch (const std::exception& e) {
         return problem(Kind::Mismatch, "device", e.what());
+    }
+    for (const auto& e : config::checkRanks(spec, dist::rankCapacity(device.is_cuda()))) {
+        problem(Kind::Mismatch, e.field, e.message);  // more ranks than GPUs, no backend
     }
     std::shared_ptr<const data::Dataset> dataset;
     try {

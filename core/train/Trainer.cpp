@@ -21,12 +21,15 @@
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
 #include "core/data/Prefetcher.h"
+#include "core/dist/GradientSync.h"
+#include "core/dist/RankSummary.h"
 #include "core/models/Registry.h"
 #include "core/models/ScriptedModel.h"
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
 #include "core/store/StoreError.h"
+#include "core/train/Experiment.h"
 #include "core/train/private/AllocationFailure.h"
 #include "core/train/private/NumericsRecorder.h"
 #include "core/train/private/OptimizerStep.h"
@@ -62,8 +65,10 @@ struct RunFailure : std::runtime_error {
 class RunLoop {
   public:
     RunLoop(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
-            TrainObserver& observer, const CancelToken& cancel, const TrainOptions& options)
-        : spec_(spec),
+            TrainObserver& observer, const CancelToken& cancel, const TrainOptions& options,
+            dist::RankSummaryObserver* ranked = nullptr)
+        : ranked_(ranked),
+          spec_(spec),
           arm_(spec.arms.at(static_cast<size_t>(arm_index))),
           seed_(seed),
           obs_(observer),
@@ -82,6 +87,12 @@ class RunLoop {
         }
     }
     int64_t stepsDone() const { return recorder_ ? recorder_->stepsDone() : 0; }
+    /// Tells the other ranks why this one stops, so theirs fail with the reason.
+    void announceFailure(const std::string& why) noexcept {
+        if (comm_) {
+            comm_->announceFailure(why);
+        }
+    }
 
   private:
     void setUp();
@@ -98,9 +109,14 @@ class RunLoop {
     void flush();
     EvalRecord evaluate(int64_t s);
     bool evalDue(int64_t s) const;
+    /// Data-parallel end: ranks other than 0 publish their summary, rank 0 records
+    /// every rank's as an event (step time, peak memory).
+    void finishRanks();
+    int world() const { return comm_ ? comm_->world() : 1; }
     void event(int64_t step, EventKind kind, const std::string& msg, double value = 0.0) {
         obs_.onEvent({step, kind, msg, value});
     }
+    dist::RankSummaryObserver* ranked_;  // this rank's own steps (data-parallel runs)
     const config::ExperimentSpec& spec_;
     const config::ArmSpec& arm_;
     uint64_t seed_;
@@ -118,6 +134,8 @@ class RunLoop {
     std::unique_ptr<NumericsRecorder> numerics_;  // per-layer numerics, FP32 islands
     std::unique_ptr<ParameterUpdater> updater_;
     std::unique_ptr<data::Prefetcher> prefetcher_;
+    std::unique_ptr<dist::Communicator> comm_;  // data-parallel runs only
+    std::unique_ptr<dist::GradientSync> sync_;
     std::vector<data::Batch> device_pool_;  // synthetic data, already on the device
     size_t pool_pos_ = 0;
     std::unique_ptr<probe::StepTimer> timer_;
@@ -138,6 +156,15 @@ class RunLoop {
 constexpr int64_t kEagerStepsBeforeCapture = 3;
 
 void RunLoop::setUp() {
+    if (arm_.ranks != opt_.ranks.world) {
+        throw RunFailure("arm '" + arm_.name + "' trains on " + std::to_string(arm_.ranks) +
+                         " ranks, but this process was started as rank " +
+                         std::to_string(opt_.ranks.rank) + " of " +
+                         std::to_string(opt_.ranks.world));
+    }
+    if (opt_.ranks.active()) {
+        device_ = dist::rankDevice(device_, opt_.ranks);
+    }
     const bool cuda = device_.is_cuda();
     applyCpuThreads(spec_.cpu_threads);
     precision_ = std::make_unique<amp::PrecisionPolicy>(resolvePrecision(arm_.precision, cuda),
@@ -193,6 +220,11 @@ void RunLoop::setUp() {
     precision_->prepareModel(model_->parameters(), model_->buffers());
     model_->train();
     params_ = model_->parameters();
+    if (opt_.ranks.active()) {
+        comm_ = std::make_unique<dist::Communicator>(opt_.ranks, cuda);
+        sync_ = std::make_unique<dist::GradientSync>(*comm_);
+        sync_->broadcastState(params_, model_->buffers());
+    }
     k_ = arm_.accumulation;
     lr_ = config::scaledLearningRate(spec_, arm_);
     updater_ = makeUpdater(params_, spec_.optimizer, lr_, device_);
@@ -201,18 +233,22 @@ void RunLoop::setUp() {
         // Generated data: keep a few batches on the device, so the run measures the model.
         auto gen_seed = seed_;
         int64_t n = dataset_->trainSize();
+        const int64_t global = static_cast<int64_t>(spec_.micro_batch) * world();
         for (int i = 0; i < 4; ++i) {
-            auto idx = at::remainder(
-                at::arange(static_cast<int64_t>(i) * spec_.micro_batch,
-                           static_cast<int64_t>(i + 1) * spec_.micro_batch, at::kLong) +
-                    static_cast<int64_t>(gen_seed % static_cast<uint64_t>(n)),
-                n);
+            auto idx = at::remainder(at::arange(static_cast<int64_t>(i) * global,
+                                                static_cast<int64_t>(i + 1) * global, at::kLong) +
+                                         static_cast<int64_t>(gen_seed % static_cast<uint64_t>(n)),
+                                     n);
+            if (comm_) {  // this rank's shard: samples rank, rank + world, ...
+                idx = idx.slice(0, comm_->rank(), global, world()).contiguous();
+            }
             auto b = dataset_->trainBatch(idx);
             device_pool_.push_back({b.input.to(device_), b.target.to(device_)});
         }
     } else {
         prefetcher_ = std::make_unique<data::Prefetcher>(dataset_, spec_.micro_batch, seed_,
-                                                         spec_.data.prefetch, device_.is_cuda());
+                                                         spec_.data.prefetch, device_.is_cuda(),
+                                                         comm_ ? comm_->rank() : 0, world());
     }
     if (arm_.cuda_graph) {
         if (!device_.is_cuda() || !StepGraph::available() || !updater_->skipsOnDevice()) {
@@ -246,6 +282,9 @@ at::Tensor RunLoop::lossOf(const at::Tensor& output, const at::Tensor& target) c
 }
 
 bool RunLoop::evalDue(int64_t s) const {
+    if (comm_ && comm_->rank() != 0) {
+        return false;  // rank 0 evaluates and records
+    }
     if (s == planned_) {
         return opt_.final_eval;
     }
@@ -315,7 +354,7 @@ bool RunLoop::trainStep(int64_t s) {
         auto detached = loss.detach();
         loss_sum = loss_sum.defined() ? loss_sum + detached : detached;
         precision_->backward(loss, k_);
-        samples_ += b.input.size(0);
+        samples_ += b.input.size(0) * world();  // every rank trained a shard as large
     }
     at::Tensor scale_used = precision_->scaleInUse();
     if (numerics_->due(s)) {
@@ -327,7 +366,8 @@ bool RunLoop::trainStep(int64_t s) {
         timer_->mark();  // the end of the backward pass in the device's queue
     }
     auto result = finishOptimizerStep(params_, *updater_, precision_->scaler(), arm_.grad_clip,
-                                      recorder_->wantsNorm(s), /*defer_norm=*/true);
+                                      recorder_->wantsNorm(s), /*defer_norm=*/true, sync_.get(),
+                                      sync_ ? &loss_sum : nullptr);
     rec.skipped = result.skipped;
     recorder_->addNormCost(result.norm_host_ms);
     if (probing) {
@@ -384,6 +424,25 @@ bool RunLoop::graphStep(int64_t s) {
          scale_used, graph_inf_.defined() ? graph_inf_.clone() : at::Tensor()},
         samples_);
     return true;
+}
+
+void RunLoop::finishRanks() {
+    const std::string key = "ampbench/summary/";
+    if (comm_->rank() != 0) {
+        comm_->publish(key + std::to_string(comm_->rank()), dist::toJson(ranked_->summary()));
+        return;
+    }
+    const int64_t step = recorder_->stepsDone();
+    for (int r = 0; r < world(); ++r) {
+        std::optional<std::string> text =
+            r == 0 ? dist::toJson(ranked_->summary()) : comm_->fetch(key + std::to_string(r));
+        if (!text) {
+            event(step, EventKind::Warning, "rank " + std::to_string(r) + " sent no summary");
+            continue;
+        }
+        const dist::RankSummary summary = dist::rankSummaryFromJson(*text);
+        event(step, EventKind::Info, dist::describe(summary), summary.median_step_ms);
+    }
 }
 
 void RunLoop::flush() {
@@ -444,6 +503,14 @@ RunOutcome RunLoop::run() {
     info.accumulation = k_;
     info.lr = lr_;
     auto env = probe::probeEnvironment(device_.str());
+    if (comm_) {
+        env.world_size = comm_->world();
+        env.dist_backend = comm_->backend();
+        event(0, EventKind::Info,
+              "data-parallel: " + std::to_string(world()) + " ranks over " + comm_->backend() +
+                  ", each a shard of micro-batch " + std::to_string(spec_.micro_batch) +
+                  "; global batch " + std::to_string(spec_.micro_batch * k_ * world()));
+    }
     info.env_json = probe::toJson(env);
     obs_.onStart(info);
     if (arm_.precision == Precision::Amp) {
@@ -506,7 +573,7 @@ RunOutcome RunLoop::run() {
             opt_.parameters_out->insert(opt_.parameters_out->end(), d, d + flat.numel());
         }
     }
-    if (!opt_.save_model_to.empty() && out.status != RunStatus::Cancelled) {
+    if (!opt_.save_model_to.empty() && out.status != RunStatus::Cancelled && !opt_.ranks.rank) {
         // The run trained; a file that cannot be written is a warning, not a failure.
         try {
             models::saveScripted(*model_, opt_.save_model_to);
@@ -516,6 +583,9 @@ RunOutcome RunLoop::run() {
             event(recorder_->stepsDone(), EventKind::Warning,
                   std::string("the trained model could not be saved: ") + e.what());
         }
+    }
+    if (comm_) {
+        finishRanks();
     }
     out.steps_done = recorder_->stepsDone();
     out.wall_s = secondsSince(t0_);
@@ -559,7 +629,10 @@ int64_t plannedOptimizerSteps(const config::ExperimentSpec& spec, const config::
                               int64_t train_size) {
     int64_t micro = spec.micro_steps;
     if (spec.epochs > 0) {
-        micro = spec.epochs * std::max<int64_t>(1, train_size / spec.micro_batch);
+        // An epoch is a pass of the global batch: micro-batch × ranks per micro-step.
+        micro =
+            spec.epochs *
+            std::max<int64_t>(1, train_size / (int64_t{spec.micro_batch} * std::max(1, arm.ranks)));
     }
     return micro / std::max(1, arm.accumulation);
 }
@@ -572,12 +645,15 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
                     TrainObserver& observer, const CancelToken& cancel,
                     const TrainOptions& options) {
     RunOutcome out;
+    std::unique_ptr<dist::RankSummaryObserver> ranked;
+    std::unique_ptr<ObserverFanout> fanout;
     std::unique_ptr<RunLoop> loop;
     auto fail = [&](EventKind kind, FailureKind why, const std::string& message) {
         out.status = RunStatus::Failed;
         out.failure = why;
         out.error = message;
         if (loop) {
+            loop->announceFailure(message);
             loop->salvage();
             out.steps_done = loop->stepsDone();
         }
@@ -591,7 +667,13 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
         if (arm_index < 0 || arm_index >= static_cast<int>(spec.arms.size())) {
             throw RunFailure("arm index " + std::to_string(arm_index) + " is out of range");
         }
-        loop = std::make_unique<RunLoop>(spec, arm_index, seed, observer, cancel, options);
+        if (options.ranks.active()) {  // this rank's own summary beside the records
+            ranked = std::make_unique<dist::RankSummaryObserver>(options.ranks.rank);
+            fanout = std::make_unique<ObserverFanout>(
+                std::vector<TrainObserver*>{&observer, ranked.get()});
+        }
+        loop = std::make_unique<RunLoop>(spec, arm_index, seed, fanout ? *fanout : observer, cancel,
+                                         options, ranked.get());
         out = loop->run();
     } catch (const RunFailure& e) {
         fail(EventKind::Warning, e.kind, e.what());  // a NaN loss has its own event already

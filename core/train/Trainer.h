@@ -8,6 +8,7 @@
 
 #include "core/config/ExperimentSpec.h"
 #include "core/config/PlannedArm.h"
+#include "core/dist/RankSetup.h"
 #include "core/run/TrainObserver.h"
 
 namespace ampbench::train {
@@ -59,6 +60,10 @@ struct TrainOptions {
     bool final_eval = true;
     /// When set, receives the host time the run spent on its recording, by part.
     RecordingCost* recording_cost = nullptr;
+    /// A data-parallel run (the arm's `ranks`): this process's rank, the world and
+    /// the rendezvous. Rank 0 reports to the observer as any run does; the others
+    /// train their shard and publish a summary that rank 0 records as an event.
+    dist::RankSetup ranks;
 };
 
 /// Trains one arm with one seed and reports every step, evaluation and event to

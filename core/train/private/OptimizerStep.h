@@ -6,6 +6,10 @@
 #include "core/amp/LossScaler.h"
 #include "core/train/private/ParameterUpdater.h"
 
+namespace ampbench::dist {
+class GradientSync;
+}
+
 namespace ampbench::train {
 
 struct OptimizerStepResult {
@@ -25,8 +29,13 @@ struct OptimizerStepResult {
 /// in the order PyTorch's recipe requires: unscale (when a scaler is given), then
 /// the gradient norm and clipping on unscaled gradients, then the update unless a
 /// gradient is inf/NaN, then the scaler's update, then gradients set to none.
+/// Data-parallel (`sync`): the gradients are averaged over the ranks first (with
+/// `step_loss`, which then holds the global batch's loss), and the found-inf flag is
+/// agreed after unscaling, so every rank skips or steps together.
 OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
                                         ParameterUpdater& updater, amp::LossScaler* scaler,
-                                        double grad_clip, bool want_norm, bool defer_norm = false);
+                                        double grad_clip, bool want_norm, bool defer_norm = false,
+                                        dist::GradientSync* sync = nullptr,
+                                        at::Tensor* step_loss = nullptr);
 
 }  // namespace ampbench::train
