@@ -1,5 +1,6 @@
 #include "core/numerics/NumericsTap.h"
 
+#include <ATen/ATen.h>
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -77,7 +78,30 @@ at::Tensor NumericsTap::output(const std::string& path, const at::Tensor& out) {
     if (observation_) {
         observation_->add(path, out);
     }
-    return out;
+    if (!locating_ || !out.defined() || !out.is_floating_point()) {
+        return out;
+    }
+    if (!first_output_ && !at::isfinite(out).all().item<bool>()) {
+        first_output_ = Found{path, dtypeName(out.scalar_type())};
+    }
+    if (!out.requires_grad()) {
+        return out;
+    }
+    // The hook fires in backward with the gradient of this output; the forward goes on
+    // with a copy, so an in-place op after the module (ReLU) leaves the hooked tensor be.
+    auto hooked = out;
+    hooked.register_hook([this, path](const at::Tensor& grad) {
+        if (!first_gradient_ && grad.defined() && !at::isfinite(grad).all().item<bool>()) {
+            first_gradient_ = Found{path, dtypeName(grad.scalar_type())};
+        }
+    });
+    return out.clone();
+}
+
+void NumericsTap::startLocating() {
+    locating_ = true;
+    first_output_.reset();
+    first_gradient_.reset();
 }
 
 void NumericsTap::observe(int64_t step, double loss_scale) {

@@ -36,10 +36,28 @@ class NumericsTap : public models::ModuleTap {
     /// The records of the outputs seen since observe(); stops observing.
     std::vector<run::NumericsRecord> finish();
 
+    /// A tensor that held inf or NaN: where it was and its dtype.
+    struct Found {
+        std::string name;
+        std::string dtype;
+    };
+    /// Replaying a non-finite step: watches every module output in forward and the
+    /// gradient flowing into it in backward (through a copy of the output, so an
+    /// in-place op after the module cannot hide it) until stopLocating().
+    void startLocating();
+    void stopLocating() { locating_ = false; }
+    /// The first module output (forward order) that held inf or NaN.
+    const std::optional<Found>& firstOutput() const { return first_output_; }
+    /// The first output gradient (backward order) that held inf or NaN.
+    const std::optional<Found>& firstGradient() const { return first_gradient_; }
+
   private:
     std::vector<std::string> patterns_;
     mutable std::unordered_map<std::string, bool> fp32_cache_;
     std::optional<Observation> observation_;
+    bool locating_ = false;
+    std::optional<Found> first_output_;
+    std::optional<Found> first_gradient_;
 };
 
 }  // namespace ampbench::numerics

@@ -37,6 +37,24 @@ struct NumericsRecord {
     std::string dtype;        ///< of the observed tensor: "float32", "float16", "bfloat16"
 };
 
+/// Where the first inf or NaN of a non-finite step appeared, found by replaying the
+/// step's batch with every module output and gradient watched. Carried as a Warning
+/// event's message (describe) and read back from it (overflowOriginFromMessage).
+struct OverflowOrigin {
+    int64_t step = 0;
+    /// A module path ("blocks.3.qkv") or parameter name; empty for the loss itself.
+    std::string name;
+    /// "output", "output gradient" (the gradient flowing into the module's output in
+    /// backward), "parameter gradient", or "loss".
+    std::string where;
+    std::string dtype;  ///< of the tensor that first held it: "float16", ...
+    double loss_scale = 1.0;
+};
+
+/// "overflow first in `blocks.3.qkv` output, float16, at step 812, loss scale 65536"
+std::string describe(const OverflowOrigin& origin);
+std::optional<OverflowOrigin> overflowOriginFromMessage(const std::string& message);
+
 inline const char* toString(NumericsKind kind) {
     return kind == NumericsKind::Grad ? "grad" : "activation";
 }

@@ -1,5 +1,8 @@
 #include "core/train/private/NumericsRecorder.h"
 
+#include <ATen/ATen.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -80,6 +83,94 @@ void NumericsRecorder::record(int64_t step, const std::vector<at::Tensor>& param
     host_ms_ += msSince(t);
     ++records_;
     observer.onNumerics(rows);
+}
+
+std::string NumericsRecorder::locate(int64_t step,
+                                     const std::vector<std::pair<at::Tensor, at::Tensor>>& batches,
+                                     const LossOf& loss_of, double loss_scale,
+                                     const std::vector<at::Tensor>& params) {
+    ++located_;
+    run::OverflowOrigin o;
+    o.step = step;
+    o.loss_scale = loss_scale;
+    std::vector<at::Tensor> saved;
+    {
+        at::NoGradGuard no_grad;
+        for (const auto& b : model_.buffers()) {
+            saved.push_back(b.detach().clone());
+        }
+    }
+    auto clearGrads = [&] {
+        for (const auto& p : params) {
+            auto param = p;
+            param.mutable_grad().reset();
+        }
+    };
+    clearGrads();
+    std::string failure;
+    if (tap_) {
+        tap_->startLocating();
+    }
+    try {
+        const double k = static_cast<double>(std::max<size_t>(1, batches.size()));
+        for (const auto& [input, target] : batches) {
+            const at::Tensor loss = loss_of(input, target);
+            if (tap_ && tap_->firstOutput()) {
+                o.name = tap_->firstOutput()->name;
+                o.where = "output";
+                o.dtype = tap_->firstOutput()->dtype;
+                break;
+            }
+            if (!at::isfinite(loss.detach()).all().item<bool>()) {
+                o.where = "loss";
+                o.dtype = numerics::dtypeName(loss.scalar_type());
+                break;
+            }
+            (loss * (loss_scale / k)).backward();
+            if (tap_ && tap_->firstGradient()) {
+                o.name = tap_->firstGradient()->name;
+                o.where = "output gradient";
+                o.dtype = tap_->firstGradient()->dtype;
+                break;
+            }
+            for (size_t i = 0; i < params.size() && o.where.empty(); ++i) {
+                const at::Tensor& g = params[i].grad();
+                if (g.defined() && !at::isfinite(g).all().item<bool>()) {
+                    o.name = i < param_names_.size() ? param_names_[i] : std::to_string(i);
+                    o.where = "parameter gradient";
+                    o.dtype = numerics::dtypeName(g.scalar_type());
+                }
+            }
+            if (!o.where.empty()) {
+                break;
+            }
+        }
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    if (tap_) {
+        tap_->stopLocating();
+    }
+    clearGrads();
+    {
+        at::NoGradGuard no_grad;
+        auto buffers = model_.buffers();
+        for (size_t i = 0; i < buffers.size() && i < saved.size(); ++i) {
+            buffers[i].copy_(saved[i]);
+        }
+    }
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%g", loss_scale);
+    if (!failure.empty()) {
+        return "the non-finite step " + std::to_string(step) + " (loss scale " + scale +
+               ") could not be replayed to find where it broke: " + failure;
+    }
+    if (o.where.empty()) {
+        return "the non-finite step " + std::to_string(step) + " (loss scale " + scale +
+               ") stayed finite when its batch was replayed (dropout draws differ between the "
+               "two passes)";
+    }
+    return run::describe(o);
 }
 
 std::vector<std::string> NumericsRecorder::startNotes() const {

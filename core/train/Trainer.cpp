@@ -152,6 +152,15 @@ class RunLoop {
     at::Tensor static_x_, static_y_, graph_loss_, graph_norm_, graph_inf_;
 };
 
+/// Whether a step skipped its update or its loss is not finite (host reads, made only
+/// while non-finite steps are located).
+bool stepBroke(const OptimizerStepResult& r, const at::Tensor& loss_sum) {
+    if (r.skipped || (r.found_inf.defined() && r.found_inf.item<double>() != 0.0)) {
+        return true;
+    }
+    return loss_sum.defined() && !at::isfinite(loss_sum).all().item<bool>();
+}
+
 /// Eager steps before capture: cuDNN picks its algorithms, lazy state is created.
 constexpr int64_t kEagerStepsBeforeCapture = 3;
 
@@ -327,6 +336,7 @@ bool RunLoop::trainStep(int64_t s) {
     }
     StepRecord& rec = *opened;
     at::Tensor loss_sum;
+    std::vector<std::pair<at::Tensor, at::Tensor>> replay;  // a broken step's batches
     for (int k = 0; k < k_; ++k) {
         if (k > 0) {
             ++micro_batches_;
@@ -347,6 +357,9 @@ bool RunLoop::trainStep(int64_t s) {
         rec.data_wait_ms += wait;
         auto x = precision_->input(
             arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input);
+        if (numerics_->locating()) {
+            replay.emplace_back(x, b.target);
+        }
         numerics_->beforeForward(s, k, precision_->scaler());
         const at::Tensor loss =
             precision_->forward([&] { return lossOf(model_->forward(x), b.target); });
@@ -369,6 +382,14 @@ bool RunLoop::trainStep(int64_t s) {
                                       recorder_->wantsNorm(s), /*defer_norm=*/true, sync_.get(),
                                       sync_ ? &loss_sum : nullptr);
     rec.skipped = result.skipped;
+    if (numerics_->locating() && stepBroke(result, loss_sum)) {
+        const double scale = scale_used.defined() ? scale_used.item<double>() : 1.0;
+        auto loss_of = [&](const at::Tensor& in, const at::Tensor& target) {
+            return precision_->forward([&] { return lossOf(model_->forward(in), target); });
+        };
+        event(s, EventKind::Warning, numerics_->locate(s, replay, loss_of, scale, params_));
+        rec.timed = false;  // the replay's time is no part of the step
+    }
     recorder_->addNormCost(result.norm_host_ms);
     if (probing) {
         // Still on the backward pass when the host had queued the step: the device sets the pace.

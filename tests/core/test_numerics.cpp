@@ -6,12 +6,14 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "core/amp/AutocastGuard.h"
 #include "core/models/Registry.h"
 #include "core/numerics/Fp16Numerics.h"
 #include "core/numerics/NumericsTap.h"
 #include "core/train/Trainer.h"
+#include "core/train/private/NumericsRecorder.h"
 
 using namespace ampbench;
 using run::NumericsKind;
@@ -348,4 +350,112 @@ TEST(Fp32Islands, AnIslandArmTrainsAndRecordsItsOutputsDtypes) {
     }
     EXPECT_EQ(dtype["layers.1"], "bfloat16");
     EXPECT_EQ(dtype["layers.3"], "float32");
+}
+
+// ---------------------------------------------------------------- where it broke
+
+namespace {
+
+struct Locator {
+    config::ExperimentSpec spec = tinySpec(config::Precision::Fp32);
+    std::shared_ptr<models::Network> model;
+    std::unique_ptr<train::NumericsRecorder> recorder;
+    at::Tensor x = at::randn({8, 1, 8, 8});
+    at::Tensor y = at::randint(0, 4, {8}, at::kLong);
+
+    Locator() {
+        spec.numerics_every = 10;
+        config::ModelSpec m;
+        m.name = "mlp";
+        m.width = 16;
+        m.depth = 2;  // layers.1, .3, .5 linear; .2, .4 ReLU
+        model = models::makeModel(m, imageShape());
+        recorder = std::make_unique<train::NumericsRecorder>(spec, spec.arms[0], *model);
+    }
+    std::string locate(int64_t step, double scale) {
+        auto loss_of = [this](const at::Tensor& in, const at::Tensor& target) {
+            return at::cross_entropy_loss(model->forward(in), target);
+        };
+        return recorder->locate(step, {{x, y}}, loss_of, scale, model->parameters());
+    }
+    void setBias(const std::string& name, double value) {
+        at::NoGradGuard no_grad;
+        for (auto& p : model->named_parameters()) {
+            if (p.key() == name) {
+                p.value().fill_(value);
+            }
+        }
+    }
+};
+
+}  // namespace
+
+// An inf injected into a named layer's output is found there, the first in forward
+// order (the ReLU after it and the layers after that hold inf too).
+TEST(OverflowLocator, NamesTheLayerWhoseOutputWentNonFinite) {
+    Locator l;
+    l.setBias("layers.3.bias", std::numeric_limits<double>::infinity());
+    const std::string message = l.locate(812, 65536.0);
+    EXPECT_EQ(message,
+              "overflow first in `layers.3` output, float32, at step 812, loss scale 65536");
+    const auto origin = run::overflowOriginFromMessage(message);
+    ASSERT_TRUE(origin);
+    EXPECT_EQ(origin->name, "layers.3");
+    EXPECT_EQ(origin->where, "output");
+    EXPECT_EQ(origin->dtype, "float32");
+    EXPECT_EQ(origin->step, 812);
+    EXPECT_DOUBLE_EQ(origin->loss_scale, 65536.0);
+    for (const auto& p : l.model->parameters()) {
+        EXPECT_FALSE(p.grad().defined());  // the replay leaves no gradients behind
+    }
+}
+
+// Finite outputs but a loss scale that overflows the backward: the gradient flowing
+// into the last layer's output is the first non-finite one.
+TEST(OverflowLocator, NamesTheFirstGradientWhenTheForwardStayedFinite) {
+    Locator l;
+    const std::string message = l.locate(3, 1e39);
+    EXPECT_EQ(message.rfind("overflow first in `layers.5` output gradient, float32, at step 3", 0),
+              0u)
+        << message;
+    const auto origin = run::overflowOriginFromMessage(message);
+    ASSERT_TRUE(origin);
+    EXPECT_EQ(origin->where, "output gradient");
+}
+
+// A finite replay says so; messages that are not the locator's are not read as one.
+TEST(OverflowLocator, AFiniteReplayIsSaidAndOtherMessagesAreNotOrigins) {
+    Locator l;
+    const std::string message = l.locate(4, 1.0);
+    EXPECT_NE(message.find("stayed finite"), std::string::npos) << message;
+    EXPECT_FALSE(run::overflowOriginFromMessage(message));
+    run::OverflowOrigin loss;
+    loss.step = 9;
+    loss.where = "loss";
+    loss.dtype = "float32";
+    loss.loss_scale = 1;
+    EXPECT_EQ(run::describe(loss), "overflow first in the loss, float32, at step 9, loss scale 1");
+    EXPECT_EQ(run::overflowOriginFromMessage(run::describe(loss))->where, "loss");
+}
+
+// In training: an arm that diverges (a learning rate of 1e30) has its first non-finite
+// step replayed, and the event names a module before the run fails on the NaN loss.
+TEST(OverflowLocator, ADivergingRunSaysWhereItBroke) {
+    auto spec = tinySpec(config::Precision::Fp32);
+    spec.numerics_every = 100;  // numerics on; the locator works on every step
+    spec.optimizer.lr = 1e30;
+    spec.micro_steps = 20;
+    Collect c;
+    run::CancelToken cancel;
+    const auto out = train::trainRun(spec, 0, 1, c, cancel);
+    EXPECT_EQ(out.failure, run::FailureKind::NonFinite) << out.error;
+    std::optional<run::OverflowOrigin> origin;
+    for (const auto& e : c.events) {
+        if (!origin) {
+            origin = run::overflowOriginFromMessage(e.message);
+        }
+    }
+    ASSERT_TRUE(origin);
+    EXPECT_FALSE(origin->name.empty());
+    EXPECT_GE(origin->step, 2);
 }

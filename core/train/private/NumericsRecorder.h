@@ -3,8 +3,10 @@
 // records every `numerics_every` optimizer steps, and what they cost.
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/amp/LossScaler.h"
@@ -32,6 +34,19 @@ class NumericsRecorder {
     /// scale in use) and the outputs observed, to `observer`.
     void record(int64_t step, const std::vector<at::Tensor>& params, const amp::LossScaler* scaler,
                 run::TrainObserver& observer);
+    /// Whether a non-finite step is replayed to find where it broke: with numerics on,
+    /// for the first kMaxLocated such steps of a run.
+    bool locating() const { return every_ > 0 && located_ < kMaxLocated; }
+    static constexpr int kMaxLocated = 20;
+    using LossOf = std::function<at::Tensor(const at::Tensor& input, const at::Tensor& target)>;
+    /// Replays a non-finite step's micro-batches (input, target) through `loss_of` (the
+    /// arm's forward and loss) and a backward at `loss_scale` / K, watching every
+    /// module output, output gradient and parameter gradient, and says where the
+    /// first inf or NaN appeared (describe(run::OverflowOrigin)). Gradients are set to
+    /// none after it and the model's buffers (BatchNorm statistics) restored.
+    std::string locate(int64_t step, const std::vector<std::pair<at::Tensor, at::Tensor>>& batches,
+                       const LossOf& loss_of, double loss_scale,
+                       const std::vector<at::Tensor>& params);
     /// Info lines for the run's start: the islands, what a model file lets be observed.
     std::vector<std::string> startNotes() const;
     /// "per-layer numerics every N steps: ..." with the host time spent; empty when off.
@@ -48,6 +63,7 @@ class NumericsRecorder {
     bool observing_ = false;
     double host_ms_ = 0;
     int64_t records_ = 0;
+    int located_ = 0;
 };
 
 }  // namespace ampbench::train
