@@ -116,6 +116,17 @@ int commandCancel(const std::string& db_path, int64_t experiment_id, double time
 /// entries of a data folder.
 int commandHost(const std::string& data_dir, bool json);
 
+/// One rank (1 … world-1) of a data-parallel run, started by rank 0 (hidden
+/// `rank-worker`): trains its shard of run `run_id`; exit 0 when it finished.
+struct RankWorkerOptions {
+    int64_t run_id = 0;
+    int rank = 1;
+    int world = 2;
+    std::string store;
+    double timeout_s = 300;
+};
+int commandRankWorker(const std::string& db_path, const RankWorkerOptions& o);
+
 /// Before anything is written: resolves the device, opens the data and the model and
 /// trains one batch (train::checkSetup). Returns kOk and sets `device`, or the exit
 /// code after printing why: 3 for an unreadable file, 2 for files that do not fit.

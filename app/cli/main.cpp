@@ -158,6 +158,16 @@ int main(int argc, char** argv) {
     host->add_option("--data", host_data, "list this data folder");
     host->add_flag("--json", host_json, "as JSON");
 
+    // One rank of a data-parallel run, started by the run itself: not for people.
+    cli::RankWorkerOptions rank_options;
+    auto* rank_worker = app.add_subcommand("rank-worker", "one rank of a data-parallel run");
+    rank_worker->group("");
+    rank_worker->add_option("--run", rank_options.run_id)->required();
+    rank_worker->add_option("--rank", rank_options.rank)->required()->check(CLI::PositiveNumber);
+    rank_worker->add_option("--world", rank_options.world)->required()->check(CLI::Range(2, 64));
+    rank_worker->add_option("--store", rank_options.store)->required();
+    rank_worker->add_option("--timeout", rank_options.timeout_s);
+
     cli::TailOptions tail_options;
     auto* tail = app.add_subcommand(
         "tail", "write the record stream of a run or an experiment's runs from the database");
@@ -304,6 +314,9 @@ int main(int argc, char** argv) {
         }
         if (cancel->parsed()) {
             return cli::commandCancel(db, cancel_id, cancel_timeout);
+        }
+        if (rank_worker->parsed()) {
+            return cli::commandRankWorker(db, rank_options);
         }
         if (host->parsed()) {
             return cli::commandHost(host_data, host_json);

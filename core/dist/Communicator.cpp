@@ -93,6 +93,9 @@ struct Communicator::Impl {
 Communicator::Communicator(const RankSetup& setup, bool cuda)
     : setup_(setup), impl_(std::make_unique<Impl>()) {
     impl_->timeout = std::chrono::milliseconds(static_cast<int64_t>(setup.timeout_s * 1000));
+    if (!setup.launch_error.empty()) {
+        throw RankError(setup.launch_error);
+    }
     try {
         if (!setup.tcp_host.empty()) {
             c10d::TCPStoreOptions opts;
@@ -138,9 +141,11 @@ Communicator::Communicator(const RankSetup& setup, bool cuda)
     } catch (const RankError&) {
         throw;
     } catch (const std::exception& e) {
+        const std::string lost = setup.explain_lost_rank ? setup.explain_lost_rank() : "";
         throw RankError("data-parallel rank " + std::to_string(setup.rank) + " of " +
                         std::to_string(setup.world) + " could not join the others within " +
-                        std::to_string(static_cast<int>(setup.timeout_s)) + " s: " + shortText(e));
+                        std::to_string(static_cast<int>(setup.timeout_s)) +
+                        " s: " + (lost.empty() ? shortText(e) : lost));
     }
 }
 
@@ -162,7 +167,10 @@ const char* Communicator::backend() const {
 void Communicator::fail(const char* what, const std::exception& e) {
     std::string message = "data-parallel " + std::string(what) + " failed on rank " +
                           std::to_string(setup_.rank) + ": ";
-    const std::string others = failureOfOthers();
+    std::string others = failureOfOthers();
+    if (others.empty() && setup_.explain_lost_rank) {
+        others = setup_.explain_lost_rank();
+    }
     message +=
         others.empty() ? "another rank died or did not answer (" + shortText(e) + ")" : others;
     throw RankError(message);

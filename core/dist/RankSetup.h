@@ -2,6 +2,7 @@
 // Where one process stands in a data-parallel run. No LibTorch here: it travels in
 // train::TrainOptions, which the GUI's worker and the CLI fill without Torch.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ampbench::dist {
@@ -20,6 +21,12 @@ struct RankSetup {
     double timeout_s = 300;
     /// The first GPU of the run: rank r trains on cuda:(first_gpu + r).
     int first_gpu = 0;
+    /// Set when the other ranks could not be started: the run fails with it at once.
+    std::string launch_error;
+    /// Asked when a collective or the rendezvous fails and no rank said why: a line
+    /// on the ranks that ended ("rank 1 (process 1234) was killed by signal 9"), or
+    /// empty. Rank 0 of a launched run gets it from the launcher.
+    std::function<std::string()> explain_lost_rank;
     bool active() const { return world > 1; }
 };
 

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "core/config/SpecJson.h"
 #include "core/data/DataError.h"
 #include "core/data/InputRecord.h"
+#include "core/dist/RankLauncher.h"
 #include "core/store/RunRecorder.h"
 #include "core/train/SetupCheck.h"
 
@@ -172,7 +174,20 @@ RunOutcome executeRun(store::Database& db, const config::ExperimentSpec& spec,
                              std::to_string(run.run_id) + "-" + fileSafe(run.arm) + "-seed" +
                              std::to_string(run.seed) + ".pt";
     }
-    return trainRun(spec, run.arm_index, run.seed, fanout, cancel, with);
+    // A data-parallel arm: this process is rank 0 and starts the other ranks.
+    std::unique_ptr<dist::RankLauncher> ranks;
+    const bool known = run.arm_index >= 0 && run.arm_index < static_cast<int>(spec.arms.size());
+    const int world = known ? spec.arms[static_cast<size_t>(run.arm_index)].ranks : 1;
+    if (world > 1 && !with.ranks.active()) {
+        ranks = std::make_unique<dist::RankLauncher>(dist::workerExecutable(), db.path(),
+                                                     run.run_id, world, with.ranks.timeout_s);
+        with.ranks = ranks->rank0();
+    }
+    RunOutcome out = trainRun(spec, run.arm_index, run.seed, fanout, cancel, with);
+    if (ranks) {  // the others end with rank 0: after their summary, or on its failure
+        ranks->finish(out.status == RunStatus::Finished ? 30.0 : 5.0);
+    }
+    return out;
 }
 
 void cancelQueued(store::Database& db, const ExperimentPlan& plan) {
