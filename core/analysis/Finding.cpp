@@ -214,6 +214,19 @@ std::string describe(const Finding& f) {
             }
             return text;
         }
+        case FindingCode::OverflowOrigin: {
+            std::string text = f.name("where") == "loss" ? "overflow first in the loss"
+                                                         : "overflow first in `" + f.name("name") +
+                                                               "` " + f.name("where");
+            text += " (" + f.name("dtype") + ") at step " + count(f.value("step")) +
+                    ", loss scale " + scaleText(f.value("loss_scale")) + " (seed " +
+                    count(f.value("seed"));
+            if (f.value("located") > 1) {
+                text += "; " + count(f.value("count")) + " of " + count(f.value("located")) +
+                        " replayed non-finite steps broke there";
+            }
+            return text + ")";
+        }
         case FindingCode::LossScaleRange:
             return "loss scale: minimum " + scaleText(f.value("min")) + ", at the end " +
                    scaleText(f.value("final"));
@@ -421,6 +434,8 @@ std::string codeName(FindingCode code) {
             return "skipped_steps";
         case FindingCode::LossScaleRange:
             return "loss_scale_range";
+        case FindingCode::OverflowOrigin:
+            return "overflow_origin";
         case FindingCode::Gains:
             return "gains";
         case FindingCode::CurveInBandUnits:

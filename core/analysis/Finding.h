@@ -36,6 +36,7 @@ enum class FindingCode {
     NonFiniteEvents,   ///< count
     SkippedSteps,      ///< skipped, late, longest_run, longest_start; where
     LossScaleRange,    ///< min, final
+    OverflowOrigin,    ///< step, loss_scale, seed, count, located; name, where, dtype
     Gains,             ///< speedup, ci_low, ci_high, memory, max_batch; baseline
     CurveInBandUnits,  ///< tail, above, whole, outside_share, seeds; baseline
     TrendAgreement,    ///< r

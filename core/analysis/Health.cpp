@@ -82,6 +82,11 @@ Health armHealth(const std::vector<const RunData*>& runs) {
             h.nonfinite_events += ev.kind == run::EventKind::NonFinite ? 1 : 0;
             h.oom_events += ev.kind == run::EventKind::OutOfMemory ? 1 : 0;
             h.warning_events += ev.kind == run::EventKind::Warning ? 1 : 0;
+            if (ev.kind == run::EventKind::Warning) {
+                if (auto origin = run::overflowOriginFromMessage(ev.message)) {
+                    h.overflow_origins.push_back({run->row.seed, *origin});
+                }
+            }
         }
         if (run->row.status == run::RunStatus::Failed) {
             h.failures.push_back({run->row.seed, run->row.failure, run->row.error});

@@ -7,6 +7,7 @@
 
 #include "core/analysis/Alignment.h"
 #include "core/analysis/ExperimentData.h"
+#include "core/run/Numerics.h"
 
 namespace ampbench::analysis {
 
@@ -33,7 +34,13 @@ struct Health {
         run::FailureKind kind = run::FailureKind::None;  ///< why, as data
         std::string error;                               ///< what the run recorded
     };
-    std::vector<Failure> failures;      ///< the arm's failed runs
+    std::vector<Failure> failures;  ///< the arm's failed runs
+    /// Where non-finite steps broke first, as the locator recorded them (numerics on).
+    struct Located {
+        uint64_t seed = 0;
+        run::OverflowOrigin origin;
+    };
+    std::vector<Located> overflow_origins;
     double data_wait_share = kUnknown;  ///< data wait ÷ step time over timed steps
     bool input_bound = false;           ///< data_wait_share > kInputBoundShare
 };

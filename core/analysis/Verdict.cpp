@@ -54,6 +54,40 @@ bool scaleCollapsing(const Health& h, const VerdictThresholds& t) {
                                (late_skips > 0 && h.longest_skip_run >= 5));
 }
 
+/// Where the arm's non-finite steps broke (the locator's events): one finding per
+/// place, its first step cited, the three places seen most.
+void addOverflowOrigins(ArmVerdict& v) {
+    const auto& located = v.health.overflow_origins;
+    struct Place {
+        const Health::Located* first;
+        int count;
+    };
+    std::vector<Place> places;
+    for (const auto& l : located) {
+        auto same = [&](const Place& p) {
+            return p.first->origin.name == l.origin.name && p.first->origin.where == l.origin.where;
+        };
+        auto it = std::find_if(places.begin(), places.end(), same);
+        if (it == places.end()) {
+            places.push_back({&l, 1});
+        } else {
+            ++it->count;
+        }
+    }
+    std::stable_sort(places.begin(), places.end(),
+                     [](const Place& a, const Place& b) { return a.count > b.count; });
+    for (size_t i = 0; i < places.size() && i < 3; ++i) {
+        const auto& o = places[i].first->origin;
+        v.reasons.push_back(finding(FindingCode::OverflowOrigin,
+                                    {{"step", static_cast<double>(o.step)},
+                                     {"loss_scale", o.loss_scale},
+                                     {"seed", static_cast<double>(places[i].first->seed)},
+                                     {"count", static_cast<double>(places[i].count)},
+                                     {"located", static_cast<double>(located.size())}},
+                                    {{"name", o.name}, {"where", o.where}, {"dtype", o.dtype}}));
+    }
+}
+
 /// Health findings every arm gets, the baseline included.
 void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
     const Health& h = v.health;
@@ -78,6 +112,7 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
                                      {"longest_start", static_cast<double>(h.longest_skip_start)}},
                                     {{"where", h.skipped_where}}));
     }
+    addOverflowOrigins(v);
     if (h.scaler_active && std::isfinite(h.min_loss_scale)) {
         v.reasons.push_back(finding(FindingCode::LossScaleRange,
                                     {{"min", h.min_loss_scale}, {"final", h.final_loss_scale}}));

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "core/analysis/Finding.h"
+#include "core/analysis/Health.h"
 #include "core/analysis/LayerNumerics.h"
 
 using namespace ampbench;
@@ -71,4 +73,31 @@ TEST(LayerNumerics, HeadroomText) {
     EXPECT_EQ(analysis::formatHeadroom(12.345), "12.3");
     EXPECT_EQ(analysis::formatHeadroom(-INFINITY), "none (non-finite)");
     EXPECT_EQ(analysis::formatHeadroom(INFINITY), "\u221e (all zero)");
+}
+
+// The locator's events reach the arm's health, and the verdict's finding cites the
+// place, dtype, step and loss scale.
+TEST(LayerNumerics, LocatedOverflowsAreCitedByTheVerdict) {
+    analysis::RunData run;
+    run.row.seed = 2;
+    run::OverflowOrigin o;
+    o.step = 812;
+    o.name = "blocks.3.qkv";
+    o.where = "output";
+    o.dtype = "float16";
+    o.loss_scale = 65536;
+    run.events.push_back({812, run::EventKind::Warning, run::describe(o), 0.0});
+    run.events.push_back({900, run::EventKind::Warning, "something else", 0.0});
+    const auto h = analysis::armHealth({&run});
+    ASSERT_EQ(h.overflow_origins.size(), 1u);
+    EXPECT_EQ(h.overflow_origins[0].seed, 2u);
+    EXPECT_EQ(h.overflow_origins[0].origin.name, "blocks.3.qkv");
+
+    analysis::Finding f;
+    f.code = analysis::FindingCode::OverflowOrigin;
+    f.values = {{"step", 812}, {"loss_scale", 65536}, {"seed", 2}, {"count", 3}, {"located", 5}};
+    f.names = {{"name", "blocks.3.qkv"}, {"where", "output"}, {"dtype", "float16"}};
+    EXPECT_EQ(analysis::describe(f),
+              "overflow first in `blocks.3.qkv` output (float16) at step 812, loss scale 65536 "
+              "(seed 2; 3 of 5 replayed non-finite steps broke there)");
 }
