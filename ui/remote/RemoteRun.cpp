@@ -108,12 +108,22 @@ qint64 RemoteRun::localExperiment() const {
     }
 }
 
-void RemoteRun::start(const config::ExperimentSpec& spec) {
+bool RemoteRun::openLocal() {
+    if (db_) {
+        return true;
+    }
     try {
         db_ = store::Database::open(localPath_.toStdString());
+        return true;
     } catch (const std::exception& e) {
         fail(tr("Cannot open %1 for the remote runs: %2")
                  .arg(localPath_, QString::fromStdString(e.what())));
+        return false;
+    }
+}
+
+void RemoteRun::start(const config::ExperimentSpec& spec) {
+    if (!openLocal()) {
         return;
     }
     setState(State::Launching);
@@ -168,14 +178,8 @@ void RemoteRun::launchEnded(QProcess* p) {
 }
 
 void RemoteRun::follow(qint64 remoteExperiment, int runs) {
-    if (!db_) {
-        try {
-            db_ = store::Database::open(localPath_.toStdString());
-        } catch (const std::exception& e) {
-            fail(tr("Cannot open %1 for the remote runs: %2")
-                     .arg(localPath_, QString::fromStdString(e.what())));
-            return;
-        }
+    if (!openLocal()) {
+        return;
     }
     remoteExperiment_ = remoteExperiment;
     plannedRuns_ = runs;

@@ -78,6 +78,8 @@ class RemoteRun : public QObject {
     void stateChanged(ampbench::ui::RemoteRun::State state);
 
   private:
+    /// Opens the local database once; false (and failed) when it cannot.
+    bool openLocal();
     QProcess* newProcess(const QStringList& args);
     void launchEnded(QProcess* p);
     void startTail();
