@@ -51,6 +51,17 @@
 #             (fp32, amp-fp16 and amp-bf16 on cuda, the runs' recorded device read
 #             back); every library the runs loaded is checked to come from the bundle,
 #             glibc or the driver. Prints the bundle's size. Builds only ampbench-cli.
+#   numerics  per-layer numerics on real cases (builds ampbench-cli and test_numerics;
+#             runs the numerics tests first): the GPT-2-small-shaped decoder under
+#             fp16 with numerics every NUMERICS_EVERY optimizer steps, (1) underflow:
+#             the loss scaler as PyTorch sets it, held at 1 (init_scale=1, no growth)
+#             and off (noscale), each run's worst layers (show RUN --numerics);
+#             (2) overflow: an initial scale of 2^40 that overflows the first steps,
+#             the locator's events and the verdict's overflow_origin findings;
+#             (3) FP32 islands: the head, the LayerNorms and whole blocks in fp32
+#             against the plain fp16 arm (step time, peak memory: show -e); (4) the
+#             cost of the records: the plain arm with numerics off, every 10 and
+#             every step. Databases and the analyses' JSON go to $OUT.
 #   help      print this text.
 #
 # Environment:
@@ -70,6 +81,8 @@
 #   CAL_DEADLINE=480              calibration: seconds after the start of the
 #                                 script by which no repetition is started and any
 #                                 still running is stopped (its rows kept).
+#   NUMERICS_EVERY=10             numerics: optimizer steps between records.
+#   NUMERICS_STEPS=120            numerics: micro-steps per run.
 #   OUT=build/cuda/results        where logs and results are written.
 #   AMPBENCH_FASHION_MNIST        Fashion-MNIST's folder; default .deps/data.
 #
@@ -93,7 +106,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' bench/device.sh;
 MODE=${1:-${MODE:-bench}}
 case "$MODE" in
     help | -h | --help) usage; exit 0 ;;
-    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism | bundle | rerun) ;;
+    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism | bundle | rerun | numerics) ;;
     *) echo "device.sh: unknown mode '$MODE'" >&2; echo >&2; usage >&2; exit 2 ;;
 esac
 
@@ -135,6 +148,7 @@ grep -E "ampbench:" "$OUT/configure.log" || true
 TARGETS=()
 [[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
 [[ $MODE == determinism ]] && TARGETS=(--target ampbench-cli test_engine)
+[[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics)
 cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" > "$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
@@ -369,6 +383,66 @@ rerun)
         $CLI --db "$db" rerun "$id" -q 2>&1 | grep -E "^Run |ran under|^  |exit" || echo "exit $?"
     done
     rm -f "$db"*
+    ;;
+
+numerics)
+    echo "== tests (numerics)"
+    ./build/cuda/tests/test_numerics > "$OUT/tests.log" 2>&1 || true
+    grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure" "$OUT/tests.log" | head -30 || true
+    db="$OUT/numerics.db"
+    rm -f "$db"*
+    every=${NUMERICS_EVERY:-10} steps=${NUMERICS_STEPS:-120}
+    # The preset's spec with numerics on (no CLI flag for it: the spec file carries it).
+    spec() {  # NAME EVERY ARM...
+        local name=$1 n=$2; shift 2
+        local arms=(); for a in "$@"; do arms+=(--arm "$a"); done
+        $CLI run --preset gpt2-small-synthetic --name "$name" --steps "$steps" --warmup 10 \
+            --eval-interval 0 --eval-batches 1 --device cuda "${arms[@]}" --dry-run \
+            --save-spec "$OUT/$name.json" > /dev/null
+        python3 - "$OUT/$name.json" "$n" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+spec["numerics_every"] = int(sys.argv[2])
+json.dump(spec, open(sys.argv[1], "w"), indent=2)
+PY
+    }
+    train() {  # NAME: trains $OUT/NAME.json, prints the table and verdicts
+        echo "== $1"
+        timeout 300 $CLI --db "$db" run --config "$OUT/$1.json" -q 2>&1 | tee "$OUT/$1.txt" | tail -12 \
+            || echo "($1: exit $?)"
+    }
+    exp=0
+    show_all() {  # the experiment just trained: the verdicts' overflow_origin reasons
+        exp=$((exp + 1))
+        $CLI --db "$db" show -e "$exp" --json > "$OUT/numerics-exp$exp.json" || return 0
+        python3 - "$OUT/numerics-exp$exp.json" <<'PY'
+import json, sys
+for v in json.load(open(sys.argv[1]))["verdicts"]:
+    for text in v["reasons"]:
+        if text.startswith("overflow first"):
+            print("verdict, %s: %s" % (v["arm"], text))
+PY
+    }
+    spec numerics-underflow "$every" fp16=amp-fp16 fp16-scale1=amp-fp16,init_scale=1,growth_interval=1000000000 \
+        fp16-noscale=amp-fp16,noscale bf16=amp-bf16
+    train numerics-underflow; show_all
+    spec numerics-overflow 1 fp16-2e40=amp-fp16,init_scale=1099511627776,growth_interval=1000000000
+    train numerics-overflow; show_all
+    spec numerics-islands 0 fp16=amp-fp16 head=amp-fp16,fp32_modules=head \
+        "norms=amp-fp16,fp32_modules=blocks.*.ln1;blocks.*.ln2;ln_f" "qkv=amp-fp16,fp32_modules=blocks.*.qkv" \
+        "blocks=amp-fp16,fp32_modules=blocks.*"
+    train numerics-islands; show_all
+    for n in 0 10 1; do
+        spec "numerics-cost-$n" "$n" fp16=amp-fp16
+        train "numerics-cost-$n"; show_all
+    done
+    echo "== worst layers of every run"
+    for id in $($CLI --db "$db" list | awk '$1 ~ /^[0-9]+$/ {print $1}'); do
+        $CLI --db "$db" show "$id" --numerics > "$OUT/numerics-run$id.txt" 2>&1 || continue
+        head -16 "$OUT/numerics-run$id.txt"
+        $CLI --db "$db" show "$id" | grep -E "overflow first|per-layer numerics|FP32 islands" | head -6 || true
+    done
+    $CLI --db "$db" export -e 1 2 --csv "$OUT/numerics.csv" --json "$OUT/numerics-export.json" || true
     ;;
 
 profile)
