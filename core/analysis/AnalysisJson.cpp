@@ -3,6 +3,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/LayerNumerics.h"
+
 namespace ampbench::analysis {
 namespace {
 
@@ -272,6 +274,39 @@ json toJson(const ExperimentAnalysis& a) {
             {"validation", {{"metric", a.validation_metric}, {"arms", validation}}}};
 }
 
+/// Per run with numerics: its worst layers by underflow and by headroom (ten each).
+static json numericsJson(const ExperimentData& data) {
+    auto finite = [](double v) {
+        return std::isfinite(v) ? json(v) : json(v > 0 ? "inf" : "-inf");
+    };
+    json out = json::array();
+    for (const auto& rn : experimentNumerics(data)) {
+        json under = json::array(), head = json::array();
+        for (const auto& l : worstUnderflow(rn.summary, 10)) {
+            under.push_back({{"name", l.name},
+                             {"kind", run::toString(l.kind)},
+                             {"max_underflow_subnormal", l.max_underflow_subnormal},
+                             {"mean_underflow_subnormal", l.mean_underflow_subnormal},
+                             {"max_underflow_normal", l.max_underflow_normal}});
+        }
+        for (const auto& l : leastHeadroom(rn.summary, 10)) {
+            head.push_back({{"name", l.name},
+                            {"kind", run::toString(l.kind)},
+                            {"min_headroom_log2", finite(l.min_headroom_log2)},
+                            {"at_step", l.min_headroom_step},
+                            {"nonfinite_steps", l.nonfinite_steps}});
+        }
+        out.push_back({{"run", rn.run_id},
+                       {"arm", rn.arm},
+                       {"seed", rn.seed},
+                       {"tensors", rn.summary.layers.size()},
+                       {"steps", rn.summary.steps},
+                       {"worst_underflow", under},
+                       {"least_headroom", head}});
+    }
+    return out;
+}
+
 json reportJson(const ExperimentData& data, const ExperimentAnalysis& analysis) {
     json j = toJson(analysis);
     json spec = json::parse(data.experiment.spec_json, nullptr, false);
@@ -296,6 +331,7 @@ json reportJson(const ExperimentData& data, const ExperimentAnalysis& analysis) 
             inputs = files;
         }
     }
+    j["numerics"] = numericsJson(data);
     j["reproduce"] = {{"deterministic", data.spec.deterministic},
                       {"spec_command", "ampbench-cli run --config spec.json"},
                       {"runs", runs},

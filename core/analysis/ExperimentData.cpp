@@ -4,6 +4,7 @@
 
 #include "core/config/SpecJson.h"
 #include "core/store/BatchSearchStore.h"
+#include "core/store/NumericsStore.h"
 
 namespace ampbench::analysis {
 
@@ -22,6 +23,7 @@ std::optional<ExperimentData> loadExperiment(const store::Database& db, int64_t 
         r.steps = db.steps(run.id);
         r.evals = db.evals(run.id);
         r.events = db.events(run.id);
+        r.numerics = store::NumericsStore(db).rows(run.id);
         r.row = std::move(run);
         data.runs.push_back(std::move(r));
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config/ExperimentSpec.h"
+#include "core/run/Numerics.h"
 #include "core/store/Database.h"
 
 namespace ampbench::analysis {
@@ -16,6 +17,7 @@ struct RunData {
     std::vector<run::StepRecord> steps;
     std::vector<run::EvalRecord> evals;
     std::vector<run::EventRecord> events;
+    std::vector<run::NumericsRecord> numerics;  ///< per-layer rows (spec numerics_every)
 };
 
 struct ExperimentData {

@@ -56,6 +56,16 @@ NumericsSummary summarizeNumerics(const std::vector<run::NumericsRecord>& rows) 
     return out;
 }
 
+std::vector<RunNumerics> experimentNumerics(const ExperimentData& data) {
+    std::vector<RunNumerics> out;
+    for (const auto& r : data.runs) {
+        if (!r.numerics.empty()) {
+            out.push_back({r.row.id, r.row.arm, r.row.seed, summarizeNumerics(r.numerics)});
+        }
+    }
+    return out;
+}
+
 std::vector<LayerNumerics> worstUnderflow(const NumericsSummary& summary, size_t n) {
     std::vector<LayerNumerics> out;
     for (const auto& l : summary.layers) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/ExperimentData.h"
 #include "core/run/Numerics.h"
 
 namespace ampbench::analysis {
@@ -38,6 +39,16 @@ NumericsSummary summarizeNumerics(const std::vector<run::NumericsRecord>& rows);
 std::vector<LayerNumerics> worstUnderflow(const NumericsSummary& summary, size_t n);
 /// The `n` layers with the least headroom to fp16's overflow (non-finite first).
 std::vector<LayerNumerics> leastHeadroom(const NumericsSummary& summary, size_t n);
+
+/// One run's numerics, for the report.
+struct RunNumerics {
+    int64_t run_id = 0;
+    std::string arm;
+    uint64_t seed = 0;
+    NumericsSummary summary;
+};
+/// The runs of an experiment that recorded numerics, in run order.
+std::vector<RunNumerics> experimentNumerics(const ExperimentData& data);
 
 /// "12.5 (×5800)": doublings left to overflow, "none" when non-finite, "∞" for zeros.
 std::string formatHeadroom(double log2);

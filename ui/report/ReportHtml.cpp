@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/analysis/Format.h"
+#include "core/analysis/LayerNumerics.h"
 #include "ui/report/HtmlText.h"
 
 namespace ampbench::report {
@@ -265,6 +266,48 @@ std::string verdictDetailsHtml(const analysis::ExperimentAnalysis& a) {
     return out;
 }
 
+/// Each run's worst layers (per-layer numerics), or nothing when no run recorded them.
+static std::string numericsHtml(const analysis::ExperimentData& data) {
+    const auto runs = analysis::experimentNumerics(data);
+    if (runs.empty()) {
+        return "";
+    }
+    std::string out =
+        "<h2>Per-layer numerics</h2>\n<p class=\"meta\">Gradients as fp16 held "
+        "them (unscaled \xC3\x97 the loss scale in use) and module outputs in the "
+        "dtype autocast gave them: the share of values under fp16's smallest "
+        "subnormal (2<sup>-24</sup>, flushed to zero) and smallest normal "
+        "(2<sup>-14</sup>), and the headroom to its largest value, log<sub>2</sub>"
+        "(65504 / abs-max).</p>\n";
+    for (const auto& rn : runs) {
+        auto label = [](const analysis::LayerNumerics& l) {
+            return l.name + (l.kind == run::NumericsKind::Grad ? " (grad)" : " (output)");
+        };
+        out += "<h3>" + escape(rn.arm) + ", seed " + std::to_string(rn.seed) + " (run " +
+               std::to_string(rn.run_id) + "): " + std::to_string(rn.summary.layers.size()) +
+               " tensors at " + std::to_string(rn.summary.steps.size()) + " steps</h3>\n";
+        std::vector<std::vector<html::Cell>> under;
+        for (const auto& l : analysis::worstUnderflow(rn.summary, 8)) {
+            under.push_back(html::cells({label(l), formatPercent(l.max_underflow_subnormal, 2),
+                                         formatPercent(l.mean_underflow_subnormal, 2),
+                                         formatPercent(l.max_underflow_normal, 2)}));
+        }
+        if (!under.empty()) {
+            out += html::table({"most underflow", "< 2^-24 worst", "< 2^-24 mean", "< 2^-14 worst"},
+                               under, {1, 2, 3});
+        }
+        std::vector<std::vector<html::Cell>> head;
+        for (const auto& l : analysis::leastHeadroom(rn.summary, 8)) {
+            head.push_back(html::cells({label(l), analysis::formatHeadroom(l.min_headroom_log2),
+                                        std::to_string(l.min_headroom_step),
+                                        std::to_string(l.nonfinite_steps)}));
+        }
+        out += html::table({"least headroom", "log2(65504/absmax)", "at step", "non-finite steps"},
+                           head, {1, 2, 3});
+    }
+    return out;
+}
+
 std::string verdictHtml(const analysis::ExperimentAnalysis& a) {
     return verdictTableHtml(a) + verdictDetailsHtml(a);
 }
@@ -300,6 +343,7 @@ std::string reportHtml(const ReportContent& c, ImageMode mode) {
            "'s; data wait = time waiting for the next batch \xC3\xB7 step "
            "time (over 20%: input-bound).</p>\n";
     out += "<h2>Why, arm by arm</h2>\n" + verdictDetailsHtml(a);
+    out += numericsHtml(c.data);
     // On paper the plots and the run details each start a page: no heading left alone at a
     // page's foot (QTextDocument honours page-break-before, not page-break-after: avoid).
     const std::string new_page =
