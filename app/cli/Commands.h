@@ -124,6 +124,7 @@ struct RankWorkerOptions {
     int world = 2;
     std::string store;
     double timeout_s = 300;
+    int first_gpu = 0;
 };
 int commandRankWorker(const std::string& db_path, const RankWorkerOptions& o);
 

@@ -14,6 +14,7 @@ int commandRankWorker(const std::string& db_path, const RankWorkerOptions& o) {
     setup.world = o.world;
     setup.store_path = o.store;
     setup.timeout_s = o.timeout_s;
+    setup.first_gpu = o.first_gpu;
     if (o.rank >= o.world) {
         std::fprintf(stderr, "rank-worker: --rank %d must be below --world %d\n", o.rank, o.world);
         return kUsage;

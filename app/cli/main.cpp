@@ -167,6 +167,7 @@ int main(int argc, char** argv) {
     rank_worker->add_option("--world", rank_options.world)->required()->check(CLI::Range(2, 64));
     rank_worker->add_option("--store", rank_options.store)->required();
     rank_worker->add_option("--timeout", rank_options.timeout_s);
+    rank_worker->add_option("--first-gpu", rank_options.first_gpu);
 
     cli::TailOptions tail_options;
     auto* tail = app.add_subcommand(

@@ -51,7 +51,7 @@ struct ArmSpec {
     /// FP32 islands: modules (names or glob patterns from the model's module tree,
     /// separated by ';') that run with autocast off and their inputs cast to fp32.
     std::string fp32_modules;
-    int repeats = 0;                  ///< seeds for this arm; 0 = the experiment's seeds
+    int repeats = 0;  ///< seeds for this arm; 0 = the experiment's seeds
     /// Added to each of the arm's seeds: a copy of the baseline on other seeds is an
     /// A/A check (the verdict's false alarms and the timing noise of the machine).
     int seed_offset = 0;
@@ -138,6 +138,12 @@ struct ExperimentSpec {
     std::vector<uint64_t> seeds = {1};
     DeviceKind device = DeviceKind::Auto;
     int cpu_threads = 0;  ///< 0 = every logical CPU
+    /// CUDA: the GPUs the runs are spread over (0 = every visible GPU); runs train
+    /// side by side, one per GPU at a time unless `runs_per_gpu` allows more.
+    int gpus = 0;
+    /// CUDA: runs one GPU may hold at once (small runs; their step times are then
+    /// not the GPU's alone and each such run says so).
+    int runs_per_gpu = 1;
     bool cudnn_benchmark = true;
     /// Deterministic kernels only (PyTorch's use_deterministic_algorithms, cuDNN
     /// deterministic and its benchmark off): the same seed gives the same losses.

@@ -137,6 +137,17 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
         field("cpu_threads", &E::cpu_threads, "CPU threads", "0 = every logical CPU")
             .range(0, 1024)
             .in("Experiment"),
+        field("gpus", &E::gpus, "GPUs",
+              "CUDA: GPUs the runs are spread over, one run per GPU at a time; 0 = every "
+              "visible GPU")
+            .range(0, 64)
+            .zeroIs("all")
+            .in("Experiment"),
+        field("runs_per_gpu", &E::runs_per_gpu, "Runs per GPU",
+              "CUDA: runs one GPU holds at once; above 1 for small models, whose step times "
+              "are then flagged as shared")
+            .range(1, 16)
+            .in("Experiment"),
         field("cudnn_benchmark", &E::cudnn_benchmark, "cuDNN benchmark",
               "Let cuDNN pick the fastest kernels (their rounding can differ between runs)")
             .in("Experiment"),

@@ -379,11 +379,13 @@ std::vector<FieldError> checkRanks(const ExperimentSpec& spec, const RankCapacit
         const std::string value = std::to_string(a.ranks);
         if (machine.cuda && !machine.nccl) {
             c.add(field, value, "data-parallel ranks on CUDA need NCCL, which this build lacks");
-        } else if (machine.cuda && a.ranks > machine.gpus) {
+        } else if (const int gpus =
+                       spec.gpus > 0 ? std::min(spec.gpus, machine.gpus) : machine.gpus;
+                   machine.cuda && a.ranks > gpus) {
             c.add(field, value,
                   "each rank needs a GPU of its own: " + value + " ranks asked for, " +
-                      std::to_string(machine.gpus) + " GPU" + (machine.gpus == 1 ? "" : "s") +
-                      " visible");
+                      std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") +
+                      (gpus < machine.gpus ? " allowed (gpus)" : " visible"));
         } else if (!machine.cuda && !machine.gloo) {
             c.add(field, value,
                   "data-parallel ranks on the CPU need Gloo, which this build lacks (build with "

@@ -44,8 +44,9 @@ std::string workerExecutable() {
 }
 
 RankLauncher::RankLauncher(const std::string& executable, const std::string& db_path,
-                           int64_t run_id, int world, double timeout_s) {
+                           int64_t run_id, int world, double timeout_s, int first_gpu) {
     setup_.rank = 0;
+    setup_.first_gpu = first_gpu;
     setup_.world = world;
     setup_.timeout_s = timeout_s;
     std::string templ = (std::filesystem::temp_directory_path() / "ampbench-ranks-XXXXXX").string();
@@ -63,13 +64,14 @@ RankLauncher::RankLauncher(const std::string& executable, const std::string& db_
         return;
     }
     for (int r = 1; r < world; ++r) {
-        std::vector<std::string> args = {executable,  "--db",
-                                         db_path,     "rank-worker",
-                                         "--run",     std::to_string(run_id),
-                                         "--rank",    std::to_string(r),
-                                         "--world",   std::to_string(world),
-                                         "--store",   setup_.store_path,
-                                         "--timeout", std::to_string(timeout_s)};
+        std::vector<std::string> args = {executable,    "--db",
+                                         db_path,       "rank-worker",
+                                         "--run",       std::to_string(run_id),
+                                         "--rank",      std::to_string(r),
+                                         "--world",     std::to_string(world),
+                                         "--store",     setup_.store_path,
+                                         "--timeout",   std::to_string(timeout_s),
+                                         "--first-gpu", std::to_string(first_gpu)};
         std::vector<char*> argv;
         for (auto& a : args) {
             argv.push_back(a.data());

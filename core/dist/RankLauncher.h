@@ -23,7 +23,7 @@ class RankLauncher {
     /// Starts ranks 1 … world-1 of run `run_id` recorded in `db_path`. A program
     /// that cannot be run leaves rank0().launch_error set and starts nothing.
     RankLauncher(const std::string& executable, const std::string& db_path, int64_t run_id,
-                 int world, double timeout_s);
+                 int world, double timeout_s, int first_gpu = 0);
     /// Ends the workers still running (SIGTERM, then SIGKILL) and removes the
     /// rendezvous folder.
     ~RankLauncher();

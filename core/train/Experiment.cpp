@@ -11,6 +11,7 @@
 #include "core/dist/RankLauncher.h"
 #include "core/store/RunRecorder.h"
 #include "core/train/SetupCheck.h"
+#include "core/train/private/SpreadRuns.h"
 
 namespace ampbench::train {
 
@@ -179,8 +180,9 @@ RunOutcome executeRun(store::Database& db, const config::ExperimentSpec& spec,
     const bool known = run.arm_index >= 0 && run.arm_index < static_cast<int>(spec.arms.size());
     const int world = known ? spec.arms[static_cast<size_t>(run.arm_index)].ranks : 1;
     if (world > 1 && !with.ranks.active()) {
-        ranks = std::make_unique<dist::RankLauncher>(dist::workerExecutable(), db.path(),
-                                                     run.run_id, world, with.ranks.timeout_s);
+        ranks =
+            std::make_unique<dist::RankLauncher>(dist::workerExecutable(), db.path(), run.run_id,
+                                                 world, with.ranks.timeout_s, with.ranks.first_gpu);
         with.ranks = ranks->rank0();
     }
     RunOutcome out = trainRun(spec, run.arm_index, run.seed, fanout, cancel, with);
@@ -218,20 +220,24 @@ ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec
     if (hooks.planned) {
         hooks.planned(result.plan);
     }
-    for (const auto& run : result.plan.runs) {
-        if (cancel.cancelled()) {
-            result.cancelled = true;
-            break;
-        }
-        TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
-        const RunOutcome outcome = executeRun(db, spec, run, cancel, extra, options);
-        result.any_failed = result.any_failed || outcome.status == RunStatus::Failed;
-        if (hooks.finished) {
-            hooks.finished(run, outcome);
-        }
-        if (outcome.status == RunStatus::Cancelled) {
-            result.cancelled = true;
-            break;
+    if (const int gpus = spreadGpus(spec); gpus > 0) {
+        trainSpread(db, spec, cancel, hooks, options, gpus, result);  // side by side
+    } else {
+        for (const auto& run : result.plan.runs) {  // one at a time
+            if (cancel.cancelled()) {
+                result.cancelled = true;
+                break;
+            }
+            TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
+            const RunOutcome outcome = executeRun(db, spec, run, cancel, extra, options);
+            result.any_failed = result.any_failed || outcome.status == RunStatus::Failed;
+            if (hooks.finished) {
+                hooks.finished(run, outcome);
+            }
+            if (outcome.status == RunStatus::Cancelled) {
+                result.cancelled = true;
+                break;
+            }
         }
     }
     if (result.cancelled || cancel.cancelled()) {

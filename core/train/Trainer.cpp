@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -171,8 +172,8 @@ void RunLoop::setUp() {
                          std::to_string(opt_.ranks.rank) + " of " +
                          std::to_string(opt_.ranks.world));
     }
-    if (opt_.ranks.active()) {
-        device_ = dist::rankDevice(device_, opt_.ranks);
+    if (opt_.ranks.active() || opt_.ranks.first_gpu > 0) {
+        device_ = dist::rankDevice(device_, opt_.ranks);  // its own GPU(s) of the machine
     }
     const bool cuda = device_.is_cuda();
     applyCpuThreads(spec_.cpu_threads);
@@ -194,11 +195,15 @@ void RunLoop::setUp() {
         ctx.setBenchmarkCuDNN(spec_.cudnn_benchmark && !spec_.deterministic);
         ctx.setDeterministicCuDNN(spec_.deterministic);
     }
-    torch::manual_seed(seed_);
     dataset_ = data::openDataset(spec_.data);
     shape_ = dataset_->shape();
     head_ = std::make_unique<TaskHead>(resolveTask(spec_, shape_), spec_.model.label_smoothing);
     try {
+        // The seed and the initial weights drawn from it, with no other run of this
+        // process drawing in between (runs spread over GPUs train side by side).
+        static std::mutex init_mutex;
+        std::lock_guard<std::mutex> lock(init_mutex);
+        torch::manual_seed(seed_);
         model_ = models::modelFor(spec_.model, shape_, device_);
     } catch (const models::ModelError& e) {
         throw RunFailure(e.what());
@@ -607,6 +612,12 @@ RunOutcome RunLoop::run() {
     }
     if (comm_) {
         finishRanks();
+    }
+    if (opt_.shared_device && opt_.shared_device()) {
+        event(recorder_->stepsDone(), EventKind::Warning,
+              "this run shared its GPU with other runs for part of its time (runs_per_gpu " +
+                  std::to_string(spec_.runs_per_gpu) +
+                  "): its step times and memory are not the GPU's alone");
     }
     out.steps_done = recorder_->stepsDone();
     out.wall_s = secondsSince(t0_);

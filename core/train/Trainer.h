@@ -64,6 +64,9 @@ struct TrainOptions {
     /// the rendezvous. Rank 0 reports to the observer as any run does; the others
     /// train their shard and publish a summary that rank 0 records as an event.
     dist::RankSetup ranks;
+    /// Asked at the end of the run: whether another run held its GPU meanwhile
+    /// (runs spread over GPUs, several per GPU); the run then says so in a warning.
+    std::function<bool()> shared_device;
 };
 
 /// Trains one arm with one seed and reports every step, evaluation and event to

@@ -1,6 +1,7 @@
 // Data-parallel arms on the CPU over Gloo, ranks as threads of this process: the
 // equivalence with one rank of the global batch, found-inf agreement, bucketing,
 // and a rank that stops ending the run on the others with its reason, no hang.
+// The scheduler that spreads an experiment's runs over GPUs.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -20,9 +21,13 @@
 #include "core/dist/Communicator.h"
 #include "core/dist/GradientSync.h"
 #include "core/dist/RankSummary.h"
+#include "core/store/Database.h"
+#include "core/train/Experiment.h"
+#include "core/train/GpuScheduler.h"
 #include "core/train/Trainer.h"
 #include "core/train/private/OptimizerStep.h"
 #include "core/train/private/ParameterUpdater.h"
+#include "core/train/private/SpreadRuns.h"
 
 using namespace ampbench;
 
@@ -289,4 +294,96 @@ TEST(DataParallel, RankSummaryRoundTrip) {
     EXPECT_EQ(back.peak_bytes, 5000);
     EXPECT_NE(dist::describe(back).find("rank 1: median step 3.50 ms"), std::string::npos)
         << dist::describe(back);
+}
+
+// Runs spread over GPUs: one run per GPU at a time by default, a 2-rank run waits
+// for two free GPUs side by side, several per GPU only when allowed (and flagged).
+TEST(GpuScheduler, OneRunPerGpuAtATime) {
+    train::GpuScheduler s(2, 1);
+    EXPECT_EQ(s.place(1, 1), 0);
+    EXPECT_EQ(s.place(2, 1), 1);
+    EXPECT_EQ(s.place(3, 1), std::nullopt);  // both GPUs busy
+    s.finish(1);
+    EXPECT_EQ(s.place(3, 1), 0);
+    EXPECT_FALSE(s.shared(1));
+    EXPECT_FALSE(s.shared(3));
+}
+
+TEST(GpuScheduler, ARankedRunTakesConsecutiveFreeGpus) {
+    train::GpuScheduler s(4, 1);
+    EXPECT_EQ(s.place(1, 1), 0);
+    EXPECT_EQ(s.place(2, 2), 1);             // GPUs 1 and 2
+    EXPECT_EQ(s.place(3, 2), std::nullopt);  // only GPU 3 is free
+    EXPECT_EQ(s.place(4, 1), 3);
+    s.finish(1);
+    s.finish(2);
+    EXPECT_EQ(s.place(5, 2), 0);
+    EXPECT_EQ(s.place(6, 5), std::nullopt);  // more ranks than GPUs never fits
+}
+
+TEST(GpuScheduler, SeveralRunsPerGpuAreFlaggedAsShared) {
+    train::GpuScheduler s(2, 2);
+    EXPECT_EQ(s.place(1, 1), 0);
+    EXPECT_EQ(s.place(2, 1), 1);  // the emptiest GPU first
+    EXPECT_FALSE(s.shared(1));
+    EXPECT_EQ(s.place(3, 1), 0);  // now GPU 0 holds two runs
+    EXPECT_TRUE(s.shared(1));
+    EXPECT_TRUE(s.shared(3));
+    EXPECT_FALSE(s.shared(2));
+    s.finish(1);
+    EXPECT_TRUE(s.shared(1));  // it stays flagged after it ended
+    EXPECT_EQ(s.load(0), 1);
+}
+
+TEST(GpuScheduler, OneGpuOrTheCpuTrainsOneRunAtATime) {
+    train::GpuScheduler s(1, 1);
+    EXPECT_EQ(s.place(1, 1), 0);
+    EXPECT_EQ(s.place(2, 1), std::nullopt);
+    s.finish(1);
+    EXPECT_EQ(s.place(2, 1), 0);
+    EXPECT_TRUE(s.idle() == false);
+    config::ExperimentSpec cpu;
+    cpu.device = config::DeviceKind::Cpu;
+    cpu.runs_per_gpu = 4;
+    EXPECT_EQ(train::spreadGpus(cpu), 0);  // the CPU never spreads its runs
+}
+
+// The side-by-side path itself, on CPU threads standing in for GPUs: every run of
+// the plan trains on a thread with its own connection and ends recorded; runs that
+// shared a "GPU" say so, runs that had one to themselves do not.
+TEST(GpuScheduler, SpreadRunsTrainSideBySideAndFlagSharing) {
+    if (!haveData()) {
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    const std::string dir = freshStore() + ".d";
+    std::filesystem::create_directories(dir);
+    auto spec = mlpSpec(16, 1, 1, 12);
+    spec.seeds = {1, 2};
+    spec.device = config::DeviceKind::Cpu;
+    for (const auto& [gpus, per_gpu] : {std::pair{2, 1}, std::pair{1, 2}}) {
+        auto db = store::Database::open(dir + "/r" + std::to_string(gpus) + ".db");
+        spec.runs_per_gpu = per_gpu;
+        train::ExperimentResult result;
+        result.plan = train::planExperiment(*db, spec);
+        run::CancelToken cancel;
+        int finished_hooks = 0;
+        train::ExperimentHooks hooks;
+        hooks.finished = [&](const train::PlannedRun&, const run::RunOutcome&) {
+            ++finished_hooks;
+        };
+        train::trainSpread(*db, spec, cancel, hooks, {}, gpus, result);
+        EXPECT_FALSE(result.any_failed);
+        EXPECT_EQ(finished_hooks, 2);
+        for (const auto& row : db->runs()) {
+            EXPECT_EQ(row.status, run::RunStatus::Finished) << row.error;
+            EXPECT_EQ(db->steps(row.id).size(), 12u);
+            bool flagged = false;
+            for (const auto& e : db->events(row.id)) {
+                flagged = flagged || e.message.find("shared its GPU") != std::string::npos;
+            }
+            // Two runs on two GPUs never share; two on one GPU (2 per GPU) both do: the
+            // second is placed as soon as the first has started.
+            EXPECT_EQ(flagged, per_gpu > 1) << "run " << row.id;
+        }
+    }
 }

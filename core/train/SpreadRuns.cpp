@@ -1,0 +1,90 @@
+#include "core/train/private/SpreadRuns.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/dist/Communicator.h"
+#include "core/train/GpuScheduler.h"
+
+namespace ampbench::train {
+
+int spreadGpus(const config::ExperimentSpec& spec) {
+    if (resolveDevice(spec.device).rfind("cuda", 0) != 0) {
+        return 0;  // the CPU trains one run at a time
+    }
+    const int visible = dist::rankCapacity(true).gpus;
+    const int gpus = spec.gpus > 0 ? std::min(spec.gpus, visible) : visible;
+    return gpus > 1 || spec.runs_per_gpu > 1 ? std::max(1, gpus) : 0;
+}
+
+void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
+                 const run::CancelToken& cancel, const ExperimentHooks& hooks,
+                 const TrainOptions& options, int gpus, ExperimentResult& result) {
+    GpuScheduler scheduler(gpus, spec.runs_per_gpu);
+    std::mutex mutex;  // guards scheduler, result, error and the hooks' calls
+    std::condition_variable freed;
+    std::exception_ptr error;
+    std::vector<std::thread> threads;
+    for (const auto& run : result.plan.runs) {
+        const int ranks = spec.arms.at(static_cast<size_t>(run.arm_index)).ranks;
+        std::optional<int> first;
+        run::TrainObserver* extra = nullptr;
+        {
+            std::unique_lock<std::mutex> lock(mutex);
+            if (ranks > scheduler.gpus()) {  // checkRanks stops this before planning
+                error = std::make_exception_ptr(std::runtime_error(
+                    "arm '" + run.arm + "' needs " + std::to_string(ranks) + " GPUs, " +
+                    std::to_string(scheduler.gpus()) + " are allowed"));
+                break;
+            }
+            while (!cancel.cancelled() && !error && !result.cancelled &&
+                   !(first = scheduler.place(run.run_id, ranks))) {
+                freed.wait_for(lock, std::chrono::milliseconds(100));  // the cancel is polled
+            }
+            if (!first) {
+                break;
+            }
+            extra = hooks.starting ? hooks.starting(run) : nullptr;
+        }
+        threads.emplace_back([&, run, extra, gpu = *first] {
+            try {
+                auto own = store::Database::open(db.path());  // a connection per thread
+                TrainOptions o = options;
+                o.ranks.first_gpu = gpu;
+                o.shared_device = [&scheduler, &mutex, id = run.run_id] {
+                    std::lock_guard<std::mutex> lock(mutex);
+                    return scheduler.shared(id);
+                };
+                const run::RunOutcome out = executeRun(*own, spec, run, cancel, extra, o);
+                std::lock_guard<std::mutex> lock(mutex);
+                result.any_failed = result.any_failed || out.status == run::RunStatus::Failed;
+                if (hooks.finished) {
+                    hooks.finished(run, out);
+                }
+                result.cancelled = result.cancelled || out.status == run::RunStatus::Cancelled;
+                scheduler.finish(run.run_id);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(mutex);
+                error = error ? error : std::current_exception();
+                scheduler.finish(run.run_id);
+            }
+            freed.notify_all();
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    if (error) {
+        std::rethrow_exception(error);
+    }
+}
+
+}  // namespace ampbench::train

@@ -1,0 +1,21 @@
+#pragma once
+// An experiment's runs spread over the machine's GPUs (runExperiment's path when
+// the device is CUDA and more than one GPU, or more than one run per GPU, is
+// allowed): each run trains on a thread of its own with its own connection to the
+// database, on the GPUs a GpuScheduler gives it, in plan order.
+#include "core/store/Database.h"
+#include "core/train/Experiment.h"
+
+namespace ampbench::train {
+
+/// The GPUs `spec`'s runs are spread over: 0 when they train one at a time (the CPU,
+/// or one GPU with one run per GPU), else min(spec.gpus or all, visible).
+int spreadGpus(const config::ExperimentSpec& spec);
+
+/// Trains `result.plan`'s runs over `gpus` GPUs until done or cancelled; fills
+/// `result` as runExperiment's own loop does. Hooks are called one at a time.
+void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
+                 const run::CancelToken& cancel, const ExperimentHooks& hooks,
+                 const TrainOptions& options, int gpus, ExperimentResult& result);
+
+}  // namespace ampbench::train
