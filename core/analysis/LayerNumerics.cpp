@@ -56,6 +56,62 @@ NumericsSummary summarizeNumerics(const std::vector<run::NumericsRecord>& rows) 
     return out;
 }
 
+NumericsGrid numericsGrid(const std::vector<run::NumericsRecord>& rows) {
+    NumericsGrid g;
+    const auto summary = summarizeNumerics(rows);
+    g.steps = summary.steps;
+    std::map<std::tuple<int, std::string>, size_t> row_of;
+    for (const auto& l : summary.layers) {
+        row_of[std::make_tuple(static_cast<int>(l.kind), l.name)] = g.names.size();
+        g.names.push_back(l.name + (l.kind == run::NumericsKind::Grad ? " (grad)" : " (output)"));
+    }
+    g.cells.assign(g.names.size(),
+                   std::vector<const run::NumericsRecord*>(g.steps.size(), nullptr));
+    for (const auto& r : rows) {
+        const size_t row = row_of[std::make_tuple(static_cast<int>(r.kind), r.name)];
+        const size_t col = static_cast<size_t>(
+            std::lower_bound(g.steps.begin(), g.steps.end(), r.step) - g.steps.begin());
+        g.cells[row][col] = &r;
+    }
+    return g;
+}
+
+double metricValue(const run::NumericsRecord& r, NumericsMetric metric) {
+    switch (metric) {
+        case NumericsMetric::UnderflowSubnormal:
+            return r.underflow_subnormal;
+        case NumericsMetric::UnderflowNormal:
+            return r.underflow_normal;
+        case NumericsMetric::Headroom:
+            return r.headroom_log2;
+    }
+    return NAN;
+}
+
+std::string cellText(const NumericsGrid& grid, size_t row, size_t column) {
+    if (row >= grid.names.size() || column >= grid.steps.size()) {
+        return "";
+    }
+    std::string text = grid.names[row] + ", step " + std::to_string(grid.steps[column]);
+    const run::NumericsRecord* r = grid.cells[row][column];
+    if (!r) {
+        return text + ": not observed";
+    }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, ": abs-max %.4g, %s values (%s)", r->absmax,
+                  std::to_string(r->numel).c_str(), r->dtype.c_str());
+    text += buf;
+    text += "\n< 2^-24 " + formatPercent(r->underflow_subnormal, 2) + ", < 2^-14 " +
+            formatPercent(r->underflow_normal, 2) + ", headroom " +
+            formatHeadroom(r->headroom_log2);
+    if (r->nonfinite > 0) {
+        text += ", " + std::to_string(r->nonfinite) + " non-finite";
+    }
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%g", r->loss_scale);
+    return text + ", loss scale " + scale;
+}
+
 std::vector<RunNumerics> experimentNumerics(const ExperimentData& data) {
     std::vector<RunNumerics> out;
     for (const auto& r : data.runs) {

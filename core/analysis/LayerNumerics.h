@@ -50,6 +50,23 @@ struct RunNumerics {
 /// The runs of an experiment that recorded numerics, in run order.
 std::vector<RunNumerics> experimentNumerics(const ExperimentData& data);
 
+/// What a numerics heatmap colours.
+enum class NumericsMetric { UnderflowSubnormal, UnderflowNormal, Headroom };
+
+/// A run's rows as a grid: one row per tensor (gradients, then outputs, by name), one
+/// column per step observed; `cells[row][column]` points into `rows` (null: not
+/// observed then). Values are the metric's (a share 0…1, or headroom in log2 with
+/// ±inf kept).
+struct NumericsGrid {
+    std::vector<std::string> names;  ///< "head.weight (grad)", "blocks.0 (output)"
+    std::vector<int64_t> steps;
+    std::vector<std::vector<const run::NumericsRecord*>> cells;
+};
+NumericsGrid numericsGrid(const std::vector<run::NumericsRecord>& rows);
+double metricValue(const run::NumericsRecord& record, NumericsMetric metric);
+/// The numbers of one cell for a tooltip: "head.weight (grad), step 40: < 2^-24 0.12%, ..."
+std::string cellText(const NumericsGrid& grid, size_t row, size_t column);
+
 /// "12.5 (×5800)": doublings left to overflow, "none" when non-finite, "∞" for zeros.
 std::string formatHeadroom(double log2);
 

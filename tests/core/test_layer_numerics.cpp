@@ -101,3 +101,27 @@ TEST(LayerNumerics, LocatedOverflowsAreCitedByTheVerdict) {
               "overflow first in `blocks.3.qkv` output (float16) at step 812, loss scale 65536 "
               "(seed 2; 3 of 5 replayed non-finite steps broke there)");
 }
+
+// The heatmap's grid: a row per tensor, a column per step, missing cells null; the
+// tooltip gives the cell's numbers.
+TEST(LayerNumerics, GridForTheHeatmap) {
+    const std::vector<NumericsRecord> rows = {
+        row(10, "b.weight", 0.0, 0.25, 3.0), row(20, "b.weight", 0.5, 0.75, 4.0),
+        row(20, "a.weight", 0.0, 0.0, 7.5),
+        row(10, "out", 0.0, 0.0, 1.0, 0, NumericsKind::Activation)};
+    const auto g = analysis::numericsGrid(rows);
+    EXPECT_EQ(g.names,
+              (std::vector<std::string>{"a.weight (grad)", "b.weight (grad)", "out (output)"}));
+    EXPECT_EQ(g.steps, (std::vector<int64_t>{10, 20}));
+    EXPECT_EQ(g.cells[0][0], nullptr);  // a.weight not observed at step 10
+    ASSERT_NE(g.cells[1][1], nullptr);
+    EXPECT_DOUBLE_EQ(
+        analysis::metricValue(*g.cells[1][1], analysis::NumericsMetric::UnderflowNormal), 0.75);
+    EXPECT_DOUBLE_EQ(analysis::metricValue(*g.cells[1][0], analysis::NumericsMetric::Headroom),
+                     3.0);
+    const std::string text = analysis::cellText(g, 1, 1);
+    EXPECT_NE(text.find("b.weight (grad), step 20"), std::string::npos) << text;
+    EXPECT_NE(text.find("< 2^-24 50.00%"), std::string::npos) << text;
+    EXPECT_NE(text.find("headroom 4.0"), std::string::npos) << text;
+    EXPECT_EQ(analysis::cellText(g, 0, 0), "a.weight (grad), step 10: not observed");
+}

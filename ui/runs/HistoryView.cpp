@@ -21,7 +21,9 @@
 #include <stdexcept>
 
 #include "core/store/Database.h"
+#include "core/store/NumericsStore.h"
 #include "ui/data/StoreSession.h"
+#include "ui/plots/NumericsHeatmap.h"
 #include "ui/runs/HistoryFilter.h"
 #include "ui/runs/RunDetails.h"
 #include "ui/runs/RunTreeModel.h"
@@ -139,6 +141,9 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(stack_);
     split->addWidget(details_);
+    numerics_ = new NumericsHeatmap;
+    numerics_->hide();
+    split->addWidget(numerics_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
@@ -276,6 +281,7 @@ void HistoryView::updateDetails() {
     store::Database* db = session_.db();
     if (id == 0 || !db) {
         details_->setRowCount(0);
+        numerics_->hide();
         detailsKey_.clear();
         return;
     }
@@ -289,10 +295,12 @@ void HistoryView::updateDetails() {
             return;
         }
         QList<DetailRow> rows;
+        numerics_->setVisible(isRun);
         if (isRun) {
             if (const auto r = db->run(id)) {
                 rows = runDetails(*db, *r);
             }
+            numerics_->setRows(store::NumericsStore(*db).rows(id));
         } else if (const auto e = db->experiment(id)) {
             const auto runs = db->runs(id);  // an experiment in the trash has no row in runs_
             std::vector<const store::RunRow*> pointers;

@@ -17,6 +17,7 @@ namespace ampbench::ui {
 
 class HistoryFilter;
 class RunTreeModel;
+class NumericsHeatmap;
 class StoreSession;
 class TrashModel;
 
@@ -43,6 +44,8 @@ class HistoryView : public QWidget {
     /// The tree on show: the history, or the trash in the Trash view.
     QTreeView* tree() const;
     QTableWidget* details() const { return details_; }
+    /// The selected run's per-layer numerics (hidden for an experiment).
+    NumericsHeatmap* numerics() const { return numerics_; }
     void setNameFilter(const QString& text);      ///< "tag:WORD" for a tag only
     void setStatusFilter(const QString& status);  ///< "" = every status
     /// Shows the trash (true) or the history (false).
@@ -107,6 +110,7 @@ class HistoryView : public QWidget {
     QTreeView* tree_ = nullptr;
     QTreeView* trashTree_ = nullptr;
     QTableWidget* details_ = nullptr;
+    NumericsHeatmap* numerics_ = nullptr;
     QTimer* detailsTimer_ = nullptr;
     QString detailsKey_;
     HistoryFilter* filter_ = nullptr;

@@ -1,0 +1,112 @@
+// The per-layer numerics heatmap: tensors × steps, coloured by the chosen metric,
+// a cell's numbers on hover, the worst layers below, and a line when there is none.
+#include <qcustomplot.h>
+#include <QComboBox>
+#include <QLabel>
+#include <QTreeView>
+#include <QtTest>
+#include <cmath>
+
+#include "UiTestSupport.h"
+#include "core/store/NumericsStore.h"
+#include "ui/MainWindow.h"
+#include "ui/data/StoreSession.h"
+#include "ui/plots/NumericsHeatmap.h"
+#include "ui/runs/HistoryView.h"
+
+using namespace ampbench;
+using namespace ampbench::ui;
+
+namespace {
+
+run::NumericsRecord row(int64_t step, const std::string& name, double sub, double headroom,
+                        run::NumericsKind kind = run::NumericsKind::Grad) {
+    run::NumericsRecord r;
+    r.step = step;
+    r.kind = kind;
+    r.name = name;
+    r.underflow_subnormal = sub;
+    r.underflow_normal = sub * 2;
+    r.headroom_log2 = headroom;
+    r.absmax = 65504.0 / std::exp2(headroom);
+    r.numel = 100;
+    r.loss_scale = 65536;
+    r.dtype = kind == run::NumericsKind::Grad ? "float32" : "float16";
+    return r;
+}
+
+}  // namespace
+
+class NumericsHeatmapTest : public QObject {
+    Q_OBJECT
+  private Q_SLOTS:
+    void showsTensorsBySteps() {
+        NumericsHeatmap map;
+        map.resize(800, 400);
+        map.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&map));
+        map.setRows({row(10, "head.weight", 0.10, 12.0), row(20, "head.weight", 0.30, 9.0),
+                     row(10, "blocks.0", 0.0, 2.5, run::NumericsKind::Activation),
+                     row(20, "blocks.0", 0.0, -INFINITY, run::NumericsKind::Activation)});
+        QCOMPARE(map.grid().names.size(), size_t(2));
+        QCOMPARE(map.grid().steps.size(), size_t(2));
+        QVERIFY(map.plot()->isVisible());
+        // Underflow by default: head.weight (row 0) at step 20 (column 1).
+        QCOMPARE(map.cellValue(0, 1), 0.30);
+        // Headroom: non-finite drawn at the low end of the scale.
+        map.setMetric(analysis::NumericsMetric::Headroom);
+        QCOMPARE(map.findChild<QComboBox*>("numericsMetric")->currentIndex(), 2);
+        QCOMPARE(map.cellValue(1, 1), -1.0);
+        QCOMPARE(map.cellValue(1, 0), 2.5);
+        // Hover: the cell under the point gives its numbers.
+        map.plot()->replot();
+        const QPoint cell(map.plot()->xAxis->coordToPixel(1), map.plot()->yAxis->coordToPixel(0));
+        const QString text = map.textAt(cell);
+        QVERIFY2(text.contains("head.weight (grad), step 20"), qPrintable(text));
+        QVERIFY2(text.contains("< 2^-24 30.00%"), qPrintable(text));
+        QVERIFY(map.textAt(QPoint(-50, -50)).isEmpty());
+        // The worst layers below.
+        QVERIFY2(map.worstText().contains("blocks.0 (output)"), qPrintable(map.worstText()));
+        QVERIFY2(map.worstText().contains("none (non-finite)"), qPrintable(map.worstText()));
+    }
+
+    // History shows the selected run's heatmap, and hides it for an experiment.
+    void historyShowsTheSelectedRunsNumerics() {
+        test::Workspace w;
+        QVERIFY(w.open());
+        w.window->show();
+        auto writer = store::Database::open(w.dbPath().toStdString());
+        const int64_t e = writer->createExperiment("numerics", "{}");
+        const int64_t r = writer->createRun(e, "amp", 0, 1, "{}", 10);
+        store::NumericsStore(*writer).insert(r, {row(5, "head.weight", 0.25, 8.0)});
+        w.window->session()->pollNow();
+        HistoryView* history = w.window->history();
+        QTreeView* tree = history->tree();
+        const QModelIndex parent = tree->model()->index(0, 0);
+        tree->setCurrentIndex(parent);
+        QTRY_COMPARE(history->selected(), qMakePair(qint64(e), false));
+        QTRY_VERIFY(history->numerics()->isHidden());
+        tree->expand(parent);
+        tree->setCurrentIndex(tree->model()->index(0, 0, parent));
+        QTRY_COMPARE(history->selected(), qMakePair(qint64(r), true));
+        QTRY_VERIFY(!history->numerics()->isHidden());  // its tab need not be on show
+        QTRY_COMPARE(history->numerics()->grid().names.size(), size_t(1));
+        QCOMPARE(history->numerics()->cellValue(0, 0), 0.25);
+    }
+
+    void saysHowToRecordWhenThereIsNothing() {
+        NumericsHeatmap map;
+        map.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&map));
+        map.setRows({});
+        QVERIFY(!map.plot()->isVisible());
+        bool said = false;
+        for (auto* label : map.findChildren<QLabel*>()) {
+            said = said || (label->isVisible() && label->text().contains("numerics_every"));
+        }
+        QVERIFY(said);
+    }
+};
+
+QTEST_MAIN(NumericsHeatmapTest)
+#include "test_ui_numerics.moc"
