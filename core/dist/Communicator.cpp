@@ -6,8 +6,10 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #ifdef AMPBENCH_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
@@ -220,11 +222,17 @@ void Communicator::publish(const std::string& key, const std::string& value) {
     impl_->store->set(key, std::vector<uint8_t>(value.begin(), value.end()));
 }
 
-std::optional<std::string> Communicator::fetch(const std::string& key) {
-    try {
-        return text(impl_->store->get(key));
-    } catch (const std::exception&) {
-        return std::nullopt;
+std::optional<std::string> Communicator::fetch(const std::string& key, double wait_s) {
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration<double>(std::min(wait_s, setup_.timeout_s));
+    while (true) {
+        if (auto value = peek(key)) {
+            return value;
+        }
+        if (std::chrono::steady_clock::now() >= until) {
+            return std::nullopt;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
 }
 

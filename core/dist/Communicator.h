@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config/Validation.h"
+#include "core/dist/Machine.h"
 #include "core/dist/RankSetup.h"
 
 namespace ampbench::dist {
@@ -27,10 +27,6 @@ class RankError : public std::runtime_error {
 /// Whether this build can run ranks on the CPU (Gloo) and on CUDA (NCCL).
 bool glooAvailable();
 bool ncclAvailable();
-
-/// What this machine and build offer data-parallel arms on CUDA (`cuda`) or the CPU:
-/// visible GPUs and the backends compiled in (for config::checkRanks).
-config::RankCapacity rankCapacity(bool cuda);
 
 /// The device rank `setup.rank` trains on: its own GPU (cuda:first_gpu + rank, made
 /// the current device) when `device` is CUDA; the CPU stays the CPU.
@@ -59,8 +55,9 @@ class Communicator {
 
     /// Small messages between ranks through the store: a summary, a failure.
     void publish(const std::string& key, const std::string& value);
-    /// Waits for `key` up to the timeout; nullopt when it never came.
-    std::optional<std::string> fetch(const std::string& key);
+    /// Waits for `key` up to `wait_s` seconds (at most the timeout); nullopt when it
+    /// never came.
+    std::optional<std::string> fetch(const std::string& key, double wait_s);
     /// Nullopt at once when nobody published `key` yet.
     std::optional<std::string> peek(const std::string& key);
     /// Tells the other ranks why this one stops (best effort, never throws).

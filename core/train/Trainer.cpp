@@ -461,7 +461,8 @@ void RunLoop::finishRanks() {
     const int64_t step = recorder_->stepsDone();
     for (int r = 0; r < world(); ++r) {
         std::optional<std::string> text =
-            r == 0 ? dist::toJson(ranked_->summary()) : comm_->fetch(key + std::to_string(r));
+            // A rank sends its summary right after the last step; one that died never does.
+            r == 0 ? dist::toJson(ranked_->summary()) : comm_->fetch(key + std::to_string(r), 30.0);
         if (!text) {
             event(step, EventKind::Warning, "rank " + std::to_string(r) + " sent no summary");
             continue;

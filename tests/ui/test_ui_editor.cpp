@@ -15,6 +15,8 @@
 #include "UiTestSupport.h"
 #include "core/config/SpecFields.h"
 #include "core/config/SpecJson.h"
+#include "core/dist/Communicator.h"
+#include "core/probe/Environment.h"
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ExperimentEditor.h"
 #include "ui/editor/SetupPanel.h"
@@ -77,6 +79,29 @@ class EditorTest : public QObject {
         QCOMPARE(editor->spec(), *config::preset("default"));
         QVERIFY(ws.window->runAction()->isEnabled());
         QVERIFY(!ws.window->cancelAction()->isEnabled());
+    }
+
+    // The ranks column says what the machine offers, and an arm that asks for more
+    // than it has is a problem naming the arm, its ranks and what is there.
+    void ranksAreCheckedAgainstTheMachine() {
+        ExperimentEditor editor;
+        auto spec = *config::preset("default");
+        spec.device = config::DeviceKind::Cpu;
+        spec.arms[1].ranks = 3;
+        editor.setSpec(spec);
+        const int column = ArmsTableModel::columnOf("ranks");
+        QVERIFY(column >= 0);
+        const QString tip =
+            editor.armsModel()->headerData(column, Qt::Horizontal, Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains("this machine: the CPU"), qPrintable(tip));
+        QVERIFY2(editor.isValid() == dist::glooAvailable(), qPrintable(listed(editor).join('\n')));
+        spec.device = config::DeviceKind::Cuda;
+        editor.setSpec(spec);
+        if (!probe::cudaAvailable() || !dist::ncclAvailable()) {
+            QVERIFY(!editor.isValid());
+            QVERIFY2(anyContains(listed(editor), "ranks"), qPrintable(listed(editor).join('\n')));
+            QVERIFY(!editor.armsModel()->cellErrors(1, column).isEmpty());
+        }
     }
 
     void invalidMicroBatchDisablesRunAndSaysWhy() {
@@ -393,9 +418,11 @@ class EditorTest : public QObject {
         for (const auto& f : config::flatFields<config::ArmSpec>()) {
             const int column = ArmsTableModel::columnOf(QString::fromStdString(f.path));
             QVERIFY2(column >= 0, f.path.c_str());
-            QCOMPARE(
-                editor.armsModel()->headerData(column, Qt::Horizontal, Qt::ToolTipRole).toString(),
-                QString::fromUtf8(f.info->help));
+            // The help first; the ranks column adds what the machine offers.
+            QVERIFY(editor.armsModel()
+                        ->headerData(column, Qt::Horizontal, Qt::ToolTipRole)
+                        .toString()
+                        .startsWith(QString::fromUtf8(f.info->help)));
         }
         QCOMPARE(ArmsTableModel::columns(),
                  static_cast<int>(config::flatFields<config::ArmSpec>().size()));

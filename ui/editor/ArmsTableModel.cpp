@@ -311,7 +311,10 @@ QVariant ArmsTableModel::headerData(int section, Qt::Orientation orientation, in
         return QString::fromUtf8(f->info->column ? f->info->column : f->info->label);
     }
     if (role == Qt::ToolTipRole) {
-        return QString::fromUtf8(f->info->help);
+        const QString help = QString::fromUtf8(f->info->help);
+        return std::string(f->info->key) == "ranks" && !ranksNote_.isEmpty()
+                   ? help + QStringLiteral("\n") + ranksNote_
+                   : help;
     }
     return {};
 }

@@ -35,6 +35,8 @@ class ArmsTableModel : public QAbstractTableModel {
     /// bf16 (the CPU): which arms use a loss scaler follows from it.
     void setAmpIsFp16(bool fp16);
     bool ampIsFp16() const { return ampIsFp16_; }
+    /// What the machine offers the `ranks` column (its header's tooltip says it).
+    void setRanksNote(const QString& note) { ranksNote_ = note; }
     /// Why a cell's field does nothing for its arm ("… runs without a loss
     /// scaler"); empty when it applies. Such a cell is disabled unless it holds an
     /// error, which stays editable so it can be fixed.
@@ -67,6 +69,7 @@ class ArmsTableModel : public QAbstractTableModel {
     std::vector<ampbench::config::ArmSpec> arms_;
     QHash<QPair<int, int>, QStringList> errors_;  // (row, column) → messages
     bool ampIsFp16_ = false;
+    QString ranksNote_;
 };
 
 }  // namespace ampbench::ui

@@ -19,6 +19,7 @@
 #include "core/config/Presets.h"
 #include "core/config/SpecFields.h"
 #include "core/config/SpecJson.h"
+#include "core/dist/Machine.h"
 #include "core/probe/Environment.h"
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ChoiceDelegate.h"
@@ -348,6 +349,15 @@ void ExperimentEditor::revalidate() {
         if (!unparsed.count(e.field)) {  // its value is stale while its text does not parse
             errors_.push_back(std::move(e));
         }
+    }
+    // The arms' ranks against this machine: GPUs on CUDA, Gloo on the CPU.
+    const bool cuda = targetsCuda(s.device);
+    static const config::RankCapacity kCpu = dist::rankCapacity(false);
+    static const config::RankCapacity kCuda = dist::rankCapacity(true);
+    const config::RankCapacity& machine = cuda ? kCuda : kCpu;
+    arms_->setRanksNote(QString::fromStdString(dist::describe(machine)));
+    for (auto& e : config::checkRanks(s, machine)) {
+        errors_.push_back(std::move(e));
     }
     if (errors_.empty()) {
         scheduleCheck(s);
