@@ -13,6 +13,7 @@
 #include "core/dist/Communicator.h"
 #include "core/models/Registry.h"
 #include "core/models/ScriptedModel.h"
+#include "core/numerics/NumericsTap.h"
 #include "core/train/Trainer.h"
 #include "core/train/private/AllocationFailure.h"
 #include "core/train/private/TaskHead.h"
@@ -169,6 +170,23 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
         r.module_tree.push_back((part.path.empty() ? std::string("(model)") : part.path) + "  " +
                                 part.type +
                                 (part.parameters ? "  " + std::to_string(part.parameters) : ""));
+    }
+    // FP32 islands name modules of this model: every pattern must match one.
+    for (size_t i = 0; i < spec.arms.size(); ++i) {
+        const auto& arm = spec.arms[i];
+        const auto islands = numerics::splitPatterns(arm.fp32_modules);
+        if (islands.empty()) {
+            continue;
+        }
+        const std::string field = "arms[" + std::to_string(i) + "].fp32_modules";
+        const auto points = model->tapPoints();
+        const std::string why =
+            points.empty() ? "fp32_modules needs a built-in model: a model file's forward runs "
+                             "inside TorchScript, where autocast cannot be switched per module"
+                           : numerics::unmatchedPatterns(islands, points);
+        if (!why.empty()) {
+            r.problems.push_back({Kind::Mismatch, field, "arm '" + arm.name + "': " + why});
+        }
     }
     if (!run_batch || r.train_size == 0) {
         return r;

@@ -12,6 +12,7 @@
 #include "core/models/Registry.h"
 #include "core/numerics/Fp16Numerics.h"
 #include "core/numerics/NumericsTap.h"
+#include "core/train/SetupCheck.h"
 #include "core/train/Trainer.h"
 #include "core/train/private/NumericsRecorder.h"
 
@@ -458,4 +459,18 @@ TEST(OverflowLocator, ADivergingRunSaysWhereItBroke) {
     ASSERT_TRUE(origin);
     EXPECT_FALSE(origin->name.empty());
     EXPECT_GE(origin->step, 2);
+}
+
+// The check before training names an island pattern that matches no module, with the
+// arm's field, before anything is written.
+TEST(Fp32Islands, TheCheckBeforeTrainingNamesABadPattern) {
+    auto spec = tinySpec(config::Precision::AmpBf16);
+    spec.arms[0].fp32_modules = "head";
+    const auto report = train::checkSetup(spec, /*run_batch=*/false);
+    ASSERT_EQ(report.problems.size(), 1u) << report.problemText();
+    EXPECT_EQ(report.problems[0].field, "arms[0].fp32_modules");
+    EXPECT_NE(report.problems[0].message.find("'head' matches no module"), std::string::npos)
+        << report.problems[0].message;
+    spec.arms[0].fp32_modules = "layers.3";
+    EXPECT_TRUE(train::checkSetup(spec, false).ok());
 }
