@@ -15,6 +15,44 @@
 #include "core/train/GpuScheduler.h"
 
 namespace ampbench::train {
+namespace {
+
+/// A front end's observer heard by runs training at once: one call at a time (the
+/// front end's progress display is written for one run at a time).
+class SerialObserver : public run::TrainObserver {
+  public:
+    SerialObserver(run::TrainObserver& target, std::mutex& mutex)
+        : target_(target), mutex_(mutex) {}
+    void onStart(const run::RunInfo& i) override {
+        locked([&] { target_.onStart(i); });
+    }
+    void onStep(const run::StepRecord& s) override {
+        locked([&] { target_.onStep(s); });
+    }
+    void onEval(const run::EvalRecord& e) override {
+        locked([&] { target_.onEval(e); });
+    }
+    void onEvent(const run::EventRecord& e) override {
+        locked([&] { target_.onEvent(e); });
+    }
+    void onNumerics(const std::vector<run::NumericsRecord>& rows) override {
+        locked([&] { target_.onNumerics(rows); });
+    }
+    void onFinish(const run::RunOutcome& o) override {
+        locked([&] { target_.onFinish(o); });
+    }
+
+  private:
+    template <class F>
+    void locked(F f) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        f();
+    }
+    run::TrainObserver& target_;
+    std::mutex& mutex_;
+};
+
+}  // namespace
 
 int spreadGpus(const config::ExperimentSpec& spec) {
     if (resolveDevice(spec.device).rfind("cuda", 0) != 0) {
@@ -31,6 +69,7 @@ void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
     GpuScheduler scheduler(gpus, spec.runs_per_gpu);
     std::mutex mutex;  // guards scheduler, result, error and the hooks' calls
     std::condition_variable freed;
+    std::mutex observers;  // serialises the front end's observers (SerialObserver)
     std::exception_ptr error;
     std::vector<std::thread> threads;
     for (const auto& run : result.plan.runs) {
@@ -55,6 +94,10 @@ void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
             extra = hooks.starting ? hooks.starting(run) : nullptr;
         }
         threads.emplace_back([&, run, extra, gpu = *first] {
+            std::optional<SerialObserver> serial;
+            if (extra) {
+                serial.emplace(*extra, observers);
+            }
             try {
                 auto own = store::Database::open(db.path());  // a connection per thread
                 TrainOptions o = options;
@@ -63,7 +106,8 @@ void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
                     std::lock_guard<std::mutex> lock(mutex);
                     return scheduler.shared(id);
                 };
-                const run::RunOutcome out = executeRun(*own, spec, run, cancel, extra, o);
+                const run::RunOutcome out =
+                    executeRun(*own, spec, run, cancel, serial ? &*serial : nullptr, o);
                 std::lock_guard<std::mutex> lock(mutex);
                 result.any_failed = result.any_failed || out.status == run::RunStatus::Failed;
                 if (hooks.finished) {

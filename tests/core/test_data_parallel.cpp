@@ -367,13 +367,16 @@ TEST(GpuScheduler, SpreadRunsTrainSideBySideAndFlagSharing) {
         result.plan = train::planExperiment(*db, spec);
         run::CancelToken cancel;
         int finished_hooks = 0;
+        Collect progress;  // one front-end observer for every run, as the CLI's
         train::ExperimentHooks hooks;
+        hooks.starting = [&](const train::PlannedRun&) { return &progress; };
         hooks.finished = [&](const train::PlannedRun&, const run::RunOutcome&) {
             ++finished_hooks;
         };
         train::trainSpread(*db, spec, cancel, hooks, {}, gpus, result);
         EXPECT_FALSE(result.any_failed);
         EXPECT_EQ(finished_hooks, 2);
+        EXPECT_EQ(progress.steps.size(), 24u);  // both runs' steps, one call at a time
         for (const auto& row : db->runs()) {
             EXPECT_EQ(row.status, run::RunStatus::Finished) << row.error;
             EXPECT_EQ(db->steps(row.id).size(), 12u);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <exception>
 #include <limits>
+#include <map>
 #include <memory>
 
 #include "core/store/Database.h"
@@ -94,7 +95,8 @@ void TrainingWorker::runExperiment(const config::ExperimentSpec& spec, const QSt
 void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& dbPath) {
     auto db = store::Database::open(dbPath.toStdString());  // this thread's connection
     double remaining = 0;
-    std::unique_ptr<ProgressRelay> relay;
+    // One relay per run: runs spread over GPUs train at once, each with its own.
+    std::map<int64_t, std::unique_ptr<ProgressRelay>> relays;
     train::ExperimentHooks hooks;
     hooks.planned = [&](const train::ExperimentPlan& plan) {
         QList<qint64> ids;
@@ -108,6 +110,7 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         const double runSamples = plannedSamples(spec, run);
         remaining -= runSamples;
         Q_EMIT runStarted(run.run_id);
+        auto& relay = relays[run.run_id];
         relay = std::make_unique<ProgressRelay>(*this, run, runSamples, remaining);
         return relay.get();
     };
