@@ -339,6 +339,18 @@ void warnPartialStep(Checker& c, const ExperimentSpec& s, size_t index) {
               (unused == 1 ? " micro-batch" : " micro-batches"));
 }
 
+/// FP32 islands switch autocast off; an arm without autocast has nothing to switch.
+void warnIslandsWithoutAutocast(Checker& c, const ExperimentSpec& s, size_t index) {
+    const ArmSpec& a = s.arms[index];
+    const bool blank = a.fp32_modules.find_first_not_of(" \t;,") == std::string::npos;
+    if (blank || (a.precision != Precision::Fp32 && a.precision != Precision::PureFp16)) {
+        return;
+    }
+    c.add(indexed("arms", index) + ".fp32_modules", a.fp32_modules,
+          "has no effect on a " + toString(a.precision) +
+              " arm: FP32 islands turn autocast off, and this arm runs without it");
+}
+
 /// At most 40 characters of an arm's name, for a title.
 std::string shortName(const std::string& name) {
     constexpr size_t kShown = 40;
@@ -364,6 +376,7 @@ std::vector<FieldError> warnings(const ExperimentSpec& spec) {
     Checker c;
     for (size_t i = 0; i < spec.arms.size(); ++i) {
         warnPartialStep(c, spec, i);
+        warnIslandsWithoutAutocast(c, spec, i);
     }
     return c.errors;
 }

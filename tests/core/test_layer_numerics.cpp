@@ -6,6 +6,7 @@
 #include "core/analysis/Finding.h"
 #include "core/analysis/Health.h"
 #include "core/analysis/LayerNumerics.h"
+#include "core/config/Validation.h"
 
 using namespace ampbench;
 using run::NumericsKind;
@@ -124,4 +125,21 @@ TEST(LayerNumerics, GridForTheHeatmap) {
     EXPECT_NE(text.find("< 2^-24 50.00%"), std::string::npos) << text;
     EXPECT_NE(text.find("headroom 4.0"), std::string::npos) << text;
     EXPECT_EQ(analysis::cellText(g, 0, 0), "a.weight (grad), step 10: not observed");
+}
+
+// FP32 islands on an arm without autocast are a warning (the run goes ahead).
+TEST(LayerNumerics, IslandsOnAnArmWithoutAutocastAreAWarning) {
+    config::ExperimentSpec spec;
+    config::ArmSpec fp32;
+    fp32.name = "fp32";
+    fp32.fp32_modules = "head";
+    config::ArmSpec amp = fp32;
+    amp.name = "amp";
+    amp.precision = config::Precision::Amp;
+    spec.arms = {fp32, amp};
+    const auto w = config::warnings(spec);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].field, "arms[0].fp32_modules");
+    EXPECT_NE(w[0].message.find("has no effect on a fp32 arm"), std::string::npos) << w[0].message;
+    EXPECT_TRUE(config::validate(spec).empty());
 }
