@@ -611,8 +611,8 @@ RunOutcome RunLoop::run() {
                   std::string("the trained model could not be saved: ") + e.what());
         }
     }
-    if (comm_) {
-        finishRanks();
+    if (comm_ && out.status != RunStatus::Cancelled) {
+        finishRanks();  // a cancelled rank 0 leaves at once; the others fail at their next step
     }
     if (opt_.shared_device && opt_.shared_device()) {
         event(recorder_->stepsDone(), EventKind::Warning,

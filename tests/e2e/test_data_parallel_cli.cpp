@@ -1,7 +1,8 @@
 // Data-parallel arms through the real CLI on the CPU (Gloo): rank 0 is the CLI,
 // the other ranks are processes it starts. Two ranks of micro-batch b record the
 // losses one rank of 2b records; a rank killed with SIGKILL fails the run on rank 0
-// with the reason, at once and with its steps kept; killing rank 0 ends the others.
+// with the reason, at once and with its steps kept; a cancel ends every rank at once;
+// killing rank 0 ends the others.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -196,6 +197,35 @@ TEST_F(DataParallelCli, AKilledRankFailsTheRunWithItsReasonAndKeepsTheSteps) {
     EXPECT_NE(row.error.find("rank 1"), std::string::npos) << row.error;
     EXPECT_NE(row.error.find("killed by signal 9"), std::string::npos) << row.error;
     EXPECT_GE(db->steps(row.id).size(), 20u);  // every step before it is kept
+}
+
+// Ctrl-C on rank 0 cancels the run at once: no wait for the other ranks' summaries,
+// the run recorded as cancelled with its steps, the other ranks gone.
+TEST_F(DataParallelCli, ACancelEndsEveryRankPromptly) {
+    const std::string log = (dir_ / "run.log").string();
+    const pid_t cli = spawnRun(writeSpec("long.json", specJson(16, 2, 200000)), log);
+    const pid_t worker = workerOnceTraining(cli);
+    ASSERT_GT(worker, 0) << "rank 1 never started";
+    kill(cli, SIGINT);
+    const auto t0 = Clock::now();
+    const int code = waitFor(cli, 60);
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (code < 0) {
+        kill(cli, SIGKILL);
+        waitFor(cli, 10);
+        FAIL() << "rank 0 did not end after the cancel";
+    }
+    EXPECT_EQ(code, 130);
+    EXPECT_LT(seconds, 10.0);
+    auto db = Database::open(db_, Database::Mode::ReadOnly);
+    const auto row = db->runs().front();
+    EXPECT_EQ(row.status, RunStatus::Cancelled);
+    EXPECT_GE(db->steps(row.id).size(), 20u);
+    const auto until = Clock::now() + std::chrono::seconds(20);
+    while (running(worker) && Clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_FALSE(running(worker)) << "rank 1 outlived the cancel";
 }
 
 TEST_F(DataParallelCli, KillingRankZeroEndsTheOtherRanks) {
