@@ -33,6 +33,7 @@ using Group = c10d::ProcessGroup;
 #endif
 
 const char* kFailedPrefix = "ampbench/failed/";
+const char* kJoinedPrefix = "ampbench/joined/";
 
 std::string shortText(const std::exception& e) {
     if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) {
@@ -114,6 +115,7 @@ Communicator::Communicator(const RankSetup& setup, bool cuda)
         throw RankError("data-parallel rendezvous of rank " + std::to_string(setup.rank) +
                         " failed: " + shortText(e));
     }
+    awaitOthers();
     try {
         if (cuda) {
 #ifdef AMPBENCH_WITH_NCCL
@@ -160,6 +162,26 @@ Communicator::~Communicator() {
         }
     }
 #endif
+}
+
+void Communicator::awaitOthers() {
+    publish(kJoinedPrefix + std::to_string(setup_.rank), "1");
+    if (!setup_.explain_lost_rank) {
+        return;  // the backend's rendezvous waits for the others, up to the timeout
+    }
+    // Rank 0 of a launched run: a rank that ends before it joins (a bad database, a
+    // program that does not start) fails the run now, not after the timeout.
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(static_cast<int64_t>(setup_.timeout_s * 1000));
+    for (int r = 1; r < setup_.world; ++r) {
+        while (!peek(kJoinedPrefix + std::to_string(r)) &&
+               std::chrono::steady_clock::now() < until) {
+            if (const std::string lost = setup_.explain_lost_rank(); !lost.empty()) {
+                throw RankError("data-parallel rank " + std::to_string(r) +
+                                " never joined: " + lost);
+            }
+        }
+    }
 }
 
 const char* Communicator::backend() const {

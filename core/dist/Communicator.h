@@ -69,6 +69,9 @@ class Communicator {
   private:
     struct Impl;
     [[noreturn]] void fail(const char* what, const std::exception& e);
+    /// Says this rank has joined; rank 0 of a launched run waits for the others,
+    /// failing at once when one of them ended before joining.
+    void awaitOthers();
     RankSetup setup_;
     std::unique_ptr<Impl> impl_;
 };

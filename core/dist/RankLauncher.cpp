@@ -109,7 +109,7 @@ RankLauncher::~RankLauncher() {
 RankSetup RankLauncher::rank0() const {
     RankSetup s = setup_;
     auto* self = const_cast<RankLauncher*>(this);
-    s.explain_lost_rank = [self] { return self->lostRanks(2.0); };
+    s.explain_lost_rank = [self] { return self->lostRanks(0.5); };
     return s;
 }
 

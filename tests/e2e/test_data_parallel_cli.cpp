@@ -199,6 +199,26 @@ TEST_F(DataParallelCli, AKilledRankFailsTheRunWithItsReasonAndKeepsTheSteps) {
     EXPECT_GE(db->steps(row.id).size(), 20u);  // every step before it is kept
 }
 
+// The other ranks' program ends before it joins, or cannot be run at all: the run
+// fails at once saying so, not after the collective timeout.
+TEST_F(DataParallelCli, RanksThatCannotStartFailTheRunAtOnce) {
+    const std::string spec = writeSpec("short.json", specJson(16, 2, 40));
+    for (const std::string& program : {std::string("/bin/false"), (dir_ / "missing").string()}) {
+        const auto t0 = Clock::now();
+        auto r = ampbench::test::shell("AMPBENCH_CLI=" + program + " " + kCli + " --db " + db_ +
+                                       " run -q --config " + spec);
+        const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        EXPECT_EQ(r.code, 1) << r.out;
+        EXPECT_LT(seconds, 30.0) << program;
+        auto db = Database::open(db_, Database::Mode::ReadOnly);
+        const auto row = db->runs().back();
+        EXPECT_EQ(row.status, RunStatus::Failed);
+        const std::string why =
+            program == "/bin/false" ? "exited with status 1" : "not an executable";
+        EXPECT_NE(row.error.find(why), std::string::npos) << row.error;
+    }
+}
+
 // Ctrl-C on rank 0 cancels the run at once: no wait for the other ranks' summaries,
 // the run recorded as cancelled with its steps, the other ranks gone.
 TEST_F(DataParallelCli, ACancelEndsEveryRankPromptly) {
