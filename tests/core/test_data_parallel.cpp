@@ -37,12 +37,29 @@ bool haveData() {
     return std::filesystem::exists(data::defaultFashionMnistDir() + "/train-images-idx3-ubyte.gz");
 }
 
-/// A fresh rendezvous file per test.
+/// Removes the folders the tests made when the test program ends.
+class TempFolders : public ::testing::Environment {
+  public:
+    static std::vector<std::string>& all() {
+        static std::vector<std::string> folders;
+        return folders;
+    }
+    void TearDown() override {
+        for (const auto& f : all()) {
+            std::error_code ec;
+            std::filesystem::remove_all(f, ec);
+        }
+    }
+};
+const auto* const kTempFolders = ::testing::AddGlobalTestEnvironment(new TempFolders);
+
+/// A fresh rendezvous file per test, in a folder of its own.
 std::string freshStore() {
     char dir[] = "/tmp/ampbench-dp-XXXXXX";
     if (!::mkdtemp(dir)) {
         throw std::runtime_error("mkdtemp failed");
     }
+    TempFolders::all().push_back(dir);
     return std::string(dir) + "/store";
 }
 
@@ -355,8 +372,7 @@ TEST(GpuScheduler, SpreadRunsTrainSideBySideAndFlagSharing) {
     if (!haveData()) {
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     }
-    const std::string dir = freshStore() + ".d";
-    std::filesystem::create_directories(dir);
+    const std::string dir = std::filesystem::path(freshStore()).parent_path().string();
     auto spec = mlpSpec(16, 1, 1, 12);
     spec.seeds = {1, 2};
     spec.device = config::DeviceKind::Cpu;
