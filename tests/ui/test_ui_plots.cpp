@@ -1,6 +1,8 @@
 // Plot behaviour over rows in the store: x-axis modes, smoothing, log-y, the
 // shared legend, redraw coalescing, labels across experiments; and the pure
 // series functions the plots use.
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QSignalSpy>
@@ -347,6 +349,36 @@ class PlotsTest : public QObject {
         const auto* peak = memory->graph(1);
         QCOMPARE((peak->data()->constEnd() - 1)->value, 256.0);  // MiB, as summarised
         QCOMPARE(f.window->cache()->series(f.runs[2])->summary.peak_mem, int64_t(256) << 20);
+    }
+
+    // A data-parallel run: the step-time curve is rank 0's, and two dotted lines span
+    // the ranks' median step times that rank 0 recorded at the end.
+    void aDataParallelRunShowsItsRanksStepTimeSpread() {
+        test::Workspace w;
+        w.open();
+        auto db = store::Database::open(w.dbPath().toStdString());
+        const int64_t e = db->createExperiment("dp", "{}");
+        const int64_t run = db->createRun(
+            e, "dp2", 0, 1, R"({"name":"dp2","ranks":2,"world_size":2,"backend":"gloo"})", 20);
+        db->insertSteps(run, steps(20, 64, 4.0));
+        db->insertEvents(run, {{20, run::EventKind::Info, "rank 0: median step 4.00 ms", 4.0},
+                               {20, run::EventKind::Info, "rank 1: median step 5.00 ms", 5.0}});
+        db->finishRun(run, run::RunStatus::Finished, "");
+        w.window->session()->pollNow();
+        w.window->runModel()->setCheckedRuns({run});
+        QTRY_VERIFY(w.window->cache()->series(run) &&
+                    !w.window->cache()->series(run)->ranks.empty());
+        w.window->compare()->plots()->redrawNow();
+        PlotPanel* stepTime = w.window->compare()->plots()->stepTimePlot();
+        QList<double> levels;
+        for (int i = 0; i < stepTime->graphCount(); ++i) {
+            const auto* g = stepTime->graph(i);
+            if (g->pen().style() == Qt::DotLine && g->data()->size() == 2) {
+                levels << g->data()->constBegin()->value;
+            }
+        }
+        std::sort(levels.begin(), levels.end());
+        QCOMPARE(levels, (QList<double>{4.0, 5.0}));
     }
 
     void theLegendBesideThePlotsHidesRuns() {

@@ -116,6 +116,11 @@ bool RunDataCache::refreshRun(qint64 runId, RunSeries& s, const QElapsedTimer& s
                             row->experiment_name != s.row.experiment_name || s.row.id == 0;
     const bool changed = rowChanged || newRows || !evals.empty();
     if (changed) {
+        const bool ended = row->status != s.row.status && row->status != run::RunStatus::Queued &&
+                           row->status != run::RunStatus::Running;
+        if (ended && row->spec_json.find("\"world_size\"") != std::string::npos) {
+            s.ranks = analysis::rankStepTimes(db.events(runId));  // recorded at its end
+        }
         s.row = *row;
         s.evals.insert(s.evals.end(), evals.begin(), evals.end());
         summaryDue_.insert(runId);

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "core/analysis/RankSpread.h"
 #include "core/analysis/Summary.h"
 #include "core/run/Records.h"
 #include "core/store/Rows.h"
@@ -21,7 +22,9 @@ struct RunSeries {
     std::vector<ampbench::run::StepRecord> steps;  ///< in step order
     std::vector<ampbench::run::EvalRecord> evals;  ///< in step order
     ampbench::analysis::RunSummary summary;        ///< of the rows above
-    uint64_t revision = 0;                         ///< bumps whenever anything above changes
+    /// A data-parallel run's step time by rank, once it has ended; empty otherwise.
+    ampbench::analysis::RankStepTimes ranks;
+    uint64_t revision = 0;  ///< bumps whenever anything above changes
 };
 
 /// Holds the rows of the runs on show and keeps them current: on every change

@@ -50,6 +50,16 @@ void drawStepTime(PlotPanel& panel, const PlotInput& in, bool perSample) {
                 xmax = std::max(xmax, data->lastKey());
             }
             first = first ? first : curve;
+            const analysis::RankStepTimes& ranks = r.series->ranks;
+            if (!perSample && !ranks.empty() && !data->isEmpty()) {
+                // A data-parallel run: the curve is rank 0's; the dotted lines span
+                // the ranks' median step times (fastest and slowest rank).
+                for (const double ms : {ranks.min_ms, ranks.max_ms}) {
+                    QCPGraph* edge = panel.addCompanion(curve, r.color);
+                    edge->setPen(QPen(r.color, 1.0, Qt::DotLine));
+                    edge->setData({data->firstKey(), data->lastKey()}, {ms, ms}, true);
+                }
+            }
         }
         const analysis::ArmSummary* a = findArm(arms, g.label);
         const double mid = !a ? NAN : perSample ? a->ms_per_sample : a->median_step_ms;

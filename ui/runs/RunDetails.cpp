@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/analysis/Format.h"
+#include "core/analysis/RankSpread.h"
 #include "core/analysis/Summary.h"
 #include "core/probe/Environment.h"
 #include "core/store/Database.h"
@@ -125,6 +126,18 @@ QList<DetailRow> runDetails(const store::Database& db, const store::RunRow& r) {
                                            .arg(r.planned_steps)
                                            .arg(s.timed_steps)});
     rows.append({QObject::tr("Samples seen"), QString::number(s.samples)});
+    if (const auto ranks = analysis::rankStepTimes(db.events(r.id)); !ranks.empty()) {
+        QStringList each;
+        for (size_t i = 0; i < ranks.ranks.size(); ++i) {
+            each << QObject::tr("rank %1 %2")
+                        .arg(ranks.ranks[i])
+                        .arg(q(formatMs(ranks.median_ms[i])));
+        }
+        rows.append({QObject::tr("Step time by rank"),
+                     QObject::tr("%1 (slowest %2 above the fastest; the curves are rank 0's)")
+                         .arg(each.join(QStringLiteral(" \u00b7 ")))
+                         .arg(q(formatPercent(ranks.spread())))});
+    }
     if (r.rerun_of > 0) {
         rows.append({QObject::tr("Rerun of"), QObject::tr("run #%1").arg(r.rerun_of)});
     }
