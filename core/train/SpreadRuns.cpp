@@ -54,8 +54,19 @@ class SerialObserver : public run::TrainObserver {
 
 }  // namespace
 
+bool canTrainSideBySide(const config::ExperimentSpec& spec) {
+    // TF32 is one switch for the whole process (at::globalContext()): a TF32 arm
+    // beside a strict fp32 one would change the other's arithmetic.
+    for (const auto& arm : spec.arms) {
+        if (arm.tf32 != spec.arms.front().tf32) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int spreadGpus(const config::ExperimentSpec& spec) {
-    if (resolveDevice(spec.device).rfind("cuda", 0) != 0) {
+    if (resolveDevice(spec.device).rfind("cuda", 0) != 0 || !canTrainSideBySide(spec)) {
         return 0;  // the CPU trains one run at a time
     }
     const int visible = dist::rankCapacity(true).gpus;

@@ -363,6 +363,11 @@ TEST(GpuScheduler, OneGpuOrTheCpuTrainsOneRunAtATime) {
     cpu.device = config::DeviceKind::Cpu;
     cpu.runs_per_gpu = 4;
     EXPECT_EQ(train::spreadGpus(cpu), 0);  // the CPU never spreads its runs
+    // Arms that differ in TF32, a process-wide switch, never train side by side.
+    cpu.arms = {config::ArmSpec{"fp32"}, config::ArmSpec{"tf32"}};
+    EXPECT_TRUE(train::canTrainSideBySide(cpu));
+    cpu.arms[1].tf32 = true;
+    EXPECT_FALSE(train::canTrainSideBySide(cpu));
 }
 
 // The side-by-side path itself, on CPU threads standing in for GPUs: every run of

@@ -8,8 +8,13 @@
 
 namespace ampbench::train {
 
+/// Whether `spec`'s runs may train side by side in one process: not when its arms
+/// differ in a process-wide switch (TF32).
+bool canTrainSideBySide(const config::ExperimentSpec& spec);
+
 /// The GPUs `spec`'s runs are spread over: 0 when they train one at a time (the CPU,
-/// or one GPU with one run per GPU), else min(spec.gpus or all, visible).
+/// one GPU with one run per GPU, or arms that cannot train side by side), else
+/// min(spec.gpus or all, visible).
 int spreadGpus(const config::ExperimentSpec& spec);
 
 /// Trains `result.plan`'s runs over `gpus` GPUs until done or cancelled; fills
