@@ -368,6 +368,9 @@ TEST(GpuScheduler, OneGpuOrTheCpuTrainsOneRunAtATime) {
     EXPECT_TRUE(train::canTrainSideBySide(cpu));
     cpu.arms[1].tf32 = true;
     EXPECT_FALSE(train::canTrainSideBySide(cpu));
+    cpu.arms[1].tf32 = false;
+    cpu.arms[1].cuda_graph = true;  // captured on the process's one capture stream
+    EXPECT_FALSE(train::canTrainSideBySide(cpu));
 }
 
 // The side-by-side path itself, on CPU threads standing in for GPUs: every run of

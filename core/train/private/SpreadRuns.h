@@ -9,7 +9,8 @@
 namespace ampbench::train {
 
 /// Whether `spec`'s runs may train side by side in one process: not when its arms
-/// differ in a process-wide switch (TF32).
+/// differ in a process-wide switch (TF32) or capture CUDA graphs (one capture
+/// stream per process).
 bool canTrainSideBySide(const config::ExperimentSpec& spec);
 
 /// The GPUs `spec`'s runs are spread over: 0 when they train one at a time (the CPU,
