@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/IslandCost.h"
 #include "core/analysis/LayerNumerics.h"
 
 namespace ampbench::analysis {
@@ -332,6 +333,19 @@ json reportJson(const ExperimentData& data, const ExperimentAnalysis& analysis) 
         }
     }
     j["numerics"] = numericsJson(data);
+    json islands = json::array();
+    for (const auto& c : islandCosts(data.spec, analysis)) {
+        islands.push_back({{"arm", c.arm},
+                           {"fp32_modules", c.modules},
+                           {"plain_arm", c.plain},
+                           {"time_per_sample_ratio", real(c.step_ratio)},
+                           {"memory_ratio", real(c.memory_ratio)},
+                           {"median_step_ms", real(c.median_step_ms)},
+                           {"plain_median_step_ms", real(c.plain_median_step_ms)},
+                           {"peak_mem", c.peak_mem},
+                           {"plain_peak_mem", c.plain_peak_mem}});
+    }
+    j["islands"] = islands;
     j["reproduce"] = {{"deterministic", data.spec.deterministic},
                       {"spec_command", "ampbench-cli run --config spec.json"},
                       {"runs", runs},

@@ -5,6 +5,7 @@
 
 #include "core/analysis/Finding.h"
 #include "core/analysis/Health.h"
+#include "core/analysis/IslandCost.h"
 #include "core/analysis/LayerNumerics.h"
 #include "core/config/Validation.h"
 
@@ -142,4 +143,39 @@ TEST(LayerNumerics, IslandsOnAnArmWithoutAutocastAreAWarning) {
     EXPECT_EQ(w[0].field, "arms[0].fp32_modules");
     EXPECT_NE(w[0].message.find("has no effect on a fp32 arm"), std::string::npos) << w[0].message;
     EXPECT_TRUE(config::validate(spec).empty());
+}
+
+// FP32 islands are costed against the arm that differs only by them.
+TEST(LayerNumerics, IslandCostAgainstThePlainArm) {
+    config::ExperimentSpec spec;
+    config::ArmSpec fp32, amp, head, accum;
+    fp32.name = "fp32";
+    amp.name = "amp";
+    amp.precision = config::Precision::AmpFp16;
+    head = amp;
+    head.name = "amp-head";
+    head.fp32_modules = "head";
+    accum = head;
+    accum.name = "accum-head";
+    accum.accumulation = 4;
+    spec.arms = {fp32, amp, head, accum};
+    analysis::ExperimentAnalysis a;
+    auto arm = [](const std::string& name, double ms, int64_t mem) {
+        analysis::ArmSummary s;
+        s.arm = name;
+        s.median_step_ms = ms;
+        s.ms_per_sample = ms / 64;
+        s.peak_mem = mem;
+        return s;
+    };
+    a.arms = {arm("fp32", 30, 1000), arm("amp", 20, 800), arm("amp-head", 25, 840),
+              arm("accum-head", 100, 700)};
+    const auto costs = analysis::islandCosts(spec, a);
+    ASSERT_EQ(costs.size(), 2u);
+    EXPECT_EQ(costs[0].arm, "amp-head");
+    EXPECT_EQ(costs[0].plain, "amp");
+    EXPECT_DOUBLE_EQ(costs[0].step_ratio, 1.25);
+    EXPECT_DOUBLE_EQ(costs[0].memory_ratio, 1.05);
+    EXPECT_EQ(costs[1].plain, "");  // no accumulation-4 arm without islands
+    EXPECT_TRUE(std::isnan(costs[1].step_ratio));
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/analysis/Format.h"
+#include "core/analysis/IslandCost.h"
 #include "core/analysis/LayerNumerics.h"
 #include "ui/report/HtmlText.h"
 
@@ -267,6 +268,27 @@ std::string verdictDetailsHtml(const analysis::ExperimentAnalysis& a) {
 }
 
 /// Each run's worst layers (per-layer numerics), or nothing when no run recorded them.
+/// What each FP32 island arm costs against its plain AMP arm; nothing without islands.
+static std::string islandsHtml(const ReportContent& c) {
+    const auto costs = analysis::islandCosts(c.data.spec, c.analysis);
+    if (costs.empty()) {
+        return "";
+    }
+    std::vector<std::vector<html::Cell>> rows;
+    for (const auto& i : costs) {
+        rows.push_back(html::cells({i.arm, i.modules, i.plain.empty() ? "(no plain arm)" : i.plain,
+                                    formatMs(i.median_step_ms), formatMs(i.plain_median_step_ms),
+                                    formatRatio(i.step_ratio), formatBytes(i.peak_mem),
+                                    formatRatio(i.memory_ratio)}));
+    }
+    return "<h2>FP32 islands</h2>\n<p class=\"meta\">Each arm with modules run in fp32 "
+           "(autocast off) against the arm that differs from it only by them: time per "
+           "sample and peak memory as ratios to that arm's.</p>\n" +
+           html::table({"arm", "fp32 modules", "against", "median step", "against: median step",
+                        "time/sample", "peak memory", "memory"},
+                       rows, {3, 4, 5, 6, 7});
+}
+
 static std::string numericsHtml(const analysis::ExperimentData& data) {
     const auto runs = analysis::experimentNumerics(data);
     if (runs.empty()) {
@@ -343,6 +365,7 @@ std::string reportHtml(const ReportContent& c, ImageMode mode) {
            "'s; data wait = time waiting for the next batch \xC3\xB7 step "
            "time (over 20%: input-bound).</p>\n";
     out += "<h2>Why, arm by arm</h2>\n" + verdictDetailsHtml(a);
+    out += islandsHtml(c);
     out += numericsHtml(c.data);
     // On paper the plots and the run details each start a page: no heading left alone at a
     // page's foot (QTextDocument honours page-break-before, not page-break-after: avoid).
