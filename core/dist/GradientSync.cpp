@@ -80,6 +80,9 @@ void GradientSync::averageGradients(const std::vector<at::Tensor>& params, at::T
     std::vector<at::Tensor> grads;
     grads.reserve(params.size());
     for (const auto& p : params) {
+        if (!p.requires_grad()) {
+            continue;  // frozen: no gradient on any rank, and none is made up for it
+        }
         if (!p.grad().defined()) {
             auto param = p;
             param.mutable_grad() = at::zeros_like(p);

@@ -20,10 +20,10 @@ class GradientSync {
     /// Every rank starts from rank 0's parameters and buffers (BatchNorm statistics).
     void broadcastState(const std::vector<at::Tensor>& params,
                         const std::vector<at::Tensor>& buffers);
-    /// Replaces each parameter's gradient by the mean over the ranks (a parameter
+    /// Replaces each trainable parameter's gradient by the mean over the ranks (one
     /// without a gradient on this rank counts as zeros, so the ranks' buckets stay
-    /// alike). `step_loss`, when given, is averaged with them in the last bucket: the
-    /// loss rank 0 records is the global batch's, at no extra collective.
+    /// alike; frozen parameters are left alone). `step_loss`, when given, is averaged with them in
+    /// the last bucket: the loss rank 0 records is the global batch's, at no extra collective.
     void averageGradients(const std::vector<at::Tensor>& params, at::Tensor* step_loss = nullptr);
     /// found_inf becomes 1 on every rank when it is on any: all ranks skip the same
     /// steps and keep the same scale.

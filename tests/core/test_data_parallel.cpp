@@ -292,6 +292,39 @@ TEST(DataParallel, ARankThatFailsEndsTheRunOnEveryRank) {
     EXPECT_LE(out[0].steps_done, 5);
 }
 
+// Gradients are averaged; a parameter without a gradient on one rank counts as zeros
+// there; a frozen parameter gets none on any rank.
+TEST(DataParallel, GradientsAreAveragedAndFrozenParametersLeftAlone) {
+    if (skipWithoutGloo()) {
+        GTEST_SKIP() << "this build has no Gloo";
+    }
+    const std::string store = freshStore();
+    float averaged[2][2] = {};
+    bool frozen_grad[2] = {true, true};
+    onRanks(2, [&](int r) {
+        dist::Communicator comm(setupOf(r, 2, store), false);
+        dist::GradientSync sync(comm);
+        std::vector<at::Tensor> params = {at::ones({1}).requires_grad_(),
+                                          at::ones({1}).requires_grad_(), at::ones({1})};
+        params[0].mutable_grad() = at::full({1}, 1.0f + r);  // 1 and 2: mean 1.5
+        if (r == 1) {
+            params[1].mutable_grad() = at::full({1}, 4.0f);  // rank 0 has none: mean 2
+        }
+        at::Tensor loss = at::full({}, 2.0f * (r + 1));  // 2 and 4: mean 3
+        sync.averageGradients(params, &loss);
+        averaged[r][0] = params[0].grad().item<float>();
+        averaged[r][1] = params[1].grad().item<float>();
+        frozen_grad[r] = params[2].grad().defined();
+        EXPECT_FLOAT_EQ(loss.item<float>(), 3.0f);
+        EXPECT_EQ(loss.dim(), 0);
+    });
+    for (int r = 0; r < 2; ++r) {
+        EXPECT_FLOAT_EQ(averaged[r][0], 1.5f);
+        EXPECT_FLOAT_EQ(averaged[r][1], 2.0f);
+        EXPECT_FALSE(frozen_grad[r]);
+    }
+}
+
 // The summary a rank sends to rank 0 survives its JSON.
 TEST(DataParallel, RankSummaryRoundTrip) {
     dist::RankSummaryObserver obs(1);
