@@ -206,6 +206,10 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment, bool js
                     probe::describe(probe::environmentFromJson(run->env_json)).c_str());
     }
     std::printf("arm spec    %s\n", analysis::printable(run->spec_json).c_str());
+    if (const int64_t rows = store::NumericsStore(*db).count(id); rows > 0) {
+        std::printf("numerics    %lld per-layer rows: show %lld --numerics for the worst layers\n",
+                    static_cast<long long>(rows), static_cast<long long>(id));
+    }
     if (!run->env_json.empty()) {
         const auto env = probe::environmentFromJson(run->env_json);
         std::printf("binary      ampbench %s, commit %s\n", env.ampbench_version.c_str(),
