@@ -27,14 +27,14 @@ std::vector<std::vector<size_t>> bucketsOf(const std::vector<at::Tensor>& tensor
 }
 
 at::Tensor flatten(const std::vector<at::Tensor>& tensors, const std::vector<size_t>& which,
-                   const at::Tensor* extra = nullptr) {
+                   const std::vector<at::Tensor>& extras = {}) {
     std::vector<at::Tensor> parts;
-    parts.reserve(which.size() + 1);
+    parts.reserve(which.size() + extras.size());
     for (size_t i : which) {
         parts.push_back(tensors[i].reshape({-1}));  // logical order, whatever the layout
     }
-    if (extra) {
-        parts.push_back(extra->reshape({-1}).to(tensors[which.front()].scalar_type()));
+    for (const auto& extra : extras) {
+        parts.push_back(extra.reshape({-1}).to(tensors[which.front()].scalar_type()));
     }
     return at::cat(parts);
 }
@@ -77,7 +77,8 @@ void GradientSync::broadcastState(const std::vector<at::Tensor>& params,
 }
 
 void GradientSync::averageGradients(const std::vector<at::Tensor>& params, at::Tensor* step_loss) {
-    std::vector<at::Tensor> grads;
+    std::vector<at::Tensor> grads, owners;
+    std::vector<int64_t> made_up;  // indices into grads of the zeros made up here
     grads.reserve(params.size());
     for (const auto& p : params) {
         if (!p.requires_grad()) {
@@ -86,18 +87,33 @@ void GradientSync::averageGradients(const std::vector<at::Tensor>& params, at::T
         if (!p.grad().defined()) {
             auto param = p;
             param.mutable_grad() = at::zeros_like(p);
+            made_up.push_back(static_cast<int64_t>(grads.size()));
         }
         grads.push_back(p.grad());
+        owners.push_back(p);
     }
     if (grads.empty()) {
         return;
+    }
+    // Which ranks had each gradient: one that none had stays unset, as on one rank
+    // (the optimizer then leaves its parameter alone). Summed with the gradients.
+    at::Tensor had =
+        at::ones({static_cast<int64_t>(grads.size())}, grads.back().options().dtype(at::kFloat));
+    if (!made_up.empty()) {
+        had.index_fill_(0, at::tensor(made_up, at::kLong).to(had.device()), 0.0);
     }
     const auto buckets = bucketsOf(grads, bucket_bytes_);
     std::vector<at::Tensor> flats;
     flats.reserve(buckets.size());
     for (size_t b = 0; b < buckets.size(); ++b) {
-        const bool last = b + 1 == buckets.size();
-        flats.push_back(flatten(grads, buckets[b], last ? step_loss : nullptr));
+        std::vector<at::Tensor> extras;
+        if (b + 1 == buckets.size()) {
+            extras.push_back(had);
+            if (step_loss) {
+                extras.push_back(*step_loss);
+            }
+        }
+        flats.push_back(flatten(grads, buckets[b], extras));
     }
     comm_.allreduceSum(flats, "gradient all-reduce");
     collectives_ += static_cast<int64_t>(flats.size());
@@ -106,11 +122,23 @@ void GradientSync::averageGradients(const std::vector<at::Tensor>& params, at::T
         flats[b].mul_(inv);
         unflatten(flats[b], grads, buckets[b]);
     }
+    const at::Tensor& last = flats.back();
+    const int64_t tail = static_cast<int64_t>(grads.size()) + (step_loss ? 1 : 0);
     if (step_loss) {
-        const at::Tensor& last = flats.back();
         *step_loss = last.slice(0, last.numel() - 1, last.numel())
                          .reshape(step_loss->sizes())
                          .to(step_loss->scalar_type());
+    }
+    if (!made_up.empty()) {  // a host read only where this rank made zeros up
+        const at::Tensor counts =
+            last.slice(0, last.numel() - tail,
+                       last.numel() - tail + static_cast<int64_t>(grads.size()))
+                .to(at::kCPU, at::kFloat);
+        for (int64_t i : made_up) {
+            if (counts[i].item<float>() == 0.0f) {
+                owners[static_cast<size_t>(i)].mutable_grad().reset();
+            }
+        }
     }
 }
 

@@ -293,7 +293,7 @@ TEST(DataParallel, ARankThatFailsEndsTheRunOnEveryRank) {
 }
 
 // Gradients are averaged; a parameter without a gradient on one rank counts as zeros
-// there; a frozen parameter gets none on any rank.
+// there, one that no rank has stays without; a frozen parameter gets none.
 TEST(DataParallel, GradientsAreAveragedAndFrozenParametersLeftAlone) {
     if (skipWithoutGloo()) {
         GTEST_SKIP() << "this build has no Gloo";
@@ -301,12 +301,14 @@ TEST(DataParallel, GradientsAreAveragedAndFrozenParametersLeftAlone) {
     const std::string store = freshStore();
     float averaged[2][2] = {};
     bool frozen_grad[2] = {true, true};
+    bool unused_grad[2] = {true, true};
     onRanks(2, [&](int r) {
         dist::Communicator comm(setupOf(r, 2, store), false);
         dist::GradientSync sync(comm);
         std::vector<at::Tensor> params = {at::ones({1}).requires_grad_(),
-                                          at::ones({1}).requires_grad_(), at::ones({1})};
-        params[0].mutable_grad() = at::full({1}, 1.0f + r);  // 1 and 2: mean 1.5
+                                          at::ones({1}).requires_grad_(), at::ones({1}),
+                                          at::ones({1}).requires_grad_()};  // unused everywhere
+        params[0].mutable_grad() = at::full({1}, 1.0f + r);                 // 1 and 2: mean 1.5
         if (r == 1) {
             params[1].mutable_grad() = at::full({1}, 4.0f);  // rank 0 has none: mean 2
         }
@@ -315,6 +317,7 @@ TEST(DataParallel, GradientsAreAveragedAndFrozenParametersLeftAlone) {
         averaged[r][0] = params[0].grad().item<float>();
         averaged[r][1] = params[1].grad().item<float>();
         frozen_grad[r] = params[2].grad().defined();
+        unused_grad[r] = params[3].grad().defined();
         EXPECT_FLOAT_EQ(loss.item<float>(), 3.0f);
         EXPECT_EQ(loss.dim(), 0);
     });
@@ -322,6 +325,7 @@ TEST(DataParallel, GradientsAreAveragedAndFrozenParametersLeftAlone) {
         EXPECT_FLOAT_EQ(averaged[r][0], 1.5f);
         EXPECT_FLOAT_EQ(averaged[r][1], 2.0f);
         EXPECT_FALSE(frozen_grad[r]);
+        EXPECT_FALSE(unused_grad[r]);  // no rank had one: it stays unset, as on one rank
     }
 }
 
