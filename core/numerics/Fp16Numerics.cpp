@@ -2,10 +2,17 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace ampbench::numerics {
+namespace {
+
+/// Elements a statistic works on at once (its temporaries: about 5 bytes each).
+constexpr int64_t kSlice = int64_t{1} << 24;
+
+}  // namespace
 
 std::string dtypeName(c10::ScalarType type) {
     switch (type) {
@@ -38,19 +45,39 @@ void Observation::add(const std::string& name, const at::Tensor& tensor) {
         return;
     }
     at::NoGradGuard no_grad;
-    const at::Tensor t = tensor.detach();
-    at::Tensor a = t.abs();
-    if (a.scalar_type() != at::kFloat && a.scalar_type() != at::kDouble) {
-        a = a.to(at::kFloat);  // half and bfloat16 compare exactly in float32
+    const at::Tensor t = tensor.dim() == 0 ? tensor.detach().reshape({1}) : tensor.detach();
+    const int64_t n = t.numel();
+    // The thresholds divided by the multiplier, so no scaled copy is made. Compared in
+    // the tensor's own dtype, where powers of two down to 2^-24 are exact (half and
+    // bfloat16 alike), unless a multiplier pushes them below half's range.
+    const bool widen = multiplier_ != 1.0 && t.scalar_type() == at::kHalf;
+    const double below_sub = run::kFp16MinSubnormal / multiplier_;
+    const double below_normal = run::kFp16MinNormal / multiplier_;
+    at::Tensor absmax, sub, normal, finite;
+    // In slices of the first dimension (views, whatever the layout), so the temporaries
+    // stay near kSlice elements however large the tensor: a language model's logits are
+    // gigabytes, and whole-tensor temporaries of them raised a run's peak memory.
+    const int64_t rows = t.size(0);
+    const int64_t step =
+        std::max<int64_t>(1, kSlice / std::max<int64_t>(1, n / std::max<int64_t>(rows, 1)));
+    for (int64_t begin = 0; begin < rows; begin += step) {
+        const at::Tensor part = t.slice(0, begin, std::min(rows, begin + step));
+        at::Tensor a = part.abs();
+        if (widen) {
+            a = a.to(at::kFloat);
+        }
+        const at::Tensor nonzero = a > 0;  // NaN compares false: never an underflow
+        const at::Tensor s = at::logical_and(nonzero, a < below_sub).sum();
+        const at::Tensor m = at::logical_and(nonzero, a < below_normal).sum();
+        const at::Tensor f = at::isfinite(part).sum();
+        const at::Tensor x = a.max();  // NaN wins; non-finite values are counted apart
+        sub = sub.defined() ? sub + s : s;
+        normal = normal.defined() ? normal + m : m;
+        finite = finite.defined() ? finite + f : f;
+        absmax = absmax.defined() ? at::maximum(absmax, x) : x;
     }
-    // Compared against the thresholds divided by the multiplier, so no scaled copy of
-    // the tensor is made; NaN compares false and so is never an underflow.
-    const auto sub = at::logical_and(a > 0, a < run::kFp16MinSubnormal / multiplier_).sum();
-    const auto normal = at::logical_and(a > 0, a < run::kFp16MinNormal / multiplier_).sum();
-    const auto nonfinite = t.numel() - at::isfinite(t).sum();
-    const auto absmax = at::nan_to_num(a, std::numeric_limits<double>::infinity()).max();
     parts_.push_back(at::stack({absmax.to(at::kDouble), sub.to(at::kDouble), normal.to(at::kDouble),
-                                nonfinite.to(at::kDouble)}));
+                                (n - finite).to(at::kDouble)}));
 }
 
 std::vector<run::NumericsRecord> Observation::finish() {

@@ -474,3 +474,21 @@ TEST(Fp32Islands, TheCheckBeforeTrainingNamesABadPattern) {
     spec.arms[0].fp32_modules = "layers.3";
     EXPECT_TRUE(train::checkSetup(spec, false).ok());
 }
+
+// A tensor larger than one slice (and one not contiguous) gives the same statistics as
+// its values computed at once.
+TEST(Fp16Numerics, LargeAndStridedTensorsAreReadInSlices) {
+    auto big = at::full({5000, 4000}, 1.0f);  // 20M values: two slices of rows
+    big.index_put_({0, 0}, 1e-9f);
+    big.index_put_({4999, 3999}, 1e-6f);
+    big.index_put_({2500, 7}, 4.0f);
+    const auto r = one(big, 1.0);
+    EXPECT_DOUBLE_EQ(r.underflow_subnormal, 1.0 / 20e6);
+    EXPECT_DOUBLE_EQ(r.underflow_normal, 2.0 / 20e6);
+    EXPECT_DOUBLE_EQ(r.absmax, 4.0);
+    big.index_put_({4999, 0}, std::nanf(""));
+    EXPECT_EQ(one(big, 1.0).nonfinite, 1);
+    const auto strided = at::tensor({1e-9f, 1.0f, 2.0f, 1e-9f}).view({2, 2}).t();
+    EXPECT_DOUBLE_EQ(one(strided, 1.0).underflow_subnormal, 0.5);
+    EXPECT_DOUBLE_EQ(one(at::tensor(3.0f), 1.0).absmax, 3.0);  // a scalar
+}
