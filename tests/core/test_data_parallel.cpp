@@ -2,7 +2,11 @@
 // equivalence with one rank of the global batch, found-inf agreement, bucketing,
 // and a rank that stops ending the run on the others with its reason, no hang.
 // The scheduler that spreads an experiment's runs over GPUs.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <ATen/ATen.h>
 
@@ -251,6 +255,36 @@ TEST(DataParallel, FoundInfIsAgreedAcrossRanks) {
     for (int r = 0; r < 3; ++r) {
         EXPECT_EQ(agreed[r], 1.0f) << "rank " << r;
     }
+}
+
+// The rendezvous over TCP (rank 0 serves c10d's TCPStore) works as the file does.
+TEST(DataParallel, RanksMeetOverTcpToo) {
+    if (skipWithoutGloo()) {
+        GTEST_SKIP() << "this build has no Gloo";
+    }
+    // A port nobody listens on: bound once by the kernel's choice, then let go.
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    const int port = ntohs(addr.sin_port);
+    ::close(probe);
+    float agreed[2] = {-1, -1};
+    onRanks(2, [&](int r) {
+        dist::RankSetup setup = setupOf(r, 2, "");
+        setup.tcp_host = "127.0.0.1";
+        setup.tcp_port = port;
+        dist::Communicator comm(setup, false);
+        dist::GradientSync sync(comm);
+        at::Tensor found_inf = at::full({1}, r == 0 ? 1.0f : 0.0f);
+        sync.agreeFoundInf(found_inf);
+        agreed[r] = found_inf.item<float>();
+    });
+    EXPECT_EQ(agreed[0], 1.0f);
+    EXPECT_EQ(agreed[1], 1.0f);
 }
 
 // Rank 1 fails at its fifth micro-batch: rank 0's run ends failed at once, naming
