@@ -3,7 +3,11 @@
 #include <qcustomplot.h>
 #include <QComboBox>
 #include <QLabel>
+#include <QSignalSpy>
+#include <QTableView>
 #include <QTreeView>
+#include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
 #include <QtTest>
 #include <cmath>
 
@@ -11,6 +15,9 @@
 #include "core/store/NumericsStore.h"
 #include "ui/MainWindow.h"
 #include "ui/data/StoreSession.h"
+#include "ui/editor/ArmsTableModel.h"
+#include "ui/editor/ExperimentEditor.h"
+#include "ui/editor/SetupPanel.h"
 #include "ui/plots/NumericsHeatmap.h"
 #include "ui/runs/HistoryView.h"
 
@@ -92,6 +99,44 @@ class NumericsHeatmapTest : public QObject {
         QTRY_VERIFY(!history->numerics()->isHidden());  // its tab need not be on show
         QTRY_COMPARE(history->numerics()->grid().names.size(), size_t(1));
         QCOMPARE(history->numerics()->cellValue(0, 0), 0.25);
+    }
+
+    // The editor's module tree: a double-click makes the module an FP32 island of the
+    // selected arm, added once.
+    void editorPicksIslandsFromTheModuleTree() {
+        config::ExperimentSpec spec = test::tinySpec();
+        spec.model.name = "mlp";
+        spec.model.depth = 1;
+        spec.data.name = "synthetic-images";
+        spec.data.channels = 1;
+        spec.data.height = spec.data.width = 8;
+        spec.data.classes = 4;
+        config::ArmSpec fp32, amp;
+        fp32.name = "fp32";
+        amp.name = "amp";
+        amp.precision = config::Precision::Amp;
+        spec.arms = {fp32, amp};
+        ExperimentEditor editor;
+        QSignalSpy checked(&editor, &ExperimentEditor::setupChecked);
+        editor.setSpec(spec);
+        QVERIFY(checked.wait(20000));
+        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), 20000);
+        QTreeWidget* tree = editor.setupPanel()->moduleTree();
+        QTreeWidgetItem* head = nullptr;
+        for (QTreeWidgetItemIterator it(tree); *it; ++it) {
+            if ((*it)->data(0, Qt::UserRole).toString() == "layers.3") {
+                head = *it;
+            }
+        }
+        QVERIFY(head);
+        auto* view = editor.findChild<QTableView*>("arms");
+        view->selectRow(1);
+        Q_EMIT tree->itemDoubleClicked(head, 0);
+        Q_EMIT tree->itemDoubleClicked(head, 0);  // once is enough
+        const int column = ArmsTableModel::columnOf("fp32_modules");
+        QCOMPARE(editor.armsModel()->index(1, column).data(Qt::EditRole).toString(),
+                 QString("layers.3"));
+        QCOMPARE(editor.armsModel()->index(0, column).data(Qt::EditRole).toString(), QString());
     }
 
     void saysHowToRecordWhenThereIsNothing() {

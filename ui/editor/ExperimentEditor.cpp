@@ -182,6 +182,19 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
         arms_->duplicateArm(row < 0 ? arms_->rowCount() - 1 : row);
     });
     connect(remove, &QPushButton::clicked, this, [this] { arms_->removeArm(selectedArm()); });
+    // A module double-clicked in the model's tree becomes an FP32 island of the selected
+    // arm (the last one when none is selected).
+    connect(setup_, &SetupPanel::moduleChosen, this, [this](const QString& path) {
+        const int row = selectedArm() >= 0 ? selectedArm() : arms_->rowCount() - 1;
+        if (row < 0) {
+            return;
+        }
+        const QModelIndex cell = arms_->index(row, ArmsTableModel::columnOf("fp32_modules"));
+        const QString now = cell.data(Qt::EditRole).toString();
+        if (!now.split(';', Qt::SkipEmptyParts).contains(path)) {
+            arms_->setData(cell, now.isEmpty() ? path : now + ';' + path, Qt::EditRole);
+        }
+    });
     connect(form_, &SpecForm::edited, this, [this](const QString& field) {
         forgetPresetUndo();
         forgetLoadErrors(field);

@@ -45,6 +45,15 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
     tree_->setHeaderLabels({tr("Module"), tr("Type"), tr("Parameters")});
     tree_->setRootIsDecorated(true);
     tree_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    tree_->setToolTip(
+        tr("The model's modules; double-click one to run it as an FP32 island "
+           "(autocast off) in the selected arm"));
+    connect(tree_, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item, int) {
+        const QString path = item->data(0, Qt::UserRole).toString();
+        if (!path.isEmpty()) {
+            Q_EMIT moduleChosen(path);
+        }
+    });
     layout->addWidget(state_);
     layout->addWidget(facts_);
     layout->addWidget(tree_, 1);
@@ -103,6 +112,9 @@ void SetupPanel::showReport(const train::SetupReport& r) {
         item->setText(0, path.section('.', -1));
         item->setText(1, cols.value(1));
         item->setText(2, cols.value(2));
+        if (path != QLatin1String("(model)")) {
+            item->setData(0, Qt::UserRole, path);
+        }
         items.insert(path, item);
     }
     tree_->expandToDepth(1);

@@ -22,6 +22,10 @@ class SetupPanel : public QWidget {
     QString factsText() const;
     QTreeWidget* moduleTree() const { return tree_; }
 
+  Q_SIGNALS:
+    /// A module of the tree was double-clicked: its dotted path ("blocks.0.qkv").
+    void moduleChosen(const QString& path);
+
   private:
     QLabel* facts_ = nullptr;
     QLabel* state_ = nullptr;
