@@ -208,7 +208,29 @@ ResidualBlockImpl::ResidualBlockImpl(int in_channels, int planes, int stride, bo
     }
 }
 
+void ResidualBlockImpl::setTap(ModuleTap* tap, const std::string& path) {
+    tap_ = tap;
+    body_paths_ = childPaths(path + ".body", body_->size());
+    shortcut_path_ = path + ".shortcut";
+}
+
+std::vector<std::string> ResidualBlockImpl::tapPoints(const std::string& path) const {
+    auto out = childPaths(path + ".body", body_->size());
+    if (shortcut_) {
+        out.push_back(path + ".shortcut");
+    }
+    return out;
+}
+
 at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
+    if (tap_) {
+        auto identity =
+            shortcut_ ? tapped(tap_, shortcut_path_, x,
+                               [this](const at::Tensor& in) { return shortcut_->forward(in); })
+                      : x;
+        auto y = runSequence(body_, body_paths_, tap_, x) + identity;
+        return y.relu_();
+    }
     auto identity = shortcut_ ? shortcut_->forward(x) : x;
     auto y = body_->forward(x) + identity;
     return y.relu_();
@@ -255,11 +277,23 @@ ResNetImpl::ResNetImpl(const config::ModelSpec& spec, const data::InputShape& sh
 
 std::vector<std::string> ResNetImpl::tapPoints() const {
     auto out = stem_paths_;
-    for (const auto& p : childPaths("blocks", blocks_->size())) {
-        out.push_back(p);
+    const auto paths = childPaths("blocks", blocks_->size());
+    for (size_t i = 0; i < paths.size(); ++i) {
+        for (auto& p : (*blocks_)[i]->as<ResidualBlock>()->tapPoints(paths[i])) {
+            out.push_back(std::move(p));
+        }
+        out.push_back(paths[i]);
     }
     out.push_back("head");
     return out;
+}
+
+void ResNetImpl::setTap(ModuleTap* tap) {
+    Network::setTap(tap);
+    const auto paths = childPaths("blocks", blocks_->size());
+    for (size_t i = 0; i < paths.size(); ++i) {
+        (*blocks_)[i]->as<ResidualBlock>()->setTap(tap, paths[i]);
+    }
 }
 
 at::Tensor ResNetImpl::forward(const at::Tensor& input) {

@@ -107,8 +107,15 @@ class ResidualBlockImpl : public torch::nn::Module {
     ResidualBlockImpl(int in_channels, int planes, int stride, bool bottleneck);
     at::Tensor forward(const at::Tensor& x);
     int outChannels() const { return out_channels_; }
+    /// Its body's layers and its shortcut go through `tap` under `path` ("blocks.0").
+    void setTap(ModuleTap* tap, const std::string& path);
+    /// "blocks.0.body.0", ..., "blocks.0.shortcut" (when it has one).
+    std::vector<std::string> tapPoints(const std::string& path) const;
 
   private:
+    ModuleTap* tap_ = nullptr;
+    std::vector<std::string> body_paths_;
+    std::string shortcut_path_;
     torch::nn::Sequential body_{nullptr};
     torch::nn::Sequential shortcut_{nullptr};
     int out_channels_;
@@ -125,6 +132,7 @@ class ResNetImpl : public Network {
     bool convolutional() const override { return true; }
     bool checkpointable() const override { return true; }
     std::vector<std::string> tapPoints() const override;
+    void setTap(ModuleTap* tap) override;
 
   private:
     std::vector<std::string> stem_paths_;

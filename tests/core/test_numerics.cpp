@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -491,4 +492,20 @@ TEST(Fp16Numerics, LargeAndStridedTensorsAreReadInSlices) {
     const auto strided = at::tensor({1e-9f, 1.0f, 2.0f, 1e-9f}).view({2, 2}).t();
     EXPECT_DOUBLE_EQ(one(strided, 1.0).underflow_subnormal, 0.5);
     EXPECT_DOUBLE_EQ(one(at::tensor(3.0f), 1.0).absmax, 3.0);  // a scalar
+}
+
+// A ResNet's blocks show their layers and shortcut, and any of them can be an island.
+TEST(Fp32Islands, ResNetBlocksShowTheirLayers) {
+    config::ModelSpec spec;
+    spec.name = "resnet";
+    spec.width = 8;
+    spec.blocks = {1, 1};
+    auto model = models::makeModel(spec, imageShape());
+    const auto points = model->tapPoints();
+    EXPECT_NE(std::find(points.begin(), points.end(), "blocks.0.body.0"), points.end());
+    EXPECT_NE(std::find(points.begin(), points.end(), "blocks.1.shortcut"), points.end());
+    const auto out = outputsUnderAutocast(*model, "blocks.1.body.0", at::randn({2, 1, 8, 8}));
+    EXPECT_EQ(out.at("blocks.0.body.0").dtype, "bfloat16");
+    EXPECT_EQ(out.at("blocks.1.body.0").dtype, "float32");
+    EXPECT_EQ(out.size(), points.size());
 }
