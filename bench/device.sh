@@ -406,7 +406,7 @@ numerics)
     spec() {  # NAME EVERY ARM...
         local name=$1 n=$2; shift 2
         local arms=(); for a in "$@"; do arms+=(--arm "$a"); done
-        $CLI run --preset gpt2-small-synthetic --name "$name" --steps "$steps" --warmup 10 \
+        $CLI run --preset "${PRESET:-gpt2-small-synthetic}" --name "$name" --steps "$steps" --warmup 10 \
             --eval-interval 0 --eval-batches 1 --device cuda "${arms[@]}" --dry-run \
             --save-spec "$OUT/$name.json" > /dev/null
         python3 - "$OUT/$name.json" "$n" <<'PY'
@@ -442,9 +442,13 @@ PY
         "norms=amp-fp16,fp32_modules=blocks.*.ln1;blocks.*.ln2;ln_f" "qkv=amp-fp16,fp32_modules=blocks.*.qkv" \
         "blocks=amp-fp16,fp32_modules=blocks.*"
     train numerics-islands; show_all
-    for n in 0 10 1; do
-        spec "numerics-cost-$n" "$n" fp16=amp-fp16
-        train "numerics-cost-$n"; show_all
+    # The records' cost: off, every 100 optimizer steps, every step, on the decoder and
+    # on ResNet-50 (channels-last); 300 steps so every 100 records a few times.
+    for p in gpt2-small-synthetic resnet50-synthetic; do
+        for n in 0 100 1; do
+            PRESET=$p steps=300 spec "numerics-cost-${p%%-*}-$n" "$n" fp16=amp-fp16
+            train "numerics-cost-${p%%-*}-$n"; show_all
+        done
     done
     echo "== worst layers of every run"
     for id in $($CLI --db "$db" list | awk '$1 ~ /^[0-9]+$/ {print $1}'); do
