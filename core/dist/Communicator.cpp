@@ -4,6 +4,7 @@
 #include <c10/util/intrusive_ptr.h>
 #include <torch/version.h>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <algorithm>
