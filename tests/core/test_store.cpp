@@ -632,24 +632,24 @@ TEST(StoreMigration, Version1IsMigratedKeepingRows) {
         ASSERT_EQ(sqlite3_exec(raw,
                                (std::string(ampbench::test::kBackToSchema5) +
                                 "DROP TABLE batch_trials; DROP TABLE batch_searches; "
-                               "ALTER TABLE experiments DROP COLUMN tags; "
-                               "ALTER TABLE experiments DROP COLUMN trashed_at; "
-                               "CREATE TABLE runs_v1 (id INTEGER PRIMARY KEY, experiment_id "
-                               "INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE, "
-                               "arm TEXT NOT NULL, arm_index INTEGER NOT NULL DEFAULT 0, seed "
-                               "INTEGER NOT NULL DEFAULT 0, spec_json TEXT NOT NULL DEFAULT '{}', "
-                               "env_json TEXT NOT NULL DEFAULT '', status TEXT NOT NULL DEFAULT "
-                               "'queued', error TEXT NOT NULL DEFAULT '', notes TEXT NOT NULL "
-                               "DEFAULT '', started_at TEXT NOT NULL DEFAULT '', ended_at TEXT "
-                               "NOT NULL DEFAULT '', planned_steps INTEGER NOT NULL DEFAULT 0, "
-                               "owner_pid INTEGER, owner_host TEXT, created_at TEXT NOT NULL); "
-                               "INSERT INTO runs_v1 SELECT id, experiment_id, arm, arm_index, "
-                               "seed, spec_json, env_json, status, error, notes, started_at, "
-                               "ended_at, planned_steps, owner_pid, owner_host, created_at FROM "
-                               "runs; DROP TABLE runs; ALTER TABLE runs_v1 RENAME TO runs; "
-                               "CREATE INDEX runs_by_experiment ON runs(experiment_id, "
-                               "arm_index); CREATE INDEX runs_by_status ON runs(status); "
-                               "PRAGMA user_version = 1;")
+                                "ALTER TABLE experiments DROP COLUMN tags; "
+                                "ALTER TABLE experiments DROP COLUMN trashed_at; "
+                                "CREATE TABLE runs_v1 (id INTEGER PRIMARY KEY, experiment_id "
+                                "INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE, "
+                                "arm TEXT NOT NULL, arm_index INTEGER NOT NULL DEFAULT 0, seed "
+                                "INTEGER NOT NULL DEFAULT 0, spec_json TEXT NOT NULL DEFAULT '{}', "
+                                "env_json TEXT NOT NULL DEFAULT '', status TEXT NOT NULL DEFAULT "
+                                "'queued', error TEXT NOT NULL DEFAULT '', notes TEXT NOT NULL "
+                                "DEFAULT '', started_at TEXT NOT NULL DEFAULT '', ended_at TEXT "
+                                "NOT NULL DEFAULT '', planned_steps INTEGER NOT NULL DEFAULT 0, "
+                                "owner_pid INTEGER, owner_host TEXT, created_at TEXT NOT NULL); "
+                                "INSERT INTO runs_v1 SELECT id, experiment_id, arm, arm_index, "
+                                "seed, spec_json, env_json, status, error, notes, started_at, "
+                                "ended_at, planned_steps, owner_pid, owner_host, created_at FROM "
+                                "runs; DROP TABLE runs; ALTER TABLE runs_v1 RENAME TO runs; "
+                                "CREATE INDEX runs_by_experiment ON runs(experiment_id, "
+                                "arm_index); CREATE INDEX runs_by_status ON runs(status); "
+                                "PRAGMA user_version = 1;")
                                    .c_str(),
                                nullptr, nullptr, nullptr),
                   SQLITE_OK);

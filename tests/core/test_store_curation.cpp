@@ -239,11 +239,11 @@ TEST_F(StoreCuration, Schema4IsReadThenMigratedKeepingRows) {
         const int rc = sqlite3_exec(raw,
                                     (std::string(ampbench::test::kBackToSchema5) +
                                      "ALTER TABLE experiments DROP COLUMN tags; "
-                                    "ALTER TABLE experiments DROP COLUMN trashed_at; "
-                                    "ALTER TABLE runs DROP COLUMN label; "
-                                    "ALTER TABLE runs DROP COLUMN tags; "
-                                    "ALTER TABLE runs DROP COLUMN trashed_at; "
-                                    "PRAGMA user_version = 4;")
+                                     "ALTER TABLE experiments DROP COLUMN trashed_at; "
+                                     "ALTER TABLE runs DROP COLUMN label; "
+                                     "ALTER TABLE runs DROP COLUMN tags; "
+                                     "ALTER TABLE runs DROP COLUMN trashed_at; "
+                                     "PRAGMA user_version = 4;")
                                         .c_str(),
                                     nullptr, nullptr, &err);
         const std::string message = err ? err : "";
