@@ -82,6 +82,9 @@ bool running(pid_t pid) {
 class DataParallelCli : public ::testing::Test {
   protected:
     void SetUp() override {
+#ifndef AMPBENCH_TEST_WITH_GLOO
+        GTEST_SKIP() << "this build has no Gloo: its ranks cannot train on the CPU";
+#endif
         if (!ampbench::config::haveFashionMnist()) {
             GTEST_SKIP() << "dataset-fashion-mnist is not installed";
         }
@@ -92,7 +95,9 @@ class DataParallelCli : public ::testing::Test {
         fs::create_directories(dir_);
         db_ = (dir_ / "r.db").string();
     }
-    void TearDown() override { fs::remove_all(dir_); }
+    void TearDown() override {
+        fs::remove_all(dir_);
+    }
 
     std::string writeSpec(const std::string& name, const std::string& json) const {
         const std::string path = (dir_ / name).string();
