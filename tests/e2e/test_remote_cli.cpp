@@ -95,9 +95,10 @@ std::vector<std::string> rowsOf(const Database& db, int64_t run) {
 }  // namespace
 
 TEST_F(RemoteCliTest, DroppedTransportResumesAndEndsRowForRowEqual) {
-    const int64_t id = launch(kSpec + " --micro-steps 600");
-    // The link drops after 3 s, mid-run: the transport is killed, ingest sees the end.
-    follow(id, "", "timeout -s KILL 3 ");
+    // Long enough that a quiet machine is still training when the link drops.
+    const int64_t id = launch(kSpec + " --micro-steps 6000");
+    // The link drops after 2 s, mid-run: the transport is killed, ingest sees the end.
+    follow(id, "", "timeout -s KILL 2 ");
     std::string since;
     {
         auto local = Database::open(local_, Database::Mode::ReadOnly);
