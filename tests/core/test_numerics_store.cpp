@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "ScratchDir.h"
 #include "StoreDowngrade.h"
 #include "core/store/BatchSearchStore.h"
 #include "core/store/Database.h"
@@ -27,21 +28,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-class NumericsStoreTest : public ::testing::Test {
-  protected:
-    void SetUp() override {
-        std::random_device rd;
-        dir_ = fs::temp_directory_path() /
-               ("ampbench_numerics_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
-        fs::create_directories(dir_);
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
-    }
-    std::string file(const std::string& name) const { return (dir_ / name).string(); }
-    fs::path dir_;
-};
+class NumericsStoreTest : public ampbench::test::ScratchDirTest {};
 
 NumericsRecord row(int64_t step, NumericsKind kind, const std::string& name, double absmax) {
     NumericsRecord r;

@@ -12,6 +12,7 @@
 
 #include <regex>
 #include <sstream>
+#include "ScratchDir.h"
 #include "StoreDowngrade.h"
 #include "core/store/BatchSearchStore.h"
 
@@ -27,22 +28,7 @@ using namespace ampbench::run;
 
 namespace {
 
-class StoreTest : public ::testing::Test {
-  protected:
-    void SetUp() override {
-        std::random_device rd;
-        dir_ = fs::temp_directory_path() /
-               ("ampbench_store_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
-        fs::create_directories(dir_);
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
-    }
-    std::string file(const std::string& name) const { return (dir_ / name).string(); }
-
-    fs::path dir_;
-};
+class StoreTest : public ampbench::test::ScratchDirTest {};
 
 StepRecord makeStep(int64_t step) {
     StepRecord s;

@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "ScratchDir.h"
 #include "StoreDowngrade.h"
 #include "core/store/Database.h"
 
@@ -18,13 +19,10 @@ using namespace ampbench::run;
 
 namespace {
 
-class StoreCuration : public ::testing::Test {
+class StoreCuration : public ampbench::test::ScratchDirTest {
   protected:
     void SetUp() override {
-        std::random_device rd;
-        dir_ = fs::temp_directory_path() /
-               ("ampbench_curation_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
-        fs::create_directories(dir_);
+        ScratchDirTest::SetUp();
         db_ = Database::open(file("trash.db"));
         keep_ = db_->createExperiment("keep", "{}");
         keepRun_ = db_->createRun(keep_, "fp32", 0, 1, "{}", 10);
@@ -39,10 +37,8 @@ class StoreCuration : public ::testing::Test {
     }
     void TearDown() override {
         db_.reset();
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
+        ScratchDirTest::TearDown();
     }
-    std::string file(const std::string& name) const { return (dir_ / name).string(); }
     static StepRecord step(int64_t i) {
         StepRecord s;
         s.step = i;
@@ -63,7 +59,6 @@ class StoreCuration : public ::testing::Test {
         return ids;
     }
 
-    fs::path dir_;
     std::unique_ptr<Database> db_;
     int64_t keep_ = 0, keepRun_ = 0, drop_ = 0;
     std::vector<int64_t> dropRuns_;
