@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/run/RemoveTree.h"
+
 namespace ampbench::dist {
 namespace {
 
@@ -101,8 +103,7 @@ RankLauncher::RankLauncher(const std::string& executable, const std::string& db_
 RankLauncher::~RankLauncher() {
     finish(0);
     if (!dir_.empty()) {
-        std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
+        run::removeTree(dir_);
     }
 }
 

@@ -18,22 +18,11 @@
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
 #include "core/data/private/Split.h"
+#include "core/run/RemoveTree.h"
 
 namespace ampbench::data::test_files {
 
 namespace fs = std::filesystem;
-
-/// Not fs::remove_all: PyTorch's pip libtorch.so exports a broken copy of it (see
-/// test_fashion_mnist.cpp).
-inline void removeTree(const fs::path& p) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec) && !fs::is_symlink(p, ec)) {
-        for (const auto& entry : fs::directory_iterator(p, ec)) {
-            removeTree(entry.path());
-        }
-    }
-    fs::remove(p, ec);
-}
 
 class TempDir {
   public:
@@ -42,7 +31,7 @@ class TempDir {
                 ("ampbench-files-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
         fs::create_directories(path_);
     }
-    ~TempDir() { removeTree(path_); }
+    ~TempDir() { ampbench::run::removeTree(path_.string()); }
     std::string file(const std::string& name) const {
         auto p = path_ / name;
         fs::create_directories(p.parent_path());

@@ -8,6 +8,8 @@
 #include <random>
 #include <string>
 
+#include "core/run/RemoveTree.h"
+
 namespace ampbench::test {
 
 class ScratchDirTest : public ::testing::Test {
@@ -20,10 +22,7 @@ class ScratchDirTest : public ::testing::Test {
                ("ampbench_" + suite + "_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
         std::filesystem::create_directories(dir_);
     }
-    void TearDown() override {
-        std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
-    }
+    void TearDown() override { ampbench::run::removeTree(dir_.string()); }
     std::string file(const std::string& name) const { return (dir_ / name).string(); }
 
     std::filesystem::path dir_;

@@ -25,6 +25,7 @@
 #include "core/dist/Communicator.h"
 #include "core/dist/GradientSync.h"
 #include "core/dist/RankSummary.h"
+#include "core/run/RemoveTree.h"
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
 #include "core/train/GpuScheduler.h"
@@ -50,8 +51,7 @@ class TempFolders : public ::testing::Environment {
     }
     void TearDown() override {
         for (const auto& f : all()) {
-            std::error_code ec;
-            std::filesystem::remove_all(f, ec);
+            ampbench::run::removeTree(f);
         }
     }
 };

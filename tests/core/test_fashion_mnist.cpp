@@ -8,6 +8,7 @@
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
 #include "core/data/FashionMnist.h"
+#include "core/run/RemoveTree.h"
 
 namespace fs = std::filesystem;
 using namespace ampbench::data;
@@ -25,15 +26,7 @@ class TempDir {
                 ("ampbench-fm-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
         fs::create_directories(path_);
     }
-    // Not fs::remove_all: PyTorch's pip libtorch.so exports a broken copy of it that
-    // this binary would bind to (it crashed on the CUDA host).
-    ~TempDir() {
-        std::error_code ec;
-        for (const auto& entry : fs::directory_iterator(path_, ec)) {
-            fs::remove(entry.path(), ec);
-        }
-        fs::remove(path_, ec);
-    }
+    ~TempDir() { ampbench::run::removeTree(path_.string()); }
     std::string file(const std::string& name) const { return (path_ / name).string(); }
 
   private:

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ScratchDir.h"
 #include "core/data/InputRecord.h"
 
 using namespace ampbench;
@@ -13,20 +14,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class InputRecordTest : public ::testing::Test {
+class InputRecordTest : public test::ScratchDirTest {
   protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("ampbench-inputs-" + std::to_string(getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
+        ScratchDirTest::SetUp();
         fs::create_directories(dir_ / "folder" / "sub");
     }
-    void TearDown() override { fs::remove_all(dir_); }
     static void write(const fs::path& p, const std::string& text) {
         std::ofstream(p, std::ios::binary) << text;
     }
-    fs::path dir_;
 };
 
 }  // namespace
