@@ -85,10 +85,42 @@ void NumericsRecorder::record(int64_t step, const std::vector<at::Tensor>& param
     observer.onNumerics(rows);
 }
 
-std::string NumericsRecorder::locate(int64_t step,
-                                     const std::vector<std::pair<at::Tensor, at::Tensor>>& batches,
-                                     const LossOf& loss_of, double loss_scale,
-                                     const std::vector<at::Tensor>& params) {
+void NumericsRecorder::watch(int64_t step, Batches batches, const at::Tensor& found_inf,
+                             bool skipped, const at::Tensor& loss_sum,
+                             const at::Tensor& scale_used) {
+    if (!loss_sum.defined()) {
+        return;
+    }
+    at::Tensor broke = at::logical_not(at::isfinite(loss_sum.detach()).all()).to(at::kDouble);
+    if (found_inf.defined()) {
+        broke = broke + found_inf.detach().reshape({}).to(broke.device(), at::kDouble);
+    }
+    if (skipped) {
+        broke = broke + 1.0;
+    }
+    const at::Tensor scale = scale_used.defined()
+                                 ? scale_used.detach().reshape({}).to(broke.device(), at::kDouble)
+                                 : at::ones({}, broke.options());
+    watched_flag_.post(at::stack({broke, scale}));
+    watched_step_ = step;
+    watched_batches_ = std::move(batches);
+}
+
+std::optional<NumericsRecorder::BrokenStep> NumericsRecorder::takeBroken() {
+    if (!watched_flag_.pending()) {
+        return std::nullopt;
+    }
+    const std::vector<double> v = watched_flag_.take();
+    Batches batches = std::move(watched_batches_);
+    watched_batches_.clear();
+    if (v.size() != 2 || v[0] == 0.0) {
+        return std::nullopt;
+    }
+    return BrokenStep{watched_step_, std::move(batches), v[1]};
+}
+
+std::string NumericsRecorder::locate(int64_t step, const Batches& batches, const LossOf& loss_of,
+                                     double loss_scale, const std::vector<at::Tensor>& params) {
     ++located_;
     run::OverflowOrigin o;
     o.step = step;

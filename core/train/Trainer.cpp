@@ -101,6 +101,7 @@ class RunLoop {
     at::Tensor lossOf(const at::Tensor& logits, const at::Tensor& target) const;
     /// False when a cancel came between micro-batches: the partial step is dropped.
     bool trainStep(int64_t s);
+    bool locateWatched();
     /// The same step replayed from a CUDA graph (captured at its first use).
     bool graphStep(int64_t s);
     /// The opening both steps share: a new record, the hook, the cancel check, the
@@ -152,15 +153,6 @@ class RunLoop {
     std::unique_ptr<StepGraph> graph_;
     at::Tensor static_x_, static_y_, graph_loss_, graph_norm_, graph_inf_;
 };
-
-/// Whether a step skipped its update or its loss is not finite (host reads, made only
-/// while non-finite steps are located).
-bool stepBroke(const OptimizerStepResult& r, const at::Tensor& loss_sum) {
-    if (r.skipped || (r.found_inf.defined() && r.found_inf.item<double>() != 0.0)) {
-        return true;
-    }
-    return loss_sum.defined() && !at::isfinite(loss_sum).all().item<bool>();
-}
 
 /// Eager steps before capture: cuDNN picks its algorithms, lazy state is created.
 constexpr int64_t kEagerStepsBeforeCapture = 3;
@@ -327,6 +319,30 @@ std::optional<StepRecord> RunLoop::openStep(int64_t s) {
     return rec;
 }
 
+// A watched step that broke, replayed to find where: read with this step's forward and
+// backward queued behind it, so the host keeps its lead. This step's gradients are
+// held aside meanwhile. Whether a step was replayed.
+bool RunLoop::locateWatched() {
+    auto broken = numerics_->takeBroken();
+    if (!broken) {
+        return false;
+    }
+    std::vector<at::Tensor> held;
+    held.reserve(params_.size());
+    for (const auto& p : params_) {
+        held.push_back(p.grad());
+    }
+    auto loss_of = [&](const at::Tensor& in, const at::Tensor& target) {
+        return precision_->forward([&] { return lossOf(model_->forward(in), target); });
+    };
+    event(broken->step, EventKind::Warning,
+          numerics_->locate(broken->step, broken->batches, loss_of, broken->loss_scale, params_));
+    for (size_t i = 0; i < params_.size(); ++i) {
+        params_[i].mutable_grad() = held[i];
+    }
+    return true;
+}
+
 // The step: K micro-batches (forward under the precision's autocast, backward of
 // the loss / K, scaled for fp16), then the optimizer step; the recorder measures.
 bool RunLoop::trainStep(int64_t s) {
@@ -374,6 +390,9 @@ bool RunLoop::trainStep(int64_t s) {
         precision_->backward(loss, k_);
         samples_ += b.input.size(0) * world();  // every rank trained a shard as large
     }
+    if (numerics_->locating() && locateWatched()) {
+        rec.timed = false;  // the replay of the step before is no part of this one
+    }
     at::Tensor scale_used = precision_->scaleInUse();
     if (numerics_->due(s)) {
         numerics_->record(s, params_, precision_->scaler(), obs_);
@@ -387,13 +406,9 @@ bool RunLoop::trainStep(int64_t s) {
                                       recorder_->wantsNorm(s), /*defer_norm=*/true, sync_.get(),
                                       sync_ ? &loss_sum : nullptr);
     rec.skipped = result.skipped;
-    if (numerics_->locating() && stepBroke(result, loss_sum)) {
-        const double scale = scale_used.defined() ? scale_used.item<double>() : 1.0;
-        auto loss_of = [&](const at::Tensor& in, const at::Tensor& target) {
-            return precision_->forward([&] { return lossOf(model_->forward(in), target); });
-        };
-        event(s, EventKind::Warning, numerics_->locate(s, replay, loss_of, scale, params_));
-        rec.timed = false;  // the replay's time is no part of the step
+    if (numerics_->locating()) {
+        numerics_->watch(s, std::move(replay), result.found_inf, result.skipped, loss_sum,
+                         scale_used);
     }
     recorder_->addNormCost(result.norm_host_ms);
     if (probing) {
@@ -473,6 +488,9 @@ void RunLoop::finishRanks() {
 }
 
 void RunLoop::flush() {
+    if (numerics_->locating()) {
+        locateWatched();  // the flush waits for the device anyway
+    }
     if (const std::optional<int64_t> bad_step = recorder_->flush()) {
         event(*bad_step, EventKind::NonFinite, "training loss is not finite");
         throw RunFailure(

@@ -12,6 +12,7 @@
 #include "core/amp/LossScaler.h"
 #include "core/config/ExperimentSpec.h"
 #include "core/probe/Environment.h"
+#include "core/probe/HostReadback.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
 #include "core/train/Trainer.h"
@@ -141,6 +142,32 @@ TEST(Cuda, EventTimingMeasuresDeviceWork) {
     ASSERT_EQ(ms.size(), 2u);
     EXPECT_GT(ms[0], 0.0);
     EXPECT_GT(ms[1], 4.0 * ms[0]) << "eight products take longer than one";
+}
+
+// A read-back waits for its own copy, not for the work queued after it: taken while a
+// long product is still on the device, it has the values posted before.
+TEST(Cuda, HostReadbackWaitsOnlyForItsCopy) {
+    REQUIRE_CUDA();
+    probe::HostReadback readback;
+    auto a = at::randn({8192, 8192}, at::TensorOptions().device(kCuda));
+    at::matmul(a, a);  // warm-up
+    auto flags = at::tensor({1.0f, 65536.0f}, at::TensorOptions().device(kCuda));
+    readback.post(flags * 2);
+    ASSERT_TRUE(readback.pending());
+    probe::StepTimer timer(kCuda);
+    timer.mark();
+    for (int i = 0; i < 20; ++i) {
+        a = at::matmul(a, a) / 8192.0;
+    }
+    timer.mark();
+    const auto values = readback.take();
+    const bool queued_work_left = !timer.markerReached();
+    ASSERT_EQ(values.size(), 2u);
+    EXPECT_EQ(values[0], 2.0);
+    EXPECT_EQ(values[1], 131072.0);
+    EXPECT_FALSE(readback.pending());
+    EXPECT_TRUE(readback.take().empty());
+    EXPECT_TRUE(queued_work_left) << "the products queued after the copy were waited for";
 }
 
 // Back-to-back steps share an event: work queued between two steps counts in the

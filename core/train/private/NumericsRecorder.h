@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "core/config/ExperimentSpec.h"
 #include "core/models/Models.h"
 #include "core/numerics/NumericsTap.h"
+#include "core/probe/HostReadback.h"
 #include "core/run/TrainObserver.h"
 
 namespace ampbench::train {
@@ -38,15 +40,30 @@ class NumericsRecorder {
     /// for the first kMaxLocated such steps of a run.
     bool locating() const { return every_ > 0 && located_ < kMaxLocated; }
     static constexpr int kMaxLocated = 20;
+    using Batches = std::vector<std::pair<at::Tensor, at::Tensor>>;  // (input, target) each
+    /// After step `step`'s optimizer update, while locating: keeps its micro-batches and
+    /// starts reading, without waiting for the device, whether it broke (inf/NaN found
+    /// in its gradients — `found_inf` or `skipped` —, or a non-finite `loss_sum`) and the
+    /// loss scale it used.
+    void watch(int64_t step, Batches batches, const at::Tensor& found_inf, bool skipped,
+               const at::Tensor& loss_sum, const at::Tensor& scale_used);
+    struct BrokenStep {
+        int64_t step = 0;
+        Batches batches;
+        double loss_scale = 1.0;
+    };
+    /// The step watched last, when it broke. Called with the next step's forward and
+    /// backward already queued (or at the run's end), the wait for its flag costs the
+    /// host none of its lead over the device.
+    std::optional<BrokenStep> takeBroken();
     using LossOf = std::function<at::Tensor(const at::Tensor& input, const at::Tensor& target)>;
     /// Replays a non-finite step's micro-batches (input, target) through `loss_of` (the
     /// arm's forward and loss) and a backward at `loss_scale` / K, watching every
     /// module output, output gradient and parameter gradient, and says where the
     /// first inf or NaN appeared (describe(run::OverflowOrigin)). Gradients are set to
     /// none after it and the model's buffers (BatchNorm statistics) restored.
-    std::string locate(int64_t step, const std::vector<std::pair<at::Tensor, at::Tensor>>& batches,
-                       const LossOf& loss_of, double loss_scale,
-                       const std::vector<at::Tensor>& params);
+    std::string locate(int64_t step, const Batches& batches, const LossOf& loss_of,
+                       double loss_scale, const std::vector<at::Tensor>& params);
     /// Info lines for the run's start: the islands, what a model file lets be observed.
     std::vector<std::string> startNotes() const;
     /// "per-layer numerics every N steps: ..." with the host time spent; empty when off.
@@ -64,6 +81,9 @@ class NumericsRecorder {
     double host_ms_ = 0;
     int64_t records_ = 0;
     int located_ = 0;
+    probe::HostReadback watched_flag_;  // (broke, loss scale) of the step watched last
+    int64_t watched_step_ = 0;
+    Batches watched_batches_;
 };
 
 }  // namespace ampbench::train
