@@ -58,10 +58,13 @@
 #             and off (noscale), each run's worst layers (show RUN --numerics);
 #             (2) overflow: an initial scale of 2^40 that overflows the first steps,
 #             the locator's events and the verdict's overflow_origin findings;
-#             (3) FP32 islands: the head, the LayerNorms and whole blocks in fp32
-#             against the plain fp16 arm (step time, peak memory: show -e); (4) the
-#             cost of the records: the plain arm with numerics off, every 10 and
-#             every step. Databases and the analyses' JSON go to $OUT.
+#             and the same scale with the located module (head), then head and every
+#             block, as FP32 islands (their skipped steps); (3) FP32 islands: the head,
+#             the LayerNorms and whole blocks in fp32 against the plain fp16 arm (step
+#             time, peak memory: show -e); (4) the cost of the records on the decoder
+#             and ResNet-50: off and every 100 steps over 300 steps, every step over
+#             100. NUMERICS_PARTS picks some of "underflow overflow islands cost".
+#             Databases and the analyses' JSON go to $OUT.
 #   multigpu  data-parallel arms and runs spread over GPUs (two GPUs or more): the
 #             data-parallel and trainer tests, then (1) ResNet-50 amp-fp16 channels-last
 #             on 1 GPU and data-parallel on 2 at the same per-GPU batch (each arm's
@@ -92,6 +95,7 @@
 #                                 still running is stopped (its rows kept).
 #   NUMERICS_EVERY=10             numerics: optimizer steps between records.
 #   NUMERICS_STEPS=120            numerics: micro-steps per run.
+#   NUMERICS_PARTS="underflow overflow islands cost"   numerics: the cases to run.
 #   OUT=build/cuda/results        where logs and results are written.
 #   AMPBENCH_FASHION_MNIST        Fashion-MNIST's folder; default .deps/data.
 #
@@ -433,27 +437,40 @@ for v in json.load(open(sys.argv[1]))["verdicts"]:
             print("verdict, %s: %s" % (v["arm"], text))
 PY
     }
-    spec numerics-underflow "$every" fp16=amp-fp16 fp16-scale1=amp-fp16,init_scale=1,growth_interval=1000000000 \
-        fp16-noscale=amp-fp16,noscale bf16=amp-bf16
-    train numerics-underflow; show_all
-    spec numerics-overflow 1 fp16-2e40=amp-fp16,init_scale=1099511627776,growth_interval=1000000000
-    train numerics-overflow; show_all
-    spec numerics-islands 0 fp16=amp-fp16 head=amp-fp16,fp32_modules=head \
-        "norms=amp-fp16,fp32_modules=blocks.*.ln1;blocks.*.ln2;ln_f" "qkv=amp-fp16,fp32_modules=blocks.*.qkv" \
-        "blocks=amp-fp16,fp32_modules=blocks.*"
-    train numerics-islands; show_all
-    # The records' cost: off, every 100 optimizer steps, every step, on the decoder and
-    # on ResNet-50 (channels-last); 300 steps so every 100 records a few times.
-    for p in gpt2-small-synthetic resnet50-synthetic; do
-        for n in 0 100 1; do
-            PRESET=$p steps=300 spec "numerics-cost-${p%%-*}-$n" "$n" fp16=amp-fp16
-            train "numerics-cost-${p%%-*}-$n"; show_all
+    parts=" ${NUMERICS_PARTS:-underflow overflow islands cost} "
+    if [[ $parts == *" underflow "* ]]; then
+        spec numerics-underflow "$every" fp16=amp-fp16 fp16-scale1=amp-fp16,init_scale=1,growth_interval=1000000000 \
+            fp16-noscale=amp-fp16,noscale bf16=amp-bf16
+        train numerics-underflow; show_all
+    fi
+    if [[ $parts == *" overflow "* ]]; then
+        # A scale of 2^40 held (no growth): the located module as an FP32 island, then
+        # every block too; the skipped steps of each arm say whether the island helps.
+        big="init_scale=1099511627776,growth_interval=1000000000"
+        spec numerics-overflow "$every" "fp16-2e40=amp-fp16,$big" "head-fp32=amp-fp16,$big,fp32_modules=head" \
+            "head-blocks-fp32=amp-fp16,$big,fp32_modules=head;ln_f;blocks.*"
+        train numerics-overflow; show_all
+    fi
+    if [[ $parts == *" islands "* ]]; then
+        spec numerics-islands 0 fp16=amp-fp16 head=amp-fp16,fp32_modules=head \
+            "norms=amp-fp16,fp32_modules=blocks.*.ln1;blocks.*.ln2;ln_f" "qkv=amp-fp16,fp32_modules=blocks.*.qkv" \
+            "blocks=amp-fp16,fp32_modules=blocks.*"
+        train numerics-islands; show_all
+    fi
+    if [[ $parts == *" cost "* ]]; then
+        # The records' cost: off and every 100 optimizer steps over 300 steps (three
+        # records), every step over 100, on the decoder and on ResNet-50.
+        for p in gpt2-small-synthetic resnet50-synthetic; do
+            for n in 0 100 1; do
+                PRESET=$p steps=$(( n == 1 ? 100 : 300 )) spec "numerics-cost-${p%%-*}-$n" "$n" fp16=amp-fp16
+                train "numerics-cost-${p%%-*}-$n"; show_all
+            done
         done
-    done
+    fi
     echo "== worst layers of every run"
     for id in $($CLI --db "$db" list | awk '$1 ~ /^[0-9]+$/ {print $1}'); do
         $CLI --db "$db" show "$id" --numerics > "$OUT/numerics-run$id.txt" 2>&1 || continue
-        head -16 "$OUT/numerics-run$id.txt"
+        head -8 "$OUT/numerics-run$id.txt"
         $CLI --db "$db" show "$id" | grep -E "overflow first|per-layer numerics|FP32 islands" | head -6 || true
     done
     $CLI --db "$db" export -e 1 2 --csv "$OUT/numerics.csv" --json "$OUT/numerics-export.json" || true
