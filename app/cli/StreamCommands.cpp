@@ -196,12 +196,14 @@ int commandIngest(const std::string& db_path, const std::string& file, const std
     const auto& c = ingestor.counts();
     std::printf(
         "ingested %lld lines from %s as origin '%s' into %s: %lld experiments and %lld runs "
-        "added, %lld rows added, %lld already here, %lld statuses\n",
+        "added, %lld rows added, %lld already here, %lld statuses, %lld per-layer numerics rows "
+        "added (%lld already here)\n",
         static_cast<long long>(c.lines), name.c_str(),
         analysis::printable(ingestor.origin(), false).c_str(), db_path.c_str(),
         static_cast<long long>(c.experiments), static_cast<long long>(c.runs),
         static_cast<long long>(c.rows_added), static_cast<long long>(c.rows_present),
-        static_cast<long long>(c.statuses));
+        static_cast<long long>(c.statuses), static_cast<long long>(c.numerics_added),
+        static_cast<long long>(c.numerics_present));
     if (!read_ok) {
         std::fprintf(stderr, "ingest: reading %s failed: %s; what was read is kept\n", name.c_str(),
                      std::strerror(read_errno));

@@ -67,6 +67,12 @@ void RunStreamer::runStarted(int64_t run_id) {
     out_.flush();
 }
 
+void RunStreamer::numericsCommitted(int64_t run_id, const std::vector<run::NumericsRecord>& rows) {
+    for (const auto& group : stream::numericsGroups(run_id, rows))
+        out_.write(group);
+    out_.flush();
+}
+
 void RunStreamer::rowsCommitted(int64_t run_id, const std::vector<store::SequencedRecord>& rows) {
     for (const auto& row : rows)
         out_.write(stream::RowRecord{run_id, row});

@@ -44,6 +44,8 @@ class RunStreamer : public store::RecordListener {
     /// The header, the experiment and its queued runs.
     void planned(const std::string& environment_json, int64_t experiment_id);
     void runStarted(int64_t run_id) override;
+    /// A numerics record per step.
+    void numericsCommitted(int64_t run_id, const std::vector<run::NumericsRecord>& rows) override;
     void rowsCommitted(int64_t run_id, const std::vector<store::SequencedRecord>& rows) override;
     void runFinished(int64_t run_id) override;
     /// The status of every run of the experiment not reported ended yet (runs

@@ -104,6 +104,8 @@ class Database {
     // --- the record sequence (schema 6; Sequence.cpp) ---
     /// The highest sequence number of the run's rows; 0 when it has none.
     int64_t lastSeq(int64_t run_id) const;
+    /// The step of the run's last step row with seq <= `seq`; 0 when there is none.
+    int64_t stepAtSeq(int64_t run_id, int64_t seq) const;
     /// The run's rows with seq > `after_seq`, in seq order; at most `limit` (0 = all).
     std::vector<SequencedRecord> recordsSince(int64_t run_id, int64_t after_seq,
                                               int64_t limit = 0) const;

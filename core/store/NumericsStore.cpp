@@ -6,24 +6,60 @@ namespace ampbench::store {
 
 using run::NumericsRecord;
 
-void NumericsStore::insert(int64_t run_id, const std::vector<NumericsRecord>& rows) const {
+namespace {
+
+constexpr const char* kColumns =
+    "step, kind, name, absmax, underflow_subnormal, underflow_normal, headroom_log2, nonfinite, "
+    "numel, loss_scale, dtype";
+
+NumericsRecord readRow(const schema::Statement& st) {
+    NumericsRecord r;
+    r.step = st.i64(0);
+    r.kind = run::numericsKindFromString(st.text(1)).value_or(run::NumericsKind::Grad);
+    r.name = st.text(2);
+    r.absmax = st.real(3);
+    r.underflow_subnormal = st.real(4);
+    r.underflow_normal = st.real(5);
+    r.headroom_log2 = st.real(6);
+    r.nonfinite = st.i64(7);
+    r.numel = st.i64(8);
+    r.loss_scale = st.real(9);
+    r.dtype = st.text(10);
+    return r;
+}
+
+}  // namespace
+
+// A row is first offered with INSERT OR IGNORE, which says whether it is new; a row
+// already there is then replaced.
+int64_t NumericsStore::insert(int64_t run_id, const std::vector<NumericsRecord>& rows) const {
     if (rows.empty()) {
-        return;
+        return 0;
     }
+    const std::string what = "saving the numerics of run " + std::to_string(run_id);
+    const std::string values =
+        "INTO numerics(run_id, step, kind, name, absmax, underflow_subnormal, underflow_normal, "
+        "headroom_log2, nonfinite, numel, loss_scale, dtype) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+        "?8, ?9, ?10, ?11, ?12)";
     schema::ImplicitTransaction tx(db_.handle(), db_.path());
-    schema::Statement st(db_.handle(), db_.path(),
-                         "INSERT OR REPLACE INTO numerics(run_id, step, kind, name, absmax, "
-                         "underflow_subnormal, underflow_normal, headroom_log2, nonfinite, numel, "
-                         "loss_scale, dtype) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                         "?12)",
-                         "saving the numerics of run " + std::to_string(run_id));
+    schema::Statement add(db_.handle(), db_.path(), "INSERT OR IGNORE " + values, what);
+    schema::Statement replace(db_.handle(), db_.path(), "INSERT OR REPLACE " + values, what);
+    int64_t added = 0;
     for (const NumericsRecord& r : rows) {
-        st.bindInt(1, run_id).bindInt(2, r.step).bindText(3, run::toString(r.kind));
-        st.bindText(4, r.name).bindReal(5, r.absmax).bindReal(6, r.underflow_subnormal);
-        st.bindReal(7, r.underflow_normal).bindReal(8, r.headroom_log2).bindInt(9, r.nonfinite);
-        st.bindInt(10, r.numel).bindReal(11, r.loss_scale).bindText(12, r.dtype).run();
+        for (schema::Statement* st : {&add, &replace}) {
+            st->bindInt(1, run_id).bindInt(2, r.step).bindText(3, run::toString(r.kind));
+            st->bindText(4, r.name).bindReal(5, r.absmax).bindReal(6, r.underflow_subnormal);
+            st->bindReal(7, r.underflow_normal).bindReal(8, r.headroom_log2);
+            st->bindInt(9, r.nonfinite).bindInt(10, r.numel).bindReal(11, r.loss_scale);
+            st->bindText(12, r.dtype).run();
+            if (st == &add && sqlite3_changes(db_.handle()) > 0) {
+                ++added;
+                break;
+            }
+        }
     }
     tx.commit();
+    return added;
 }
 
 std::vector<NumericsRecord> NumericsStore::rows(int64_t run_id,
@@ -32,9 +68,7 @@ std::vector<NumericsRecord> NumericsStore::rows(int64_t run_id,
     if (!available()) {
         return out;
     }
-    std::string sql =
-        "SELECT step, kind, name, absmax, underflow_subnormal, underflow_normal, headroom_log2, "
-        "nonfinite, numel, loss_scale, dtype FROM numerics WHERE run_id = ?1";
+    std::string sql = std::string("SELECT ") + kColumns + " FROM numerics WHERE run_id = ?1";
     if (kind) {
         sql += " AND kind = ?2";
     }
@@ -46,19 +80,25 @@ std::vector<NumericsRecord> NumericsStore::rows(int64_t run_id,
         st.bindText(2, run::toString(*kind));
     }
     while (st.step()) {
-        NumericsRecord r;
-        r.step = st.i64(0);
-        r.kind = run::numericsKindFromString(st.text(1)).value_or(run::NumericsKind::Grad);
-        r.name = st.text(2);
-        r.absmax = st.real(3);
-        r.underflow_subnormal = st.real(4);
-        r.underflow_normal = st.real(5);
-        r.headroom_log2 = st.real(6);
-        r.nonfinite = st.i64(7);
-        r.numel = st.i64(8);
-        r.loss_scale = st.real(9);
-        r.dtype = st.text(10);
-        out.push_back(std::move(r));
+        out.push_back(readRow(st));
+    }
+    return out;
+}
+
+std::vector<NumericsRecord> NumericsStore::rowsOfSteps(int64_t run_id, int64_t after_step,
+                                                       int64_t upto_step) const {
+    std::vector<NumericsRecord> out;
+    if (!available() || upto_step <= after_step) {
+        return out;
+    }
+    schema::Statement st(db_.handle(), db_.path(),
+                         std::string("SELECT ") + kColumns +
+                             " FROM numerics WHERE run_id = ?1 AND step > ?2 AND step <= ?3 "
+                             "ORDER BY step, kind DESC, name",
+                         "reading the numerics of run " + std::to_string(run_id));
+    st.bindInt(1, run_id).bindInt(2, after_step).bindInt(3, upto_step);
+    while (st.step()) {
+        out.push_back(readRow(st));
     }
     return out;
 }

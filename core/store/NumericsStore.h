@@ -14,11 +14,16 @@ class NumericsStore {
   public:
     explicit NumericsStore(const Database& db) : db_(db) {}
     /// Adds the rows in one transaction (or the caller's); a row for the same step,
-    /// kind and name replaces the one there (a replayed step observed again).
-    void insert(int64_t run_id, const std::vector<run::NumericsRecord>& rows) const;
+    /// kind and name replaces the one there (a replayed step observed again). Returns
+    /// how many rows were not there before.
+    int64_t insert(int64_t run_id, const std::vector<run::NumericsRecord>& rows) const;
     /// The run's rows by kind, name, then step; only one kind when given.
     std::vector<run::NumericsRecord> rows(int64_t run_id,
                                           std::optional<run::NumericsKind> kind = {}) const;
+    /// The run's rows with after_step < step <= upto_step, by step (then kind and name,
+    /// as rows() orders them).
+    std::vector<run::NumericsRecord> rowsOfSteps(int64_t run_id, int64_t after_step,
+                                                 int64_t upto_step) const;
     int64_t count(int64_t run_id) const;
     /// Whether this file has the table (schema 7 or later).
     bool available() const { return db_.schemaVersion() >= 7; }

@@ -5,6 +5,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/run/Numerics.h"
 #include "core/run/Records.h"
 
 namespace ampbench::store {
@@ -59,12 +60,16 @@ struct SequencedRecord {
 };
 
 /// Hears what a RunRecorder on a connection wrote, after it was committed: the rows
-/// with the sequence numbers they were stored under, and the run's start and end.
-/// Called on the recorder's thread; must not throw (the rows are stored already).
+/// with the sequence numbers they were stored under, the per-layer numerics committed
+/// with them (told first: a step's numerics are committed with its row or before),
+/// and the run's start and end. Called on the recorder's thread; must not throw (the
+/// rows are stored already).
 class RecordListener {
   public:
     virtual ~RecordListener() = default;
     virtual void runStarted(int64_t /*run_id*/) {}
+    virtual void numericsCommitted(int64_t /*run_id*/,
+                                   const std::vector<run::NumericsRecord>& /*rows*/) {}
     virtual void rowsCommitted(int64_t /*run_id*/, const std::vector<SequencedRecord>& /*rows*/) {}
     virtual void runFinished(int64_t /*run_id*/) {}
 };

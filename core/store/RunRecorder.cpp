@@ -229,8 +229,8 @@ bool RunRecorder::tryWrite(milliseconds wait) {
     return true;
 }
 
-// The rows as stored, in seq order; the listener's failure is its own (the rows are
-// in the database and must not be written again).
+// The numerics, then the rows as stored, in seq order; the listener's failure is its
+// own (the rows are in the database and must not be written again).
 void RunRecorder::tellListener(RecordListener& listener, int64_t first_step, int64_t first_eval,
                                int64_t first_event) const {
     std::vector<SequencedRecord> rows;
@@ -241,6 +241,11 @@ void RunRecorder::tellListener(RecordListener& listener, int64_t first_step, int
         rows.push_back({first_eval + static_cast<int64_t>(i), evals_[i]});
     for (size_t i = 0; i < events_.size(); ++i)
         rows.push_back({first_event + static_cast<int64_t>(i), events_[i]});
+    try {
+        if (!numerics_.empty())
+            listener.numericsCommitted(run_id_, numerics_);
+    } catch (...) {
+    }
     try {
         listener.rowsCommitted(run_id_, rows);
     } catch (...) {

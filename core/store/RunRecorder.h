@@ -33,8 +33,8 @@ struct LockPolicy {
 /// database locked by another program keeps every row in memory and tries again
 /// with back-off while training continues; once written, an event records how
 /// long the wait was. Each row gets the run's next sequence number at the write; the
-/// connection's RecordListener hears the rows once committed. Lives on the training
-/// thread.
+/// connection's RecordListener hears the rows and the numerics once committed. Lives
+/// on the training thread.
 class RunRecorder : public run::TrainObserver {
   public:
     RunRecorder(Database& db, int64_t run_id,
@@ -84,7 +84,7 @@ class RunRecorder : public run::TrainObserver {
     std::vector<run::StepRecord> steps_;
     std::vector<run::EvalRecord> evals_;
     std::vector<run::EventRecord> events_;
-    std::vector<run::NumericsRecord> numerics_;  ///< no sequence numbers: not streamed
+    std::vector<run::NumericsRecord> numerics_;
 };
 
 }  // namespace ampbench::store

@@ -71,6 +71,16 @@ int64_t Database::lastSeq(int64_t run_id) const {
     return st.i64(0);
 }
 
+int64_t Database::stepAtSeq(int64_t run_id, int64_t seq) const {
+    requireSchema6("record sequence numbers");
+    Statement st(
+        db_, path_,
+        "SELECT step FROM steps WHERE run_id = ?1 AND seq <= ?2 ORDER BY seq DESC LIMIT 1",
+        "reading the step at record " + std::to_string(seq) + " of run " + std::to_string(run_id));
+    st.bindInt(1, run_id).bindInt(2, seq);
+    return st.step() ? st.i64(0) : 0;
+}
+
 // Each table is read in seq order through its (run_id, seq) index, then the three
 // are merged: at most `limit` rows of each are read.
 std::vector<SequencedRecord> Database::recordsSince(int64_t run_id, int64_t after_seq,

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/store/NumericsStore.h"
+
 namespace ampbench::stream {
 namespace {
 
@@ -65,6 +67,10 @@ bool Ingestor::feed(const std::string& text) {
 void Ingestor::apply(Record&& record) {
     if (auto* r = std::get_if<RowRecord>(&record)) {
         row(std::move(*r));
+        return;
+    }
+    if (auto* g = std::get_if<NumericsGroup>(&record)) {
+        numerics(std::move(*g));
         return;
     }
     commit();  // rows before an experiment, run or status record are written first
@@ -174,6 +180,22 @@ void Ingestor::row(RowRecord&& r) {
         commit();
 }
 
+void Ingestor::numerics(NumericsGroup&& g) {
+    RunState* state = known(g.run);
+    if (!state) {
+        problem(IngestProblem::Kind::Orphan, line_,
+                "the numerics of step " + std::to_string(g.step) + " of run " +
+                    std::to_string(g.run) + ", which the stream never introduced; skipped");
+        return;
+    }
+    pending_rows_ += g.rows.size();
+    state->pending_numerics.insert(state->pending_numerics.end(),
+                                   std::make_move_iterator(g.rows.begin()),
+                                   std::make_move_iterator(g.rows.end()));
+    if (pending_rows_ >= kBatchRows)
+        commit();
+}
+
 void Ingestor::status(const StatusRecord& s) {
     RunState* state = known(s.run);
     if (!state) {
@@ -205,22 +227,33 @@ void Ingestor::status(const StatusRecord& s) {
 void Ingestor::commit() {
     if (pending_rows_ == 0)
         return;
+    IngestCounts counts = counts_;
     db_.begin();
     try {
+        const store::NumericsStore numerics(db_);
         for (auto& [remote, state] : runs_) {
-            if (state.pending.empty())
-                continue;
-            const int64_t added = db_.insertSequenced(state.local, state.pending);
-            counts_.rows_added += added;
-            counts_.rows_present += static_cast<int64_t>(state.pending.size()) - added;
+            if (!state.pending.empty()) {
+                const int64_t added = db_.insertSequenced(state.local, state.pending);
+                counts.rows_added += added;
+                counts.rows_present += static_cast<int64_t>(state.pending.size()) - added;
+            }
+            if (!state.pending_numerics.empty()) {
+                const int64_t added = numerics.insert(state.local, state.pending_numerics);
+                counts.numerics_added += added;
+                counts.numerics_present +=
+                    static_cast<int64_t>(state.pending_numerics.size()) - added;
+            }
         }
         db_.commit();
     } catch (...) {
         db_.rollback();
         throw;
     }
-    for (auto& [remote, state] : runs_)
+    counts_ = counts;  // counted once committed: a rolled-back batch is held for the next try
+    for (auto& [remote, state] : runs_) {
         state.pending.clear();
+        state.pending_numerics.clear();
+    }
     pending_rows_ = 0;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // Reads a record stream into a database, line by line, idempotently: the stream's
 // experiments and runs map to local rows by their origin (a label for the machine
-// and their ids there), and rows by (run, seq), so reading the same stream twice, or
-// a resumed stream that repeats rows, adds nothing the second time.
+// and their ids there), rows by (run, seq) and per-layer numerics by (run, step,
+// kind, name), so reading the same stream twice, or a resumed stream that repeats
+// rows, adds nothing the second time.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -15,12 +16,14 @@
 namespace ampbench::stream {
 
 struct IngestCounts {
-    int64_t lines = 0;         ///< lines read, blank ones included
-    int64_t experiments = 0;   ///< experiments added to the database
-    int64_t runs = 0;          ///< runs added to the database
-    int64_t rows_added = 0;    ///< steps, evaluations and events added
-    int64_t rows_present = 0;  ///< rows the database held already (a replay)
-    int64_t statuses = 0;      ///< status records applied to their run
+    int64_t lines = 0;             ///< lines read, blank ones included
+    int64_t experiments = 0;       ///< experiments added to the database
+    int64_t runs = 0;              ///< runs added to the database
+    int64_t rows_added = 0;        ///< steps, evaluations and events added
+    int64_t rows_present = 0;      ///< rows the database held already (a replay)
+    int64_t statuses = 0;          ///< status records applied to their run
+    int64_t numerics_added = 0;    ///< per-layer numerics rows added
+    int64_t numerics_present = 0;  ///< numerics rows the database held already (replaced)
 };
 
 struct IngestProblem {
@@ -35,12 +38,13 @@ struct IngestProblem {
     std::string message;
 };
 
-/// Feed it the stream's lines in order, then finish(). Rows are held and written in
-/// one transaction every few thousand rows, before any experiment, run or status
-/// record, and on commit() (call it when the input pauses, so a watcher of the
-/// database sees what has arrived). A malformed line is reported and skipped; a gap
-/// is reported and the rows after it are kept (a later stream can fill it: the
-/// missing rows are added when they come). StoreError from the database propagates.
+/// Feed it the stream's lines in order, then finish(). Rows (numerics rows too) are
+/// held and written in one transaction every few thousand rows, before any
+/// experiment, run or status record, and on commit() (call it when the input pauses,
+/// so a watcher of the database sees what has arrived). A malformed line is reported
+/// and skipped; a gap is reported and the rows after it are kept (a later stream can
+/// fill it: the missing rows are added when they come). StoreError from the database
+/// propagates.
 class Ingestor {
   public:
     /// `origin` labels the machine the stream comes from; empty: the host name in the
@@ -76,12 +80,14 @@ class Ingestor {
         int64_t promised = 0;  ///< last_seq of the latest status record
         bool final = false;
         std::vector<store::SequencedRecord> pending;
+        std::vector<run::NumericsRecord> pending_numerics;
     };
     void apply(Record&& record);
     void header(const Header& h);
     void experiment(const store::ExperimentRow& e);
     void runRecord(const store::RunRow& r);
     void row(RowRecord&& r);
+    void numerics(NumericsGroup&& g);
     void status(const StatusRecord& s);
     /// The run's state, looked up in the database the first time; null when unknown.
     RunState* known(int64_t remote_run);

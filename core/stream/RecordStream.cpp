@@ -1,5 +1,6 @@
 #include "core/stream/RecordStream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -11,7 +12,8 @@ namespace {
 
 using nlohmann::json;
 
-/// Records are flat but for the header's environment: deeper is not a record.
+/// Records are flat but for the header's environment and a numerics record's rows:
+/// deeper is not a record.
 constexpr std::size_t kMaxDepth = 8;
 
 json number(double v) {
@@ -25,11 +27,13 @@ json number(double v) {
 /// Reads the fields of one JSON object, naming the record and field in every error.
 class Fields {
   public:
-    Fields(const json& object, const char* type, int64_t line)
-        : o_(object), type_(type), line_(line) {}
+    /// `where`: the part of the record these fields are in ("rows[2]"); empty: the record.
+    Fields(const json& object, const char* type, int64_t line, std::string where = {})
+        : o_(object), type_(type), line_(line), where_(std::move(where)) {}
 
     [[noreturn]] void wrong(const std::string& problem) const {
-        throw StreamError(line_, std::string(type_) + " record: " + problem);
+        throw StreamError(line_, std::string(type_) + " record: " +
+                                     (where_.empty() ? problem : where_ + ": " + problem));
     }
 
     const json& at(const char* key) const {
@@ -119,10 +123,14 @@ class Fields {
         return kind;
     }
 
+    const char* type() const { return type_; }
+    int64_t line() const { return line_; }
+
   private:
     const json& o_;
     const char* type_;
     int64_t line_;
+    std::string where_;
 };
 
 json rowJson(const RowRecord& r) {
@@ -162,6 +170,23 @@ json rowJson(const RowRecord& r) {
              {"value", number(v.value)}};
     }
     return j;
+}
+
+json numericsJson(const NumericsGroup& g) {
+    json rows = json::array();
+    for (const run::NumericsRecord& r : g.rows) {
+        rows.push_back({{"kind", run::toString(r.kind)},
+                        {"name", r.name},
+                        {"absmax", number(r.absmax)},
+                        {"underflow_subnormal", number(r.underflow_subnormal)},
+                        {"underflow_normal", number(r.underflow_normal)},
+                        {"headroom_log2", number(r.headroom_log2)},
+                        {"nonfinite", r.nonfinite},
+                        {"numel", r.numel},
+                        {"loss_scale", number(r.loss_scale)},
+                        {"dtype", r.dtype}});
+    }
+    return {{"type", "numerics"}, {"run", g.run}, {"step", g.step}, {"rows", std::move(rows)}};
 }
 
 struct Encoder {
@@ -211,6 +236,7 @@ struct Encoder {
                 {"error", s.error},
                 {"last_seq", s.last_seq}};
     }
+    json operator()(const NumericsGroup& g) const { return numericsJson(g); }
 };
 
 Record decodeHeader(const json& j, const Fields& f) {
@@ -269,6 +295,40 @@ Record decodeRow(const std::string& type, const Fields& f) {
         r.row.record = std::move(e);
     }
     return r;
+}
+
+Record decodeNumerics(const Fields& f) {
+    NumericsGroup g;
+    g.run = f.positive("run");
+    g.step = f.positive("step");
+    const json& rows = f.at("rows");
+    if (!rows.is_array())
+        f.wrong("\"rows\" must be a list, not " + rows.dump());
+    g.rows.reserve(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const std::string where = "rows[" + std::to_string(i) + "]";
+        if (!rows[i].is_object())
+            f.wrong(where + " must be an object, not " + rows[i].dump());
+        const Fields r(rows[i], f.type(), f.line(), where);
+        run::NumericsRecord n;
+        n.step = g.step;
+        const std::string kind = r.text("kind");
+        const auto parsed = run::numericsKindFromString(kind);
+        if (!parsed)
+            r.wrong("unknown numerics kind \"" + kind + "\"");
+        n.kind = *parsed;
+        n.name = r.text("name");
+        n.absmax = r.real("absmax");
+        n.underflow_subnormal = r.real("underflow_subnormal");
+        n.underflow_normal = r.real("underflow_normal");
+        n.headroom_log2 = r.real("headroom_log2");
+        n.nonfinite = r.i64("nonfinite");
+        n.numel = r.i64("numel");
+        n.loss_scale = r.real("loss_scale");
+        n.dtype = r.text("dtype");
+        g.rows.push_back(std::move(n));
+    }
+    return g;
 }
 
 }  // namespace
@@ -333,7 +393,22 @@ Record decode(const std::string& line, int64_t line_number) {
         s.last_seq = f.i64("last_seq");
         return s;
     }
+    if (type == "numerics")
+        return decodeNumerics(f);
     throw StreamError(line_number, "unknown record type \"" + type + "\"");
+}
+
+std::vector<NumericsGroup> numericsGroups(int64_t run, std::vector<run::NumericsRecord> rows) {
+    std::stable_sort(
+        rows.begin(), rows.end(),
+        [](const run::NumericsRecord& a, const run::NumericsRecord& b) { return a.step < b.step; });
+    std::vector<NumericsGroup> groups;
+    for (run::NumericsRecord& r : rows) {
+        if (groups.empty() || groups.back().step != r.step)
+            groups.push_back({run, r.step, {}});
+        groups.back().rows.push_back(std::move(r));
+    }
+    return groups;
 }
 
 Header makeHeader(const std::string& environment_json) {

@@ -11,17 +11,26 @@
 //    "error":"","started_at":..,"ended_at":..}
 //   {"type":"step","run":7,"seq":1,"step":1,"samples":64,"loss":2.30,...every StepRecord field}
 //   {"type":"eval","run":7,"seq":97,...EvalRecord} {"type":"event","run":7,"seq":98,...EventRecord}
+//   {"type":"numerics","run":7,"step":100,"rows":[{"kind":"grad","name":"head.weight",
+//    "absmax":..,"underflow_subnormal":..,"underflow_normal":..,"headroom_log2":..,
+//    "nonfinite":0,"numel":..,"loss_scale":..,"dtype":"float16"},...]}
 //   {"type":"status","run":7,"status":"finished","failure":"","error":"","last_seq":99}
 //
 // The *_json fields are JSON texts as stored, kept as strings so they come back byte
 // for byte. Doubles are written in the shortest form that reads back to the same
 // bits; NaN and the infinities as the strings "NaN", "Infinity" and "-Infinity" (null
 // reads as NaN). Fields a reader does not know are ignored.
+//
+// A numerics record holds one step's per-layer numerics (run::NumericsRecord, table
+// `numerics`), a record per step. They have no sequence numbers: they are keyed by
+// (run, step, kind, name), and a writer sends a step's record before that step's row.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <variant>
+#include <vector>
 
+#include "core/run/Numerics.h"
 #include "core/store/Rows.h"
 
 namespace ampbench::stream {
@@ -52,8 +61,17 @@ struct StatusRecord {
     int64_t last_seq = 0;
 };
 
+/// One step's per-layer numerics of a run; every row's step is `step` (a row's own
+/// step is not written, and reads back as `step`).
+struct NumericsGroup {
+    int64_t run = 0;  ///< the run's id where the stream was written
+    int64_t step = 0;
+    std::vector<run::NumericsRecord> rows;
+};
+
 /// experiment: id, name, spec_json, created_at. run: the fields listed above.
-using Record = std::variant<Header, store::ExperimentRow, store::RunRow, RowRecord, StatusRecord>;
+using Record = std::variant<Header, store::ExperimentRow, store::RunRow, RowRecord, StatusRecord,
+                            NumericsGroup>;
 
 /// A line that is not a record this build reads: its number (1-based) and what is wrong.
 class StreamError : public std::runtime_error {
@@ -76,6 +94,10 @@ std::string encode(const Record& record);
 /// and what is wrong: not JSON, no "type" or an unknown one, a field missing or of the
 /// wrong type. A header's stream_version is read, not judged (the reader decides).
 Record decode(const std::string& line, int64_t line_number);
+
+/// A run's numerics rows as one group per step, in step order (rows keep their order
+/// within a step).
+std::vector<NumericsGroup> numericsGroups(int64_t run, std::vector<run::NumericsRecord> rows);
 
 /// The header this build writes, with the writer's environment (JSON text; may be empty).
 Header makeHeader(const std::string& environment_json);

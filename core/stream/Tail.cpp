@@ -1,7 +1,9 @@
 #include "core/stream/Tail.h"
 
 #include <algorithm>
+#include <limits>
 
+#include "core/store/NumericsStore.h"
 #include "core/store/StoreError.h"
 
 namespace ampbench::stream {
@@ -24,7 +26,11 @@ Tail::Tail(const store::Database& db, std::vector<int64_t> run_ids, int64_t sinc
         const auto it = since.find(id);
         const int64_t after = it == since.end() ? since_all : it->second;
         // Never beyond what is stored: a status must not promise rows that do not exist.
-        runs_.push_back({id, std::min(after, db_.lastSeq(id)), false, false});
+        Watched w;
+        w.id = id;
+        w.last_seq = std::min(after, db_.lastSeq(id));
+        w.numerics_step = w.last_seq > 0 ? db_.stepAtSeq(id, w.last_seq) : 0;
+        runs_.push_back(w);
     }
 }
 
@@ -45,6 +51,37 @@ void Tail::status(Watched& w, const store::RunRow& row, const Sink& out) {
     w.done = true;
 }
 
+void Tail::sendRows(Watched& w, const Sink& out) {
+    const store::NumericsStore numerics(db_);
+    for (;;) {
+        const auto rows = db_.recordsSince(w.id, w.last_seq, kChunk);
+        int64_t top = w.numerics_step;
+        for (const auto& r : rows) {
+            if (const auto* s = std::get_if<run::StepRecord>(&r.record))
+                top = std::max(top, s->step);
+        }
+        // Read after the rows: a step's numerics are committed no later than its row.
+        auto groups = top > w.numerics_step
+                          ? numericsGroups(w.id, numerics.rowsOfSteps(w.id, w.numerics_step, top))
+                          : std::vector<NumericsGroup>{};
+        auto next = groups.begin();
+        for (const auto& r : rows) {
+            if (const auto* s = std::get_if<run::StepRecord>(&r.record)) {
+                for (; next != groups.end() && next->step <= s->step; ++next)
+                    out(*next);
+            }
+            out(RowRecord{w.id, r});
+        }
+        for (; next != groups.end(); ++next)
+            out(*next);
+        w.numerics_step = top;
+        if (!rows.empty())
+            w.last_seq = rows.back().seq;
+        if (static_cast<int64_t>(rows.size()) < kChunk)
+            break;
+    }
+}
+
 bool Tail::poll(const Sink& out) {
     for (Watched& w : runs_) {
         if (w.done)
@@ -61,17 +98,16 @@ bool Tail::poll(const Sink& out) {
             out(*row);
             w.sent = row->status;
         }
-        for (;;) {
-            const auto rows = db_.recordsSince(w.id, w.last_seq, kChunk);
-            for (const auto& r : rows)
-                out(RowRecord{w.id, r});
-            if (!rows.empty())
-                w.last_seq = rows.back().seq;
-            if (static_cast<int64_t>(rows.size()) < kChunk)
-                break;
-        }
-        if (ended(row->status))
+        sendRows(w, out);
+        if (ended(row->status)) {
+            // Numerics of a step whose row never came (the run ended in between).
+            const store::NumericsStore numerics(db_);
+            for (auto& group :
+                 numericsGroups(w.id, numerics.rowsOfSteps(w.id, w.numerics_step,
+                                                           std::numeric_limits<int64_t>::max())))
+                out(group);
             status(w, *row, out);
+        }
     }
     return done();
 }

@@ -7,17 +7,20 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
 #include "Shell.h"
 #include "core/config/DataPaths.h"
 #include "core/store/Database.h"
+#include "core/store/NumericsStore.h"
 #include "core/stream/RecordStream.h"
 
 namespace fs = std::filesystem;
 using ampbench::run::RunStatus;
 using ampbench::store::Database;
+using ampbench::store::NumericsStore;
 namespace test = ampbench::test;
 
 namespace {
@@ -76,7 +79,26 @@ class StreamCli : public ::testing::Test {
             EXPECT_EQ(server->steps(theirs.id).size(), local->steps(*id).size());
             EXPECT_EQ(server->evals(theirs.id).size(), local->evals(*id).size());
             EXPECT_EQ(server->events(theirs.id).size(), local->events(*id).size());
+            const auto theirs_numerics = NumericsStore(*server).rows(theirs.id);
+            const auto my_numerics = NumericsStore(*local).rows(*id);
+            ASSERT_EQ(my_numerics.size(), theirs_numerics.size()) << "run " << theirs.id;
+            for (size_t i = 0; i < my_numerics.size(); ++i) {
+                EXPECT_EQ(my_numerics[i].step, theirs_numerics[i].step);
+                EXPECT_EQ(my_numerics[i].name, theirs_numerics[i].name);
+                EXPECT_EQ(my_numerics[i].numel, theirs_numerics[i].numel);
+            }
         }
+    }
+
+    /// The smoke preset's spec with per-layer numerics every `every` optimizer steps.
+    std::string smokeSpecWithNumerics(int every) const {
+        const auto saved = test::shell(cli(server_) + "run --preset smoke --dry-run --save-spec " +
+                                       path("smoke.json"));
+        EXPECT_EQ(saved.code, 0) << saved.out;
+        auto spec = nlohmann::json::parse(std::ifstream(path("smoke.json")));
+        spec["numerics_every"] = every;
+        std::ofstream(path("numerics.json")) << spec.dump();
+        return path("numerics.json");
     }
 
     fs::path dir_;
@@ -95,12 +117,22 @@ std::string slurp(const std::string& file) {
 TEST_F(StreamCli, RunStreamIntoIngestGivesTheServersRowsRowForRow) {
     if (!ampbench::config::haveFashionMnist())
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-    const auto r =
-        sh(cli(server_) + "run --preset smoke --steps 96 --eval-interval 48 --stream 2>" +
-           path("human.txt") + " | tee " + path("stream.ndjson") + " | " + cli(local_) +
-           "ingest --origin gpu -");
+    const auto r = sh(cli(server_) + "run --config " + smokeSpecWithNumerics(16) +
+                      " --steps 96 --eval-interval 48 --stream 2>" + path("human.txt") + " | tee " +
+                      path("stream.ndjson") + " | " + cli(local_) + "ingest --origin gpu -");
     ASSERT_EQ(r.code, 0) << r.out << slurp(path("human.txt"));
     EXPECT_NE(r.out.find("3 runs added"), std::string::npos) << r.out;
+    {
+        // Per-layer numerics travel too (compared run by run below).
+        auto server = Database::open(server_, Database::Mode::ReadOnly);
+        int64_t numerics = 0;
+        for (const auto& run : server->runs())
+            numerics += NumericsStore(*server).count(run.id);
+        EXPECT_GT(numerics, 0);
+        EXPECT_NE(r.out.find(std::to_string(numerics) + " per-layer numerics rows added"),
+                  std::string::npos)
+            << r.out;
+    }
     // stdout held the stream alone; the table went to stderr.
     EXPECT_NE(slurp(path("human.txt")).find("speed-up"), std::string::npos);
     std::istringstream lines(slurp(path("stream.ndjson")));
@@ -114,6 +146,7 @@ TEST_F(StreamCli, RunStreamIntoIngestGivesTheServersRowsRowForRow) {
     EXPECT_EQ(again.code, 0) << again.out;
     EXPECT_NE(again.out.find("0 experiments and 0 runs added, 0 rows added"), std::string::npos)
         << again.out;
+    EXPECT_NE(again.out.find(" 0 per-layer numerics rows added"), std::string::npos) << again.out;
     expectSameDatabases("gpu");
 }
 
