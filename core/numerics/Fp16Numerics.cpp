@@ -80,16 +80,22 @@ void Observation::add(const std::string& name, const at::Tensor& tensor) {
                                 (n - finite).to(at::kDouble)}));
 }
 
+void Observation::post() {
+    if (!parts_.empty() && !readback_) {
+        readback_ = std::make_shared<probe::HostReadback>();
+        readback_->post(at::stack(parts_));
+        parts_.clear();
+    }
+}
+
 std::vector<run::NumericsRecord> Observation::finish() {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     std::vector<run::NumericsRecord> out = std::move(records_);
     records_.clear();
-    at::Tensor host;
-    if (!parts_.empty()) {
-        host = at::stack(parts_).to(at::kCPU).contiguous();  // the one read-back
-        parts_.clear();
-    }
-    const double* v = host.defined() ? host.data_ptr<double>() : nullptr;
+    post();  // the one read-back
+    const std::vector<double> values = readback_ ? readback_->take() : std::vector<double>{};
+    readback_.reset();
+    const double* v = values.data();
     size_t row = 0;
     for (auto& r : out) {
         if (r.numel == 0) {

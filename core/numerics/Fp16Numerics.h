@@ -2,12 +2,14 @@
 // Where tensors sit in fp16's range: the largest magnitude, the share of values that
 // would flush to zero or lose precision, the doublings left before overflow. One
 // pass of device kernels per tensor and one read-back for all of them.
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 
+#include "core/probe/HostReadback.h"
 #include "core/run/Numerics.h"
 
 namespace ampbench::numerics {
@@ -22,7 +24,11 @@ class Observation {
     Observation(run::NumericsKind kind, int64_t step, double multiplier, double loss_scale);
     void add(const std::string& name, const at::Tensor& tensor);
     bool empty() const { return records_.empty(); }
-    /// The records, in the order added (one host synchronisation); leaves it empty.
+    /// Starts bringing the statistics to the host without waiting for the device
+    /// (nothing more may be added); finish() then waits only for that copy.
+    void post();
+    /// The records, in the order added (without post(): one host synchronisation);
+    /// leaves it empty.
     std::vector<run::NumericsRecord> finish();
 
   private:
@@ -33,6 +39,7 @@ class Observation {
     std::vector<run::NumericsRecord> records_;
     std::vector<at::Tensor>
         parts_;  // per non-empty tensor: absmax, < subnormal, < normal, non-finite
+    std::shared_ptr<probe::HostReadback> readback_;  // set by post()
 };
 
 /// One record per tensor, in order. Each tensor's values are taken times `multiplier`

@@ -108,6 +108,12 @@ void NumericsTap::observe(int64_t step, double loss_scale) {
     observation_.emplace(run::NumericsKind::Activation, step, 1.0, loss_scale);
 }
 
+std::optional<Observation> NumericsTap::takeObservation() {
+    std::optional<Observation> out = std::move(observation_);
+    observation_.reset();
+    return out;
+}
+
 std::vector<run::NumericsRecord> NumericsTap::finish() {
     if (!observation_) {
         return {};

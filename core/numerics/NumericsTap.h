@@ -35,6 +35,8 @@ class NumericsTap : public models::ModuleTap {
     bool observing() const { return observation_.has_value(); }
     /// The records of the outputs seen since observe(); stops observing.
     std::vector<run::NumericsRecord> finish();
+    /// The outputs seen since observe(), their statistics not yet read; stops observing.
+    std::optional<Observation> takeObservation();
 
     /// A tensor that held inf or NaN: where it was and its dtype.
     struct Found {

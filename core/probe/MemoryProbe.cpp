@@ -1,6 +1,7 @@
 #include "core/probe/MemoryProbe.h"
 
 #include <unistd.h>
+#include <algorithm>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -63,6 +64,7 @@ MemoryProbe::MemoryProbe(c10::Device device) : device_(device) {
 }
 
 bool MemoryProbe::resetPeak() {
+    peak_floor_ = 0;
 #ifdef AMPBENCH_WITH_CUDA
     if (device_.is_cuda()) {
         c10::cuda::CUDACachingAllocator::resetPeakStats(device_.index() < 0 ? 0 : device_.index());
@@ -85,14 +87,20 @@ MemorySample MemoryProbe::sample() const {
             device_.index() < 0 ? 0 : device_.index());
         s.allocated = stats.allocated_bytes[kAggregate].current;
         s.reserved = stats.reserved_bytes[kAggregate].current;
-        s.peak = stats.allocated_bytes[kAggregate].peak;
+        s.peak = std::max(peak_floor_, stats.allocated_bytes[kAggregate].peak);
         return s;
     }
 #endif
     s.allocated = procStatusBytes("VmRSS");
     s.reserved = s.allocated;
-    s.peak = procStatusBytes("VmHWM");
+    s.peak = std::max(peak_floor_, procStatusBytes("VmHWM"));
     return s;
+}
+
+void MemoryProbe::forgetPeakSince(int64_t before) {
+    if (resetPeak()) {
+        peak_floor_ = before;
+    }
 }
 
 void MemoryProbe::releaseCache() {

@@ -22,11 +22,16 @@ class MemoryProbe {
     /// (CPU without permission to write clear_refs: the peak is then the process's).
     bool resetPeak();
     MemorySample sample() const;
+    /// After work that is no part of training (a broken step's replay): the peak it
+    /// made is forgotten. The peak restarts from now but never reads below `before`,
+    /// the sample's peak taken before that work.
+    void forgetPeakSince(int64_t before);
     /// Releases cached blocks back to the driver (CUDA); no-op on CPU.
     void releaseCache();
 
   private:
     c10::Device device_;
+    int64_t peak_floor_ = 0;  // the peak before forgotten work
 };
 
 /// Bytes of physical memory on this machine.

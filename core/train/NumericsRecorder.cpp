@@ -61,27 +61,48 @@ void NumericsRecorder::beforeForward(int64_t step, int k, const amp::LossScaler*
 void NumericsRecorder::afterForward() {
     if (observing_) {
         const auto t = Clock::now();
-        activations_ = tap_->finish();
+        activations_ = tap_->takeObservation();
+        if (activations_) {
+            activations_->post();
+        }
         host_ms_ += msSince(t);
         observing_ = false;
     }
 }
 
 void NumericsRecorder::record(int64_t step, const std::vector<at::Tensor>& params,
-                              const amp::LossScaler* scaler, run::TrainObserver& observer) {
+                              const amp::LossScaler* scaler) {
     const auto t = Clock::now();
-    numerics::NamedTensors grads;
+    numerics::Observation grads(run::NumericsKind::Grad, step, 1.0, scaleOf(scaler));
     for (size_t i = 0; i < params.size(); ++i) {
         if (params[i].grad().defined()) {
-            grads.emplace_back(i < param_names_.size() ? param_names_[i] : std::to_string(i),
-                               params[i].grad());
+            grads.add(i < param_names_.size() ? param_names_[i] : std::to_string(i),
+                      params[i].grad());
         }
     }
-    auto rows = numerics::observe(grads, run::NumericsKind::Grad, step, 1.0, scaleOf(scaler));
-    rows.insert(rows.end(), activations_.begin(), activations_.end());
-    activations_.clear();
+    grads.post();
+    pending_.push_back(std::move(grads));
+    if (activations_) {
+        pending_.push_back(std::move(*activations_));
+        activations_.reset();
+    }
     host_ms_ += msSince(t);
     ++records_;
+}
+
+void NumericsRecorder::deliver(run::TrainObserver& observer) {
+    if (pending_.empty()) {
+        return;
+    }
+    const auto t = Clock::now();
+    std::vector<run::NumericsRecord> rows;
+    for (auto& o : pending_) {
+        auto part = o.finish();
+        rows.insert(rows.end(), std::make_move_iterator(part.begin()),
+                    std::make_move_iterator(part.end()));
+    }
+    pending_.clear();
+    host_ms_ += msSince(t);
     observer.onNumerics(rows);
 }
 

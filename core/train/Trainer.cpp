@@ -81,6 +81,9 @@ class RunLoop {
     /// Reports the steps that completed but were not flushed yet (after a failure).
     void salvage() noexcept {
         try {
+            if (numerics_) {
+                numerics_->deliver(obs_);
+            }
             if (recorder_) {
                 recorder_->flush();
             }
@@ -335,8 +338,10 @@ bool RunLoop::locateWatched() {
     auto loss_of = [&](const at::Tensor& in, const at::Tensor& target) {
         return precision_->forward([&] { return lossOf(model_->forward(in), target); });
     };
+    const int64_t peak_before = memory_->sample().peak;
     event(broken->step, EventKind::Warning,
           numerics_->locate(broken->step, broken->batches, loss_of, broken->loss_scale, params_));
+    memory_->forgetPeakSince(peak_before);  // the replay's copies are no part of training
     for (size_t i = 0; i < params_.size(); ++i) {
         params_[i].mutable_grad() = held[i];
     }
@@ -395,7 +400,7 @@ bool RunLoop::trainStep(int64_t s) {
     }
     at::Tensor scale_used = precision_->scaleInUse();
     if (numerics_->due(s)) {
-        numerics_->record(s, params_, precision_->scaler(), obs_);
+        numerics_->record(s, params_, precision_->scaler());
         rec.timed = false;  // its time includes the records: kept out of the medians
     }
     const bool probing = recorder_->probing(s);
@@ -488,6 +493,7 @@ void RunLoop::finishRanks() {
 }
 
 void RunLoop::flush() {
+    numerics_->deliver(obs_);  // before the steps: a step's numerics never come after it
     if (numerics_->locating()) {
         locateWatched();  // the flush waits for the device anyway
     }

@@ -33,9 +33,12 @@ class NumericsRecorder {
     void beforeForward(int64_t step, int k, const amp::LossScaler* scaler);
     void afterForward();
     /// Every gradient as the backward left it (before unscaling: unscaled × the loss
-    /// scale in use) and the outputs observed, to `observer`.
-    void record(int64_t step, const std::vector<at::Tensor>& params, const amp::LossScaler* scaler,
-                run::TrainObserver& observer);
+    /// scale in use) and the outputs observed: their statistics are computed and start
+    /// for the host without waiting for the device; deliver() hands them on.
+    void record(int64_t step, const std::vector<at::Tensor>& params, const amp::LossScaler* scaler);
+    /// The records made since the last delivery, to `observer` (waits for their copies:
+    /// call it where the host waits for the device anyway).
+    void deliver(run::TrainObserver& observer);
     /// Whether a non-finite step is replayed to find where it broke: with numerics on,
     /// for the first kMaxLocated such steps of a run.
     bool locating() const { return every_ > 0 && located_ < kMaxLocated; }
@@ -76,7 +79,8 @@ class NumericsRecorder {
     std::vector<std::string> param_names_;  // parallel to the model's parameters()
     std::vector<std::string> islands_;
     std::unique_ptr<numerics::NumericsTap> tap_;
-    std::vector<run::NumericsRecord> activations_;
+    std::optional<numerics::Observation> activations_;  // of the step being recorded
+    std::vector<numerics::Observation> pending_;        // recorded, not delivered
     bool observing_ = false;
     double host_ms_ = 0;
     int64_t records_ = 0;
