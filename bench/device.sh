@@ -466,6 +466,28 @@ PY
                 train "numerics-cost-${p%%-*}-$n"; show_all
             done
         done
+        # What a record costs in device time: each recording step's time over the
+        # median step, and their sum as a share of the steps' time after warm-up.
+        python3 - "$db" <<'PY'
+import sqlite3, statistics, sys
+db = sqlite3.connect(sys.argv[1])
+off_median = {}
+for exp_id, name, spec in db.execute("SELECT id, name, spec_json FROM experiments WHERE name LIKE 'numerics-cost-%'"):
+    for (run_id,) in db.execute("SELECT id FROM runs WHERE experiment_id = ?", (exp_id,)):
+        rows = db.execute("SELECT step, step_ms, timed, mem_peak FROM steps WHERE run_id = ? AND step > 10", (run_id,)).fetchall()
+        timed = [r[1] for r in rows if r[2]]
+        every = __import__("json").loads(spec).get("numerics_every", 0)
+        rec = [r[1] for r in rows if every and r[0] % every == 0]
+        base = name.rsplit("-", 1)[0]
+        if not every:
+            off_median[base] = statistics.median(timed)
+        med = off_median.get(base, float("nan"))  # the same model's run without records
+        total = sum(r[1] for r in rows)
+        extra = sum(x - med for x in rec)
+        peak = max(r[3] for r in rows) / 2**30
+        print("record cost, %s: median step without records %.1f ms, %d recording steps %s ms, extra %.1f ms = %.2f%% of %.0f ms of steps, peak %.2f GiB"
+              % (name, med, len(rec), "/".join("%.0f" % x for x in rec[:4]), extra, 100 * extra / total, total, peak))
+PY
     fi
     echo "== worst layers of every run"
     for id in $($CLI --db "$db" list | awk '$1 ~ /^[0-9]+$/ {print $1}'); do
