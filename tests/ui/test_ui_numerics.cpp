@@ -2,6 +2,7 @@
 // a cell's numbers on hover, the worst layers below, and a line when there is none.
 #include <qcustomplot.h>
 #include <QComboBox>
+#include <QFontMetrics>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTableView>
@@ -137,6 +138,28 @@ class NumericsHeatmapTest : public QObject {
         QCOMPARE(editor.armsModel()->index(1, column).data(Qt::EditRole).toString(),
                  QString("layers.3"));
         QCOMPARE(editor.armsModel()->index(0, column).data(Qt::EditRole).toString(), QString());
+    }
+
+    // Hundreds of tensors: only as many names as fit, more when the plot grows.
+    void namesOnlyAsManyTensorsAsFit() {
+        NumericsHeatmap map;
+        map.resize(800, 400);
+        map.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&map));
+        std::vector<run::NumericsRecord> rows;
+        for (int t = 0; t < 240; ++t) {
+            rows.push_back(row(1, "blocks." + std::to_string(t) + ".weight", 0.0, 10.0));
+        }
+        map.setRows(rows);
+        QCOMPARE(map.grid().names.size(), size_t(240));
+        const int small = map.rowsLabelledEvery();
+        QVERIFY2(small > 1, "240 names cannot all fit in 400 pixels");
+        const int line = QFontMetrics(map.plot()->yAxis->tickLabelFont()).height();
+        QVERIFY2(240 / small * line <= map.plot()->height(), "the names shown overlap");
+        map.resize(800, 1600);
+        QTRY_VERIFY(map.rowsLabelledEvery() < small);
+        map.setRows({row(1, "head.weight", 0.0, 10.0)});
+        QCOMPARE(map.rowsLabelledEvery(), 1);
     }
 
     void saysHowToRecordWhenThereIsNothing() {

@@ -4,6 +4,7 @@
 
 #include <QComboBox>
 #include <QFontDatabase>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QToolTip>
@@ -145,11 +146,7 @@ void NumericsHeatmap::redraw() {
         xt->addTick(c, QString::number(grid_.steps[static_cast<size_t>(c)]));
     }
     plot_->xAxis->setTicker(xt);
-    QSharedPointer<QCPAxisTickerText> yt(new QCPAxisTickerText);
-    for (int r = 0; r < rows; ++r) {
-        yt->addTick(r, QString::fromStdString(grid_.names[static_cast<size_t>(r)]));
-    }
-    plot_->yAxis->setTicker(yt);
+    labelRows();
     plot_->xAxis->setRange(-0.5, std::max(columns, 1) - 0.5);
     plot_->yAxis->setRange(-0.5, std::max(rows, 1) - 0.5);
     if (any) {
@@ -157,6 +154,30 @@ void NumericsHeatmap::redraw() {
             analysis::worstLayersText(analysis::summarizeNumerics(rows_), 5)));
     }
     plot_->replot();
+}
+
+// As many tensor names as fit the plot's height without overlapping (every k-th
+// row when they do not all fit; hovering a cell names any row).
+void NumericsHeatmap::labelRows() {
+    const int rows = static_cast<int>(grid_.names.size());
+    const int line = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
+    const int height = plot_->height() - 4 * line;  // less the step axis and margins
+    const int fit = std::max(1, height / std::max(1, line));
+    const int every = std::max(1, (rows + fit - 1) / fit);
+    QSharedPointer<QCPAxisTickerText> yt(new QCPAxisTickerText);
+    for (int r = 0; r < rows; r += every) {
+        yt->addTick(r, QString::fromStdString(grid_.names[static_cast<size_t>(r)]));
+    }
+    plot_->yAxis->setTicker(yt);
+    rows_labelled_every_ = every;
+}
+
+void NumericsHeatmap::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (!grid_.names.empty()) {
+        labelRows();
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+    }
 }
 
 }  // namespace ampbench::ui

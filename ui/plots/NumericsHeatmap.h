@@ -32,8 +32,16 @@ class NumericsHeatmap : public QWidget {
     QCustomPlot* plot() const { return plot_; }
     QString worstText() const;
 
+    /// Rows between two labelled tensor names (1: every name shown).
+    int rowsLabelledEvery() const { return rows_labelled_every_; }
+
+  protected:
+    void resizeEvent(QResizeEvent* event) override;
+
   private:
     void redraw();
+    void labelRows();
+    int rows_labelled_every_ = 1;
     std::vector<run::NumericsRecord> rows_;
     analysis::NumericsGrid grid_;
     analysis::NumericsMetric metric_ = analysis::NumericsMetric::UnderflowSubnormal;
