@@ -9,7 +9,7 @@
 namespace ampbench::numerics {
 namespace {
 
-/// Elements a statistic works on at once (its temporaries: about 5 bytes each).
+/// Elements a statistic works on at once (its temporaries: about 8 bytes each).
 constexpr int64_t kSlice = int64_t{1} << 24;
 
 }  // namespace
@@ -51,9 +51,8 @@ void Observation::add(const std::string& name, const at::Tensor& tensor) {
     // the tensor's own dtype, where powers of two down to 2^-24 are exact (half and
     // bfloat16 alike), unless a multiplier pushes them below half's range.
     const bool widen = multiplier_ != 1.0 && t.scalar_type() == at::kHalf;
-    const double below_sub = run::kFp16MinSubnormal / multiplier_;
-    const double below_normal = run::kFp16MinNormal / multiplier_;
-    at::Tensor absmax, sub, normal, finite;
+    const at::Tensor& limits = thresholds(widen ? at::kFloat : t.scalar_type(), t.device());
+    at::Tensor absmax, counts;
     // In slices of the first dimension (views, whatever the layout), so the temporaries
     // stay near kSlice elements however large the tensor: a language model's logits are
     // gigabytes, and whole-tensor temporaries of them raised a run's peak memory.
@@ -66,18 +65,42 @@ void Observation::add(const std::string& name, const at::Tensor& tensor) {
         if (widen) {
             a = a.to(at::kFloat);
         }
-        const at::Tensor nonzero = a > 0;  // NaN compares false: never an underflow
-        const at::Tensor s = at::logical_and(nonzero, a < below_sub).sum();
-        const at::Tensor m = at::logical_and(nonzero, a < below_normal).sum();
-        const at::Tensor f = at::isfinite(part).sum();
+        // One comparison against the four limits and one sum: |x| under the smallest
+        // positive value (zeros), under 2^-24, under 2^-14, under infinity (finite).
+        // NaN compares false everywhere: never an underflow, never finite.
+        const at::Tensor c = at::lt(a.reshape({-1, 1}), limits).sum(0);
         const at::Tensor x = a.max();  // NaN wins; non-finite values are counted apart
-        sub = sub.defined() ? sub + s : s;
-        normal = normal.defined() ? normal + m : m;
-        finite = finite.defined() ? finite + f : f;
+        counts = counts.defined() ? counts + c : c;
         absmax = absmax.defined() ? at::maximum(absmax, x) : x;
     }
-    parts_.push_back(at::stack({absmax.to(at::kDouble), sub.to(at::kDouble), normal.to(at::kDouble),
-                                (n - finite).to(at::kDouble)}));
+    parts_.push_back(at::cat({absmax.to(at::kDouble).reshape({1}), counts.to(at::kDouble)}));
+}
+
+const at::Tensor& Observation::thresholds(c10::ScalarType dtype, c10::Device device) {
+    for (const auto& [type, where, values] : thresholds_) {
+        if (type == dtype && where == device) {
+            return values;
+        }
+    }
+    // The smallest positive value of the dtype, so |x| below it is an exact zero.
+    double smallest = std::numeric_limits<double>::denorm_min();
+    if (dtype == at::kHalf) {
+        smallest = run::kFp16MinSubnormal;
+    } else if (dtype == at::kBFloat16) {
+        smallest = std::ldexp(1.0, -133);
+    } else if (dtype == at::kFloat) {
+        smallest = std::numeric_limits<float>::denorm_min();
+    }
+    // Filled on the device: no copy from the host that could wait for its queue.
+    at::Tensor values = at::empty({4}, at::TensorOptions().dtype(dtype).device(device));
+    const double limits[4] = {smallest, run::kFp16MinSubnormal / multiplier_,
+                              run::kFp16MinNormal / multiplier_,
+                              std::numeric_limits<double>::infinity()};
+    for (int i = 0; i < 4; ++i) {
+        values[i].fill_(limits[i]);
+    }
+    thresholds_.emplace_back(dtype, device, std::move(values));
+    return std::get<2>(thresholds_.back());
 }
 
 void Observation::post() {
@@ -102,12 +125,13 @@ std::vector<run::NumericsRecord> Observation::finish() {
             r.headroom_log2 = kInf;
             continue;
         }
-        const double* x = v + 4 * row++;
+        // absmax, then the counts under: the smallest positive value, 2^-24, 2^-14, inf.
+        const double* x = v + 5 * row++;
         const double n = static_cast<double>(r.numel);
-        r.nonfinite = static_cast<int64_t>(x[3]);
+        r.nonfinite = r.numel - static_cast<int64_t>(x[4]);
         r.absmax = r.nonfinite > 0 ? kInf : x[0] * multiplier_;
-        r.underflow_subnormal = x[1] / n;
-        r.underflow_normal = x[2] / n;
+        r.underflow_subnormal = (x[2] - x[1]) / n;
+        r.underflow_normal = (x[3] - x[1]) / n;
         r.headroom_log2 = r.absmax > 0 ? std::log2(run::kFp16Max / r.absmax) : kInf;
     }
     return out;

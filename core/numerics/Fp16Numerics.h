@@ -4,6 +4,7 @@
 // pass of device kernels per tensor and one read-back for all of them.
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -38,8 +39,11 @@ class Observation {
     double loss_scale_;
     std::vector<run::NumericsRecord> records_;
     std::vector<at::Tensor>
-        parts_;  // per non-empty tensor: absmax, < subnormal, < normal, non-finite
+        parts_;  // per non-empty tensor: absmax, counts under the four thresholds
     std::shared_ptr<probe::HostReadback> readback_;  // set by post()
+    /// The four limits |x| is compared with, in `dtype` on `device` (made once).
+    const at::Tensor& thresholds(c10::ScalarType dtype, c10::Device device);
+    std::vector<std::tuple<c10::ScalarType, c10::Device, at::Tensor>> thresholds_;
 };
 
 /// One record per tensor, in order. Each tensor's values are taken times `multiplier`
