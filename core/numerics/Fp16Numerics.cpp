@@ -10,7 +10,7 @@ namespace ampbench::numerics {
 namespace {
 
 /// Elements a statistic works on at once (its temporaries: about 8 bytes each).
-constexpr int64_t kSlice = int64_t{1} << 24;
+constexpr int64_t kSlice = int64_t{1} << 23;
 
 }  // namespace
 
@@ -68,7 +68,7 @@ void Observation::add(const std::string& name, const at::Tensor& tensor) {
         // One comparison against the four limits and one sum: |x| under the smallest
         // positive value (zeros), under 2^-24, under 2^-14, under infinity (finite).
         // NaN compares false everywhere: never an underflow, never finite.
-        const at::Tensor c = at::lt(a.reshape({-1, 1}), limits).sum(0);
+        const at::Tensor c = at::lt(a.reshape({1, -1}), limits.reshape({4, 1})).sum(1);
         const at::Tensor x = a.max();  // NaN wins; non-finite values are counted apart
         counts = counts.defined() ? counts + c : c;
         absmax = absmax.defined() ? at::maximum(absmax, x) : x;
@@ -103,10 +103,25 @@ const at::Tensor& Observation::thresholds(c10::ScalarType dtype, c10::Device dev
     return std::get<2>(thresholds_.back());
 }
 
+void Observation::useLossScale(const at::Tensor& scale) {
+    // A copy even where the dtype matches: the scaler updates its tensor in place.
+    scale_ = scale.detach().reshape({1}).to(at::kDouble, /*non_blocking=*/false, /*copy=*/true);
+}
+
 void Observation::post() {
-    if (!parts_.empty() && !readback_) {
+    if (readback_) {
+        return;
+    }
+    std::vector<at::Tensor> flat;
+    if (!parts_.empty()) {
+        flat.push_back(at::stack(parts_).reshape({-1}));
+    }
+    if (scale_.defined()) {
+        flat.push_back(scale_);  // last
+    }
+    if (!flat.empty()) {
         readback_ = std::make_shared<probe::HostReadback>();
-        readback_->post(at::stack(parts_));
+        readback_->post(flat.size() == 1 ? flat[0] : at::cat(flat));
         parts_.clear();
     }
 }
@@ -118,6 +133,13 @@ std::vector<run::NumericsRecord> Observation::finish() {
     post();  // the one read-back
     const std::vector<double> values = readback_ ? readback_->take() : std::vector<double>{};
     readback_.reset();
+    if (scale_.defined() && !values.empty()) {
+        loss_scale_ = values.back();
+        scale_ = at::Tensor();
+        for (auto& r : out) {
+            r.loss_scale = loss_scale_;
+        }
+    }
     const double* v = values.data();
     size_t row = 0;
     for (auto& r : out) {

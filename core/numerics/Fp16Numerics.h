@@ -25,6 +25,9 @@ class Observation {
     Observation(run::NumericsKind kind, int64_t step, double multiplier, double loss_scale);
     void add(const std::string& name, const at::Tensor& tensor);
     bool empty() const { return records_.empty(); }
+    /// The loss scale the records give, read from the device with the statistics
+    /// (instead of the value given to the constructor).
+    void useLossScale(const at::Tensor& scale);
     /// Starts bringing the statistics to the host without waiting for the device
     /// (nothing more may be added); finish() then waits only for that copy.
     void post();
@@ -41,6 +44,7 @@ class Observation {
     std::vector<at::Tensor>
         parts_;  // per non-empty tensor: absmax, counts under the four thresholds
     std::shared_ptr<probe::HostReadback> readback_;  // set by post()
+    at::Tensor scale_;                               // see useLossScale()
     /// The four limits |x| is compared with, in `dtype` on `device` (made once).
     const at::Tensor& thresholds(c10::ScalarType dtype, c10::Device device);
     std::vector<std::tuple<c10::ScalarType, c10::Device, at::Tensor>> thresholds_;

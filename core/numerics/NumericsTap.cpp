@@ -108,6 +108,11 @@ void NumericsTap::observe(int64_t step, double loss_scale) {
     observation_.emplace(run::NumericsKind::Activation, step, 1.0, loss_scale);
 }
 
+void NumericsTap::observe(int64_t step, const at::Tensor& loss_scale) {
+    observation_.emplace(run::NumericsKind::Activation, step, 1.0, 1.0);
+    observation_->useLossScale(loss_scale);
+}
+
 std::optional<Observation> NumericsTap::takeObservation() {
     std::optional<Observation> out = std::move(observation_);
     observation_.reset();

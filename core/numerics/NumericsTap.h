@@ -32,6 +32,8 @@ class NumericsTap : public models::ModuleTap {
 
     /// Observes the module outputs of the forward passes until finish().
     void observe(int64_t step, double loss_scale);
+    /// The same with the loss scale read from the device with the statistics.
+    void observe(int64_t step, const at::Tensor& loss_scale);
     bool observing() const { return observation_.has_value(); }
     /// The records of the outputs seen since observe(); stops observing.
     std::vector<run::NumericsRecord> finish();

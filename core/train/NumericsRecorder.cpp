@@ -18,10 +18,6 @@ double msSince(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-double scaleOf(const amp::LossScaler* scaler) {
-    return scaler ? scaler->scaleValue() : 1.0;  // a host read: numerics steps only
-}
-
 }  // namespace
 
 NumericsRecorder::NumericsRecorder(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
@@ -53,7 +49,11 @@ void NumericsRecorder::beforeForward(int64_t step, int k, const amp::LossScaler*
     observing_ = k == 0 && tap_ && due(step);
     if (observing_) {
         const auto t = Clock::now();
-        tap_->observe(step, scaleOf(scaler));
+        if (scaler && scaler->scaleTensor().defined()) {
+            tap_->observe(step, scaler->scaleTensor());
+        } else {
+            tap_->observe(step, 1.0);
+        }
         host_ms_ += msSince(t);
     }
 }
@@ -73,7 +73,10 @@ void NumericsRecorder::afterForward() {
 void NumericsRecorder::record(int64_t step, const std::vector<at::Tensor>& params,
                               const amp::LossScaler* scaler) {
     const auto t = Clock::now();
-    numerics::Observation grads(run::NumericsKind::Grad, step, 1.0, scaleOf(scaler));
+    numerics::Observation grads(run::NumericsKind::Grad, step, 1.0, 1.0);
+    if (scaler && scaler->scaleTensor().defined()) {
+        grads.useLossScale(scaler->scaleTensor());
+    }
     for (size_t i = 0; i < params.size(); ++i) {
         if (params[i].grad().defined()) {
             grads.add(i < param_names_.size() ? param_names_[i] : std::to_string(i),
