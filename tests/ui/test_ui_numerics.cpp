@@ -20,6 +20,8 @@
 #include "ui/editor/ExperimentEditor.h"
 #include "ui/editor/SetupPanel.h"
 #include "ui/plots/NumericsHeatmap.h"
+#include "ui/report/ReportHtml.h"
+#include "ui/report/ReportPlots.h"
 #include "ui/runs/HistoryView.h"
 
 using namespace ampbench;
@@ -100,6 +102,44 @@ class NumericsHeatmapTest : public QObject {
         QTRY_VERIFY(!history->numerics()->isHidden());  // its tab need not be on show
         QTRY_COMPARE(history->numerics()->grid().names.size(), size_t(1));
         QCOMPARE(history->numerics()->cellValue(0, 0), 0.25);
+    }
+
+    // The report: each arm's first run with numerics gets the two heatmaps, shown with
+    // that run's tables in the Per-layer numerics section and not among the plots.
+    void reportShowsEachArmsHeatmaps() {
+        test::Workspace w;
+        QVERIFY(w.open());
+        auto db = store::Database::open(w.dbPath().toStdString());
+        const int64_t e = db->createExperiment("numerics", "{}");
+        const int64_t first = db->createRun(e, "amp", 0, 1, "{}", 10);
+        const int64_t second = db->createRun(e, "amp", 0, 2, "{}", 10);
+        const int64_t plain = db->createRun(e, "fp32", 1, 1, "{}", 10);
+        store::NumericsStore(*db).insert(
+            first, {row(5, "head.weight", 0.25, 8.0), row(10, "head.weight", 0.5, 6.0)});
+        store::NumericsStore(*db).insert(second, {row(5, "head.weight", 0.1, 9.0)});
+        auto content = report::prepareReport(*db, e);
+        QVERIFY(content);
+        content->plots = report::renderPlots(*content);
+        std::vector<QString> ids;
+        for (const auto& p : content->plots) {
+            if (p.id.startsWith("numerics-")) {
+                ids.push_back(p.id);
+                QVERIFY(!p.image.isNull());
+            }
+        }
+        QCOMPARE(ids.size(), size_t(2));  // the amp arm's first run only; fp32 recorded none
+        QCOMPARE(ids[0],
+                 report::numericsPlotId(first, analysis::NumericsMetric::UnderflowSubnormal));
+        QCOMPARE(ids[1], report::numericsPlotId(first, analysis::NumericsMetric::Headroom));
+        const std::string html = report::reportHtml(*content, report::ImageMode::Embedded);
+        const size_t section = html.find("<h2>Per-layer numerics</h2>");
+        const size_t plots = html.find(">Plots</h2>");
+        const size_t image = html.find("alt=\"amp, seed 1: headroom to fp16 overflow\"");
+        QVERIFY(section != std::string::npos && plots != std::string::npos);
+        QVERIFY2(image != std::string::npos && image > section && image < plots,
+                 "the heatmap sits in the numerics section");
+        QCOMPARE(html.find("alt=\"amp, seed 2:"), std::string::npos);
+        (void)plain;
     }
 
     // The editor's module tree: a double-click makes the module an FP32 island of the

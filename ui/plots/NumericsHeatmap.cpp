@@ -11,6 +11,8 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "ui/report/NumericsMap.h"
+
 namespace ampbench::ui {
 
 using analysis::NumericsMetric;
@@ -43,8 +45,6 @@ NumericsHeatmap::NumericsHeatmap(QWidget* parent) : QWidget(parent) {
     map_ = new QCPColorMap(plot_->xAxis, plot_->yAxis);
     scale_ = new QCPColorScale(plot_);
     plot_->plotLayout()->addElement(0, 1, scale_);
-    map_->setColorScale(scale_);
-    plot_->xAxis->setLabel(tr("optimizer step"));
     layout->addWidget(plot_, 1);
     worst_ = new QLabel;
     worst_->setObjectName("numericsWorst");
@@ -80,19 +80,11 @@ void NumericsHeatmap::setMetric(NumericsMetric metric) {
 }
 
 double NumericsHeatmap::cellValue(int row, int column) const {
-    if (row < 0 || column < 0 || static_cast<size_t>(row) >= grid_.cells.size() ||
-        static_cast<size_t>(column) >= grid_.steps.size()) {
+    if (row < 0 || column < 0) {
         return NAN;
     }
-    const auto* r = grid_.cells[static_cast<size_t>(row)][static_cast<size_t>(column)];
-    if (!r) {
-        return NAN;
-    }
-    double v = analysis::metricValue(*r, metric_);
-    if (metric_ == NumericsMetric::Headroom) {
-        v = std::clamp(v, -1.0, 40.0);  // −inf (non-finite) and +inf (all zero) at the ends
-    }
-    return v;
+    return report::numericsCellValue(grid_, metric_, static_cast<size_t>(row),
+                                     static_cast<size_t>(column));
 }
 
 QString NumericsHeatmap::textAt(const QPoint& pos) const {
@@ -120,35 +112,7 @@ void NumericsHeatmap::redraw() {
     empty_->setVisible(!any);
     plot_->setVisible(any);
     worst_->setVisible(any);
-    const int rows = static_cast<int>(grid_.names.size());
-    const int columns = static_cast<int>(grid_.steps.size());
-    map_->data()->setSize(std::max(columns, 1), std::max(rows, 1));
-    map_->data()->setRange(QCPRange(0, std::max(columns - 1, 0)),
-                           QCPRange(0, std::max(rows - 1, 0)));
-    for (int r = 0; r < rows; ++r) {
-        for (int c = 0; c < columns; ++c) {
-            map_->data()->setCell(c, r, cellValue(r, c));
-        }
-    }
-    const bool headroom = metric_ == NumericsMetric::Headroom;
-    QCPColorGradient gradient(headroom ? QCPColorGradient::gpThermal : QCPColorGradient::gpHot);
-    if (headroom) {
-        gradient = gradient.inverted();  // little headroom: hot
-    }
-    gradient.setNanHandling(QCPColorGradient::nhTransparent);
-    map_->setGradient(gradient);
-    map_->setDataRange(headroom ? QCPRange(-1, 40) : QCPRange(0, 1));
-    scale_->axis()->setLabel(headroom ? tr("log2 headroom") : tr("share of values"));
-    // Columns are steps (labelled with their numbers), rows tensors (by name).
-    QSharedPointer<QCPAxisTickerText> xt(new QCPAxisTickerText);
-    const int every = std::max(1, columns / 10);
-    for (int c = 0; c < columns; c += every) {
-        xt->addTick(c, QString::number(grid_.steps[static_cast<size_t>(c)]));
-    }
-    plot_->xAxis->setTicker(xt);
     labelRows();
-    plot_->xAxis->setRange(-0.5, std::max(columns, 1) - 0.5);
-    plot_->yAxis->setRange(-0.5, std::max(rows, 1) - 0.5);
     if (any) {
         worst_->setText(QString::fromStdString(
             analysis::worstLayersText(analysis::summarizeNumerics(rows_), 5)));
@@ -156,20 +120,13 @@ void NumericsHeatmap::redraw() {
     plot_->replot();
 }
 
-// As many tensor names as fit the plot's height without overlapping (every k-th
+// Draws the map with as many tensor names as fit the plot's height (every k-th
 // row when they do not all fit; hovering a cell names any row).
 void NumericsHeatmap::labelRows() {
-    const int rows = static_cast<int>(grid_.names.size());
     const int line = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
-    const int height = plot_->height() - 4 * line;  // less the step axis and margins
-    const int fit = std::max(1, height / std::max(1, line));
-    const int every = std::max(1, (rows + fit - 1) / fit);
-    QSharedPointer<QCPAxisTickerText> yt(new QCPAxisTickerText);
-    for (int r = 0; r < rows; r += every) {
-        yt->addTick(r, QString::fromStdString(grid_.names[static_cast<size_t>(r)]));
-    }
-    plot_->yAxis->setTicker(yt);
-    rows_labelled_every_ = every;
+    rows_labelled_every_ =
+        report::numericsLabelStride(grid_.names.size(), plot_->height() - 4 * line, line);
+    report::drawNumericsMap(*plot_, *map_, *scale_, grid_, metric_, rows_labelled_every_);
 }
 
 void NumericsHeatmap::resizeEvent(QResizeEvent* event) {

@@ -7,6 +7,7 @@
 #include "core/analysis/IslandCost.h"
 #include "core/analysis/LayerNumerics.h"
 #include "ui/report/HtmlText.h"
+#include "ui/report/ReportPlots.h"
 
 namespace ampbench::report {
 namespace {
@@ -192,25 +193,32 @@ std::string runsTable(const analysis::ExperimentAnalysis& a) {
                        {5, 16, 6, 9, 7, 10, 10, 9, 11, 10, 7});
 }
 
+/// One plot: the image (embedded, or a resource of the PDF) and its caption.
+static std::string imageHtml(const PlotImage& p, ImageMode mode) {
+    const std::string src = mode == ImageMode::Embedded ? dataUri(pngBytes(p.image))
+                                                        : plotResourceName(p.id).toStdString();
+    // The width is in CSS pixels; the image carries more pixels for print.
+    const int width = p.display_width > 0 ? p.display_width : p.image.width();
+    // The title is drawn into the image. In the PDF the width must fit A4's text width.
+    const int shown = mode == ImageMode::Embedded ? std::min(width, 900) : kPdfImageWidth;
+    // The height is given too: Qt derives a missing height from the aspect ratio
+    // on the GUI thread but takes the image's pixel height on any other thread,
+    // which stretched every plot of a PDF written in the background.
+    const int height = p.image.width() > 0
+                           ? static_cast<int>(std::lround(static_cast<double>(shown) *
+                                                          p.image.height() / p.image.width()))
+                           : shown;
+    return "<p><img src=\"" + src + "\" width=\"" + std::to_string(shown) + "\" height=\"" +
+           std::to_string(height) + "\" alt=\"" + escape(p.title.toStdString()) + "\"></p>\n" +
+           "<p class=\"caption\">" + escape(p.caption.toStdString()) + "</p>\n";
+}
+
 std::string plotsHtml(const ReportContent& c, ImageMode mode) {
     std::string out;
     for (const auto& p : c.plots) {
-        const std::string src = mode == ImageMode::Embedded ? dataUri(pngBytes(p.image))
-                                                            : plotResourceName(p.id).toStdString();
-        // The width is in CSS pixels; the image carries more pixels for print.
-        const int width = p.display_width > 0 ? p.display_width : p.image.width();
-        // The title is drawn into the image. In the PDF the width must fit A4's text width.
-        const int shown = mode == ImageMode::Embedded ? std::min(width, 900) : kPdfImageWidth;
-        // The height is given too: Qt derives a missing height from the aspect ratio
-        // on the GUI thread but takes the image's pixel height on any other thread,
-        // which stretched every plot of a PDF written in the background.
-        const int height = p.image.width() > 0
-                               ? static_cast<int>(std::lround(static_cast<double>(shown) *
-                                                              p.image.height() / p.image.width()))
-                               : shown;
-        out += "<p><img src=\"" + src + "\" width=\"" + std::to_string(shown) + "\" height=\"" +
-               std::to_string(height) + "\" alt=\"" + escape(p.title.toStdString()) + "\"></p>\n";
-        out += "<p class=\"caption\">" + escape(p.caption.toStdString()) + "</p>\n";
+        if (!p.id.startsWith("numerics-")) {  // those go with their run's numerics
+            out += imageHtml(p, mode);
+        }
     }
     return out;
 }
@@ -267,7 +275,6 @@ std::string verdictDetailsHtml(const analysis::ExperimentAnalysis& a) {
     return out;
 }
 
-/// Each run's worst layers (per-layer numerics), or nothing when no run recorded them.
 /// What each FP32 island arm costs against its plain AMP arm; nothing without islands.
 static std::string islandsHtml(const ReportContent& c) {
     const auto costs = analysis::islandCosts(c.data.spec, c.analysis);
@@ -289,8 +296,10 @@ static std::string islandsHtml(const ReportContent& c) {
                        rows, {3, 4, 5, 6, 7});
 }
 
-static std::string numericsHtml(const analysis::ExperimentData& data) {
-    const auto runs = analysis::experimentNumerics(data);
+/// Each run's worst layers (per-layer numerics) and the heatmaps rendered for it, or
+/// nothing when no run recorded them.
+static std::string numericsHtml(const ReportContent& c, ImageMode mode) {
+    const auto runs = analysis::experimentNumerics(c.data);
     if (runs.empty()) {
         return "";
     }
@@ -308,6 +317,15 @@ static std::string numericsHtml(const analysis::ExperimentData& data) {
         out += "<h3>" + escape(rn.arm) + ", seed " + std::to_string(rn.seed) + " (run " +
                std::to_string(rn.run_id) + "): " + std::to_string(rn.summary.layers.size()) +
                " tensors at " + std::to_string(rn.summary.steps.size()) + " steps</h3>\n";
+        for (const auto metric :
+             {analysis::NumericsMetric::UnderflowSubnormal, analysis::NumericsMetric::Headroom}) {
+            const QString id = numericsPlotId(rn.run_id, metric);
+            for (const auto& p : c.plots) {
+                if (p.id == id) {
+                    out += imageHtml(p, mode);
+                }
+            }
+        }
         std::vector<std::vector<html::Cell>> under;
         for (const auto& l : analysis::worstUnderflow(rn.summary, 8)) {
             under.push_back(html::cells({label(l), formatPercent(l.max_underflow_subnormal, 2),
@@ -366,7 +384,7 @@ std::string reportHtml(const ReportContent& c, ImageMode mode) {
            "time (over 20%: input-bound).</p>\n";
     out += "<h2>Why, arm by arm</h2>\n" + verdictDetailsHtml(a);
     out += islandsHtml(c);
-    out += numericsHtml(c.data);
+    out += numericsHtml(c, mode);
     // On paper the plots and the run details each start a page: no heading left alone at a
     // page's foot (QTextDocument honours page-break-before, not page-break-after: avoid).
     const std::string new_page =

@@ -11,6 +11,7 @@
 #include "core/analysis/Gains.h"
 #include "core/analysis/Statistics.h"
 #include "ui/report/JudgementPlots.h"
+#include "ui/report/NumericsMap.h"
 #include "ui/report/Palette.h"
 
 namespace ampbench::report {
@@ -71,6 +72,47 @@ std::vector<const RunData*> completeRuns(const ReportContent& c, const std::stri
     for (const auto& r : c.data.runs) {
         if (r.row.arm == arm && !analysis::isIncomplete(r.row.status)) {
             out.push_back(&r);
+        }
+    }
+    return out;
+}
+
+/// The heatmaps of the first run of each arm that recorded per-layer numerics: the
+/// share under fp16's smallest subnormal, then the headroom to overflow.
+std::vector<PlotImage> numericsPlots(const ReportContent& c, const PlotOptions& o) {
+    std::vector<PlotImage> out;
+    std::vector<std::string> arms_done;
+    for (const auto& r : c.data.runs) {
+        if (r.numerics.empty() ||
+            std::find(arms_done.begin(), arms_done.end(), r.row.arm) != arms_done.end()) {
+            continue;
+        }
+        arms_done.push_back(r.row.arm);
+        const auto grid = analysis::numericsGrid(r.numerics);
+        for (const auto metric :
+             {analysis::NumericsMetric::UnderflowSubnormal, analysis::NumericsMetric::Headroom}) {
+            const bool headroom = metric == analysis::NumericsMetric::Headroom;
+            PlotOptions tall = o;
+            tall.height = std::clamp(static_cast<int>(grid.names.size()) * 4 + 120, 240, 720);
+            const QString title =
+                QString::fromStdString(r.row.arm + ", seed " + std::to_string(r.row.seed) + ": ") +
+                (headroom ? "headroom to fp16 overflow" : "share under fp16's smallest subnormal");
+            Plot plot(tall, title);
+            auto* map = new QCPColorMap(plot->xAxis, plot->yAxis);
+            auto* scale = new QCPColorScale(&*plot);
+            plot->plotLayout()->addElement(1, 1, scale);
+            const int line = QFontMetrics(plot->yAxis->tickLabelFont()).height();
+            drawNumericsMap(*plot, *map, *scale, grid, metric,
+                            numericsLabelStride(grid.names.size(), tall.height - 5 * line, line));
+            out.push_back(
+                {numericsPlotId(r.row.id, metric), title,
+                 headroom ? "Each tensor (row) at each recorded step (column): doublings of the "
+                            "value left before fp16's largest, 65504 (log2 65504 / abs-max; "
+                            "bottom of the scale: inf or NaN). Gradients as fp16 held them."
+                          : "Each tensor (row) at each recorded step (column): the share of its "
+                            "non-zero values under 2^-24, which fp16 flushes to zero at the loss "
+                            "scale in use.",
+                 plot.image()});
         }
     }
     return out;
@@ -337,10 +379,19 @@ std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptio
                               : "No arm used loss scaling (fp32 and bf16 need none): the scale "
                                 "stays 1 and no step was skipped.",
                    scale});
+    for (auto& p : numericsPlots(content, options)) {
+        out.push_back(std::move(p));
+    }
     for (auto& p : out) {
         p.display_width = options.width;
     }
     return out;
+}
+
+QString numericsPlotId(int64_t run_id, analysis::NumericsMetric metric) {
+    return QString("numerics-%1-%2")
+        .arg(run_id)
+        .arg(metric == analysis::NumericsMetric::Headroom ? "headroom" : "underflow");
 }
 
 }  // namespace ampbench::report

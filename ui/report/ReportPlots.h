@@ -4,6 +4,7 @@
 // creates one on the offscreen platform).
 #include <vector>
 
+#include "core/analysis/LayerNumerics.h"
 #include "ui/report/ReportContent.h"
 
 namespace ampbench::report {
@@ -16,6 +17,12 @@ struct PlotOptions {
 
 /// Loss overlay with the noise band, validation metric, memory bars, step-time
 /// distribution and the loss-scale timeline with skipped steps.
+/// With per-layer numerics, also two heatmaps for the first run of each arm that
+/// recorded them (ids from numericsPlotId; the report shows them with that run's
+/// tables, not among the plots).
 std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptions& options = {});
+
+/// "numerics-RUN-underflow" or "numerics-RUN-headroom".
+QString numericsPlotId(int64_t run_id, analysis::NumericsMetric metric);
 
 }  // namespace ampbench::report
