@@ -352,6 +352,9 @@ bool RunLoop::locateWatched() {
 // the loss / K, scaled for fp16), then the optimizer step; the recorder measures.
 bool RunLoop::trainStep(int64_t s) {
     if (graph_ && s > kEagerStepsBeforeCapture) {
+        if (numerics_->locating()) {
+            locateWatched();  // the last eager step, replayed before the graph takes over
+        }
         return graphStep(s);
     }
     recorder_->beforeStep(s);
