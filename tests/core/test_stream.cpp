@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "ScratchDir.h"
 #include "StoreDowngrade.h"
+#include "StreamTestSupport.h"
 #include "core/store/Database.h"
 #include "core/store/RunRecorder.h"
 #include "core/stream/Ingestor.h"
@@ -27,16 +29,8 @@ using namespace ampbench::stream;
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-bool sameBits(double a, double b) {
-    if (std::isnan(a) || std::isnan(b))
-        return std::isnan(a) && std::isnan(b);
-    return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
-#define EXPECT_BITS(a, b) EXPECT_TRUE(sameBits((a), (b))) << #a << " = " << (a) << ", " << (b)
+using ampbench::test::kInf;
+using ampbench::test::kNaN;
 
 StepRecord stepOf(int64_t n) {
     StepRecord s;
@@ -80,20 +74,8 @@ Record roundTrip(const Record& r) {
     return decode(line, 1);
 }
 
-class StreamStore : public ::testing::Test {
+class StreamStore : public ampbench::test::ScratchDirTest {
   protected:
-    void SetUp() override {
-        std::random_device rd;
-        dir_ = fs::temp_directory_path() /
-               ("ampbench_stream_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
-        fs::create_directories(dir_);
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
-    }
-    std::string file(const std::string& name) const { return (dir_ / name).string(); }
-
     /// A finished run with `steps` steps, two evaluations and two events, written as
     /// the recorder writes them (several batches). Returns its id.
     int64_t trainedRun(Database& db, int64_t steps, RunStatus status = RunStatus::Finished) {

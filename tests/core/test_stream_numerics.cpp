@@ -12,6 +12,8 @@
 #include <limits>
 #include <random>
 
+#include "ScratchDir.h"
+#include "StreamTestSupport.h"
 #include "core/store/Database.h"
 #include "core/store/NumericsStore.h"
 #include "core/store/RunRecorder.h"
@@ -28,16 +30,8 @@ using namespace ampbench::stream;
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-bool sameBits(double a, double b) {
-    if (std::isnan(a) || std::isnan(b))
-        return std::isnan(a) && std::isnan(b);
-    return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
-#define EXPECT_BITS(a, b) EXPECT_TRUE(sameBits((a), (b))) << #a << " = " << (a) << ", " << (b)
+using ampbench::test::kInf;
+using ampbench::test::kNaN;
 
 /// A step's records: two gradients (one overflowed: inf absmax, -inf headroom) and an
 /// activation with digits that need all 17, a denormal share and an all-zero headroom.
@@ -113,20 +107,8 @@ std::vector<size_t> numericsLines(const std::vector<std::string>& lines) {
     return at;
 }
 
-class StreamNumerics : public ::testing::Test {
+class StreamNumerics : public ampbench::test::ScratchDirTest {
   protected:
-    void SetUp() override {
-        std::random_device rd;
-        dir_ = fs::temp_directory_path() / ("ampbench_stream_numerics_" + std::to_string(getpid()) +
-                                            "_" + std::to_string(rd()));
-        fs::create_directories(dir_);
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
-    }
-    std::string file(const std::string& name) const { return (dir_ / name).string(); }
-
     /// A run of `steps` steps written ten a transaction, as the recorder writes them,
     /// with numerics at steps 10 and 20 committed with (the transaction of) their step.
     int64_t runWithNumerics(Database& db, int64_t steps, RunStatus status = RunStatus::Finished) {
