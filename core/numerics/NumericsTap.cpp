@@ -119,13 +119,4 @@ std::optional<Observation> NumericsTap::takeObservation() {
     return out;
 }
 
-std::vector<run::NumericsRecord> NumericsTap::finish() {
-    if (!observation_) {
-        return {};
-    }
-    auto rows = observation_->finish();
-    observation_.reset();
-    return rows;
-}
-
 }  // namespace ampbench::numerics

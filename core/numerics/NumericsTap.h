@@ -30,13 +30,11 @@ class NumericsTap : public models::ModuleTap {
     bool fp32(const std::string& path) const override;
     at::Tensor output(const std::string& path, const at::Tensor& out) override;
 
-    /// Observes the module outputs of the forward passes until finish().
+    /// Observes the module outputs of the forward passes until takeObservation().
     void observe(int64_t step, double loss_scale);
     /// The same with the loss scale read from the device with the statistics.
     void observe(int64_t step, const at::Tensor& loss_scale);
     bool observing() const { return observation_.has_value(); }
-    /// The records of the outputs seen since observe(); stops observing.
-    std::vector<run::NumericsRecord> finish();
     /// The outputs seen since observe(), their statistics not yet read; stops observing.
     std::optional<Observation> takeObservation();
 

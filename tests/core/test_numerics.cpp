@@ -244,7 +244,7 @@ std::map<std::string, NumericsRecord> outputsUnderAutocast(models::Network& mode
         model.forward(x);
     }
     std::map<std::string, NumericsRecord> out;
-    for (auto& r : tap.finish()) {
+    for (auto& r : tap.takeObservation().value().finish()) {
         out[r.name] = r;
     }
     model.setTap(nullptr);
