@@ -6,11 +6,20 @@
 #include <cmath>
 #include <limits>
 
+#if AMPBENCH_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include "core/numerics/TensorStatsCuda.h"
+#endif
+
 namespace ampbench::numerics {
 namespace {
 
 /// Elements a statistic works on at once (its temporaries: about 8 bytes each).
 constexpr int64_t kSlice = int64_t{1} << 23;
+/// The fused kernel's slots are made this many at a time (one fill each).
+constexpr int64_t kSlotChunk = 64;
 
 }  // namespace
 
@@ -29,8 +38,54 @@ std::string dtypeName(c10::ScalarType type) {
     }
 }
 
-Observation::Observation(run::NumericsKind kind, int64_t step, double multiplier, double loss_scale)
-    : kind_(kind), step_(step), multiplier_(multiplier), loss_scale_(loss_scale) {}
+Observation::Observation(run::NumericsKind kind, int64_t step, double multiplier, double loss_scale,
+                         Kernels kernels)
+    : kind_(kind),
+      step_(step),
+      multiplier_(multiplier),
+      loss_scale_(loss_scale),
+      kernels_(kernels) {}
+
+bool Observation::addFused(const at::Tensor& t) {
+#if AMPBENCH_WITH_CUDA
+    if (kernels_ != Kernels::Fused || !t.is_cuda() || !t.is_non_overlapping_and_dense()) {
+        return false;
+    }
+    cuda::Element element;
+    switch (t.scalar_type()) {
+        case at::kFloat:
+            element = cuda::Element::Float;
+            break;
+        case at::kHalf:
+            element = cuda::Element::Half;
+            break;
+        case at::kBFloat16:
+            element = cuda::Element::BFloat16;
+            break;
+        default:
+            return false;
+    }
+    const c10::cuda::CUDAGuard guard(t.device());
+    if (slots_used_ % kSlotChunk == 0) {
+        slots_.push_back(at::zeros({kSlotChunk, cuda::kSlotWidth},
+                                   at::TensorOptions().dtype(at::kLong).device(t.device())));
+    }
+    auto* slot = reinterpret_cast<unsigned long long*>(slots_.back().data_ptr<int64_t>()) +
+                 (slots_used_ % kSlotChunk) * cuda::kSlotWidth;
+    // Compared in float: exact for every value of the three dtypes and for the limits
+    // (powers of two, divided by the multiplier).
+    cuda::accumulateStats(t.data_ptr(), element, t.numel(),
+                          static_cast<float>(run::kFp16MinSubnormal / multiplier_),
+                          static_cast<float>(run::kFp16MinNormal / multiplier_), slot,
+                          c10::cuda::getCurrentCUDAStream(t.device().index()).stream());
+    parts_.emplace_back();
+    part_slot_.push_back(slots_used_++);
+    return true;
+#else
+    (void)t;
+    return false;
+#endif
+}
 
 void Observation::add(const std::string& name, const at::Tensor& tensor) {
     run::NumericsRecord r;
@@ -46,6 +101,9 @@ void Observation::add(const std::string& name, const at::Tensor& tensor) {
     }
     at::NoGradGuard no_grad;
     const at::Tensor t = tensor.dim() == 0 ? tensor.detach().reshape({1}) : tensor.detach();
+    if (addFused(t)) {
+        return;
+    }
     const int64_t n = t.numel();
     // The thresholds divided by the multiplier, so no scaled copy is made. Compared in
     // the tensor's own dtype, where powers of two down to 2^-24 are exact (half and
@@ -74,6 +132,31 @@ void Observation::add(const std::string& name, const at::Tensor& tensor) {
         absmax = absmax.defined() ? at::maximum(absmax, x) : x;
     }
     parts_.push_back(at::cat({absmax.to(at::kDouble).reshape({1}), counts.to(at::kDouble)}));
+    part_slot_.push_back(-1);
+}
+
+at::Tensor Observation::gather() {
+    if (slots_used_ == 0) {
+        return at::stack(parts_);
+    }
+    at::Tensor all = slots_.size() == 1 ? slots_.front() : at::cat(slots_);
+    all = all.narrow(0, 0, slots_used_);
+    // The largest magnitude's float bits (under 2^31) back to a float, then as the
+    // ATen parts are: absmax, then the counts.
+    const at::Tensor absmax =
+        all.select(1, 4).to(at::kInt).view(at::kFloat).to(at::kDouble).unsqueeze(1);
+    const at::Tensor fused = at::cat({absmax, all.narrow(1, 0, 4).to(at::kDouble)}, 1);
+    slots_.clear();
+    slots_used_ = 0;
+    if (fused.size(0) == static_cast<int64_t>(parts_.size())) {
+        return fused;  // every part fused, in order
+    }
+    for (size_t i = 0; i < parts_.size(); ++i) {
+        if (part_slot_[i] >= 0) {
+            parts_[i] = fused[part_slot_[i]];
+        }
+    }
+    return at::stack(parts_);
 }
 
 const at::Tensor& Observation::thresholds(c10::ScalarType dtype, c10::Device device) {
@@ -114,7 +197,7 @@ void Observation::post() {
     }
     std::vector<at::Tensor> flat;
     if (!parts_.empty()) {
-        flat.push_back(at::stack(parts_).reshape({-1}));
+        flat.push_back(gather().reshape({-1}));
     }
     if (scale_.defined()) {
         flat.push_back(scale_);  // last
@@ -123,6 +206,7 @@ void Observation::post() {
         readback_ = std::make_shared<probe::HostReadback>();
         readback_->post(flat.size() == 1 ? flat[0] : at::cat(flat));
         parts_.clear();
+        part_slot_.clear();
     }
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Where tensors sit in fp16's range: the largest magnitude, the share of values that
 // would flush to zero or lose precision, the doublings left before overflow. One
-// pass of device kernels per tensor and one read-back for all of them.
+// pass over each tensor on the device (one fused kernel on CUDA, a few ATen
+// operations elsewhere) and one read-back for all of them.
 #include <memory>
 #include <string>
 #include <tuple>
@@ -17,12 +18,18 @@ namespace ampbench::numerics {
 
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
+/// How a tensor's statistics are computed: by the fused kernel where the build has
+/// CUDA and the tensor is a dense float, half or bfloat16 CUDA tensor, else (and
+/// always with Aten) by ATen operations. Both give the same records.
+enum class Kernels { Fused, Aten };
+
 /// Tensors' statistics taken on the device as they come (so a later in-place op
 /// cannot change them) and read back once, at finish().
 class Observation {
   public:
     /// `multiplier` and `loss_scale` as for observe().
-    Observation(run::NumericsKind kind, int64_t step, double multiplier, double loss_scale);
+    Observation(run::NumericsKind kind, int64_t step, double multiplier, double loss_scale,
+                Kernels kernels = Kernels::Fused);
     void add(const std::string& name, const at::Tensor& tensor);
     bool empty() const { return records_.empty(); }
     /// The loss scale the records give, read from the device with the statistics
@@ -41,8 +48,16 @@ class Observation {
     double multiplier_;
     double loss_scale_;
     std::vector<run::NumericsRecord> records_;
+    Kernels kernels_;
     std::vector<at::Tensor>
         parts_;  // per non-empty tensor: absmax, counts under the four thresholds
+    // The fused kernel's counters: chunks of slots (kSlotWidth int64 each), and for
+    // each part the slot it is in (-1: an ATen part).
+    std::vector<at::Tensor> slots_;
+    int64_t slots_used_ = 0;
+    std::vector<int64_t> part_slot_;
+    bool addFused(const at::Tensor& t);
+    at::Tensor gather();                             // every part, [parts, 5] as doubles
     std::shared_ptr<probe::HostReadback> readback_;  // set by post()
     at::Tensor scale_;                               // see useLossScale()
     /// The four limits |x| is compared with, in `dtype` on `device` (made once).
