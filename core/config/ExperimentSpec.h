@@ -69,6 +69,10 @@ struct ModelSpec {
     std::vector<int> blocks;       ///< resnet: blocks per stage, e.g. {3,4,6,3}
     bool bottleneck = false;       ///< resnet: bottleneck (ResNet-50) instead of basic blocks
     int heads = 4;                 ///< transformer attention heads
+    /// transformer: "scaled" (softmax(q k^T / sqrt(d)) v, fused where LibTorch has it) or
+    /// "unscaled" (q k^T without the 1/sqrt(d), the scores held in the autocast dtype)
+    std::string attention = "scaled";
+    double init_std = 0.02;  ///< transformer: N(0, σ) of linear and embedding weights (GPT-2's)
     double dropout = 0.0;
     bool operator==(const ModelSpec&) const;  ///< every field of its table
     bool operator!=(const ModelSpec& other) const { return !(*this == other); }

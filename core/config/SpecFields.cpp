@@ -203,6 +203,17 @@ const std::vector<Field<ModelSpec>>& fieldsOf(const ModelSpec*) {
         field("heads", &M::heads, "Heads", "Attention heads; must divide the width")
             .range(1, 8192)
             .when(&transformer),
+        field("attention", &M::attention, "Attention",
+              "scaled: softmax(q k^T / sqrt(d)) v (fused where LibTorch has it); unscaled: "
+              "without the 1/sqrt(d), the scores in the autocast dtype, as a naive "
+              "implementation computes them (they can overflow fp16)")
+            .oneOf({"scaled", "unscaled"})
+            .when(&transformer),
+        field("init_std", &M::init_std, "Init \u03c3",
+              "Standard deviation of the linear and embedding weights at initialisation "
+              "(GPT-2: 0.02)")
+            .range(0, 100, false, true)
+            .when(&transformer),
         field("dropout", &M::dropout, "Dropout", "Probability of zeroing an activation")
             .range(0, 1, true, false)
             .when(&builtIn),

@@ -312,10 +312,43 @@ at::Tensor ResNetImpl::forward(const at::Tensor& input) {
 }
 
 // ---------------------------------------------------------------- Transformer
-DecoderBlockImpl::DecoderBlockImpl(int d_model, int heads, double dropout)
-    : heads_(heads), dropout_p_(dropout) {
+CausalAttentionImpl::CausalAttentionImpl(int heads, double dropout, bool scaled)
+    : heads_(heads), dropout_p_(dropout), scaled_(scaled) {}
+
+at::Tensor CausalAttentionImpl::forward(const at::Tensor& qkv) {
+    const auto n = qkv.size(0), t = qkv.size(1), d = qkv.size(2) / 3;
+    const auto hd = d / heads_;
+    const auto heads = qkv.view({n, t, 3, heads_, hd}).permute({2, 0, 3, 1, 4});
+    const at::Tensor q = heads[0], k = heads[1], v = heads[2];
+    const double p = is_training() ? dropout_p_ : 0.0;
+    at::Tensor att;
+#if TORCH_VERSION_MAJOR >= 2
+    if (scaled_) {
+        att = at::scaled_dot_product_attention(q, k, v, {}, p, true);
+    }
+#endif
+    if (!att.defined()) {
+        // The scores materialised: under autocast the product is in its dtype (fp16's
+        // largest value is 65504), softmax in fp32.
+        auto scores = at::matmul(q, k.transpose(-2, -1));
+        if (scaled_) {
+            scores = scores / std::sqrt(static_cast<double>(hd));
+        }
+        auto mask = at::ones({t, t}, qkv.options().dtype(at::kBool)).triu(1);
+        scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
+        auto probs = at::softmax(scores, -1);
+        if (p > 0) {
+            probs = at::dropout(probs, p, true);
+        }
+        att = at::matmul(probs, v);
+    }
+    return att.transpose(1, 2).reshape({n, t, d});
+}
+
+DecoderBlockImpl::DecoderBlockImpl(int d_model, int heads, double dropout, bool scaled_attention) {
     ln1_ = register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({d_model})));
     qkv_ = register_module("qkv", nn::Linear(d_model, 3 * d_model));
+    attn_ = register_module("attn", CausalAttention(heads, dropout, scaled_attention));
     proj_ = register_module("proj", nn::Linear(d_model, d_model));
     ln2_ = register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({d_model})));
     fc1_ = register_module("fc1", nn::Linear(d_model, 4 * d_model));
@@ -324,7 +357,7 @@ DecoderBlockImpl::DecoderBlockImpl(int d_model, int heads, double dropout)
 }
 
 namespace {
-const char* const kDecoderParts[] = {"ln1", "qkv", "proj", "ln2", "fc1", "fc2"};
+const char* const kDecoderParts[] = {"ln1", "qkv", "attn", "proj", "ln2", "fc1", "fc2"};
 }
 
 std::vector<std::string> DecoderBlockImpl::tapPoints(const std::string& path) {
@@ -341,51 +374,24 @@ void DecoderBlockImpl::setTap(ModuleTap* tap, const std::string& path) {
 }
 
 at::Tensor DecoderBlockImpl::forward(const at::Tensor& x) {
-    const auto n = x.size(0), t = x.size(1), d = x.size(2);
-    const auto hd = d / heads_;
     if (tap_) {
-        return tappedForward(x, n, t, d, hd);
+        return tappedForward(x);
     }
-    auto qkv = linear(qkv_, ln1_->forward(x)).view({n, t, 3, heads_, hd}).permute({2, 0, 3, 1, 4});
-    auto att = attention(qkv[0], qkv[1], qkv[2], t, hd, x);
-    auto y = att.transpose(1, 2).reshape({n, t, d});
+    auto y = attn_->forward(linear(qkv_, ln1_->forward(x)));
     auto h = x + drop_->forward(linear(proj_, y));
     auto m = linear(fc2_, at::gelu(linear(fc1_, ln2_->forward(h))));
     return h + drop_->forward(m);
 }
 
-// Causal self-attention of q, k, v (n × heads × t × hd each).
-at::Tensor DecoderBlockImpl::attention(const at::Tensor& q, const at::Tensor& k,
-                                       const at::Tensor& v, int64_t t, int64_t hd,
-                                       const at::Tensor& x) const {
-    at::Tensor att;
-#if TORCH_VERSION_MAJOR >= 2
-    att = at::scaled_dot_product_attention(q, k, v, {}, is_training() ? dropout_p_ : 0.0, true);
-#else
-    auto scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(hd));
-    auto mask = at::ones({t, t}, x.options().dtype(at::kBool)).triu(1);
-    scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
-    auto probs = at::softmax(scores, -1);
-    if (is_training() && dropout_p_ > 0) {
-        probs = at::dropout(probs, dropout_p_, true);
-    }
-    att = at::matmul(probs, v);
-#endif
-    return att;
-}
-
 // The same block with each module's output through the tap (and in fp32 where it says).
-at::Tensor DecoderBlockImpl::tappedForward(const at::Tensor& x, int64_t n, int64_t t, int64_t d,
-                                           int64_t hd) {
+at::Tensor DecoderBlockImpl::tappedForward(const at::Tensor& x) {
     auto where = [this](const char* part) { return path_ + "." + part; };
     auto ln1 =
         tapped(tap_, where("ln1"), x, [this](const at::Tensor& in) { return ln1_->forward(in); });
     auto qkv =
-        tapped(tap_, where("qkv"), ln1, [this](const at::Tensor& in) { return linear(qkv_, in); })
-            .view({n, t, 3, heads_, hd})
-            .permute({2, 0, 3, 1, 4});
-    auto att = attention(qkv[0], qkv[1], qkv[2], t, hd, x);
-    auto y = att.transpose(1, 2).reshape({n, t, d});
+        tapped(tap_, where("qkv"), ln1, [this](const at::Tensor& in) { return linear(qkv_, in); });
+    auto y = tapped(tap_, where("attn"), qkv,
+                    [this](const at::Tensor& in) { return attn_->forward(in); });
     auto h = x + drop_->forward(tapped(tap_, where("proj"), y,
                                        [this](const at::Tensor& in) { return linear(proj_, in); }));
     auto ln2 =
@@ -406,16 +412,17 @@ TransformerImpl::TransformerImpl(const config::ModelSpec& spec, const data::Inpu
     drop_ = register_module("drop", nn::Dropout(spec.dropout));
     blocks_ = register_module("blocks", nn::ModuleList());
     for (int i = 0; i < spec.depth; ++i) {
-        blocks_->push_back(DecoderBlock(spec.width, spec.heads, spec.dropout));
+        blocks_->push_back(
+            DecoderBlock(spec.width, spec.heads, spec.dropout, spec.attention != "unscaled"));
     }
     ln_f_ = register_module("ln_f", nn::LayerNorm(nn::LayerNormOptions({spec.width})));
     head_ =
         register_module("head", nn::Linear(nn::LinearOptions(spec.width, shape.vocab).bias(false)));
-    // GPT-2's initialisation: N(0, 0.02) for linear and embedding weights.
+    // GPT-2's initialisation, N(0, 0.02), for linear and embedding weights; σ may be set.
     torch::NoGradGuard no_grad;
     for (auto& p : named_parameters()) {
         if (p.key().find("weight") != std::string::npos && p.value().dim() == 2) {
-            p.value().normal_(0.0, 0.02);
+            p.value().normal_(0.0, spec.init_std);
         }
     }
 }

@@ -142,25 +142,40 @@ class ResNetImpl : public Network {
 };
 TORCH_MODULE(ResNet);
 
+/// Causal self-attention of the heads packed in a qkv projection's output (n × t ×
+/// 3·d): no parameters of its own, a module so that the numerics and FP32 islands
+/// can name it (`blocks.3.attn`).
+class CausalAttentionImpl : public torch::nn::Module {
+  public:
+    /// `scaled`: the scores divided by sqrt(head size) (the fused kernel where LibTorch
+    /// has one); else q·kᵀ as it comes, computed in the autocast dtype.
+    CausalAttentionImpl(int heads, double dropout, bool scaled);
+    /// n × t × d: the heads' outputs side by side.
+    at::Tensor forward(const at::Tensor& qkv);
+
+  private:
+    int heads_;
+    double dropout_p_;
+    bool scaled_;
+};
+TORCH_MODULE(CausalAttention);
+
 /// Pre-LayerNorm decoder block: causal self-attention and a 4× GELU MLP.
 class DecoderBlockImpl : public torch::nn::Module {
   public:
-    DecoderBlockImpl(int d_model, int heads, double dropout);
+    DecoderBlockImpl(int d_model, int heads, double dropout, bool scaled_attention = true);
     at::Tensor forward(const at::Tensor& x);
     /// Its modules' outputs go through `tap` under `path` ("blocks.0").
     void setTap(ModuleTap* tap, const std::string& path);
     static std::vector<std::string> tapPoints(const std::string& path);
 
   private:
-    at::Tensor tappedForward(const at::Tensor& x, int64_t n, int64_t t, int64_t d, int64_t hd);
-    at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t t,
-                         int64_t hd, const at::Tensor& x) const;
+    at::Tensor tappedForward(const at::Tensor& x);
     ModuleTap* tap_ = nullptr;
     std::string path_;
-    int heads_;
-    double dropout_p_;
     torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
     torch::nn::Linear qkv_{nullptr}, proj_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
+    CausalAttention attn_{nullptr};
     torch::nn::Dropout drop_{nullptr};
 };
 TORCH_MODULE(DecoderBlock);

@@ -11,6 +11,9 @@
 #include "core/amp/AutocastGuard.h"
 #include "core/amp/LossScaler.h"
 #include "core/config/ExperimentSpec.h"
+#include "core/models/Registry.h"
+#include "core/numerics/Fp16Numerics.h"
+#include "core/numerics/NumericsTap.h"
 #include "core/probe/Environment.h"
 #include "core/probe/HostReadback.h"
 #include "core/probe/MemoryProbe.h"
@@ -503,4 +506,106 @@ TEST(Cuda, DeterministicRunsRepeatEveryLossBitForBit) {
         ASSERT_EQ(std::memcmp(&first[i], &again[i], sizeof(double)), 0)
             << "step " << i + 1 << ": " << first[i] << " vs " << again[i];
     }
+}
+
+// The fused statistics kernel gives the records the ATen operations give, for the
+// three dtypes, aligned or not, dense in any layout, with zeros, subnormals, inf and
+// NaN, and a loss scale's multiplier; mixed with a tensor it cannot read (float64).
+TEST(Cuda, FusedNumericsMatchAtenOperations) {
+    REQUIRE_CUDA();
+    at::manual_seed(7);
+    const auto opts = at::TensorOptions().device(kCuda);
+    // Magnitudes from 2^-40 to about 2^16 (a few overflow fp16), exact zeros.
+    auto base = at::randn({1000003}, opts) * at::exp2(at::randint(-40, 15, {1000003}, opts));
+    base.index_put_({at::arange(0, 1000003, 97, opts.dtype(at::kLong))}, 0.0);
+    std::vector<std::pair<std::string, at::Tensor>> tensors;
+    for (auto dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+        const auto t = base.to(dtype);
+        const std::string name = numerics::dtypeName(dtype);
+        tensors.emplace_back(name, t);
+        tensors.emplace_back(name + " unaligned", t.narrow(0, 1, 999999));
+        tensors.emplace_back(name + " 7", t.narrow(0, 3, 7));
+        tensors.emplace_back(name + " one", t.narrow(0, 5, 1));
+        tensors.emplace_back(name + " channels-last",
+                             t.narrow(0, 0, 4 * 8 * 16 * 16)
+                                 .view({4, 8, 16, 16})
+                                 .contiguous(at::MemoryFormat::ChannelsLast));
+        tensors.emplace_back(name + " transposed", t.narrow(0, 0, 600 * 700).view({600, 700}).t());
+        tensors.emplace_back(name + " strided",
+                             t.narrow(0, 0, 20000).view({100, 200}).narrow(1, 0, 150));
+        auto bad = t.narrow(0, 0, 5000).clone();
+        bad.index_put_({17}, std::numeric_limits<float>::infinity());
+        bad.index_put_({4000}, std::nanf(""));
+        tensors.emplace_back(name + " non-finite", bad);
+        tensors.emplace_back(name + " float64", t.narrow(0, 0, 999).to(at::kDouble));
+    }
+    for (double multiplier : {1.0, 1024.0, 1.0 / 65536.0}) {
+        numerics::Observation fused(run::NumericsKind::Grad, 1, multiplier, 1.0,
+                                    numerics::Kernels::Fused);
+        numerics::Observation aten(run::NumericsKind::Grad, 1, multiplier, 1.0,
+                                   numerics::Kernels::Aten);
+        for (const auto& [name, t] : tensors) {
+            fused.add(name, t);
+            aten.add(name, t);
+        }
+        const auto a = fused.finish(), b = aten.finish();
+        ASSERT_EQ(a.size(), b.size());
+        for (size_t i = 0; i < a.size(); ++i) {
+            SCOPED_TRACE(a[i].name + ", multiplier " + std::to_string(multiplier));
+            EXPECT_EQ(a[i].numel, b[i].numel);
+            EXPECT_EQ(a[i].nonfinite, b[i].nonfinite);
+            EXPECT_EQ(a[i].absmax, b[i].absmax);
+            EXPECT_EQ(a[i].underflow_subnormal, b[i].underflow_subnormal);
+            EXPECT_EQ(a[i].underflow_normal, b[i].underflow_normal);
+            EXPECT_EQ(a[i].headroom_log2, b[i].headroom_log2);
+        }
+        EXPECT_GT(a[0].underflow_subnormal, 0.0);
+        EXPECT_EQ(a[tensors.size() - 2].nonfinite, 2);
+    }
+}
+
+// Attention scores without the 1/sqrt(d) overflow fp16 once the weights are large; the
+// same attention as an FP32 island does not, nor does the scaled one.
+TEST(Cuda, UnscaledAttentionOverflowsFp16UnlessItIsAnIsland) {
+    REQUIRE_CUDA();
+    at::manual_seed(3);
+    config::ModelSpec spec;
+    spec.name = "transformer";
+    spec.width = 256;
+    spec.depth = 1;
+    spec.heads = 4;  // head size 64
+    spec.init_std = 3.0;
+    data::InputShape shape;
+    shape.seq_len = 256;
+    shape.vocab = 512;
+    const auto tokens =
+        at::randint(0, 512, {4, 256}, at::TensorOptions().device(kCuda).dtype(at::kLong));
+    auto attn = [&](const std::string& attention, const std::string& islands) {
+        spec.attention = attention;
+        auto model = models::makeModel(spec, shape);
+        model->to(kCuda);
+        numerics::NumericsTap tap(numerics::splitPatterns(islands));
+        model->setTap(&tap);
+        tap.observe(1, 1.0);
+        {
+            amp::AutocastGuard autocast(c10::DeviceType::CUDA, at::kHalf);
+            model->forward(tokens);
+        }
+        for (auto& r : tap.takeObservation().value().finish()) {
+            if (r.name == "blocks.0.attn") {
+                return r;
+            }
+        }
+        ADD_FAILURE() << "no record of blocks.0.attn";
+        return run::NumericsRecord{};
+    };
+    const auto unscaled = attn("unscaled", "");
+    EXPECT_EQ(unscaled.dtype, "float16");
+    EXPECT_GT(unscaled.nonfinite, 0);
+    const auto island = attn("unscaled", "blocks.*.attn");
+    EXPECT_EQ(island.dtype, "float32");
+    EXPECT_EQ(island.nonfinite, 0);
+    const auto scaled = attn("scaled", "");
+    EXPECT_EQ(scaled.dtype, "float16");
+    EXPECT_EQ(scaled.nonfinite, 0);
 }

@@ -509,3 +509,48 @@ TEST(Fp32Islands, ResNetBlocksShowTheirLayers) {
     EXPECT_EQ(out.at("blocks.1.body.0").dtype, "float32");
     EXPECT_EQ(out.size(), points.size());
 }
+
+// A decoder's attention is a module of its own (`blocks.N.attn`), listed in the model's
+// tree and pickable as an island; "unscaled" leaves out the 1/sqrt(head size), so it
+// equals the scaled attention of queries made sqrt(head size) times larger.
+TEST(Fp32Islands, TheDecodersAttentionIsAModuleThatCanBeUnscaled) {
+    config::ModelSpec spec;
+    spec.name = "transformer";
+    spec.width = 16;
+    spec.depth = 1;
+    spec.heads = 2;
+    data::InputShape shape;
+    shape.seq_len = 8;
+    shape.vocab = 32;
+    auto model = models::makeModel(spec, shape);
+    const auto parts = model->parts();
+    const auto attn = std::find_if(parts.begin(), parts.end(), [](const models::Network::Part& p) {
+        return p.path == "blocks.0.attn";
+    });
+    ASSERT_NE(attn, parts.end());
+    EXPECT_EQ(attn->type, "CausalAttention");
+    EXPECT_EQ(attn->parameters, 0);
+    const auto tokens = at::randint(0, 32, {2, 8}, at::kLong);
+    EXPECT_EQ(outputsUnderAutocast(*model, "", tokens).at("blocks.0.attn").dtype, "bfloat16");
+    EXPECT_EQ(outputsUnderAutocast(*model, "blocks.*.attn", tokens).at("blocks.0.attn").dtype,
+              "float32");
+
+    models::CausalAttention scaled(2, 0.0, true), unscaled(2, 0.0, false);
+    const auto qkv = at::randn({2, 8, 48});
+    auto larger_q = qkv.clone();
+    larger_q.narrow(2, 0, 16).mul_(std::sqrt(8.0));  // head size 8
+    const auto a = unscaled->forward(qkv), b = scaled->forward(larger_q);
+    EXPECT_EQ(a.sizes(), (std::vector<int64_t>{2, 8, 16}));
+    EXPECT_TRUE(at::allclose(a, b, 1e-5, 1e-5));
+    EXPECT_FALSE(at::allclose(a, scaled->forward(qkv), 1e-3, 1e-3));
+
+    spec.init_std = 1.0;  // the weights' spread is the spec's
+    auto wide = models::makeModel(spec, shape);
+    std::vector<at::Tensor> weights;
+    for (const auto& p : wide->named_parameters()) {
+        if (p.value().dim() == 2) {
+            weights.push_back(p.value().detach().reshape({-1}));
+        }
+    }
+    EXPECT_NEAR(at::cat(weights).std().item<double>(), 1.0, 0.05);  // about 4,000 values
+}
