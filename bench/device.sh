@@ -63,7 +63,13 @@
 #             the LayerNorms and whole blocks in fp32 against the plain fp16 arm (step
 #             time, peak memory: show -e); (4) the cost of the records on the decoder
 #             and ResNet-50: off and every 100 steps over 300 steps, every step over
-#             100. NUMERICS_PARTS picks some of "underflow overflow islands cost".
+#             100; (5) attention: scores without the 1/sqrt(d) and weights at
+#             N(0, 1.5), which overflow fp16 in the forward: fp32, fp16 and fp16 with
+#             the attention as an FP32 island (status, skipped steps, final loss, the
+#             locator's event). NUMERICS_PARTS picks some of "underflow overflow
+#             attention islands cost", and "profile" (a recording step and the step
+#             after it under the profiler, the kernels the record adds). Also runs the
+#             GPU checks of the fused statistics kernel and the attention.
 #             Databases and the analyses' JSON go to $OUT.
 #   multigpu  data-parallel arms and runs spread over GPUs (two GPUs or more): the
 #             data-parallel and trainer tests, then (1) ResNet-50 amp-fp16 channels-last
@@ -95,7 +101,8 @@
 #                                 still running is stopped (its rows kept).
 #   NUMERICS_EVERY=10             numerics: optimizer steps between records.
 #   NUMERICS_STEPS=120            numerics: micro-steps per run.
-#   NUMERICS_PARTS="underflow overflow islands cost"   numerics: the cases to run.
+#   NUMERICS_PARTS="underflow overflow attention islands cost"   numerics: the cases to run
+#                                 (also: profile, a recording step under the profiler).
 #   OUT=build/cuda/results        where logs and results are written.
 #   AMPBENCH_FASHION_MNIST        Fashion-MNIST's folder; default .deps/data.
 #
@@ -162,7 +169,7 @@ TARGETS=()
 [[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
 [[ $MODE == determinism ]] && TARGETS=(--target ampbench-cli test_engine)
 [[ $MODE == multigpu ]] && TARGETS=(--target ampbench-cli test_data_parallel test_engine)
-[[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics)
+[[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics test_engine bench_profile_step)
 cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" > "$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
@@ -403,6 +410,7 @@ numerics)
     echo "== tests (numerics)"
     ./build/cuda/tests/test_numerics > "$OUT/tests.log" 2>&1 || true
     grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure" "$OUT/tests.log" | head -30 || true
+    run_checks 'Cuda.*Numerics*:Cuda.*Attention*:Cuda.HostReadback*'
     db="$OUT/numerics.db"
     rm -f "$db"*
     every=${NUMERICS_EVERY:-10} steps=${NUMERICS_STEPS:-120}
@@ -413,10 +421,11 @@ numerics)
         $CLI run --preset "${PRESET:-gpt2-small-synthetic}" --name "$name" --steps "$steps" --warmup 10 \
             --eval-interval 0 --eval-batches 1 --device cuda "${arms[@]}" --dry-run \
             --save-spec "$OUT/$name.json" > /dev/null
-        python3 - "$OUT/$name.json" "$n" <<'PY'
+        python3 - "$OUT/$name.json" "$n" "${MODEL:-}" <<'PY'
 import json, sys
 spec = json.load(open(sys.argv[1]))
 spec["numerics_every"] = int(sys.argv[2])
+spec["model"].update(json.loads(sys.argv[3] or "{}"))  # MODEL='{"attention": ...}'
 json.dump(spec, open(sys.argv[1], "w"), indent=2)
 PY
     }
@@ -437,7 +446,7 @@ for v in json.load(open(sys.argv[1]))["verdicts"]:
             print("verdict, %s: %s" % (v["arm"], text))
 PY
     }
-    parts=" ${NUMERICS_PARTS:-underflow overflow islands cost} "
+    parts=" ${NUMERICS_PARTS:-underflow overflow attention islands cost} "
     if [[ $parts == *" underflow "* ]]; then
         spec numerics-underflow "$every" fp16=amp-fp16 fp16-scale1=amp-fp16,init_scale=1,growth_interval=1000000000 \
             fp16-noscale=amp-fp16,noscale bf16=amp-bf16
@@ -450,6 +459,44 @@ PY
         spec numerics-overflow "$every" "fp16-2e40=amp-fp16,$big" "head-fp32=amp-fp16,$big,fp32_modules=head" \
             "head-blocks-fp32=amp-fp16,$big,fp32_modules=head;ln_f;blocks.*"
         train numerics-overflow; show_all
+    fi
+    if [[ $parts == *" attention "* ]]; then
+        # Attention scores without the 1/sqrt(d), weights at N(0, 1.5): the scores overflow
+        # fp16 in the forward, every step. The locator names the attention; the same
+        # arm with the attention as an FP32 island trains, as FP32 does.
+        MODEL='{"attention": "unscaled", "init_std": 1.5}' spec numerics-attention "$every" \
+            fp32=fp32 fp16=amp-fp16 "fp16-attn-fp32=amp-fp16,fp32_modules=blocks.*.attn"
+        train numerics-attention; show_all
+        python3 - "$db" <<'PY'
+import sqlite3, statistics, sys
+db = sqlite3.connect(sys.argv[1])
+exp = db.execute("SELECT max(id) FROM experiments WHERE name = 'numerics-attention'").fetchone()[0]
+for run_id, arm, status in db.execute("SELECT id, arm, status FROM runs WHERE experiment_id = ? ORDER BY id", (exp,)):
+    rows = db.execute("SELECT step, loss, skipped, step_ms, timed, mem_peak FROM steps WHERE run_id = ? ORDER BY step", (run_id,)).fetchall()
+    timed = [r[3] for r in rows if r[4]]
+    last = [r[1] for r in rows[-10:] if r[1] is not None]
+    print("attention, %s: %s, %d steps, %d skipped, loss at the end %s, median step %s ms, peak %.2f GiB" % (
+        arm, status, len(rows), sum(1 for r in rows if r[2]),
+        "%.3f" % statistics.mean(last) if last else "-",
+        "%.1f" % statistics.median(timed) if timed else "-",
+        max((r[5] or 0) for r in rows) / 2**30 if rows else 0))
+    for (text,) in db.execute("SELECT message FROM events WHERE run_id = ? AND message LIKE 'overflow first%' LIMIT 2", (run_id,)):
+        print("   event: " + text)
+PY
+    fi
+    if [[ $parts == *" profile "* ]]; then
+        # One recording step and the step after it under the profiler (numerics every 20):
+        # the kernels the record adds and how busy the device was.
+        mkdir -p build/cuda/profile
+        for w in gpt2 resnet50; do
+            echo "== profile $w/amp-fp16: recording step 20 against step 21"
+            NUMERICS_EVERY=20 timeout 150 ./build/cuda/bench/bench_profile_step "$w" amp-fp16 \
+                build/cuda/profile/rec-$w.json 20 1 || true
+            NUMERICS_EVERY=20 timeout 150 ./build/cuda/bench/bench_profile_step "$w" amp-fp16 \
+                build/cuda/profile/plain-$w.json 21 1 || true
+            python3 bench/kernels.py compare build/cuda/profile/rec-$w.json build/cuda/profile/plain-$w.json 1 \
+                | head -24 | tee "$OUT/profile-numerics-$w.txt" || true
+        done
     fi
     if [[ $parts == *" islands "* ]]; then
         spec numerics-islands 0 fp16=amp-fp16 head=amp-fp16,fp32_modules=head \

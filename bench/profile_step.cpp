@@ -5,6 +5,8 @@
 // a gap between the two shows up kernel by kernel. CUDA builds on LibTorch 2.x.
 //
 //   bench_profile_step WORKLOAD ARM TRACE.json [FIRST_STEP=12] [STEPS=5]
+//
+// NUMERICS_EVERY=N in the environment records per-layer numerics every N steps.
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
@@ -35,6 +37,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     config::ExperimentSpec spec = cell->spec;
+    if (const char* every = std::getenv("NUMERICS_EVERY")) {  // per-layer numerics on
+        spec.numerics_every = std::atoll(every);
+    }
     const int64_t k = spec.arms[0].accumulation;
     spec.micro_steps = std::max<int64_t>(spec.micro_steps, (first + count + 1) * k);
 
