@@ -467,11 +467,15 @@ PY
         MODEL='{"attention": "unscaled", "init_std": 1.5}' spec numerics-attention "$every" \
             fp32=fp32 fp16=amp-fp16 "fp16-attn-fp32=amp-fp16,fp32_modules=blocks.*.attn"
         train numerics-attention; show_all
+        # The same weights with the scores scaled: the skips left with the island are
+        # the scaler's search for these large gradients, not the attention.
+        MODEL='{"attention": "scaled", "init_std": 1.5}' spec numerics-attention-scaled "$every" \
+            fp16=amp-fp16
+        train numerics-attention-scaled; show_all
         python3 - "$db" <<'PY'
 import sqlite3, statistics, sys
 db = sqlite3.connect(sys.argv[1])
-exp = db.execute("SELECT max(id) FROM experiments WHERE name = 'numerics-attention'").fetchone()[0]
-for run_id, arm, status in db.execute("SELECT id, arm, status FROM runs WHERE experiment_id = ? ORDER BY id", (exp,)):
+for run_id, arm, status in db.execute("SELECT r.id, e.name || '/' || r.arm, r.status FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name LIKE 'numerics-attention%' ORDER BY r.id"):
     rows = db.execute("SELECT step, loss, skipped, step_ms, timed, mem_peak FROM steps WHERE run_id = ? ORDER BY step", (run_id,)).fetchall()
     timed = [r[3] for r in rows if r[4]]
     last = [r[1] for r in rows[-10:] if r[1] is not None]
@@ -485,17 +489,19 @@ for run_id, arm, status in db.execute("SELECT id, arm, status FROM runs WHERE ex
 PY
     fi
     if [[ $parts == *" profile "* ]]; then
-        # One recording step and the step after it under the profiler (numerics every 20):
-        # the kernels the record adds and how busy the device was.
+        # Numerics every 40: step 40 records and flushes the step rows, step 20 only
+        # flushes (every 20 steps), step 21 does neither. Each under the profiler alone:
+        # the kernels the record adds, and where the device waited for the host.
         mkdir -p build/cuda/profile
         for w in gpt2 resnet50; do
-            echo "== profile $w/amp-fp16: recording step 20 against step 21"
-            NUMERICS_EVERY=20 timeout 150 ./build/cuda/bench/bench_profile_step "$w" amp-fp16 \
-                build/cuda/profile/rec-$w.json 20 1 || true
-            NUMERICS_EVERY=20 timeout 150 ./build/cuda/bench/bench_profile_step "$w" amp-fp16 \
-                build/cuda/profile/plain-$w.json 21 1 || true
-            python3 bench/kernels.py compare build/cuda/profile/rec-$w.json build/cuda/profile/plain-$w.json 1 \
-                | head -24 | tee "$OUT/profile-numerics-$w.txt" || true
+            echo "== profile $w/amp-fp16: step 40 (record, flush), 20 (flush), 21 (neither)"
+            for s in 40 20 21; do
+                NUMERICS_EVERY=40 timeout 150 ./build/cuda/bench/bench_profile_step "$w" amp-fp16 \
+                    build/cuda/profile/step$s-$w.json $s 1 | tail -1 || true
+                python3 bench/kernels.py gaps build/cuda/profile/step$s-$w.json 4 || true
+            done
+            python3 bench/kernels.py compare build/cuda/profile/step40-$w.json build/cuda/profile/step20-$w.json 1 \
+                2>/dev/null | head -8 || true
         done
     fi
     if [[ $parts == *" islands "* ]]; then
@@ -513,27 +519,43 @@ PY
                 train "numerics-cost-${p%%-*}-$n"; show_all
             done
         done
-        # What a record costs in device time: each recording step's time over the
-        # median step, and their sum as a share of the steps' time after warm-up.
+        # What a record costs in device time. The step rows are flushed every 20 steps
+        # (a wait for the device), so a recording step (a multiple of 100) is compared
+        # with the median of the same run's other flushing steps, and the sum of the
+        # extra with the steps' time after warm-up. Also the whole: all steps' time
+        # with records every 100 against the run without.
         python3 - "$db" <<'PY'
-import sqlite3, statistics, sys
+import json, sqlite3, statistics, sys
 db = sqlite3.connect(sys.argv[1])
-off_median = {}
-for exp_id, name, spec in db.execute("SELECT id, name, spec_json FROM experiments WHERE name LIKE 'numerics-cost-%'"):
+total_off = {}
+for exp_id, name, spec in db.execute("SELECT id, name, spec_json FROM experiments WHERE name LIKE 'numerics-cost-%' ORDER BY id"):
+    every = json.loads(spec).get("numerics_every", 0)
+    base = name.rsplit("-", 1)[0]
     for (run_id,) in db.execute("SELECT id FROM runs WHERE experiment_id = ?", (exp_id,)):
         rows = db.execute("SELECT step, step_ms, timed, mem_peak FROM steps WHERE run_id = ? AND step > 10", (run_id,)).fetchall()
-        timed = [r[1] for r in rows if r[2]]
-        every = __import__("json").loads(spec).get("numerics_every", 0)
+        med = statistics.median([r[1] for r in rows if r[2]] or [r[1] for r in rows])
+        flushing = [r[1] for r in rows if r[0] % 20 == 0 and not (every and r[0] % every == 0)]
         rec = [r[1] for r in rows if every and r[0] % every == 0]
-        base = name.rsplit("-", 1)[0]
-        if not every:
-            off_median[base] = statistics.median(timed)
-        med = off_median.get(base, float("nan"))  # the same model's run without records
         total = sum(r[1] for r in rows)
-        extra = sum(x - med for x in rec)
         peak = max(r[3] for r in rows) / 2**30
-        print("record cost, %s: median step without records %.1f ms, %d recording steps %s ms, extra %.1f ms = %.2f%% of %.0f ms of steps, peak %.2f GiB"
-              % (name, med, len(rec), "/".join("%.0f" % x for x in rec[:4]), extra, 100 * extra / total, total, peak))
+        if not every:
+            total_off[base] = (total, len(rows), med)
+        line = "record cost, %s: median step %.1f ms, peak %.2f GiB" % (name, med, peak)
+        if flushing:
+            line += ", flushing steps %.1f ms (median of %d)" % (statistics.median(flushing), len(flushing))
+        if rec and flushing and every > 1:
+            ref = statistics.median(flushing)
+            extra = sum(x - ref for x in rec)
+            line += "; recording steps %s ms: extra %.1f ms = %.2f%% of %.0f ms of steps" % (
+                "/".join("%.1f" % x for x in rec[:4]), extra, 100 * extra / total, total)
+            if base in total_off and total_off[base][1] == len(rows):
+                line += "; all steps %.0f ms vs %.0f ms without (%+.2f%%)" % (
+                    total, total_off[base][0], 100 * (total / total_off[base][0] - 1))
+        elif every == 1:
+            line += "; every step records: median %.1f ms" % med
+            if base in total_off:
+                line += " (%+.1f%% on the run without)" % (100 * (med / total_off[base][2] - 1))
+        print(line)
 PY
     fi
     echo "== worst layers of every run"

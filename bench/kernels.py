@@ -6,6 +6,8 @@ name in both, the largest differences first, and how busy the GPU was.
 
   kernels.py profile WORKLOAD ARM TRACE.json [FIRST_STEP] [STEPS]   (the reference, on the GPU)
   kernels.py compare OURS.json REF.json STEPS
+  kernels.py gaps TRACE.json [N=6]   where the device idled: the N longest gaps
+                                     between kernels and the host work during each
 
 `profile` reads Fashion-MNIST (the cnn workload) from $AMPBENCH_FASHION_MNIST, else
 from /usr/share/datasets/fashion-mnist.
@@ -75,11 +77,42 @@ def profile(workload, arm, trace, first, count):
           f"profiled into {trace}")
 
 
+def gaps(path, n):
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    device = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")),
+                    key=lambda e: e["ts"])
+    host = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")]
+    if not device:
+        print("no device work in", path)
+        return
+    span = device[-1]["ts"] + device[-1]["dur"] - device[0]["ts"]
+    idle, end, found = 0.0, device[0]["ts"], []
+    for e in device:
+        if e["ts"] > end:
+            idle += e["ts"] - end
+            found.append((e["ts"] - end, end, e["ts"]))
+        end = max(end, e["ts"] + e["dur"])
+    print(f"{len(device)} device events over {span / 1000:.2f} ms, idle {idle / 1000:.2f} ms")
+    for length, a, b in sorted(found, reverse=True)[:n]:
+        # The host's work that overlaps the gap most: the calls that kept the device waiting.
+        over = defaultdict(float)
+        for h in host:
+            lo, hi = max(a, h["ts"]), min(b, h["ts"] + h["dur"])
+            if hi > lo:
+                over[h["name"]] += hi - lo
+        top = sorted(over.items(), key=lambda kv: -kv[1])[:6]
+        print(f"  gap {length / 1000:7.2f} ms at +{(a - device[0]['ts']) / 1000:.2f} ms: " +
+              "; ".join(f"{short(k, 60)} {v / 1000:.2f}" for k, v in top))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "profile":
         a = sys.argv[2:]
         profile(a[0], a[1], a[2], int(a[3]) if len(a) > 3 else 12, int(a[4]) if len(a) > 4 else 5)
     elif sys.argv[1] == "compare":
         compare(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif sys.argv[1] == "gaps":
+        gaps(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 6)
     else:
         raise SystemExit(__doc__)
