@@ -210,6 +210,12 @@ void Observation::post() {
     }
 }
 
+void Observation::wait() const {
+    if (readback_) {
+        readback_->wait();
+    }
+}
+
 std::vector<run::NumericsRecord> Observation::finish() {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     std::vector<run::NumericsRecord> out = std::move(records_);

@@ -38,6 +38,8 @@ class Observation {
     /// Starts bringing the statistics to the host without waiting for the device
     /// (nothing more may be added); finish() then waits only for that copy.
     void post();
+    /// Waits for the copy post() started (if any).
+    void wait() const;
     /// The records, in the order added (without post(): one host synchronisation);
     /// leaves it empty.
     std::vector<run::NumericsRecord> finish();

@@ -53,16 +53,20 @@ bool HostReadback::pending() const {
     return impl_->pending;
 }
 
+void HostReadback::wait() const {
+#ifdef AMPBENCH_WITH_CUDA
+    if (impl_->pending && impl_->on_device) {
+        C10_CUDA_CHECK(cudaEventSynchronize(impl_->done));
+    }
+#endif
+}
+
 std::vector<double> HostReadback::take() {
     if (!impl_->pending) {
         return {};
     }
+    wait();
     impl_->pending = false;
-#ifdef AMPBENCH_WITH_CUDA
-    if (impl_->on_device) {
-        C10_CUDA_CHECK(cudaEventSynchronize(impl_->done));
-    }
-#endif
     const double* d = impl_->host.data_ptr<double>();
     return {d, d + impl_->host.numel()};
 }

@@ -21,6 +21,8 @@ class HostReadback {
     /// what was posted and not taken.
     void post(const at::Tensor& values);
     bool pending() const;
+    /// Waits for the copy posted last (nothing to wait for on CPU or when none is pending).
+    void wait() const;
     /// The values posted last, flattened, as doubles; empty when nothing is pending.
     std::vector<double> take();
 

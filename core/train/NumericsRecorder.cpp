@@ -97,6 +97,11 @@ void NumericsRecorder::deliver(run::TrainObserver& observer) {
     if (pending_.empty()) {
         return;
     }
+    // The wait for the device is not the records' cost: the flush this is part of
+    // waits for it anyway.
+    for (const auto& o : pending_) {
+        o.wait();
+    }
     const auto t = Clock::now();
     std::vector<run::NumericsRecord> rows;
     for (auto& o : pending_) {
@@ -255,7 +260,8 @@ std::string NumericsRecorder::costNote(double run_ms) const {
     char text[240];
     std::snprintf(text, sizeof text,
                   "per-layer numerics every %lld steps: %lld records, %.1f ms of host time "
-                  "(%.2f%% of the run's time); those steps are left out of the timing",
+                  "(%.2f%% of the run's time; their device time is in those steps' time); "
+                  "those steps are left out of the timing",
                   static_cast<long long>(every_), static_cast<long long>(records_), host_ms_,
                   run_ms > 0 ? 100.0 * host_ms_ / run_ms : 0.0);
     return text;
