@@ -251,6 +251,24 @@ std::map<std::string, NumericsRecord> outputsUnderAutocast(models::Network& mode
     return out;
 }
 
+/// A decoder of width 16, two heads, `depth` blocks, for tokenShape().
+config::ModelSpec tinyDecoder(int depth) {
+    config::ModelSpec spec;
+    spec.name = "transformer";
+    spec.width = 16;
+    spec.depth = depth;
+    spec.heads = 2;
+    return spec;
+}
+
+/// Sequences of 8 tokens from a vocabulary of 32.
+data::InputShape tokenShape() {
+    data::InputShape shape;
+    shape.seq_len = 8;
+    shape.vocab = 32;
+    return shape;
+}
+
 data::InputShape imageShape() {
     data::InputShape shape;
     shape.channels = 1;
@@ -285,15 +303,7 @@ TEST(Fp32Islands, TheIslandStaysFp32UnderAutocast) {
 // Glob patterns pick modules inside blocks; a whole block as an island runs every
 // module in it in fp32.
 TEST(Fp32Islands, PatternsPickModulesOfATransformer) {
-    config::ModelSpec spec;
-    spec.name = "transformer";
-    spec.width = 16;
-    spec.depth = 2;
-    spec.heads = 2;
-    data::InputShape shape;
-    shape.seq_len = 8;
-    shape.vocab = 32;
-    auto model = models::makeModel(spec, shape);
+    auto model = models::makeModel(tinyDecoder(2), tokenShape());
     const auto tokens = at::randint(0, 32, {2, 8}, at::kLong);
     const auto qkv = outputsUnderAutocast(*model, "blocks.*.qkv", tokens);
     EXPECT_EQ(qkv.at("blocks.0.qkv").dtype, "float32");
@@ -514,14 +524,8 @@ TEST(Fp32Islands, ResNetBlocksShowTheirLayers) {
 // tree and pickable as an island; "unscaled" leaves out the 1/sqrt(head size), so it
 // equals the scaled attention of queries made sqrt(head size) times larger.
 TEST(Fp32Islands, TheDecodersAttentionIsAModuleThatCanBeUnscaled) {
-    config::ModelSpec spec;
-    spec.name = "transformer";
-    spec.width = 16;
-    spec.depth = 1;
-    spec.heads = 2;
-    data::InputShape shape;
-    shape.seq_len = 8;
-    shape.vocab = 32;
+    config::ModelSpec spec = tinyDecoder(1);
+    const data::InputShape shape = tokenShape();
     auto model = models::makeModel(spec, shape);
     const auto parts = model->parts();
     const auto attn = std::find_if(parts.begin(), parts.end(), [](const models::Network::Part& p) {
