@@ -228,10 +228,17 @@ CREATE TABLE numerics (
          "adding per-layer numerics (version 7)");
 }
 
+// Version 8: the numerics of a run by step, for a follower reading the steps since
+// its last poll (the primary key orders them by tensor first).
+void createV8(sqlite3* db, const std::string& path) {
+    exec(db, path, "CREATE INDEX numerics_by_run_step ON numerics(run_id, step);",
+         "indexing the per-layer numerics by step (version 8)");
+}
+
 using Migration = void (*)(sqlite3*, const std::string&);
 // kMigrations[n] takes a database from version n to n + 1.
-constexpr std::array<Migration, 7> kMigrations = {&createV1, &createV2, &createV3, &createV4,
-                                                  &createV5, &createV6, &createV7};
+constexpr std::array<Migration, 8> kMigrations = {&createV1, &createV2, &createV3, &createV4,
+                                                  &createV5, &createV6, &createV7, &createV8};
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);

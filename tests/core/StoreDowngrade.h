@@ -2,7 +2,10 @@
 // Turns a database of this build back into an older schema, for the migration tests.
 namespace ampbench::test {
 
-/// Schema 6: the per-layer numerics of schema 7 go.
+/// Schema 7: the numerics' index by step of schema 8 goes.
+constexpr const char* kBackToSchema7 = "DROP INDEX numerics_by_run_step; PRAGMA user_version = 7; ";
+
+/// Schema 6: the per-layer numerics of schema 7 (and their index) go.
 constexpr const char* kBackToSchema6 = "DROP TABLE numerics; PRAGMA user_version = 6; ";
 
 /// Schema 5: the numerics, and the sequence numbers, their indexes and the origins of

@@ -1,5 +1,5 @@
-// The numerics table (schema 7): round trip, replacement, cascade, export, the
-// recorder, and files of the schema before it.
+// The numerics table (schema 7, indexed by step in 8): round trip, replacement,
+// cascade, export, the recorder, and files of the schemas before them.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -60,6 +60,22 @@ void rawExec(const std::string& path, const std::string& sql) {
     sqlite3_free(err);
     sqlite3_close(raw);
     ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+/// The single integer `sql` selects, read with SQLite itself.
+int64_t rawCount(const std::string& path, const std::string& sql) {
+    sqlite3* raw = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    int64_t n = -1;
+    sqlite3_exec(
+        raw, sql.c_str(),
+        [](void* out, int, char** values, char**) {
+            *static_cast<int64_t*>(out) = values[0] ? std::stoll(values[0]) : -1;
+            return 0;
+        },
+        &n, nullptr);
+    sqlite3_close(raw);
+    return n;
 }
 
 }  // namespace
@@ -136,8 +152,8 @@ TEST_F(NumericsStoreTest, ExportedInCsvAndJson) {
     EXPECT_DOUBLE_EQ(n[0].at("headroom_log2").get<double>(), std::log2(65504.0 / 2.0));
 }
 
-// A file of schema 6 keeps every row when it is migrated to 7; read-only it is read
-// as it is, with no numerics.
+// A file of schema 6 keeps every row when it is migrated to the newest schema;
+// read-only it is read as it is, with no numerics.
 TEST_F(NumericsStoreTest, Schema6IsMigratedKeepingEveryRow) {
     const std::string path = file("v6.db");
     int64_t run = 0;
@@ -173,7 +189,7 @@ TEST_F(NumericsStoreTest, Schema6IsMigratedKeepingEveryRow) {
         EXPECT_EQ(reader->stepCount(run), 30);
     }
     auto db = Database::open(path);
-    EXPECT_EQ(db->schemaVersion(), 7);
+    EXPECT_EQ(db->schemaVersion(), Database::kSchemaVersion);
     EXPECT_EQ(db->experiments().size(), 1u);
     ASSERT_EQ(db->runs().size(), 1u);
     EXPECT_EQ(db->run(run)->label, "kept");
@@ -187,4 +203,38 @@ TEST_F(NumericsStoreTest, Schema6IsMigratedKeepingEveryRow) {
     EXPECT_EQ(ampbench::store::BatchSearchStore(*db).searches().at(0).trials.size(), 1u);
     NumericsStore(*db).insert(run, {row(30, NumericsKind::Grad, "w", 1.0)});
     EXPECT_EQ(NumericsStore(*db).count(run), 1);
+}
+
+// A file of schema 7 gets the numerics' index by step (what a follower's poll reads)
+// when it is opened for writing, every row kept; read-only it is read as it is.
+TEST_F(NumericsStoreTest, Schema7GetsTheIndexByStepKeepingTheRows) {
+    const std::string path = file("v7.db");
+    const std::string index_count =
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = "
+        "'numerics_by_run_step'";
+    int64_t run = 0;
+    {
+        auto db = Database::open(path);
+        run = addRun(*db);
+        NumericsStore(*db).insert(run, {row(10, NumericsKind::Grad, "w", 1.0),
+                                        row(10, NumericsKind::Activation, "fc", 2.0),
+                                        row(20, NumericsKind::Grad, "w", 4.0)});
+    }
+    EXPECT_EQ(rawCount(path, index_count), 1);
+    rawExec(path, ampbench::test::kBackToSchema7);
+    EXPECT_EQ(rawCount(path, index_count), 0);
+    {
+        auto reader = Database::open(path, Database::Mode::ReadOnly);
+        EXPECT_EQ(reader->schemaVersion(), 7);
+        ASSERT_EQ(NumericsStore(*reader).rowsOfSteps(run, 10, 20).size(), 1u);
+    }
+    auto db = Database::open(path);
+    EXPECT_EQ(db->schemaVersion(), Database::kSchemaVersion);
+    EXPECT_EQ(rawCount(path, index_count), 1);
+    const auto rows = NumericsStore(*db).rowsOfSteps(run, 0, 20);
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[0].name, "w");  // by step, gradients first, then by name
+    EXPECT_EQ(rows[1].name, "fc");
+    EXPECT_EQ(rows[2].step, 20);
+    EXPECT_DOUBLE_EQ(rows[2].absmax, 4.0);
 }
