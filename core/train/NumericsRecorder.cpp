@@ -237,11 +237,21 @@ std::string NumericsRecorder::locate(int64_t step, const Batches& batches, const
 std::vector<std::string> NumericsRecorder::startNotes() const {
     std::vector<std::string> out;
     if (tap_ && !islands_.empty()) {
-        std::string names;
+        // Every module named while they are few; the first ones and the count after.
+        constexpr size_t kNamed = 16;
+        std::vector<std::string> hits;
         for (const auto& p : model_.tapPoints()) {
             if (tap_->fp32(p)) {
-                names += (names.empty() ? "" : ", ") + p;
+                hits.push_back(p);
             }
+        }
+        std::string names;
+        const size_t shown = hits.size() > kNamed ? kNamed - 4 : hits.size();
+        for (size_t i = 0; i < shown; ++i) {
+            names += (i ? ", " : "") + hits[i];
+        }
+        if (shown < hits.size()) {
+            names += ", ... (" + std::to_string(hits.size()) + " modules in all)";
         }
         out.push_back("FP32 islands (autocast off, inputs in fp32): " + names);
     }

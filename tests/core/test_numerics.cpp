@@ -558,3 +558,22 @@ TEST(Fp32Islands, TheDecodersAttentionIsAModuleThatCanBeUnscaled) {
     }
     EXPECT_NEAR(at::cat(weights).std().item<double>(), 1.0, 0.05);  // about 4,000 values
 }
+
+// The run's note names the island modules while they are few, and counts them when a
+// pattern covers many (every block of a decoder).
+TEST(Fp32Islands, TheNoteCountsManyIslands) {
+    config::ExperimentSpec spec;
+    spec.model = tinyDecoder(4);
+    config::ArmSpec arm{"islands", config::Precision::AmpBf16};
+    arm.fp32_modules = "blocks.*";
+    auto model = models::makeModel(spec.model, tokenShape());
+    const auto notes = train::NumericsRecorder(spec, arm, *model).startNotes();
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].rfind("FP32 islands (autocast off, inputs in fp32): blocks.0.ln1, ", 0), 0u)
+        << notes[0];
+    EXPECT_NE(notes[0].find(", ... (32 modules in all)"), std::string::npos) << notes[0];
+    arm.fp32_modules = "head;blocks.1.attn";
+    auto small = models::makeModel(spec.model, tokenShape());
+    EXPECT_EQ(train::NumericsRecorder(spec, arm, *small).startNotes().at(0),
+              "FP32 islands (autocast off, inputs in fp32): blocks.1.attn, head");
+}
