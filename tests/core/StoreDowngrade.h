@@ -1,6 +1,41 @@
 #pragma once
-// Turns a database of this build back into an older schema, for the migration tests.
+// Turns a database of this build back into an older schema, for the migration tests,
+// and reaches a database file with SQLite itself, past the store.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+
 namespace ampbench::test {
+
+/// Runs `sql` on the file at `path` through its own connection.
+inline void rawExec(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    const std::string message = err ? err : "";
+    sqlite3_free(err);
+    sqlite3_close(db);
+    ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+/// The single integer `sql` selects from the file at `path` (-1 when none).
+inline int64_t rawCount(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    int64_t n = -1;
+    sqlite3_exec(
+        db, sql.c_str(),
+        [](void* out, int, char** values, char**) {
+            *static_cast<int64_t*>(out) = values[0] ? std::stoll(values[0]) : -1;
+            return 0;
+        },
+        &n, nullptr);
+    sqlite3_close(db);
+    return n;
+}
 
 /// Schema 7: the numerics' index by step of schema 8 goes.
 constexpr const char* kBackToSchema7 = "DROP INDEX numerics_by_run_step; PRAGMA user_version = 7; ";

@@ -51,32 +51,8 @@ int64_t addRun(Database& db) {
     return db.createRun(e, "amp-fp16", 1, 7, R"({"precision":"amp-fp16"})", 100);
 }
 
-void rawExec(const std::string& path, const std::string& sql) {
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err);
-    const std::string message = err ? err : "";
-    sqlite3_free(err);
-    sqlite3_close(raw);
-    ASSERT_EQ(rc, SQLITE_OK) << message;
-}
-
-/// The single integer `sql` selects, read with SQLite itself.
-int64_t rawCount(const std::string& path, const std::string& sql) {
-    sqlite3* raw = nullptr;
-    EXPECT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-    int64_t n = -1;
-    sqlite3_exec(
-        raw, sql.c_str(),
-        [](void* out, int, char** values, char**) {
-            *static_cast<int64_t*>(out) = values[0] ? std::stoll(values[0]) : -1;
-            return 0;
-        },
-        &n, nullptr);
-    sqlite3_close(raw);
-    return n;
-}
+using ampbench::test::rawCount;
+using ampbench::test::rawExec;
 
 }  // namespace
 
