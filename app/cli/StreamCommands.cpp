@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -25,12 +26,12 @@
 namespace ampbench::cli {
 namespace {
 
+/// A whole number from 0 to the largest int64 (sequence numbers may reach it).
 bool parseCount(const std::string& text, int64_t& out) {
-    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-        text.size() > 18)
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
         return false;
-    out = std::stoll(text);
-    return true;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return error == std::errc() && end == text.data() + text.size();
 }
 
 /// "SEQ" for every run, or "RUN:SEQ" for one; false (with a message) on anything else.
@@ -46,7 +47,7 @@ bool parseSince(const std::vector<std::string>& items, int64_t& all,
         if (!ok) {
             std::fprintf(stderr,
                          "tail: --since %s: expected a sequence number (SEQ) or RUN:SEQ, both "
-                         "whole numbers\n",
+                         "whole numbers from 0 to 9223372036854775807 (a run from 1)\n",
                          analysis::printable(item, false).c_str());
             return false;
         }
@@ -91,7 +92,7 @@ int commandTail(const std::string& db_path, const TailOptions& o) {
     }
     std::signal(SIGPIPE, SIG_IGN);  // a reader that goes away is an error to report
     StreamOutput out(stdout);
-    out.write(stream::makeHeader(probe::toJson(probe::probeEnvironment("cpu"))));
+    out.write(stream::makeHeader(probe::toJson(probe::probeEnvironment("cpu")), db->databaseId()));
     stream::Tail tail(*db, runs, since_all, since);
     const auto sink = [&](const stream::Record& r) { out.write(r); };
     for (;;) {
@@ -158,6 +159,11 @@ class LineReader {
 }  // namespace
 
 int commandIngest(const std::string& db_path, const std::string& file, const std::string& origin) {
+    if (const std::string bad = stream::nameProblem(origin); !bad.empty()) {
+        std::fprintf(stderr, "ingest: --origin %s: %s\n",
+                     analysis::printable(origin, false).c_str(), bad.c_str());
+        return kUsage;
+    }
     int fd = STDIN_FILENO;
     if (file != "-") {
         fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -169,13 +175,20 @@ int commandIngest(const std::string& db_path, const std::string& file, const std
     }
     auto db = store::Database::open(db_path);
     db->requireIntact();
-    stream::Ingestor ingestor(*db, origin);
+    // A lock another program holds is waited out as a training run waits it out.
+    stream::IngestLockWait lock_wait;
+    lock_wait.notice = [](const std::string& what) {
+        std::fprintf(stderr, "ingest: %s\n", analysis::printable(what, false).c_str());
+    };
+    stream::Ingestor ingestor(*db, origin, lock_wait);
     size_t said = 0;
     auto report = [&] {
         const auto& problems = ingestor.problems();
         for (; said < problems.size(); ++said) {
-            std::fprintf(stderr, "ingest: line %lld: %s\n",
-                         static_cast<long long>(problems[said].line),
+            const std::string where = problems[said].line > 0
+                                          ? "line " + std::to_string(problems[said].line) + ": "
+                                          : std::string("at the end: ");
+            std::fprintf(stderr, "ingest: %s%s\n", where.c_str(),
                          analysis::printable(problems[said].message, false).c_str());
         }
     };
@@ -194,16 +207,24 @@ int commandIngest(const std::string& db_path, const std::string& file, const std
     ingestor.finish();
     report();
     const auto& c = ingestor.counts();
+    std::string origins;
+    for (const auto& source : ingestor.sources()) {
+        origins += (origins.empty() ? "'" : ", '") + source.label + "'" +
+                   (source.database.empty() ? "" : " (database " + source.database + ")");
+    }
+    if (origins.empty())
+        origins = "'" + ingestor.origin() + "'";
+    const std::string refused =
+        c.rows_refused > 0 ? ", " + std::to_string(c.rows_refused) + " refused" : "";
     std::printf(
-        "ingested %lld lines from %s as origin '%s' into %s: %lld experiments and %lld runs "
-        "added, %lld rows added, %lld already here, %lld statuses, %lld per-layer numerics rows "
-        "added (%lld already here)\n",
-        static_cast<long long>(c.lines), name.c_str(),
-        analysis::printable(ingestor.origin(), false).c_str(), db_path.c_str(),
-        static_cast<long long>(c.experiments), static_cast<long long>(c.runs),
+        "ingested %lld lines from %s as origin %s into %s: %lld experiments and %lld runs "
+        "added, %lld rows added, %lld already here%s, %lld statuses, %lld per-layer numerics "
+        "rows added (%lld already here)\n",
+        static_cast<long long>(c.lines), name.c_str(), analysis::printable(origins, false).c_str(),
+        db_path.c_str(), static_cast<long long>(c.experiments), static_cast<long long>(c.runs),
         static_cast<long long>(c.rows_added), static_cast<long long>(c.rows_present),
-        static_cast<long long>(c.statuses), static_cast<long long>(c.numerics_added),
-        static_cast<long long>(c.numerics_present));
+        refused.c_str(), static_cast<long long>(c.statuses),
+        static_cast<long long>(c.numerics_added), static_cast<long long>(c.numerics_present));
     if (!read_ok) {
         std::fprintf(stderr, "ingest: reading %s failed: %s; what was read is kept\n", name.c_str(),
                      std::strerror(read_errno));

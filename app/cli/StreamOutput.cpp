@@ -47,7 +47,7 @@ std::FILE* takeStdoutForStream() {
 }
 
 void RunStreamer::planned(const std::string& environment_json, int64_t experiment_id) {
-    out_.write(stream::makeHeader(environment_json));
+    out_.write(stream::makeHeader(environment_json, db_.databaseId()));
     if (auto e = db_.experiment(experiment_id))
         out_.write(*e);
     for (const auto& r : db_.runs(experiment_id))

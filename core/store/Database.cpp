@@ -12,6 +12,9 @@
 #include <filesystem>
 #include <limits>
 
+#include "core/run/FileKind.h"
+#include "core/store/OutputFile.h"
+#include "core/store/private/MappedFault.h"
 #include "core/store/private/Owner.h"
 #include "core/store/private/Schema.h"
 
@@ -153,10 +156,13 @@ std::string immutableUri(const std::string& path) {
 
 }  // namespace
 
-Database::Database(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+Database::Database(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {
+    guardDatabase(path_);
+}
 
 Database::~Database() {
     sqlite3_close_v2(db_);
+    releaseDatabase(path_);
 }
 
 std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
@@ -168,6 +174,12 @@ std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
         fail(StoreError::Kind::CannotOpen, "cannot open " + path + ": " + ec.message());
     if (exists && fs::is_directory(path, ec))
         fail(StoreError::Kind::CannotOpen, "cannot open " + path + ": it is a folder, not a file");
+    if (exists && !fs::is_regular_file(path, ec)) {
+        // Opening a FIFO blocks until a writer comes; a device is no database either.
+        fail(StoreError::Kind::CannotOpen, "cannot open " + path + ": it is " +
+                                               run::describeSpecialFile(path) +
+                                               ", not a database file; it was left untouched");
+    }
     if (!exists && mode == Mode::ReadOnly) {
         fail(
             StoreError::Kind::CannotOpen,
@@ -209,6 +221,7 @@ std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
         schema::throwOpen(raw, path, rc);
     sqlite3_extended_result_codes(raw, 1);
     sqlite3_busy_timeout(raw, schema::kBusyTimeoutMs);
+    fault::watchMappedFiles();
     db->prepareSchema(mode);
     if (mode == Mode::ReadWrite)
         db->recoverInterrupted();

@@ -21,7 +21,7 @@ namespace ampbench::store {
 /// A read-only open creates no files where nobody may write (read-only folder or file).
 class Database {
   public:
-    static constexpr int kSchemaVersion = 8;
+    static constexpr int kSchemaVersion = 9;
     /// The oldest schema a read-only connection reads without upgrading it.
     static constexpr int kOldestReadable = 2;
 
@@ -109,25 +109,62 @@ class Database {
     /// The run's rows with seq > `after_seq`, in seq order; at most `limit` (0 = all).
     std::vector<SequencedRecord> recordsSince(int64_t run_id, int64_t after_seq,
                                               int64_t limit = 0) const;
+    /// A row insertSequenced did not store because the run holds another at its seq
+    /// (or a step or evaluation of its step under another seq): its index in the rows
+    /// given and what is stored instead.
+    struct SequenceConflict {
+        size_t index = 0;
+        std::string problem;
+    };
+    struct SequencedInsert {
+        int64_t added = 0;    ///< rows stored
+        int64_t present = 0;  ///< rows the run held already, field for field
+        std::vector<SequenceConflict> conflicts;
+    };
     /// Stores rows under the sequence numbers they carry (what an ingest reads from
-    /// another database). A row whose seq the run holds already, or a step or
-    /// evaluation whose step it holds, is left as it is. Returns the rows added.
-    int64_t insertSequenced(int64_t run_id, const std::vector<SequencedRecord>& rows);
+    /// another database). A row the run holds already, equal field for field (NaN
+    /// equal to NaN), is counted present; one whose seq holds another row (of any kind),
+    /// or a step or evaluation whose step is stored under another seq, is a conflict:
+    /// the stored row stays as it is.
+    SequencedInsert insertSequenced(int64_t run_id, const std::vector<SequencedRecord>& rows);
+    /// How long a statement waits for another connection's lock before it fails with
+    /// StoreError(Busy); kLockWaitMs unless set. A writer that retries with a policy of
+    /// its own (store::LockPolicy) waits less per try.
+    void setLockWait(int milliseconds);
+    static constexpr int kLockWaitMs = 5000;
     /// The listener hears what a RunRecorder on this connection commits; null for none.
     void setRecordListener(RecordListener* listener) { listener_ = listener; }
     RecordListener* recordListener() const { return listener_; }
 
     // --- rows read from another database (an ingested stream; Sequence.cpp) ---
-    /// The local experiment or run made from `origin`'s id, if any.
+    // An imported row is keyed by its origin (a label: `ingest --origin` or the
+    // writer's host name), the id of the database it came from (schema 9; empty when
+    // its stream carried none) and its id there.
+    /// This database's own id (random, made with schema 9), which the streams it
+    /// writes carry; empty for an older file opened read-only.
+    std::string databaseId() const;
+    /// The local experiment or run made from `origin`'s id in database `database`.
+    std::optional<int64_t> experimentFromOrigin(const std::string& origin,
+                                                const std::string& database, int64_t id) const;
+    std::optional<int64_t> runFromOrigin(const std::string& origin, const std::string& database,
+                                         int64_t id) const;
+    /// The same from any database under that label: the one imported last.
     std::optional<int64_t> experimentFromOrigin(const std::string& origin, int64_t id) const;
     std::optional<int64_t> runFromOrigin(const std::string& origin, int64_t id) const;
+    /// The database an experiment or run imported without one came from, once a
+    /// stream that names it shows the same rows (what older streams brought).
+    void setExperimentOriginDatabase(int64_t experiment_id, const std::string& database);
+    void setRunOriginDatabase(int64_t run_id, const std::string& database);
     /// A new experiment holding `remote`'s name, spec and creation time, marked as
-    /// coming from `origin` (its id there: remote.id).
-    int64_t importExperiment(const ExperimentRow& remote, const std::string& origin);
+    /// coming from `origin` and `database` (its id there: remote.id).
+    int64_t importExperiment(const ExperimentRow& remote, const std::string& origin,
+                             const std::string& database = {});
     /// A new run of local experiment `experiment_id` holding `remote`'s fields, marked
-    /// as coming from `origin` (its id there: remote.id). It has no owner here: no
-    /// process on this machine trains it, so it is never taken for interrupted.
-    int64_t importRun(const RunRow& remote, int64_t experiment_id, const std::string& origin);
+    /// as coming from `origin` and `database` (its id there: remote.id). It has no
+    /// owner here: no process on this machine trains it, so it is never taken for
+    /// interrupted.
+    int64_t importRun(const RunRow& remote, int64_t experiment_id, const std::string& origin,
+                      const std::string& database = {});
     /// What may change on the other side while it trains: status, failure, error,
     /// environment and the start and end times.
     void updateImportedRun(int64_t run_id, const RunRow& remote);
@@ -165,6 +202,8 @@ class Database {
     /// Throws StoreError(Io) naming `what` on a read-only connection to an older schema.
     void requireSchema5(const char* what) const;
     void requireSchema6(const char* what) const;
+    /// " AND origin_database = ?N" from schema 9 on (nothing before: no database ids).
+    std::string sameDatabase(int param) const;
     /// The next sequence number of the run's rows.
     int64_t nextSeq(int64_t run_id) const;
 

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <memory>
 
 #include "core/store/StoreError.h"
@@ -19,9 +18,9 @@ namespace {
 
 // Every table any schema version has created; a file with application_id 0
 // holding other tables belongs to some other program.
-constexpr std::array<const char*, 8> kOurTables = {"batch_searches", "batch_trials", "experiments",
-                                                   "runs",           "steps",        "evals",
-                                                   "events",         "numerics"};
+constexpr std::array<const char*, 9> kOurTables = {
+    "batch_searches", "batch_trials", "experiments", "runs",         "steps",
+    "evals",          "events",       "numerics",    "database_info"};
 
 // v0 -> v1: everything.
 void createV1(sqlite3* db, const std::string& path) {
@@ -235,10 +234,35 @@ void createV8(sqlite3* db, const std::string& path) {
          "indexing the per-layer numerics by step (version 8)");
 }
 
+// Version 9: where imported rows come from, beyond a label. Every database gets a
+// random id of its own (the streams it writes carry it), and experiments and runs
+// read from a stream remember the id of the database they came from (empty: a stream
+// that carried none), so two machines under one label (both "localhost") never share
+// a row.
+void createV9(sqlite3* db, const std::string& path) {
+    exec(db, path, R"sql(
+CREATE TABLE database_info (
+    key    TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+) WITHOUT ROWID;
+INSERT INTO database_info(key, value) VALUES('database_id', lower(hex(randomblob(16))));
+ALTER TABLE experiments ADD COLUMN origin_database TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN origin_database TEXT NOT NULL DEFAULT '';
+DROP INDEX experiments_by_origin;
+DROP INDEX runs_by_origin;
+CREATE UNIQUE INDEX experiments_by_origin ON experiments(origin, origin_database, origin_id)
+    WHERE origin <> '';
+CREATE UNIQUE INDEX runs_by_origin ON runs(origin, origin_database, origin_run_id)
+    WHERE origin <> '';
+)sql",
+         "giving the database an id and imported rows their database (version 9)");
+}
+
 using Migration = void (*)(sqlite3*, const std::string&);
 // kMigrations[n] takes a database from version n to n + 1.
-constexpr std::array<Migration, 8> kMigrations = {&createV1, &createV2, &createV3, &createV4,
-                                                  &createV5, &createV6, &createV7, &createV8};
+constexpr std::array<Migration, 9> kMigrations = {&createV1, &createV2, &createV3,
+                                                  &createV4, &createV5, &createV6,
+                                                  &createV7, &createV8, &createV9};
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);
@@ -385,16 +409,35 @@ void throwOpen(sqlite3* db, const std::string& path, int rc) {
 }
 
 bool checkExistingFile(const std::string& path, int highest, bool deep) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    // The header is read through SQLite's own descriptor, never one of ours: closing
+    // any descriptor of a file drops every POSIX lock this process holds on it, SQLite's
+    // included, and another process ending later then takes itself for the last user and
+    // deletes the WAL with commits this process has not checkpointed. SQLite shares its
+    // locks per file within the process and defers closing a descriptor while they are
+    // held. Opening a connection reads nothing; the header is read without a lock.
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+    std::unique_ptr<sqlite3, CloseDb> db(raw);
+    if (rc != SQLITE_OK)
+        throwOpen(raw, path, rc);
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_file* file = nullptr;
+    if (sqlite3_file_control(raw, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK ||
+        file == nullptr || file->pMethods == nullptr) {
         throw StoreError(StoreError::Kind::CannotOpen,
-                         "cannot open " + path + ": " + std::strerror(errno));
+                         "cannot open " + path + ": " + "SQLite gave no handle to its file");
     }
-    unsigned char h[100] = {};
-    in.read(reinterpret_cast<char*>(h), sizeof h);
-    const auto n = in.gcount();
-    if (n == 0)
+    sqlite3_int64 size = 0;
+    if (file->pMethods->xFileSize(file, &size) != SQLITE_OK)
+        throwIo(raw, path, "reading the file's size");
+    if (size == 0)
         return false;
+    unsigned char h[100] = {};
+    const int n = static_cast<int>(std::min<sqlite3_int64>(size, sizeof h));
+    // A short read fills the rest with zeros and is told by the size above.
+    const int read = file->pMethods->xRead(file, h, n, 0);
+    if (read != SQLITE_OK && read != SQLITE_IOERR_SHORT_READ)
+        throwIo(raw, path, "reading the file's header");
     if (n < 16 || std::memcmp(h, "SQLite format 3\0", 16) != 0) {
         throw StoreError(StoreError::Kind::NotADatabase,
                          path +
@@ -410,12 +453,6 @@ bool checkExistingFile(const std::string& path, int highest, bool deep) {
     }
     if (!deep)
         return true;
-    sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
-    std::unique_ptr<sqlite3, CloseDb> db(raw);
-    if (rc != SQLITE_OK)
-        throwOpen(raw, path, rc);
-    sqlite3_extended_result_codes(raw, 1);
     sqlite3_busy_timeout(raw, kBusyTimeoutMs);
     checkIdentity(inspect(raw, path), path, highest);
     return true;

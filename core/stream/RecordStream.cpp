@@ -6,6 +6,7 @@
 
 #include "core/config/BuildInfo.h"
 #include "core/config/JsonText.h"
+#include "core/config/Validation.h"
 
 namespace ampbench::stream {
 namespace {
@@ -32,8 +33,10 @@ class Fields {
         : o_(object), type_(type), line_(line), where_(std::move(where)) {}
 
     [[noreturn]] void wrong(const std::string& problem) const {
-        throw StreamError(line_, std::string(type_) + " record: " +
-                                     (where_.empty() ? problem : where_ + ": " + problem));
+        throw StreamError(
+            line_,
+            std::string(type_) + " record: " + (where_.empty() ? problem : where_ + ": " + problem),
+            type_);
     }
 
     const json& at(const char* key) const {
@@ -103,6 +106,28 @@ class Fields {
         const int64_t v = i64(key);
         if (v < 1)
             wrong(std::string("\"") + key + "\" must be 1 or more, not " + std::to_string(v));
+        return v;
+    }
+
+    /// A whole number from `lo` to `hi`; beyond them it would not fit where it is stored.
+    int64_t ranged(const char* key, int64_t lo, int64_t hi) const {
+        const json& v = at(key);
+        if (v.is_number_integer()) {
+            const bool above = v.is_number_unsigned()
+                                   ? v.get<uint64_t>() > static_cast<uint64_t>(hi)
+                                   : v.get<int64_t>() > hi;
+            if (!above && (v.is_number_unsigned() || v.get<int64_t>() >= lo))
+                return v.get<int64_t>();
+        }
+        wrong(std::string("\"") + key + "\" must be a whole number from " + std::to_string(lo) +
+              " to " + std::to_string(hi) + ", not " + v.dump());
+    }
+
+    /// A name under the rules for names typed here.
+    std::string name(const char* key) const {
+        std::string v = text(key);
+        if (const std::string problem = nameProblem(v); !problem.empty())
+            wrong(std::string("\"") + key + "\" " + problem);
         return v;
     }
 
@@ -197,11 +222,14 @@ struct Encoder {
             if (env.is_discarded())
                 env = h.environment_json;  // kept as text rather than lost
         }
-        return {{"type", "header"},
-                {"stream_version", h.stream_version},
-                {"ampbench_version", h.ampbench_version},
-                {"ampbench_commit", h.ampbench_commit},
-                {"environment", env}};
+        json j = {{"type", "header"},
+                  {"stream_version", h.stream_version},
+                  {"ampbench_version", h.ampbench_version},
+                  {"ampbench_commit", h.ampbench_commit}};
+        if (!h.database_id.empty())
+            j["database_id"] = h.database_id;
+        j["environment"] = std::move(env);
+        return j;
     }
     json operator()(const store::ExperimentRow& e) const {
         return {{"type", "experiment"},
@@ -244,9 +272,24 @@ Record decodeHeader(const json& j, const Fields& f) {
     const json& v = f.at("stream_version");
     if (!v.is_number_integer())
         f.wrong("\"stream_version\" must be a whole number, not " + v.dump());
-    h.stream_version = static_cast<int>(v.get<int64_t>());
+    if (v.is_number_unsigned() &&
+        v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        f.wrong("the stream is version " + v.dump() + " and this build reads version " +
+                std::to_string(kStreamVersion) + " only");
+    }
+    h.stream_version = v.get<int64_t>();  // judged by the reader, never narrowed
     h.ampbench_version = f.optionalText("ampbench_version");
     h.ampbench_commit = f.optionalText("ampbench_commit");
+    h.database_id = f.optionalText("database_id");
+    const bool id_ok = h.database_id.size() <= kMaxDatabaseIdLength &&
+                       std::all_of(h.database_id.begin(), h.database_id.end(), [](char c) {
+                           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                                  (c >= 'A' && c <= 'Z') || c == '-';
+                       });
+    if (!id_ok) {
+        f.wrong("\"database_id\" must be at most " + std::to_string(kMaxDatabaseIdLength) +
+                " letters, digits or -");
+    }
     if (const auto it = j.find("environment"); it != j.end())
         h.environment_json = it->is_string() ? it->get<std::string>() : it->dump();
     return h;
@@ -361,7 +404,7 @@ Record decode(const std::string& line, int64_t line_number) {
     if (type == "experiment") {
         store::ExperimentRow e;
         e.id = f.positive("id");
-        e.name = f.text("name");
+        e.name = f.name("name");
         e.spec_json = f.text("spec_json");
         e.created_at = f.optionalText("created_at");
         return e;
@@ -370,8 +413,8 @@ Record decode(const std::string& line, int64_t line_number) {
         store::RunRow r;
         r.id = f.positive("id");
         r.experiment_id = f.positive("experiment_id");
-        r.arm = f.text("arm");
-        r.arm_index = static_cast<int>(f.i64("arm_index"));
+        r.arm = f.name("arm");
+        r.arm_index = static_cast<int>(f.ranged("arm_index", 0, std::numeric_limits<int>::max()));
         r.seed = f.u64("seed");
         r.spec_json = f.text("spec_json");
         r.env_json = f.text("env_json");
@@ -390,7 +433,7 @@ Record decode(const std::string& line, int64_t line_number) {
         s.status = f.status("status");
         s.failure = f.failure("failure");
         s.error = f.text("error");
-        s.last_seq = f.i64("last_seq");
+        s.last_seq = f.ranged("last_seq", 0, std::numeric_limits<int64_t>::max());
         return s;
     }
     if (type == "numerics")
@@ -411,12 +454,30 @@ std::vector<NumericsGroup> numericsGroups(int64_t run, std::vector<run::Numerics
     return groups;
 }
 
-Header makeHeader(const std::string& environment_json) {
+Header makeHeader(const std::string& environment_json, const std::string& database_id) {
     Header h;
     h.ampbench_version = config::buildVersion();
     h.ampbench_commit = config::buildCommit();
+    h.database_id = database_id;
     h.environment_json = environment_json;
     return h;
+}
+
+static_assert(kMaxNameLength == config::kMaxExperimentNameLength,
+              "names from a stream follow the rules for names typed here");
+
+std::string nameProblem(const std::string& name) {
+    if (name.size() > kMaxNameLength) {
+        return "must be at most " + std::to_string(kMaxNameLength) + " bytes long (it is " +
+               std::to_string(name.size()) + ")";
+    }
+    const bool control = std::any_of(name.begin(), name.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c < 0x20 || c == 0x7F;
+    });
+    if (control)
+        return "must not contain control characters (line breaks, escapes)";
+    return {};
 }
 
 }  // namespace ampbench::stream

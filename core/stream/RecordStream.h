@@ -4,7 +4,8 @@
 // row for row. The store over a wire: the same rows, keyed by run-scoped sequence
 // numbers (store::SequencedRecord).
 //
-//   {"type":"header","stream_version":1,"ampbench_version":..,"ampbench_commit":..,"environment":{..}}
+//   {"type":"header","stream_version":1,"ampbench_version":..,"ampbench_commit":..,
+//    "database_id":"9f2c..","environment":{..}}
 //   {"type":"experiment","id":3,"name":..,"spec_json":"..","created_at":..}
 //   {"type":"run","id":7,"experiment_id":3,"arm":..,"arm_index":0,"seed":1,"spec_json":"..",
 //    "env_json":"..","planned_steps":96,"inputs_json":"..","status":"running","failure":"",
@@ -16,9 +17,12 @@
 //    "nonfinite":0,"numel":..,"loss_scale":..,"dtype":"float16"},...]}
 //   {"type":"status","run":7,"status":"finished","failure":"","error":"","last_seq":99}
 //
-// The *_json fields are JSON texts as stored, kept as strings so they come back byte
-// for byte. Doubles are written in the shortest form that reads back to the same
-// bits; NaN and the infinities as the strings "NaN", "Infinity" and "-Infinity" (null
+// `database_id` is the writing database's own id (schema 9; absent from older writers
+// and older files), which tells two machines apart that share a host name. Names
+// (an experiment's, an arm's) follow the spec's rules: at most 200 bytes, no control
+// characters; integers must fit their field. The *_json fields are JSON texts as stored, kept as
+// strings so they come back byte for byte. Doubles are written in the shortest form that reads back
+// to the same bits; NaN and the infinities as the strings "NaN", "Infinity" and "-Infinity" (null
 // reads as NaN). Fields a reader does not know are ignored.
 //
 // A numerics record holds one step's per-layer numerics (run::NumericsRecord, table
@@ -39,11 +43,22 @@ namespace ampbench::stream {
 constexpr int kStreamVersion = 1;
 
 struct Header {
-    int stream_version = kStreamVersion;
+    int64_t stream_version = kStreamVersion;
     std::string ampbench_version;
     std::string ampbench_commit;
+    std::string database_id;       ///< the writing database's id; empty when it has none
     std::string environment_json;  ///< probe::Environment of the writer, as JSON text
 };
+
+/// The longest name (an experiment's, an arm's, a machine's) a stream may bring:
+/// config::kMaxExperimentNameLength, as for names typed here.
+constexpr size_t kMaxNameLength = 200;
+/// The longest database id a header may carry (this build writes 32 hex digits).
+constexpr size_t kMaxDatabaseIdLength = 64;
+
+/// What is wrong with a name from a stream ("must be at most 200 bytes long (it is
+/// 10485760)"); empty when it may be stored.
+std::string nameProblem(const std::string& name);
 
 /// A row of a run's record (a step, an evaluation or an event) with its sequence number.
 struct RowRecord {
@@ -76,16 +91,20 @@ using Record = std::variant<Header, store::ExperimentRow, store::RunRow, RowReco
 /// A line that is not a record this build reads: its number (1-based) and what is wrong.
 class StreamError : public std::runtime_error {
   public:
-    StreamError(int64_t line, const std::string& problem)
+    /// `type`: the record's type when the line names one ("header"), else empty.
+    StreamError(int64_t line, const std::string& problem, std::string type = {})
         : std::runtime_error("line " + std::to_string(line) + ": " + problem),
           line_(line),
-          problem_(problem) {}
+          problem_(problem),
+          type_(std::move(type)) {}
     int64_t line() const { return line_; }
     const std::string& problem() const { return problem_; }
+    const std::string& type() const { return type_; }
 
   private:
     int64_t line_;
     std::string problem_;
+    std::string type_;
 };
 
 /// One line of JSON, without the newline.
@@ -99,7 +118,8 @@ Record decode(const std::string& line, int64_t line_number);
 /// within a step).
 std::vector<NumericsGroup> numericsGroups(int64_t run, std::vector<run::NumericsRecord> rows);
 
-/// The header this build writes, with the writer's environment (JSON text; may be empty).
-Header makeHeader(const std::string& environment_json);
+/// The header this build writes, with the writer's environment (JSON text; may be empty)
+/// and the id of the database the records are read from (store::Database::databaseId).
+Header makeHeader(const std::string& environment_json, const std::string& database_id = {});
 
 }  // namespace ampbench::stream

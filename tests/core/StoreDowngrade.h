@@ -37,15 +37,29 @@ inline int64_t rawCount(const std::string& path, const std::string& sql) {
     return n;
 }
 
+/// Schema 8: the database's id and the origin databases of imported rows (schema 9) go;
+/// the origin indexes are keyed by label and id again.
+#define AMPBENCH_BACK_TO_SCHEMA_8                                                            \
+    "DROP INDEX experiments_by_origin; DROP INDEX runs_by_origin; "                          \
+    "ALTER TABLE experiments DROP COLUMN origin_database; "                                  \
+    "ALTER TABLE runs DROP COLUMN origin_database; "                                         \
+    "CREATE UNIQUE INDEX experiments_by_origin ON experiments(origin, origin_id) "           \
+    "WHERE origin <> ''; "                                                                   \
+    "CREATE UNIQUE INDEX runs_by_origin ON runs(origin, origin_run_id) WHERE origin <> ''; " \
+    "DROP TABLE database_info; "
+constexpr const char* kBackToSchema8 = AMPBENCH_BACK_TO_SCHEMA_8 "PRAGMA user_version = 8; ";
+
 /// Schema 7: the numerics' index by step of schema 8 goes.
-constexpr const char* kBackToSchema7 = "DROP INDEX numerics_by_run_step; PRAGMA user_version = 7; ";
+constexpr const char* kBackToSchema7 =
+    AMPBENCH_BACK_TO_SCHEMA_8 "DROP INDEX numerics_by_run_step; PRAGMA user_version = 7; ";
 
 /// Schema 6: the per-layer numerics of schema 7 (and their index) go.
-constexpr const char* kBackToSchema6 = "DROP TABLE numerics; PRAGMA user_version = 6; ";
+constexpr const char* kBackToSchema6 =
+    AMPBENCH_BACK_TO_SCHEMA_8 "DROP TABLE numerics; PRAGMA user_version = 6; ";
 
 /// Schema 5: the numerics, and the sequence numbers, their indexes and the origins of
 /// schema 6 go.
-constexpr const char* kBackToSchema5 =
+constexpr const char* kBackToSchema5 = AMPBENCH_BACK_TO_SCHEMA_8
     "DROP TABLE numerics; "
     "DROP INDEX steps_by_seq; DROP INDEX evals_by_seq; DROP INDEX events_by_seq; "
     "DROP INDEX experiments_by_origin; DROP INDEX runs_by_origin; "

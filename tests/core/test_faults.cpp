@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -240,6 +241,72 @@ TEST_F(Faults, AtomicWriteIntoAReadOnlyFolderSaysPermissionDenied) {
     });
     EXPECT_EQ(result, "");
     EXPECT_FALSE(fs::exists(target));
+}
+
+// Every file this process writes is checked against every database it has open, not
+// only the outputs a command names: a saved model whose name was the database's used
+// to replace it.
+TEST_F(Faults, NoWriteOfThisProcessReplacesAnOpenDatabase) {
+    const std::string db = file("w-run1-fp32-seed1.pt");
+    {
+        auto open = Database::open(db);
+        addRun(*open);
+        const std::string before = readBytes(db);
+        try {
+            store::writeFileAtomically(file("./w-run1-fp32-seed1.pt"), std::string("PK zip"));
+            FAIL() << "an open database was replaced";
+        } catch (const store::OutputError& e) {
+            EXPECT_NE(std::string(e.what()).find("the database"), std::string::npos) << e.what();
+        }
+        EXPECT_THROW(store::writeFileAtomically(db + "-wal", std::string("x")), store::OutputError);
+        EXPECT_EQ(readBytes(db), before);
+    }
+    // Closed, it is an ordinary file again.
+    store::writeFileAtomically(db, std::string("x"));
+    EXPECT_EQ(readBytes(db), "x");
+}
+
+// A FIFO or a device named as an output is written into, never replaced by a regular
+// file (as root, `--json /dev/null` would have replaced the system's /dev/null).
+TEST_F(Faults, OutputsIntoAFifoOrADeviceAreStreamedAndTheNodeStays) {
+    const std::string fifo = file("out.fifo");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    // Nobody reads it: refused at once instead of waiting forever.
+    try {
+        store::writeFileAtomically(fifo, std::string("{}"));
+        FAIL() << "a FIFO nobody reads was written";
+    } catch (const store::OutputError& e) {
+        EXPECT_NE(std::string(e.what()).find("nobody reads"), std::string::npos) << e.what();
+    }
+    std::string received;
+    std::thread reader([&] {
+        std::ifstream in(fifo, std::ios::binary);
+        received.assign(std::istreambuf_iterator<char>(in), {});
+    });
+    const std::string payload(200000, 'r');  // larger than a pipe's buffer
+    bool written = false;
+    for (int i = 0; i < 200 && !written; ++i) {  // until the reader has opened its end
+        try {
+            store::writeFileAtomically(fifo, payload);
+            written = true;
+        } catch (const store::OutputError&) {
+            std::this_thread::sleep_for(10ms);
+        }
+    }
+    reader.join();
+    EXPECT_TRUE(written);
+    EXPECT_EQ(received, payload);
+    EXPECT_TRUE(fs::is_fifo(fifo));
+
+    // A copy of /dev/null (needs root to make; the system's own is used otherwise).
+    std::string null = file("null");
+    if (::mknod(null.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
+        null = "/dev/null";
+    store::writeFileAtomically(null, std::string("discarded"));
+    EXPECT_TRUE(fs::is_character_file(null));
+    for (const auto& e : fs::directory_iterator(dir_))
+        EXPECT_EQ(e.path().filename().string().rfind(".", 0), std::string::npos)
+            << "a temporary file was left: " << e.path();
 }
 
 // --- 2. A lock held by another program costs no rows ---

@@ -172,7 +172,7 @@ TEST(RecordStream, EveryRecordTypeRoundTripsBitForBit) {
 
     ampbench::store::ExperimentRow e;
     e.id = 3;
-    e.name = "fp32 vs \"amp\"\n✓";
+    e.name = "fp32 vs \"amp\" \\ ✓";            // control characters are refused: names' rules
     e.spec_json = R"({"a": 1, "b":[1.5e-7]})";  // kept as text, spacing and all
     e.created_at = "2024-01-02T03:04:05.678Z";
     const auto e2 = std::get<ampbench::store::ExperimentRow>(roundTrip(e));

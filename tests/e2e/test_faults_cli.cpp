@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -264,6 +265,64 @@ TEST_F(CliFaults, AfterKillNineReadersShowInterruptedRunsAndQueue) {
     EXPECT_NE(show.out.find("interrupted: never started"), std::string::npos) << show.out;
     const auto show1 = cli("show 1");
     EXPECT_NE(show1.out.find("status      interrupted"), std::string::npos) << show1.out;
+}
+
+// Outputs named by special paths: a character device stays one, a descriptor's path
+// (/proc/self/fd/1: the pipe this test reads) gets the content, a FIFO nobody reads
+// is refused at once with exit 6.
+TEST_F(CliFaults, OutputsIntoDevicesFifosAndDescriptorsAreStreamedNeverReplaced) {
+    trainSmall();
+    std::string null = (dir_ / "null").string();
+    if (test::shell("mknod " + quote(null) + " c 1 3").code != 0)
+        null = "/dev/null";
+    auto r = cli("export -e 1 --json " + quote(null) + " --csv /proc/self/fd/1");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_TRUE(fs::is_character_file(null));
+    EXPECT_NE(r.out.find("run_id"), std::string::npos) << "the CSV did not reach stdout: " << r.out;
+    const std::string fifo = (dir_ / "out.fifo").string();
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    r = cli("report 1 --json " + quote(fifo));
+    EXPECT_EQ(r.code, 6) << r.out;
+    EXPECT_NE(r.out.find("nobody reads"), std::string::npos) << r.out;
+    EXPECT_TRUE(fs::is_fifo(fifo));
+}
+
+// The database's files made immutable mid-run: SQLite's mapped -shm pages can no
+// longer be written and the kernel answers with SIGBUS. The run ends with the reason,
+// exit 4, not a bare "Bus error"; every row committed before is kept.
+TEST_F(CliFaults, DatabaseFilesMadeImmutableMidRunEndWithTheReasonAndKeepTheRows) {
+    const std::string log = (dir_ / "run.log").string();
+    const pid_t pid = spawn({"--db", db_, "run", "--preset", "smoke", "--steps", "100000", "--arm",
+                             "fp32=fp32", "--eval-interval", "0"},
+                            log);
+    const int64_t before = waitForSteps(db_, 0, 20);
+    ASSERT_GE(before, 20) << readBytes(log);
+    const std::string files = quote(db_) + " " + quote(db_ + "-wal") + " " + quote(db_ + "-shm");
+    if (test::shell("chattr +i " + files).code != 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        GTEST_SKIP() << "chattr +i is not possible here (needs root and ext4/xfs)";
+    }
+    int status = 0;
+    bool ended = false;
+    for (int i = 0; i < 600 && !ended; ++i) {  // up to 60 s
+        ended = waitpid(pid, &status, WNOHANG) == pid;
+        if (!ended)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    test::shell("chattr -i " + files);
+    if (!ended) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+    }
+    ASSERT_TRUE(ended) << "the run did not end with its database immutable";
+    const std::string out = readBytes(log);
+    ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status) << ": " << out;
+    EXPECT_EQ(WEXITSTATUS(status), 4) << out;
+    EXPECT_TRUE(out.find(db_) != std::string::npos) << out;
+    auto db = Database::open(db_, Database::Mode::ReadOnly);
+    EXPECT_GE(db->stepCount(db->runs().at(0).id), before);
+    EXPECT_NE(db->runs().at(0).status, RunStatus::Running);
 }
 
 // 9. Memory budgets: more than the machine has is clamped with a warning; less

@@ -78,6 +78,32 @@ TEST(OwnModelCli, AModelFileOnAnNpzTrainsEveryArmAndIsRecorded) {
     EXPECT_EQ(files, 2) << "one trained module per run";
 }
 
+// A saved model named like the database (the database given a model's name) used to
+// replace it with a zip: the run must keep the database and say why nothing was saved.
+TEST(OwnModelCli, ASavedModelNeverReplacesTheDatabase) {
+    TempDir dir;
+    const std::string model = dir.file("net.pt"), data = dir.file("train.npz");
+    std::filesystem::create_directories(dir.file("out"));
+    const std::string db = dir.file("out/w-run1-fp32-seed1.pt");
+    test_modules::mlp(64, 32, 10).save(model);
+    writeImages(data, 64);
+    const auto r =
+        test::shell(cliRun(db, "--model " + model + " --data " + data +
+                                   " --name w --arm fp32=fp32 --save-weights " + dir.file("out")));
+    ASSERT_EQ(r.code, 0) << r.out;
+    auto store = store::Database::open(db, store::Database::Mode::ReadOnly);
+    store->requireIntact();
+    const auto runs = store->runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(store->steps(runs[0].id).size(), 24u);
+    bool warned = false;
+    for (const auto& e : store->events(runs[0].id)) {
+        warned = warned ||
+                 (mentions(e.message, "could not be saved") && mentions(e.message, "the database"));
+    }
+    EXPECT_TRUE(warned) << "no event says why the model was not saved";
+}
+
 TEST(OwnModelCli, ACsvTableTrainsABuiltInMlpForRegression) {
     TempDir dir;
     const std::string csv = dir.file("table.csv"), db = dir.file("runs.db");

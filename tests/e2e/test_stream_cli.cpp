@@ -254,3 +254,102 @@ TEST_F(StreamCli, TailNeedsStreamAndAKnownRun) {
     r = sh(cli(server_) + "tail --run 7 --since x --stream");
     EXPECT_EQ(r.code, 2) << r.out;
 }
+
+namespace {
+
+/// A finished run of `steps` steps in a new database at `path`, as a server records it.
+void recordRun(const std::string& path, const std::string& name, int64_t steps) {
+    auto db = Database::open(path);
+    const int64_t exp = db->createExperiment(name, R"({"name":")" + name + R"("})");
+    const int64_t run = db->createRun(exp, "amp", 0, 1, "{}", steps);
+    db->markRunning(run, "{}");
+    for (int64_t n = 1; n <= steps; ++n) {
+        ampbench::run::StepRecord s;
+        s.step = n;
+        s.samples = 32 * n;
+        s.loss = 1.0 / static_cast<double>(n);
+        db->insertSteps(run, {s});
+    }
+    db->finishRun(run, RunStatus::Finished, "");
+}
+
+}  // namespace
+
+// Two servers' tails read here carry the same host name (both run on this machine)
+// and the same ids: each keeps an experiment and a run of its own.
+TEST_F(StreamCli, TwoServersUnderOneHostNameStayApart) {
+    const std::string other = path("other.db");
+    recordRun(server_, "on the first", 40);
+    recordRun(other, "on the second", 25);
+    for (const auto& db : {server_, other}) {
+        const auto r = sh(cli(db) + "tail --experiment 1 --stream | " + cli(local_) + "ingest -");
+        ASSERT_EQ(r.code, 0) << r.out;
+        EXPECT_NE(r.out.find("1 experiments and 1 runs added"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("(database " + Database::open(db)->databaseId() + ")"),
+                  std::string::npos)
+            << r.out;
+    }
+    auto local = Database::open(local_, Database::Mode::ReadOnly);
+    ASSERT_EQ(local->runs().size(), 2u);
+    for (const auto& run : local->runs()) {
+        const bool first = run.experiment_name == "on the first";
+        EXPECT_EQ(local->stepCount(run.id), first ? 40 : 25) << run.experiment_name;
+    }
+}
+
+// Two ingests of one stream started together, five times: both exit 0 and each row
+// is stored once.
+TEST_F(StreamCli, TwoIngestsOfOneStreamAtOnceBothSucceed) {
+    recordRun(server_, "e", 2000);
+    ASSERT_EQ(sh(cli(server_) + "tail --run 1 --stream > " + path("s.ndjson")).code, 0);
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        const std::string db = path("local" + std::to_string(attempt) + ".db");
+        const std::string one = cli(db) + "ingest --origin gpu " + path("s.ndjson");
+        const auto r =
+            sh("(" + one + " > " + path("a.txt") + " 2>&1; echo a=$? >> " + path("codes.txt") +
+               ") & (" + one + " > " + path("b.txt") + " 2>&1; echo b=$? >> " + path("codes.txt") +
+               ") & wait; cat " + path("codes.txt") + "; rm " + path("codes.txt"));
+        EXPECT_NE(r.out.find("a=0"), std::string::npos) << r.out << slurp(path("a.txt"));
+        EXPECT_NE(r.out.find("b=0"), std::string::npos) << r.out << slurp(path("b.txt"));
+        auto local = Database::open(db, Database::Mode::ReadOnly);
+        ASSERT_EQ(local->runs().size(), 1u);
+        EXPECT_EQ(local->stepCount(local->runs()[0].id), 2000);
+    }
+}
+
+// Contradicting records exit 8 naming them; a header of a version beyond an int, 9;
+// a bad --origin, 2; and tail resumes after the largest sequence number.
+TEST_F(StreamCli, InconsistentStreamsAndNumbersBeyondTheirFieldsAreReported) {
+    recordRun(server_, "e", 10);
+    ASSERT_EQ(sh(cli(server_) + "tail --run 1 --stream > " + path("s.ndjson")).code, 0);
+    ASSERT_EQ(sh(cli(local_) + "ingest --origin gpu " + path("s.ndjson")).code, 0);
+    auto lines = slurp(path("s.ndjson"));
+    const auto header = lines.substr(0, lines.find('\n') + 1);
+    ampbench::run::StepRecord changed;
+    changed.step = 5;
+    changed.loss = 42.0;
+    std::ofstream(path("changed.ndjson"))
+        << header << ampbench::stream::encode(ampbench::stream::RowRecord{1, {5, changed}}) << "\n";
+    auto r = sh(cli(local_) + "ingest --origin gpu " + path("changed.ndjson"));
+    EXPECT_EQ(r.code, 8) << r.out;
+    EXPECT_NE(r.out.find("line 2: run 1 of gpu (here run 1): record 5 is a step (step 5) here"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("1 refused"), std::string::npos) << r.out;
+
+    std::ofstream(path("v.ndjson")) << R"({"type":"header","stream_version":4294967297})"
+                                    << "\n";
+    r = sh(cli(local_) + "ingest " + path("v.ndjson"));
+    EXPECT_EQ(r.code, 9) << r.out;
+    EXPECT_NE(r.out.find("version 4294967297 and this build reads version 1"), std::string::npos)
+        << r.out;
+
+    r = sh(cli(local_) + "ingest --origin " + std::string(201, 'o') + " " + path("s.ndjson"));
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("at most 200 bytes"), std::string::npos) << r.out;
+
+    r = sh(cli(server_) + "tail --run 1 --since 1:9223372036854775807 --stream");
+    EXPECT_EQ(r.code, 0) << r.out;
+    r = sh(cli(server_) + "tail --run 1 --since 1:9223372036854775808 --stream");
+    EXPECT_EQ(r.code, 2) << r.out;
+}

@@ -87,6 +87,10 @@ class Statement {
     /// Runs a statement without results, then makes it ready for new bindings.
     void run() {
         step();
+        reset();
+    }
+    /// Makes a statement ready to run again (after step()), with new bindings.
+    void reset() {
         sqlite3_reset(st_);
         sqlite3_clear_bindings(st_);
     }
