@@ -3,17 +3,22 @@
 #include <ATen/ATen.h>
 #include <csv.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <exception>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <system_error>
 
 #include "core/data/DataError.h"
+#include "core/run/InputFiles.h"
 
 namespace ampbench::data {
 namespace {
@@ -47,6 +52,18 @@ bool parseNumber(const std::string& cell, double& out) {
 
 bool parseInteger(const std::string& cell, int64_t& out) {
     return parseCell(cell, out);
+}
+
+/// Training reads every value as float32: one beyond its range would become inf.
+bool fitsFloat32(double v) {
+    return std::fabs(v) <= static_cast<double>(FLT_MAX);
+}
+
+std::string outOfFloat32(const std::string& cell) {
+    char max[32];
+    std::snprintf(max, sizeof max, "%g", static_cast<double>(FLT_MAX));
+    return "is " + trimmed(cell) + ", beyond float32 (the training dtype holds at most ±" + max +
+           "; it would become inf)";
 }
 
 /// Collects libcsv's fields and rows. Its callbacks are C: nothing may throw
@@ -117,6 +134,10 @@ class TableBuilder {
                 throw DataError(at() + ": column '" + t_.columns[c] + "' is not a number ('" +
                                 trimmed(fields_[c]) + "')");
             }
+            if (!fitsFloat32(v)) {
+                throw DataError(at() + ": column '" + t_.columns[c] + "' " +
+                                outOfFloat32(fields_[c]));
+            }
             values_.push_back(static_cast<float>(v));
         }
         t_.lines.push_back(row_line_);
@@ -160,13 +181,16 @@ class TableBuilder {
 }  // namespace
 
 CsvTable readCsv(const std::string& path, const std::string& label_column) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw DataError(path + ": cannot open (" + std::generic_category().message(errno) + ")");
+    std::string why;
+    const int fd = run::openRegularFile(path, why);
+    if (fd < 0) {
+        throw DataError(why);
     }
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        throw DataError(path + ": cannot read (" + std::generic_category().message(errno) + ")");
+    std::string text;
+    const bool read = run::readRest(fd, path, text, why);
+    ::close(fd);
+    if (!read) {
+        throw DataError(why);
     }
     if (text.rfind("\xEF\xBB\xBF", 0) == 0) {  // a UTF-8 byte order mark, as Excel writes
         text.erase(0, 3);
@@ -251,6 +275,11 @@ CsvLabels csvLabels(const std::vector<const CsvTable*>& tables) {
             for (size_t r = 0; r < v.size(); ++r) {
                 double d = 0;
                 parseNumber(t->labels[r], d);
+                if (!fitsFloat32(d)) {
+                    throw DataError(t->path + " line " + std::to_string(t->lines[r]) +
+                                    ": column '" + t->columns[t->label] + "' " +
+                                    outOfFloat32(t->labels[r]));
+                }
                 v[r] = static_cast<float>(d);
             }
             out.targets.push_back(at::tensor(v, at::kFloat));

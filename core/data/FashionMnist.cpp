@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "core/config/DataPaths.h"
 #include "core/data/DataError.h"
+#include "core/run/FileKind.h"
 
 namespace ampbench::data {
 namespace {
@@ -20,6 +22,8 @@ constexpr uint32_t kImagesMagic = 0x00000803;  // unsigned byte, 3 dimensions
 constexpr uint32_t kLabelsMagic = 0x00000801;  // unsigned byte, 1 dimension
 constexpr double kMean = 0.2860;               // Fashion-MNIST training pixels / 255
 constexpr double kStd = 0.3530;
+/// Far above the largest real file, far below what a gzip bomb would ask for.
+constexpr size_t kMaxInflated = size_t(256) << 20;
 
 /// Whole file in memory, gunzipped when it starts with gzip's magic bytes. Uses
 /// zlib's inflate on a buffer rather than its gz* file API: one read, and error
@@ -27,6 +31,9 @@ constexpr double kStd = 0.3530;
 std::vector<uint8_t> readMaybeGzip(const std::string& path) {
     if (!std::filesystem::exists(path)) {
         throw DataError(path + ": file not found");
+    }
+    if (std::string why = run::refuseUnlessRegular(path); !why.empty()) {
+        throw DataError(why);  // a FIFO or a device would block or never end
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
@@ -48,7 +55,13 @@ std::vector<uint8_t> readMaybeGzip(const std::string& path) {
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
         if (zs.total_out == out.size()) {
-            out.resize(out.size() * 2);
+            if (out.size() >= kMaxInflated) {
+                inflateEnd(&zs);
+                throw DataError(path +
+                                ": inflates to more than 256 MiB; a Fashion-MNIST file holds "
+                                "at most 47 MB (60,000 images of 28x28)");
+            }
+            out.resize(std::min(out.size() * 2, kMaxInflated));
         }
         zs.next_out = out.data() + zs.total_out;
         zs.avail_out = static_cast<uInt>(out.size() - zs.total_out);

@@ -52,21 +52,37 @@ std::vector<int64_t> rowShape(const at::Tensor& t) {
     return std::vector<int64_t>(t.sizes().begin() + 1, t.sizes().end());
 }
 
-/// The largest value of integer data (-1 when there is none), all checked to be 0
-/// or more: DataError naming where they are and the first row with a negative one.
-int64_t maxNonNegative(const at::Tensor& values, const std::string& where,
-                       const std::string& what) {
+/// More classes (or a larger vocabulary) than any model here is built for: a label
+/// of 10^9 would ask for a head of 10^9 outputs, 2^31 overflows the class count.
+constexpr int64_t kMaxClasses = 1000000;
+
+/// The largest value of integer data (-1 when there is none), all checked to be from
+/// 0 to kMaxClasses - 1: DataError naming where they are and the first row with a
+/// value outside, before anything is built from it.
+int64_t maxLabel(const at::Tensor& values, const std::string& where, const std::string& what) {
     if (values.numel() == 0) {
         return -1;
     }
     auto v = values.scalar_type() == at::kBool ? values.to(at::kLong) : values;
+    auto firstRow = [&](const at::Tensor& bad) {
+        return bad.reshape({v.size(0), -1}).any(1).nonzero()[0][0].item<int64_t>();
+    };
     if (v.min().item<int64_t>() < 0) {
-        auto row = (v.reshape({v.size(0), -1}) < 0).any(1).nonzero()[0][0].item<int64_t>();
+        auto row = firstRow(v < 0);
         throw DataError(where + ": row " + std::to_string(row) + " holds " + what + " " +
                         std::to_string(v[row].min().item<int64_t>()) + " (" + what +
                         "s must be 0 or more)");
     }
-    return v.max().item<int64_t>();
+    const int64_t top = v.max().item<int64_t>();
+    if (top >= kMaxClasses) {
+        auto row = firstRow(v >= kMaxClasses);
+        throw DataError(where + ": row " + std::to_string(row) + " holds " + what + " " +
+                        std::to_string(v[row].max().item<int64_t>()) + ": " + what +
+                        "s from 0 to " + std::to_string(kMaxClasses - 1) +
+                        " are accepted (more than 1,000,000 " +
+                        (what == "token id" ? "tokens" : "classes") + " are refused)");
+    }
+    return top;
 }
 
 class FileDataset final : public Dataset {
@@ -174,14 +190,17 @@ void FileDataset::fillShape(const std::vector<std::string>& class_names) {
     }
     int64_t max_label = -1, max_token = -1;
     const bool labels = classLabels(train_->targets().scalar_type());
+    if (static_cast<int64_t>(class_names.size()) > kMaxClasses) {
+        throw DataError(train_->targetsWhere() + ": " + std::to_string(class_names.size()) +
+                        " different labels: more than 1,000,000 classes are refused");
+    }
     for (const auto* s : sources) {
         if (labels) {
             max_label =
-                std::max(max_label, maxNonNegative(s->targets(), s->targetsWhere(), "class label"));
+                std::max(max_label, maxLabel(s->targets(), s->targetsWhere(), "class label"));
         }
         if (tokenIds(s->inputType())) {
-            max_token =
-                std::max(max_token, maxNonNegative(s->inputs(), s->inputsWhere(), "token id"));
+            max_token = std::max(max_token, maxLabel(s->inputs(), s->inputsWhere(), "token id"));
         }
     }
     shape_.float_target = !labels;

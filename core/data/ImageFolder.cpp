@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <stb/stb_image.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -13,11 +14,16 @@
 #include <system_error>
 
 #include "core/data/DataError.h"
+#include "core/run/InputFiles.h"
 
 namespace fs = std::filesystem;
 
 namespace ampbench::data {
 namespace {
+
+/// 8000×8000: beyond any image a classifier trains on, yet one decoded image (float32
+/// per channel) stays under a gigabyte.
+constexpr int64_t kMaxImagePixels = 64000000;
 
 bool isImage(const fs::path& p) {
     auto ext = p.extension().string();
@@ -85,10 +91,12 @@ ImageFolderSource::ImageFolderSource(const std::string& folder, int channels, in
     const fs::path root(folder);
     std::error_code ec;
     if (!fs::is_directory(root, ec)) {
-        auto why = fs::exists(root, ec)
-                       ? std::string("not a folder")
-                       : std::make_error_code(std::errc::no_such_file_or_directory).message();
-        throw DataError(folder + ": cannot open (" + why + ")");
+        if (const run::FileKind kind = run::fileKind(folder); kind != run::FileKind::Missing) {
+            throw DataError(folder + ": is " + run::describeFileKind(kind) +
+                            ", not a folder (one sub-folder per class)");
+        }
+        throw DataError(folder + ": cannot open (" +
+                        std::make_error_code(std::errc::no_such_file_or_directory).message() + ")");
     }
     auto folders = sortedEntries(root, [](const fs::directory_entry& e) {
         std::error_code err;
@@ -141,11 +149,26 @@ ImageFolderSource::ImageFolderSource(const std::string& folder, int channels, in
 
 at::Tensor ImageFolderSource::decode(int64_t row) const {
     const auto& file = files_.at(static_cast<size_t>(row));
-    std::FILE* f = std::fopen(file.c_str(), "rb");
+    std::string why;
+    const int fd = run::openRegularFile(file, why);
+    if (fd < 0) {
+        throw DataError(why);
+    }
+    std::FILE* f = ::fdopen(fd, "rb");
     if (!f) {
-        throw DataError(file + ": cannot open (" + std::generic_category().message(errno) + ")");
+        const int err = errno;
+        ::close(fd);
+        throw DataError(file + ": cannot open (" + std::generic_category().message(err) + ")");
     }
     int w = 0, h = 0, stored = 0;
+    // The header's size, before any pixel is decoded: a few bytes can ask for gigabytes.
+    if (stbi_info_from_file(f, &w, &h, &stored) &&
+        static_cast<int64_t>(w) * static_cast<int64_t>(h) > kMaxImagePixels) {
+        std::fclose(f);
+        throw DataError(file + ": " + std::to_string(w) + "×" + std::to_string(h) +
+                        " pixels: images over " + std::to_string(kMaxImagePixels / 1000000) +
+                        " megapixels are refused");
+    }
     std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
         stbi_load_from_file(f, &w, &h, &stored, static_cast<int>(channels_)), stbi_image_free);
     std::fclose(f);

@@ -1,13 +1,16 @@
 #include "core/data/InputRecord.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 
 #include "core/config/DataPaths.h"
+#include "core/run/InputFiles.h"
 
 namespace ampbench::data {
 namespace fs = std::filesystem;
@@ -23,46 +26,91 @@ uLong crcOfText(uLong crc, const std::string& text) {
     return crc32_z(crc, reinterpret_cast<const Bytef*>(text.data()), text.size());
 }
 
-/// CRC-32 of a file's bytes; false when it cannot be read to the end.
-bool crcOfFile(const fs::path& path, uLong& crc) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return false;
-    }
-    std::vector<char> buf(size_t(1) << 20);
-    crc = crc32_z(0L, Z_NULL, 0);
-    while (in) {
-        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        const auto n = in.gcount();
-        if (n > 0) {
-            crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<size_t>(n));
+struct Descriptor {
+    int fd;
+    ~Descriptor() {
+        if (fd >= 0) {
+            ::close(fd);
         }
     }
-    return in.eof();
+};
+
+/// Adds `count` bytes from `offset` to the CRC; false when they cannot all be read.
+bool crcOfRange(int fd, int64_t offset, int64_t count, std::vector<char>& buf, uLong& crc) {
+    while (count > 0) {
+        const auto want = static_cast<size_t>(std::min<int64_t>(count, int64_t(buf.size())));
+        const ssize_t n = ::pread(fd, buf.data(), want, offset);
+        if (n <= 0) {
+            return false;
+        }
+        crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<size_t>(n));
+        offset += n;
+        count -= n;
+    }
+    return true;
+}
+
+/// CRC-32 of a regular file: of every byte up to `sample_above` bytes; beyond, of its
+/// size, modification time, first block and kSampledBlocks evenly spaced blocks (the
+/// last one ending at the end), so a file of many gigabytes is not read whole before
+/// training. False when it is not a regular file or cannot be read.
+bool crcOfFile(const std::string& path, int64_t sample_above, uLong& crc, bool& sampled) {
+    std::string why;
+    Descriptor d{run::openRegularFile(path, why)};
+    struct stat st {};
+    if (d.fd < 0 || ::fstat(d.fd, &st) != 0) {
+        return false;
+    }
+    const int64_t size = static_cast<int64_t>(st.st_size);
+    std::vector<char> buf(size_t(1) << 20);
+    crc = crc32_z(0L, Z_NULL, 0);
+    sampled = size > sample_above;
+    if (!sampled) {
+        return crcOfRange(d.fd, 0, size, buf, crc);
+    }
+    const int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    crc = crcOfText(crc, std::to_string(size) + '\t' + std::to_string(mtime) + '\n');
+    const int64_t block = std::min<int64_t>(kSampledBlockBytes, size);
+    for (int64_t i = 0; i < kSampledBlocks; ++i) {
+        const int64_t start = (size - block) / (kSampledBlocks - 1) * i;
+        const int64_t at = i == kSampledBlocks - 1 ? size - block : start;
+        if (!crcOfRange(d.fd, at, block, buf, crc)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 }  // namespace
 
-run::InputFile recordInput(const std::string& field, const std::string& path, int64_t limit) {
+run::InputFile recordInput(const std::string& field, const std::string& path, int64_t limit,
+                           int64_t sample_above) {
     run::InputFile f;
     f.field = field;
     f.path = path;
-    std::error_code ec;
-    const auto status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) {
+    const run::FileKind kind = run::fileKind(path);
+    if (kind == run::FileKind::Missing) {
         f.kind = "missing";
         return f;
     }
-    if (!fs::is_directory(status)) {
+    if (run::isSpecialFile(kind)) {
+        // Never opened: reading a FIFO or a device blocks or never ends.
+        f.kind = "special";
+        f.method = run::describeFileKind(kind);
+        return f;
+    }
+    std::error_code ec;
+    if (kind == run::FileKind::Regular) {
         f.kind = "file";
-        f.method = "content";
         f.files = 1;
         f.bytes = static_cast<int64_t>(fs::file_size(path, ec));
         uLong crc = 0;
-        if (ec || !crcOfFile(path, crc)) {
+        bool sampled = false;
+        if (ec || !crcOfFile(path, sample_above, crc, sampled)) {
             f.kind = "missing";
             return f;
         }
+        f.method = sampled ? "sampled" : "content";
         f.checksum = hex8(crc);
         return f;
     }
@@ -96,7 +144,10 @@ run::InputFile recordInput(const std::string& field, const std::string& path, in
         std::string line = e.rel + '\t' + std::to_string(e.bytes) + '\t';
         if (f.method == "content") {
             uLong file_crc = 0;
-            line += crcOfFile(e.full, file_crc) ? hex8(file_crc) : "unreadable";
+            bool sampled = false;
+            line += crcOfFile(e.full.string(), sample_above, file_crc, sampled)
+                        ? hex8(file_crc) + (sampled ? "s" : "")
+                        : "unreadable";
         } else {
             std::error_code e2;
             const auto t = fs::last_write_time(e.full, e2);

@@ -16,9 +16,14 @@
 #include <system_error>
 
 #include "core/data/DataError.h"
+#include "core/data/Datasets.h"
+#include "core/run/InputFiles.h"
 
 namespace ampbench::data {
 namespace {
+
+/// NumPy writes headers of a few hundred bytes (and reads at most 10000 by default).
+constexpr size_t kMaxHeaderBytes = size_t(1) << 20;
 
 constexpr char kSupported[] = "supported: bool, uint8, int32, int64, float16, float32, float64";
 
@@ -251,7 +256,7 @@ at::Tensor tensorOver(std::shared_ptr<const void> owner, const uint8_t* base, co
 
 }  // namespace
 
-NpyHeader parseNpyHeader(const uint8_t* bytes, size_t size, const std::string& name) {
+NpyHeader parseNpyHeaderOnly(const uint8_t* bytes, size_t size, const std::string& name) {
     static const uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
     if (size < sizeof kMagic || std::memcmp(bytes, kMagic, sizeof kMagic) != 0) {
         throw DataError(name + ": not a NumPy .npy file (it does not start with \\x93NUMPY)");
@@ -299,22 +304,31 @@ NpyHeader parseNpyHeader(const uint8_t* bytes, size_t size, const std::string& n
         }
     }
     h.data_offset = start + length;
-    if (bytes_needed > size - h.data_offset) {
-        throw DataError(name + ": truncated: the header promises " + std::to_string(bytes_needed) +
-                        " bytes of data, the file holds " + std::to_string(size - h.data_offset));
+    if (bytes_needed > std::numeric_limits<uint64_t>::max() - h.data_offset) {
+        throw DataError(name + ": its shape holds more bytes than can be addressed");
     }
     h.data_bytes = bytes_needed;
     return h;
 }
 
+NpyHeader parseNpyHeader(const uint8_t* bytes, size_t size, const std::string& name) {
+    NpyHeader h = parseNpyHeaderOnly(bytes, size, name);
+    if (h.data_bytes > size - h.data_offset) {
+        throw DataError(name + ": truncated: the header promises " + std::to_string(h.data_bytes) +
+                        " bytes of data, the file holds " + std::to_string(size - h.data_offset));
+    }
+    return h;
+}
+
 at::Tensor mapNpy(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::string why;
+    int fd = run::openRegularFile(path, why);
     if (fd < 0) {
-        throw DataError(path + ": cannot open (" + errnoText(errno) + ")");
+        throw DataError(why);
     }
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+    if (::fstat(fd, &st) != 0) {
+        int err = errno;
         ::close(fd);
         throw DataError(path + ": cannot read (" + errnoText(err) + ")");
     }
@@ -336,11 +350,10 @@ at::Tensor mapNpy(const std::string& path) {
 }
 
 NpzFile::NpzFile(const std::string& path) : path_(path) {
-    // minizip says only "failed" for a missing file; ask the system first.
-    if (FILE* f = std::fopen(path.c_str(), "rb")) {
-        std::fclose(f);
-    } else {
-        throw DataError(path + ": cannot open (" + errnoText(errno) + ")");
+    // minizip says only "failed" for a missing file, and would block on a FIFO: ask
+    // the system first.
+    if (std::string why = run::refuseUnlessRegular(path); !why.empty()) {
+        throw DataError(why);
     }
     zip_ = unzOpen64(path.c_str());
     if (!zip_) {
@@ -391,25 +404,67 @@ at::Tensor NpzFile::read(const std::string& name) {
         unzOpenCurrentFile(zip_) != UNZ_OK) {
         throw DataError(label + ": cannot open the entry (the archive is damaged or encrypted)");
     }
+    // The member is inflated up to what its .npy header promises and no further: a
+    // stream that inflates to more (a zip bomb) is refused, not held in memory.
     auto buffer = std::make_shared<std::vector<uint8_t>>();
-    // The directory's size is a hint only: a damaged one must not allocate terabytes.
-    buffer->reserve(std::min<uint64_t>(info.uncompressed_size, uint64_t{1} << 30));
-    constexpr unsigned kChunk = 1u << 20;
-    size_t used = 0;
-    while (true) {
-        buffer->resize(used + kChunk);
-        int n = unzReadCurrentFile(zip_, buffer->data() + used, kChunk);
-        if (n < 0) {
-            unzCloseCurrentFile(zip_);
-            throw DataError(label + ": damaged compressed data (minizip error " +
-                            std::to_string(n) + ")");
+    auto fail = [&](const std::string& why) {
+        unzCloseCurrentFile(zip_);
+        throw DataError(label + ": " + why);
+    };
+    auto readUpTo = [&](size_t total) {
+        // Grown as data arrives: a header that promises more than the stream holds
+        // allocates no more than the stream holds (twice, at most).
+        constexpr size_t kChunk = size_t(1) << 20;
+        while (buffer->size() < total) {
+            const size_t used = buffer->size();
+            const size_t want = std::min(kChunk, total - used);
+            buffer->resize(used + want);
+            int n = unzReadCurrentFile(zip_, buffer->data() + used, static_cast<unsigned>(want));
+            if (n < 0) {
+                fail("damaged compressed data (minizip error " + std::to_string(n) + ")");
+            }
+            buffer->resize(used + static_cast<size_t>(n));
+            if (n == 0) {
+                break;
+            }
         }
-        if (n == 0) {
-            break;
-        }
-        used += static_cast<size_t>(n);
+    };
+    // The magic, the version and the header's length, then the header itself.
+    readUpTo(12);
+    size_t header_end = buffer->size();
+    if (buffer->size() >= 10) {
+        const auto& b = *buffer;
+        header_end =
+            b[6] == 1
+                ? 10 + (b[8] | (size_t{b[9]} << 8))
+                : 12 + (b[8] | (size_t{b[9]} << 8) | (size_t{b[10]} << 16) | (size_t{b[11]} << 24));
     }
-    buffer->resize(used);
+    if (header_end > kMaxHeaderBytes) {
+        fail("its .npy header claims " + std::to_string(header_end) + " bytes (at most " +
+             std::to_string(kMaxHeaderBytes) + " are read)");
+    }
+    readUpTo(header_end);
+    NpyHeader promise;
+    try {
+        promise = parseNpyHeaderOnly(buffer->data(), buffer->size(), label);
+    } catch (const DataError&) {
+        unzCloseCurrentFile(zip_);
+        throw;
+    }
+    const uint64_t total = promise.data_offset + promise.data_bytes;
+    if (info.uncompressed_size > total) {
+        fail("the archive says it inflates to " + std::to_string(info.uncompressed_size) +
+             " bytes, but its .npy header promises " + std::to_string(total) + " (shape " +
+             shapeText(promise.shape) + "): refused unread");
+    }
+    readUpTo(static_cast<size_t>(total));
+    if (buffer->size() == total) {
+        uint8_t extra = 0;
+        if (unzReadCurrentFile(zip_, &extra, 1) > 0) {
+            fail("its data is longer than its .npy header promises (" + std::to_string(total) +
+                 " bytes, shape " + shapeText(promise.shape) + "): refused, not inflated further");
+        }
+    }
     if (unzCloseCurrentFile(zip_) == UNZ_CRCERROR) {
         throw DataError(label + ": damaged: its checksum does not match its data");
     }

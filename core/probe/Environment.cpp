@@ -122,7 +122,8 @@ std::string toJson(const Environment& e) {
         j["world_size"] = e.world_size;
         j["dist_backend"] = e.dist_backend;
     }
-    return j.dump();
+    // A host or CPU name is bytes from the system, not always UTF-8.
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Environment environmentFromJson(const std::string& text) {

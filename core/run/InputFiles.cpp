@@ -1,6 +1,12 @@
 #include "core/run/InputFiles.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace ampbench::run {
@@ -8,18 +14,31 @@ using nlohmann::json;
 namespace {
 
 std::string describeSize(const InputFile& f) {
+    if (f.kind == "special") {
+        return f.method;
+    }
     std::string text;
     if (f.kind == "folder") {
         text = std::to_string(f.files) + " files, ";
     }
     text += std::to_string(f.bytes) + " bytes";
     if (!f.checksum.empty()) {
-        text += ", CRC-32 " + f.checksum + (f.method == "listing" ? " of the listing" : "");
+        text += ", " + describeChecksum(f);
     }
     return text;
 }
 
 }  // namespace
+
+std::string describeChecksum(const InputFile& f) {
+    std::string text = "CRC-32 " + f.checksum;
+    if (f.method == "listing") {
+        text += " of the listing";
+    } else if (f.method == "sampled") {
+        text += " of its size, time, header and sampled blocks";
+    }
+    return text;
+}
 
 std::string inputsToJson(const std::vector<InputFile>& inputs) {
     json list = json::array();
@@ -32,7 +51,8 @@ std::string inputsToJson(const std::vector<InputFile>& inputs) {
                         {"bytes", f.bytes},
                         {"crc32", f.checksum}});
     }
-    return list.dump();
+    // Paths are bytes; JSON strings are UTF-8.
+    return list.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::vector<InputFile> inputsFromJson(const std::string& text) {
@@ -67,6 +87,9 @@ std::vector<std::string> inputDifferences(const std::vector<InputFile>& then,
         if (n == now.end()) {
             out.push_back(t.field + " " + t.path +
                           " was read then but is not part of the spec now");
+        } else if (n->kind == "special" && t.kind != "special") {
+            out.push_back(t.field + " " + n->path + " is " + n->method + " now, not a file (" +
+                          describeSize(t) + " then)");
         } else if (n->kind == "missing" && t.kind != "missing") {
             out.push_back(t.field + " " + n->path + " cannot be read now (" + describeSize(t) +
                           " then)");

@@ -1,6 +1,8 @@
 // Fashion-MNIST reader on Debian's real files, and clear errors on bad files.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -135,4 +137,26 @@ TEST(FashionMnist, MissingDataSaysHowToGetIt) {
     TempDir dir;
     auto msg2 = errorOf([&] { loadFashionMnist(dir.file("")); });
     EXPECT_NE(msg2.find("train-images-idx3-ubyte"), std::string::npos) << msg2;
+}
+
+// A FIFO in the dataset folder would block the reader; a gzip bomb would ask for
+// gigabytes. Both are refused naming the file.
+TEST(FashionMnist, AFifoOrAGzipBombIsRefusedNamingTheFile) {
+    TempDir dir;
+    const auto fifo = dir.file("train-images-idx3-ubyte");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto msg = errorOf([&] { readIdxImages(fifo); });
+    EXPECT_NE(msg.find(fifo + ": is a FIFO"), std::string::npos) << msg;
+
+    // 300 MiB of zeros deflate to about 300 kB.
+    const auto bomb = dir.file("bomb-labels.gz");
+    gzFile gz = gzopen(bomb.c_str(), "wb1");
+    ASSERT_NE(gz, nullptr);
+    const std::vector<char> zeros(1 << 20, 0);
+    for (int i = 0; i < 300; ++i) {
+        ASSERT_EQ(gzwrite(gz, zeros.data(), static_cast<unsigned>(zeros.size())), 1 << 20);
+    }
+    gzclose(gz);
+    msg = errorOf([&] { readIdxLabels(bomb); });
+    EXPECT_NE(msg.find(bomb + ": inflates to more than 256 MiB"), std::string::npos) << msg;
 }

@@ -24,6 +24,10 @@ struct NpyHeader {
 /// little-endian, C-order array of a supported dtype whose data fits in `size`.
 NpyHeader parseNpyHeader(const uint8_t* bytes, size_t size, const std::string& name);
 
+/// The same checks of the header alone: bytes[0, size) need hold only the header, and
+/// data_bytes is what the shape promises, whether or not it follows.
+NpyHeader parseNpyHeaderOnly(const uint8_t* bytes, size_t size, const std::string& name);
+
 /// An .npy file mapped read-only into memory: the tensor views the mapping, which
 /// lives as long as the tensor's storage. Never write into it.
 at::Tensor mapNpy(const std::string& path);
@@ -40,8 +44,9 @@ class NpzFile {
     /// The arrays it holds, in archive order, without ".npy".
     const std::vector<std::string>& names() const { return names_; }
     bool has(const std::string& name) const;
-    /// The array `name`, decompressed into memory. Throws DataError when it is
-    /// missing (listing what the archive holds) or damaged.
+    /// The array `name`, decompressed into memory, never beyond what its .npy header
+    /// promises. Throws DataError when it is missing (listing what the archive holds),
+    /// damaged, or inflates to more than its header promises.
     at::Tensor read(const std::string& name);
 
   private:
