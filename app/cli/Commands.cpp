@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/ExitCodes.h"
+#include "cli/Terminal.h"
 #include "core/analysis/AnalysisJson.h"
 #include "core/analysis/ComparisonTable.h"
 #include "core/analysis/ExperimentAnalysis.h"
@@ -29,7 +30,7 @@ std::unique_ptr<store::Database> openForReading(const std::string& path, int& co
         code = kOk;
         return db;
     } catch (const store::StoreError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        say(stderr, "%s\n", e.what());
         code = kStoreError;
         return nullptr;
     }
@@ -39,7 +40,7 @@ std::unique_ptr<store::Database> openForReading(const std::string& path, int& co
 
 int commandPresets() {
     for (const auto& name : config::presetNames()) {
-        std::printf("%-22s %s\n", name.c_str(), config::presetDescription(name).c_str());
+        say(stdout, "%-22s %s\n", name.c_str(), config::presetDescription(name).c_str());
     }
     return kOk;
 }
@@ -52,11 +53,11 @@ int commandList(const std::string& db_path) {
     }
     auto experiments = db->experiments();
     if (experiments.empty()) {
-        std::printf("no experiments in %s\n", db_path.c_str());
+        say(stdout, "no experiments in %s\n", db_path.c_str());
     }
     for (const auto& e : experiments) {
-        std::printf("experiment %lld  %s  (%s, %d runs)\n", static_cast<long long>(e.id),
-                    analysis::printable(e.name, false).c_str(), e.created_at.c_str(), e.run_count);
+        say(stdout, "experiment %lld  %s  (%s, %d runs)\n", static_cast<long long>(e.id),
+            analysis::printable(e.name, false).c_str(), e.created_at.c_str(), e.run_count);
         analysis::TextTable t({"run", "arm", "seed", "status", "steps", "started"});
         t.alignRight({0, 2, 4});
         for (const auto& r : db->runs(e.id)) {
@@ -64,13 +65,24 @@ int commandList(const std::string& db_path) {
                       std::to_string(r.last_step) + "/" + std::to_string(r.planned_steps),
                       r.started_at});
         }
-        std::printf("%s\n", t.render().c_str());
+        say(stdout, "%s\n", t.render().c_str());
     }
     if (const auto trash = db->trash(); !trash.empty()) {
-        std::printf("%zu in the trash (not listed; restore or empty it in the GUI's History tab)\n",
-                    trash.size());
+        say(stdout, "%zu in the trash (not listed; restore or empty it in the GUI's History tab)\n",
+            trash.size());
     }
     return kOk;
+}
+
+bool storedArmsReadable(const analysis::ExperimentData& data, const std::string& db_path) {
+    bool readable = true;
+    for (const auto& r : data.runs) {
+        if (const std::string problem = analysis::storedArmProblem(r.row); !problem.empty()) {
+            say(stderr, "%s: %s\n", db_path.c_str(), analysis::printable(problem, false).c_str());
+            readable = false;
+        }
+    }
+    return readable;
 }
 
 void printVerdicts(const store::Database& db, int64_t experiment_id) {
@@ -78,32 +90,36 @@ void printVerdicts(const store::Database& db, int64_t experiment_id) {
     if (!data || data->runs.empty()) {
         return;
     }
+    if (!storedArmsReadable(*data, db.path())) {
+        say(stderr, "no verdicts: they read each run's arm\n");
+        return;
+    }
     const auto a = analysis::analyzeExperiment(*data);
     if (a.verdicts.size() < 2) {
         return;
     }
-    std::printf("verdicts against %s:\n", analysis::printable(a.baseline, false).c_str());
+    say(stdout, "verdicts against %s:\n", analysis::printable(a.baseline, false).c_str());
     for (const auto& v : a.verdicts) {
         if (v.arm == a.baseline) {
             continue;
         }
-        std::printf("  %s: %s\n", analysis::printable(v.arm, false).c_str(),
-                    analysis::describe(v.summary).c_str());
+        say(stdout, "  %s: %s\n", analysis::printable(v.arm, false).c_str(),
+            analysis::describe(v.summary).c_str());
         for (const auto& f : v.reasons) {
             if (f.code == analysis::FindingCode::AaCheck ||
                 f.code == analysis::FindingCode::TimeToTarget) {
-                std::printf("    %s\n", analysis::describe(f).c_str());
+                say(stdout, "    %s\n", analysis::describe(f).c_str());
             }
         }
         for (const auto& f : v.next_checks) {
             if (f.code == analysis::FindingCode::AaTimingDrift ||
                 f.code == analysis::FindingCode::AaFalseAlarm) {
-                std::printf("    %s\n", analysis::describe(f).c_str());
+                say(stdout, "    %s\n", analysis::describe(f).c_str());
             }
         }
     }
     for (const auto& r : a.incomplete) {
-        std::printf("  left out: %s\n", r.describe().c_str());
+        say(stdout, "  left out: %s\n", r.describe().c_str());
     }
 }
 
@@ -115,28 +131,27 @@ int commandShowNumerics(const std::string& db_path, int64_t id) {
     }
     auto run = db->run(id);
     if (!run) {
-        std::fprintf(stderr, "no run %lld in %s\n", static_cast<long long>(id), db_path.c_str());
+        say(stderr, "no run %lld in %s\n", static_cast<long long>(id), db_path.c_str());
         return kNotFound;
     }
     const auto rows = store::NumericsStore(*db).rows(id);
-    std::printf("run %lld: experiment %lld '%s', arm %s, seed %llu\n", static_cast<long long>(id),
-                static_cast<long long>(run->experiment_id),
-                analysis::printable(run->experiment_name, false).c_str(),
-                analysis::printable(run->arm, false).c_str(),
-                static_cast<unsigned long long>(run->seed));
+    say(stdout, "run %lld: experiment %lld '%s', arm %s, seed %llu\n", static_cast<long long>(id),
+        static_cast<long long>(run->experiment_id),
+        analysis::printable(run->experiment_name, false).c_str(),
+        analysis::printable(run->arm, false).c_str(), static_cast<unsigned long long>(run->seed));
     if (rows.empty()) {
-        std::printf(
+        say(stdout,
             "no per-layer numerics recorded: train with numerics_every > 0 in the spec "
             "(optimizer steps between records)\n");
         return kOk;
     }
     const auto summary = analysis::summarizeNumerics(rows);
-    std::printf(
+    say(stdout,
         "numerics    %zu tensors at %zu steps (%lld to %lld); fp16 thresholds at the loss "
         "scale in use\n",
         summary.layers.size(), summary.steps.size(), static_cast<long long>(summary.steps.front()),
         static_cast<long long>(summary.steps.back()));
-    std::printf("%s", analysis::worstLayersText(summary, 10).c_str());
+    say(stdout, "%s", analysis::worstLayersText(summary, 10).c_str());
     return kOk;
 }
 
@@ -149,115 +164,127 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment, bool js
     if (experiment) {
         auto e = db->experiment(id);
         if (!e) {
-            std::fprintf(stderr, "no experiment %lld in %s\n", static_cast<long long>(id),
-                         db_path.c_str());
+            say(stderr, "no experiment %lld in %s\n", static_cast<long long>(id), db_path.c_str());
             return kNotFound;
         }
         if (!e->trashed_at.empty()) {
-            std::fprintf(stderr,
-                         "experiment %lld is in the trash (since %s); restore it in the GUI's "
-                         "History tab to list it again\n",
-                         static_cast<long long>(id), e->trashed_at.c_str());
+            say(stderr,
+                "experiment %lld is in the trash (since %s); restore it in the GUI's "
+                "History tab to list it again\n",
+                static_cast<long long>(id), e->trashed_at.c_str());
         }
+        const auto data = analysis::loadExperiment(*db, id);
+        if (!data) {
+            say(stderr, "no experiment %lld in %s\n", static_cast<long long>(id), db_path.c_str());
+            return kNotFound;
+        }
+        const bool readable = storedArmsReadable(*data, db_path);
         if (json) {
-            const auto data = analysis::loadExperiment(*db, id);
-            std::printf(
-                "%s\n",
-                analysis::reportJson(*data, analysis::analyzeExperiment(*data)).dump(2).c_str());
+            if (!readable) {
+                say(stderr, "show: no analysis was written; the verdicts read each run's arm\n");
+                return kStoreError;
+            }
+            printJson(analysis::reportJson(*data, analysis::analyzeExperiment(*data)), 2);
             return kOk;
         }
         auto arms = analysis::summarizeArms(analysis::summarizeExperimentRuns(*db, id));
-        std::printf("experiment %lld  %s\n%s", static_cast<long long>(id),
-                    analysis::printable(e->name, false).c_str(),
-                    analysis::comparisonTable(arms, "peak memory").render().c_str());
+        say(stdout, "experiment %lld  %s\n%s", static_cast<long long>(id),
+            analysis::printable(e->name, false).c_str(),
+            analysis::comparisonTable(arms, "peak memory").render().c_str());
+        if (!readable) {
+            say(stderr, "no verdicts: they read each run's arm\n");
+            return kStoreError;
+        }
         printVerdicts(*db, id);
         return kOk;
     }
     auto run = db->run(id);
     if (!run) {
-        std::fprintf(stderr, "no run %lld in %s\n", static_cast<long long>(id), db_path.c_str());
+        say(stderr, "no run %lld in %s\n", static_cast<long long>(id), db_path.c_str());
         return kNotFound;
     }
     auto steps = db->steps(id);
     auto evals = db->evals(id);
     auto s = analysis::summarizeRun(*run, steps, evals);
-    std::printf("run %lld: experiment %lld '%s', arm %s, seed %llu\n", static_cast<long long>(id),
-                static_cast<long long>(run->experiment_id),
-                analysis::printable(run->experiment_name, false).c_str(),
-                analysis::printable(run->arm, false).c_str(),
-                static_cast<unsigned long long>(run->seed));
+    say(stdout, "run %lld: experiment %lld '%s', arm %s, seed %llu\n", static_cast<long long>(id),
+        static_cast<long long>(run->experiment_id),
+        analysis::printable(run->experiment_name, false).c_str(),
+        analysis::printable(run->arm, false).c_str(), static_cast<unsigned long long>(run->seed));
     if (!run->label.empty()) {
-        std::printf("label       %s\n", analysis::printable(run->label, false).c_str());
+        say(stdout, "label       %s\n", analysis::printable(run->label, false).c_str());
     }
     if (!run->tags.empty()) {
-        std::printf("tags        %s\n",
-                    analysis::printable(store::Database::joinTags(run->tags), false).c_str());
+        say(stdout, "tags        %s\n",
+            analysis::printable(store::Database::joinTags(run->tags), false).c_str());
     }
     if (run->inTrash()) {
-        std::printf("trash       in the trash%s (restore it in the GUI's History tab)\n",
-                    run->trashed_at.empty() ? " with its experiment"
-                                            : (" since " + run->trashed_at).c_str());
+        say(stdout, "trash       in the trash%s (restore it in the GUI's History tab)\n",
+            run->trashed_at.empty() ? " with its experiment"
+                                    : (" since " + run->trashed_at).c_str());
     }
-    std::printf("status      %s%s%s\n", run::toString(run->status).c_str(),
-                run->error.empty() ? "" : ": ", analysis::printable(run->error).c_str());
-    std::printf("started     %s\nended       %s\n", run->started_at.c_str(), run->ended_at.c_str());
+    say(stdout, "status      %s%s%s\n", run::toString(run->status).c_str(),
+        run->error.empty() ? "" : ": ", analysis::printable(run->error).c_str());
+    say(stdout, "started     %s\nended       %s\n", run->started_at.c_str(), run->ended_at.c_str());
     if (!run->env_json.empty()) {
-        std::printf("environment %s\n",
-                    probe::describe(probe::environmentFromJson(run->env_json)).c_str());
+        say(stdout, "environment %s\n",
+            probe::describe(probe::environmentFromJson(run->env_json)).c_str());
     }
-    std::printf("arm spec    %s\n", analysis::printable(run->spec_json).c_str());
+    const std::string arm_problem = analysis::storedArmProblem(*run);
+    say(stdout, "arm spec    %s\n", analysis::printable(run->spec_json).c_str());
     if (const int64_t rows = store::NumericsStore(*db).count(id); rows > 0) {
-        std::printf("numerics    %lld per-layer rows: show %lld --numerics for the worst layers\n",
-                    static_cast<long long>(rows), static_cast<long long>(id));
+        say(stdout, "numerics    %lld per-layer rows: show %lld --numerics for the worst layers\n",
+            static_cast<long long>(rows), static_cast<long long>(id));
     }
     if (!run->env_json.empty()) {
         const auto env = probe::environmentFromJson(run->env_json);
-        std::printf("binary      ampbench %s, commit %s\n", env.ampbench_version.c_str(),
-                    env.ampbench_commit.empty() ? "(not recorded)" : env.ampbench_commit.c_str());
+        say(stdout, "binary      ampbench %s, commit %s\n", env.ampbench_version.c_str(),
+            env.ampbench_commit.empty() ? "(not recorded)" : env.ampbench_commit.c_str());
     }
     for (const auto& f : run::inputsFromJson(run->inputs_json)) {
-        std::printf("file        %s %s: %s\n", f.field.c_str(),
-                    analysis::printable(f.path, false).c_str(),
-                    f.kind == "missing"
-                        ? "could not be read"
-                        : (std::to_string(f.files) + (f.files == 1 ? " file, " : " files, ") +
-                           analysis::formatBytes(f.bytes) + ", CRC-32 " + f.checksum +
-                           (f.method == "listing" ? " of names, sizes and times" : ""))
-                              .c_str());
+        say(stdout, "file        %s %s: %s\n", f.field.c_str(),
+            analysis::printable(f.path, false).c_str(),
+            f.kind == "missing"
+                ? "could not be read"
+                : (std::to_string(f.files) + (f.files == 1 ? " file, " : " files, ") +
+                   analysis::formatBytes(f.bytes) + ", CRC-32 " + f.checksum +
+                   (f.method == "listing" ? " of names, sizes and times" : ""))
+                      .c_str());
     }
     if (run->rerun_of > 0) {
-        std::printf("rerun of    run %lld\n", static_cast<long long>(run->rerun_of));
+        say(stdout, "rerun of    run %lld\n", static_cast<long long>(run->rerun_of));
         for (const auto& c : analysis::rerunComparison(*db, id)) {
-            std::printf("            %s\n", analysis::printable(c.sentence, false).c_str());
+            say(stdout, "            %s\n", analysis::printable(c.sentence, false).c_str());
         }
     }
-    std::printf("rerun with  %s\n", analysis::rerunCommand(db_path, id).c_str());
-    std::printf("steps       %lld of %lld (%lld timed), %lld samples\n",
-                static_cast<long long>(s.steps), static_cast<long long>(run->planned_steps),
-                static_cast<long long>(s.timed_steps), static_cast<long long>(s.samples));
-    std::printf("step time   median %s (p10 %s, p90 %s), %s samples/s\n",
-                analysis::formatMs(s.median_step_ms).c_str(),
-                analysis::formatMs(s.p10_step_ms).c_str(),
-                analysis::formatMs(s.p90_step_ms).c_str(),
-                analysis::formatNumber(s.samples_per_s, 0).c_str());
-    std::printf("data wait   %s of step time\n",
-                analysis::formatPercent(s.data_wait_share).c_str());
-    std::printf("peak memory %s\n", analysis::formatBytes(s.peak_mem).c_str());
-    std::printf("train loss  %s (mean of the last 10%% of steps)\n",
-                analysis::formatNumber(s.final_train_loss, 4).c_str());
-    std::printf("validation  loss %s, accuracy %s\n",
-                analysis::formatNumber(s.final_val_loss, 4).c_str(),
-                analysis::formatPercent(s.final_val_accuracy, 2).c_str());
-    std::printf("skipped     %lld steps; minimum loss scale %s\n",
-                static_cast<long long>(s.skipped),
-                analysis::formatNumber(s.min_loss_scale, 0).c_str());
+    say(stdout, "rerun with  %s\n", analysis::rerunCommand(db_path, id).c_str());
+    say(stdout, "steps       %lld of %lld (%lld timed), %lld samples\n",
+        static_cast<long long>(s.steps), static_cast<long long>(run->planned_steps),
+        static_cast<long long>(s.timed_steps), static_cast<long long>(s.samples));
+    say(stdout, "step time   median %s (p10 %s, p90 %s), %s samples/s\n",
+        analysis::formatMs(s.median_step_ms).c_str(), analysis::formatMs(s.p10_step_ms).c_str(),
+        analysis::formatMs(s.p90_step_ms).c_str(),
+        analysis::formatNumber(s.samples_per_s, 0).c_str());
+    say(stdout, "data wait   %s of step time\n",
+        analysis::formatPercent(s.data_wait_share).c_str());
+    say(stdout, "peak memory %s\n", analysis::formatBytes(s.peak_mem).c_str());
+    say(stdout, "train loss  %s (mean of the last 10%% of steps)\n",
+        analysis::formatNumber(s.final_train_loss, 4).c_str());
+    say(stdout, "validation  loss %s, accuracy %s\n",
+        analysis::formatNumber(s.final_val_loss, 4).c_str(),
+        analysis::formatPercent(s.final_val_accuracy, 2).c_str());
+    say(stdout, "skipped     %lld steps; minimum loss scale %s\n",
+        static_cast<long long>(s.skipped), analysis::formatNumber(s.min_loss_scale, 0).c_str());
     auto events = db->events(id);
     if (!events.empty()) {
-        std::printf("events:\n");
+        say(stdout, "events:\n");
         for (const auto& ev : events) {
-            std::printf("  step %lld  %s  %s\n", static_cast<long long>(ev.step),
-                        run::toString(ev.kind).c_str(), analysis::printable(ev.message).c_str());
+            say(stdout, "  step %lld  %s  %s\n", static_cast<long long>(ev.step),
+                run::toString(ev.kind).c_str(), analysis::printable(ev.message).c_str());
         }
+    }
+    if (!arm_problem.empty()) {  // everything else of the run is shown; scripts learn of it
+        say(stderr, "%s: %s\n", db_path.c_str(), arm_problem.c_str());
+        return kStoreError;
     }
     return kOk;
 }
@@ -273,8 +300,8 @@ int commandExport(const std::string& db_path, const std::vector<int64_t>& ids,
     for (int64_t id : ids) {
         if (experiment) {
             if (!db->experiment(id)) {
-                std::fprintf(stderr, "no experiment %lld in %s\n", static_cast<long long>(id),
-                             db_path.c_str());
+                say(stderr, "no experiment %lld in %s\n", static_cast<long long>(id),
+                    db_path.c_str());
                 return kNotFound;
             }
             for (const auto& r : db->runs(id)) {
@@ -282,8 +309,7 @@ int commandExport(const std::string& db_path, const std::vector<int64_t>& ids,
             }
         } else {
             if (!db->run(id)) {
-                std::fprintf(stderr, "no run %lld in %s\n", static_cast<long long>(id),
-                             db_path.c_str());
+                say(stderr, "no run %lld in %s\n", static_cast<long long>(id), db_path.c_str());
                 return kNotFound;
             }
             run_ids.push_back(id);
@@ -291,7 +317,7 @@ int commandExport(const std::string& db_path, const std::vector<int64_t>& ids,
     }
     for (const std::string* path : {&csv, &json}) {
         if (std::string clash = store::outputClash(*path, db_path); !clash.empty()) {
-            std::fprintf(stderr, "%s\n", clash.c_str());
+            say(stderr, "%s\n", clash.c_str());
             return kIoError;
         }
     }
@@ -300,16 +326,15 @@ int commandExport(const std::string& db_path, const std::vector<int64_t>& ids,
             int64_t rows = 0;
             store::writeFileAtomically(
                 csv, [&](std::ostream& out) { rows = store::exportCsv(*db, run_ids, out); });
-            std::fprintf(stderr, "wrote %lld rows to %s\n", static_cast<long long>(rows),
-                         csv.c_str());
+            say(stderr, "wrote %lld rows to %s\n", static_cast<long long>(rows), csv.c_str());
         }
         if (!json.empty()) {
             store::writeFileAtomically(
                 json, [&](std::ostream& out) { store::exportJson(*db, run_ids, out); });
-            std::fprintf(stderr, "wrote %zu runs to %s\n", run_ids.size(), json.c_str());
+            say(stderr, "wrote %zu runs to %s\n", run_ids.size(), json.c_str());
         }
     } catch (const store::OutputError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        say(stderr, "%s\n", e.what());
         return kIoError;
     }
     return kOk;

@@ -1,4 +1,5 @@
 #include "cli/Progress.h"
+#include "cli/Terminal.h"
 
 #include "core/analysis/Format.h"
 
@@ -17,9 +18,8 @@ void Progress::beginRun(int index, const std::string& arm, uint64_t seed, int64_
     last_acc_ = -1;
     run_start_ = last_draw_ = Clock::now();
     if (!quiet_ && !terminal_) {
-        std::fprintf(stderr, "[run %d/%d] %s seed %llu: %lld optimizer steps\n", index_ + 1,
-                     run_count_, arm_.c_str(), static_cast<unsigned long long>(seed_),
-                     static_cast<long long>(planned_));
+        say(stderr, "[run %d/%d] %s seed %llu: %lld optimizer steps\n", index_ + 1, run_count_,
+            arm_.c_str(), static_cast<unsigned long long>(seed_), static_cast<long long>(planned_));
     }
 }
 
@@ -32,9 +32,9 @@ void Progress::onStep(const run::StepRecord& step) {
 void Progress::onEval(const run::EvalRecord& eval) {
     last_acc_ = eval.val_accuracy;
     if (!quiet_ && !terminal_) {
-        std::fprintf(stderr, "[run %d/%d] %s step %lld: val loss %.4f, val acc %.2f%%\n",
-                     index_ + 1, run_count_, arm_.c_str(), static_cast<long long>(eval.step),
-                     eval.val_loss, eval.val_accuracy * 100.0);
+        say(stderr, "[run %d/%d] %s step %lld: val loss %.4f, val acc %.2f%%\n", index_ + 1,
+            run_count_, arm_.c_str(), static_cast<long long>(eval.step), eval.val_loss,
+            eval.val_accuracy * 100.0);
     }
 }
 
@@ -45,8 +45,8 @@ void Progress::onEvent(const run::EventRecord& event) {
     if (terminal_) {
         std::fputs("\r\033[K", stderr);
     }
-    std::fprintf(stderr, "[run %d/%d] %s: %s: %s\n", index_ + 1, run_count_, arm_.c_str(),
-                 run::toString(event.kind).c_str(), event.message.c_str());
+    say(stderr, "[run %d/%d] %s: %s: %s\n", index_ + 1, run_count_, arm_.c_str(),
+        run::toString(event.kind).c_str(), event.message.c_str());
 }
 
 void Progress::onFinish(const run::RunOutcome& outcome) {
@@ -56,11 +56,11 @@ void Progress::onFinish(const run::RunOutcome& outcome) {
     if (terminal_) {
         std::fputs("\r\033[K", stderr);
     }
-    std::fprintf(stderr, "[run %d/%d] %s seed %llu: %s after %lld steps in %s%s%s\n", index_ + 1,
-                 run_count_, arm_.c_str(), static_cast<unsigned long long>(seed_),
-                 run::toString(outcome.status).c_str(), static_cast<long long>(outcome.steps_done),
-                 analysis::formatDuration(outcome.wall_s).c_str(),
-                 outcome.error.empty() ? "" : ": ", outcome.error.c_str());
+    say(stderr, "[run %d/%d] %s seed %llu: %s after %lld steps in %s%s%s\n", index_ + 1, run_count_,
+        arm_.c_str(), static_cast<unsigned long long>(seed_), run::toString(outcome.status).c_str(),
+        static_cast<long long>(outcome.steps_done),
+        analysis::formatDuration(outcome.wall_s).c_str(), outcome.error.empty() ? "" : ": ",
+        outcome.error.c_str());
 }
 
 void Progress::draw(bool force) {
@@ -81,15 +81,14 @@ void Progress::draw(bool force) {
         int filled = static_cast<int>(frac * kWidth);
         std::string bar(static_cast<size_t>(filled), '#');
         bar += std::string(static_cast<size_t>(kWidth - filled), '.');
-        std::fprintf(stderr, "\r\033[K[run %d/%d] %-12s [%s] %lld/%lld loss %.4f ETA %s",
-                     index_ + 1, run_count_, arm_.c_str(), bar.c_str(),
-                     static_cast<long long>(step_), static_cast<long long>(planned_), loss_,
-                     analysis::formatDuration(eta).c_str());
+        std::fputs("\r\033[K", stderr);
+        say(stderr, "[run %d/%d] %-12s [%s] %lld/%lld loss %.4f ETA %s", index_ + 1, run_count_,
+            arm_.c_str(), bar.c_str(), static_cast<long long>(step_),
+            static_cast<long long>(planned_), loss_, analysis::formatDuration(eta).c_str());
     } else {
-        std::fprintf(stderr, "[run %d/%d] %s step %lld/%lld loss %.4f ETA %s\n", index_ + 1,
-                     run_count_, arm_.c_str(), static_cast<long long>(step_),
-                     static_cast<long long>(planned_), loss_,
-                     analysis::formatDuration(eta).c_str());
+        say(stderr, "[run %d/%d] %s step %lld/%lld loss %.4f ETA %s\n", index_ + 1, run_count_,
+            arm_.c_str(), static_cast<long long>(step_), static_cast<long long>(planned_), loss_,
+            analysis::formatDuration(eta).c_str());
     }
     std::fflush(stderr);
 }

@@ -9,7 +9,9 @@
 #include <sstream>
 #include <system_error>
 
+#include "cli/Commands.h"
 #include "cli/ExitCodes.h"
+#include "cli/Terminal.h"
 #include "core/analysis/AnalysisJson.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/ExperimentData.h"
@@ -102,13 +104,12 @@ CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
 
 int commandReport(const std::string& db_path, const ReportOptions& o) {
     if (o.html.empty() && o.pdf.empty() && o.csv.empty() && o.json.empty()) {
-        std::fprintf(stderr, "report: give at least one of %s FILE\n",
-                     reportsHaveQt() ? "--html, --pdf, --csv, --json" : "--csv, --json");
+        say(stderr, "report: give at least one of %s FILE\n",
+            reportsHaveQt() ? "--html, --pdf, --csv, --json" : "--csv, --json");
         return kUsage;
     }
     if (!reportsHaveQt() && (!o.html.empty() || !o.pdf.empty())) {
-        std::fprintf(
-            stderr,
+        say(stderr,
             "report: this ampbench-cli was built without Qt and writes reports as %s only; "
             "--html and --pdf need a build with Qt (the ampbench package, or "
             "-DAMPBENCH_BUILD_GUI=ON); `show -e %lld --json` prints the analysis\n",
@@ -119,20 +120,20 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
     try {
         db = store::Database::open(db_path, store::Database::Mode::ReadOnly);
     } catch (const store::StoreError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        say(stderr, "%s\n", e.what());
         return kStoreError;
     }
     const auto experiment = db->experiment(o.experiment_id);
     if (!experiment) {
-        std::fprintf(stderr, "no experiment %lld in %s (see `ampbench-cli list`)\n",
-                     static_cast<long long>(o.experiment_id), db_path.c_str());
+        say(stderr, "no experiment %lld in %s (see `ampbench-cli list`)\n",
+            static_cast<long long>(o.experiment_id), db_path.c_str());
         return kNotFound;
     }
     if (!experiment->trashed_at.empty()) {
-        std::fprintf(stderr,
-                     "note: experiment %lld is in the trash (since %s); reporting it all "
-                     "the same\n",
-                     static_cast<long long>(o.experiment_id), experiment->trashed_at.c_str());
+        say(stderr,
+            "note: experiment %lld is in the trash (since %s); reporting it all "
+            "the same\n",
+            static_cast<long long>(o.experiment_id), experiment->trashed_at.c_str());
     }
     if (!o.baseline.empty()) {
         std::string arms;
@@ -144,8 +145,8 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
             }
         }
         if (!known) {
-            std::fprintf(stderr, "--baseline %s: experiment %lld has no such arm (arms: %s)\n",
-                         o.baseline.c_str(), static_cast<long long>(o.experiment_id), arms.c_str());
+            say(stderr, "--baseline %s: experiment %lld has no such arm (arms: %s)\n",
+                o.baseline.c_str(), static_cast<long long>(o.experiment_id), arms.c_str());
             return kUsage;
         }
     }
@@ -158,25 +159,29 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
             error = checkWritable(*path);
         }
         if (!error.empty()) {
-            std::fprintf(stderr, "%s\n", error.c_str());
+            say(stderr, "%s\n", error.c_str());
             return kIoError;
         }
     }
 
     auto data = analysis::loadExperiment(*db, o.experiment_id);
     if (!data) {
-        std::fprintf(stderr, "no experiment %lld in %s\n", static_cast<long long>(o.experiment_id),
-                     db_path.c_str());
+        say(stderr, "no experiment %lld in %s\n", static_cast<long long>(o.experiment_id),
+            db_path.c_str());
         return kNotFound;
+    }
+    if (!storedArmsReadable(*data, db_path)) {
+        say(stderr, "report: nothing was written; the verdicts read each run's arm\n");
+        return kStoreError;
     }
     analysis::AnalysisOptions options;
     options.baseline = o.baseline;
     const auto analysis = analysis::analyzeExperiment(*data, options);
     for (const auto& r : analysis.incomplete) {
-        std::fprintf(stderr, "warning: incomplete, left out: %s\n", r.describe().c_str());
+        say(stderr, "warning: incomplete, left out: %s\n", r.describe().c_str());
     }
     for (const auto& w : analysis.warnings) {
-        std::fprintf(stderr, "warning: %s\n", w.c_str());
+        say(stderr, "warning: %s\n", w.c_str());
     }
 
 #ifdef AMPBENCH_REPORTS_WITH_QT
@@ -185,14 +190,14 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
         try {
             r = writeQtReports(*db, o.experiment_id, {o.html, o.pdf, o.baseline});
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "report failed: %s\n", e.what());
+            say(stderr, "report failed: %s\n", e.what());
             return kStoreError;
         }
         for (const auto& path : r.written) {
-            std::printf("wrote %s\n", path.c_str());
+            say(stdout, "wrote %s\n", path.c_str());
         }
         if (!r.error.empty()) {
-            std::fprintf(stderr, "%s\n", r.error.c_str());
+            say(stderr, "%s\n", r.error.c_str());
             return r.not_found ? kNotFound : kIoError;
         }
     }
@@ -205,20 +210,20 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
         std::ostringstream csv;
         store::exportCsv(*db, ids, csv);
         if (std::string error = save(o.csv, db->path(), csv.str()); !error.empty()) {
-            std::fprintf(stderr, "%s\n", error.c_str());
+            say(stderr, "%s\n", error.c_str());
             return kIoError;
         }
-        std::printf("wrote %s\n", o.csv.c_str());
+        say(stdout, "wrote %s\n", o.csv.c_str());
     }
     if (!o.json.empty()) {
         nlohmann::json j = analysis::reportJson(*data, analysis);
         j["generated_at"] = utcNow();
         j["database"] = fs::path(db->path()).filename().string();
         if (std::string error = save(o.json, db->path(), j.dump(2) + "\n"); !error.empty()) {
-            std::fprintf(stderr, "%s\n", error.c_str());
+            say(stderr, "%s\n", error.c_str());
             return kIoError;
         }
-        std::printf("wrote %s\n", o.json.c_str());
+        say(stdout, "wrote %s\n", o.json.c_str());
     }
     return kOk;
 }

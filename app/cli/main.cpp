@@ -1,12 +1,15 @@
 // ampbench-cli: the headless workbench. Trains comparisons into the store and reads them back.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
 #include "cli/ReportCommand.h"
+#include "cli/Terminal.h"
 #include "cli/VersionText.h"
 #include "core/analysis/Format.h"
 #include "core/config/Presets.h"
@@ -99,6 +102,25 @@ void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
     cmd->add_option("--arm", ro.arms, armHelp())->expected(1, -1);
 }
 
+/// The longest a launch waits or a cancel waits for its job: seven days.
+constexpr double kMaxWaitSeconds = 7 * 24 * 3600;
+
+/// Seconds for a waiting flag: a finite number above 0 and at most seven days
+/// (inf, nan, a negative number or 1e300 would wait for ever or not at all).
+CLI::Validator waitSeconds() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            const bool number = end != text.c_str() && *end == '\0';
+            if (number && std::isfinite(v) && v > 0 && v <= kMaxWaitSeconds) {
+                return {};
+            }
+            return "seconds above 0 and at most 604800 (7 days), not " + text;
+        },
+        "SECONDS");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,8 +155,11 @@ int main(int argc, char** argv) {
     addSpecOptions(launch, lo);
     launch->add_flag("--config-stdin", launch_options.config_stdin,
                      "read the experiment spec as JSON from stdin");
-    launch->add_option("--wait", launch_options.wait_s,
-                       "seconds to wait for the job to check its data and plan (default 300)");
+    launch
+        ->add_option("--wait", launch_options.wait_s,
+                     "seconds to wait for the job to check its data and plan (default 300, at "
+                     "most 7 days)")
+        ->check(waitSeconds());
     int64_t status_id = 0;
     bool status_json = false;
     auto* status = app.add_subcommand("status",
@@ -150,7 +175,10 @@ int main(int argc, char** argv) {
     cancel->add_option("--experiment", cancel_id, "experiment id")
         ->required()
         ->check(CLI::PositiveNumber);
-    cancel->add_option("--timeout", cancel_timeout, "seconds to wait for it to stop");
+    cancel
+        ->add_option("--timeout", cancel_timeout,
+                     "seconds to wait for it to stop (default 120, at most 7 days)")
+        ->check(waitSeconds());
     std::string host_data;
     bool host_json = false;
     auto* host = app.add_subcommand(
@@ -241,7 +269,8 @@ int main(int argc, char** argv) {
         "whether the curves are identical, within noise, or different");
     rerun->add_option("RUN", rerun_id, "run id")->required()->check(CLI::PositiveNumber);
     rerun->add_flag("--force", rerun_force,
-                    "rerun even when the run's files or environment changed since");
+                    "rerun even when the run's files or environment changed since, or while "
+                    "the run is still training in another process");
     rerun->add_flag("-q,--quiet", rerun_quiet, "no progress output");
 
     app.add_subcommand("list", "list experiments and their runs");
@@ -284,17 +313,15 @@ int main(int argc, char** argv) {
         return code == 0 ? cli::kOk : cli::kUsage;
     }
     if (show->parsed() && show_json && !show_experiment) {
-        std::fprintf(stderr,
-                     "show: --json needs --experiment (it writes an experiment's analysis)\n");
+        cli::say(stderr, "show: --json needs --experiment (it writes an experiment's analysis)\n");
         return cli::kUsage;
     }
     if (show->parsed() && show_numerics && show_experiment) {
-        std::fprintf(stderr,
-                     "show: --numerics shows one run; give a run id without --experiment\n");
+        cli::say(stderr, "show: --numerics shows one run; give a run id without --experiment\n");
         return cli::kUsage;
     }
     if (exp->parsed() && csv.empty() && json.empty()) {
-        std::fprintf(stderr, "export: give --csv FILE and/or --json FILE\n");
+        cli::say(stderr, "export: give --csv FILE and/or --json FILE\n");
         return cli::kUsage;
     }
     auto dispatch = [&]() -> int {
@@ -326,9 +353,9 @@ int main(int argc, char** argv) {
             if (!budget.empty()) {
                 auto bytes = analysis::parseByteSize(budget);
                 if (!bytes || *bytes <= 0) {
-                    std::fprintf(stderr,
-                                 "--budget %s: expected a size such as 8G, 512M or 1073741824\n",
-                                 budget.c_str());
+                    cli::say(stderr,
+                             "--budget %s: expected a size such as 8G, 512M or 1073741824\n",
+                             budget.c_str());
                     return cli::kUsage;
                 }
                 fb.budget_bytes = *bytes;
@@ -363,13 +390,13 @@ int main(int argc, char** argv) {
     try {
         return dispatch();
     } catch (const store::StoreError& e) {
-        std::fprintf(stderr, "%s\n", analysis::printable(e.what()).c_str());
+        cli::say(stderr, "%s\n", analysis::printable(e.what()).c_str());
         return cli::kStoreError;
     } catch (const store::OutputError& e) {
-        std::fprintf(stderr, "%s\n", analysis::printable(e.what()).c_str());
+        cli::say(stderr, "%s\n", analysis::printable(e.what()).c_str());
         return cli::kIoError;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "ampbench-cli: %s\n", analysis::printable(e.what()).c_str());
+        cli::say(stderr, "ampbench-cli: %s\n", analysis::printable(e.what()).c_str());
         return cli::kRunsFailed;
     }
 }

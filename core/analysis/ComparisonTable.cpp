@@ -17,10 +17,15 @@ TextTable comparisonTable(const std::vector<ArmSummary>& arms, const std::string
         if (a.finished != a.runs) {
             runs += "/" + std::to_string(a.runs);
         }
-        t.addRow({a.arm, runs, formatMs(a.median_step_ms),
-                  formatMs(a.p10_step_ms) + "\xE2\x80\x93" + formatMs(a.p90_step_ms),
-                  formatNumber(a.samples_per_s, 0), formatBytes(a.peak_mem), acc,
-                  std::to_string(a.skipped), formatRatio(a.speedup), formatRatio(a.memory_ratio)});
+        // An arm with no run to take figures from shows a dash in every column.
+        const std::string spread =
+            std::isfinite(a.p10_step_ms) && std::isfinite(a.p90_step_ms)
+                ? formatMs(a.p10_step_ms) + "\xE2\x80\x93" + formatMs(a.p90_step_ms)
+                : "\xE2\x80\x93";
+        t.addRow({a.arm, runs, formatMs(a.median_step_ms), spread, formatNumber(a.samples_per_s, 0),
+                  formatBytes(a.peak_mem), acc,
+                  a.finished > 0 ? std::to_string(a.skipped) : "\xE2\x80\x93",
+                  formatRatio(a.speedup), formatRatio(a.memory_ratio)});
     }
     return t;
 }

@@ -226,7 +226,7 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
             continue;
         }
         complete[r.row.arm].push_back(&r);
-        if (r.row.status == run::RunStatus::Finished && !r.steps.empty()) {
+        if (entersFigures(r.row.status, static_cast<int64_t>(r.steps.size()))) {
             finished[r.row.arm].push_back(&r);
         }
         auto s = summarizeRun(r.row, r.steps, r.evals);

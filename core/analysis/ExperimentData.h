@@ -35,6 +35,14 @@ struct ExperimentData {
 /// Reads the experiment and every row of its runs; nullopt when the id does not exist.
 std::optional<ExperimentData> loadExperiment(const store::Database& db, int64_t experiment_id);
 
+/// Why run `run`'s stored arm (runs.spec_json: the arm as planned, which the
+/// verdict reads for precision, LR and batch) cannot be read: not JSON, a field of
+/// the wrong type, or another arm's name; empty when it can. A field this build
+/// does not know is no problem (a newer build wrote it). Without this check a
+/// damaged record would read as the default arm, fp32, and the verdict would judge
+/// it as such.
+std::string storedArmProblem(const store::RunRow& run);
+
 /// Queued, running, interrupted or cancelled: the run's rows are partial, so the
 /// analysis names it and leaves it out. Failed runs count: failing is a result.
 bool isIncomplete(run::RunStatus status);

@@ -128,16 +128,45 @@ std::string printable(const std::string& text, bool keep_newlines) {
         std::snprintf(buf, sizeof buf, "\\x%02X", c);
         out += buf;
     };
-    for (size_t i = 0; i < text.size(); ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
-        if ((c < 0x20 && !(keep_newlines && c == '\n') && c != '\t') || c == 0x7F) {
-            escape(c);
-        } else if (c == 0xC2 && next >= 0x80 && next <= 0x9F) {  // U+0080..U+009F
-            escape(next);
+    auto byte = [&text](size_t i) {
+        return i < text.size() ? static_cast<unsigned char>(text[i]) : 0;
+    };
+    size_t i = 0;
+    while (i < text.size()) {
+        const unsigned char c = byte(i);
+        if (c < 0x80) {
+            if ((c < 0x20 && !(keep_newlines && c == '\n') && c != '\t') || c == 0x7F) {
+                escape(c);
+            } else {
+                out += static_cast<char>(c);
+            }
             ++i;
+            continue;
+        }
+        // One UTF-8 sequence, or a byte that starts none: a stray byte would let the
+        // terminal decode what follows as something else (an 8-bit C1 control).
+        const size_t len = c >= 0xC2 && c <= 0xDF   ? 2
+                           : c >= 0xE0 && c <= 0xEF ? 3
+                           : c >= 0xF0 && c <= 0xF4 ? 4
+                                                    : 0;
+        bool ok = len > 0 && i + len <= text.size();
+        for (size_t k = 1; ok && k < len; ++k) {
+            ok = (byte(i + k) & 0xC0) == 0x80;
+        }
+        const unsigned char second = byte(i + 1);
+        ok = ok && !(c == 0xE0 && second < 0xA0)  // overlong
+             && !(c == 0xED && second > 0x9F)     // a UTF-16 surrogate
+             && !(c == 0xF0 && second < 0x90)     // overlong
+             && !(c == 0xF4 && second > 0x8F);    // beyond U+10FFFF
+        if (!ok) {
+            escape(c);
+            ++i;
+        } else if (c == 0xC2 && second <= 0x9F) {  // U+0080..U+009F, the C1 controls
+            escape(second);
+            i += 2;
         } else {
-            out += static_cast<char>(c);
+            out.append(text, i, len);
+            i += len;
         }
     }
     return out;

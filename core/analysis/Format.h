@@ -19,8 +19,9 @@ std::optional<int64_t> parseByteSize(const std::string& text);
 
 /// A plain-text table with aligned columns (UTF-8 aware for width).
 /// Text safe to print on a terminal: control characters (escape sequences, C1
-/// controls, and line breaks unless `keep_newlines`) are shown as \xNN, so a name
-/// stored by anyone cannot move the cursor, retitle the window or hide output.
+/// controls, and line breaks unless `keep_newlines`) and bytes that are not UTF-8
+/// are shown as \xNN, so a name stored by anyone cannot move the cursor, retitle
+/// the window or hide output.
 std::string printable(const std::string& text, bool keep_newlines = true);
 
 class TextTable {

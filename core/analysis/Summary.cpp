@@ -13,6 +13,10 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }
 
+bool entersFigures(run::RunStatus status, int64_t steps) {
+    return status == run::RunStatus::Finished && steps > 0;
+}
+
 RunSummary summarizeRun(const store::RunRow& run, const std::vector<run::StepRecord>& steps,
                         const std::vector<run::EvalRecord>& evals) {
     RunSummary s;
@@ -83,7 +87,10 @@ std::vector<ArmSummary> summarizeArms(const std::vector<RunSummary>& runs,
         std::vector<double> med, p10, p90, sps, acc, wait, per_sample;
         for (const auto* r : by_arm[name]) {
             ++a.runs;
-            a.finished += r->status == run::RunStatus::Finished ? 1 : 0;
+            if (!entersFigures(r->status, r->steps)) {
+                continue;
+            }
+            ++a.finished;
             if (r->timed_steps > 0) {
                 med.push_back(r->median_step_ms);
                 p10.push_back(r->p10_step_ms);
@@ -120,7 +127,7 @@ std::vector<ArmSummary> summarizeArms(const std::vector<RunSummary>& runs,
     }
     for (auto& a : out) {
         a.speedup = base ? speedupOf(base->run_ms_per_sample, a.run_ms_per_sample) : kNaN;
-        a.memory_ratio = base && base->peak_mem > 0
+        a.memory_ratio = base && base->peak_mem > 0 && a.peak_mem > 0
                              ? static_cast<double>(a.peak_mem) / static_cast<double>(base->peak_mem)
                              : kNaN;
     }

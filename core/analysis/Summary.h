@@ -34,10 +34,18 @@ struct RunSummary {
 RunSummary summarizeRun(const store::RunRow& run, const std::vector<run::StepRecord>& steps,
                         const std::vector<run::EvalRecord>& evals);
 
+/// Whether a run's figures count: it finished and recorded steps. The summary
+/// tables and the verdict (its gains, curves and gaps) take exactly these runs, so
+/// a cancelled, failed or interrupted run never moves a figure that the verdict
+/// does not use.
+bool entersFigures(run::RunStatus status, int64_t steps);
+
+/// An arm's figures over its runs that enter them (entersFigures); NaN (shown
+/// "–") and 0 bytes when it has none.
 struct ArmSummary {
     std::string arm;
-    int runs = 0;
-    int finished = 0;
+    int runs = 0;               ///< every run of the arm
+    int finished = 0;           ///< the runs its figures come from
     double median_step_ms = 0;  ///< median over the arm's runs' medians
     double p10_step_ms = 0, p90_step_ms = 0;
     double samples_per_s = 0;    ///< mean over runs
@@ -49,7 +57,7 @@ struct ArmSummary {
     double ms_per_sample = 0;               ///< mean over runs of each run's median time per sample
     std::vector<double> run_ms_per_sample;  ///< each run's median time per sample
     double speedup = 0;       ///< speedupOf (Gains.h): the baseline's ms per sample ÷ this
-    double memory_ratio = 0;  ///< peak memory ÷ baseline's
+    double memory_ratio = 0;  ///< peak memory ÷ baseline's; NaN when either has none
 };
 
 /// Groups run summaries by arm in first-seen order; ratios against `baseline`

@@ -82,7 +82,9 @@ std::vector<std::string> rerunDifferences(const RerunPlan& plan, const std::stri
         config::plannedArmToJson(config::planArm(plan.spec, plan.spec.arms.front(), cuda)));
     // The seed offset and repeats are in the run's seed already.
     for (const char* key : {"seed_offset", "repeats"}) {
-        then_arm.erase(key);
+        if (then_arm.is_object()) {  // a record that is not JSON is no arm to compare
+            then_arm.erase(key);
+        }
         now_arm.erase(key);
     }
     if (then_arm.is_object() && then_arm != now_arm) {

@@ -5,6 +5,7 @@
 # FAKE_SSH_LOG=FILE: append each remote command line to FILE.
 while [ $# -gt 0 ]; do
     case "$1" in
+    --) shift; break ;;
     -o | -p | -i | -l | -F | -J) shift 2 ;;
     -*) shift ;;
     *) break ;;

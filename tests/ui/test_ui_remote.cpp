@@ -5,8 +5,10 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QtTest>
 
 #include "UiTestSupport.h"
@@ -90,6 +92,7 @@ class RemoteUiTest : public QObject {
         QVERIFY(argv.contains(QStringLiteral("BatchMode=yes")));
         QCOMPARE(argv.at(argv.indexOf(QStringLiteral("-p")) + 1), QStringLiteral("2222"));
         QCOMPARE(argv.at(argv.size() - 2), QStringLiteral("me@gpu"));
+        QCOMPARE(argv.at(argv.size() - 3), QStringLiteral("--"));
         QCOMPARE(argv.last(), QStringLiteral(AMPBENCH_CLI_PATH) +
                                   QStringLiteral(" --db ~/'runs of mine.db' cancel 'it'\\''s'"));
         QCOMPARE(RemoteRun::backoffMs(1), 1000);
@@ -121,6 +124,53 @@ class RemoteUiTest : public QObject {
         QCOMPARE(ws.window->editor()->runOnBox()->count(), 2);  // this machine, gpu
         ws.window->editor()->setRunOn(QStringLiteral("gpu"));
         QCOMPARE(ws.settings->runOn(), QStringLiteral("gpu"));
+    }
+
+    // A host beginning with "-" is an ssh option (-oProxyCommand=... runs a program
+    // on this machine): the dialog refuses it by name, Test connection does not run
+    // it, and every ssh command ends ssh's options with "--" before the host.
+    void aHostThatIsAnSshOptionIsRefusedAndNeverReachesSshAsOne() {
+        const QString marker = server_.filePath(QStringLiteral("proxy-ran"));
+        const QString script = server_.filePath(QStringLiteral("proxy.sh"));
+        {
+            QFile f(script);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QStringLiteral("#!/bin/sh\ntouch '%1'\n").arg(marker).toUtf8());
+        }
+        QFile::setPermissions(script, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const QString evil = QStringLiteral("-oProxyCommand=") + script;  // no space to refuse
+        RemoteHost h = host();
+        h.destination = evil;
+        QVERIFY2(hostProblem(h, {}).contains(QStringLiteral("begins with")),
+                 qPrintable(hostProblem(h, {})));
+        QVERIFY(destinationProblem(QStringLiteral(" -p2222")).contains(QStringLiteral("begins")));
+        QVERIFY(destinationProblem(QStringLiteral("me@gpu")).isEmpty());
+
+        test::Workspace ws;
+        auto* dialog = ws.window->showHosts();
+        dialog->addHost();
+        dialog->labelEdit()->setText(QStringLiteral("gpu"));
+        dialog->labelEdit()->textEdited(QStringLiteral("gpu"));
+        dialog->destinationEdit()->setText(evil);
+        dialog->destinationEdit()->textEdited(evil);
+        dialog->testConnection();
+        QVERIFY(dialog->resultLabel()->text().contains(QStringLiteral("begins with")));
+        dialog->accept();
+        QVERIFY(dialog->resultLabel()->text().contains(QStringLiteral("begins with")));
+        QVERIFY(ws.settings->remoteHosts().isEmpty());
+
+        // A host saved before this check still reaches ssh only as a host.
+        const QStringList argv = remoteCommand(QStringLiteral("ssh"), h, {QStringLiteral("list")});
+        QCOMPARE(argv.at(argv.size() - 3), QStringLiteral("--"));
+        QCOMPARE(argv.at(argv.size() - 2), evil);
+        if (!QStandardPaths::findExecutable(QStringLiteral("ssh")).isEmpty()) {
+            QProcess ssh;
+            ssh.start(argv.first(), argv.mid(1));
+            QVERIFY(ssh.waitForFinished(30000));
+            QVERIFY(ssh.exitCode() != 0);
+            QVERIFY2(!QFile::exists(marker), "ssh ran the ProxyCommand of the host field");
+        }
+        QVERIFY(!QFile::exists(marker));
     }
 
     void connectionTestNamesEachFailure() {

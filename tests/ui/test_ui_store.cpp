@@ -10,10 +10,13 @@
 #include <QTreeView>
 #include <QtTest>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include <qcustomplot.h>
 
+#include "../core/OtherProgram.h"
 #include "UiTestSupport.h"
 #include "core/store/Database.h"
 #include "ui/data/RunDataCache.h"
@@ -287,6 +290,38 @@ class StoreTest : public QObject {
         QTRY_COMPARE_WITH_TIMEOUT(lossPoints(*ws.window, 2), 2, 10000);
         QCOMPARE(lossPoints(*ws.window, 0), 8);
         QCOMPARE(lossPoints(*ws.window, 1), 8);
+    }
+
+    // The window keeps its connection open while other programs write and exit, its
+    // poll and File > Open make more connections beside it, and it writes (a rename):
+    // every program sees every row, and the file is intact after the window closes.
+    void theWindowAndOtherProgramsOnOneDatabaseKeepItIntact() {
+        auto ws = std::make_unique<test::Workspace>();
+        QVERIFY(ws->open());
+        const QString path = ws->dbPath();
+        QAbstractItemModel* tree = ws->window->history()->tree()->model();
+        for (int i = 0; i < 3; ++i) {
+            const QString name = QString("cli-%1").arg(i);
+            QCOMPARE(
+                test_processes::runOtherProgram("write", path.toStdString(), name.toStdString()),
+                0);
+            QTRY_COMPARE_WITH_TIMEOUT(tree->rowCount(), i + 1, 10000);
+            QVERIFY(ws->window->history()->renameExperiment(1, QString("renamed-%1").arg(i)));
+            QCOMPARE(test_processes::runOtherProgram("read", path.toStdString(),
+                                                     QString("renamed-%1").arg(i).toStdString()),
+                     0);
+            QVERIFY(ws->window->openDatabase(path));  // File > Open of the same file
+        }
+        ws->window.reset();  // quitting the workbench
+        {
+            auto db = store::Database::open(path.toStdString(), store::Database::Mode::ReadOnly);
+            db->requireIntact();
+            QCOMPARE(int(db->experiments().size()), 3);
+            QCOMPARE(QString::fromStdString(db->experiment(1)->name), QString("renamed-2"));
+            for (const auto& r : db->runs()) {
+                QCOMPARE(db->stepCount(r.id), int64_t(8));
+            }
+        }
     }
 
     void garbageFileIsRefusedAndLeftUntouched() {

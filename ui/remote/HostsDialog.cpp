@@ -180,6 +180,11 @@ void HostsDialog::testConnection() {
         result_->setText(tr("Give the host as user@host first."));
         return;
     }
+    if (QString problem = destinationProblem(h.destination); !problem.isEmpty()) {
+        result_->setText(
+            QStringLiteral("<p style='color:#b3261e'>%1</p>").arg(problem.toHtmlEscaped()));
+        return;
+    }
     test_->setEnabled(false);
     result_->setText(tr("Connecting to %1\u2026").arg(h.destination));
     tester_->start(ssh_->text(), h);

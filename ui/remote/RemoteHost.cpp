@@ -6,6 +6,25 @@
 
 namespace ampbench::ui {
 
+QString destinationProblem(const QString& destination) {
+    const QString d = destination.trimmed();
+    bool blank = d.isEmpty();
+    for (const QChar c : d) {
+        blank = blank || c.isSpace() || c.category() == QChar::Other_Control;
+    }
+    if (blank) {
+        return QObject::tr("Give the host as user@host (or a Host of ~/.ssh/config)");
+    }
+    if (d.startsWith(QChar('-'))) {
+        // ssh would take it for an option (-oProxyCommand=... runs a program here).
+        return QObject::tr(
+                   "The host \u201c%1\u201d begins with \u201c-\u201d, which ssh would "
+                   "read as an option; give it as user@host")
+            .arg(d);
+    }
+    return {};
+}
+
 QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others) {
     if (host.label.trimmed().isEmpty()) {
         return QObject::tr("Give the host a label");
@@ -18,8 +37,8 @@ QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others) {
             return QObject::tr("Another host is labelled \u201c%1\u201d").arg(host.label);
         }
     }
-    if (host.destination.trimmed().isEmpty() || host.destination.contains(QChar(' '))) {
-        return QObject::tr("Give the host as user@host (or a Host of ~/.ssh/config)");
+    if (QString problem = destinationProblem(host.destination); !problem.isEmpty()) {
+        return problem;
     }
     if (host.port < 0 || host.port > 65535) {
         return QObject::tr("The port is a number from 1 to 65535 (0: ssh's default)");
@@ -53,7 +72,8 @@ QStringList transportCommand(const QString& ssh, const RemoteHost& host) {
     if (host.port > 0) {
         argv << QStringLiteral("-p") << QString::number(host.port);
     }
-    argv << host.destination.trimmed();
+    // "--" ends ssh's options: whatever the destination says, it is only the host.
+    argv << QStringLiteral("--") << host.destination.trimmed();
     return argv;
 }
 

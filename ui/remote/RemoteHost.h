@@ -22,8 +22,14 @@ struct RemoteHost {
     bool operator!=(const RemoteHost& o) const { return !(*this == o); }
 };
 
-/// What a host lacks before it can be saved ("Give the host a label"); empty when none.
+/// What a host lacks before it can be saved ("Give the host a label"), or what is
+/// wrong with it (a host beginning with "-", which ssh reads as an option); empty
+/// when none.
 QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others);
+
+/// What is wrong with a destination: empty, spaces or control characters, or a
+/// leading "-"; empty when none.
+QString destinationProblem(const QString& destination);
 
 /// One word for the remote shell: single-quoted unless it is plain; a leading "~/"
 /// stays outside the quotes so the remote shell expands it.
@@ -31,7 +37,8 @@ QString shellQuote(const QString& word);
 
 /// The transport: `ssh` (a program with its own options, split like a shell would)
 /// then -o BatchMode=yes (never a password prompt), a connect timeout, keep-alives
-/// (a dead link is noticed in some 45 s), the port and the destination.
+/// (a dead link is noticed in some 45 s), the port, "--" (the end of ssh's options)
+/// and the destination.
 QStringList transportCommand(const QString& ssh, const RemoteHost& host);
 
 /// The transport then one remote command line: the host's CLI, its --db when set,

@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QFileInfo>
+#include <stdexcept>
 
 namespace ampbench::report {
 
@@ -10,6 +11,11 @@ std::optional<ReportContent> prepareReport(const store::Database& db, int64_t ex
     auto data = analysis::loadExperiment(db, experiment_id);
     if (!data) {
         return std::nullopt;
+    }
+    for (const auto& r : data->runs) {
+        if (std::string problem = analysis::storedArmProblem(r.row); !problem.empty()) {
+            throw std::runtime_error(db.path() + ": " + problem);  // else judged as the default arm
+        }
     }
     ReportContent c;
     c.analysis = analysis::analyzeExperiment(*data, options);

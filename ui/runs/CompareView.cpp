@@ -1,5 +1,7 @@
 #include "ui/runs/CompareView.h"
 
+#include <stdexcept>
+
 #include <QClipboard>
 #include <QComboBox>
 #include <QGuiApplication>
@@ -240,6 +242,12 @@ void CompareView::refreshVerdict() {
             auto data = analysis::loadExperiment(db, experiment);
             if (!data) {
                 return std::nullopt;
+            }
+            // A damaged arm record would be judged as the default arm: say what is wrong.
+            for (const auto& r : data->runs) {
+                if (std::string problem = analysis::storedArmProblem(r.row); !problem.empty()) {
+                    throw std::runtime_error(problem);
+                }
             }
             return analysis::analyzeExperiment(*data, options);
         },

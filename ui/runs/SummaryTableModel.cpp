@@ -93,9 +93,8 @@ QVariant SummaryTableModel::data(const QModelIndex& index, int role) const {
             return q(analysis::formatRatio(a.speedup));
         case PeakMemory:
             return q(analysis::formatBytes(a.peak_mem));
-        case MemoryRatio:  // no memory recorded yet is no ratio, not 0×
-            return a.peak_mem > 0 ? q(analysis::formatRatio(a.memory_ratio))
-                                  : QStringLiteral("\u2013");
+        case MemoryRatio:  // NaN (no finished run, no memory recorded): "–", never 0×
+            return q(analysis::formatRatio(a.memory_ratio));
         case ValAccuracy: {
             std::string acc = analysis::formatPercent(a.val_accuracy, 2);
             if (std::isfinite(a.val_accuracy_sd)) {
@@ -103,8 +102,9 @@ QVariant SummaryTableModel::data(const QModelIndex& index, int role) const {
             }
             return q(acc);
         }
-        case Skipped:
-            return static_cast<qlonglong>(a.skipped);
+        case Skipped:  // no finished run: no figure, as in every other column
+            return a.finished > 0 ? QVariant(static_cast<qlonglong>(a.skipped))
+                                  : QVariant(QStringLiteral("\u2013"));
     }
     return {};
 }
@@ -118,7 +118,7 @@ QVariant SummaryTableModel::headerData(int section, Qt::Orientation orientation,
         tr("Speed-up"), tr("Peak memory"), tr("Memory"),      tr("Val accuracy"), tr("Skipped")};
     static const QStringList tips = {
         tr("Arm (experiment/arm when runs come from several experiments)"),
-        tr("Finished runs / runs"),
+        tr("Finished runs (the figures and the verdict come from these) / runs"),
         tr("Median over the arm's runs of each run's median step time (warm-up excluded)"),
         tr("10th to 90th percentile of step time"),
         tr("Training samples per second over timed steps"),
