@@ -37,6 +37,9 @@ install_missing() {
 build() {
     export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
     export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    # Paths inside the checkout hash as relative ones, so a clone in another folder (CI's)
+    # reuses what an earlier build compiled.
+    export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAMPBENCH_BUILD_GUI="$GUI" >/dev/null
     cmake --build "$BUILD_DIR" -j"$(nproc)"
 }
