@@ -37,9 +37,11 @@ install_missing() {
 build() {
     export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
     export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
-    # Paths inside the checkout hash as relative ones, so a clone in another folder (CI's)
-    # reuses what an earlier build compiled.
+    # Paths inside the checkout hash as relative ones, and the build folder's own path not
+    # at all, so a clone in another folder (CI's) reuses what an earlier build compiled
+    # (its debug information then names the earlier build's folder).
     export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+    export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAMPBENCH_BUILD_GUI="$GUI" >/dev/null
     cmake --build "$BUILD_DIR" -j"$(nproc)"
 }
