@@ -18,7 +18,7 @@ bool fusedScalerKernels(c10::Device device) {
 #endif
 }
 
-LossScaler::LossScaler(const LossScalerOptions& options, c10::Device device, bool force_portable)
+LossScaler::LossScaler(const config::ScalerSpec& options, c10::Device device, bool force_portable)
     : options_(options), fused_(!force_portable && fusedScalerKernels(device)) {
     auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
     scale_ = at::full({1}, options.init_scale, f32);

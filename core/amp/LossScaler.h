@@ -4,25 +4,21 @@
 
 #include <vector>
 
-namespace ampbench::amp {
+#include "core/config/ExperimentSpec.h"
 
-struct LossScalerOptions {
-    double init_scale = 65536.0;
-    double growth_factor = 2.0;
-    double backoff_factor = 0.5;
-    int growth_interval = 2000;
-};
+namespace ampbench::amp {
 
 /// Dynamic loss scaling with the semantics of PyTorch's torch.amp.GradScaler.
 /// State (scale: float32, growth tracker: int32, found_inf: float32) lives in
-/// 1-element tensors on the gradients' device. Uses ATen's fused kernels
+/// 1-element tensors on the gradients' device; its settings are the arm's
+/// config::ScalerSpec as it is. Uses ATen's fused kernels
 /// (_amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_) where this
 /// LibTorch has them for the device, and the same arithmetic in plain tensor ops
 /// elsewhere (LibTorch 1.13 on CPU). Per optimizer step:
 ///   scale(loss).backward() ×K;  unscale(grads);  [clip];  if (!foundInf()) step;  update();
 class LossScaler {
   public:
-    LossScaler(const LossScalerOptions& options, c10::Device device, bool force_portable = false);
+    LossScaler(const config::ScalerSpec& options, c10::Device device, bool force_portable = false);
 
     at::Tensor scale(const at::Tensor& loss) const;
     /// Divides the gradients by the scale in place and records whether any is inf/NaN.
@@ -38,10 +34,10 @@ class LossScaler {
     const at::Tensor& scaleTensor() const { return scale_; }
     const at::Tensor& foundInfTensor() const { return found_inf_; }
     bool fused() const { return fused_; }
-    const LossScalerOptions& options() const { return options_; }
+    const config::ScalerSpec& options() const { return options_; }
 
   private:
-    LossScalerOptions options_;
+    config::ScalerSpec options_;
     bool fused_;
     at::Tensor scale_;
     at::Tensor tracker_;

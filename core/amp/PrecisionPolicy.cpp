@@ -13,9 +13,7 @@ PrecisionPolicy::PrecisionPolicy(config::Precision precision, const config::Scal
                  : at::kBFloat16),
       device_type_(device.type()) {
     if (precision == config::Precision::AmpFp16 && loss_scaling) {
-        LossScalerOptions options{scaler.init_scale, scaler.growth_factor, scaler.backoff_factor,
-                                  scaler.growth_interval};
-        scaler_ = std::make_unique<LossScaler>(options, device);
+        scaler_ = std::make_unique<LossScaler>(scaler, device);
     }
 }
 

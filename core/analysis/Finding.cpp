@@ -1,6 +1,8 @@
 #include "core/analysis/Finding.h"
 
 #include <cmath>
+#include <cstddef>
+#include <iterator>
 #include <limits>
 #include <ostream>
 
@@ -51,6 +53,15 @@ std::string metricAmount(const Finding& f, double v) {
 }
 std::string metricGap(const Finding& f) {
     return metricAmount(f, std::fabs(f.value("delta")));
+}
+
+std::string baseline(const Finding& f) {
+    return f.name("baseline");
+}
+
+/// Where a curve sits against the baseline's.
+const char* side(const Finding& f) {
+    return f.value("above") != 0 ? "above" : "below";
 }
 
 std::string timeToTarget(const Finding& f) {
@@ -109,6 +120,347 @@ std::string finalMetric(const Finding& f) {
     return text;
 }
 
+/// Writes the sentence of a finding that carries numbers or names.
+using Writer = std::string (*)(const Finding&);
+
+/// One finding code: its stable name (for JSON) and its sentence, either fixed or
+/// written from the finding's numbers. A new finding is one entry here.
+struct FindingEntry {
+    FindingCode code;
+    const char* name;
+    const char* fixed;  ///< the sentence when it has no numbers, else null
+    Writer write;       ///< else what writes it
+};
+
+// In the enum's order, so a code finds its entry by its value.
+constexpr FindingEntry kFindings[] = {
+    // summaries: the verdict and its main reason
+    {FindingCode::BaselineWithNoise, "baseline_with_noise", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the reference; its " + count(f.value("seeds")) + " seeds give the noise band";
+     }},
+    {FindingCode::BaselineWithoutNoise, "baseline_without_noise",
+     "the reference; one seed, so the noise band is unknown", nullptr},
+    {FindingCode::NoFinishedRun, "no_finished_run", "no finished run of this arm to judge",
+     nullptr},
+    {FindingCode::BecameNonFinite, "became_non_finite", "the training loss became NaN/inf",
+     nullptr},
+    {FindingCode::NoOverlap, "no_overlap", "no loss curve that overlaps the baseline's", nullptr},
+    {FindingCode::FailedBeforeCurve, "failed_before_curve",
+     "its runs failed before a curve could be compared", nullptr},
+    {FindingCode::CurveNotOverlapping, "curve_not_overlapping",
+     "its curve does not overlap the baseline's on samples seen", nullptr},
+    {FindingCode::DivergedFromBand, "diverged_from_band", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the loss curve ends " + num(f.value("tail"), 1) + " band widths " + side(f) + " " +
+                baseline(f) +
+                (f.value("final_significant") != 0
+                     ? ", and the final metric differs beyond the seed spread"
+                     : "");
+     }},
+    {FindingCode::AlignedWithBaseline, "aligned_with_baseline", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the final metric agrees with " + baseline(f) +
+                "'s and the loss curve stays inside "
+                "its seed band (" +
+                num(f.value("tail"), 2) + " band widths at the end)";
+     }},
+    {FindingCode::WithinSeedNoise, "within_seed_noise", nullptr,
+     [](const Finding& f) -> std::string {
+         return "it differs from " + baseline(f) + " by about as much as " + baseline(f) +
+                "'s own seeds do (" + num(f.value("tail"), 2) + " band widths at the end)";
+     }},
+    {FindingCode::FinalDiffersOnly, "final_differs_only",
+     "the curves agree within the band but the final metric differs beyond the "
+     "seed spread",
+     nullptr},
+    {FindingCode::OutsideBandUnclear, "outside_band_unclear", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the curve ends " + num(f.value("tail"), 1) +
+                " band widths away: outside the noise band, but not clearly diverged; more "
+                "seeds or a longer run will tell";
+     }},
+    {FindingCode::DivergedFromProgress, "diverged_from_progress", nullptr,
+     [](const Finding& f) -> std::string {
+         return "its loss ends " + formatPercent(f.value("progress_lost"), 0) + " of " +
+                baseline(f) + "'s whole loss drop " + side(f) +
+                " it: too far apart for seed noise to explain";
+     }},
+    {FindingCode::NoiseUnknownSummary, "noise_unknown_summary", nullptr,
+     [](const Finding& f) -> std::string {
+         return "noise unknown: " + baseline(f) + " ran with one seed";
+     }},
+    {FindingCode::TooFewSteps, "too_few_steps", nullptr,
+     [](const Finding& f) -> std::string {
+         return "too few optimizer steps to judge (" + count(f.value("steps")) + ", at least " +
+                count(f.value("min")) + " needed): run longer";
+     }},
+    {FindingCode::FinalWorse, "final_worse", nullptr,
+     [](const Finding& f) -> std::string {
+         return "a real loss of quality: the final " + metricName(f) + " is " + metricGap(f) +
+                " worse than " + baseline(f) + "'s, beyond the tolerance of " +
+                metricAmount(f, f.value("tolerance")) +
+                " (Welch p = " + num(f.value("welch_p"), 3) + ")";
+     }},
+    {FindingCode::FinalBetter, "final_better", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the final " + metricName(f) + " is " + metricGap(f) + " better than " +
+                baseline(f) + "'s, beyond the tolerance of " +
+                metricAmount(f, f.value("tolerance")) +
+                ": check that both arms ran the same recipe";
+     }},
+    {FindingCode::FinalUnresolved, "final_unresolved", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the final " + metricName(f) + " differs from " + baseline(f) + "'s by " +
+                metricGap(f) + ", more than the tolerance of " +
+                metricAmount(f, f.value("tolerance")) +
+                ", but the seeds cannot tell it from noise: about " +
+                count(f.value("seeds_needed")) + " seeds per arm would resolve it";
+     }},
+    {FindingCode::AlignedCurveOffset, "aligned_curve_offset", nullptr,
+     [](const Finding& f) -> std::string {
+         return "aligned (curve offset): the final " + metricName(f) + " agrees with " +
+                baseline(f) + "'s within " + metricAmount(f, f.value("tolerance")) +
+                " while the training loss sits " + num(f.value("tail"), 2) + " band widths " +
+                side(f) +
+                " (the same final quality: a different learning rate or batch keeps a "
+                "training loss apart, and with few seeds the band is narrow)";
+     }},
+    {FindingCode::LossScaleCollapsed, "loss_scale_collapsed", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the loss scale collapsed (down to " + num(f.value("min_scale"), 3) + ", " +
+                count(f.value("late_skips")) +
+                " steps skipped after the first ones): fp16 cannot hold these gradients";
+     }},
+    // reasons: the numbers behind it
+    {FindingCode::RunFailed, "run_failed", nullptr,
+     [](const Finding& f) -> std::string {
+         return "run failed \xE2\x80\x94 seed " + count(f.value("seed")) + ": " +
+                (f.name("error").empty() ? "failed" : f.name("error"));
+     }},
+    {FindingCode::NonFiniteEvents, "non_finite_events", nullptr,
+     [](const Finding& f) -> std::string {
+         return plural(f.value("count"), "non-finite (NaN/inf) loss event") + " recorded";
+     }},
+    {FindingCode::SkippedSteps, "skipped_steps", nullptr,
+     [](const Finding& f) -> std::string {
+         std::string text =
+             plural(f.value("skipped"), "skipped step") + " (" + f.name("where") + ")";
+         if (f.value("late") == 0) {
+             text += ", all in the first 10% of steps while the scaler calibrated: normal";
+         } else {
+             text += "; longest run " + count(f.value("longest_run")) + " from step " +
+                     count(f.value("longest_start"));
+         }
+         return text;
+     }},
+    {FindingCode::LossScaleRange, "loss_scale_range", nullptr,
+     [](const Finding& f) -> std::string {
+         return "loss scale: minimum " + scaleText(f.value("min")) + ", at the end " +
+                scaleText(f.value("final"));
+     }},
+    {FindingCode::OverflowOrigin, "overflow_origin", nullptr,
+     [](const Finding& f) -> std::string {
+         std::string text = f.name("where") == "loss"
+                                ? "overflow first in the loss"
+                                : "overflow first in `" + f.name("name") + "` " + f.name("where");
+         text += " (" + f.name("dtype") + ") at step " + count(f.value("step")) + ", loss scale " +
+                 scaleText(f.value("loss_scale")) + " (seed " + count(f.value("seed"));
+         if (f.value("located") > 1) {
+             text += "; " + count(f.value("count")) + " of " + count(f.value("located")) +
+                     " replayed non-finite steps broke there";
+         }
+         return text + ")";
+     }},
+    {FindingCode::Gains, "gains", nullptr,
+     [](const Finding& f) -> std::string {
+         std::string text = "speed-up " + num(f.value("speedup"), 2) + kTimes +
+                            " in time per sample against " + baseline(f);
+         if (std::isfinite(f.value("ci_low")) && std::isfinite(f.value("ci_high"))) {
+             text += " (95% CI " + num(f.value("ci_low"), 2) + "\xE2\x80\x93" +
+                     num(f.value("ci_high"), 2) +
+                     (f.value("across_runs") == 1
+                          ? " across runs)"
+                          : " within one run: run-to-run variation is not in it)");
+         }
+         if (std::isfinite(f.value("memory"))) {
+             text += "; peak memory " + num(f.value("memory"), 2) + kTimes;
+         }
+         if (std::isfinite(f.value("max_batch"))) {
+             text += "; max batch " + num(f.value("max_batch"), 2) + kTimes;
+         }
+         return text;
+     }},
+    {FindingCode::CurveInBandUnits, "curve_in_band_units", nullptr,
+     [](const Finding& f) -> std::string {
+         return "loss curve over the last 25% of samples: " + num(f.value("tail"), 2) +
+                " band units (1 = the edge of " + baseline(f) + "'s mean \xC2\xB1 2" + kSigma +
+                " over " + count(f.value("seeds")) + " seeds), " + side(f) +
+                " the baseline; whole run " + num(f.value("whole"), 2) + ", " +
+                formatPercent(f.value("outside_share"), 0) + " of points outside the band";
+     }},
+    {FindingCode::TrendAgreement, "trend_agreement", nullptr,
+     [](const Finding& f) -> std::string {
+         return "trend agreement r = " + num(f.value("r"), 2) +
+                " (correlation of the smoothed slopes)";
+     }},
+    {FindingCode::FinalMetric, "final_metric", nullptr, finalMetric},
+    {FindingCode::NoiseUnknown, "noise_unknown", nullptr,
+     [](const Finding& f) -> std::string {
+         return baseline(f) +
+                " ran with one finished seed, so the seed noise is unknown and the gap cannot "
+                "be judged against it";
+     }},
+    {FindingCode::CurveRelative, "curve_relative", nullptr,
+     [](const Finding& f) -> std::string {
+         return "loss curve over the last 25% of samples differs by " +
+                formatPercent(f.value("tail")) + " on average (whole run " +
+                formatPercent(f.value("whole")) + ")";
+     }},
+    {FindingCode::Tolerance, "tolerance", nullptr,
+     [](const Finding& f) -> std::string {
+         return "tolerance " + metricAmount(f, f.value("tolerance")) + " (the larger of 2" +
+                kSigma + " of the baseline's seeds, " + metricAmount(f, 2 * f.value("base_sd")) +
+                ", and the margin " + metricAmount(f, f.value("margin")) + ")";
+     }},
+    {FindingCode::TimeToTarget, "time_to_target", nullptr, timeToTarget},
+    {FindingCode::AaCheck, "aa_check", nullptr,
+     [](const Finding& f) -> std::string {
+         std::string text = "A/A check: this arm is " + baseline(f) +
+                            " again on other seeds, so every difference is noise. Its "
+                            "speed-up " +
+                            num(f.value("speedup"), 2) + kTimes;
+         if (std::isfinite(f.value("ci_low")) && std::isfinite(f.value("ci_high"))) {
+             text += " (95% CI " + num(f.value("ci_low"), 2) + "\xE2\x80\x93" +
+                     num(f.value("ci_high"), 2) +
+                     (f.value("across_runs") == 1 ? " across runs)" : " within one run)");
+         }
+         return text +
+                " is the timing noise of this machine; its verdict checks the verdict "
+                "itself: anything but aligned or inconclusive is a false alarm";
+     }},
+    // next checks: what to look at
+    {FindingCode::ScalerMissing, "scaler_missing",
+     "Scaler missing: this fp16 arm ran with a loss scale of 1 throughout; small "
+     "gradients underflow to zero in fp16. Enable dynamic loss scaling.",
+     nullptr},
+    {FindingCode::LossScaleCollapsing, "loss_scale_collapsing", nullptr,
+     [](const Finding& f) -> std::string {
+         return "Loss scale collapsing: the scale fell to " + scaleText(f.value("min_scale")) +
+                " with " + count(f.value("late_skips")) +
+                " skipped steps after calibration. Something overflows in every step (often a "
+                "norm layer, softmax or loss forced to fp16, or very large logits): keep those "
+                "in fp32, clip gradients after unscaling, or try bf16.";
+     }},
+    {FindingCode::OutOfMemory, "out_of_memory",
+     "Out of memory: lower the micro-batch, use accumulation, or enable activation "
+     "checkpointing.",
+     nullptr},
+    {FindingCode::InputBound, "input_bound", nullptr,
+     [](const Finding& f) -> std::string {
+         return "Input-bound: the trainer waited for data " + formatPercent(f.value("wait_share")) +
+                " of the step time, so the data loader limits any AMP speed-up. Raise "
+                "data.prefetch, or make each batch cheaper to prepare (an image folder "
+                "decodes every image per batch: a smaller image_size, or the images "
+                "stored once as an .npy array).";
+     }},
+    {FindingCode::TryChannelsLast, "try_channels_last",
+     "Try channels_last for this arm: under autocast, convolutions on NHWC tensors "
+     "use the tensor-core kernels directly, without layout conversions around each "
+     "convolution; for ResNet-style models on a recent GPU this can nearly halve "
+     "the step time. fp32 arms gain nothing.",
+     nullptr},
+    {FindingCode::NoSpeedup, "no_speedup", nullptr,
+     [](const Finding& f) -> std::string {
+         return std::string("No speed-up: this AMP arm is slower per sample. ") +
+                (f.value("cpu") != 0
+                     ? "On CPU, bf16 autocast pays off only with native bf16 units (AMX or "
+                       "AVX-512 BF16); elsewhere the casts cost more than they save. Judge "
+                       "speed on the GPU."
+                     : "Check that matrix dimensions and channels are multiples of 8 (tensor "
+                       "cores), that the model is large enough not to be launch-bound (try "
+                       "cuda_graph), and that cudnn_benchmark is on.");
+     }},
+    {FindingCode::LrNotRescaled, "lr_not_rescaled", nullptr,
+     [](const Finding& f) -> std::string {
+         return "LR not rescaled for the effective batch: K = " + count(f.value("k")) +
+                " makes the batch " + count(f.value("batch")) + " (baseline " +
+                count(f.value("base_batch")) + ") at the same lr " + num(f.value("lr"), 4) +
+                " with lr_rule none, so each sample moves the weights less. Use lr_rule "
+                "linear or sqrt, or compare against a baseline with the same effective batch.";
+     }},
+    {FindingCode::TooFewUpdates, "too_few_updates", nullptr,
+     [](const Finding& f) -> std::string {
+         return "Too few optimizer updates: K = " + count(f.value("k")) + " leaves " +
+                count(f.value("updates")) +
+                " updates per run; curves over samples seen cannot be expected to match after "
+                "so few steps. Train longer before judging this arm.";
+     }},
+    {FindingCode::LinearLrTooLarge, "linear_lr_too_large", nullptr,
+     [](const Finding& f) -> std::string {
+         return "Linear LR scaling gave lr " + num(f.value("lr"), 4) + " (baseline " +
+                num(f.value("base_lr"), 4) +
+                "); that may be too large for this model. Try lr_rule sqrt, or a warm-up "
+                "(optimizer.schedule warmup, cosine or onecycle with a warm-up fraction).";
+     }},
+    {FindingCode::NormLayersInFp16, "norm_layers_in_fp16",
+     "Norm layers in fp16: check that BatchNorm/LayerNorm and the loss run in fp32 "
+     "under autocast (a manual .half() or a custom layer casts them down).",
+     nullptr},
+    {FindingCode::MeasureTheNoise, "measure_the_noise",
+     "Measure the noise: repeat the experiment with three seeds (--seeds 1 2 3, or "
+     "the noise-band preset) so the gap can be judged against the seed spread.",
+     nullptr},
+    {FindingCode::AaTimingDrift, "aa_timing_drift", nullptr,
+     [](const Finding& f) -> std::string {
+         return "Timing drifted: the A/A arm, identical to the baseline, measured " +
+                num(f.value("speedup"), 2) + kTimes + " (95% CI " + num(f.value("ci_low"), 2) +
+                "\xE2\x80\x93" + num(f.value("ci_high"), 2) + "), an interval without 1.00" +
+                kTimes +
+                ". Something besides precision changed the speed between runs (other load on "
+                "the machine, clocks, temperature): read the other arms' speed-ups with at "
+                "least this much doubt, or measure again on a quiet machine.";
+     }},
+    {FindingCode::AaFalseAlarm, "aa_false_alarm", nullptr,
+     [](const Finding& f) -> std::string {
+         return "False alarm: the A/A arm, identical to " + baseline(f) + ", was called " +
+                f.name("verdict") + ". The " + count(f.value("seeds")) +
+                " seeds of the baseline understate the noise: add seeds, or set a tolerance "
+                "margin, before trusting a verdict on the other arms.";
+     }},
+    {FindingCode::PureFp16Control, "pure_fp16_control",
+     "Negative control (pure fp16): the model itself in fp16, with no fp32 master "
+     "weights, autocast or loss scaling. Updates smaller than half an fp16 step of "
+     "a weight round away and norm-layer statistics accumulate in fp16; a loss of "
+     "quality here is what AMP's fp32 weights prevent.",
+     nullptr},
+    {FindingCode::NoScaleControl, "noscale_control",
+     "Negative control (fp16 without loss scaling): gradients below fp16's "
+     "smallest value (about 6e-8) become zero. If this arm still matches, this "
+     "model's gradients stay within fp16's range; the scaler costs little and "
+     "guards models where they do not.",
+     nullptr},
+};
+
+constexpr bool tableFollowsTheEnum() {
+    for (size_t i = 0; i < std::size(kFindings); ++i) {
+        if (static_cast<size_t>(kFindings[i].code) != i ||
+            (kFindings[i].fixed == nullptr) == (kFindings[i].write == nullptr)) {
+            return false;
+        }
+    }
+    return std::size(kFindings) == static_cast<size_t>(kLastFindingCode) + 1;
+}
+static_assert(tableFollowsTheEnum(),
+              "kFindings holds one entry per FindingCode, in the enum's order, each with "
+              "either a fixed sentence or a writer");
+
+/// Null for a value outside the enum (a cast from a number).
+const FindingEntry* entryFor(FindingCode code) {
+    const auto i = static_cast<size_t>(code);
+    return i < std::size(kFindings) ? &kFindings[i] : nullptr;
+}
+
 }  // namespace
 
 double Finding::value(const std::string& key) const {
@@ -122,253 +474,11 @@ std::string Finding::name(const std::string& key) const {
 }
 
 std::string describe(const Finding& f) {
-    const std::string base = f.name("baseline");
-    const bool above = f.value("above") != 0;
-    switch (f.code) {
-        // --- summaries ---
-        case FindingCode::BaselineWithNoise:
-            return "the reference; its " + count(f.value("seeds")) + " seeds give the noise band";
-        case FindingCode::BaselineWithoutNoise:
-            return "the reference; one seed, so the noise band is unknown";
-        case FindingCode::NoFinishedRun:
-            return "no finished run of this arm to judge";
-        case FindingCode::BecameNonFinite:
-            return "the training loss became NaN/inf";
-        case FindingCode::NoOverlap:
-            return "no loss curve that overlaps the baseline's";
-        case FindingCode::FailedBeforeCurve:
-            return "its runs failed before a curve could be compared";
-        case FindingCode::CurveNotOverlapping:
-            return "its curve does not overlap the baseline's on samples seen";
-        case FindingCode::DivergedFromBand:
-            return "the loss curve ends " + num(f.value("tail"), 1) + " band widths " +
-                   (above ? "above" : "below") + " " + base +
-                   (f.value("final_significant") != 0
-                        ? ", and the final metric differs beyond the seed spread"
-                        : "");
-        case FindingCode::AlignedWithBaseline:
-            return "the final metric agrees with " + base +
-                   "'s and the loss curve stays inside "
-                   "its seed band (" +
-                   num(f.value("tail"), 2) + " band widths at the end)";
-        case FindingCode::WithinSeedNoise:
-            return "it differs from " + base + " by about as much as " + base +
-                   "'s own seeds do (" + num(f.value("tail"), 2) + " band widths at the end)";
-        case FindingCode::FinalDiffersOnly:
-            return "the curves agree within the band but the final metric differs beyond the "
-                   "seed spread";
-        case FindingCode::OutsideBandUnclear:
-            return "the curve ends " + num(f.value("tail"), 1) +
-                   " band widths away: outside the noise band, but not clearly diverged; more "
-                   "seeds or a longer run will tell";
-        case FindingCode::DivergedFromProgress:
-            return "its loss ends " + formatPercent(f.value("progress_lost"), 0) + " of " + base +
-                   "'s whole loss drop " + (above ? "above" : "below") +
-                   " it: too far apart for seed noise to explain";
-        case FindingCode::NoiseUnknownSummary:
-            return "noise unknown: " + base + " ran with one seed";
-        case FindingCode::TooFewSteps:
-            return "too few optimizer steps to judge (" + count(f.value("steps")) + ", at least " +
-                   count(f.value("min")) + " needed): run longer";
-        case FindingCode::FinalWorse:
-            return "a real loss of quality: the final " + metricName(f) + " is " + metricGap(f) +
-                   " worse than " + base + "'s, beyond the tolerance of " +
-                   metricAmount(f, f.value("tolerance")) +
-                   " (Welch p = " + num(f.value("welch_p"), 3) + ")";
-        case FindingCode::FinalBetter:
-            return "the final " + metricName(f) + " is " + metricGap(f) + " better than " + base +
-                   "'s, beyond the tolerance of " + metricAmount(f, f.value("tolerance")) +
-                   ": check that both arms ran the same recipe";
-        case FindingCode::FinalUnresolved:
-            return "the final " + metricName(f) + " differs from " + base + "'s by " +
-                   metricGap(f) + ", more than the tolerance of " +
-                   metricAmount(f, f.value("tolerance")) +
-                   ", but the seeds cannot tell it from noise: about " +
-                   count(f.value("seeds_needed")) + " seeds per arm would resolve it";
-        case FindingCode::AlignedCurveOffset:
-            return "aligned (curve offset): the final " + metricName(f) + " agrees with " + base +
-                   "'s within " + metricAmount(f, f.value("tolerance")) +
-                   " while the training loss sits " + num(f.value("tail"), 2) + " band widths " +
-                   (f.value("above") != 0 ? "above" : "below") +
-                   " (the same final quality: a different learning rate or batch keeps a "
-                   "training loss apart, and with few seeds the band is narrow)";
-        case FindingCode::LossScaleCollapsed:
-            return "the loss scale collapsed (down to " + num(f.value("min_scale"), 3) + ", " +
-                   count(f.value("late_skips")) +
-                   " steps skipped after the first ones): fp16 cannot hold these gradients";
-
-        // --- reasons ---
-        case FindingCode::RunFailed:
-            return "run failed \xE2\x80\x94 seed " + count(f.value("seed")) + ": " +
-                   (f.name("error").empty() ? "failed" : f.name("error"));
-        case FindingCode::NonFiniteEvents:
-            return plural(f.value("count"), "non-finite (NaN/inf) loss event") + " recorded";
-        case FindingCode::SkippedSteps: {
-            std::string text =
-                plural(f.value("skipped"), "skipped step") + " (" + f.name("where") + ")";
-            if (f.value("late") == 0) {
-                text += ", all in the first 10% of steps while the scaler calibrated: normal";
-            } else {
-                text += "; longest run " + count(f.value("longest_run")) + " from step " +
-                        count(f.value("longest_start"));
-            }
-            return text;
-        }
-        case FindingCode::OverflowOrigin: {
-            std::string text = f.name("where") == "loss" ? "overflow first in the loss"
-                                                         : "overflow first in `" + f.name("name") +
-                                                               "` " + f.name("where");
-            text += " (" + f.name("dtype") + ") at step " + count(f.value("step")) +
-                    ", loss scale " + scaleText(f.value("loss_scale")) + " (seed " +
-                    count(f.value("seed"));
-            if (f.value("located") > 1) {
-                text += "; " + count(f.value("count")) + " of " + count(f.value("located")) +
-                        " replayed non-finite steps broke there";
-            }
-            return text + ")";
-        }
-        case FindingCode::LossScaleRange:
-            return "loss scale: minimum " + scaleText(f.value("min")) + ", at the end " +
-                   scaleText(f.value("final"));
-        case FindingCode::Gains: {
-            std::string text = "speed-up " + num(f.value("speedup"), 2) + kTimes +
-                               " in time per sample against " + base;
-            if (std::isfinite(f.value("ci_low")) && std::isfinite(f.value("ci_high"))) {
-                text += " (95% CI " + num(f.value("ci_low"), 2) + "\xE2\x80\x93" +
-                        num(f.value("ci_high"), 2) +
-                        (f.value("across_runs") == 1
-                             ? " across runs)"
-                             : " within one run: run-to-run variation is not in it)");
-            }
-            if (std::isfinite(f.value("memory"))) {
-                text += "; peak memory " + num(f.value("memory"), 2) + kTimes;
-            }
-            if (std::isfinite(f.value("max_batch"))) {
-                text += "; max batch " + num(f.value("max_batch"), 2) + kTimes;
-            }
-            return text;
-        }
-        case FindingCode::AaCheck: {
-            std::string text = "A/A check: this arm is " + base +
-                               " again on other seeds, so every difference is noise. Its "
-                               "speed-up " +
-                               num(f.value("speedup"), 2) + kTimes;
-            if (std::isfinite(f.value("ci_low")) && std::isfinite(f.value("ci_high"))) {
-                text += " (95% CI " + num(f.value("ci_low"), 2) + "\xE2\x80\x93" +
-                        num(f.value("ci_high"), 2) +
-                        (f.value("across_runs") == 1 ? " across runs)" : " within one run)");
-            }
-            return text +
-                   " is the timing noise of this machine; its verdict checks the verdict "
-                   "itself: anything but aligned or inconclusive is a false alarm";
-        }
-        case FindingCode::CurveInBandUnits:
-            return "loss curve over the last 25% of samples: " + num(f.value("tail"), 2) +
-                   " band units (1 = the edge of " + base + "'s mean \xC2\xB1 2" + kSigma +
-                   " over " + count(f.value("seeds")) + " seeds), " + (above ? "above" : "below") +
-                   " the baseline; whole run " + num(f.value("whole"), 2) + ", " +
-                   formatPercent(f.value("outside_share"), 0) + " of points outside the band";
-        case FindingCode::TrendAgreement:
-            return "trend agreement r = " + num(f.value("r"), 2) +
-                   " (correlation of the smoothed slopes)";
-        case FindingCode::FinalMetric:
-            return finalMetric(f);
-        case FindingCode::Tolerance:
-            return "tolerance " + metricAmount(f, f.value("tolerance")) + " (the larger of 2" +
-                   kSigma + " of the baseline's seeds, " + metricAmount(f, 2 * f.value("base_sd")) +
-                   ", and the margin " + metricAmount(f, f.value("margin")) + ")";
-        case FindingCode::TimeToTarget:
-            return timeToTarget(f);
-        case FindingCode::NoiseUnknown:
-            return base +
-                   " ran with one finished seed, so the seed noise is unknown and the gap cannot "
-                   "be judged against it";
-        case FindingCode::CurveRelative:
-            return "loss curve over the last 25% of samples differs by " +
-                   formatPercent(f.value("tail")) + " on average (whole run " +
-                   formatPercent(f.value("whole")) + ")";
-
-        // --- next checks ---
-        case FindingCode::ScalerMissing:
-            return "Scaler missing: this fp16 arm ran with a loss scale of 1 throughout; small "
-                   "gradients underflow to zero in fp16. Enable dynamic loss scaling.";
-        case FindingCode::LossScaleCollapsing:
-            return "Loss scale collapsing: the scale fell to " + scaleText(f.value("min_scale")) +
-                   " with " + count(f.value("late_skips")) +
-                   " skipped steps after calibration. Something overflows in every step (often a "
-                   "norm layer, softmax or loss forced to fp16, or very large logits): keep those "
-                   "in fp32, clip gradients after unscaling, or try bf16.";
-        case FindingCode::OutOfMemory:
-            return "Out of memory: lower the micro-batch, use accumulation, or enable activation "
-                   "checkpointing.";
-        case FindingCode::InputBound:
-            return "Input-bound: the trainer waited for data " +
-                   formatPercent(f.value("wait_share")) +
-                   " of the step time, so the data loader limits any AMP speed-up. Raise "
-                   "data.prefetch, or make each batch cheaper to prepare (an image folder "
-                   "decodes every image per batch: a smaller image_size, or the images "
-                   "stored once as an .npy array).";
-        case FindingCode::TryChannelsLast:
-            return "Try channels_last for this arm: under autocast, convolutions on NHWC tensors "
-                   "use the tensor-core kernels directly, without layout conversions around each "
-                   "convolution; for ResNet-style models on a recent GPU this can nearly halve "
-                   "the step time. fp32 arms gain nothing.";
-        case FindingCode::NoSpeedup:
-            return std::string("No speed-up: this AMP arm is slower per sample. ") +
-                   (f.value("cpu") != 0
-                        ? "On CPU, bf16 autocast pays off only with native bf16 units (AMX or "
-                          "AVX-512 BF16); elsewhere the casts cost more than they save. Judge "
-                          "speed on the GPU."
-                        : "Check that matrix dimensions and channels are multiples of 8 (tensor "
-                          "cores), that the model is large enough not to be launch-bound (try "
-                          "cuda_graph), and that cudnn_benchmark is on.");
-        case FindingCode::LrNotRescaled:
-            return "LR not rescaled for the effective batch: K = " + count(f.value("k")) +
-                   " makes the batch " + count(f.value("batch")) + " (baseline " +
-                   count(f.value("base_batch")) + ") at the same lr " + num(f.value("lr"), 4) +
-                   " with lr_rule none, so each sample moves the weights less. Use lr_rule "
-                   "linear or sqrt, or compare against a baseline with the same effective batch.";
-        case FindingCode::TooFewUpdates:
-            return "Too few optimizer updates: K = " + count(f.value("k")) + " leaves " +
-                   count(f.value("updates")) +
-                   " updates per run; curves over samples seen cannot be expected to match after "
-                   "so few steps. Train longer before judging this arm.";
-        case FindingCode::LinearLrTooLarge:
-            return "Linear LR scaling gave lr " + num(f.value("lr"), 4) + " (baseline " +
-                   num(f.value("base_lr"), 4) +
-                   "); that may be too large for this model. Try lr_rule sqrt, or a warm-up "
-                   "(optimizer.schedule warmup, cosine or onecycle with a warm-up fraction).";
-        case FindingCode::NormLayersInFp16:
-            return "Norm layers in fp16: check that BatchNorm/LayerNorm and the loss run in fp32 "
-                   "under autocast (a manual .half() or a custom layer casts them down).";
-        case FindingCode::MeasureTheNoise:
-            return "Measure the noise: repeat the experiment with three seeds (--seeds 1 2 3, or "
-                   "the noise-band preset) so the gap can be judged against the seed spread.";
-        case FindingCode::AaTimingDrift:
-            return "Timing drifted: the A/A arm, identical to the baseline, measured " +
-                   num(f.value("speedup"), 2) + kTimes + " (95% CI " + num(f.value("ci_low"), 2) +
-                   "\xE2\x80\x93" + num(f.value("ci_high"), 2) + "), an interval without 1.00" +
-                   kTimes +
-                   ". Something besides precision changed the speed between runs (other load on "
-                   "the machine, clocks, temperature): read the other arms' speed-ups with at "
-                   "least this much doubt, or measure again on a quiet machine.";
-        case FindingCode::AaFalseAlarm:
-            return "False alarm: the A/A arm, identical to " + base + ", was called " +
-                   f.name("verdict") + ". The " + count(f.value("seeds")) +
-                   " seeds of the baseline understate the noise: add seeds, or set a tolerance "
-                   "margin, before trusting a verdict on the other arms.";
-        case FindingCode::PureFp16Control:
-            return "Negative control (pure fp16): the model itself in fp16, with no fp32 master "
-                   "weights, autocast or loss scaling. Updates smaller than half an fp16 step of "
-                   "a weight round away and norm-layer statistics accumulate in fp16; a loss of "
-                   "quality here is what AMP's fp32 weights prevent.";
-        case FindingCode::NoScaleControl:
-            return "Negative control (fp16 without loss scaling): gradients below fp16's "
-                   "smallest value (about 6e-8) become zero. If this arm still matches, this "
-                   "model's gradients stay within fp16's range; the scaler costs little and "
-                   "guards models where they do not.";
+    const FindingEntry* entry = entryFor(f.code);
+    if (!entry) {
+        return codeName(f.code);
     }
-    return codeName(f.code);
+    return entry->fixed ? std::string(entry->fixed) : entry->write(f);
 }
 
 std::vector<std::string> describeAll(const std::vector<Finding>& findings) {
@@ -381,107 +491,8 @@ std::vector<std::string> describeAll(const std::vector<Finding>& findings) {
 }
 
 std::string codeName(FindingCode code) {
-    switch (code) {
-        case FindingCode::BaselineWithNoise:
-            return "baseline_with_noise";
-        case FindingCode::BaselineWithoutNoise:
-            return "baseline_without_noise";
-        case FindingCode::NoFinishedRun:
-            return "no_finished_run";
-        case FindingCode::BecameNonFinite:
-            return "became_non_finite";
-        case FindingCode::NoOverlap:
-            return "no_overlap";
-        case FindingCode::FailedBeforeCurve:
-            return "failed_before_curve";
-        case FindingCode::CurveNotOverlapping:
-            return "curve_not_overlapping";
-        case FindingCode::DivergedFromBand:
-            return "diverged_from_band";
-        case FindingCode::AlignedWithBaseline:
-            return "aligned_with_baseline";
-        case FindingCode::WithinSeedNoise:
-            return "within_seed_noise";
-        case FindingCode::FinalDiffersOnly:
-            return "final_differs_only";
-        case FindingCode::OutsideBandUnclear:
-            return "outside_band_unclear";
-        case FindingCode::DivergedFromProgress:
-            return "diverged_from_progress";
-        case FindingCode::NoiseUnknownSummary:
-            return "noise_unknown_summary";
-        case FindingCode::TooFewSteps:
-            return "too_few_steps";
-        case FindingCode::FinalWorse:
-            return "final_worse";
-        case FindingCode::FinalBetter:
-            return "final_better";
-        case FindingCode::FinalUnresolved:
-            return "final_unresolved";
-        case FindingCode::AlignedCurveOffset:
-            return "aligned_curve_offset";
-        case FindingCode::LossScaleCollapsed:
-            return "loss_scale_collapsed";
-        case FindingCode::Tolerance:
-            return "tolerance";
-        case FindingCode::TimeToTarget:
-            return "time_to_target";
-        case FindingCode::RunFailed:
-            return "run_failed";
-        case FindingCode::NonFiniteEvents:
-            return "non_finite_events";
-        case FindingCode::SkippedSteps:
-            return "skipped_steps";
-        case FindingCode::LossScaleRange:
-            return "loss_scale_range";
-        case FindingCode::OverflowOrigin:
-            return "overflow_origin";
-        case FindingCode::Gains:
-            return "gains";
-        case FindingCode::CurveInBandUnits:
-            return "curve_in_band_units";
-        case FindingCode::TrendAgreement:
-            return "trend_agreement";
-        case FindingCode::FinalMetric:
-            return "final_metric";
-        case FindingCode::NoiseUnknown:
-            return "noise_unknown";
-        case FindingCode::CurveRelative:
-            return "curve_relative";
-        case FindingCode::ScalerMissing:
-            return "scaler_missing";
-        case FindingCode::LossScaleCollapsing:
-            return "loss_scale_collapsing";
-        case FindingCode::OutOfMemory:
-            return "out_of_memory";
-        case FindingCode::InputBound:
-            return "input_bound";
-        case FindingCode::TryChannelsLast:
-            return "try_channels_last";
-        case FindingCode::NoSpeedup:
-            return "no_speedup";
-        case FindingCode::LrNotRescaled:
-            return "lr_not_rescaled";
-        case FindingCode::TooFewUpdates:
-            return "too_few_updates";
-        case FindingCode::LinearLrTooLarge:
-            return "linear_lr_too_large";
-        case FindingCode::NormLayersInFp16:
-            return "norm_layers_in_fp16";
-        case FindingCode::MeasureTheNoise:
-            return "measure_the_noise";
-        case FindingCode::AaCheck:
-            return "aa_check";
-        case FindingCode::AaTimingDrift:
-            return "aa_timing_drift";
-        case FindingCode::AaFalseAlarm:
-            return "aa_false_alarm";
-        case FindingCode::PureFp16Control:
-            return "pure_fp16_control";
-        case FindingCode::NoScaleControl:
-            return "noscale_control";
-    }
-    return "unknown";
+    const FindingEntry* entry = entryFor(code);
+    return entry ? entry->name : "unknown";
 }
 
 std::ostream& operator<<(std::ostream& out, const Finding& finding) {

@@ -64,6 +64,9 @@ enum class FindingCode {
     PureFp16Control,      ///<
     NoScaleControl,       ///<
 };
+/// The last code. Finding.cpp's table of names and sentences is held to every code up
+/// to it at compile time: a new code goes after it, becomes this, and gets its entry.
+constexpr FindingCode kLastFindingCode = FindingCode::NoScaleControl;
 
 struct Finding {
     FindingCode code = FindingCode::NoFinishedRun;

@@ -23,7 +23,8 @@ enum class Task { Auto, Classification, Tokens, Regression };
 /// How the learning rate moves over a run's optimizer steps (LrSchedule.h).
 enum class LrSchedule { Constant, Warmup, Cosine, Step, OneCycle };
 
-/// PyTorch's GradScaler defaults.
+/// The dynamic loss scaler's settings, PyTorch's GradScaler defaults; amp::LossScaler
+/// takes them as they are.
 struct ScalerSpec {
     double init_scale = 65536.0;
     double growth_factor = 2.0;

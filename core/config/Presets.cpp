@@ -142,112 +142,121 @@ ExperimentSpec gpt2Small() {
     return s;
 }
 
+ExperimentSpec smoke() {
+    ExperimentSpec s = fashionMnist();
+    s.name = "fashion-mnist-smoke";
+    s.micro_steps = 48;
+    s.eval_interval = 24;
+    s.eval_batches = 8;
+    s.warmup_steps = 2;
+    return s;
+}
+
+ExperimentSpec noiseBand() {
+    ExperimentSpec s = fashionMnist();
+    s.name = "fashion-mnist-noise-band";
+    s.seeds = {1, 2, 3};
+    return s;
+}
+
+ExperimentSpec aaCheck() {
+    ExperimentSpec s = fashionMnist();
+    s.name = "fashion-mnist-aa-check";
+    s.seeds = {1, 2, 3};
+    s.arms.insert(s.arms.begin() + 1, again(s.arms.front(), 100));
+    return s;
+}
+
+ExperimentSpec yourModel() {
+    ExperimentSpec s = fashionMnist();
+    s.name = "your-model";
+    s.model.name = "torchscript";
+    s.model.file = "model.pt";
+    s.data.name = "arrays";
+    s.data.path = "train.npz";
+    s.seeds = {1, 2, 3};
+    return s;
+}
+
+/// One built-in experiment: the name it is asked for by, what it is, and what builds it.
+struct Preset {
+    const char* name;
+    const char* description;
+    ExperimentSpec (*build)();
+};
+
+/// In the order the CLI and the editor list them. A new preset is one entry here.
+constexpr Preset kPresets[] = {
+    {"default",
+     "Fashion-MNIST CNN: fp32 vs AMP vs AMP with accumulation 4 (linear LR scaling), "
+     "600 micro-batches, one seed",
+     fashionMnist},
+    {"smoke",
+     "The default comparison cut to 48 micro-batches: a check that everything runs, "
+     "in seconds",
+     smoke},
+    {"noise-band",
+     "The default comparison with seeds 1, 2 and 3, to measure the seed-noise band "
+     "that alignment is judged against",
+     noiseBand},
+    {"aa-check",
+     "The noise-band comparison with an A/A arm, fp32 again on seeds 101-103: its "
+     "verdict shows the verdict's false alarms and its speed-up the timing noise of "
+     "this machine, beside AMP's",
+     aaCheck},
+    {"fashion-mnist-recipe",
+     "A realistic recipe: CNN depth 3, 10 epochs, batch 128, Nesterov SGD with "
+     "OneCycle (peak lr 0.1), label smoothing 0.1, judged on the test split; fp32 vs "
+     "AMP vs AMP with accumulation 4, seeds 1, 2, 3",
+     fashionMnistRecipe},
+    {"recipe-controls",
+     "The realistic recipe with an A/A arm, AMP with accumulation 4 (linear LR) and "
+     "the negative controls pure fp16, fp16 without loss scaling and accumulation "
+     "without LR rescaling (CUDA): what the verdict must catch",
+     recipeControls},
+    {"resnet50-synthetic",
+     "ResNet-50 on synthetic 224x224 images, batch 128 (CUDA): fp32, TF32, AMP fp16, "
+     "AMP bf16 and fp16 with accumulation 4, for throughput and memory",
+     resnet50},
+    {"gpt2-small-synthetic",
+     "GPT-2 small sized transformer on synthetic 1024-token sequences, batch 16 (CUDA): "
+     "fp32, TF32, AMP fp16, AMP bf16 and fp16 with accumulation 4",
+     gpt2Small},
+    {"your-model",
+     "Your own model.pt (torch.jit.script) on train.npz (x, y) in the current folder, "
+     "or the files you pick: fp32 vs AMP vs AMP with accumulation 4, seeds 1, 2, 3",
+     yourModel},
+};
+
+const Preset* find(const std::string& name) {
+    for (const Preset& p : kPresets) {
+        if (name == p.name) {
+            return &p;
+        }
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 std::vector<std::string> presetNames() {
-    return {"default",
-            "smoke",
-            "noise-band",
-            "aa-check",
-            "fashion-mnist-recipe",
-            "recipe-controls",
-            "resnet50-synthetic",
-            "gpt2-small-synthetic",
-            "your-model"};
+    std::vector<std::string> names;
+    for (const Preset& p : kPresets) {
+        names.emplace_back(p.name);
+    }
+    return names;
 }
 
 std::optional<ExperimentSpec> preset(const std::string& name) {
-    if (name == "default") {
-        return fashionMnist();
-    }
-    if (name == "smoke") {
-        ExperimentSpec s = fashionMnist();
-        s.name = "fashion-mnist-smoke";
-        s.micro_steps = 48;
-        s.eval_interval = 24;
-        s.eval_batches = 8;
-        s.warmup_steps = 2;
-        return s;
-    }
-    if (name == "noise-band") {
-        ExperimentSpec s = fashionMnist();
-        s.name = "fashion-mnist-noise-band";
-        s.seeds = {1, 2, 3};
-        return s;
-    }
-    if (name == "aa-check") {
-        ExperimentSpec s = fashionMnist();
-        s.name = "fashion-mnist-aa-check";
-        s.seeds = {1, 2, 3};
-        s.arms.insert(s.arms.begin() + 1, again(s.arms.front(), 100));
-        return s;
-    }
-    if (name == "fashion-mnist-recipe") {
-        return fashionMnistRecipe();
-    }
-    if (name == "recipe-controls") {
-        return recipeControls();
-    }
-    if (name == "resnet50-synthetic") {
-        return resnet50();
-    }
-    if (name == "gpt2-small-synthetic") {
-        return gpt2Small();
-    }
-    if (name == "your-model") {
-        ExperimentSpec s = fashionMnist();
-        s.name = "your-model";
-        s.model.name = "torchscript";
-        s.model.file = "model.pt";
-        s.data.name = "arrays";
-        s.data.path = "train.npz";
-        s.seeds = {1, 2, 3};
-        return s;
+    if (const Preset* p = find(name)) {
+        return p->build();
     }
     return std::nullopt;
 }
 
 std::string presetDescription(const std::string& name) {
-    if (name == "default") {
-        return "Fashion-MNIST CNN: fp32 vs AMP vs AMP with accumulation 4 (linear LR scaling), "
-               "600 micro-batches, one seed";
-    }
-    if (name == "smoke") {
-        return "The default comparison cut to 48 micro-batches: a check that everything runs, "
-               "in seconds";
-    }
-    if (name == "noise-band") {
-        return "The default comparison with seeds 1, 2 and 3, to measure the seed-noise band "
-               "that alignment is judged against";
-    }
-    if (name == "aa-check") {
-        return "The noise-band comparison with an A/A arm, fp32 again on seeds 101-103: its "
-               "verdict shows the verdict's false alarms and its speed-up the timing noise of "
-               "this machine, beside AMP's";
-    }
-    if (name == "recipe-controls") {
-        return "The realistic recipe with an A/A arm, AMP with accumulation 4 (linear LR) and "
-               "the negative controls pure fp16, fp16 without loss scaling and accumulation "
-               "without LR rescaling (CUDA): what the verdict must catch";
-    }
-    if (name == "resnet50-synthetic") {
-        return "ResNet-50 on synthetic 224x224 images, batch 128 (CUDA): fp32, TF32, AMP fp16, "
-               "AMP bf16 and fp16 with accumulation 4, for throughput and memory";
-    }
-    if (name == "gpt2-small-synthetic") {
-        return "GPT-2 small sized transformer on synthetic 1024-token sequences, batch 16 (CUDA): "
-               "fp32, TF32, AMP fp16, AMP bf16 and fp16 with accumulation 4";
-    }
-    if (name == "fashion-mnist-recipe") {
-        return "A realistic recipe: CNN depth 3, 10 epochs, batch 128, Nesterov SGD with "
-               "OneCycle (peak lr 0.1), label smoothing 0.1, judged on the test split; fp32 vs "
-               "AMP vs AMP with accumulation 4, seeds 1, 2, 3";
-    }
-    if (name == "your-model") {
-        return "Your own model.pt (torch.jit.script) on train.npz (x, y) in the current folder, "
-               "or the files you pick: fp32 vs AMP vs AMP with accumulation 4, seeds 1, 2, 3";
-    }
-    return {};
+    const Preset* p = find(name);
+    return p ? p->description : std::string();
 }
 
 }  // namespace ampbench::config

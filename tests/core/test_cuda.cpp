@@ -71,7 +71,7 @@ config::ExperimentSpec cudaDecoderSpec(int width, int depth, int heads, int seq_
 
 TEST(Cuda, FusedScalerMatchesPortable) {
     REQUIRE_CUDA();
-    amp::LossScalerOptions o;
+    config::ScalerSpec o;
     o.init_scale = 1024.0;
     o.growth_interval = 2;
     amp::LossScaler fused(o, kCuda, false), portable(o, kCuda, true);

@@ -11,7 +11,7 @@
 #include "core/train/private/OptimizerStep.h"
 
 using ampbench::amp::LossScaler;
-using ampbench::amp::LossScalerOptions;
+using ampbench::config::ScalerSpec;
 
 namespace {
 
@@ -20,7 +20,7 @@ namespace {
 struct Reference {
     float scale;
     int tracker;
-    void step(bool inf, const LossScalerOptions& o) {
+    void step(bool inf, const ScalerSpec& o) {
         if (inf) {
             scale = static_cast<float>(scale * o.backoff_factor);
             tracker = 0;
@@ -44,7 +44,7 @@ std::vector<at::Tensor> grads(bool inf) {
 }
 
 void runSequence(bool force_portable) {
-    LossScalerOptions o;
+    ScalerSpec o;
     o.init_scale = 1024.0;
     o.growth_interval = 3;
     LossScaler s(o, c10::Device(c10::kCPU), force_portable);
@@ -87,7 +87,7 @@ TEST(LossScaler, FusedKernelsWhereAvailable) {
 }
 
 TEST(LossScaler, DefaultsAreGradScalers) {
-    LossScalerOptions o;
+    ScalerSpec o;
     EXPECT_EQ(o.init_scale, 65536.0);
     EXPECT_EQ(o.growth_factor, 2.0);
     EXPECT_EQ(o.backoff_factor, 0.5);
@@ -95,7 +95,7 @@ TEST(LossScaler, DefaultsAreGradScalers) {
 }
 
 TEST(LossScaler, NaNCountsAsInf) {
-    LossScaler s(LossScalerOptions{}, c10::Device(c10::kCPU), true);
+    LossScaler s(ScalerSpec{}, c10::Device(c10::kCPU), true);
     std::vector<at::Tensor> g = {at::full({2}, std::numeric_limits<float>::quiet_NaN())};
     s.unscale(g);
     EXPECT_TRUE(s.foundInf());
@@ -104,7 +104,7 @@ TEST(LossScaler, NaNCountsAsInf) {
 }
 
 TEST(LossScaler, NoGrowthPastFloatMax) {
-    LossScalerOptions o;
+    ScalerSpec o;
     o.init_scale = 3e38;
     o.growth_interval = 1;
     LossScaler s(o, c10::Device(c10::kCPU), true);
@@ -137,7 +137,7 @@ TEST(OptimizerStep, ClippingSeesUnscaledGradients) {
 
     auto scaled = make();
     auto opt_scaled = ampbench::train::makeUpdater(scaled->parameters(), sgd, 0.1, cpu);
-    LossScalerOptions o;
+    ScalerSpec o;
     o.init_scale = 4096.0;
     LossScaler s(o, c10::Device(c10::kCPU), true);
     s.scale(at::cross_entropy_loss(scaled->forward(x), y)).backward();
@@ -161,7 +161,7 @@ TEST(OptimizerStep, InfGradientSkipsTheStep) {
     sgd.lr = 0.1;
     auto opt = ampbench::train::makeUpdater(lin->parameters(), sgd, 0.1, c10::Device(c10::kCPU));
     auto before = lin->weight.clone();
-    LossScaler s(LossScalerOptions{}, c10::Device(c10::kCPU), true);
+    LossScaler s(ScalerSpec{}, c10::Device(c10::kCPU), true);
     auto x = at::randn({2, 4});
     x[0][0] = std::numeric_limits<float>::infinity();
     s.scale(lin->forward(x).sum()).backward();
@@ -169,4 +169,19 @@ TEST(OptimizerStep, InfGradientSkipsTheStep) {
     EXPECT_TRUE(r.skipped);
     EXPECT_TRUE(at::equal(before, lin->weight));
     EXPECT_FLOAT_EQ(static_cast<float>(s.scaleValue()), 32768.0f);
+}
+
+// The scaler takes the arm's own settings: what the spec says is what it runs with.
+TEST(LossScaler, TakesTheArmsScalerSpecAsItIs) {
+    ampbench::config::ArmSpec arm;
+    arm.scaler.init_scale = 256.0;
+    arm.scaler.growth_factor = 4.0;
+    arm.scaler.backoff_factor = 0.25;
+    arm.scaler.growth_interval = 7;
+    LossScaler s(arm.scaler, c10::Device(c10::kCPU), true);
+    EXPECT_EQ(s.options(), arm.scaler);
+    EXPECT_EQ(s.scaleValue(), 256.0);
+    s.unscale(grads(true));
+    s.update();
+    EXPECT_EQ(s.scaleValue(), 64.0);
 }
