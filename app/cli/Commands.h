@@ -11,6 +11,9 @@
 namespace ampbench::store {
 class Database;
 }
+namespace ampbench::analysis {
+struct ExperimentData;
+}
 
 namespace ampbench::cli {
 
@@ -66,11 +69,12 @@ int commandRun(const std::string& db_path, const RunOverrides& o);
 /// Trains a checked spec (preflight passed, on `device`) into the database and prints
 /// the table, then each arm's verdict, or for a rerun (`rerun_of` > 0, the run it
 /// repeats) how it compares with its original.
-int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
-              const std::string& device, bool quiet, int64_t rerun_of = 0,
-              std::FILE* stream = nullptr);
+int trainSpec(const std::string& db_path, const config::ValidSpec& spec, const std::string& device,
+              bool quiet, int64_t rerun_of = 0, std::FILE* stream = nullptr);
 /// Trains run `run_id` again as a new run linked to it (see train::planRerun); refuses
-/// before training when its files or environment changed, unless `force`.
+/// before training (exit 7) when its files or environment changed or it is still
+/// training in another process, unless `force`; exit 4 when its stored records
+/// cannot be read.
 int commandRerun(const std::string& db_path, int64_t run_id, bool force, bool quiet);
 int commandFindBatch(const std::string& db_path, const RunOverrides& o, const FindBatchOptions& f);
 int commandList(const std::string& db_path);
@@ -133,13 +137,18 @@ int commandRankWorker(const std::string& db_path, const RankWorkerOptions& o);
 /// code after printing why: 3 for an unreadable file, 2 for files that do not fit.
 int preflight(const config::ExperimentSpec& spec, std::string& device, bool quiet = false);
 
+/// Whether every run's stored arm (runs.spec_json) of the experiment can be read;
+/// prints each one that cannot (run, field, database) on stderr. The verdict reads
+/// the arms, so a command that judges refuses with exit 4 when one cannot.
+bool storedArmsReadable(const analysis::ExperimentData& data, const std::string& db_path);
+
 /// Each arm's verdict against the baseline, one line each, and for an A/A arm what
 /// it says of the noise; nothing when the experiment has no runs to judge.
 void printVerdicts(const store::Database& db, int64_t experiment_id);
 
-/// Builds the spec from a preset or file plus overrides; errors go to stderr.
-/// Returns false when the spec could not be built or is invalid.
-bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec);
+/// Builds the spec from a preset or file plus overrides and validates it; errors go to
+/// stderr. Nullopt when the spec could not be built or is invalid.
+std::optional<config::ValidSpec> buildSpec(const RunOverrides& o);
 /// "<what>:" then one line per field error, on stderr; an arm's by its name (from
 /// `arms`) and row.
 void printErrors(const std::string& what, const std::vector<config::FieldError>& errors,

@@ -7,6 +7,7 @@
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
+#include "cli/Terminal.h"
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
 #include "core/data/DataError.h"
@@ -36,7 +37,7 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
         db = store::Database::open(db_path);
         db->requireIntact();  // nothing is added to a damaged file
     } catch (const store::StoreError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        say(stderr, "%s\n", e.what());
         return kStoreError;
     }
     RunOverrides o = overrides;
@@ -45,18 +46,21 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
         try {
             o.base = train::storedSpec(*db, f.experiment_id);
         } catch (const store::StoreError& e) {
-            std::fprintf(stderr, "%s\n", e.what());
+            say(stderr, "%s\n", e.what());
             return e.kind() == store::StoreError::Kind::NotFound ? kNotFound : kStoreError;
         } catch (const train::SpecError& e) {
-            printErrors("experiment " + std::to_string(f.experiment_id) + "'s stored spec",
+            printErrors("experiment " + std::to_string(f.experiment_id) +
+                            "'s stored spec (experiments.spec_json in " + db_path +
+                            ") cannot be read",
                         e.errors());
-            return kUsage;
+            return kStoreError;
         }
     }
-    config::ExperimentSpec spec;
-    if (!buildSpec(o, spec)) {
+    const auto valid = buildSpec(o);
+    if (!valid) {
         return kUsage;
     }
+    const config::ExperimentSpec& spec = valid->spec();
     std::string device;
     if (int code = preflight(spec, device); code != kOk) {
         return code;
@@ -65,11 +69,11 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
     // the device has is clamped.
     const train::BudgetCheck budget = train::checkBudget(device, f.budget_bytes);
     if (!budget.error.empty()) {
-        std::fprintf(stderr, "--budget: %s\n", budget.error.c_str());
+        say(stderr, "--budget: %s\n", budget.error.c_str());
         return kUsage;
     }
     if (!budget.warning.empty()) {
-        std::fprintf(stderr, "warning: %s\n", budget.warning.c_str());
+        say(stderr, "warning: %s\n", budget.warning.c_str());
     }
     train::CapacityOptions opts;
     opts.budget_bytes = f.budget_bytes > 0 ? budget.bytes : 0;
@@ -87,7 +91,7 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
         limit += "; each trial measured on its own, from the " +
                  analysis::formatBytes(opts.cpu_base_bytes) + " this process holds between trials";
     }
-    std::fprintf(stderr, "max-batch search on %s; %s\n", device.c_str(), limit.c_str());
+    say(stderr, "max-batch search on %s; %s\n", device.c_str(), limit.c_str());
     run::CancelToken cancel;
     InterruptScope interrupt(cancel);
     const std::vector<train::ArmCapacity> results = train::findCapacities(
@@ -98,11 +102,11 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
             const train::BatchTrial& t = p.trial;
             const std::string arm = spec.arms[static_cast<size_t>(p.arm)].name + " (" +
                                     std::to_string(p.arm + 1) + "/" + std::to_string(p.arms) + ")";
-            std::fprintf(stderr, "  %-20s batch %6lld: %-22s peak %-10s %s%s\n", arm.c_str(),
-                         static_cast<long long>(t.batch), train::toString(t.outcome).c_str(),
-                         analysis::formatBytes(t.peak_bytes).c_str(),
-                         padded(train::formatSecondsLeft(p.seconds_left), 22).c_str(),
-                         t.fits() ? "" : analysis::printable(t.message, false).c_str());
+            say(stderr, "  %-20s batch %6lld: %-22s peak %-10s %s%s\n", arm.c_str(),
+                static_cast<long long>(t.batch), train::toString(t.outcome).c_str(),
+                analysis::formatBytes(t.peak_bytes).c_str(),
+                padded(train::formatSecondsLeft(p.seconds_left), 22).c_str(),
+                t.fits() ? "" : analysis::printable(t.message, false).c_str());
         });
     const bool failed = std::any_of(results.begin(), results.end(),
                                     [](const auto& c) { return !c.result.error.empty(); });
@@ -121,16 +125,14 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
                   analysis::formatRatio(base > 0 ? double(r.max_batch) / base : NAN),
                   std::to_string(r.trials.size()), r.summary()});
     }
-    std::printf("%s", t.render().c_str());
-    std::printf(
-        "safe batch = max batch less a %.0f%% margin; searches recorded in %s%s\n",
+    say(stdout, "%s", t.render().c_str());
+    say(stdout, "safe batch = max batch less a %.0f%% margin; searches recorded in %s%s\n",
         opts.finder.margin * 100.0, db_path.c_str(),
         f.experiment_id != 0
             ? (" under experiment " + std::to_string(f.experiment_id) + " (see its report)").c_str()
             : "");
     if (cancel.cancelled()) {
-        std::fprintf(stderr,
-                     "cancelled: the trials so far are kept and the search marked cancelled\n");
+        say(stderr, "cancelled: the trials so far are kept and the search marked cancelled\n");
         return kCancelled;
     }
     return failed ? kRunsFailed : kOk;

@@ -1,9 +1,12 @@
 // `ampbench-cli rerun RUN`: the run's arm and seed trained again, as a new run linked
 // to it, then compared with it.
 #include <cstdio>
+#include <optional>
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
+#include "cli/Terminal.h"
+#include "core/analysis/ExperimentData.h"
 #include "core/analysis/Format.h"
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
@@ -16,21 +19,52 @@ int commandRerun(const std::string& db_path, int64_t run_id, bool force, bool qu
     try {
         auto db = store::Database::open(db_path, store::Database::Mode::ReadOnly);
         if (const auto run = db->run(run_id); run && run->inTrash()) {
-            std::fprintf(stderr,
-                         "run %lld is in the trash%s; restore it in the GUI's History tab to "
-                         "rerun it\n",
-                         static_cast<long long>(run_id),
-                         run->trashed_at.empty() ? " with its experiment" : "");
+            say(stderr,
+                "run %lld is in the trash%s; restore it in the GUI's History tab to "
+                "rerun it\n",
+                static_cast<long long>(run_id),
+                run->trashed_at.empty() ? " with its experiment" : "");
             return kUsage;
         }
         plan = train::planRerun(*db, run_id);
     } catch (const store::StoreError& e) {
-        std::fprintf(stderr, "%s\n", analysis::printable(e.what(), false).c_str());
+        say(stderr, "%s\n", analysis::printable(e.what(), false).c_str());
         return e.kind() == store::StoreError::Kind::NotFound ? kNotFound : kStoreError;
     } catch (const train::SpecError& e) {
-        std::fprintf(stderr, "cannot rerun run %lld: %s\n", static_cast<long long>(run_id),
-                     analysis::printable(e.what(), false).c_str());
-        return kUsage;
+        // What the run was trained with is stored with it; a record that no longer
+        // reads is damage to the store, not a usage error.
+        say(stderr,
+            "cannot rerun run %lld: its experiment's stored spec (experiments.spec_json "
+            "in %s) cannot be read:\n",
+            static_cast<long long>(run_id), db_path.c_str());
+        for (const auto& f : e.errors()) {
+            say(stderr, "  %s\n", analysis::printable(f.toString(), false).c_str());
+        }
+        return kStoreError;
+    }
+    if (const std::string problem = analysis::storedArmProblem(plan.original); !problem.empty()) {
+        say(stderr, "cannot rerun run %lld: %s: %s; nothing was run\n",
+            static_cast<long long>(run_id), db_path.c_str(),
+            analysis::printable(problem, false).c_str());
+        return kStoreError;
+    }
+    // A run that is still training (its process is alive: a dead one reads as
+    // interrupted) has no final curve yet to compare with, and a rerun now would
+    // share the device with it and slow both.
+    if (plan.original.status == run::RunStatus::Running ||
+        plan.original.status == run::RunStatus::Queued) {
+        const bool running = plan.original.status == run::RunStatus::Running;
+        say(stderr, "run %lld is %s in another process (step %lld of %lld)%s\n",
+            static_cast<long long>(run_id), running ? "still training" : "queued to train",
+            static_cast<long long>(plan.original.last_step),
+            static_cast<long long>(plan.original.planned_steps),
+            force ? "" : "; nothing was run: wait until it ends, or give --force to rerun it now");
+        if (!force) {
+            return kChanged;
+        }
+        say(stderr,
+            "--force: rerunning anyway (its comparison is with the run as it is when "
+            "this rerun ends)\n");
     }
     std::string device;
     if (int code = preflight(plan.spec, device, quiet); code != kOk) {
@@ -38,22 +72,21 @@ int commandRerun(const std::string& db_path, int64_t run_id, bool force, bool qu
     }
     const auto differences = train::rerunDifferences(plan, device);
     if (!differences.empty()) {
-        std::fprintf(stderr, "run %lld ran under other conditions than this rerun would:\n",
-                     static_cast<long long>(run_id));
+        say(stderr, "run %lld ran under other conditions than this rerun would:\n",
+            static_cast<long long>(run_id));
         for (const auto& d : differences) {
-            std::fprintf(stderr, "  %s\n", analysis::printable(d, false).c_str());
+            say(stderr, "  %s\n", analysis::printable(d, false).c_str());
         }
         if (!force) {
-            std::fprintf(stderr,
-                         "nothing was run; give --force to rerun anyway (its curves may then "
-                         "differ for these reasons alone)\n");
+            say(stderr,
+                "nothing was run; give --force to rerun anyway (its curves may then "
+                "differ for these reasons alone)\n");
             return kChanged;
         }
-        std::fprintf(stderr, "--force: rerunning anyway\n");
+        say(stderr, "--force: rerunning anyway\n");
     }
     if (!quiet) {
-        std::fprintf(
-            stderr, "rerunning run %lld (%s, seed %llu%s)%s\n", static_cast<long long>(run_id),
+        say(stderr, "rerunning run %lld (%s, seed %llu%s)%s\n", static_cast<long long>(run_id),
             analysis::printable(plan.original.arm, false).c_str(),
             static_cast<unsigned long long>(plan.original.seed),
             plan.deterministic ? ", deterministic mode" : "",
@@ -61,7 +94,14 @@ int commandRerun(const std::string& db_path, int64_t run_id, bool force, bool qu
                 ? (", compared with its original run " + std::to_string(plan.link_to)).c_str()
                 : "");
     }
-    return trainSpec(db_path, plan.spec, device, quiet, plan.link_to);
+    std::optional<config::ValidSpec> valid;
+    try {
+        valid = train::validSpec(plan.spec);
+    } catch (const train::SpecError& e) {
+        say(stderr, "%s\n", e.what());
+        return kUsage;
+    }
+    return trainSpec(db_path, *valid, device, quiet, plan.link_to);
 }
 
 }  // namespace ampbench::cli

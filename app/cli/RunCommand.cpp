@@ -15,6 +15,7 @@
 #include "cli/Interrupt.h"
 #include "cli/Progress.h"
 #include "cli/StreamOutput.h"
+#include "cli/Terminal.h"
 #include "core/analysis/ComparisonTable.h"
 #include "core/analysis/Format.h"
 #include "core/analysis/Reproduction.h"
@@ -49,34 +50,34 @@ bool readFile(const std::string& path, std::string& out) {
 
 void printErrors(const std::string& what, const std::vector<config::FieldError>& errors,
                  const std::vector<config::ArmSpec>& arms) {
-    std::fprintf(stderr, "%s:\n", what.c_str());
+    say(stderr, "%s:\n", what.c_str());
     for (const auto& e : errors) {
-        std::fprintf(stderr, "  %s\n",
-                     analysis::printable(config::describe(e, arms), false).c_str());
+        say(stderr, "  %s\n", analysis::printable(config::describe(e, arms), false).c_str());
     }
 }
 
-bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
+std::optional<config::ValidSpec> buildSpec(const RunOverrides& o) {
+    config::ExperimentSpec spec;
     if (o.base) {
         spec = *o.base;
     } else if (!o.config_file.empty()) {
         std::string text;
         if (!readFile(o.config_file, text)) {
-            std::fprintf(stderr, "cannot read %s\n", o.config_file.c_str());
-            return false;
+            say(stderr, "cannot read %s\n", o.config_file.c_str());
+            return std::nullopt;
         }
         std::vector<config::FieldError> errors;
         spec = config::specFromJsonText(text, errors);
         if (!errors.empty()) {
             config::renumberArmsAfterLeftOut(errors);
             printErrors(o.config_file + " has errors", errors, spec.arms);
-            return false;
+            return std::nullopt;
         }
     } else {
         auto p = config::preset(o.preset.empty() ? "default" : o.preset);
         if (!p) {
-            std::fprintf(stderr, "unknown preset '%s'\n", o.preset.c_str());
-            return false;
+            say(stderr, "unknown preset '%s'\n", o.preset.c_str());
+            return std::nullopt;
         }
         spec = *p;
     }
@@ -166,7 +167,8 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
             }
         }
     }
-    auto invalid = config::validate(spec);
+    std::vector<config::FieldError> invalid;
+    auto valid = config::ValidSpec::check(spec, invalid);
     const bool bad_arm_flags =
         std::any_of(errors.begin(), errors.end(), [](const auto& e) { return e.field == "--arm"; });
     for (auto& e : invalid) {
@@ -177,9 +179,9 @@ bool buildSpec(const RunOverrides& o, config::ExperimentSpec& spec) {
     }
     if (!errors.empty()) {
         printErrors("invalid experiment (nothing was run)", errors, spec.arms);
-        return false;
+        return std::nullopt;
     }
-    return true;
+    return valid;
 }
 
 namespace {
@@ -187,8 +189,8 @@ namespace {
 /// What the spec does that its author may not expect; it runs all the same.
 void printWarnings(const config::ExperimentSpec& spec) {
     for (const auto& w : config::warnings(spec)) {
-        std::fprintf(stderr, "warning: %s\n",
-                     analysis::printable(config::describe(w, spec.arms), false).c_str());
+        say(stderr, "warning: %s\n",
+            analysis::printable(config::describe(w, spec.arms), false).c_str());
     }
 }
 
@@ -197,18 +199,18 @@ void printWarnings(const config::ExperimentSpec& spec) {
 int preflight(const config::ExperimentSpec& spec, std::string& device, bool quiet) {
     const train::SetupReport report = train::checkSetup(spec);
     if (!report.ok()) {
-        std::fprintf(stderr, "cannot train this spec (nothing was run):\n");
+        say(stderr, "cannot train this spec (nothing was run):\n");
         for (const auto& p : report.problems) {
-            std::fprintf(stderr, "  %s: %s\n", p.field.c_str(),
-                         analysis::printable(p.message, false).c_str());
+            say(stderr, "  %s: %s\n", p.field.c_str(),
+                analysis::printable(p.message, false).c_str());
         }
         return report.unreadable() ? kDataMissing : kUsage;
     }
     for (const auto& w : report.warnings) {
-        std::fprintf(stderr, "warning: %s\n", analysis::printable(w, false).c_str());
+        say(stderr, "warning: %s\n", analysis::printable(w, false).c_str());
     }
     if (!quiet) {
-        std::fprintf(stderr, "%s\n", analysis::printable(report.summary(), false).c_str());
+        say(stderr, "%s\n", analysis::printable(report.summary(), false).c_str());
     }
     device = report.device;
     return kOk;
@@ -219,42 +221,44 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     std::FILE* stream = nullptr;
     if (o.stream && !(stream = takeStdoutForStream()))
         return kIoError;
-    config::ExperimentSpec spec;
-    if (!buildSpec(o, spec)) {
+    const auto valid = buildSpec(o);
+    if (!valid) {
         return kUsage;
     }
+    const config::ExperimentSpec& spec = valid->spec();
     printWarnings(spec);
     if (!o.save_spec.empty()) {
         if (std::string clash = store::outputClash(o.save_spec, db_path); !clash.empty()) {
-            std::fprintf(stderr, "%s\n", clash.c_str());
+            say(stderr, "%s\n", clash.c_str());
             return kIoError;
         }
         try {
             store::writeFileAtomically(o.save_spec, config::specToJsonText(spec));
         } catch (const store::OutputError& e) {
-            std::fprintf(stderr, "%s\n", e.what());
+            say(stderr, "%s\n", e.what());
             return kIoError;
         }
     }
     if (o.dry_run) {
-        std::printf("%s\n", config::specToJsonText(spec).c_str());
+        std::fputs((config::specToJsonText(spec) + "\n").c_str(), stdout);
         return kOk;
     }
     std::string device;
     if (int code = preflight(spec, device, o.quiet); code != kOk) {
         return code;
     }
-    return trainSpec(db_path, spec, device, o.quiet, 0, stream);
+    return trainSpec(db_path, *valid, device, o.quiet, 0, stream);
 }
 
-int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
-              const std::string& device, bool quiet, int64_t rerun_of, std::FILE* stream) {
+int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const std::string& device,
+              bool quiet, int64_t rerun_of, std::FILE* stream) {
+    const config::ExperimentSpec& spec = valid.spec();
     const auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<store::Database> db;
     try {
         db = store::Database::open(db_path);
     } catch (const store::StoreError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        say(stderr, "%s\n", e.what());
         return kStoreError;
     }
     // The stream hears the rows as the recorder commits them on this connection.
@@ -283,10 +287,10 @@ int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
                                   " --follow --stream` streams it again");
         }
         if (!quiet) {
-            std::fprintf(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
-                         static_cast<long long>(plan.experiment_id),
-                         analysis::printable(spec.name, false).c_str(), plan.runs.size(),
-                         device.c_str(), db_path.c_str());
+            say(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
+                static_cast<long long>(plan.experiment_id),
+                analysis::printable(spec.name, false).c_str(), plan.runs.size(), device.c_str(),
+                db_path.c_str());
         }
         progress = std::make_unique<Progress>(static_cast<int>(plan.runs.size()),
                                               isatty(STDERR_FILENO) != 0, quiet);
@@ -298,21 +302,21 @@ int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
     };
     hooks.finished = [&](const train::PlannedRun& run, const run::RunOutcome& outcome) {
         if (!outcome.record_error.empty()) {
-            std::fprintf(stderr, "run %lld: %s\n", static_cast<long long>(run.run_id),
-                         outcome.record_error.c_str());
+            say(stderr, "run %lld: %s\n", static_cast<long long>(run.run_id),
+                outcome.record_error.c_str());
         }
     };
     train::ExperimentResult result;
     try {
-        result = train::runExperiment(*db, spec, cancel, hooks, {}, rerun_of);
+        result = train::runExperiment(*db, valid, cancel, hooks, {}, rerun_of);
     } catch (const store::StoreError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        say(stderr, "%s\n", e.what());
         return kStoreError;
     } catch (const train::SpecError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        say(stderr, "%s\n", e.what());
         return kUsage;
     } catch (const train::SetupError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        say(stderr, "%s\n", e.what());
         return e.report().unreadable() ? kDataMissing : kUsage;
     }
     interrupt.reset();
@@ -326,15 +330,15 @@ int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
     auto arms = analysis::summarizeArms(runs);
     const bool cuda = device.rfind("cuda", 0) == 0;
     auto table = analysis::comparisonTable(arms, cuda ? "peak alloc" : "peak RSS");
-    std::printf("\n%s\n", analysis::printable(spec.name, false).c_str());
-    std::printf("%s", table.render().c_str());
+    say(stdout, "\n%s\n", analysis::printable(spec.name, false).c_str());
+    say(stdout, "%s", table.render().c_str());
     if (!plan.runs.empty()) {
         if (auto row = db->run(plan.runs.front().run_id); row && !row->env_json.empty()) {
-            std::printf("on %s\n",
-                        probe::describe(probe::environmentFromJson(row->env_json)).c_str());
+            say(stdout, "on %s\n",
+                probe::describe(probe::environmentFromJson(row->env_json)).c_str());
         }
     }
-    std::printf(
+    say(stdout,
         "speed-up = %s's time per sample \xC3\xB7 the arm's (each run's median over its "
         "timed steps, mean over runs); memory = peak \xC3\xB7 %s's (%s).\n",
         arms.empty() ? "baseline" : arms.front().arm.c_str(),
@@ -345,16 +349,16 @@ int trainSpec(const std::string& db_path, const config::ExperimentSpec& spec,
     if (rerun_of > 0) {
         for (const auto& c : analysis::rerunsOfExperiment(*db, db->run(rerun_of)->experiment_id)) {
             if (!plan.runs.empty() && c.rerun == plan.runs.front().run_id) {
-                std::printf("%s\n", analysis::printable(c.sentence, false).c_str());
+                say(stdout, "%s\n", analysis::printable(c.sentence, false).c_str());
             }
         }
     } else {
         printVerdicts(*db, plan.experiment_id);
     }
-    std::printf("experiment %lld in %s; total time %.1f s\n",
-                static_cast<long long>(plan.experiment_id), db_path.c_str(), total);
+    say(stdout, "experiment %lld in %s; total time %.1f s\n",
+        static_cast<long long>(plan.experiment_id), db_path.c_str(), total);
     if (cancel.cancelled()) {
-        std::fprintf(stderr, "cancelled: the rows recorded so far are kept\n");
+        say(stderr, "cancelled: the rows recorded so far are kept\n");
         return kCancelled;
     }
     return failed ? kRunsFailed : kOk;

@@ -488,4 +488,13 @@ std::vector<FieldError> validate(const ExperimentSpec& spec) {
     return c.errors;
 }
 
+std::optional<ValidSpec> ValidSpec::check(const ExperimentSpec& spec,
+                                          std::vector<FieldError>& errors) {
+    errors = validate(spec);
+    if (!errors.empty()) {
+        return std::nullopt;
+    }
+    return ValidSpec(spec);
+}
+
 }  // namespace ampbench::config

@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config/ExperimentSpec.h"
@@ -36,6 +37,22 @@ bool nameChar(char c);
 
 /// Every problem found; empty means the spec may run.
 std::vector<FieldError> validate(const ExperimentSpec& spec);
+
+/// A spec validate() found no problem in. Only check() makes one, and its spec cannot
+/// be changed after, so a function that takes a ValidSpec need not validate again: a
+/// workflow validates once where it starts and hands this on.
+class ValidSpec {
+  public:
+    /// The spec when validate() finds nothing in it; else nullopt, and `errors` holds
+    /// every problem.
+    static std::optional<ValidSpec> check(const ExperimentSpec& spec,
+                                          std::vector<FieldError>& errors);
+    const ExperimentSpec& spec() const { return spec_; }
+
+  private:
+    explicit ValidSpec(ExperimentSpec spec) : spec_(std::move(spec)) {}
+    ExperimentSpec spec_;
+};
 
 /// What a spec that may run does that its author may not expect (an arm whose
 /// accumulation leaves micro-steps unused). Nothing here stops a run: the CLI

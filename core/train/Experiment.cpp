@@ -40,12 +40,23 @@ std::string joinErrors(const std::vector<config::FieldError>& errors) {
 SpecError::SpecError(std::vector<config::FieldError> errors)
     : std::runtime_error(joinErrors(errors)), errors_(std::move(errors)) {}
 
-ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec& spec,
-                              int64_t rerun_of) {
-    auto errors = config::validate(spec);
-    if (!errors.empty()) {
+config::ValidSpec validSpec(const config::ExperimentSpec& spec) {
+    std::vector<config::FieldError> errors;
+    auto valid = config::ValidSpec::check(spec, errors);
+    if (!valid) {
         throw SpecError(std::move(errors));
     }
+    return std::move(*valid);
+}
+
+ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec& spec,
+                              int64_t rerun_of) {
+    return planExperiment(db, validSpec(spec), rerun_of);
+}
+
+ExperimentPlan planExperiment(store::Database& db, const config::ValidSpec& valid,
+                              int64_t rerun_of) {
+    const config::ExperimentSpec& spec = valid.spec();
     // Missing data fails each run with its own message (the front ends check the
     // data first); readable data also bounds the micro-batch.
     int64_t train_size = 0;
@@ -202,13 +213,13 @@ void cancelQueued(store::Database& db, const ExperimentPlan& plan) {
     }
 }
 
-ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec& spec,
-                               const CancelToken& cancel, const ExperimentHooks& hooks,
-                               const TrainOptions& options, int64_t rerun_of) {
-    db.requireIntact();  // nothing is added to a damaged file
-    if (auto errors = config::validate(spec); !errors.empty()) {
-        throw SpecError(std::move(errors));
-    }
+namespace {
+
+/// runExperiment once the file is known intact.
+ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& valid,
+                                 const CancelToken& cancel, const ExperimentHooks& hooks,
+                                 const TrainOptions& options, int64_t rerun_of) {
+    const config::ExperimentSpec& spec = valid.spec();
     if (!hooks.setup_checked) {
         SetupReport report = checkSetup(spec);
         if (!report.ok()) {
@@ -216,7 +227,7 @@ ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec
         }
     }
     ExperimentResult result;
-    result.plan = planExperiment(db, spec, rerun_of);
+    result.plan = planExperiment(db, valid, rerun_of);
     if (hooks.planned) {
         hooks.planned(result.plan);
     }
@@ -245,6 +256,22 @@ ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec
         cancelQueued(db, result.plan);
     }
     return result;
+}
+
+}  // namespace
+
+ExperimentResult runExperiment(store::Database& db, const config::ValidSpec& spec,
+                               const CancelToken& cancel, const ExperimentHooks& hooks,
+                               const TrainOptions& options, int64_t rerun_of) {
+    db.requireIntact();  // nothing is added to a damaged file
+    return runOnIntactFile(db, spec, cancel, hooks, options, rerun_of);
+}
+
+ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec& spec,
+                               const CancelToken& cancel, const ExperimentHooks& hooks,
+                               const TrainOptions& options, int64_t rerun_of) {
+    db.requireIntact();  // a damaged file is named before the spec's problems
+    return runOnIntactFile(db, validSpec(spec), cancel, hooks, options, rerun_of);
 }
 
 config::ExperimentSpec storedSpec(const store::Database& db, int64_t experiment_id) {

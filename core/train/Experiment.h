@@ -13,7 +13,7 @@
 
 namespace ampbench::train {
 
-/// Thrown by planExperiment for an invalid spec; nothing was written.
+/// Thrown by planExperiment and runExperiment for an invalid spec; nothing was written.
 class SpecError : public std::runtime_error {
   public:
     explicit SpecError(std::vector<config::FieldError> errors);
@@ -36,9 +36,12 @@ struct ExperimentPlan {
     std::vector<PlannedRun> runs;
 };
 
-/// Validates the spec, then records the experiment and one `queued` run per arm × seed,
-/// each with the checksums of the files it will read (data::recordInputs) and, for a
-/// rerun, the run it repeats (`rerun_of`, 0 for none).
+/// Records the experiment and one `queued` run per arm × seed, each with the checksums
+/// of the files it will read (data::recordInputs) and, for a rerun, the run it repeats
+/// (`rerun_of`, 0 for none). SpecError when the micro-batch exceeds the training set.
+ExperimentPlan planExperiment(store::Database& db, const config::ValidSpec& spec,
+                              int64_t rerun_of = 0);
+/// The same for a spec not validated yet: SpecError when it has errors.
 ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec& spec,
                               int64_t rerun_of = 0);
 
@@ -86,10 +89,18 @@ struct ExperimentResult {
 /// damaged), the spec (SpecError) and the model and data (SetupError, see
 /// SetupCheck.h; nothing is written for either), plans the experiment, trains its runs
 /// one at a time until done or cancelled, and marks what never started as
-/// cancelled. The CLI maps the result to an exit code, the GUI to signals.
+/// cancelled. The CLI maps the result to an exit code, the GUI to signals. A front end
+/// that validated the spec itself (to print its problems its own way) passes the
+/// ValidSpec; the spec is validated once either way.
+ExperimentResult runExperiment(store::Database& db, const config::ValidSpec& spec,
+                               const run::CancelToken& cancel, const ExperimentHooks& hooks = {},
+                               const TrainOptions& options = {}, int64_t rerun_of = 0);
 ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec& spec,
                                const run::CancelToken& cancel, const ExperimentHooks& hooks = {},
                                const TrainOptions& options = {}, int64_t rerun_of = 0);
+
+/// The spec as a ValidSpec, or SpecError naming every problem.
+config::ValidSpec validSpec(const config::ExperimentSpec& spec);
 
 /// The spec experiment `experiment_id` was planned with, as stored: what a max-batch
 /// search of that experiment starts from (the CLI's `find-batch --experiment`, the

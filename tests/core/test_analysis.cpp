@@ -6,9 +6,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "core/analysis/AnalysisJson.h"
 #include "core/analysis/CapacityChart.h"
+#include "core/analysis/ComparisonTable.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/StudentT.h"
 #include "tests/core/AnalysisFixtures.h"
@@ -677,4 +679,149 @@ TEST(StudentT, QuantileInvertsTheCdf) {
     EXPECT_NEAR(studentTQuantile(0.975, 10), 2.228, 1e-3);
     EXPECT_NEAR(studentTQuantile(0.5, 3), 0.0, 1e-6);  // the CDF is good to about 1e-9
     EXPECT_NEAR(studentTCdf(studentTQuantile(0.9, 4.5), 4.5), 0.9, 1e-9);
+}
+
+// The summary table (`show -e`, the GUI's Summary) and the verdict take the same
+// runs, the finished ones: a cancelled run moves no figure, the speed-up and the
+// memory ratio in the table are the verdict's, and an arm with no finished run
+// shows a dash, never "0.00×".
+TEST(Summary, TheTableTakesExactlyTheRunsTheVerdictJudges) {
+    ExperimentData d;
+    d.experiment.id = 1;
+    auto add = [&](const std::string& arm, uint64_t seed, run::RunStatus status, double acc,
+                   double ms, int64_t mem) {
+        RunShape s;
+        s.arm = arm;
+        s.precision = arm == "fp32" ? "fp32" : "amp-bf16";
+        s.seed = seed;
+        s.status = status;
+        s.accuracy = acc;
+        s.ms_per_sample = ms;
+        RunData r = makeRun(static_cast<int64_t>(d.runs.size()) + 1, s);
+        for (auto& st : r.steps) {
+            st.mem_peak = mem;
+        }
+        d.runs.push_back(std::move(r));
+    };
+    const auto finished = run::RunStatus::Finished, cancelled = run::RunStatus::Cancelled;
+    add("fp32", 1, finished, 0.7675, 1.0, 400 << 20);
+    add("fp32", 2, cancelled, 0.8475, 0.6, 900 << 20);
+    add("fp32", 3, cancelled, 0.8475, 0.6, 900 << 20);
+    add("amp", 1, finished, 0.7600, 0.5, 200 << 20);
+    add("amp", 2, cancelled, 0.9000, 0.2, 100 << 20);
+    add("amp-accum", 1, cancelled, 0.9000, 0.2, 100 << 20);
+
+    const auto a = analyzeExperiment(d);
+    std::vector<RunSummary> every;  // what `show -e` reads: every run of the experiment
+    for (const auto& r : d.runs) {
+        every.push_back(summarizeRun(r.row, r.steps, r.evals));
+    }
+    for (const auto& arms : {summarizeArms(every), a.arms}) {
+        ASSERT_GE(arms.size(), 2u);
+        const ArmSummary& base = arms[0];
+        EXPECT_EQ(base.arm, "fp32");
+        EXPECT_EQ(base.finished, 1);
+        EXPECT_DOUBLE_EQ(base.val_accuracy, 0.7675) << "the cancelled runs' 84.75% stay out";
+        EXPECT_TRUE(std::isnan(base.val_accuracy_sd));
+        EXPECT_EQ(base.peak_mem, int64_t{400} << 20);
+        const ArmSummary& amp = arms[1];
+        EXPECT_EQ(amp.arm, "amp");
+        const Gains& g = verdictOf(a, "amp").gains;
+        EXPECT_DOUBLE_EQ(amp.speedup, g.speedup) << "one figure in the table and the verdict";
+        EXPECT_DOUBLE_EQ(amp.memory_ratio, g.memory_ratio);
+        EXPECT_NEAR(amp.speedup, 2.0, 0.2);
+        EXPECT_DOUBLE_EQ(amp.memory_ratio, 0.5);
+    }
+    // The table as `show -e` prints it.
+    const auto arms = summarizeArms(every);
+    ASSERT_EQ(arms.size(), 3u);
+    EXPECT_EQ(arms[0].runs, 3);
+    const ArmSummary& none = arms[2];
+    EXPECT_EQ(none.finished, 0);
+    EXPECT_EQ(none.runs, 1);
+    EXPECT_TRUE(std::isnan(none.speedup));
+    EXPECT_TRUE(std::isnan(none.memory_ratio));
+    EXPECT_TRUE(std::isnan(none.val_accuracy));
+    EXPECT_EQ(none.peak_mem, 0);
+    const std::string table = comparisonTable(arms, "peak memory").render();
+    EXPECT_NE(table.find("1/3"), std::string::npos) << table;
+    EXPECT_NE(table.find("76.75%"), std::string::npos) << table;
+    EXPECT_EQ(table.find("80.75%"), std::string::npos) << table;
+    EXPECT_EQ(table.find("0.00\xC3\x97"), std::string::npos) << table;
+    std::string row = table.substr(table.find("amp-accum"));
+    row = row.substr(0, row.find('\n'));
+    for (const char* figure : {"ms", "%", "\xC3\x97", "MiB"}) {
+        EXPECT_EQ(row.find(figure), std::string::npos)
+            << "no figure without a finished run: " << row;
+    }
+}
+
+// A run's stored arm that cannot be read is named with its run and field, instead
+// of reading as the default arm (fp32) and misleading the verdict.
+TEST(ExperimentData, AStoredArmThatCannotBeReadIsNamedWithItsField) {
+    RunShape s;
+    s.arm = "amp";
+    s.precision = "amp-bf16";
+    RunData r = makeRun(7, s);
+    EXPECT_EQ(storedArmProblem(r.row), "");
+    auto problem = [&](const std::string& spec_json) {
+        store::RunRow row = r.row;
+        row.spec_json = spec_json;
+        return storedArmProblem(row);
+    };
+    EXPECT_EQ(problem("not json"), "run 7's stored arm (runs.spec_json) is not JSON");
+    EXPECT_EQ(problem("[1]"), "run 7's stored arm (runs.spec_json) is a JSON array, not an object");
+    EXPECT_EQ(problem(R"({"model": 5})"),
+              "run 7's stored arm (runs.spec_json) names no arm, but the run is arm \"amp\"");
+    EXPECT_EQ(problem(R"({"name": "amp", "accumulation": "x"})"),
+              "run 7's stored arm (runs.spec_json): accumulation = \"x\": expected an integer");
+    EXPECT_NE(problem(R"({"name": "amp", "lr": "fast"})").find("lr = \"fast\": expected a number"),
+              std::string::npos);
+    EXPECT_NE(problem(R"({"name": "amp", "resolved_precision": "fp8"})").find("not a precision"),
+              std::string::npos);
+    EXPECT_NE(problem(R"({"name": "fp32"})").find("names arm \"fp32\""), std::string::npos);
+    // Nothing recorded (the column's default) is no damage either, nor a field a
+    // newer build added.
+    EXPECT_EQ(problem("{}"), "");
+    EXPECT_EQ(problem(R"({"name": "amp", "precision": "amp-bf16", "future_field": 1})"), "");
+}
+
+// What a terminal is shown of stored text: bytes that are not UTF-8 are escaped
+// like control characters, so no stray byte becomes an 8-bit control sequence.
+TEST(Format, PrintableEscapesInvalidUtf8AndKeepsValidText) {
+    EXPECT_EQ(printable("caf\xC3\xA9 \xE2\x80\x93 \xF0\x9F\x98\x80"),
+              "caf\xC3\xA9 \xE2\x80\x93 \xF0\x9F\x98\x80");
+    EXPECT_EQ(printable("a\x9B"
+                        "31mb"),
+              "a\\x9B31mb");                                  // a lone 8-bit CSI
+    EXPECT_EQ(printable("\xFF\xFE"), "\\xFF\\xFE");           // never UTF-8
+    EXPECT_EQ(printable("\xC3"), "\\xC3");                    // cut short
+    EXPECT_EQ(printable("\xC0\x9B"), "\\xC0\\x9B");           // overlong
+    EXPECT_EQ(printable("\xED\xA0\x80"), "\\xED\\xA0\\x80");  // a surrogate
+    EXPECT_EQ(printable("\xC2\x9B"), "\\x9B");                // C1 as UTF-8
+    EXPECT_EQ(printable("\x1B]0;title\x07"), "\\x1B]0;title\\x07");
+    EXPECT_EQ(printable("tab\tline\n"), "tab\tline\n");
+}
+
+// One table holds every code's name and sentence: each code has its own stable
+// JSON name and a sentence, and a value past the last code reads as "unknown".
+TEST(Finding, EveryCodeHasItsOwnNameAndASentence) {
+    std::set<std::string> names;
+    for (int i = 0; i <= static_cast<int>(kLastFindingCode); ++i) {
+        Finding f;
+        f.code = static_cast<FindingCode>(i);
+        const std::string name = codeName(f.code);
+        EXPECT_NE(name, "unknown") << i;
+        EXPECT_TRUE(!name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        })) << name;
+        EXPECT_TRUE(names.insert(name).second) << name << " names two codes";
+        EXPECT_FALSE(describe(f).empty()) << name;
+    }
+    EXPECT_EQ(codeName(FindingCode::ScalerMissing), "scaler_missing");
+    EXPECT_EQ(codeName(FindingCode::NoScaleControl), "noscale_control");
+    Finding past;
+    past.code = static_cast<FindingCode>(static_cast<int>(kLastFindingCode) + 1);
+    EXPECT_EQ(codeName(past.code), "unknown");
+    EXPECT_EQ(describe(past), "unknown");
 }

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <set>
+#include <type_traits>
 
 #include "core/config/ArmShorthand.h"
 #include "core/config/ExperimentSpec.h"
@@ -68,6 +70,38 @@ TEST(Presets, NamesInOrderAndDescribed) {
         EXPECT_FALSE(presetDescription(name).empty()) << name;
     }
     EXPECT_FALSE(preset("no-such-preset").has_value());
+}
+
+// The presets are one table: a name given twice would hide the second entry.
+TEST(Presets, NamesAreUniqueAndEachBuildsTheSameSpecEveryTime) {
+    const auto names = presetNames();
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+    for (const std::string& name : names) {
+        EXPECT_EQ(*preset(name), *preset(name)) << name;
+    }
+    EXPECT_EQ(preset("smoke")->name, "fashion-mnist-smoke");
+    EXPECT_EQ(preset("your-model")->model.file, "model.pt");
+    EXPECT_EQ(presetDescription("no-such-preset"), "");
+}
+
+// Only ValidSpec::check makes a ValidSpec, so a function that takes one may skip
+// validation: nothing converts a plain spec into one.
+TEST(ValidSpec, IsMadeOnlyFromASpecThatValidates) {
+    static_assert(!std::is_constructible_v<ValidSpec, ExperimentSpec>);
+    static_assert(!std::is_convertible_v<ExperimentSpec, ValidSpec>);
+    static_assert(!std::is_default_constructible_v<ValidSpec>);
+    std::vector<FieldError> errors{{"stale", "", ""}};
+    const auto valid = ValidSpec::check(*preset("smoke"), errors);
+    ASSERT_TRUE(valid.has_value());
+    EXPECT_TRUE(errors.empty());
+    EXPECT_EQ(valid->spec(), *preset("smoke"));
+
+    ExperimentSpec bad = *preset("smoke");
+    bad.micro_batch = 0;
+    bad.arms.clear();
+    EXPECT_FALSE(ValidSpec::check(bad, errors).has_value());
+    EXPECT_EQ(allErrors(errors), allErrors(validate(bad)));
+    EXPECT_GE(errors.size(), 2u);
 }
 
 TEST(Presets, EveryPresetValidatesClean) {

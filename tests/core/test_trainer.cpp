@@ -10,7 +10,10 @@
 #include "core/config/LrSchedule.h"
 #include "core/config/Presets.h"
 #include "core/data/FashionMnist.h"
+#include "core/store/Database.h"
+#include "core/train/Experiment.h"
 #include "core/train/Trainer.h"
+#include "tests/core/ScratchDir.h"
 
 using namespace ampbench;
 
@@ -512,4 +515,40 @@ TEST(Trainer, DeterministicRunsRepeatEveryLossBitForBit) {
             << "step " << i + 1 << ": " << first[i] << " vs " << again[i];
     }
     EXPECT_NE(train(8), first) << "another seed trains another way";
+}
+
+class Experiment : public test::ScratchDirTest {};
+
+// The workflow validates a plain spec where it starts; an invalid one is refused at
+// each entry point that takes one, before anything is written.
+TEST_F(Experiment, AnInvalidSpecIsRefusedAtEveryEntryPointAndNothingIsWritten) {
+    auto db = store::Database::open(file("e.db"));
+    config::ExperimentSpec bad = syntheticSpec(4);
+    bad.micro_batch = 0;
+    auto refusedFor = [](auto&& call) {
+        try {
+            call();
+        } catch (const train::SpecError& e) {
+            return e.errors().empty() ? std::string() : e.errors().front().field;
+        }
+        return std::string("accepted");
+    };
+    run::CancelToken cancel;
+    EXPECT_EQ(refusedFor([&] { train::planExperiment(*db, bad); }), "micro_batch");
+    EXPECT_EQ(refusedFor([&] { train::runExperiment(*db, bad, cancel); }), "micro_batch");
+    EXPECT_EQ(refusedFor([&] { train::validSpec(bad); }), "micro_batch");
+    EXPECT_TRUE(db->experiments().empty());
+}
+
+// A front end that validated the spec itself hands the ValidSpec on: it is planned
+// and trained as it is.
+TEST_F(Experiment, AValidatedSpecIsPlannedAndTrainedAsItIs) {
+    auto db = store::Database::open(file("e.db"));
+    const config::ValidSpec valid = train::validSpec(syntheticSpec(4));
+    run::CancelToken cancel;
+    const train::ExperimentResult result = train::runExperiment(*db, valid, cancel);
+    ASSERT_EQ(result.plan.runs.size(), 1u);
+    EXPECT_FALSE(result.any_failed);
+    EXPECT_EQ(train::storedSpec(*db, result.plan.experiment_id), valid.spec());
+    EXPECT_EQ(db->run(result.plan.runs.front().run_id)->status, run::RunStatus::Finished);
 }
