@@ -217,7 +217,9 @@ TEST(HostileModel, FifoAndDevicesAreRefusedAsModelsWithoutOpeningThem) {
     const auto fifo = dir.file("net.pt");
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     EXPECT_EQ(modelErrorOf([&] { models::inspectScripted(fifo); }),
-              fifo + ": is a FIFO (named pipe), not a regular file (the workbench reads only regular files)");
+              fifo +
+                  ": is a FIFO (named pipe), not a regular file (the workbench reads only regular "
+                  "files)");
     EXPECT_TRUE(has(modelErrorOf([&] { models::inspectScripted("/dev/zero"); }),
                     "/dev/zero: is a character device, not a regular file"));
     const auto folder = fs::path(fifo).parent_path().string();
@@ -263,7 +265,8 @@ TEST(HostileFiles, TheInputRecordNeverOpensAFifo) {
     EXPECT_EQ(now.method, "a FIFO (named pipe)");
     const auto lines = run::inputDifferences({then}, {now});
     ASSERT_EQ(lines.size(), 1u);
-    EXPECT_TRUE(has(lines[0], "data.path " + path + " is a FIFO (named pipe) now, not a file")) << lines[0];
+    EXPECT_TRUE(has(lines[0], "data.path " + path + " is a FIFO (named pipe) now, not a file"))
+        << lines[0];
 }
 
 TEST(HostileFiles, AnNpzMemberInflatingBeyondItsHeaderIsRefusedUnread) {

@@ -176,7 +176,8 @@ TEST_F(HostileCli, ARerunWhoseDataBecameAFifoIsRefusedNotHung) {
     for (const std::string& args : {std::string("rerun 1"), std::string("rerun 1 --force")}) {
         r = cli(args);
         EXPECT_EQ(r.code, 3) << args << "\n" << r.out;
-        EXPECT_TRUE(mentions(r.out, data + ": is a FIFO (named pipe), not a regular file")) << r.out;
+        EXPECT_TRUE(mentions(r.out, data + ": is a FIFO (named pipe), not a regular file"))
+            << r.out;
     }
 }
 
