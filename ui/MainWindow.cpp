@@ -20,6 +20,7 @@
 #include <QUrl>
 #include <cmath>
 #include <exception>
+#include <limits>
 
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
@@ -66,6 +67,7 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     setCentralWidget(tabs_);
 
     progress_ = new QProgressBar;
+    progress_->setObjectName("trainingProgress");
     progress_->setRange(0, 1000);
     progress_->setMinimumWidth(360);
     progress_->setVisible(false);
@@ -217,29 +219,25 @@ void MainWindow::connectTraining() {
             [this](qint64 experimentId, const QList<qint64>& runIds) {
                 runsDone_ = 0;
                 runsTotal_ = static_cast<int>(runIds.size());
+                queue_ = runIds;
+                runPosition_ = 0;
                 session_->pollNow();  // the tree learns the new runs before they are ticked
                 runs_->setCheckedRuns(runIds);
                 compare_->revealExperiment(experimentId);
                 tabs_->setCurrentWidget(compare_);
             });
     connect(w, &TrainingWorker::runStarted, this, [this](qint64 runId) {
-        statusBar()->showMessage(
-            tr("Training run #%1 (%2 of %3)\u2026").arg(runId).arg(runsDone_ + 1).arg(runsTotal_));
+        const qsizetype at = queue_.indexOf(runId);
+        runPosition_ = at >= 0 ? static_cast<int>(at) + 1 : runsDone_ + 1;
+        statusBar()->showMessage(tr("Training run %1 of %2 (run #%3)\u2026")
+                                     .arg(runPosition_)
+                                     .arg(runsTotal_)
+                                     .arg(runId));
+        showRunProgress(runPosition_, 0, 0, std::numeric_limits<double>::quiet_NaN());
     });
     connect(w, &TrainingWorker::progress, this,
             [this](qint64, qint64 step, qint64 planned, double eta) {
-                const double inRun = planned > 0 ? static_cast<double>(step) / planned : 0.0;
-                const double done = runsTotal_ > 0 ? (runsDone_ + inRun) / runsTotal_ : 0.0;
-                progress_->setValue(static_cast<int>(std::lround(done * 1000)));
-                const QString etaText = std::isfinite(eta)
-                                            ? QString::fromStdString(analysis::formatDuration(eta))
-                                            : QStringLiteral("\u2013");
-                progress_->setFormat(tr("run %1/%2 \u00b7 step %3/%4 \u00b7 ETA %5")
-                                         .arg(runsDone_ + 1)
-                                         .arg(runsTotal_)
-                                         .arg(step)
-                                         .arg(planned)
-                                         .arg(etaText));
+                showRunProgress(runPosition_, step, planned, eta);
             });
     connect(w, &TrainingWorker::runFinished, this,
             [this](qint64 runId, run::RunStatus status, const QString& error) {
@@ -263,6 +261,21 @@ void MainWindow::connectTraining() {
     });
 }
 
+void MainWindow::showRunProgress(int position, qint64 step, qint64 planned, double eta) {
+    const double inRun = planned > 0 ? static_cast<double>(step) / planned : 0.0;
+    const double done = runsTotal_ > 0 ? (runsDone_ + inRun) / runsTotal_ : 0.0;
+    progress_->setValue(static_cast<int>(std::lround(done * 1000)));
+    const QString etaText = std::isfinite(eta)
+                                ? QString::fromStdString(analysis::formatDuration(eta))
+                                : QStringLiteral("\u2013");
+    const QString stepText = planned > 0 ? tr("step %1/%2").arg(step).arg(planned) : tr("starting");
+    progress_->setFormat(tr("run %1/%2 \u00b7 %3 \u00b7 ETA %4")
+                             .arg(position)
+                             .arg(runsTotal_)
+                             .arg(stepText)
+                             .arg(etaText));
+}
+
 bool MainWindow::openDatabase(const QString& path) {
     QString error;
     if (!session_->open(path, &error)) {
@@ -274,7 +287,10 @@ bool MainWindow::openDatabase(const QString& path) {
     rebuildRecentMenu();
     dbLabel_->setText(session_->isReadOnly() ? tr("%1 (read-only)").arg(session_->path())
                                              : session_->path());
-    setWindowTitle(tr("AMP Workbench \u2014 %1").arg(QFileInfo(session_->path()).fileName()));
+    // The file alone: Qt adds the application's display name ("runs.db \u2014 AMP Workbench").
+    const QString file = QFileInfo(session_->path()).fileName();
+    setWindowFilePath(session_->path());
+    setWindowTitle(session_->isReadOnly() ? tr("%1 (read-only)").arg(file) : file);
     updateActions();
     return true;
 }

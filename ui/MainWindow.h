@@ -142,8 +142,14 @@ class MainWindow : public QMainWindow {
     bool messageBoxes_ = true;
     ChooseExperiment chooseExperiment_;
     bool showNewest_ = false;  // after opening a database: plot its newest experiment
-    int runsDone_ = 0;         // runs of the current experiment finished so far
+    /// The status bar and the progress bar on the run at 1-based `position` of the
+    /// experiment's queue, `step` of `planned` steps in (ETA in seconds, or not finite).
+    void showRunProgress(int position, qint64 step, qint64 planned, double eta);
+
+    int runsDone_ = 0;  // runs of the current experiment finished so far
     int runsTotal_ = 0;
+    QList<qint64> queue_;  // the experiment's runs in the order they train
+    int runPosition_ = 0;  // 1-based place in queue_ of the run training now
 };
 
 }  // namespace ampbench::ui

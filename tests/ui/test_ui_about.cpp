@@ -2,6 +2,7 @@
 // type), the Qt and LibTorch it runs with, CUDA, the open database and the README;
 // the window carries the application icon.
 #include <QAction>
+#include <QApplication>
 #include <QDir>
 #include <QFile>
 #include <QMenu>
@@ -13,6 +14,7 @@
 #include "core/config/BuildInfo.h"
 #include "core/probe/Environment.h"
 #include "ui/AboutDialog.h"
+#include "ui/data/StoreSession.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
@@ -69,6 +71,16 @@ class AboutTest : public QObject {
         const QString fallback = readmePath(empty.path());
         QVERIFY(fallback.endsWith("/README.md"));
         QVERIFY(QFile::exists(fallback));
+    }
+
+    void theWindowTitleNamesTheFileAndLeavesTheProductToQt() {
+        QApplication::setApplicationDisplayName("AMP Workbench");
+        test::Workspace w;
+        QVERIFY(w.open());
+        // Qt shows "runs.db \u2014 AMP Workbench": the product name once, after the file.
+        QCOMPARE(w.window->windowTitle(), QString("runs.db"));
+        QCOMPARE(w.window->windowFilePath(), w.window->session()->path());
+        QVERIFY(!w.window->windowTitle().contains("AMP Workbench"));
     }
 
     void theWindowHasTheApplicationIcon() {

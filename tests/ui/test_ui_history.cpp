@@ -3,10 +3,14 @@
 // trash (delete, undo, restore, empty); the details table.
 #include <QApplication>
 #include <QComboBox>
+#include <QHeaderView>
 #include <QInputDialog>
 #include <QLabel>
+#include <QProxyStyle>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStyleFactory>
+#include <QStyleOptionHeader>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTimer>
@@ -113,6 +117,22 @@ int64_t addOther(OneExperiment& f) {
     f.window->session()->pollNow();
     return other;
 }
+
+/// Fusion, noting the sort arrow each header section is drawn with.
+class ArrowRecorder : public QProxyStyle {
+  public:
+    ArrowRecorder() : QProxyStyle(QStyleFactory::create("Fusion")) {}
+    void drawControl(ControlElement element, const QStyleOption* option, QPainter* painter,
+                     const QWidget* widget) const override {
+        if (element == CE_Header) {
+            if (const auto* h = qstyleoption_cast<const QStyleOptionHeader*>(option)) {
+                arrows[h->section] = h->sortIndicator;
+            }
+        }
+        QProxyStyle::drawControl(element, option, painter, widget);
+    }
+    mutable QHash<int, QStyleOptionHeader::SortIndicator> arrows;
+};
 
 }  // namespace
 
@@ -374,6 +394,43 @@ class HistoryTest : public QObject {
         // Clearing them is a change too.
         QVERIFY(f.history->setNotes(f.run, true, QString()));
         QCOMPARE(f.writer->run(f.run)->notes, std::string());
+    }
+
+    void anExperimentsStepsAreItsRunsStepsAddedUp() {
+        OneExperiment f;
+        std::vector<run::StepRecord> rows(4);
+        for (size_t i = 0; i < rows.size(); ++i) {
+            rows[i].step = static_cast<int64_t>(i) + 1;
+        }
+        f.writer->insertSteps(f.run, rows);
+        f.writer->createRun(f.experiment, "amp", 1, 1, "{}", 6);  // planned, not started
+        f.window->session()->pollNow();
+        RunTreeModel* model = f.window->runModel();
+        QStandardItem* experiment = model->experimentItem(f.experiment);
+        QVERIFY(experiment);
+        QCOMPARE(model->item(experiment->row(), RunTreeModel::StepsColumn)->text(),
+                 QString("4 / 16"));
+        // Each run keeps its own steps.
+        QCOMPARE(experiment->child(0, RunTreeModel::StepsColumn)->text(), QString("4 / 10"));
+        QCOMPARE(experiment->child(1, RunTreeModel::StepsColumn)->text(), QString("0 / 6"));
+    }
+
+    void theDateArrowPointsTheWayTheRowsRun() {
+        ArrowRecorder style;  // outlives the window that draws with it
+        OneExperiment f;
+        addOther(f);
+        QHeaderView* header = f.history->tree()->header();
+        QCOMPARE(header->sortIndicatorSection(), int(RunTreeModel::DateColumn));
+        QCOMPARE(header->sortIndicatorOrder(), Qt::DescendingOrder);  // newest first
+        header->setStyle(&style);
+        f.history->tree()->resize(900, 300);
+        header->grab();
+        // Descending is drawn as the down arrow (Fusion on Linux draws SortDown as \u25bc).
+        QCOMPARE(style.arrows.value(RunTreeModel::DateColumn), QStyleOptionHeader::SortDown);
+        f.history->tree()->sortByColumn(RunTreeModel::DateColumn, Qt::AscendingOrder);
+        header->grab();
+        QCOMPARE(style.arrows.value(RunTreeModel::DateColumn), QStyleOptionHeader::SortUp);
+        QCOMPARE(style.arrows.value(RunTreeModel::NameColumn), QStyleOptionHeader::None);
     }
 
     void nothingChangesWithoutADatabase() {

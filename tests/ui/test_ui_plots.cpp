@@ -424,6 +424,111 @@ class PlotsTest : public QObject {
         QVERIFY(!QFile::exists(dir.filePath("huge.png")));
     }
 
+    void anExportedPlotIsAFigureAndTheScreenStaysAsItWas() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1], f.runs[2]});
+        PlotPanel* loss = f.plots()->lossPlot();
+        loss->resize(640, 400);
+        loss->setTitleNote(QStringLiteral("(auto)"));  // as when the chosen metric has no data
+        loss->replot();
+        QCOMPARE(loss->curves().size(), 3);
+        // The pointer rests on a point of the first curve: the hover ring shows.
+        QCPGraph* first = loss->curves()[0];
+        const auto point = first->data()->at(first->dataCount() / 2);
+        const QPointF at = first->coordsToPixels(point->key, point->value);
+        QMouseEvent move(QEvent::MouseMove, at, loss->mapToGlobal(at), Qt::NoButton, Qt::NoButton,
+                         Qt::NoModifier);
+        QCoreApplication::sendEvent(loss, &move);
+        QCPItemTracer* tracer = nullptr;
+        for (int i = 0; i < loss->itemCount(); ++i) {
+            tracer = tracer ? tracer : qobject_cast<QCPItemTracer*>(loss->item(i));
+        }
+        QVERIFY(tracer);
+        QVERIFY(tracer->visible());
+        auto* title = qobject_cast<QCPTextElement*>(loss->plotLayout()->element(0, 0));
+        QVERIFY(title);
+        const QString screenTitle = title->text();
+        QVERIFY(screenTitle.contains("(auto)"));
+        QVERIFY(screenTitle.contains(QStringLiteral("\u25be")));
+        QVERIFY(!loss->legend->visible());  // on screen the legend beside the panels names them
+        const int rows = loss->plotLayout()->rowCount();
+        const int legendEntries = loss->legend->itemCount();
+        const QImage screen = loss->toPixmap().toImage();
+
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY2(exportPlotImage(*loss, dir.filePath("loss.svg"), 900, 560, &error),
+                 qPrintable(error));
+        QVERIFY2(exportPlotImage(*loss, dir.filePath("loss.png"), 900, 560, &error),
+                 qPrintable(error));
+        QCOMPARE(QImage(dir.filePath("loss.png")).size(), QSize(900, 560));
+        QFile svgFile(dir.filePath("loss.svg"));
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        const QString svg = QString::fromUtf8(svgFile.readAll());
+        for (QCPGraph* curve : loss->curves()) {
+            QVERIFY2(svg.contains(curve->name().toHtmlEscaped()), qPrintable(curve->name()));
+        }
+        QVERIFY(svg.contains(">" + loss->title() + "<"));  // the title alone
+        QVERIFY(!svg.contains(QStringLiteral("\u25be")));
+        QVERIFY(!svg.contains("(auto)"));
+        QVERIFY(svg.contains(loss->xAxis->label()));
+        QVERIFY(svg.contains(loss->yAxis->label()));
+
+        // The screen is as it was: title with its marks, no legend, the hover ring.
+        QCOMPARE(title->text(), screenTitle);
+        QVERIFY(!loss->legend->visible());
+        QCOMPARE(loss->legend->itemCount(), legendEntries);
+        QCOMPARE(loss->plotLayout()->rowCount(), rows);
+        QVERIFY(tracer->visible());
+        QCOMPARE(loss->toPixmap().toImage(), screen);
+    }
+
+    void anExportedFigureNamesOnlyTheCurvesOnShow() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1], f.runs[2]});
+        PlotPanel* loss = f.plots()->lossPlot();
+        const QString hidden = loss->curves()[1]->name();
+        f.plots()->setRunHidden(hidden, true);
+        QVERIFY(!loss->curves()[1]->visible());
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY2(exportPlotImage(*loss, dir.filePath("loss.svg"), 800, 500, &error),
+                 qPrintable(error));
+        QFile svgFile(dir.filePath("loss.svg"));
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        const QString svg = QString::fromUtf8(svgFile.readAll());
+        QVERIFY(svg.contains(loss->curves()[0]->name().toHtmlEscaped()));
+        QVERIFY(!svg.contains(hidden.toHtmlEscaped()));
+        // The hidden curve keeps its greyed entry in the panel's own legend.
+        QCPAbstractLegendItem* entry = loss->legend->itemWithPlottable(loss->curves()[1]);
+        QVERIFY(entry);
+        QCOMPARE(qobject_cast<QCPPlottableLegendItem*>(entry)->textColor(), QColor(Qt::gray));
+    }
+
+    void aPanelWithItsOwnLegendGetsItBackAfterExport() {
+        PlotPanel panel(QStringLiteral("Gradient norm"));
+        panel.resize(500, 320);
+        for (int c = 0; c < 2; ++c) {
+            QCPGraph* g = panel.addCurve(QStringLiteral("arm %1").arg(c), c ? Qt::red : Qt::blue);
+            panel.setCurve(g, makeCurve({1, 2, 3}, {1.0 + c, 2.0, 3.0 - c}));
+        }
+        panel.setHidden(QStringLiteral("arm 1"), true);
+        panel.resetView();
+        panel.replot();  // laid out now: the curves are cut for its width, as on screen
+        QVERIFY(panel.legend->visible());  // a panel on its own keeps the legend over the plot
+        const QPen border = panel.legend->borderPen();
+        const QImage screen = panel.toPixmap().toImage();
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY2(exportPlotImage(panel, dir.filePath("norm.svg"), 700, 400, &error),
+                 qPrintable(error));
+        QCOMPARE(panel.legend->layout(), panel.axisRect()->insetLayout());
+        QCOMPARE(panel.legend->itemCount(), 2);
+        QCOMPARE(panel.legend->borderPen(), border);
+        QCOMPARE(panel.plotLayout()->rowCount(), 2);  // title and plot
+        QCOMPARE(panel.toPixmap().toImage(), screen);
+    }
+
     void plotsFollowADarkPalette() {
         Filled f;
         f.show({f.runs[0]});

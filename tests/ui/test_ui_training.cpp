@@ -3,12 +3,15 @@
 #include <QAction>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QtTest>
 #include <algorithm>
+#include <cmath>
 
 #include "UiTestSupport.h"
 #include "core/config/SpecJson.h"
@@ -101,6 +104,36 @@ class TrainingTest : public QObject {
         QVERIFY(trainingNice >= TrainingWorker::kTrainingNice);
         QVERIFY(currentThreadNice() < TrainingWorker::kTrainingNice);
 #endif
+    }
+
+    void theStatusBarAndTheProgressBarCountRunsAlike() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        const int64_t experiment = db->createExperiment("queue", "{}");
+        QList<qint64> ids;
+        for (int seed = 1; seed <= 3; ++seed) {
+            ids.append(db->createRun(experiment, "fp32", 0, seed, "{}", 8));
+        }
+        auto* bar = ws.window->findChild<QProgressBar*>("trainingProgress");
+        QVERIFY(bar);
+        // The worker's signals as a three-run experiment sends them.
+        TrainingWorker* worker = ws.window->training()->worker();
+        Q_EMIT worker->experimentPlanned(experiment, ids);
+        for (int i = 0; i < ids.size(); ++i) {
+            const QString place = QStringLiteral("run %1 of 3").arg(i + 1);
+            const QString barPlace = QStringLiteral("run %1/3 ").arg(i + 1);
+            Q_EMIT worker->runStarted(ids[i]);
+            const QString status = ws.window->statusBar()->currentMessage();
+            QVERIFY2(status.contains(place), qPrintable(status));
+            QVERIFY2(status.contains(QStringLiteral("#%1").arg(ids[i])), qPrintable(status));
+            QVERIFY2(bar->format().startsWith(barPlace), qPrintable(bar->format()));
+            Q_EMIT worker->progress(ids[i], 4, 8, 2.0);
+            QVERIFY2(bar->format().startsWith(barPlace + QStringLiteral("\u00b7 step 4/8")),
+                     qPrintable(bar->format()));
+            QCOMPARE(bar->value(), static_cast<int>(std::lround((i + 0.5) / 3 * 1000)));
+            Q_EMIT worker->runFinished(ids[i], run::RunStatus::Finished, QString());
+        }
     }
 
     void cancelMidRunLeavesACancelledRunWithRows() {

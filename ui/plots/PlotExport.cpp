@@ -19,9 +19,31 @@
 #include <exception>
 
 #include "core/store/OutputFile.h"
+#include "ui/plots/PlotPanel.h"
 
 namespace ampbench::ui {
 namespace {
+
+/// A workbench panel drawn as a figure while this lives (legend, clean title, no
+/// hover marker); any other plot as it is.
+class FigureScope {
+  public:
+    FigureScope(QCustomPlot& plot, int width) : panel_(qobject_cast<PlotPanel*>(&plot)) {
+        if (panel_) {
+            panel_->beginFigure(width);
+        }
+    }
+    ~FigureScope() {
+        if (panel_) {
+            panel_->endFigure();
+        }
+    }
+    FigureScope(const FigureScope&) = delete;
+    FigureScope& operator=(const FigureScope&) = delete;
+
+  private:
+    PlotPanel* panel_;
+};
 
 void paint(QCustomPlot& plot, QPaintDevice& device, int width, int height) {
     QCPPainter painter(&device);
@@ -50,6 +72,7 @@ QByteArray renderPlot(QCustomPlot& plot, ImageFormat format, int width, int heig
     QByteArray bytes;
     QBuffer buffer(&bytes);
     buffer.open(QIODevice::WriteOnly);
+    const FigureScope figure(plot, width);
     switch (format) {
         case ImageFormat::Png:
             plot.toPixmap(width, height).toImage().save(&buffer, "PNG");
@@ -107,7 +130,12 @@ bool exportPlotImage(QCustomPlot& plot, const QString& path, int width, int heig
 }
 
 void copyPlotImage(QCustomPlot& plot) {
-    QApplication::clipboard()->setImage(plot.toPixmap(plot.width(), plot.height()).toImage());
+    QImage image;
+    {
+        const FigureScope figure(plot, plot.width());
+        image = plot.toPixmap(plot.width(), plot.height()).toImage();
+    }
+    QApplication::clipboard()->setImage(image);
 }
 
 void exportPlotWithDialog(QCustomPlot& plot, QWidget* parent) {

@@ -1,6 +1,8 @@
 #pragma once
 // A plot as a picture for a paper or a message: PNG, SVG or PDF at a chosen size,
-// or on the clipboard. Written whole or not at all.
+// or on the clipboard. Written whole or not at all. A workbench panel is drawn as
+// a figure (PlotPanel::beginFigure: legend, title without the screen's marks, no
+// hover marker) and left on screen as it was.
 #include <QString>
 
 class QCustomPlot;
@@ -22,7 +24,7 @@ QByteArray renderPlot(QCustomPlot& plot, ImageFormat format, int width, int heig
 /// cannot be written); nothing is left at `path` then.
 bool exportPlotImage(QCustomPlot& plot, const QString& path, int width, int height, QString* error);
 
-/// The plot as it is on screen, on the clipboard as an image.
+/// The plot at its size on screen, drawn as a figure, on the clipboard as an image.
 void copyPlotImage(QCustomPlot& plot);
 
 /// Asks for a size and a file, then writes it; says what went wrong in a message box.

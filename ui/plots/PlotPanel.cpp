@@ -98,7 +98,106 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
 
 void PlotPanel::setTitle(const QString& title) {
     titleText_ = title;
-    title_->setText(titleMenu_ ? title + QStringLiteral(" \u25be") : title);
+    if (!screen_.active) {
+        title_->setText(decoratedTitle());
+    }
+}
+
+QString PlotPanel::decoratedTitle() const {
+    QString text = titleText_;
+    if (!titleNote_.isEmpty()) {
+        text += ' ' + titleNote_;
+    }
+    return titleMenu_ ? text + QStringLiteral(" \u25be") : text;
+}
+
+void PlotPanel::setTitleNote(const QString& note) {
+    titleNote_ = note;
+    setTitle(titleText_);
+}
+
+void PlotPanel::beginFigure(int width) {
+    if (screen_.active) {
+        return;
+    }
+    ScreenState& s = screen_;
+    s.active = true;
+    s.tracerVisible = tracer_->visible();
+    s.legendVisible = legend->visible();
+    s.fillOrder = legend->fillOrder();
+    s.wrap = legend->wrap();
+    s.legendBorder = legend->borderPen();
+    s.legendBrush = legend->brush();
+    s.legendItems.clear();
+    for (int i = 0; i < legend->itemCount(); ++i) {
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i))) {
+            s.legendItems.append({item->plottable(), item->textColor()});
+        }
+    }
+    QCPLayoutInset* inset = axisRect()->insetLayout();
+    s.legendAlignment = Qt::AlignTop | Qt::AlignRight;
+    for (int i = 0; i < inset->elementCount(); ++i) {
+        if (inset->elementAt(i) == legend) {
+            s.legendAlignment = inset->insetAlignment(i);
+        }
+    }
+
+    title_->setText(titleText_);
+    tracer_->setVisible(false);
+    // The figure names what it draws: curves the user hid leave the legend.
+    for (const auto& [plottable, color] : std::as_const(s.legendItems)) {
+        if (!plottable->visible()) {
+            plottable->removeFromLegend(legend);
+        } else if (auto* item = legend->itemWithPlottable(plottable)) {
+            item->setTextColor(palette().color(QPalette::Text));
+        }
+    }
+    int widest = 1;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+        widest = std::max(widest, legend->item(i)->minimumOuterSizeHint().width());
+    }
+    const int margins = legend->margins().left() + legend->margins().right() + 24;
+    const int columns =
+        std::max(1, (width - margins) / (widest + std::max(0, legend->columnSpacing())));
+    // Below the plot rather than over it, so no curve hides behind an entry.
+    const int row = plotLayout()->rowCount();
+    plotLayout()->insertRow(row);
+    plotLayout()->addElement(row, 0, legend);
+    plotLayout()->setRowStretchFactor(row, 0.001);  // as tall as its entries, no more
+    legend->setWrap(columns);
+    legend->setFillOrder(QCPLegend::foColumnsFirst);
+    legend->setBorderPen(Qt::NoPen);  // a row of its own needs no box
+    legend->setBrush(Qt::NoBrush);
+    legend->setVisible(legend->itemCount() > 0);
+}
+
+void PlotPanel::endFigure() {
+    if (!screen_.active) {
+        return;
+    }
+    ScreenState& s = screen_;
+    axisRect()->insetLayout()->addElement(legend, s.legendAlignment);
+    plotLayout()->simplify();  // drops the row the legend left
+    // The wrap first: setting the fill order lays the entries out by it.
+    legend->clearItems();
+    legend->setWrap(s.wrap);
+    legend->setFillOrder(s.fillOrder);
+    for (const auto& [plottable, color] : std::as_const(s.legendItems)) {
+        plottable->addToLegend(legend);
+        if (auto* item = legend->itemWithPlottable(plottable)) {
+            item->setTextColor(color);
+        }
+    }
+    legend->setBorderPen(s.legendBorder);
+    legend->setBrush(s.legendBrush);
+    legend->setVisible(s.legendVisible);
+    tracer_->setVisible(s.tracerVisible);
+    s = ScreenState{};
+    title_->setText(decoratedTitle());
+    // Drawing at another size laid the plot out for it: lay it out for the screen before
+    // the replot, so curves are cut for the screen's width as they were.
+    updateLayout();
+    replot();
 }
 
 QString PlotPanel::title() const {

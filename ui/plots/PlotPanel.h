@@ -30,6 +30,16 @@ class PlotPanel : public QCustomPlot {
     QString title() const;
     /// Whether a click on the title offers a choice (draws a ▾ after it).
     void setTitleMenu(bool on);
+    /// A word after the title on screen only, e.g. "(auto)" when the panel shows
+    /// another metric than the one chosen; empty for none. Figures leave it out.
+    void setTitleNote(const QString& note);
+
+    /// Draws as a figure for readers elsewhere until endFigure(): the title alone
+    /// (no note, no ▾), a legend under the plot naming each curve on show, in as
+    /// many columns as `width` pixels hold, and no hover marker. Used by export and
+    /// copy; endFigure() puts back exactly what the screen showed.
+    void beginFigure(int width);
+    void endFigure();
 
     /// Removes every curve, companion and bar (the hover marker stays).
     void clearCurves();
@@ -115,9 +125,27 @@ class PlotPanel : public QCustomPlot {
     void applyVisibility(QCPAbstractPlottable* owner, bool visible);
     QString labelOf(QCPAbstractPlottable* plottable) const;
 
+    /// The title as the screen shows it: with the note and the menu mark.
+    QString decoratedTitle() const;
+
+    /// What beginFigure() changed, to put back.
+    struct ScreenState {
+        bool active = false;
+        bool tracerVisible = false;
+        bool legendVisible = false;
+        Qt::Alignment legendAlignment;
+        QCPLegend::FillOrder fillOrder = QCPLegend::foRowsFirst;
+        int wrap = 0;
+        QPen legendBorder;
+        QBrush legendBrush;
+        QList<QPair<QCPAbstractPlottable*, QColor>> legendItems;  // in order, with text colour
+    };
+
     QCPTextElement* title_ = nullptr;
     QString titleText_;
+    QString titleNote_;
     bool titleMenu_ = false;
+    ScreenState screen_;
     QCPItemTracer* tracer_ = nullptr;
     QCPItemText* message_ = nullptr;
     QList<QCPGraph*> curves_;

@@ -298,8 +298,8 @@ void PlotsView::redrawNow() {
             panels_[i]->forgetUserView();
             drawn_[i] = m;
         }
-        const QString auto_ = m != metrics_[i] ? tr(" (auto)") : QString();
-        panels_[i]->setTitle(metricTitle(m) + auto_);
+        panels_[i]->setTitle(metricTitle(m));
+        panels_[i]->setTitleNote(m != metrics_[i] ? tr("(auto)") : QString());
         panels_[i]->setObjectName(metricTitle(m));
         // With nothing ticked every panel stays, empty; otherwise one without data goes.
         const bool has = drawMetric(*panels_[i], m, in) || in.runs.empty();

@@ -12,6 +12,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QStyleOptionHeader>
 #include <QTableWidget>
 #include <QTimer>
 #include <QTreeView>
@@ -32,9 +33,33 @@
 namespace ampbench::ui {
 namespace {
 
+/// A header whose sort arrow points the way the rows run: down (▼) for a
+/// descending column such as newest first. QHeaderView passes descending to the
+/// style as SortUp, which Fusion on Linux (the workbench's style) draws as ▲.
+class SortHeader : public QHeaderView {
+  public:
+    explicit SortHeader(QWidget* parent) : QHeaderView(Qt::Horizontal, parent) {
+        // What QTreeView gives its own header.
+        setSectionsMovable(true);
+        setStretchLastSection(true);
+        setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    }
+
+  protected:
+    void initStyleOptionForIndex(QStyleOptionHeader* option, int logicalIndex) const override {
+        QHeaderView::initStyleOptionForIndex(option, logicalIndex);
+        if (isSortIndicatorShown() && sortIndicatorSection() == logicalIndex) {
+            option->sortIndicator = sortIndicatorOrder() == Qt::DescendingOrder
+                                        ? QStyleOptionHeader::SortDown
+                                        : QStyleOptionHeader::SortUp;
+        }
+    }
+};
+
 QTreeView* newTree(const char* name, QAbstractItemModel* model) {
     auto* tree = new QTreeView;
     tree->setObjectName(QString::fromLatin1(name));
+    tree->setHeader(new SortHeader(tree));
     tree->setModel(model);
     tree->setSelectionMode(QAbstractItemView::SingleSelection);
     tree->setSelectionBehavior(QAbstractItemView::SelectRows);

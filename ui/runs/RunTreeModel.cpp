@@ -124,8 +124,19 @@ void RunTreeModel::refresh(const store::Database& db) {
         const QString status = aggregateStatus(eRuns);
         setCell(eItem, StatusColumn, status, status);
         eItem->setData(status, StatusRole);
-        setCell(eItem, StepsColumn, tr("%n run(s)", nullptr, static_cast<int>(eRuns.size())),
-                static_cast<qlonglong>(eRuns.size()));
+        // The experiment's progress: its runs' steps added up (the run count is in the
+        // tooltip and in the rows below).
+        int64_t stepsDone = 0, stepsPlanned = 0;
+        for (const auto* r : eRuns) {
+            stepsDone += r->last_step;
+            stepsPlanned += r->planned_steps;
+        }
+        setCell(
+            eItem, StepsColumn,
+            eRuns.empty() ? QString() : QStringLiteral("%1 / %2").arg(stepsDone).arg(stepsPlanned),
+            static_cast<qlonglong>(stepsDone),
+            tr("%n run(s): steps done / planned, added up", nullptr,
+               static_cast<int>(eRuns.size())));
         setCell(eItem, DateColumn, localTime(e.created_at), QString::fromStdString(e.created_at));
         const QString notes = QString::fromStdString(e.notes);
         setCell(eItem, NotesColumn, notes.section('\n', 0, 0), notes, notes);
