@@ -2,11 +2,16 @@
 # project root, or `ctest -R Layers`): each rule is a way the architecture could
 # quietly rot.
 #   1. core/ includes no Qt: the CLI builds on a GPU server without it.
-#   2. The torch-free libraries (config, run, store, stream, analysis) include nothing of the
-#      engine (amp, data, models, probe, train) and no LibTorch.
+#   2. The torch-free libraries (config, run, util, store, stream, analysis) include nothing of the
+#      engine (amp, data, models, parallel, probe, train) and no LibTorch.
 #   3. core/ includes nothing of ui/ or app/; ui/ nothing of app/.
 #   4. A header in a `private/` folder is included only by its own module (the folder
 #      that holds `private/`) and by tests.
+#   5. core/util/ is the ground floor: anything may include it, and it includes
+#      nothing of the project outside itself.
+#   6. ui/draw/ (the palette and heatmap the plots and the report share) includes nothing
+#      of ui/ outside itself; ui/report/ nothing of ui/ but ui/draw/: the CLI links the
+#      report without the GUI's library.
 cmake_minimum_required(VERSION 3.16)
 if(NOT DEFINED ROOT)
     set(ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
@@ -30,10 +35,21 @@ foreach(source IN LISTS sources)
                 string(APPEND problems "${source}: includes ${header} (core is below ui and app)\n")
             endif()
         endif()
-        if(source MATCHES "^core/(config|run|store|stream|analysis)/")
-            if(header MATCHES "^core/(amp|data|dist|models|probe|train)/|^(torch|ATen|c10)/")
+        if(source MATCHES "^core/(config|run|util|store|stream|analysis)/")
+            if(header MATCHES "^core/(amp|data|models|parallel|probe|train)/|^(torch|ATen|c10)/")
                 string(APPEND problems "${source}: includes ${header} (a torch-free library)\n")
             endif()
+        endif()
+        if(source MATCHES "^core/util/" AND header MATCHES "^(core|ui|app|bench)/"
+           AND NOT header MATCHES "^core/util/")
+            string(APPEND problems "${source}: includes ${header} (util is the ground floor)\n")
+        endif()
+        if(source MATCHES "^ui/draw/" AND header MATCHES "^ui/" AND NOT header MATCHES "^ui/draw/")
+            string(APPEND problems "${source}: includes ${header} (ui/draw is below the rest of ui)\n")
+        endif()
+        if(source MATCHES "^ui/report/" AND header MATCHES "^ui/"
+           AND NOT header MATCHES "^ui/(report|draw)/")
+            string(APPEND problems "${source}: includes ${header} (the report is below the GUI)\n")
         endif()
         if(source MATCHES "^ui/" AND header MATCHES "^app/")
             string(APPEND problems "${source}: includes ${header} (ui is below app)\n")

@@ -10,7 +10,7 @@
 namespace ampbench::cli {
 
 int commandRankWorker(const std::string& db_path, const RankWorkerOptions& o) {
-    dist::RankSetup setup;
+    parallel::RankSetup setup;
     setup.rank = o.rank;
     setup.world = o.world;
     setup.store_path = o.store;

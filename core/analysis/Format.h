@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "core/util/Format.h"
+
 namespace ampbench::analysis {
 
-std::string formatBytes(int64_t bytes);      ///< "1.23 GiB", "512 KiB"; "–" for 0
+using util::formatBytes;                     ///< "1.23 GiB", "512 KiB"; "–" for 0
 std::string formatMs(double ms);             ///< "12.3 ms", "1.20 s"; "–" for NaN
 std::string formatDuration(double seconds);  ///< "1:02:03" or "2:03"
 std::string formatRatio(double ratio);       ///< "1.23×"; "–" for NaN

@@ -11,7 +11,7 @@ RankStepTimes rankStepTimes(const std::vector<run::EventRecord>& events) {
     for (const auto& e : events) {
         int rank = -1;
         int used = 0;
-        // The summary's sentence (dist::describe(RankSummary)) opens with the rank.
+        // The summary's sentence (parallel::describe(RankSummary)) opens with the rank.
         if (e.kind != run::EventKind::Info ||
             std::sscanf(e.message.c_str(), "rank %d: median step%n", &rank, &used) != 1 ||
             used == 0 || rank < 0 || !std::isfinite(e.value)) {

@@ -25,9 +25,9 @@
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/csrc/jit/serialization/import.h>
 
-#include "core/analysis/Format.h"
 #include "core/run/InputFiles.h"
-#include "core/store/OutputFile.h"
+#include "core/util/Format.h"
+#include "core/util/OutputFile.h"
 
 namespace ampbench::models {
 namespace {
@@ -816,13 +816,13 @@ void saveScripted(Network& model, const std::string& path) {
     scripted->module().to(c10::Device(c10::kCPU));
     std::ostringstream out;
     scripted->module().save(out);
-    store::writeFileAtomically(path, out.str());
+    util::writeFileAtomically(path, out.str());
 }
 
 std::string describe(const ScriptedFile& file) {
     char crc[16];
     std::snprintf(crc, sizeof crc, "%08x", file.crc32);
-    return file.path + " (" + analysis::formatBytes(file.bytes) + ", CRC-32 " + crc + ")";
+    return file.path + " (" + util::formatBytes(file.bytes) + ", CRC-32 " + crc + ")";
 }
 
 std::string frozenAdvice(const ScriptedFile& file) {

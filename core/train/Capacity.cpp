@@ -5,12 +5,12 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
 #include "core/data/Datasets.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/store/BatchSearchStore.h"
 #include "core/train/Trainer.h"
+#include "core/util/Format.h"
 
 namespace ampbench::train {
 
@@ -38,8 +38,8 @@ double secondsSince(Clock::time_point t) {
 
 /// "peak 1.03 GiB is 30.5 MiB over the 1.00 GiB budget"
 std::string overBudgetText(int64_t peak, int64_t budget) {
-    return "peak " + analysis::formatBytes(peak) + " is " + analysis::formatBytes(peak - budget) +
-           " over the " + analysis::formatBytes(budget) + " budget";
+    return "peak " + util::formatBytes(peak) + " is " + util::formatBytes(peak - budget) +
+           " over the " + util::formatBytes(budget) + " budget";
 }
 
 }  // namespace
@@ -64,9 +64,8 @@ BudgetCheck checkBudget(const std::string& device, int64_t requested, int64_t cp
     out.bytes = requested > 0 ? requested : (cpu ? defaultCpuBudget() : 0);
     const int64_t total = probe::deviceMemoryBytes(c10::Device(device));
     if (requested > 0 && total > 0 && requested > total) {
-        out.warning = "the budget of " + analysis::formatBytes(requested) + " is more than " +
-                      device + " has (" + analysis::formatBytes(total) + "); using " +
-                      analysis::formatBytes(total);
+        out.warning = "the budget of " + util::formatBytes(requested) + " is more than " + device +
+                      " has (" + util::formatBytes(total) + "); using " + util::formatBytes(total);
         out.bytes = total;
     }
     if (cpu) {
@@ -74,11 +73,11 @@ BudgetCheck checkBudget(const std::string& device, int64_t requested, int64_t cp
         // process left resident (glibc keeps some freed heap however it is trimmed).
         const int64_t resident = cpu_base > 0 ? cpu_base : probe::residentBytes();
         if (resident > 0 && out.bytes <= resident) {
-            out.error = "the budget of " + analysis::formatBytes(out.bytes) +
+            out.error = "the budget of " + util::formatBytes(out.bytes) +
                         " is below what this process already holds before any trial (" +
-                        analysis::formatBytes(resident) +
+                        util::formatBytes(resident) +
                         " resident, LibTorch included): no batch can fit; give a budget above " +
-                        analysis::formatBytes(resident);
+                        util::formatBytes(resident);
         }
     }
     return out;
@@ -209,8 +208,8 @@ ArmCapacity findArmCapacity(
                 t.outcome = TrialOutcome::PredictedOverBudget;
                 t.peak_bytes = static_cast<int64_t>(predicted);
                 t.message = "not run: the peaks so far extrapolate to " +
-                            analysis::formatBytes(t.peak_bytes) + ", far over the " +
-                            analysis::formatBytes(cap.budget_bytes) + " budget";
+                            util::formatBytes(t.peak_bytes) + ", far over the " +
+                            util::formatBytes(cap.budget_bytes) + " budget";
                 return t;
             }
         }
@@ -252,8 +251,8 @@ ArmCapacity findArmCapacity(
             "the budget is below what one sample needs: batch 1 " +
             std::string(one.outcome == TrialOutcome::PredictedOverBudget ? "would peak"
                                                                          : "peaked") +
-            " at " + analysis::formatBytes(one.peak_bytes) + ", above the " +
-            analysis::formatBytes(cap.budget_bytes) + " budget";
+            " at " + util::formatBytes(one.peak_bytes) + ", above the " +
+            util::formatBytes(cap.budget_bytes) + " budget";
         cap.result.budget_error = true;
     }
     if (st) {

@@ -8,7 +8,7 @@
 #include "core/config/SpecJson.h"
 #include "core/data/DataError.h"
 #include "core/data/InputRecord.h"
-#include "core/dist/RankLauncher.h"
+#include "core/parallel/RankLauncher.h"
 #include "core/store/RunRecorder.h"
 #include "core/train/SetupCheck.h"
 #include "core/train/private/SpreadRuns.h"
@@ -187,13 +187,13 @@ RunOutcome executeRun(store::Database& db, const config::ExperimentSpec& spec,
                              std::to_string(run.seed) + ".pt";
     }
     // A data-parallel arm: this process is rank 0 and starts the other ranks.
-    std::unique_ptr<dist::RankLauncher> ranks;
+    std::unique_ptr<parallel::RankLauncher> ranks;
     const bool known = run.arm_index >= 0 && run.arm_index < static_cast<int>(spec.arms.size());
     const int world = known ? spec.arms[static_cast<size_t>(run.arm_index)].ranks : 1;
     if (world > 1 && !with.ranks.active()) {
-        ranks =
-            std::make_unique<dist::RankLauncher>(dist::workerExecutable(), db.path(), run.run_id,
-                                                 world, with.ranks.timeout_s, with.ranks.first_gpu);
+        ranks = std::make_unique<parallel::RankLauncher>(parallel::workerExecutable(), db.path(),
+                                                         run.run_id, world, with.ranks.timeout_s,
+                                                         with.ranks.first_gpu);
         with.ranks = ranks->rank0();
     }
     RunOutcome out = trainRun(spec, run.arm_index, run.seed, fanout, cancel, with);

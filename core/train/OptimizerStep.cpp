@@ -4,14 +4,14 @@
 
 #include <chrono>
 
-#include "core/dist/GradientSync.h"
+#include "core/parallel/GradientSync.h"
 
 namespace ampbench::train {
 
 OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
                                         ParameterUpdater& updater, amp::LossScaler* scaler,
                                         double grad_clip, bool want_norm, bool defer_norm,
-                                        dist::GradientSync* sync, at::Tensor* step_loss) {
+                                        parallel::GradientSync* sync, at::Tensor* step_loss) {
     OptimizerStepResult r;
     if (sync) {
         sync->averageGradients(params, step_loss);  // once per step, after the K-th backward

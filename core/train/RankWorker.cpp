@@ -9,7 +9,7 @@
 namespace ampbench::train {
 
 run::RunOutcome trainRankWorker(const std::string& db_path, int64_t run_id,
-                                const dist::RankSetup& setup) {
+                                const parallel::RankSetup& setup) {
     config::ExperimentSpec spec;
     int arm_index = 0;
     uint64_t seed = 0;

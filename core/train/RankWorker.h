@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/dist/RankSetup.h"
+#include "core/parallel/RankSetup.h"
 #include "core/run/TrainObserver.h"
 
 namespace ampbench::train {
@@ -13,6 +13,6 @@ namespace ampbench::train {
 /// Throws std::runtime_error when the run is not in the database or its arm does
 /// not train on `setup.world` ranks; otherwise the outcome of this rank's training.
 run::RunOutcome trainRankWorker(const std::string& db_path, int64_t run_id,
-                                const dist::RankSetup& setup);
+                                const parallel::RankSetup& setup);
 
 }  // namespace ampbench::train

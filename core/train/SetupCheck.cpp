@@ -10,10 +10,10 @@
 
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
-#include "core/dist/Communicator.h"
 #include "core/models/Registry.h"
 #include "core/models/ScriptedModel.h"
 #include "core/numerics/NumericsTap.h"
+#include "core/parallel/Communicator.h"
 #include "core/train/Trainer.h"
 #include "core/train/private/AllocationFailure.h"
 #include "core/train/private/TaskHead.h"
@@ -102,7 +102,7 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
     } catch (const std::exception& e) {
         return problem(Kind::Mismatch, "device", e.what());
     }
-    for (const auto& e : config::checkRanks(spec, dist::rankCapacity(device.is_cuda()))) {
+    for (const auto& e : config::checkRanks(spec, parallel::rankCapacity(device.is_cuda()))) {
         problem(Kind::Mismatch, e.field, e.message);  // more ranks than GPUs, no backend
     }
     std::shared_ptr<const data::Dataset> dataset;

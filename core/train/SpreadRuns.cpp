@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/dist/Communicator.h"
+#include "core/parallel/Communicator.h"
 #include "core/train/GpuScheduler.h"
 
 namespace ampbench::train {
@@ -70,7 +70,7 @@ int spreadGpus(const config::ExperimentSpec& spec) {
     if (resolveDevice(spec.device).rfind("cuda", 0) != 0 || !canTrainSideBySide(spec)) {
         return 0;  // the CPU trains one run at a time
     }
-    const int visible = dist::rankCapacity(true).gpus;
+    const int visible = parallel::rankCapacity(true).gpus;
     const int gpus = spec.gpus > 0 ? std::min(spec.gpus, visible) : visible;
     return gpus > 1 || spec.runs_per_gpu > 1 ? std::max(1, gpus) : 0;
 }

@@ -22,10 +22,10 @@
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
 #include "core/data/Prefetcher.h"
-#include "core/dist/GradientSync.h"
-#include "core/dist/RankSummary.h"
 #include "core/models/Registry.h"
 #include "core/models/ScriptedModel.h"
+#include "core/parallel/GradientSync.h"
+#include "core/parallel/RankSummary.h"
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
@@ -67,7 +67,7 @@ class RunLoop {
   public:
     RunLoop(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
             TrainObserver& observer, const CancelToken& cancel, const TrainOptions& options,
-            dist::RankSummaryObserver* ranked = nullptr)
+            parallel::RankSummaryObserver* ranked = nullptr)
         : ranked_(ranked),
           spec_(spec),
           arm_(spec.arms.at(static_cast<size_t>(arm_index))),
@@ -121,7 +121,7 @@ class RunLoop {
     void event(int64_t step, EventKind kind, const std::string& msg, double value = 0.0) {
         obs_.onEvent({step, kind, msg, value});
     }
-    dist::RankSummaryObserver* ranked_;  // this rank's own steps (data-parallel runs)
+    parallel::RankSummaryObserver* ranked_;  // this rank's own steps (data-parallel runs)
     const config::ExperimentSpec& spec_;
     const config::ArmSpec& arm_;
     uint64_t seed_;
@@ -139,8 +139,8 @@ class RunLoop {
     std::unique_ptr<NumericsRecorder> numerics_;  // per-layer numerics, FP32 islands
     std::unique_ptr<ParameterUpdater> updater_;
     std::unique_ptr<data::Prefetcher> prefetcher_;
-    std::unique_ptr<dist::Communicator> comm_;  // data-parallel runs only
-    std::unique_ptr<dist::GradientSync> sync_;
+    std::unique_ptr<parallel::Communicator> comm_;  // data-parallel runs only
+    std::unique_ptr<parallel::GradientSync> sync_;
     std::vector<data::Batch> device_pool_;  // synthetic data, already on the device
     size_t pool_pos_ = 0;
     std::unique_ptr<probe::StepTimer> timer_;
@@ -168,7 +168,7 @@ void RunLoop::setUp() {
                          std::to_string(opt_.ranks.world));
     }
     if (opt_.ranks.active() || opt_.ranks.first_gpu > 0) {
-        device_ = dist::rankDevice(device_, opt_.ranks);  // its own GPU(s) of the machine
+        device_ = parallel::rankDevice(device_, opt_.ranks);  // its own GPU(s) of the machine
     }
     const bool cuda = device_.is_cuda();
     applyCpuThreads(spec_.cpu_threads);
@@ -230,8 +230,8 @@ void RunLoop::setUp() {
     model_->train();
     params_ = model_->parameters();
     if (opt_.ranks.active()) {
-        comm_ = std::make_unique<dist::Communicator>(opt_.ranks, cuda);
-        sync_ = std::make_unique<dist::GradientSync>(*comm_);
+        comm_ = std::make_unique<parallel::Communicator>(opt_.ranks, cuda);
+        sync_ = std::make_unique<parallel::GradientSync>(*comm_);
         sync_->broadcastState(params_, model_->buffers());
     }
     k_ = arm_.accumulation;
@@ -478,20 +478,21 @@ bool RunLoop::graphStep(int64_t s) {
 void RunLoop::finishRanks() {
     const std::string key = "ampbench/summary/";
     if (comm_->rank() != 0) {
-        comm_->publish(key + std::to_string(comm_->rank()), dist::toJson(ranked_->summary()));
+        comm_->publish(key + std::to_string(comm_->rank()), parallel::toJson(ranked_->summary()));
         return;
     }
     const int64_t step = recorder_->stepsDone();
     for (int r = 0; r < world(); ++r) {
         std::optional<std::string> text =
             // A rank sends its summary right after the last step; one that died never does.
-            r == 0 ? dist::toJson(ranked_->summary()) : comm_->fetch(key + std::to_string(r), 30.0);
+            r == 0 ? parallel::toJson(ranked_->summary())
+                   : comm_->fetch(key + std::to_string(r), 30.0);
         if (!text) {
             event(step, EventKind::Warning, "rank " + std::to_string(r) + " sent no summary");
             continue;
         }
-        const dist::RankSummary summary = dist::rankSummaryFromJson(*text);
-        event(step, EventKind::Info, dist::describe(summary), summary.median_step_ms);
+        const parallel::RankSummary summary = parallel::rankSummaryFromJson(*text);
+        event(step, EventKind::Info, parallel::describe(summary), summary.median_step_ms);
     }
 }
 
@@ -705,7 +706,7 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
                     TrainObserver& observer, const CancelToken& cancel,
                     const TrainOptions& options) {
     RunOutcome out;
-    std::unique_ptr<dist::RankSummaryObserver> ranked;
+    std::unique_ptr<parallel::RankSummaryObserver> ranked;
     std::unique_ptr<ObserverFanout> fanout;
     std::unique_ptr<RunLoop> loop;
     auto fail = [&](EventKind kind, FailureKind why, const std::string& message) {
@@ -728,7 +729,7 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
             throw RunFailure("arm index " + std::to_string(arm_index) + " is out of range");
         }
         if (options.ranks.active()) {  // this rank's own summary beside the records
-            ranked = std::make_unique<dist::RankSummaryObserver>(options.ranks.rank);
+            ranked = std::make_unique<parallel::RankSummaryObserver>(options.ranks.rank);
             fanout = std::make_unique<ObserverFanout>(
                 std::vector<TrainObserver*>{&observer, ranked.get()});
         }

@@ -8,7 +8,7 @@
 
 #include "core/config/ExperimentSpec.h"
 #include "core/config/PlannedArm.h"
-#include "core/dist/RankSetup.h"
+#include "core/parallel/RankSetup.h"
 #include "core/run/TrainObserver.h"
 
 namespace ampbench::train {
@@ -63,7 +63,7 @@ struct TrainOptions {
     /// A data-parallel run (the arm's `ranks`): this process's rank, the world and
     /// the rendezvous. Rank 0 reports to the observer as any run does; the others
     /// train their shard and publish a summary that rank 0 records as an event.
-    dist::RankSetup ranks;
+    parallel::RankSetup ranks;
     /// Asked at the end of the run: whether another run held its GPU meanwhile
     /// (runs spread over GPUs, several per GPU); the run then says so in a warning.
     std::function<bool()> shared_device;

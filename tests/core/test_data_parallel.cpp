@@ -22,9 +22,9 @@
 
 #include "core/amp/LossScaler.h"
 #include "core/data/FashionMnist.h"
-#include "core/dist/Communicator.h"
-#include "core/dist/GradientSync.h"
-#include "core/dist/RankSummary.h"
+#include "core/parallel/Communicator.h"
+#include "core/parallel/GradientSync.h"
+#include "core/parallel/RankSummary.h"
 #include "core/run/RemoveTree.h"
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
@@ -67,8 +67,8 @@ std::string freshStore() {
     return std::string(dir) + "/store";
 }
 
-dist::RankSetup setupOf(int rank, int world, const std::string& store, double timeout_s = 30) {
-    dist::RankSetup s;
+parallel::RankSetup setupOf(int rank, int world, const std::string& store, double timeout_s = 30) {
+    parallel::RankSetup s;
     s.rank = rank;
     s.world = world;
     s.store_path = store;
@@ -121,7 +121,7 @@ config::ExperimentSpec mlpSpec(int micro_batch, int ranks, int k, int64_t micro_
 }
 
 bool skipWithoutGloo() {
-    return !dist::glooAvailable();
+    return !parallel::glooAvailable();
 }
 
 }  // namespace
@@ -198,8 +198,9 @@ TEST(DataParallel, AnInfOnOneRankMakesEveryRankSkip) {
         int64_t collectives = 0;
     } res[2];
     onRanks(2, [&](int r) {
-        dist::Communicator comm(setupOf(r, 2, store), /*cuda=*/false);
-        dist::GradientSync sync(comm, /*bucket_bytes=*/16);  // 4 floats: two buckets of one tensor
+        parallel::Communicator comm(setupOf(r, 2, store), /*cuda=*/false);
+        parallel::GradientSync sync(comm,
+                                    /*bucket_bytes=*/16);  // 4 floats: two buckets of one tensor
         std::vector<at::Tensor> params = {at::ones({4}).requires_grad_(),
                                           at::ones({2}).requires_grad_()};
         config::OptimizerSpec opt;
@@ -246,8 +247,8 @@ TEST(DataParallel, FoundInfIsAgreedAcrossRanks) {
     const std::string store = freshStore();
     float agreed[3] = {-1, -1, -1};
     onRanks(3, [&](int r) {
-        dist::Communicator comm(setupOf(r, 3, store), false);
-        dist::GradientSync sync(comm);
+        parallel::Communicator comm(setupOf(r, 3, store), false);
+        parallel::GradientSync sync(comm);
         at::Tensor found_inf = at::full({1}, r == 2 ? 1.0f : 0.0f);
         sync.agreeFoundInf(found_inf);
         agreed[r] = found_inf.item<float>();
@@ -274,11 +275,11 @@ TEST(DataParallel, RanksMeetOverTcpToo) {
     ::close(probe);
     float agreed[2] = {-1, -1};
     onRanks(2, [&](int r) {
-        dist::RankSetup setup = setupOf(r, 2, "");
+        parallel::RankSetup setup = setupOf(r, 2, "");
         setup.tcp_host = "127.0.0.1";
         setup.tcp_port = port;
-        dist::Communicator comm(setup, false);
-        dist::GradientSync sync(comm);
+        parallel::Communicator comm(setup, false);
+        parallel::GradientSync sync(comm);
         at::Tensor found_inf = at::full({1}, r == 0 ? 1.0f : 0.0f);
         sync.agreeFoundInf(found_inf);
         agreed[r] = found_inf.item<float>();
@@ -337,8 +338,8 @@ TEST(DataParallel, GradientsAreAveragedAndFrozenParametersLeftAlone) {
     bool frozen_grad[2] = {true, true};
     bool unused_grad[2] = {true, true};
     onRanks(2, [&](int r) {
-        dist::Communicator comm(setupOf(r, 2, store), false);
-        dist::GradientSync sync(comm);
+        parallel::Communicator comm(setupOf(r, 2, store), false);
+        parallel::GradientSync sync(comm);
         std::vector<at::Tensor> params = {at::ones({1}).requires_grad_(),
                                           at::ones({1}).requires_grad_(), at::ones({1}),
                                           at::ones({1}).requires_grad_()};  // unused everywhere
@@ -365,7 +366,7 @@ TEST(DataParallel, GradientsAreAveragedAndFrozenParametersLeftAlone) {
 
 // The summary a rank sends to rank 0 survives its JSON.
 TEST(DataParallel, RankSummaryRoundTrip) {
-    dist::RankSummaryObserver obs(1);
+    parallel::RankSummaryObserver obs(1);
     for (int i = 1; i <= 5; ++i) {
         run::StepRecord s;
         s.step = i;
@@ -374,14 +375,14 @@ TEST(DataParallel, RankSummaryRoundTrip) {
         s.timed = i > 1;
         obs.onStep(s);
     }
-    const auto back = dist::rankSummaryFromJson(dist::toJson(obs.summary()));
+    const auto back = parallel::rankSummaryFromJson(parallel::toJson(obs.summary()));
     EXPECT_EQ(back.rank, 1);
     EXPECT_EQ(back.steps, 5);
     EXPECT_DOUBLE_EQ(back.median_step_ms, 3.5);
     EXPECT_DOUBLE_EQ(back.max_step_ms, 5);
     EXPECT_EQ(back.peak_bytes, 5000);
-    EXPECT_NE(dist::describe(back).find("rank 1: median step 3.50 ms"), std::string::npos)
-        << dist::describe(back);
+    EXPECT_NE(parallel::describe(back).find("rank 1: median step 3.50 ms"), std::string::npos)
+        << parallel::describe(back);
 }
 
 // Runs spread over GPUs: one run per GPU at a time by default, a 2-rank run waits

@@ -12,9 +12,11 @@
 #include "ScriptedModules.h"
 #include "core/amp/AutocastGuard.h"
 #include "core/models/ScriptedModel.h"
+#include "core/store/Database.h"
 #include "core/train/SetupCheck.h"
 #include "core/train/Trainer.h"
 #include "core/train/private/TaskHead.h"
+#include "core/util/OutputFile.h"
 
 using namespace ampbench;
 using data::test_files::TempDir;
@@ -224,6 +226,35 @@ TEST(Scripted, SavesTheTrainedModuleAtTheEnd) {
     EXPECT_EQ(w_trained.name, w_initial.name);
     EXPECT_FALSE(w_trained.value.equal(w_initial.value))
         << "the saved weights are the trained ones";
+}
+
+// The engine writes models through the same writer as every other output, so a
+// model saved under the name of a database this process has open is refused and the
+// database keeps every byte.
+TEST(Scripted, ASavedModelNeverReplacesADatabaseThisProcessHasOpen) {
+    TempDir dir;
+    const std::string file = dir.file("net.pt");
+    mlp(64, 32, 10).save(file);
+    auto net = models::loadScripted(file, c10::Device(c10::kCPU));
+    const std::string db = dir.file("runs.db");
+    auto bytes = [&] {
+        std::ifstream in(db, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    {
+        auto open = store::Database::open(db);
+        const std::string before = bytes();
+        ASSERT_FALSE(before.empty());
+        try {
+            models::saveScripted(*net, db);
+            FAIL() << "the open database was replaced by the model";
+        } catch (const util::OutputError& e) {
+            EXPECT_TRUE(mentions(e.what(), "the database " + db)) << e.what();
+        }
+        EXPECT_EQ(bytes(), before);
+    }
+    models::saveScripted(*net, db);  // closed, it is an ordinary file name again
+    EXPECT_NO_THROW(torch::jit::load(db));
 }
 
 TEST(TaskHead, RegressionUsesMeanSquaredErrorAndHasNoAccuracy) {

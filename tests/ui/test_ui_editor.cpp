@@ -15,7 +15,7 @@
 #include "UiTestSupport.h"
 #include "core/config/SpecFields.h"
 #include "core/config/SpecJson.h"
-#include "core/dist/Communicator.h"
+#include "core/parallel/Communicator.h"
 #include "core/probe/Environment.h"
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ExperimentEditor.h"
@@ -94,10 +94,11 @@ class EditorTest : public QObject {
         const QString tip =
             editor.armsModel()->headerData(column, Qt::Horizontal, Qt::ToolTipRole).toString();
         QVERIFY2(tip.contains("this machine: the CPU"), qPrintable(tip));
-        QVERIFY2(editor.isValid() == dist::glooAvailable(), qPrintable(listed(editor).join('\n')));
+        QVERIFY2(editor.isValid() == parallel::glooAvailable(),
+                 qPrintable(listed(editor).join('\n')));
         spec.device = config::DeviceKind::Cuda;
         editor.setSpec(spec);
-        if (!probe::cudaAvailable() || !dist::ncclAvailable()) {
+        if (!probe::cudaAvailable() || !parallel::ncclAvailable()) {
             QVERIFY(!editor.isValid());
             QVERIFY2(anyContains(listed(editor), "ranks"), qPrintable(listed(editor).join('\n')));
             QVERIFY(!editor.armsModel()->cellErrors(1, column).isEmpty());

@@ -18,12 +18,12 @@
 #include "ui/Settings.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
+#include "ui/draw/Palette.h"
 #include "ui/plots/PlotExport.h"
 #include "ui/plots/PlotLegend.h"
 #include "ui/plots/PlotMetric.h"
 #include "ui/plots/PlotPanel.h"
 #include "ui/plots/PlotsView.h"
-#include "ui/report/Palette.h"
 #include "ui/runs/CompareView.h"
 #include "ui/runs/RunTreeModel.h"
 #include "ui/runs/SummaryTableModel.h"
@@ -178,7 +178,7 @@ class PlotsTest : public QObject {
         QVERIFY(s1 != s2);
         QCOMPARE(s1.hslHue(), s2.hslHue());
         QVERIFY(curves[2]->pen().color().hslHue() != s1.hslHue());
-        QCOMPARE(report::seedShade(report::armColor(0), 0, 1), report::armColor(0));
+        QCOMPARE(draw::seedShade(draw::armColor(0), 0, 1), draw::armColor(0));
     }
 
     void severalExperimentsAreLabelledAndCompared() {
@@ -332,7 +332,7 @@ class PlotsTest : public QObject {
         Filled f;
         f.show({f.runs[2]});
         const QColor alone = f.plots()->lossPlot()->curves()[0]->pen().color();
-        QCOMPARE(alone, report::armColor(1));  // the spec's second arm
+        QCOMPARE(alone, draw::armColor(1));  // the spec's second arm
         f.show({f.runs[0], f.runs[2]});
         QCOMPARE(f.plots()->lossPlot()->curves()[1]->pen().color(), alone);
         // A second experiment's runs draw dashed.

@@ -18,8 +18,8 @@
 #include "core/config/SpecJson.h"
 #include "core/store/BatchSearchStore.h"
 #include "ui/data/StoreSession.h"
+#include "ui/draw/Palette.h"
 #include "ui/plots/PlotPanel.h"
-#include "ui/report/Palette.h"
 
 namespace ampbench::ui {
 namespace {
@@ -288,7 +288,7 @@ void CapacityView::showChart() {
         const QString arm = qs(b.arm);
         const QString kind = qs(b.precision) + (b.checkpointing ? tr(" + ckpt") : QString());
         ticker->addTick(key, arm + "\n" + kind);
-        QCPBars* bar = plot_->addBars(arm, report::armColor(static_cast<int>(i)));
+        QCPBars* bar = plot_->addBars(arm, draw::armColor(static_cast<int>(i)));
         bar->setWidth(0.6);
         bar->addData(key, static_cast<double>(b.max_batch));
         top = std::max(top, static_cast<double>(b.max_batch));
@@ -318,7 +318,7 @@ void CapacityView::showChart() {
         cell(ArmCol, arm, false);
         table_->item(static_cast<int>(i), ArmCol)->setIcon([&] {
             QPixmap swatch(12, 12);
-            swatch.fill(report::armColor(static_cast<int>(i)));
+            swatch.fill(draw::armColor(static_cast<int>(i)));
             return QIcon(swatch);
         }());
         cell(PrecisionCol, qs(b.precision), false);

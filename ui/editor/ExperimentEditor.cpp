@@ -19,7 +19,7 @@
 #include "core/config/Presets.h"
 #include "core/config/SpecFields.h"
 #include "core/config/SpecJson.h"
-#include "core/dist/Machine.h"
+#include "core/parallel/Machine.h"
 #include "core/probe/Environment.h"
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ChoiceDelegate.h"
@@ -365,10 +365,10 @@ void ExperimentEditor::revalidate() {
     }
     // The arms' ranks against this machine: GPUs on CUDA, Gloo on the CPU.
     const bool cuda = targetsCuda(s.device);
-    static const config::RankCapacity kCpu = dist::rankCapacity(false);
-    static const config::RankCapacity kCuda = dist::rankCapacity(true);
+    static const config::RankCapacity kCpu = parallel::rankCapacity(false);
+    static const config::RankCapacity kCuda = parallel::rankCapacity(true);
     const config::RankCapacity& machine = cuda ? kCuda : kCpu;
-    arms_->setRanksNote(QString::fromStdString(dist::describe(machine)));
+    arms_->setRanksNote(QString::fromStdString(parallel::describe(machine)));
     for (auto& e : config::checkRanks(s, machine)) {
         errors_.push_back(std::move(e));
     }

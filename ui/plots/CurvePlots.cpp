@@ -5,9 +5,9 @@
 
 #include "core/analysis/Statistics.h"
 #include "ui/data/RunDataCache.h"
+#include "ui/draw/Palette.h"
 #include "ui/plots/PlotInput.h"
 #include "ui/plots/PlotPanel.h"
-#include "ui/report/Palette.h"
 
 namespace ampbench::ui {
 
@@ -96,7 +96,7 @@ void drawLoss(PlotPanel& panel, const PlotInput& in) {
             });
         QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);
         if (in.smoothing > 0) {
-            QCPGraph* faint = panel.addCompanion(curve, report::faded(r.color));
+            QCPGraph* faint = panel.addCompanion(curve, draw::faded(r.color));
             faint->setLayer("grid");  // behind every smoothed curve
             panel.setCurve(faint, raw);
         }

@@ -8,12 +8,12 @@
 #include "core/analysis/MetricBand.h"
 #include "core/analysis/PlotSeries.h"
 #include "ui/data/RunDataCache.h"
+#include "ui/draw/Palette.h"
 #include "ui/plots/CurvePlots.h"
 #include "ui/plots/PlotInput.h"
 #include "ui/plots/PlotMetric.h"
 #include "ui/plots/PlotPanel.h"
 #include "ui/plots/TimingPlots.h"
-#include "ui/report/Palette.h"
 
 namespace ampbench::ui {
 namespace {
@@ -96,7 +96,7 @@ bool drawValidationBand(PlotPanel& panel, const PlotInput& in, bool accuracy) {
             high->setPen(Qt::NoPen);
             low->setData(x, lo, true);
             high->setData(x, hi, true);
-            high->setBrush(report::faded(g.color, 50));
+            high->setBrush(draw::faded(g.color, 50));
             high->setChannelFillGraph(low);
         }
         // Evaluations not every run made (a run still going, a shorter run).

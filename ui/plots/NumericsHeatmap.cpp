@@ -11,7 +11,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "ui/report/NumericsMap.h"
+#include "ui/draw/NumericsMap.h"
 
 namespace ampbench::ui {
 
@@ -83,8 +83,8 @@ double NumericsHeatmap::cellValue(int row, int column) const {
     if (row < 0 || column < 0) {
         return NAN;
     }
-    return report::numericsCellValue(grid_, metric_, static_cast<size_t>(row),
-                                     static_cast<size_t>(column));
+    return draw::numericsCellValue(grid_, metric_, static_cast<size_t>(row),
+                                   static_cast<size_t>(column));
 }
 
 QString NumericsHeatmap::textAt(const QPoint& pos) const {
@@ -125,8 +125,8 @@ void NumericsHeatmap::redraw() {
 void NumericsHeatmap::labelRows() {
     const int line = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
     rows_labelled_every_ =
-        report::numericsLabelStride(grid_.names.size(), plot_->height() - 4 * line, line);
-    report::drawNumericsMap(*plot_, *map_, *scale_, grid_, metric_, rows_labelled_every_);
+        draw::numericsLabelStride(grid_.names.size(), plot_->height() - 4 * line, line);
+    draw::drawNumericsMap(*plot_, *map_, *scale_, grid_, metric_, rows_labelled_every_);
 }
 
 void NumericsHeatmap::resizeEvent(QResizeEvent* event) {

@@ -6,7 +6,7 @@
 #include <iterator>
 
 #include "ui/data/RunDataCache.h"
-#include "ui/report/Palette.h"
+#include "ui/draw/Palette.h"
 
 namespace ampbench::ui {
 namespace {
@@ -43,7 +43,7 @@ PlotInput buildPlotInput(const RunDataCache& cache, bool dark) {
             g.label = several ? experiment + "/" + arm : arm;
             g.arm = arm;
             g.experiment = experiment;
-            g.color = report::armColor(s->row.arm_index);
+            g.color = draw::armColor(s->row.arm_index);
             g.style = experimentStyle(experiments.value(s->row.experiment_id));
             const QJsonObject env =
                 QJsonDocument::fromJson(QByteArray::fromStdString(s->row.env_json)).object();
@@ -61,7 +61,7 @@ PlotInput buildPlotInput(const RunDataCache& cache, bool dark) {
         const int n = static_cast<int>(g.runs.size());
         for (int i = 0; i < n; ++i) {
             PlotRun& r = in.runs[static_cast<size_t>(g.runs[static_cast<size_t>(i)])];
-            r.color = report::seedShade(g.color, i, n, dark);
+            r.color = draw::seedShade(g.color, i, n, dark);
             r.style = g.style;
             r.label = g.label + QStringLiteral(" \u00b7 seed %1").arg(r.series->row.seed);
         }

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ui/report/Palette.h"
+#include "ui/draw/Palette.h"
 
 namespace ampbench::report {
 namespace {
@@ -103,7 +103,7 @@ bool drawDeviation(QCustomPlot& plot, const ExperimentAnalysis& a) {
     }
     const QVector<double> x = qvec(band.x);
     shade(plot, x, QVector<double>(x.size(), -1.0), QVector<double>(x.size(), 1.0),
-          faded(armColor(armIndex(a, a.baseline)), 60),
+          draw::faded(draw::armColor(armIndex(a, a.baseline)), 60),
           q(a.baseline + "'s seed band (\xC2\xB1 2\xCF\x83)"));
     for (const auto& ac : a.arm_curves) {
         if (ac.arm == a.baseline) {
@@ -117,7 +117,7 @@ bool drawDeviation(QCustomPlot& plot, const ExperimentAnalysis& a) {
         }
         auto* g = plot.addGraph();
         g->setData(x.mid(0, y.size()), y);
-        g->setPen(QPen(armColor(armIndex(a, ac.arm)), 2.2));
+        g->setPen(QPen(draw::armColor(armIndex(a, ac.arm)), 2.2));
         g->setName(q(ac.arm));
     }
     plot.rescaleAxes();
@@ -164,7 +164,7 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a) {
         QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
         for (size_t i = 0; i < a.validation.size(); ++i) {
             const auto& b = a.validation[i];
-            const QColor col = armColor(armIndex(a, b.arm));
+            const QColor col = draw::armColor(armIndex(a, b.arm));
             ticker->addTick(static_cast<double>(i), q(b.arm));
             auto* g = plot.addGraph();
             g->setData(QVector<double>{static_cast<double>(i)}, QVector<double>{b.mean[0] * scale});
@@ -182,7 +182,7 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a) {
         if (base && std::isfinite(tol)) {
             toleranceLines(plot, base->mean[0] * scale, tol * scale, -0.5,
                            static_cast<double>(a.validation.size()) - 0.5,
-                           armColor(armIndex(a, a.baseline)), tol_name);
+                           draw::armColor(armIndex(a, a.baseline)), tol_name);
         }
         plot.xAxis->setTicker(ticker);
         plot.xAxis->grid()->setVisible(false);
@@ -192,7 +192,7 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a) {
     } else {
         double x0 = std::numeric_limits<double>::infinity(), x1 = 0;
         for (const auto& b : a.validation) {
-            const QColor col = armColor(armIndex(a, b.arm));
+            const QColor col = draw::armColor(armIndex(a, b.arm));
             const QVector<double> x = qvec(b.x);
             x0 = std::min(x0, b.x.front());
             x1 = std::max(x1, b.x.back());
@@ -202,7 +202,7 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a) {
                     lo.push_back(std::isfinite(b.sd[i]) ? (b.mean[i] - 2 * b.sd[i]) * scale : kNaN);
                     hi.push_back(std::isfinite(b.sd[i]) ? (b.mean[i] + 2 * b.sd[i]) * scale : kNaN);
                 }
-                shade(plot, x, lo, hi, faded(col, 55), QString());
+                shade(plot, x, lo, hi, draw::faded(col, 55), QString());
             }
             auto* g = plot.addGraph();
             g->setData(x, qvec(b.mean, scale));
@@ -213,7 +213,7 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a) {
         if (base && std::isfinite(tol)) {
             // Over the last part of the run, where the final metric is read.
             toleranceLines(plot, base->mean.back() * scale, tol * scale, x0 + 0.75 * (x1 - x0), x1,
-                           armColor(armIndex(a, a.baseline)), tol_name);
+                           draw::armColor(armIndex(a, a.baseline)), tol_name);
         }
         plot.rescaleAxes();
         plot.xAxis->scaleRange(1.04, plot.xAxis->range().center());

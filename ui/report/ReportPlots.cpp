@@ -10,9 +10,9 @@
 
 #include "core/analysis/Gains.h"
 #include "core/analysis/Statistics.h"
+#include "ui/draw/NumericsMap.h"
+#include "ui/draw/Palette.h"
 #include "ui/report/JudgementPlots.h"
-#include "ui/report/NumericsMap.h"
-#include "ui/report/Palette.h"
 
 namespace ampbench::report {
 namespace {
@@ -102,8 +102,9 @@ std::vector<PlotImage> numericsPlots(const ReportContent& c, const PlotOptions& 
             auto* scale = new QCPColorScale(&*plot);
             plot->plotLayout()->addElement(1, 1, scale);
             const int line = QFontMetrics(plot->yAxis->tickLabelFont()).height();
-            drawNumericsMap(*plot, *map, *scale, grid, metric,
-                            numericsLabelStride(grid.names.size(), tall.height - 5 * line, line));
+            draw::drawNumericsMap(
+                *plot, *map, *scale, grid, metric,
+                draw::numericsLabelStride(grid.names.size(), tall.height - 5 * line, line));
             out.push_back(
                 {numericsPlotId(r.row.id, metric), title,
                  headroom ? "Each tensor (row) at each recorded step (column): doublings of the "
@@ -127,7 +128,7 @@ QString q(const std::string& s) {
 QImage lossPlot(const ReportContent& c, const PlotOptions& o) {
     const auto& a = c.analysis;
     Plot p(o, "Training loss over samples seen");
-    const QColor base_color = armColor(armIndex(a, a.baseline));
+    const QColor base_color = draw::armColor(armIndex(a, a.baseline));
     const auto& band = a.band;
     if (band.known() && !band.x.empty()) {
         auto* lo = p->addGraph();
@@ -136,7 +137,7 @@ QImage lossPlot(const ReportContent& c, const PlotOptions& o) {
         hi->setData(qvec(band.x), qvec(band.max));
         lo->setPen(Qt::NoPen);
         hi->setPen(Qt::NoPen);
-        hi->setBrush(faded(base_color, 35));
+        hi->setBrush(draw::faded(base_color, 35));
         hi->setChannelFillGraph(lo);
         hi->setName(q(a.baseline + " seeds min\xE2\x80\x93max"));
         lo->removeFromLegend();  // one legend entry per band
@@ -146,7 +147,7 @@ QImage lossPlot(const ReportContent& c, const PlotOptions& o) {
         hi2->setData(qvec(band.x), qvec(band.high));
         lo2->setPen(Qt::NoPen);
         hi2->setPen(Qt::NoPen);
-        hi2->setBrush(faded(base_color, 70));
+        hi2->setBrush(draw::faded(base_color, 70));
         hi2->setChannelFillGraph(lo2);
         hi2->setName(q(a.baseline + " mean \xC2\xB1 2\xCF\x83"));
         lo2->removeFromLegend();
@@ -154,13 +155,13 @@ QImage lossPlot(const ReportContent& c, const PlotOptions& o) {
     for (const auto& rc : a.run_curves) {
         auto* g = p->addGraph();
         g->setData(qvec(rc.x), qvec(rc.smooth));
-        g->setPen(QPen(faded(armColor(armIndex(a, rc.arm)), 90), 1));
+        g->setPen(QPen(draw::faded(draw::armColor(armIndex(a, rc.arm)), 90), 1));
         g->removeFromLegend();
     }
     for (const auto& ac : a.arm_curves) {
         auto* g = p->addGraph();
         g->setData(qvec(band.x), qvec(ac.mean));
-        g->setPen(QPen(armColor(armIndex(a, ac.arm)), 2.2));
+        g->setPen(QPen(draw::armColor(armIndex(a, ac.arm)), 2.2));
         g->setName(q(ac.arm + (ac.runs > 1 ? " (mean of " + std::to_string(ac.runs) + ")" : "")));
     }
     p->rescaleAxes();
@@ -203,7 +204,7 @@ QImage memoryPlot(const ReportContent& c, const PlotOptions& o) {
         auto* bars = new QCPBars(p->xAxis, p->yAxis);
         bars->setWidth(0.55);
         bars->addData(static_cast<double>(i), mib);
-        const QColor col = armColor(armIndex(a, a.verdicts[i].arm));
+        const QColor col = draw::armColor(armIndex(a, a.verdicts[i].arm));
         bars->setPen(QPen(col.darker(130)));
         bars->setBrush(col);
         top = std::max(top, mib);
@@ -236,8 +237,8 @@ QImage stepTimePlot(const ReportContent& c, const PlotOptions& o) {
             continue;
         }
         auto* box = new QCPStatisticalBox(p->xAxis, p->yAxis);
-        const QColor col = armColor(armIndex(a, a.verdicts[i].arm));
-        box->setBrush(faded(col, 120));
+        const QColor col = draw::armColor(armIndex(a, a.verdicts[i].arm));
+        box->setBrush(draw::faded(col, 120));
         box->setPen(QPen(col.darker(140)));
         box->setMedianPen(QPen(col.darker(200), 2.5));
         box->setWidth(0.5);
@@ -282,7 +283,7 @@ QImage lossScalePlot(const ReportContent& c, const PlotOptions& o, bool& any_sca
             auto* g = p->addGraph();
             g->setData(x, y);
             g->setLineStyle(QCPGraph::lsStepLeft);
-            g->setPen(QPen(armColor(armIndex(a, v.arm)), 1.6));
+            g->setPen(QPen(draw::armColor(armIndex(a, v.arm)), 1.6));
             if (named[v.arm]) {
                 g->removeFromLegend();
             } else {

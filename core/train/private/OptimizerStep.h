@@ -6,7 +6,7 @@
 #include "core/amp/LossScaler.h"
 #include "core/train/private/ParameterUpdater.h"
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 class GradientSync;
 }
 
@@ -35,7 +35,7 @@ struct OptimizerStepResult {
 OptimizerStepResult finishOptimizerStep(const std::vector<at::Tensor>& params,
                                         ParameterUpdater& updater, amp::LossScaler* scaler,
                                         double grad_clip, bool want_norm, bool defer_norm = false,
-                                        dist::GradientSync* sync = nullptr,
+                                        parallel::GradientSync* sync = nullptr,
                                         at::Tensor* step_loss = nullptr);
 
 }  // namespace ampbench::train

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "core/dist/Machine.h"
-#include "core/dist/RankSetup.h"
+#include "core/parallel/Machine.h"
+#include "core/parallel/RankSetup.h"
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 
 /// A collective or the rendezvous failed: another rank died, failed or did not
 /// answer within the timeout. The message names what was being done and, where a
@@ -76,4 +76,4 @@ class Communicator {
     std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

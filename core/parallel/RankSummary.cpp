@@ -1,11 +1,11 @@
-#include "core/dist/RankSummary.h"
+#include "core/parallel/RankSummary.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 
 std::string toJson(const RankSummary& s) {
     nlohmann::json j;
@@ -72,4 +72,4 @@ RankSummary RankSummaryObserver::summary() const {
     return s;
 }
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

@@ -1,6 +1,6 @@
-#include "core/dist/Machine.h"
+#include "core/parallel/Machine.h"
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 
 std::string describe(const config::RankCapacity& m) {
     if (m.cuda) {
@@ -15,4 +15,4 @@ std::string describe(const config::RankCapacity& m) {
                   : "this machine: the CPU, but this build has no Gloo: one rank per arm";
 }
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

@@ -8,7 +8,7 @@ class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
 
-namespace ampbench::report {
+namespace ampbench::draw {
 
 /// A cell's colour value: the metric's value, the headroom clamped to [-1, 40] (a
 /// non-finite tensor at the bottom, an all-zero one at the top); NaN where the tensor
@@ -26,4 +26,4 @@ void drawNumericsMap(QCustomPlot& plot, QCPColorMap& map, QCPColorScale& scale,
                      const analysis::NumericsGrid& grid, analysis::NumericsMetric metric,
                      int label_every);
 
-}  // namespace ampbench::report
+}  // namespace ampbench::draw

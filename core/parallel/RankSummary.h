@@ -8,7 +8,7 @@
 
 #include "core/run/TrainObserver.h"
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 
 struct RankSummary {
     int rank = 0;
@@ -41,4 +41,4 @@ class RankSummaryObserver : public run::TrainObserver {
     run::RunOutcome outcome_;
 };
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

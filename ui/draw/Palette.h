@@ -3,7 +3,7 @@
 
 /// The arm colours of the GUI's plots and of the report's, so an arm keeps its
 /// colour from the screen to the page.
-namespace ampbench::report {
+namespace ampbench::draw {
 
 /// Colour of the arm at `armIndex` among the arms on show (a ten-colour cycle).
 QColor armColor(int armIndex);
@@ -14,4 +14,4 @@ QColor seedShade(const QColor& arm, int seedIndex, int seedCount, bool dark = fa
 /// The same colour with alpha for faded curves (e.g. raw loss behind the EMA).
 QColor faded(const QColor& color, int alpha = 60);
 
-}  // namespace ampbench::report
+}  // namespace ampbench::draw

@@ -1,4 +1,4 @@
-#include "core/run/FileKind.h"
+#include "core/util/FileKind.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace ampbench::run {
+namespace ampbench::util {
 namespace {
 
 FileKind kindOfMode(mode_t mode) {
@@ -116,4 +116,4 @@ bool readRest(int fd, const std::string& path, std::string& out, std::string& wh
     }
 }
 
-}  // namespace ampbench::run
+}  // namespace ampbench::util

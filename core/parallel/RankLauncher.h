@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/dist/RankSetup.h"
+#include "core/parallel/RankSetup.h"
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 
 /// The program that runs a rank: $AMPBENCH_CLI when set, else `ampbench-cli`
 /// beside this process's own executable (the GUI and the CLI are installed
@@ -52,4 +52,4 @@ class RankLauncher {
     std::vector<Worker> workers_;
 };
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

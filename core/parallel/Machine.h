@@ -5,7 +5,7 @@
 
 #include "core/config/Validation.h"
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 
 /// Visible GPUs (on CUDA) and the backends this build has, for config::checkRanks.
 config::RankCapacity rankCapacity(bool cuda);
@@ -14,4 +14,4 @@ config::RankCapacity rankCapacity(bool cuda);
 /// CPU, ranks as processes (Gloo)", or why ranks cannot run here.
 std::string describe(const config::RankCapacity& machine);
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

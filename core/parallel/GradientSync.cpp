@@ -1,8 +1,8 @@
-#include "core/dist/GradientSync.h"
+#include "core/parallel/GradientSync.h"
 
 #include <ATen/ATen.h>
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 namespace {
 
 /// Consecutive tensors of one dtype and device, at most `limit` bytes each (a larger
@@ -147,4 +147,4 @@ void GradientSync::agreeFoundInf(at::Tensor& found_inf) {
     ++collectives_;
 }
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

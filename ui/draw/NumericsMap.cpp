@@ -1,4 +1,4 @@
-#include "ui/report/NumericsMap.h"
+#include "ui/draw/NumericsMap.h"
 
 #include <qcustomplot.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-namespace ampbench::report {
+namespace ampbench::draw {
 
 using analysis::NumericsMetric;
 
@@ -66,4 +66,4 @@ void drawNumericsMap(QCustomPlot& plot, QCPColorMap& map, QCPColorScale& scale,
     plot.yAxis->setRange(-0.5, std::max(rows, 1) - 0.5);
 }
 
-}  // namespace ampbench::report
+}  // namespace ampbench::draw

@@ -1,4 +1,4 @@
-#include "core/dist/Communicator.h"
+#include "core/parallel/Communicator.h"
 
 #include <c10/util/Exception.h>
 #include <c10/util/intrusive_ptr.h>
@@ -22,7 +22,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 namespace {
 
 // LibTorch 2 split the process group into a front and per-device backends; the
@@ -288,4 +288,4 @@ std::string Communicator::failureOfOthers() noexcept {
     return {};
 }
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

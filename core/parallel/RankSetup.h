@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 
 struct RankSetup {
     int rank = 0;   ///< 0 records; the others train their shard and report a summary
@@ -30,4 +30,4 @@ struct RankSetup {
     bool active() const { return world > 1; }
 };
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

@@ -1,4 +1,4 @@
-#include "core/dist/RankLauncher.h"
+#include "core/parallel/RankLauncher.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,7 +13,7 @@
 
 #include "core/run/RemoveTree.h"
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -185,4 +185,4 @@ std::vector<std::string> RankLauncher::finish(double grace_s) {
     return lines;
 }
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/dist/Communicator.h"
+#include "core/parallel/Communicator.h"
 
-namespace ampbench::dist {
+namespace ampbench::parallel {
 
 class GradientSync {
   public:
@@ -38,4 +38,4 @@ class GradientSync {
     int64_t collectives_ = 0;
 };
 
-}  // namespace ampbench::dist
+}  // namespace ampbench::parallel

@@ -1,9 +1,9 @@
-#include "ui/report/Palette.h"
+#include "ui/draw/Palette.h"
 
 #include <algorithm>
 #include <array>
 
-namespace ampbench::report {
+namespace ampbench::draw {
 
 QColor armColor(int armIndex) {
     // Tableau 10: distinct for the usual 2–5 arms, readable on white.
@@ -33,4 +33,4 @@ QColor faded(const QColor& color, int alpha) {
     return c;
 }
 
-}  // namespace ampbench::report
+}  // namespace ampbench::draw

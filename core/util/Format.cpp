@@ -1,0 +1,25 @@
+#include "core/util/Format.h"
+
+#include <cstdio>
+
+namespace ampbench::util {
+
+std::string formatBytes(int64_t bytes) {
+    if (bytes <= 0) {
+        return "\xE2\x80\x93";  // en dash
+    }
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(bytes);
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf,
+                  u == 0 ? "%.0f %s" : (v < 10 ? "%.2f %s" : (v < 100 ? "%.1f %s" : "%.0f %s")), v,
+                  units[u]);
+    return buf;
+}
+
+}  // namespace ampbench::util

@@ -1,0 +1,11 @@
+#pragma once
+// Figures as text where the engine reports them (a saved model's size, a memory
+// budget); analysis/Format.h has the rest of the formatting for tables and reports.
+#include <cstdint>
+#include <string>
+
+namespace ampbench::util {
+
+std::string formatBytes(int64_t bytes);  ///< "1.23 GiB", "512 KiB"; "–" for 0
+
+}  // namespace ampbench::util
