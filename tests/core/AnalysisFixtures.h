@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <stdexcept>
 #include <string>
 
+#include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/ExperimentData.h"
 
 namespace ampbench::analysis::fixtures {
@@ -75,6 +77,16 @@ inline RunData makeRun(int64_t id, const RunShape& s) {
     ev.val_loss = r.steps.back().loss;
     r.evals.push_back(ev);
     return r;
+}
+
+/// The verdict on `arm`; throws when the analysis has none.
+inline const ArmVerdict& verdictOf(const ExperimentAnalysis& a, const std::string& arm) {
+    for (const auto& v : a.verdicts) {
+        if (v.arm == arm) {
+            return v;
+        }
+    }
+    throw std::runtime_error("no verdict for " + arm);
 }
 
 }  // namespace ampbench::analysis::fixtures

@@ -1,0 +1,203 @@
+// The tables the analysis feeds: the capacity chart, the summary that takes the
+// verdict's runs, stored arms read back, printable text and the findings' table.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "core/analysis/CapacityChart.h"
+#include "core/analysis/ComparisonTable.h"
+#include "core/analysis/ExperimentAnalysis.h"
+#include "core/analysis/Finding.h"
+#include "core/analysis/Format.h"
+#include "core/analysis/Summary.h"
+#include "tests/core/AnalysisFixtures.h"
+
+using namespace ampbench::analysis::fixtures;
+using namespace ampbench;
+using namespace ampbench::analysis;
+
+namespace {
+store::BatchSearchRow search(int64_t id, const std::string& arm, const std::string& precision,
+                             bool ckpt, int64_t max_batch, const std::string& status) {
+    store::BatchSearchRow r;
+    r.id = id;
+    r.arm = arm;
+    r.precision = precision;
+    r.checkpointing = ckpt;
+    r.max_batch = max_batch;
+    r.status = status;
+    return r;
+}
+}  // namespace
+
+TEST(CapacityChart, RatiosAgainstFp32WithoutCheckpointingAndNewestSearchWins) {
+    const std::vector<store::BatchSearchRow> rows = {
+        search(1, "amp-ckpt", "fp16", true, 368, "finished"),
+        search(2, "fp32-ckpt", "fp32", true, 300, "finished"),
+        search(3, "fp32", "fp32", false, 100, "cancelled"),
+        search(4, "amp", "fp16", false, 216, "finished"),
+        search(5, "fp32", "fp32", false, 144, "finished"),  // a newer search of fp32
+    };
+    const auto chart = analysis::capacityChart(rows);
+    EXPECT_EQ(chart.baseline, "fp32");
+    ASSERT_EQ(chart.bars.size(), 4u);
+    EXPECT_EQ(chart.bars[0].arm, "amp-ckpt");  // first searched first
+    EXPECT_EQ(chart.bars[2].arm, "fp32");
+    EXPECT_EQ(chart.bars[2].max_batch, 144);
+    EXPECT_EQ(chart.bars[2].status, "finished");
+    EXPECT_NEAR(chart.bars[0].ratio, 368.0 / 144.0, 1e-12);
+    EXPECT_NEAR(chart.bars[3].ratio, 1.5, 1e-12);
+    EXPECT_NEAR(chart.bars[2].ratio, 1.0, 1e-12);
+}
+
+TEST(CapacityChart, WithoutFp32TheFirstArmIsTheBaselineAndZeroHasNoRatio) {
+    const auto chart = analysis::capacityChart({search(7, "bf16", "bf16", false, 0, "running"),
+                                                search(8, "fp16", "fp16", false, 64, "finished")});
+    EXPECT_EQ(chart.baseline, "bf16");
+    ASSERT_EQ(chart.bars.size(), 2u);
+    EXPECT_TRUE(std::isnan(chart.bars[1].ratio));  // the baseline found nothing yet
+    EXPECT_TRUE(analysis::capacityChart({}).bars.empty());
+}
+
+TEST(Summary, TheTableTakesExactlyTheRunsTheVerdictJudges) {
+    ExperimentData d;
+    d.experiment.id = 1;
+    auto add = [&](const std::string& arm, uint64_t seed, run::RunStatus status, double acc,
+                   double ms, int64_t mem) {
+        RunShape s;
+        s.arm = arm;
+        s.precision = arm == "fp32" ? "fp32" : "amp-bf16";
+        s.seed = seed;
+        s.status = status;
+        s.accuracy = acc;
+        s.ms_per_sample = ms;
+        RunData r = makeRun(static_cast<int64_t>(d.runs.size()) + 1, s);
+        for (auto& st : r.steps) {
+            st.mem_peak = mem;
+        }
+        d.runs.push_back(std::move(r));
+    };
+    const auto finished = run::RunStatus::Finished, cancelled = run::RunStatus::Cancelled;
+    add("fp32", 1, finished, 0.7675, 1.0, 400 << 20);
+    add("fp32", 2, cancelled, 0.8475, 0.6, 900 << 20);
+    add("fp32", 3, cancelled, 0.8475, 0.6, 900 << 20);
+    add("amp", 1, finished, 0.7600, 0.5, 200 << 20);
+    add("amp", 2, cancelled, 0.9000, 0.2, 100 << 20);
+    add("amp-accum", 1, cancelled, 0.9000, 0.2, 100 << 20);
+
+    const auto a = analyzeExperiment(d);
+    std::vector<RunSummary> every;  // what `show -e` reads: every run of the experiment
+    for (const auto& r : d.runs) {
+        every.push_back(summarizeRun(r.row, r.steps, r.evals));
+    }
+    for (const auto& arms : {summarizeArms(every), a.arms}) {
+        ASSERT_GE(arms.size(), 2u);
+        const ArmSummary& base = arms[0];
+        EXPECT_EQ(base.arm, "fp32");
+        EXPECT_EQ(base.finished, 1);
+        EXPECT_DOUBLE_EQ(base.val_accuracy, 0.7675) << "the cancelled runs' 84.75% stay out";
+        EXPECT_TRUE(std::isnan(base.val_accuracy_sd));
+        EXPECT_EQ(base.peak_mem, int64_t{400} << 20);
+        const ArmSummary& amp = arms[1];
+        EXPECT_EQ(amp.arm, "amp");
+        const Gains& g = verdictOf(a, "amp").gains;
+        EXPECT_DOUBLE_EQ(amp.speedup, g.speedup) << "one figure in the table and the verdict";
+        EXPECT_DOUBLE_EQ(amp.memory_ratio, g.memory_ratio);
+        EXPECT_NEAR(amp.speedup, 2.0, 0.2);
+        EXPECT_DOUBLE_EQ(amp.memory_ratio, 0.5);
+    }
+    // The table as `show -e` prints it.
+    const auto arms = summarizeArms(every);
+    ASSERT_EQ(arms.size(), 3u);
+    EXPECT_EQ(arms[0].runs, 3);
+    const ArmSummary& none = arms[2];
+    EXPECT_EQ(none.finished, 0);
+    EXPECT_EQ(none.runs, 1);
+    EXPECT_TRUE(std::isnan(none.speedup));
+    EXPECT_TRUE(std::isnan(none.memory_ratio));
+    EXPECT_TRUE(std::isnan(none.val_accuracy));
+    EXPECT_EQ(none.peak_mem, 0);
+    const std::string table = comparisonTable(arms, "peak memory").render();
+    EXPECT_NE(table.find("1/3"), std::string::npos) << table;
+    EXPECT_NE(table.find("76.75%"), std::string::npos) << table;
+    EXPECT_EQ(table.find("80.75%"), std::string::npos) << table;
+    EXPECT_EQ(table.find("0.00\xC3\x97"), std::string::npos) << table;
+    std::string row = table.substr(table.find("amp-accum"));
+    row = row.substr(0, row.find('\n'));
+    for (const char* figure : {"ms", "%", "\xC3\x97", "MiB"}) {
+        EXPECT_EQ(row.find(figure), std::string::npos)
+            << "no figure without a finished run: " << row;
+    }
+}
+
+// A run's stored arm that cannot be read is named with its run and field, instead
+// of reading as the default arm (fp32) and misleading the verdict.
+TEST(ExperimentData, AStoredArmThatCannotBeReadIsNamedWithItsField) {
+    RunShape s;
+    s.arm = "amp";
+    s.precision = "amp-bf16";
+    RunData r = makeRun(7, s);
+    EXPECT_EQ(storedArmProblem(r.row), "");
+    auto problem = [&](const std::string& spec_json) {
+        store::RunRow row = r.row;
+        row.spec_json = spec_json;
+        return storedArmProblem(row);
+    };
+    EXPECT_EQ(problem("not json"), "run 7's stored arm (runs.spec_json) is not JSON");
+    EXPECT_EQ(problem("[1]"), "run 7's stored arm (runs.spec_json) is a JSON array, not an object");
+    EXPECT_EQ(problem(R"({"model": 5})"),
+              "run 7's stored arm (runs.spec_json) names no arm, but the run is arm \"amp\"");
+    EXPECT_EQ(problem(R"({"name": "amp", "accumulation": "x"})"),
+              "run 7's stored arm (runs.spec_json): accumulation = \"x\": expected an integer");
+    EXPECT_NE(problem(R"({"name": "amp", "lr": "fast"})").find("lr = \"fast\": expected a number"),
+              std::string::npos);
+    EXPECT_NE(problem(R"({"name": "amp", "resolved_precision": "fp8"})").find("not a precision"),
+              std::string::npos);
+    EXPECT_NE(problem(R"({"name": "fp32"})").find("names arm \"fp32\""), std::string::npos);
+    // Nothing recorded (the column's default) is no damage either, nor a field a
+    // newer build added.
+    EXPECT_EQ(problem("{}"), "");
+    EXPECT_EQ(problem(R"({"name": "amp", "precision": "amp-bf16", "future_field": 1})"), "");
+}
+
+// What a terminal is shown of stored text: bytes that are not UTF-8 are escaped
+// like control characters, so no stray byte becomes an 8-bit control sequence.
+TEST(Format, PrintableEscapesInvalidUtf8AndKeepsValidText) {
+    EXPECT_EQ(printable("caf\xC3\xA9 \xE2\x80\x93 \xF0\x9F\x98\x80"),
+              "caf\xC3\xA9 \xE2\x80\x93 \xF0\x9F\x98\x80");
+    EXPECT_EQ(printable("a\x9B"
+                        "31mb"),
+              "a\\x9B31mb");                                  // a lone 8-bit CSI
+    EXPECT_EQ(printable("\xFF\xFE"), "\\xFF\\xFE");           // never UTF-8
+    EXPECT_EQ(printable("\xC3"), "\\xC3");                    // cut short
+    EXPECT_EQ(printable("\xC0\x9B"), "\\xC0\\x9B");           // overlong
+    EXPECT_EQ(printable("\xED\xA0\x80"), "\\xED\\xA0\\x80");  // a surrogate
+    EXPECT_EQ(printable("\xC2\x9B"), "\\x9B");                // C1 as UTF-8
+    EXPECT_EQ(printable("\x1B]0;title\x07"), "\\x1B]0;title\\x07");
+    EXPECT_EQ(printable("tab\tline\n"), "tab\tline\n");
+}
+
+// One table holds every code's name and sentence: each code has its own stable
+// JSON name and a sentence, and a value past the last code reads as "unknown".
+TEST(Finding, EveryCodeHasItsOwnNameAndASentence) {
+    std::set<std::string> names;
+    for (int i = 0; i <= static_cast<int>(kLastFindingCode); ++i) {
+        Finding f;
+        f.code = static_cast<FindingCode>(i);
+        const std::string name = codeName(f.code);
+        EXPECT_NE(name, "unknown") << i;
+        EXPECT_TRUE(!name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        })) << name;
+        EXPECT_TRUE(names.insert(name).second) << name << " names two codes";
+        EXPECT_FALSE(describe(f).empty()) << name;
+    }
+    EXPECT_EQ(codeName(FindingCode::ScalerMissing), "scaler_missing");
+    EXPECT_EQ(codeName(FindingCode::NoScaleControl), "noscale_control");
+    Finding past;
+    past.code = static_cast<FindingCode>(static_cast<int>(kLastFindingCode) + 1);
+    EXPECT_EQ(codeName(past.code), "unknown");
+    EXPECT_EQ(describe(past), "unknown");
+}
