@@ -10,12 +10,11 @@
 // never through a link.
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -25,7 +24,6 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -33,6 +31,7 @@
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
+#include "cli/JobFiles.h"
 #include "cli/Progress.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
@@ -49,368 +48,6 @@ using nlohmann::json;
 
 namespace ampbench::cli {
 namespace {
-
-std::string jobsDir(const std::string& db_path) {
-    return db_path + ".jobs";
-}
-std::string jobFile(const std::string& db_path, int64_t id) {
-    return jobsDir(db_path) + "/" + std::to_string(id) + ".json";
-}
-/// Held (an fcntl write lock) by a job for as long as it runs: only the process
-/// that holds it is the experiment's job, whatever pid a job file names.
-std::string jobLockFile(const std::string& db_path, int64_t id) {
-    return jobsDir(db_path) + "/" + std::to_string(id) + ".lock";
-}
-
-/// A jobs folder or a job file that cannot be used; the message names it (exit 6).
-class JobFileError : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
-};
-
-std::string kindOf(mode_t mode) {
-    if (S_ISLNK(mode)) {
-        return "a symbolic link";
-    }
-    if (S_ISDIR(mode)) {
-        return "a folder";
-    }
-    if (S_ISFIFO(mode)) {
-        return "a FIFO (named pipe)";
-    }
-    if (S_ISCHR(mode)) {
-        return "a character device";
-    }
-    if (S_ISBLK(mode)) {
-        return "a block device";
-    }
-    if (S_ISSOCK(mode)) {
-        return "a socket";
-    }
-    return "not a regular file";
-}
-
-/// The jobs folder beside the database, private to this user: created with mode
-/// 0700 when `create`; refused when it is a link, not a folder, someone else's or
-/// writable by others, since its files decide which process `cancel` signals.
-/// False (and nothing created) when it does not exist and `create` is false.
-bool checkJobsDir(const std::string& db_path, bool create) {
-    const std::string dir = jobsDir(db_path);
-    struct stat st {};
-    if (::lstat(dir.c_str(), &st) != 0) {
-        if (errno != ENOENT) {
-            throw JobFileError("cannot use the jobs folder " + dir + ": " + std::strerror(errno));
-        }
-        if (!create) {
-            return false;
-        }
-        if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-            throw JobFileError("cannot create the jobs folder " + dir + ": " +
-                               std::strerror(errno));
-        }
-        if (::lstat(dir.c_str(), &st) != 0) {
-            throw JobFileError("cannot use the jobs folder " + dir + ": " + std::strerror(errno));
-        }
-    }
-    std::string problem;
-    if (!S_ISDIR(st.st_mode)) {
-        problem = "it is " + kindOf(st.st_mode) + ", not a folder";
-    } else if (st.st_uid != ::geteuid()) {
-        problem = "it belongs to another user (uid " + std::to_string(st.st_uid) + ")";
-    } else if ((st.st_mode & 022) != 0) {
-        char mode[8];
-        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-        problem = std::string("other users can write into it (mode ") + mode + ")";
-    }
-    if (!problem.empty()) {
-        throw JobFileError("refusing the jobs folder " + dir + ": " + problem +
-                           "; job files live only in a folder of your own (mode 0700): remove "
-                           "it, or give --db another file");
-    }
-    return true;
-}
-
-/// What a job file says: written by the job when it planned its experiment, and
-/// again with its exit code when it ended.
-struct Job {
-    int64_t experiment_id = 0;
-    pid_t pid = 0;
-    long long pid_start = 0;
-    std::string log;
-    std::string db;
-    std::string device;
-    int64_t runs = 0;
-    int64_t started_at = 0;
-    std::optional<int> exit_code;
-    int64_t ended_at = 0;
-};
-
-json toJson(const Job& job) {
-    json j = {{"experiment_id", job.experiment_id},
-              {"pid", static_cast<int>(job.pid)},
-              {"pid_start", job.pid_start},
-              {"log", job.log},
-              {"db", job.db},
-              {"device", job.device},
-              {"runs", job.runs},
-              {"started_at", job.started_at}};
-    if (job.exit_code) {
-        j["exit_code"] = *job.exit_code;
-        j["ended_at"] = job.ended_at;
-    }
-    return j;
-}
-
-std::string typeName(const json& value) {
-    if (value.is_number_integer()) {
-        return "a whole number (" + value.dump() + ")";
-    }
-    if (value.is_number()) {
-        return "a fractional number (" + value.dump() + ")";
-    }
-    if (value.is_string()) {
-        std::string text = value.get<std::string>();
-        if (text.size() > 40) {
-            text = text.substr(0, 40) + "...";
-        }
-        return "a string (\"" + text + "\")";
-    }
-    return std::string("a JSON ") + value.type_name();
-}
-
-/// The job file at `path`: nullopt when there is none. Anything but a regular file
-/// (a FIFO would block the reader, a link could lead anywhere), text that is not
-/// JSON, or a field of the wrong type is a JobFileError naming the file and field.
-std::optional<Job> readJob(const std::string& path, int64_t id) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT) {
-            return std::nullopt;
-        }
-        if (errno == ELOOP) {
-            throw JobFileError("job file " + path +
-                               " is a symbolic link; a job file is a regular file in the jobs "
-                               "folder: remove the link");
-        }
-        throw JobFileError("cannot read job file " + path + ": " + std::strerror(errno));
-    }
-    struct stat st {};
-    std::string text;
-    std::string problem;
-    if (::fstat(fd, &st) != 0) {
-        problem = std::strerror(errno);
-    } else if (!S_ISREG(st.st_mode)) {
-        problem = "it is " + kindOf(st.st_mode) + ", not a regular file: remove it";
-    } else if (st.st_size > (1 << 20)) {
-        problem = "it is " + std::to_string(st.st_size) + " bytes, far more than a job file holds";
-    } else {
-        char buf[4096];
-        for (;;) {
-            const ssize_t n = ::read(fd, buf, sizeof buf);
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n < 0) {
-                problem = std::strerror(errno);
-            }
-            if (n <= 0) {
-                break;
-            }
-            text.append(buf, static_cast<size_t>(n));
-        }
-    }
-    ::close(fd);
-    if (!problem.empty()) {
-        throw JobFileError("cannot read job file " + path + ": " + problem);
-    }
-    const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
-        throw JobFileError("job file " + path + " is not a JSON object" +
-                           (j.is_discarded() ? " (it does not parse)" : "") +
-                           "; `launch` writes it: remove it if experiment " + std::to_string(id) +
-                           " is no longer running");
-    }
-    auto wrong = [&](const char* key, const std::string& expected) {
-        return JobFileError("job file " + path + ": \"" + key + "\" is " + typeName(j.at(key)) +
-                            ", expected " + expected);
-    };
-    auto integer = [&](const char* key, bool required, int64_t low, int64_t high,
-                       const std::string& expected) -> int64_t {
-        auto it = j.find(key);
-        if (it == j.end()) {
-            if (required) {
-                throw JobFileError("job file " + path + ": \"" + key + "\" is missing (" +
-                                   expected + ")");
-            }
-            return 0;
-        }
-        if (!it->is_number_integer()) {
-            throw wrong(key, expected);
-        }
-        const int64_t v = it->is_number_unsigned() && it->get<uint64_t>() > INT64_MAX
-                              ? INT64_MAX
-                              : it->get<int64_t>();
-        if (v < low || v > high) {
-            throw wrong(key, expected);
-        }
-        return v;
-    };
-    auto text_field = [&](const char* key) -> std::string {
-        auto it = j.find(key);
-        if (it == j.end()) {
-            return {};
-        }
-        if (!it->is_string()) {
-            throw wrong(key, "a string");
-        }
-        return it->get<std::string>();
-    };
-    Job job;
-    job.experiment_id = integer("experiment_id", true, 1, INT64_MAX, "the experiment's id");
-    if (job.experiment_id != id) {
-        throw JobFileError("job file " + path + ": \"experiment_id\" is " +
-                           std::to_string(job.experiment_id) + ", but the file is experiment " +
-                           std::to_string(id) + "'s");
-    }
-    job.pid = static_cast<pid_t>(
-        integer("pid", true, 1, std::numeric_limits<pid_t>::max(), "a process id from 1 up"));
-    job.pid_start = integer("pid_start", true, 1, INT64_MAX,
-                            "the process's start time in clock ticks, from 1 up");
-    job.log = text_field("log");
-    job.db = text_field("db");
-    job.device = text_field("device");
-    job.runs = integer("runs", false, 0, INT64_MAX, "a count of runs from 0 up");
-    job.started_at = integer("started_at", false, 0, INT64_MAX, "seconds since 1970");
-    if (j.contains("exit_code")) {
-        job.exit_code = static_cast<int>(integer("exit_code", true, 0, 255, "an exit code 0-255"));
-        job.ended_at = integer("ended_at", false, 0, INT64_MAX, "seconds since 1970");
-    }
-    return job;
-}
-
-/// Writes the job file whole or not at all: a new file of mode 0600, created
-/// exclusively (never through a link planted at its name), then renamed over the old.
-void writeJob(const std::string& db_path, const Job& job) {
-    const std::string path = jobFile(db_path, job.experiment_id);
-    const std::string temp = jobsDir(db_path) + "/." + std::to_string(job.experiment_id) +
-                             ".json." + std::to_string(::getpid()) + ".tmp";
-    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = ::open(temp.c_str(), flags, 0600);
-    if (fd < 0 && errno == EEXIST) {  // left by a dead process that had this pid
-        ::unlink(temp.c_str());
-        fd = ::open(temp.c_str(), flags, 0600);
-    }
-    if (fd < 0) {
-        throw JobFileError("cannot write job file " + path + ": " + std::strerror(errno));
-    }
-    const std::string text = toJson(job).dump(2) + "\n";
-    const char* p = text.data();
-    size_t left = text.size();
-    int error = 0;
-    while (left > 0 && error == 0) {
-        const ssize_t n = ::write(fd, p, left);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            error = errno;
-            break;
-        }
-        p += n;
-        left -= static_cast<size_t>(n);
-    }
-    if (error == 0 && ::fsync(fd) != 0) {
-        error = errno;
-    }
-    if (::close(fd) != 0 && error == 0) {
-        error = errno;
-    }
-    if (error == 0 && ::rename(temp.c_str(), path.c_str()) != 0) {
-        error = errno;
-    }
-    if (error != 0) {
-        ::unlink(temp.c_str());
-        throw JobFileError("cannot write job file " + path + ": " + std::strerror(error));
-    }
-}
-
-/// The start time of process `pid` in clock ticks since boot (/proc/PID/stat, field
-/// 22), or 0 when there is no such process or it is a zombie. With the pid it names
-/// one process: a pid the kernel reused has another start time.
-long long processStart(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');  // the command name may hold spaces and ')'
-    if (close == std::string::npos) {
-        return 0;
-    }
-    std::istringstream rest(text.substr(close + 2));
-    std::string field, state;
-    rest >> state;
-    if (state == "Z" || state == "X") {
-        return 0;
-    }
-    for (int i = 4; i <= 22; ++i) {  // fields 4 … 22 after the state (field 3)
-        if (!(rest >> field)) {
-            return 0;
-        }
-    }
-    return std::atoll(field.c_str());
-}
-
-/// The process that holds the job's lock, 0 when none does.
-pid_t lockHolder(const std::string& lock_path) {
-    const int fd = ::open(lock_path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        return 0;
-    }
-    struct stat st {};
-    pid_t holder = 0;
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        struct flock lock {};
-        lock.l_type = F_WRLCK;
-        lock.l_whence = SEEK_SET;
-        if (::fcntl(fd, F_GETLK, &lock) == 0 && lock.l_type != F_UNLCK) {
-            holder = lock.l_pid;
-        }
-    }
-    ::close(fd);
-    return holder;
-}
-
-/// Taken by the job before it writes its job file, held until it exits (the
-/// descriptor is never closed; the kernel lets go when the process ends).
-void holdJobLock(const std::string& db_path, int64_t id) {
-    const std::string path = jobLockFile(db_path, id);
-    const int flags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = ::open(path.c_str(), flags, 0600);
-    if (fd < 0 && errno == EEXIST) {  // an ended job's, or a link someone left
-        ::unlink(path.c_str());
-        fd = ::open(path.c_str(), flags, 0600);
-    }
-    struct flock lock {};
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    if (fd < 0 || ::fcntl(fd, F_SETLK, &lock) != 0) {
-        throw JobFileError("cannot lock " + path + ": " + std::strerror(errno));
-    }
-}
-
-/// Whether the process a job file names is there, and whether it is that job.
-enum class JobProcess {
-    Gone,         ///< no process with that pid and start time
-    Ours,         ///< it holds the job's lock: it is the experiment's job
-    Unconfirmed,  ///< a live process that holds no lock: not (or not provably) the job
-};
-
-JobProcess jobProcess(const std::string& db_path, const Job& job) {
-    const long long start = processStart(job.pid);
-    if (start == 0 || start != job.pid_start) {
-        return JobProcess::Gone;
-    }
-    return lockHolder(jobLockFile(db_path, job.experiment_id)) == job.pid ? JobProcess::Ours
-                                                                          : JobProcess::Unconfirmed;
-}
 
 std::string readText(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -464,8 +101,7 @@ int runJob(const std::string& db_path, const config::ValidSpec& valid,
     train::ExperimentHooks hooks;
     hooks.setup_checked = true;
     hooks.planned = [&](const train::ExperimentPlan& plan) {
-        const std::string log =
-            jobsDir(db_path) + "/" + std::to_string(plan.experiment_id) + ".log";
+        const std::string log = jobLogFile(db_path, plan.experiment_id);
         std::error_code ec;
         fs::rename(pending_log, log, ec);  // the open descriptor keeps writing to it
         job = Job{};
@@ -579,32 +215,6 @@ json runJson(const store::RunRow& r, bool job_dead) {
             {"error", r.error}};
 }
 
-/// Sends `signal` to `pid` only while it is still the process whose start time is
-/// `start`: through a pidfd where the kernel has them, so a pid reused between the
-/// check and the signal cannot be hit.
-int signalJob(pid_t pid, long long start, int signal) {
-#ifdef SYS_pidfd_open
-    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (pidfd >= 0) {
-        int result = -1;
-        if (processStart(pid) == start) {
-            result = static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0));
-        } else {
-            errno = ESRCH;
-        }
-        const int error = errno;
-        ::close(pidfd);
-        errno = error;
-        return result;
-    }
-#endif
-    if (processStart(pid) != start) {
-        errno = ESRCH;
-        return -1;
-    }
-    return ::kill(pid, signal);
-}
-
 }  // namespace
 
 int commandLaunch(const std::string& db_path, RunOverrides o, const LaunchOptions& l) {
@@ -646,14 +256,8 @@ int commandLaunch(const std::string& db_path, RunOverrides o, const LaunchOption
         return kIoError;
     }
     std::error_code ec;
-    // Created here and nowhere else: a link or file already at the name (an earlier
-    // launcher's with this pid, or planted) is removed, never written through.
-    const std::string pending = jobsDir(db_path) + "/launch-" + std::to_string(::getpid()) + ".log";
-    const int log_flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC;
-    int log = ::open(pending.c_str(), log_flags, 0600);
-    if (log < 0 && errno == EEXIST && ::unlink(pending.c_str()) == 0) {
-        log = ::open(pending.c_str(), log_flags, 0600);
-    }
+    const std::string pending = pendingLogFile(db_path, ::getpid());
+    const int log = createLog(pending);
     if (log < 0) {
         say(stderr, "launch: cannot create the job's log %s: %s\n", pending.c_str(),
             std::strerror(errno));
