@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "NpyBytes.h"
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
 #include "core/data/private/Split.h"
@@ -50,32 +51,6 @@ inline void writeFile(const std::string& path, const std::string& bytes) {
 inline std::string readFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-/// An .npy file's bytes as np.save writes them (version 1.0, header padded to 64).
-inline std::string npyBytes(const std::string& descr, const std::vector<int64_t>& shape,
-                            const void* data, size_t bytes, const std::string& fortran = "False") {
-    std::string dims;
-    for (auto d : shape) {
-        dims += std::to_string(d) + ", ";
-    }
-    if (shape.size() > 1) {
-        dims.resize(dims.size() - 2);
-    } else if (shape.size() == 1) {
-        dims.pop_back();
-    }
-    std::string dict =
-        "{'descr': '" + descr + "', 'fortran_order': " + fortran + ", 'shape': (" + dims + "), }";
-    while ((10 + dict.size() + 1) % 64 != 0) {
-        dict += ' ';
-    }
-    dict += '\n';
-    std::string out = "\x93NUMPY";
-    out += '\x01';
-    out += '\x00';
-    out += static_cast<char>(dict.size() & 0xff);
-    out += static_cast<char>(dict.size() >> 8);
-    return out + dict + std::string(static_cast<const char*>(data), bytes);
 }
 
 template <typename T>

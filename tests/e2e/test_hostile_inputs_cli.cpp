@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/NpyBytes.h"
 #include "Shell.h"
 
 namespace fs = std::filesystem;
@@ -50,22 +51,6 @@ std::string hostileTable(int rows) {
         out += std::to_string(y) + "\n";
     }
     return out;
-}
-
-/// An .npy header as np.save writes it (version 1.0, padded to 64 bytes).
-std::string npyHeaderOnly(const std::string& descr, const std::string& shape) {
-    std::string dict =
-        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-    while ((10 + dict.size() + 1) % 64 != 0) {
-        dict += ' ';
-    }
-    dict += '\n';
-    std::string out = "\x93NUMPY";
-    out += '\x01';
-    out += '\x00';
-    out += static_cast<char>(dict.size() & 0xff);
-    out += static_cast<char>(dict.size() >> 8);
-    return out + dict;
 }
 
 void writeZipEntries(const fs::path& path,
@@ -201,8 +186,10 @@ TEST_F(HostileCli, AModelArchiveThatOpensButCannotBeImportedExitsThreeNamingIt) 
 TEST_F(HostileCli, BombsAndImplausibleValuesAreRefusedWithExitThree) {
     // 100 samples promised, 16 MB of zeros inflated (a few kB on disk).
     const auto bomb = dir_ / "bomb.npz";
-    const std::string x = npyHeaderOnly("<f4", "(100, 4)") + std::string(size_t(16) << 20, '\0');
-    std::string y = npyHeaderOnly("<i8", "(100,)") + std::string(800, '\0');
+    const std::string x = ampbench::data::test_files::npyBytes("<f4", {100, 4}, "", 0) +
+                          std::string(size_t(16) << 20, '\0');
+    std::string y =
+        ampbench::data::test_files::npyBytes("<i8", {100}, "", 0) + std::string(800, '\0');
     writeZipEntries(bomb, {{"x.npy", x}, {"y.npy", y}}, true);
     ASSERT_LT(fs::file_size(bomb), size_t(1) << 20);
     writeBytes(dir_ / "images" / "cat" / "big.png", pngHeaderOnly(20000, 20000));
