@@ -248,7 +248,7 @@ void Database::prepareSchema(Mode mode) {
         }
         return;
     }
-    schema::exec(db_, path_, "PRAGMA journal_mode = WAL", "switching to WAL mode");
+    schema::useWal(db_, path_);
     schema::exec(db_, path_, "PRAGMA synchronous = NORMAL", "setting synchronous mode");
     if (id.user_version == kSchemaVersion)
         return;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <thread>
 
 #include "core/store/StoreError.h"
 
@@ -336,7 +337,37 @@ void exec(sqlite3* db, const std::string& path, const std::string& sql, const ch
     }
 }
 
+void useWal(sqlite3* db, const std::string& path) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    for (;;) {
+        const int rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+        if (rc == SQLITE_OK)
+            return;
+        const int primary = rc & 0xff;
+        if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
+            std::chrono::steady_clock::now() >= deadline)
+            throwIo(db, path, "switching to WAL mode");
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
 Identity inspect(sqlite3* db, const std::string& path) {
+    // One snapshot for all three reads: read one by one, another program's first
+    // transaction could land between them, and its new tables would show without
+    // the application id it set with them.
+    struct Snapshot {
+        sqlite3* db;
+        bool own;
+        ~Snapshot() {
+            if (own)
+                sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);  // a read: nothing to lose
+        }
+    } snapshot{db, sqlite3_get_autocommit(db) != 0};
+    if (snapshot.own && sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK) {
+        snapshot.own = false;
+        throwIo(db, path, "starting a read of the file's identity");
+    }
     Identity id;
     id.application_id = static_cast<int32_t>(
         pragmaInt(db, path, "PRAGMA application_id", "reading the application id"));

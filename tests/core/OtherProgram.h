@@ -58,9 +58,9 @@ struct OtherProgram {
 };
 inline const OtherProgram kOtherProgram;
 
-/// Runs the other program to its end; its exit status, or -1 when it did not exit.
-inline int runOtherProgram(const std::string& role, const std::string& db,
-                           const std::string& name) {
+/// Starts the other program; its process id (see waitOtherProgram).
+inline pid_t startOtherProgram(const std::string& role, const std::string& db,
+                               const std::string& name) {
     // The environment is built before fork: between fork and exec a child of a
     // threaded program (the Qt tests) may only make async-signal-safe calls.
     std::vector<std::string> env = {"AMPBENCH_TEST_ROLE=" + role, "AMPBENCH_TEST_DB=" + db,
@@ -80,9 +80,21 @@ inline int runOtherProgram(const std::string& role, const std::string& db,
         ::execve("/proc/self/exe", argv, envp.data());
         _exit(127);
     }
+    return pid;
+}
+
+/// The exit status of a started program, or -1 when it did not exit.
+inline int waitOtherProgram(pid_t pid) {
     int status = 0;
-    ::waitpid(pid, &status, 0);
+    if (pid <= 0 || ::waitpid(pid, &status, 0) != pid)
+        return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// Runs the other program to its end; its exit status, or -1 when it did not exit.
+inline int runOtherProgram(const std::string& role, const std::string& db,
+                           const std::string& name) {
+    return waitOtherProgram(startOtherProgram(role, db, name));
 }
 
 }  // namespace ampbench::test_processes

@@ -95,6 +95,23 @@ TEST_F(StoreProcesses, ALongLivedConnectionBesideWritersThatExitKeepsEveryRowAnd
     EXPECT_EQ(names, (std::vector<std::string>{"cli-0", "cli-1", "cli-2", "renamed-2"}));
 }
 
+// Programs that create one new database at the same moment (two ingests of one
+// stream, runs started together) all open it: the switch to WAL mode takes its lock
+// without SQLite's busy wait and used to fail at once with "database is locked".
+TEST_F(StoreProcesses, ProgramsCreatingOneNewFileAtOnceAllOpenIt) {
+    for (int round = 0; round < 12; ++round) {
+        const std::string db = (dir_ / ("new" + std::to_string(round) + ".db")).string();
+        std::vector<pid_t> writers;
+        for (int i = 0; i < 6; ++i)
+            writers.push_back(
+                ampbench::test_processes::startOtherProgram("write", db, "w" + std::to_string(i)));
+        for (pid_t pid : writers)
+            EXPECT_EQ(ampbench::test_processes::waitOtherProgram(pid), 0) << "round " << round;
+        EXPECT_EQ(integrity(db), "ok");
+        EXPECT_EQ(Database::open(db, Database::Mode::ReadOnly)->experiments().size(), 6u);
+    }
+}
+
 // A FIFO where the database should be would block the open until a writer came.
 TEST_F(StoreProcesses, AFifoAsTheDatabaseIsRefusedAtOnce) {
     const std::string fifo = (dir_ / "pipe.db").string();

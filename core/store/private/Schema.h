@@ -48,6 +48,11 @@ std::string recoveryAdvice(const std::string& path);
 /// Runs SQL without results; throws StoreError(Io) naming the file and the step.
 void exec(sqlite3* db, const std::string& path, const std::string& sql, const char* what);
 
+/// Puts the file in WAL mode. The switch takes the exclusive lock without SQLite's
+/// busy handler, so a second program opening a new file at the same moment would
+/// fail at once: it is retried for up to kBusyTimeoutMs.
+void useWal(sqlite3* db, const std::string& path);
+
 /// Throws StoreError with sqlite3_errmsg: NotADatabase for SQLITE_NOTADB, Corrupt
 /// for SQLITE_CORRUPT, Busy for SQLITE_BUSY/LOCKED, Io otherwise.
 [[noreturn]] void throwIo(sqlite3* db, const std::string& path, const std::string& what);
