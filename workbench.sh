@@ -15,7 +15,8 @@ BUILD_DIR=${BUILD_DIR:-build/cpu}
 GUI=${AMPBENCH_GUI:-ON}
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config
           libtorch-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev
-          libstb-dev libminizip-dev libcsv-dev libgloo-dev dataset-fashion-mnist help2man)
+          libstb-dev libminizip-dev libcsv-dev libgloo-dev dataset-fashion-mnist help2man
+          openssh-server openssh-client)
 if [[ "$GUI" == ON ]]; then
     PACKAGES+=(qt6-base-dev qt6-svg-dev libqcustomplot-dev xvfb xauth imagemagick poppler-utils)
 fi
@@ -30,7 +31,19 @@ install_missing() {
         local sudo=()
         [[ $(id -u) -eq 0 ]] || sudo=(sudo)
         "${sudo[@]}" apt-get update -q
-        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+        # The tests start sshd themselves, on 127.0.0.1 with a config of their own:
+        # installing openssh-server must not leave the system's sshd listening, so
+        # Debian's policy-rc.d says no to starting services during this install.
+        local policy=/usr/sbin/policy-rc.d made_policy=0
+        if [[ " ${missing[*]} " == *" openssh-server "* && ! -e $policy ]]; then
+            printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" > /dev/null
+            "${sudo[@]}" chmod 755 "$policy"
+            made_policy=1
+        fi
+        local rc=0
+        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" || rc=$?
+        ((made_policy)) && "${sudo[@]}" rm -f "$policy"
+        return $rc
     fi
 }
 

@@ -1,7 +1,10 @@
 // The GUI's remote runs with a stand-in for ssh that runs the "server's" commands
 // here: hosts in the settings, Test connection's messages, a run launched on a
 // host and followed into the local database (runs tree, plots), a dropped link
-// resumed, and Cancel through the transport.
+// resumed, and Cancel through the transport. Then the same through a real OpenSSH
+// server (tests/e2e/RealSsh.h): Test connection, a run whose connection is killed
+// mid-stream, Cancel, a refused key, a missing CLI; and host strings that would be
+// ssh options or shell syntax, refused before anything runs.
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -10,11 +13,13 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QtTest>
+#include <memory>
 
 #include "UiTestSupport.h"
 #include "core/config/BuildInfo.h"
 #include "core/store/Database.h"
 #include "core/stream/RecordStream.h"
+#include "tests/e2e/RealSsh.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/editor/ExperimentEditor.h"
 #include "ui/remote/ConnectionTest.h"
@@ -30,7 +35,7 @@ namespace {
 
 /// A synthetic experiment that trains some seconds per run on one CPU thread.
 config::ExperimentSpec remoteSpec(int64_t steps) {
-    config::ExperimentSpec s = test::tinySpec(steps);
+    config::ExperimentSpec s = ui::test::tinySpec(steps);
     s.name = "remote-ui";
     s.data.name = "synthetic-images";
     s.model.name = "mlp";
@@ -67,6 +72,25 @@ std::vector<std::string> rowsOf(const store::Database& db, int64_t run) {
 class RemoteUiTest : public QObject {
     Q_OBJECT
     QTemporaryDir server_;
+    std::unique_ptr<ampbench::test::RealSshd> sshd_;
+    /// The real server, started by the first test that needs it.
+    ampbench::test::RealSshd& sshd() {
+        if (!sshd_) {
+            sshd_ = std::make_unique<ampbench::test::RealSshd>(
+                server_.filePath(QStringLiteral("sshd")).toStdString());
+        }
+        return *sshd_;
+    }
+    /// A host on the real server: its port, this user, the CLI of this build.
+    RemoteHost realHost() {
+        RemoteHost h = host();
+        h.destination = QString::fromStdString(sshd().destination());
+        h.port = sshd().port();
+        return h;
+    }
+    QString realSsh(bool refusedKey = false) {
+        return QString::fromStdString(sshd().sshProgram(refusedKey));
+    }
     RemoteHost host() const {
         RemoteHost h;
         h.label = QStringLiteral("gpu");
@@ -81,6 +105,202 @@ class RemoteUiTest : public QObject {
     void cleanup() {
         qunsetenv("FAKE_SSH_EXIT");
         qunsetenv("FAKE_SSH_STDERR");
+    }
+
+    void cleanupTestCase() {
+        if (sshd_) {
+            const pid_t pid = sshd_->pid();
+            QVERIFY(sshd_->stop());
+            QVERIFY2(pid <= 0 || ::kill(pid, 0) != 0, "sshd still runs");
+            QCOMPARE(QString::fromStdString(sshd_->running()), QString());
+            sshd_.reset();
+        }
+    }
+
+    void realServerConnectionTestNamesSuccessAndEachFailure() {
+        QVERIFY2(sshd().ok(), sshd().why().c_str());
+        ConnectionResult r = testConnection(realHost(), realSsh());
+        QVERIFY2(r.ok(), qPrintable(r.message));
+        QCOMPARE(r.version, QString::fromUtf8(config::buildVersion()));
+        QVERIFY(!r.devices.isEmpty());
+        QVERIFY2(r.message.contains(QStringLiteral("Connected to gpu")), qPrintable(r.message));
+
+        // A key the server does not hold: ssh exits 255 "Permission denied".
+        r = testConnection(realHost(), realSsh(true));
+        QVERIFY2(r.kind == Kind::AuthRefused, qPrintable(r.message));
+        QVERIFY2(r.message.contains(QStringLiteral("refused the login")), qPrintable(r.message));
+        QVERIFY2(r.message.contains(QStringLiteral("Permission denied")), qPrintable(r.message));
+
+        RemoteHost missing = realHost();
+        missing.cli = server_.filePath(QStringLiteral("not installed/ampbench-cli"));
+        r = testConnection(missing, realSsh());
+        QVERIFY2(r.kind == Kind::CliMissing, qPrintable(r.message));
+        QVERIFY2(r.message.contains(QStringLiteral("is not at")), qPrintable(r.message));
+        QVERIFY2(r.message.contains(missing.cli), qPrintable(r.message));
+
+        // Nothing listens on the port any more: unreachable, in ssh's words.
+        const std::string dir = server_.filePath(QStringLiteral("closed")).toStdString();
+        RemoteHost closed = realHost();
+        {
+            ampbench::test::RealSshd gone(dir);
+            QVERIFY2(gone.ok(), gone.why().c_str());
+            closed.port = gone.port();
+        }
+        r = testConnection(closed, realSsh());
+        QVERIFY2(r.kind == Kind::Unreachable, qPrintable(r.message));
+        QVERIFY2(r.message.contains(QStringLiteral("Cannot reach gpu")), qPrintable(r.message));
+        QVERIFY2(r.message.contains(QStringLiteral("Connection refused")), qPrintable(r.message));
+    }
+
+    // The remote database's path holds spaces, quotes and shell syntax: it is one
+    // word on the server. The connection serving the tail is killed mid-stream; the
+    // run resumes after the last row here and ends row for row equal.
+    void realServerRunWithAnOddDatabasePathSurvivesAKilledConnection() {
+        QVERIFY2(sshd().ok(), sshd().why().c_str());
+        const QString home = QDir::homePath();
+        QVERIFY(!QFile::exists(home + QStringLiteral("/pwned")));
+        RemoteHost h = realHost();
+        h.database =
+            server_.filePath(QStringLiteral("it's a \"db\" $(touch pwned); `touch pwned`.db"));
+        ui::test::Workspace ws;
+        QVERIFY(ws.open());
+        ws.settings->setSshCommand(realSsh());
+        ws.settings->setRemoteHosts({h});
+        ws.window->editor()->setHosts({QStringLiteral("gpu")}, QStringLiteral("gpu"));
+        ws.window->editor()->setSpec(remoteSpec(500));
+        QTRY_VERIFY(ws.window->runAction()->isEnabled());
+        QVERIFY(ws.window->runExperiment());
+        RemoteRun* remote = ws.window->remoteRun();
+        QVERIFY(remote);
+        remote->setBackoffUnit(50);
+        QSignalSpy reconnecting(remote, &RemoteRun::reconnecting);
+        QSignalSpy finished(remote, &RemoteRun::finished);
+        QSignalSpy failed(remote, &RemoteRun::failed);
+        QTRY_VERIFY_WITH_TIMEOUT(remote->rowsAdded() > 20 || !failed.isEmpty(), 60000);
+        QVERIFY2(failed.isEmpty(),
+                 failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
+        QVERIFY(remote->tailProcess());
+        QVERIFY2(sshd().killConnections() >= 1, "no connection served the tail");
+        QTRY_COMPARE_WITH_TIMEOUT(reconnecting.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        QCOMPARE(finished.first().first().toBool(), false);
+        QVERIFY(remote->state() == RemoteRun::State::Done);
+
+        QVERIFY2(QFile::exists(h.database), qPrintable(h.database));
+        auto mine =
+            store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        auto theirs =
+            store::Database::open(h.database.toStdString(), store::Database::Mode::ReadOnly);
+        const auto runs = theirs->runs(remote->remoteExperiment());
+        QCOMPARE(runs.size(), size_t(3));
+        for (const auto& r : runs) {
+            const auto id = mine->runFromOrigin("gpu", r.id);
+            QVERIFY(id);
+            QVERIFY(mine->run(*id)->status == run::RunStatus::Finished);
+            QVERIFY(rowsOf(*mine, *id) == rowsOf(*theirs, r.id));
+            const auto seqs = mine->recordsSince(*id, 0);
+            for (size_t i = 0; i < seqs.size(); ++i) {
+                QCOMPARE(seqs[i].seq, static_cast<int64_t>(i + 1));
+            }
+        }
+        QVERIFY2(!QFile::exists(home + QStringLiteral("/pwned")),
+                 "the remote shell ran part of the database path");
+        QVERIFY(!QFile::exists(server_.filePath(QStringLiteral("pwned"))));
+    }
+
+    void realServerCancelEndsTheRunsCancelledHere() {
+        QVERIFY2(sshd().ok(), sshd().why().c_str());
+        ui::test::Workspace ws;
+        QVERIFY(ws.open());
+        ws.settings->setSshCommand(realSsh());
+        ws.settings->setRemoteHosts({realHost()});
+        ws.window->editor()->setHosts({QStringLiteral("gpu")}, QStringLiteral("gpu"));
+        ws.window->editor()->setSpec(remoteSpec(100000));
+        QTRY_VERIFY(ws.window->runAction()->isEnabled());
+        QVERIFY(ws.window->runExperiment());
+        RemoteRun* remote = ws.window->remoteRun();
+        QSignalSpy finished(remote, &RemoteRun::finished);
+        QTRY_VERIFY_WITH_TIMEOUT(remote->rowsAdded() > 20, 60000);
+        ws.window->cancelRun();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        QCOMPARE(finished.first().first().toBool(), true);
+        auto mine =
+            store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        auto theirs = store::Database::open(realHost().database.toStdString(),
+                                            store::Database::Mode::ReadOnly);
+        const auto runs = mine->runs(remote->localExperiment());
+        QCOMPARE(runs.size(), size_t(3));
+        for (const auto& r : runs) {
+            QVERIFY(r.status == run::RunStatus::Cancelled);
+            QCOMPARE(mine->stepCount(r.id), theirs->stepCount(r.origin_run_id));
+        }
+        QVERIFY(mine->stepCount(runs.front().id) > 20);
+    }
+
+    // What the user typed as the host is only ever a host: one beginning with "-"
+    // (an ssh option), or holding ;, $(...), backquotes, quotes, |, &, spaces or a
+    // newline (syntax for the shell ssh runs ProxyCommand and Match exec in) is
+    // refused by name, and neither Test connection nor a run starts ssh for it.
+    void hostStringsNeverBecomeSshOptionsOrShellSyntax() {
+        QVERIFY2(sshd().ok(), sshd().why().c_str());
+        const QString marker = server_.filePath(QStringLiteral("host-ran"));
+        const QString script = server_.filePath(QStringLiteral("mark.sh"));
+        {
+            QFile f(script);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QStringLiteral("#!/bin/sh\ntouch '%1'\n").arg(marker).toUtf8());
+        }
+        QFile::setPermissions(script, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const QString real = QString::fromStdString(sshd().destination());
+        const QList<QPair<QString, QString>> evil = {
+            {QStringLiteral("-oProxyCommand=") + script, QStringLiteral("begins with")},
+            {QStringLiteral("me@-oProxyCommand=") + script, QStringLiteral("begins with")},
+            {QStringLiteral("ssh://-oProxyCommand=") + script, QStringLiteral("begins with")},
+            {real + QStringLiteral(";") + script, QStringLiteral("\u201c;\u201d")},
+            {QStringLiteral("$(") + script + QStringLiteral(")@127.0.0.1"),
+             QStringLiteral("\u201c$\u201d")},
+            {QStringLiteral("`") + script + QStringLiteral("`@127.0.0.1"),
+             QStringLiteral("\u201c`\u201d")},
+            {real + QStringLiteral("|") + script, QStringLiteral("\u201c|\u201d")},
+            {real + QStringLiteral("&&") + script, QStringLiteral("\u201c&\u201d")},
+            {QStringLiteral("'") + real + QStringLiteral("'"), QStringLiteral("\u201c'\u201d")},
+            {QStringLiteral("\"") + real + QStringLiteral("\""), QStringLiteral("\u201c\"\u201d")},
+            {real + QStringLiteral(" ") + script, QStringLiteral("a space")},
+            {real + QStringLiteral("\n") + script, QStringLiteral("a control character")},
+        };
+        for (const auto& [destination, named] : evil) {
+            const QString problem = destinationProblem(destination);
+            QVERIFY2(problem.contains(named),
+                     qPrintable(destination + QStringLiteral(": ") + problem));
+            RemoteHost h = realHost();
+            h.destination = destination;
+            QCOMPARE(hostProblem(h, {}), problem);
+
+            const ConnectionResult r = testConnection(h, realSsh());
+            QVERIFY2(r.kind == Kind::BadHost,
+                     qPrintable(destination + QStringLiteral(": ") + r.message));
+            QCOMPARE(r.message, problem);
+
+            RemoteRun run(realSsh(), h, server_.filePath(QStringLiteral("local.db")));
+            QSignalSpy failed(&run, &RemoteRun::failed);
+            run.start(remoteSpec(10));
+            QCOMPARE(failed.count(), 1);
+            QCOMPARE(failed.first().first().toString(), problem);
+            QVERIFY(run.state() == RemoteRun::State::Failed);
+            QVERIFY(run.findChildren<QProcess*>().isEmpty());
+            QVERIFY2(!QFile::exists(marker),
+                     qPrintable(destination + QStringLiteral(" ran a program")));
+        }
+        QVERIFY(!QFile::exists(server_.filePath(QStringLiteral("local.db"))));
+        // What hosts are written as passes: aliases, addresses, URIs, zones.
+        for (const QString ok :
+             {real, QStringLiteral("gpu_box"), QStringLiteral("me@gpu.example.org"),
+              QStringLiteral("ssh://me@gpu:2222"), QStringLiteral("me@[::1]"),
+              QStringLiteral("fe80::1%eth0"), QStringLiteral("first.last@10.0.0.7")}) {
+            QVERIFY2(destinationProblem(ok).isEmpty(), qPrintable(ok + destinationProblem(ok)));
+        }
+        QVERIFY(testConnection(realHost(), realSsh()).ok());
+        QVERIFY(!QFile::exists(marker));
     }
 
     void commandQuotesForTheRemoteShell() {
@@ -102,7 +322,7 @@ class RemoteUiTest : public QObject {
     }
 
     void hostsAreKeptInSettings() {
-        test::Workspace ws;
+        ui::test::Workspace ws;
         QVERIFY(ws.settings->remoteHosts().isEmpty());
         auto* dialog = ws.window->showHosts();
         dialog->addHost();
@@ -146,7 +366,7 @@ class RemoteUiTest : public QObject {
         QVERIFY(destinationProblem(QStringLiteral(" -p2222")).contains(QStringLiteral("begins")));
         QVERIFY(destinationProblem(QStringLiteral("me@gpu")).isEmpty());
 
-        test::Workspace ws;
+        ui::test::Workspace ws;
         auto* dialog = ws.window->showHosts();
         dialog->addHost();
         dialog->labelEdit()->setText(QStringLiteral("gpu"));
@@ -219,7 +439,7 @@ class RemoteUiTest : public QObject {
     }
 
     void dialogShowsTheTestResult() {
-        test::Workspace ws;
+        ui::test::Workspace ws;
         ws.settings->setSshCommand(QStringLiteral(AMPBENCH_FAKE_SSH));
         ws.settings->setRemoteHosts({host()});
         qputenv("FAKE_SSH_EXIT", "255");
@@ -234,7 +454,7 @@ class RemoteUiTest : public QObject {
     }
 
     void remoteRunIsPlottedAndSurvivesADrop() {
-        test::Workspace ws;
+        ui::test::Workspace ws;
         QVERIFY(ws.open());
         ws.settings->setSshCommand(QStringLiteral(AMPBENCH_FAKE_SSH));
         ws.settings->setRemoteHosts({host()});
@@ -289,7 +509,7 @@ class RemoteUiTest : public QObject {
     }
 
     void cancelReachesTheHost() {
-        test::Workspace ws;
+        ui::test::Workspace ws;
         QVERIFY(ws.open());
         ws.settings->setSshCommand(QStringLiteral(AMPBENCH_FAKE_SSH));
         ws.settings->setRemoteHosts({host()});
@@ -314,7 +534,7 @@ class RemoteUiTest : public QObject {
     }
 
     void launchFailureIsShown() {
-        test::Workspace ws;
+        ui::test::Workspace ws;
         QVERIFY(ws.open());
         ws.settings->setSshCommand(QStringLiteral(AMPBENCH_FAKE_SSH));
         RemoteHost h = host();

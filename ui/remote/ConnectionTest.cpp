@@ -188,6 +188,16 @@ void ConnectionTest::start(const QString& ssh, const RemoteHost& host) {
     }
     ssh_ = ssh;
     host_ = host;
+    if (QString problem = destinationProblem(host.destination); !problem.isEmpty()) {
+        // Nothing runs for a host that ssh would take for an option or a shell for
+        // syntax; the answer still comes as a signal, like every other.
+        ConnectionResult r;
+        r.kind = ConnectionResult::Kind::BadHost;
+        r.message = problem;
+        QMetaObject::invokeMethod(
+            this, [this, r] { finish(r); }, Qt::QueuedConnection);
+        return;
+    }
     step_ = 1;
     // The first call names the CLI alone: --version needs no database.
     RemoteHost bare = host;

@@ -15,6 +15,7 @@ namespace ampbench::ui {
 struct ConnectionResult {
     enum class Kind {
         Ok,
+        BadHost,       ///< the host is no host (an ssh option, shell syntax): nothing ran
         NoTransport,   ///< the ssh program did not start
         Unreachable,   ///< ssh exit 255: no route, refused, unknown host, timeout
         AuthRefused,   ///< ssh exit 255 with "Permission denied"

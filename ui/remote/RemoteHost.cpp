@@ -8,19 +8,41 @@ namespace ampbench::ui {
 
 QString destinationProblem(const QString& destination) {
     const QString d = destination.trimmed();
-    bool blank = d.isEmpty();
-    for (const QChar c : d) {
-        blank = blank || c.isSpace() || c.category() == QChar::Other_Control;
-    }
-    if (blank) {
+    if (d.isEmpty()) {
         return QObject::tr("Give the host as user@host (or a Host of ~/.ssh/config)");
     }
-    if (d.startsWith(QChar('-'))) {
-        // ssh would take it for an option (-oProxyCommand=... runs a program here).
+    // A leading "-" of the whole, of the host after the user, or after ssh:// is an
+    // ssh option (-oProxyCommand=... runs a program here).
+    const QString afterScheme =
+        d.startsWith(QStringLiteral("ssh://")) ? d.mid(QStringLiteral("ssh://").size()) : d;
+    const QString hostPart = afterScheme.section(QChar('@'), -1);
+    if (d.startsWith(QChar('-')) || afterScheme.startsWith(QChar('-')) ||
+        hostPart.startsWith(QChar('-'))) {
         return QObject::tr(
                    "The host \u201c%1\u201d begins with \u201c-\u201d, which ssh would "
                    "read as an option; give it as user@host")
             .arg(d);
+    }
+    // Only what user names, host names, IPv6 addresses ([::1], %zone), Host aliases
+    // and ssh:// URIs are made of: ssh hands the user and host to ProxyCommand and
+    // Match exec through a shell, so quotes, $, ;, spaces and the like would be
+    // commands there.
+    for (const QChar c : d) {
+        const char16_t u = c.unicode();
+        const bool plain = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') ||
+                           (u >= '0' && u <= '9') || QStringView(u"._-@:[]%/+_").contains(c);
+        if (plain) {
+            continue;
+        }
+        const QString shown = c.category() == QChar::Other_Control
+                                  ? QObject::tr("a control character (a line break, a tab)")
+                              : c.isSpace() ? QObject::tr("a space")
+                                            : QStringLiteral("\u201c%1\u201d").arg(c);
+        return QObject::tr(
+                   "The host \u201c%1\u201d contains %2, which is no part of a host name "
+                   "(ssh or a shell would read it as syntax); give it as user@host or a "
+                   "Host of ~/.ssh/config")
+            .arg(d, shown);
     }
     return {};
 }

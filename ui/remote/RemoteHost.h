@@ -27,8 +27,10 @@ struct RemoteHost {
 /// when none.
 QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others);
 
-/// What is wrong with a destination: empty, spaces or control characters, or a
-/// leading "-"; empty when none.
+/// What is wrong with a destination: empty; a leading "-" (of it, of its host part
+/// or after ssh://), which ssh reads as an option; or a character that no user name,
+/// host name, address or Host alias holds (spaces, quotes, $, ;, `, |, & ...), which
+/// a shell of ssh's (ProxyCommand, Match exec) would read as syntax. Empty when none.
 QString destinationProblem(const QString& destination);
 
 /// One word for the remote shell: single-quoted unless it is plain; a leading "~/"

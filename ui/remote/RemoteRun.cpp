@@ -122,8 +122,16 @@ bool RemoteRun::openLocal() {
     }
 }
 
+bool RemoteRun::hostUsable() {
+    if (QString problem = destinationProblem(host_.destination); !problem.isEmpty()) {
+        fail(problem);
+        return false;
+    }
+    return true;
+}
+
 void RemoteRun::start(const config::ExperimentSpec& spec) {
-    if (!openLocal()) {
+    if (!hostUsable() || !openLocal()) {
         return;
     }
     setState(State::Launching);
@@ -178,7 +186,7 @@ void RemoteRun::launchEnded(QProcess* p) {
 }
 
 void RemoteRun::follow(qint64 remoteExperiment, int runs) {
-    if (!openLocal()) {
+    if (!hostUsable() || !openLocal()) {
         return;
     }
     remoteExperiment_ = remoteExperiment;

@@ -78,6 +78,9 @@ class RemoteRun : public QObject {
     void stateChanged(ampbench::ui::RemoteRun::State state);
 
   private:
+    /// False (and failed, nothing started) when the host is no host: an ssh option
+    /// or shell syntax (destinationProblem).
+    bool hostUsable();
     /// Opens the local database once; false (and failed) when it cannot.
     bool openLocal();
     QProcess* newProcess(const QStringList& args);
