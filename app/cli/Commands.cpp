@@ -101,6 +101,13 @@ void printVerdicts(const store::Database& db, int64_t experiment_id) {
     say(stdout, "verdicts against %s:\n", analysis::printable(a.baseline, false).c_str());
     for (const auto& v : a.verdicts) {
         if (v.arm == a.baseline) {
+            // A launch-bound baseline is why no AMP arm can show a speed-up.
+            for (const auto& f : v.next_checks) {
+                if (f.code == analysis::FindingCode::LaunchBound) {
+                    say(stdout, "  %s (the baseline): %s\n",
+                        analysis::printable(v.arm, false).c_str(), analysis::describe(f).c_str());
+                }
+            }
             continue;
         }
         say(stdout, "  %s: %s\n", analysis::printable(v.arm, false).c_str(),
@@ -113,7 +120,8 @@ void printVerdicts(const store::Database& db, int64_t experiment_id) {
         }
         for (const auto& f : v.next_checks) {
             if (f.code == analysis::FindingCode::AaTimingDrift ||
-                f.code == analysis::FindingCode::AaFalseAlarm) {
+                f.code == analysis::FindingCode::AaFalseAlarm ||
+                f.code == analysis::FindingCode::LaunchBound) {
                 say(stdout, "    %s\n", analysis::describe(f).c_str());
             }
         }

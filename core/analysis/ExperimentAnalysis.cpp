@@ -46,6 +46,7 @@ ArmFacts factsOf(const RunData* run, const std::string& device) {
     f.lr = std::isfinite(planned.lr) ? planned.lr : kUnknown;
     f.effective_batch = planned.effective_batch;
     f.channels_last = planned.arm.channels_last;
+    f.cuda_graph = planned.arm.cuda_graph;
     f.loss_scaling = planned.arm.loss_scaling;
     return f;
 }

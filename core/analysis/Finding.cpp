@@ -440,6 +440,26 @@ constexpr FindingEntry kFindings[] = {
      "model's gradients stay within fp16's range; the scaler costs little and "
      "guards models where they do not.",
      nullptr},
+    {FindingCode::DeviceBusy, "device_busy", nullptr,
+     [](const Finding& f) -> std::string {
+         return "GPU busy " + formatPercent(f.value("busy"), 0) + " of the step: its work takes " +
+                formatMs(f.value("device_ms")) + " on the device when nothing keeps it waiting, " +
+                "of a " + formatMs(f.value("step_ms")) + " step (median over " +
+                count(f.value("runs")) + " runs)";
+     }},
+    {FindingCode::LaunchBound, "launch_bound", nullptr,
+     [](const Finding& f) -> std::string {
+         return "AMP cannot pay here: the GPU is busy " + formatPercent(f.value("busy"), 0) +
+                " of the step (" + formatMs(f.value("device_ms")) + " of work in a " +
+                formatMs(f.value("step_ms")) +
+                " step); the rest is the GPU waiting for the host to launch the next kernel, "
+                "which faster arithmetic cannot shorten. " +
+                (f.value("graph") != 0
+                     ? std::string("This arm already replays its step as a CUDA graph: a larger "
+                                   "micro-batch (or a larger model) gives the GPU work to do.")
+                     : std::string("Try cuda_graph: true (the step as one launch) or a larger "
+                                   "micro-batch."));
+     }},
 };
 
 constexpr bool tableFollowsTheEnum() {

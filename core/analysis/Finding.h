@@ -63,10 +63,13 @@ enum class FindingCode {
     AaFalseAlarm,         ///< seeds; verdict, baseline
     PureFp16Control,      ///<
     NoScaleControl,       ///<
+    // added later; reasons and next checks alike
+    DeviceBusy,   ///< busy, device_ms, step_ms, runs (a reason)
+    LaunchBound,  ///< busy, device_ms, step_ms, graph (a next check)
 };
 /// The last code. Finding.cpp's table of names and sentences is held to every code up
 /// to it at compile time: a new code goes after it, becomes this, and gets its entry.
-constexpr FindingCode kLastFindingCode = FindingCode::NoScaleControl;
+constexpr FindingCode kLastFindingCode = FindingCode::LaunchBound;
 
 struct Finding {
     FindingCode code = FindingCode::NoFinishedRun;

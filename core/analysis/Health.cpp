@@ -1,7 +1,9 @@
 #include "core/analysis/Health.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 
 namespace ampbench::analysis {
 
@@ -30,9 +32,50 @@ std::string describeSteps(const std::vector<int64_t>& steps, size_t max_items) {
     return out;
 }
 
+namespace {
+
+double median(std::vector<double> v) {
+    if (v.empty()) {
+        return kUnknown;
+    }
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// A run's device time of one step against its median timed step: {share, device ms,
+/// step ms}, or nothing when it measured none.
+std::optional<std::array<double, 3>> busyOf(const RunData& run) {
+    double device_ms = kUnknown;
+    for (const auto& ev : run.events) {
+        if (ev.kind == run::EventKind::DeviceBusy && std::isfinite(ev.value) && ev.value > 0) {
+            device_ms = ev.value;
+        }
+    }
+    if (!std::isfinite(device_ms)) {
+        return std::nullopt;
+    }
+    std::vector<double> times;
+    for (const auto& s : run.steps) {
+        if (s.timed && s.step_ms > 0) {
+            times.push_back(s.step_ms);
+        }
+    }
+    const double step_ms = median(std::move(times));
+    if (!std::isfinite(step_ms)) {
+        return std::nullopt;
+    }
+    // Event times of a step and of its work alone differ by their noise: a share
+    // just above 1 is a device that is never idle.
+    return std::array<double, 3>{std::min(1.0, device_ms / step_ms), device_ms, step_ms};
+}
+
+}  // namespace
+
 Health armHealth(const std::vector<const RunData*>& runs) {
     Health h;
     double wait_ms = 0, step_ms = 0;
+    std::vector<double> shares, device, steps;
     for (const auto* run : runs) {
         ++h.runs;
         h.steps += static_cast<int64_t>(run->steps.size());
@@ -91,6 +134,18 @@ Health armHealth(const std::vector<const RunData*>& runs) {
         if (run->row.status == run::RunStatus::Failed) {
             h.failures.push_back({run->row.seed, run->row.failure, run->row.error});
         }
+        if (const auto busy = busyOf(*run)) {
+            shares.push_back((*busy)[0]);
+            device.push_back((*busy)[1]);
+            steps.push_back((*busy)[2]);
+        }
+    }
+    if (!shares.empty()) {
+        h.busy_runs = static_cast<int>(shares.size());
+        h.device_busy_share = median(std::move(shares));
+        h.device_ms = median(std::move(device));
+        h.busy_step_ms = median(std::move(steps));
+        h.launch_bound = h.device_busy_share < kLaunchBoundShare;
     }
     if (h.steps > 0) {
         h.skipped_share = static_cast<double>(h.skipped) / static_cast<double>(h.steps);

@@ -13,6 +13,9 @@ namespace ampbench::analysis {
 
 /// Above this share of step time spent waiting for data, an arm is input-bound.
 inline constexpr double kInputBoundShare = 0.20;
+/// Below this share of the step the device is busy, an arm is launch-bound: the host
+/// sets the pace and faster device arithmetic cannot shorten the step.
+inline constexpr double kLaunchBoundShare = 0.60;
 
 struct Health {
     int runs = 0;
@@ -43,6 +46,14 @@ struct Health {
     std::vector<Located> overflow_origins;
     double data_wait_share = kUnknown;  ///< data wait ÷ step time over timed steps
     bool input_bound = false;           ///< data_wait_share > kInputBoundShare
+    /// The device time of one step's work (DeviceBusy events) ÷ the run's median timed
+    /// step time, the median over the runs that measured it; kUnknown where none did
+    /// (the CPU, data-parallel runs, a probe that could not count).
+    double device_busy_share = kUnknown;
+    double device_ms = kUnknown;     ///< median over those runs of the step's device time
+    double busy_step_ms = kUnknown;  ///< and of their median step time
+    int busy_runs = 0;
+    bool launch_bound = false;  ///< device_busy_share < kLaunchBoundShare
 };
 
 Health armHealth(const std::vector<const RunData*>& runs);

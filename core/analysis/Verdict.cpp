@@ -133,6 +133,17 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
         v.next_checks.push_back(
             finding(FindingCode::InputBound, {{"wait_share", h.data_wait_share}}));
     }
+    if (std::isfinite(h.device_busy_share)) {
+        const Values busy = {{"busy", h.device_busy_share},
+                             {"device_ms", h.device_ms},
+                             {"step_ms", h.busy_step_ms},
+                             {"runs", static_cast<double>(h.busy_runs)},
+                             {"graph", f.cuda_graph ? 1.0 : 0.0}};
+        v.reasons.push_back(finding(FindingCode::DeviceBusy, busy));
+        if (h.launch_bound) {
+            v.next_checks.push_back(finding(FindingCode::LaunchBound, busy));
+        }
+    }
 }
 
 void addTimeToTarget(ArmVerdict& v) {

@@ -40,6 +40,7 @@ struct ArmFacts {
     int64_t base_effective_batch = 0;
     std::string model;           ///< the experiment's model: mlp, cnn, resnet, transformer
     bool channels_last = false;  ///< the arm feeds convolutions NHWC tensors
+    bool cuda_graph = false;     ///< the arm replays its step as a CUDA graph
     bool loss_scaling = true;    ///< fp16: false is the no-scaler negative control
     /// The baseline's settings again on other seeds (an A/A check): any difference
     /// is noise, so its verdict and speed-up measure the method's false alarms.

@@ -298,22 +298,11 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
               "checkpointing applies to resnet and transformer models only (model is " +
                   s.model.name + ")");
     }
-    if (a.cuda_graph && a.accumulation != 1) {
-        c.add(p + "cuda_graph", boolText(true),
-              "CUDA-graph capture needs accumulation 1 (this arm has " +
-                  std::to_string(a.accumulation) + ")");
-    }
     if (a.cuda_graph && a.ranks > 1) {
         c.add(p + "cuda_graph", boolText(true),
               "CUDA-graph capture needs ranks 1 (the gradient all-reduce is not captured; this "
               "arm has " +
                   std::to_string(a.ranks) + ")");
-    }
-    if (a.cuda_graph && s.optimizer.schedule != LrSchedule::Constant) {
-        c.add(p + "cuda_graph", boolText(true),
-              "CUDA-graph capture needs a constant LR schedule (the captured step keeps its lr; "
-              "schedule is " +
-                  toString(s.optimizer.schedule) + ")");
     }
     if (a.tf32 && a.precision != Precision::Fp32) {
         c.add(p + "tf32", boolText(true),

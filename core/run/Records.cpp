@@ -16,7 +16,8 @@ constexpr Name<EventKind> kEventKinds[] = {{EventKind::SkippedStep, "skipped_ste
                                            {EventKind::OutOfMemory, "out_of_memory"},
                                            {EventKind::NonFinite, "non_finite"},
                                            {EventKind::Warning, "warning"},
-                                           {EventKind::Info, "info"}};
+                                           {EventKind::Info, "info"},
+                                           {EventKind::DeviceBusy, "device_busy"}};
 
 constexpr Name<RunStatus> kRunStatuses[] = {
     {RunStatus::Queued, "queued"},       {RunStatus::Running, "running"},

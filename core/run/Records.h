@@ -32,7 +32,9 @@ struct EvalRecord {
     double wall_s = 0.0;
 };
 
-enum class EventKind { SkippedStep, OutOfMemory, NonFinite, Warning, Info };
+/// DeviceBusy: the device time of one step's work with nothing keeping the device
+/// waiting (value, ms): against the step's time, how busy the device is.
+enum class EventKind { SkippedStep, OutOfMemory, NonFinite, Warning, Info, DeviceBusy };
 
 struct EventRecord {
     int64_t step = 0;

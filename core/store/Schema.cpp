@@ -259,11 +259,16 @@ CREATE UNIQUE INDEX runs_by_origin ON runs(origin, origin_database, origin_run_i
          "giving the database an id and imported rows their database (version 9)");
 }
 
+// Schema 10 changes no table: events may be of kind device_busy (the device time of
+// one step's work), which a build of schema 9 cannot read; the version tells it so
+// before it reads any.
+void createV10(sqlite3*, const std::string&) {}
+
 using Migration = void (*)(sqlite3*, const std::string&);
 // kMigrations[n] takes a database from version n to n + 1.
-constexpr std::array<Migration, 9> kMigrations = {&createV1, &createV2, &createV3,
-                                                  &createV4, &createV5, &createV6,
-                                                  &createV7, &createV8, &createV9};
+constexpr std::array<Migration, 10> kMigrations = {&createV1, &createV2, &createV3, &createV4,
+                                                   &createV5, &createV6, &createV7, &createV8,
+                                                   &createV9, &createV10};
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);

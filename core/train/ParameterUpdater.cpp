@@ -43,8 +43,12 @@ class TorchOptimUpdater final : public ParameterUpdater {
 /// PyTorch's `fused=True` SGD and AdamW: one multi-tensor kernel per update.
 class FusedUpdater final : public ParameterUpdater {
   public:
-    FusedUpdater(const std::vector<at::Tensor>& params, const config::OptimizerSpec& o, double lr)
+    FusedUpdater(const std::vector<at::Tensor>& params, const config::OptimizerSpec& o, double lr,
+                 bool lr_on_device)
         : params_(params), spec_(o), lr_(lr) {
+        if (lr_on_device && !params_.empty()) {
+            lr_tensor_ = at::full({}, lr, params_.front().options().dtype(at::kFloat));
+        }
         for (const auto& p : params_) {
             if (o.kind == config::OptimizerKind::Sgd) {
                 // Zero buffers: with dampening 0, m·0 + g equals PyTorch's first-step copy.
@@ -85,22 +89,39 @@ class FusedUpdater final : public ParameterUpdater {
             inf = found_inf;
         }
         if (spec_.kind == config::OptimizerKind::Sgd) {
-            at::_fused_sgd_(params, grads, b1, spec_.weight_decay, spec_.momentum, lr_,
-                            /*dampening=*/0.0, spec_.nesterov, /*maximize=*/false,
-                            /*is_first_step=*/false, std::nullopt, inf);
+            if (lr_tensor_.defined()) {
+                at::_fused_sgd_(params, grads, b1, spec_.weight_decay, spec_.momentum, lr_tensor_,
+                                /*dampening=*/0.0, spec_.nesterov, /*maximize=*/false,
+                                /*is_first_step=*/false, std::nullopt, inf);
+            } else {
+                at::_fused_sgd_(params, grads, b1, spec_.weight_decay, spec_.momentum, lr_,
+                                /*dampening=*/0.0, spec_.nesterov, /*maximize=*/false,
+                                /*is_first_step=*/false, std::nullopt, inf);
+            }
             return;
         }
         at::_foreach_add_(steps, 1.0);
-        at::_fused_adamw_(params, grads, b1, b2, /*max_exp_avg_sqs=*/{}, steps, lr_, spec_.beta1,
-                          spec_.beta2, spec_.weight_decay, spec_.eps, /*amsgrad=*/false,
-                          /*maximize=*/false, std::nullopt, inf);
+        if (lr_tensor_.defined()) {
+            at::_fused_adamw_(params, grads, b1, b2, /*max_exp_avg_sqs=*/{}, steps, lr_tensor_,
+                              spec_.beta1, spec_.beta2, spec_.weight_decay, spec_.eps,
+                              /*amsgrad=*/false, /*maximize=*/false, std::nullopt, inf);
+        } else {
+            at::_fused_adamw_(params, grads, b1, b2, /*max_exp_avg_sqs=*/{}, steps, lr_,
+                              spec_.beta1, spec_.beta2, spec_.weight_decay, spec_.eps,
+                              /*amsgrad=*/false, /*maximize=*/false, std::nullopt, inf);
+        }
         if (inf) {
             // A skipped update must not advance Adam's step count either.
             std::vector<at::Tensor> undo(steps.size(), inf->reshape({}));
             at::_foreach_sub_(steps, undo);
         }
     }
-    void setLr(double lr) override { lr_ = lr; }
+    void setLr(double lr) override {
+        if (lr_tensor_.defined() && lr != lr_) {
+            lr_tensor_.fill_(lr);  // queued before the step that reads it
+        }
+        lr_ = lr;
+    }
     bool skipsOnDevice() const override { return true; }
     std::string describe() const override {
         return spec_.kind == config::OptimizerKind::Sgd ? "ATen fused SGD (_fused_sgd_)"
@@ -111,6 +132,7 @@ class FusedUpdater final : public ParameterUpdater {
     std::vector<at::Tensor> params_;
     config::OptimizerSpec spec_;
     double lr_;
+    at::Tensor lr_tensor_;  // with lr_on_device: what the kernels read
     std::vector<at::Tensor> buf1_, buf2_, steps_;
 };
 #endif
@@ -128,14 +150,16 @@ bool fusedUpdaterAvailable(c10::Device device) {
 
 std::unique_ptr<ParameterUpdater> makeUpdater(const std::vector<at::Tensor>& params,
                                               const config::OptimizerSpec& spec, double lr,
-                                              c10::Device device, bool allow_fused) {
+                                              c10::Device device, bool allow_fused,
+                                              bool lr_on_device) {
 #if TORCH_VERSION_MAJOR >= 2
     if (allow_fused && fusedUpdaterAvailable(device)) {
-        return std::make_unique<FusedUpdater>(params, spec, lr);
+        return std::make_unique<FusedUpdater>(params, spec, lr, lr_on_device);
     }
 #else
     (void)allow_fused;
     (void)device;
+    (void)lr_on_device;
 #endif
     return std::make_unique<TorchOptimUpdater>(params, spec, lr);
 }

@@ -57,9 +57,9 @@ class SerialObserver : public run::TrainObserver {
 bool canTrainSideBySide(const config::ExperimentSpec& spec) {
     // TF32 is one switch for the whole process (at::globalContext()): a TF32 arm
     // beside a strict fp32 one would change the other's arithmetic.
-    // CUDA-graph arms capture on the one capture stream of the process (StepGraph).
+    // Each run trains on a stream of its own (RunStream), CUDA-graph arms included.
     for (const auto& arm : spec.arms) {
-        if (arm.tf32 != spec.arms.front().tf32 || arm.cuda_graph) {
+        if (arm.tf32 != spec.arms.front().tf32) {
             return false;
         }
     }

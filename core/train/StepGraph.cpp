@@ -1,5 +1,7 @@
 #include "core/train/private/StepGraph.h"
 
+#include "core/train/private/CaptureGate.h"
+
 #include <torch/version.h>
 
 #include <optional>
@@ -9,6 +11,7 @@
 #define AMPBENCH_GRAPHS 1
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -18,7 +21,38 @@ namespace ampbench::train {
 
 #ifdef AMPBENCH_GRAPHS
 namespace {
-/// The process's one capture stream (see the class comment).
+
+CaptureGate& gate() {
+    static CaptureGate* g = new CaptureGate;  // never destroyed: runs may end during exit
+    return *g;
+}
+
+thread_local int t_uses = 0;  // this thread's SharedUse depth
+
+/// For the capture: this thread's hold is given up, and taken again after it.
+class Exclusive {
+  public:
+    Exclusive() : held_(t_uses) {
+        if (held_ > 0) {
+            gate().leave();
+        }
+        t_uses = 0;
+        gate().beginCapture();
+    }
+    ~Exclusive() {
+        gate().endCapture();
+        t_uses = held_;
+        if (held_ > 0) {
+            gate().enter();
+        }
+    }
+
+  private:
+    int held_;
+};
+
+/// The stream of graphs made where the current stream is the default one (which
+/// cannot capture): one for the process (see the class comment).
 c10::cuda::CUDAStream captureStream() {
     static const c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
     return stream;
@@ -35,18 +69,21 @@ struct StepGraph::Impl {
 
 StepGraph::StepGraph() : impl_(std::make_unique<Impl>()) {
 #ifdef AMPBENCH_GRAPHS
-    // Work queued on the previous stream (the model's weights, data on the device)
-    // must be done before the capture stream uses it.
-    c10::cuda::device_synchronize();
-    impl_->on_stream.emplace(captureStream());
+    const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream();
+    if (current == c10::cuda::getDefaultCUDAStream()) {
+        // Work queued on the default stream (the model's weights, data on the
+        // device) must be done before the capture stream uses it.
+        current.synchronize();
+        impl_->on_stream.emplace(captureStream());
+    }
 #endif
 }
 
 StepGraph::~StepGraph() {
 #ifdef AMPBENCH_GRAPHS
     try {
-        // Tensors freed after this return to pools the other stream may reuse.
-        c10::cuda::device_synchronize();
+        // The replays queued are done before the graph and its memory go.
+        c10::cuda::getCurrentCUDAStream().synchronize();
     } catch (...) {
     }
     impl_->graph.reset();
@@ -62,6 +99,12 @@ bool StepGraph::available() {
 #endif
 }
 
+void StepGraph::releasePools() {
+#ifdef AMPBENCH_GRAPHS
+    c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
+}
+
 bool StepGraph::captured() const {
 #ifdef AMPBENCH_GRAPHS
     return impl_->graph != nullptr;
@@ -70,9 +113,36 @@ bool StepGraph::captured() const {
 #endif
 }
 
+StepGraph::SharedUse::SharedUse() {
+#ifdef AMPBENCH_GRAPHS
+    if (t_uses++ == 0) {
+        gate().enter();
+    }
+#endif
+}
+
+StepGraph::SharedUse::~SharedUse() {
+#ifdef AMPBENCH_GRAPHS
+    if (--t_uses == 0) {
+        gate().leave();
+    }
+#endif
+}
+
+void StepGraph::betweenSteps() {
+#ifdef AMPBENCH_GRAPHS
+    if (t_uses > 0 && gate().captureWaits()) {
+        gate().leave();
+        gate().enter();  // after the capture
+    }
+#endif
+}
+
 void StepGraph::capture(const std::function<void()>& body) {
 #ifdef AMPBENCH_GRAPHS
-    c10::cuda::device_synchronize();
+    const Exclusive alone;  // no other run of the process touches the GPU meanwhile
+    // The work queued on this stream before the capture is done first.
+    c10::cuda::getCurrentCUDAStream().synchronize();
     auto graph = std::make_unique<at::cuda::CUDAGraph>();
     // Thread-local mode: the prefetcher thread may pin host memory meanwhile.
     graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
@@ -86,7 +156,7 @@ void StepGraph::capture(const std::function<void()>& body) {
         throw;
     }
     graph->capture_end();
-    c10::cuda::device_synchronize();
+    c10::cuda::getCurrentCUDAStream().synchronize();
     impl_->graph = std::move(graph);
 #else
     (void)body;

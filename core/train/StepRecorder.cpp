@@ -1,5 +1,6 @@
 #include "core/train/private/StepRecorder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -12,6 +13,9 @@ using run::StepRecord;
 /// The steps over which the gradient norm's share of step time is measured (the
 /// first step, with cuDNN's algorithm search, is left out).
 constexpr int64_t kNormProbeFirst = 2, kNormProbeLast = 11;
+/// Steps held for the device's busy share: this many, every kBusyEvery-th step from
+/// the first after the warm-up and the norm probes.
+constexpr int kBusyProbes = 5, kBusyEvery = 3;
 /// Steps read back at once at most, whatever flush_min_interval_ms says.
 constexpr size_t kMaxPendingSteps = 1000;
 
@@ -66,16 +70,69 @@ double StepRecorder::wallSeconds() const {
     return std::chrono::duration<double>(Clock::now() - t0_).count();
 }
 
-void StepRecorder::startStep() {
-    if (opt_.instrument) {
-        metered(&RecordingCost::timers_ms, [&] { timer_.start(); });
+void StepRecorder::startStep(int64_t s) {
+    if (!opt_.instrument) {
+        return;
     }
+    if (busy_ && s >= busy_first_ && (s - busy_first_) % kBusyEvery == 0 &&
+        busy_->probes() < kBusyProbes) {
+        busy_->hold();
+        busy_held_ = s;
+    }
+    metered(&RecordingCost::timers_ms, [&] { timer_.start(); });
 }
 
 void StepRecorder::discardStep() {
     if (opt_.instrument) {
         timer_.discard();  // a partial step has no step time
     }
+    if (busy_held_ != 0) {
+        busy_->release(/*count=*/false);  // a partial step is no measure of a step
+        busy_held_ = 0;
+    }
+}
+
+void StepRecorder::probeDeviceBusy(c10::Device device, int64_t warmup_steps) {
+    if (!opt_.instrument || !device.is_cuda()) {
+        return;
+    }
+    busy_ = std::make_unique<probe::DeviceBusy>(device);
+    if (!busy_->available()) {
+        busy_.reset();
+        return;
+    }
+    busy_first_ = std::max<int64_t>(kNormProbeLast + 2, warmup_steps + 1);
+}
+
+void StepRecorder::reportDeviceBusy(bool shared) {
+    if (!busy_ || busy_->probes() == 0) {
+        return;
+    }
+    if (shared) {
+        obs_.onEvent({steps_done_, EventKind::Info,
+                      "how busy the device keeps during a step was not measured: other runs "
+                      "shared the GPU, so their work ran between this run's kernels",
+                      0.0});
+        return;
+    }
+    const std::optional<double> ms = busy_->stepDeviceMs();
+    char msg[400];
+    if (ms) {
+        std::snprintf(msg, sizeof msg,
+                      "device time of one step's work, queued ahead of the device so that "
+                      "nothing kept it waiting: %.3f ms (median of %d probe steps, left out of "
+                      "the step-time medians)",
+                      *ms, busy_->counted());
+        obs_.onEvent({steps_done_, EventKind::DeviceBusy, msg, *ms});
+        return;
+    }
+    std::snprintf(msg, sizeof msg,
+                  "how busy the device keeps during a step was not measured: in each of %d "
+                  "probe steps the host did not finish queueing the step within %.0f ms of "
+                  "the device waiting for it (a read-back inside the step, or more kernels "
+                  "than the launch queue holds)",
+                  busy_->probes(), probe::DeviceBusy::kHoldTimeoutMs);
+    obs_.onEvent({steps_done_, EventKind::Info, msg, 0.0});
 }
 
 bool StepRecorder::wantsNorm(int64_t s) const {
@@ -139,6 +196,11 @@ bool StepRecorder::flushDue() const {
 }
 
 void StepRecorder::completeStep(StepRecord rec, PendingStep pending, int64_t samples) {
+    if (busy_held_ != 0) {
+        busy_->release(/*count=*/true);  // every kernel of the step is queued by now
+        busy_held_ = 0;
+        rec.timed = false;  // its time includes the hold
+    }
     if (opt_.instrument) {
         metered(&RecordingCost::timers_ms, [&] { timer_.stop(); });
         metered(&RecordingCost::memory_ms, [&] {

@@ -35,6 +35,8 @@
 #include "core/train/private/NumericsRecorder.h"
 #include "core/train/private/OptimizerStep.h"
 #include "core/train/private/ParameterUpdater.h"
+#include "core/train/private/RunLoop.h"
+#include "core/train/private/RunStream.h"
 #include "core/train/private/StepGraph.h"
 #include "core/train/private/StepRecorder.h"
 #include "core/train/private/TaskHead.h"
@@ -43,123 +45,6 @@ namespace ampbench::train {
 
 using namespace run;  // the records a run emits
 using config::Precision;
-using Clock = std::chrono::steady_clock;
-
-namespace {
-
-double secondsSince(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double msSince(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-/// A run that must stop with status Failed and this message: by default an arm
-/// that cannot run as asked here; NonFinite when it diverged.
-struct RunFailure : std::runtime_error {
-    explicit RunFailure(const std::string& message, FailureKind why = FailureKind::Setup)
-        : std::runtime_error(message), kind(why) {}
-    FailureKind kind;
-};
-
-class RunLoop {
-  public:
-    RunLoop(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
-            TrainObserver& observer, const CancelToken& cancel, const TrainOptions& options,
-            parallel::RankSummaryObserver* ranked = nullptr)
-        : ranked_(ranked),
-          spec_(spec),
-          arm_(spec.arms.at(static_cast<size_t>(arm_index))),
-          seed_(seed),
-          obs_(observer),
-          cancel_(cancel),
-          opt_(options),
-          device_(resolveDevice(spec.device)) {}
-
-    RunOutcome run();
-    /// Reports the steps that completed but were not flushed yet (after a failure).
-    void salvage() noexcept {
-        try {
-            if (numerics_) {
-                numerics_->deliver(obs_);
-            }
-            if (recorder_) {
-                recorder_->flush();
-            }
-        } catch (...) {
-        }
-    }
-    int64_t stepsDone() const { return recorder_ ? recorder_->stepsDone() : 0; }
-    /// Tells the other ranks why this one stops, so theirs fail with the reason.
-    void announceFailure(const std::string& why) noexcept {
-        if (comm_) {
-            comm_->announceFailure(why);
-        }
-    }
-
-  private:
-    void setUp();
-    data::Batch nextBatch(double& wait_ms);
-    at::Tensor lossOf(const at::Tensor& logits, const at::Tensor& target) const;
-    /// False when a cancel came between micro-batches: the partial step is dropped.
-    bool trainStep(int64_t s);
-    bool locateWatched();
-    /// The same step replayed from a CUDA graph (captured at its first use).
-    bool graphStep(int64_t s);
-    /// The opening both steps share: a new record, the hook, the cancel check, the
-    /// timer. Nullopt when a cancel came first.
-    std::optional<StepRecord> openStep(int64_t s);
-    /// Reads the pending steps back and reports them; a NaN loss ends the run.
-    void flush();
-    EvalRecord evaluate(int64_t s);
-    bool evalDue(int64_t s) const;
-    /// Data-parallel end: ranks other than 0 publish their summary, rank 0 records
-    /// every rank's as an event (step time, peak memory).
-    void finishRanks();
-    int world() const { return comm_ ? comm_->world() : 1; }
-    void event(int64_t step, EventKind kind, const std::string& msg, double value = 0.0) {
-        obs_.onEvent({step, kind, msg, value});
-    }
-    parallel::RankSummaryObserver* ranked_;  // this rank's own steps (data-parallel runs)
-    const config::ExperimentSpec& spec_;
-    const config::ArmSpec& arm_;
-    uint64_t seed_;
-    TrainObserver& obs_;
-    const CancelToken& cancel_;
-    TrainOptions opt_;
-    c10::Device device_;
-
-    std::unique_ptr<amp::PrecisionPolicy> precision_;
-    std::shared_ptr<const data::Dataset> dataset_;
-    data::InputShape shape_;
-    std::shared_ptr<models::Network> model_;
-    std::unique_ptr<TaskHead> head_;
-    std::vector<at::Tensor> params_;
-    std::unique_ptr<NumericsRecorder> numerics_;  // per-layer numerics, FP32 islands
-    std::unique_ptr<ParameterUpdater> updater_;
-    std::unique_ptr<data::Prefetcher> prefetcher_;
-    std::unique_ptr<parallel::Communicator> comm_;  // data-parallel runs only
-    std::unique_ptr<parallel::GradientSync> sync_;
-    std::vector<data::Batch> device_pool_;  // synthetic data, already on the device
-    size_t pool_pos_ = 0;
-    std::unique_ptr<probe::StepTimer> timer_;
-    std::unique_ptr<probe::MemoryProbe> memory_;
-    std::unique_ptr<StepRecorder> recorder_;  // after timer_ and memory_, which it uses
-    int64_t planned_ = 0;
-    int k_ = 1;
-    double lr_ = 0;
-    Clock::time_point t0_;
-    int64_t samples_ = 0;
-    int64_t micro_batches_ = 0;
-    // CUDA-graph mode: static input buffers and the captured step's outputs.
-    std::unique_ptr<StepGraph> graph_;
-    at::Tensor static_x_, static_y_, graph_loss_, graph_norm_, graph_inf_;
-};
-
-/// Eager steps before capture: cuDNN picks its algorithms, lazy state is created.
-constexpr int64_t kEagerStepsBeforeCapture = 3;
-
 void RunLoop::setUp() {
     if (arm_.ranks != opt_.ranks.world) {
         throw RunFailure("arm '" + arm_.name + "' trains on " + std::to_string(arm_.ranks) +
@@ -171,6 +56,7 @@ void RunLoop::setUp() {
         device_ = parallel::rankDevice(device_, opt_.ranks);  // its own GPU(s) of the machine
     }
     const bool cuda = device_.is_cuda();
+    stream_ = std::make_unique<RunStream>(device_);
     applyCpuThreads(spec_.cpu_threads);
     precision_ = std::make_unique<amp::PrecisionPolicy>(resolvePrecision(arm_.precision, cuda),
                                                         arm_.scaler, device_, arm_.loss_scaling);
@@ -236,7 +122,8 @@ void RunLoop::setUp() {
     }
     k_ = arm_.accumulation;
     lr_ = config::scaledLearningRate(spec_, arm_);
-    updater_ = makeUpdater(params_, spec_.optimizer, lr_, device_);
+    updater_ = makeUpdater(params_, spec_.optimizer, lr_, device_, /*allow_fused=*/true,
+                           /*lr_on_device=*/arm_.cuda_graph);
     planned_ = plannedOptimizerSteps(spec_, arm_, dataset_->trainSize());
     if (dataset_->synthetic()) {
         // Generated data: keep a few batches on the device, so the run measures the model.
@@ -272,6 +159,9 @@ void RunLoop::setUp() {
     memory_ = std::make_unique<probe::MemoryProbe>(device_);
     recorder_ = std::make_unique<StepRecorder>(
         obs_, opt_, *timer_, *memory_, precision_->scaler() != nullptr, arm_.scaler.backoff_factor);
+    if (!comm_) {  // a held rank would hold up the others' all-reduce too
+        recorder_->probeDeviceBusy(device_, spec_.warmup_steps);
+    }
 }
 
 data::Batch RunLoop::nextBatch(double& wait_ms) {
@@ -318,7 +208,7 @@ std::optional<StepRecord> RunLoop::openStep(int64_t s) {
     if (cancel_.cancelled()) {
         return std::nullopt;
     }
-    recorder_->startStep();
+    recorder_->startStep(s);
     return rec;
 }
 
@@ -427,50 +317,6 @@ bool RunLoop::trainStep(int64_t s) {
         rec,
         {rec, k_ > 1 ? loss_sum / static_cast<double>(k_) : loss_sum, result.grad_norm, scale_used,
          result.found_inf, std::move(result.grad_norm_parts)},
-        samples_);
-    return true;
-}
-
-bool RunLoop::graphStep(int64_t s) {
-    std::optional<StepRecord> opened = openStep(s);
-    if (!opened) {
-        return false;
-    }
-    StepRecord& rec = *opened;
-    double wait = 0;
-    data::Batch b = nextBatch(wait);
-    rec.data_wait_ms = wait;
-    auto x = precision_->input(
-        arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input);
-    if (!graph_->captured()) {
-        static_x_ = at::empty_like(x);
-        static_y_ = at::empty_like(b.target);
-    }
-    static_x_.copy_(x, /*non_blocking=*/true);
-    static_y_.copy_(b.target, /*non_blocking=*/true);
-    at::Tensor scale_used = precision_->scaleInUse();
-    if (!graph_->captured()) {
-        for (auto& p : params_) {
-            p.mutable_grad().reset();
-        }
-        graph_->capture([&] {
-            const at::Tensor loss = precision_->forward(
-                [&] { return lossOf(model_->forward(static_x_), static_y_); }, /*cache=*/false);
-            graph_loss_ = loss.detach();
-            precision_->backward(loss, 1);
-            auto r =
-                finishOptimizerStep(params_, *updater_, precision_->scaler(), arm_.grad_clip, true);
-            graph_norm_ = r.grad_norm;
-            graph_inf_ = r.found_inf;
-        });
-        event(s, EventKind::Info, "training step captured as a CUDA graph; replayed from here on");
-    }
-    graph_->replay();
-    samples_ += b.input.size(0);
-    recorder_->completeStep(
-        rec,
-        {rec, graph_loss_.clone(), graph_norm_.defined() ? graph_norm_.clone() : at::Tensor(),
-         scale_used, graph_inf_.defined() ? graph_inf_.clone() : at::Tensor()},
         samples_);
     return true;
 }
@@ -599,6 +445,7 @@ RunOutcome RunLoop::run() {
     recorder_->begin();
     RunOutcome out;
     for (int64_t s = 1; s <= planned_; ++s) {
+        StepGraph::betweenSteps();
         if (cancel_.cancelled() || !trainStep(s)) {
             out.status = RunStatus::Cancelled;
             out.failure = FailureKind::Cancelled;
@@ -614,6 +461,8 @@ RunOutcome RunLoop::run() {
         }
     }
     flush();
+    const bool shared = opt_.shared_device && opt_.shared_device();
+    recorder_->reportDeviceBusy(shared);
     if (const std::string note = numerics_->costNote(secondsSince(t0_) * 1000.0); !note.empty()) {
         event(recorder_->stepsDone(), EventKind::Info, note, numerics_->hostMs());
     }
@@ -642,7 +491,7 @@ RunOutcome RunLoop::run() {
     if (comm_ && out.status != RunStatus::Cancelled) {
         finishRanks();  // a cancelled rank 0 leaves at once; the others fail at their next step
     }
-    if (opt_.shared_device && opt_.shared_device()) {
+    if (shared) {
         event(recorder_->stepsDone(), EventKind::Warning,
               "this run shared its GPU with other runs for part of its time (runs_per_gpu " +
                   std::to_string(spec_.runs_per_gpu) +
@@ -652,8 +501,6 @@ RunOutcome RunLoop::run() {
     out.wall_s = secondsSince(t0_);
     return out;
 }
-
-}  // namespace
 
 void applyCpuThreads(int cpu_threads) {
     // 0 = every logical CPU: LibTorch's own default can be a single thread.
@@ -724,6 +571,7 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
         }
     };
     const auto t0 = Clock::now();
+    const StepGraph::SharedUse using_the_gpu;  // from set-up to the memory given back
     try {
         if (arm_index < 0 || arm_index >= static_cast<int>(spec.arms.size())) {
             throw RunFailure("arm index " + std::to_string(arm_index) + " is out of range");
@@ -762,6 +610,10 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
     }
     out.wall_s = secondsSince(t0);
     loop.reset();  // frees the model and optimizer before the next run starts
+    if (arm_index >= 0 && arm_index < static_cast<int>(spec.arms.size()) &&
+        spec.arms[static_cast<size_t>(arm_index)].cuda_graph) {
+        StepGraph::releasePools();  // else each graph run's pool stays reserved
+    }
     try {
         observer.onFinish(out);
     } catch (const std::exception& e) {

@@ -2,6 +2,8 @@
 // verdict's runs, stored arms read back, printable text and the findings' table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -200,4 +202,71 @@ TEST(Finding, EveryCodeHasItsOwnNameAndASentence) {
     past.code = static_cast<FindingCode>(static_cast<int>(kLastFindingCode) + 1);
     EXPECT_EQ(codeName(past.code), "unknown");
     EXPECT_EQ(describe(past), "unknown");
+}
+
+// How busy the GPU keeps during a step comes from each run's DeviceBusy event (the
+// device time of one step's work) against its median timed step: a reason on every
+// arm that measured it, and the launch-bound next check where the GPU idles most of
+// the step. Runs without the event (the CPU) give neither figure.
+TEST(Verdict, TheDeviceBusyShareIsAReasonAndALowOneIsLaunchBound) {
+    ExperimentData d;
+    d.experiment.id = 1;
+    d.experiment.name = "busy";
+    int64_t id = 1;
+    for (const char* arm : {"fp32", "amp"}) {
+        for (uint64_t seed = 1; seed <= 3; ++seed) {
+            RunShape s;
+            s.arm = arm;
+            s.seed = seed;
+            s.precision = std::string(arm) == "amp" ? "amp-fp16" : "fp32";
+            RunData r = makeRun(id++, s);
+            std::vector<double> times;
+            for (const auto& st : r.steps) {
+                if (st.timed)
+                    times.push_back(st.step_ms);
+            }
+            std::sort(times.begin(), times.end());
+            const double median = times[times.size() / 2];
+            // fp32 busy 90 % of its step, amp 25 % (seed 3 of amp measured nothing).
+            const double share = std::string(arm) == "amp" ? 0.25 : 0.90;
+            if (!(std::string(arm) == "amp" && seed == 3))
+                r.events.push_back({r.steps.back().step, run::EventKind::DeviceBusy, "device time",
+                                    share * median});
+            d.runs.push_back(std::move(r));
+        }
+    }
+    const auto a = analyzeExperiment(d);
+    const auto& base = verdictOf(a, "fp32");
+    EXPECT_NEAR(base.health.device_busy_share, 0.90,
+                1e-3);  // medians of even counts differ a little
+    EXPECT_EQ(base.health.busy_runs, 3);
+    EXPECT_FALSE(base.health.launch_bound);
+    const auto& amp = verdictOf(a, "amp");
+    EXPECT_NEAR(amp.health.device_busy_share, 0.25, 1e-3);
+    EXPECT_EQ(amp.health.busy_runs, 2);
+    EXPECT_TRUE(amp.health.launch_bound);
+    auto has = [](const std::vector<Finding>& list, FindingCode code) {
+        return std::any_of(list.begin(), list.end(),
+                           [code](const Finding& f) { return f.code == code; });
+    };
+    EXPECT_TRUE(has(base.reasons, FindingCode::DeviceBusy));
+    EXPECT_FALSE(has(base.next_checks, FindingCode::LaunchBound));
+    EXPECT_TRUE(has(amp.reasons, FindingCode::DeviceBusy));
+    ASSERT_TRUE(has(amp.next_checks, FindingCode::LaunchBound));
+    std::string text;
+    for (const auto& f : amp.next_checks) {
+        if (f.code == FindingCode::LaunchBound)
+            text = describe(f);
+    }
+    EXPECT_NE(text.find("AMP cannot pay here: the GPU is busy 25% of the step"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("cuda_graph"), std::string::npos) << text;
+
+    // Without the events nothing is said about the GPU's share.
+    for (auto& r : d.runs)
+        r.events.clear();
+    const auto cpu = analyzeExperiment(d);
+    EXPECT_FALSE(std::isfinite(verdictOf(cpu, "amp").health.device_busy_share));
+    EXPECT_FALSE(has(verdictOf(cpu, "amp").reasons, FindingCode::DeviceBusy));
+    EXPECT_FALSE(has(verdictOf(cpu, "amp").next_checks, FindingCode::LaunchBound));
 }

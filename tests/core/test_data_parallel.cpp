@@ -441,8 +441,8 @@ TEST(GpuScheduler, OneGpuOrTheCpuTrainsOneRunAtATime) {
     cpu.arms[1].tf32 = true;
     EXPECT_FALSE(train::canTrainSideBySide(cpu));
     cpu.arms[1].tf32 = false;
-    cpu.arms[1].cuda_graph = true;  // captured on the process's one capture stream
-    EXPECT_FALSE(train::canTrainSideBySide(cpu));
+    cpu.arms[1].cuda_graph = true;  // each run captures on a stream of its own
+    EXPECT_TRUE(train::canTrainSideBySide(cpu));
 }
 
 // The side-by-side path itself, on CPU threads standing in for GPUs: every run of

@@ -80,15 +80,25 @@ TEST(LrSchedule, AccumulationFollowsTheSameCurveOverSamples) {
     }
 }
 
-TEST(LrSchedule, ACapturedStepNeedsAConstantSchedule) {
+// A captured step reads its learning rate from the device, so a graph arm takes any
+// schedule, and accumulation (a micro-step graph and an update graph); several ranks
+// (the all-reduce is not captured) are still refused, by name.
+TEST(LrSchedule, ACapturedStepTakesAnyScheduleAndAccumulationButNotRanks) {
     auto s = *preset("default");
     s.arms[0].cuda_graph = true;
     EXPECT_TRUE(validate(s).empty());
-    s.optimizer.schedule = LrSchedule::Cosine;
+    for (auto schedule :
+         {LrSchedule::Cosine, LrSchedule::OneCycle, LrSchedule::Warmup, LrSchedule::Step}) {
+        s.optimizer.schedule = schedule;
+        EXPECT_TRUE(validate(s).empty()) << toString(schedule);
+    }
+    s.arms[0].accumulation = 4;
+    EXPECT_TRUE(validate(s).empty());
+    s.arms[0].ranks = 2;
     bool named = false;
     for (const auto& e : validate(s)) {
-        named = named || (e.field == "arms[0].cuda_graph" &&
-                          e.message.find("constant LR schedule") != std::string::npos);
+        named = named ||
+                (e.field == "arms[0].cuda_graph" && e.message.find("ranks 1") != std::string::npos);
     }
     EXPECT_TRUE(named);
     s = *preset("default");

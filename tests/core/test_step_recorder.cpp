@@ -43,7 +43,7 @@ TEST(StepRecorder, ReadsBackEveryQueuedStepWithItsValues) {
     train::StepRecorder rec(obs, opt, timer, memory, /*loss_scaling=*/true, /*backoff=*/0.5);
     for (int64_t s = 1; s <= 3; ++s) {
         EXPECT_FALSE(rec.flushDue());
-        rec.startStep();
+        rec.startStep(s);
         run::StepRecord r;
         r.step = s;
         train::PendingStep p = pending(1.0 / static_cast<double>(s));
@@ -107,7 +107,7 @@ TEST(StepRecorder, RecordsItsOwnCostWhenAsked) {
     probe::MemoryProbe memory(c10::Device("cpu"));
     train::StepRecorder rec(obs, opt, timer, memory, false, 0.5);
     for (int64_t s = 1; s <= 5; ++s) {
-        rec.startStep();
+        rec.startStep(s);
         run::StepRecord r;
         r.step = s;
         rec.completeStep(r, pending(1.0), s);

@@ -270,7 +270,7 @@ TEST_F(StreamConsistency, EveryDatabaseGetsAnIdOfItsOwnOnItsNextReadWriteOpen) {
         EXPECT_EQ(nlohmann::json::parse(streamOf(*reader, {run})[0]).count("database_id"), 0u);
     }
     auto db = Database::open(path);
-    EXPECT_EQ(db->schemaVersion(), 9);
+    EXPECT_EQ(db->schemaVersion(), Database::kSchemaVersion);
     EXPECT_EQ(db->databaseId().size(), 32u);
     EXPECT_EQ(db->lastSeq(run), 5 + 0 + 1);
     EXPECT_EQ(Database::open(path)->databaseId(), db->databaseId());

@@ -30,10 +30,14 @@ class ParameterUpdater {
 };
 
 /// The fused updater where this LibTorch and device have it (and `allow_fused`),
-/// else LibTorch's optimizer.
+/// else LibTorch's optimizer. With `lr_on_device` the fused updater reads its learning
+/// rate from a float32 tensor on the device, which setLr fills: a step captured as a
+/// CUDA graph then follows the schedule on every replay (a number would be frozen into
+/// the captured kernel's arguments).
 std::unique_ptr<ParameterUpdater> makeUpdater(const std::vector<at::Tensor>& params,
                                               const config::OptimizerSpec& spec, double lr,
-                                              c10::Device device, bool allow_fused = true);
+                                              c10::Device device, bool allow_fused = true,
+                                              bool lr_on_device = false);
 
 /// Whether fused optimizer kernels are available for the device in this build.
 bool fusedUpdaterAvailable(c10::Device device);

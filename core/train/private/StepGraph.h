@@ -10,21 +10,40 @@ namespace ampbench::train {
 /// replays (static inputs, parameters, optimizer and scaler state) and must not
 /// synchronise with the host. Available with LibTorch 2.x built with CUDA.
 ///
-/// From construction to destruction the constructing thread's current stream is
-/// one side stream that every StepGraph of the process shares: the eager steps
-/// before capture, the capture and the replays all run on it. LibTorch keeps a
-/// cuBLAS workspace per stream for the life of the process; with one stream it is
-/// made once, by the eager steps, outside the graph's private memory pool. (A new
-/// stream per graph left about 64 MiB allocated behind every graph run, which
-/// later runs then counted in their peak memory.)
+/// The graph is captured and replayed on the constructing thread's current stream:
+/// a run's own stream (RunStream), so graphs of runs side by side capture and replay
+/// at once. Where the current stream is the default one, which cannot capture, the
+/// graph switches the thread to one side stream that every such graph of the process
+/// shares, from construction to destruction (LibTorch keeps a cuBLAS workspace per
+/// stream for the life of the process: one stream makes it once, outside the graph's
+/// private memory pool).
 class StepGraph {
   public:
-    /// Synchronises the device and switches this thread to the capture stream.
+    /// Held by a run for as long as it uses the GPU (re-entrant on a thread). A
+    /// capture waits until no other run of the process holds it, and runs wait for a
+    /// capture to end: another thread's set-up (cuBLAS and cuDNN handles, allocations)
+    /// or eager work during a capture invalidated it, or was refused itself, when
+    /// graph runs trained side by side. Nothing without graphs in the build.
+    class SharedUse {
+      public:
+        SharedUse();
+        ~SharedUse();
+        SharedUse(const SharedUse&) = delete;
+        SharedUse& operator=(const SharedUse&) = delete;
+    };
+    /// Between two steps of a run holding SharedUse: lets a waiting capture in.
+    static void betweenSteps();
+
+    /// Keeps the current stream, or switches to the shared side stream (see above).
     StepGraph();
-    /// Synchronises the device and switches back to the previous stream.
+    /// Waits for the stream's replays and switches back where it switched.
     ~StepGraph();
     static bool available();
-    /// Captures `body` on the capture stream (the device is synchronised around it).
+    /// Gives the device the memory of graphs destroyed since, and every other block
+    /// the caching allocator holds unused: a destroyed graph's private pool is
+    /// otherwise kept reserved for the life of the process.
+    static void releasePools();
+    /// Captures `body` on the current stream (that stream is synchronised around it).
     /// Throws std::runtime_error with CUDA's reason when capture fails.
     void capture(const std::function<void()>& body);
     /// Launches the captured step on the current stream.

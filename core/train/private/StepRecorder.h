@@ -8,10 +8,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/probe/DeviceBusy.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
 #include "core/run/TrainObserver.h"
@@ -53,8 +55,18 @@ class StepRecorder {
 
     /// The run's clock starts (wall_s of each step counts from here).
     void begin();
-    /// A step starts: its timer runs (when instrumented).
-    void startStep();
+    /// Step `s` starts: its timer runs (when instrumented); a probe step of the
+    /// device's busy share is held first (see probeDeviceBusy).
+    void startStep(int64_t s);
+    /// Measures how busy the device keeps during a step (probe::DeviceBusy) on a few
+    /// steps after the warm-up and the gradient-norm probes; those steps are left
+    /// out of the step-time medians. CUDA only, and only when instrumented.
+    void probeDeviceBusy(c10::Device device, int64_t warmup_steps);
+    /// After the last step: the device time of one step as a DeviceBusy event, or
+    /// an Info event saying why it could not be measured (also when the run `shared`
+    /// its GPU with other runs: their work then sits between the step's kernels).
+    /// Nothing when not probed.
+    void reportDeviceBusy(bool shared);
     /// A cancelled partial step: it has no step time.
     void discardStep();
     /// Whether the gradient norm is recorded at step `s` (every k-th step once thinned).
@@ -101,6 +113,9 @@ class StepRecorder {
     int64_t norm_every_ = 1;
     double probe_norm_ms_ = 0;
     int64_t probe_behind_ = 0;  // probe steps where the device lagged the host
+    std::unique_ptr<probe::DeviceBusy> busy_;
+    int64_t busy_first_ = 0;  // the first step held for the device's busy share
+    int64_t busy_held_ = 0;   // the step held now, 0 when none
     int64_t steps_done_ = 0;
 };
 

@@ -1,0 +1,125 @@
+// The training step replayed from CUDA graphs: captured at its first use after a few
+// eager steps, then one or two launches per step instead of one per operation.
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "core/train/private/OptimizerStep.h"
+#include "core/train/private/RunLoop.h"
+
+namespace ampbench::train {
+
+using run::EventKind;
+using run::StepRecord;
+
+bool RunLoop::graphStep(int64_t s) {
+    std::optional<StepRecord> opened = openStep(s);
+    if (!opened) {
+        return false;
+    }
+    StepRecord& rec = *opened;
+    const at::Tensor scale_used = precision_->scaleInUse();
+    const int64_t samples_before = samples_;
+    for (int k = 0; k < k_; ++k) {
+        if (k > 0) {
+            ++micro_batches_;
+            if (opt_.before_micro_batch) {
+                opt_.before_micro_batch(micro_batches_);
+            }
+            if (cancel_.cancelled()) {
+                // The partial step's gradients and loss go; the next step starts clean.
+                at::_foreach_zero_(static_grads_);
+                loss_acc_.zero_();
+                recorder_->discardStep();
+                samples_ = samples_before;
+                return false;
+            }
+        }
+        double wait = 0;
+        data::Batch b = nextBatch(wait);
+        rec.data_wait_ms += wait;
+        auto x = precision_->input(
+            arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input);
+        if (!graph_->captured()) {
+            static_x_ = at::empty_like(x);
+            static_y_ = at::empty_like(b.target);
+        }
+        static_x_.copy_(x, /*non_blocking=*/true);
+        static_y_.copy_(b.target, /*non_blocking=*/true);
+        if (!graph_->captured()) {
+            captureGraphs(s);
+        }
+        graph_->replay();
+        samples_ += b.input.size(0);
+    }
+    if (update_graph_) {
+        update_graph_->replay();
+    }
+    recorder_->completeStep(
+        rec,
+        {rec, graph_loss_.clone(), graph_norm_.defined() ? graph_norm_.clone() : at::Tensor(),
+         scale_used, graph_inf_.defined() ? graph_inf_.clone() : at::Tensor()},
+        samples_);
+    return true;
+}
+
+// K = 1: the whole step is one graph. K > 1: the micro-step (forward, backward into
+// gradients that persist across replays, the loss added up) is one graph, replayed K
+// times, and the optimizer step (which then zeroes the gradients and the loss sum)
+// another. Neither is run by capture: the caller replays them at once.
+void RunLoop::captureGraphs(int64_t s) {
+    auto forward = [&] {
+        return precision_->forward([&] { return lossOf(model_->forward(static_x_), static_y_); },
+                                   /*cache=*/false);
+    };
+    if (k_ == 1) {
+        for (auto& p : params_) {
+            p.mutable_grad().reset();
+        }
+        graph_->capture([&] {
+            const at::Tensor loss = forward();
+            graph_loss_ = loss.detach();
+            precision_->backward(loss, 1);
+            auto r =
+                finishOptimizerStep(params_, *updater_, precision_->scaler(), arm_.grad_clip, true);
+            graph_norm_ = r.grad_norm;
+            graph_inf_ = r.found_inf;
+        });
+        event(s, EventKind::Info, "training step captured as a CUDA graph; replayed from here on");
+        return;
+    }
+    // Defined gradients are accumulated in place by the backward, so the captured
+    // kernels add into these same tensors on every replay.
+    static_grads_.clear();
+    for (auto& p : params_) {
+        p.mutable_grad() = at::zeros_like(p);
+        static_grads_.push_back(p.grad());
+    }
+    const auto loss_options = static_x_.options().dtype(at::kFloat);
+    loss_acc_ = at::zeros({}, loss_options);
+    graph_loss_ = at::zeros({}, loss_options);
+    graph_->capture([&] {
+        const at::Tensor loss = forward();
+        loss_acc_.add_(loss.detach().to(at::kFloat));
+        precision_->backward(loss, k_);
+    });
+    update_graph_ = std::make_unique<StepGraph>();
+    update_graph_->capture([&] {
+        auto r =
+            finishOptimizerStep(params_, *updater_, precision_->scaler(), arm_.grad_clip, true);
+        graph_norm_ = r.grad_norm;
+        graph_inf_ = r.found_inf;
+        graph_loss_.copy_(loss_acc_ / static_cast<double>(k_));
+        loss_acc_.zero_();
+        at::_foreach_zero_(static_grads_);
+    });
+    // The optimizer step set the gradients to none on the host; the graphs keep theirs.
+    for (size_t i = 0; i < params_.size(); ++i) {
+        params_[i].mutable_grad() = static_grads_[i];
+    }
+    event(s, EventKind::Info,
+          "micro-step and optimizer step captured as two CUDA graphs (accumulation " +
+              std::to_string(k_) + "); replayed from here on");
+}
+
+}  // namespace ampbench::train

@@ -1,0 +1,154 @@
+#pragma once
+// Private to train/: one run's training loop, shared by Trainer.cpp (set-up, the
+// eager step, evaluation, the run) and GraphStep.cpp (the step replayed from CUDA
+// graphs).
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/amp/PrecisionPolicy.h"
+#include "core/config/ExperimentSpec.h"
+#include "core/data/Datasets.h"
+#include "core/data/Prefetcher.h"
+#include "core/models/Models.h"
+#include "core/parallel/Communicator.h"
+#include "core/parallel/GradientSync.h"
+#include "core/parallel/RankSummary.h"
+#include "core/probe/MemoryProbe.h"
+#include "core/probe/StepTimer.h"
+#include "core/run/TrainObserver.h"
+#include "core/train/Trainer.h"
+#include "core/train/private/NumericsRecorder.h"
+#include "core/train/private/ParameterUpdater.h"
+#include "core/train/private/RunStream.h"
+#include "core/train/private/StepGraph.h"
+#include "core/train/private/StepRecorder.h"
+#include "core/train/private/TaskHead.h"
+
+namespace ampbench::train {
+
+using Clock = std::chrono::steady_clock;
+
+inline double secondsSince(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+inline double msSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// A run that must stop with status Failed and this message: by default an arm
+/// that cannot run as asked here; NonFinite when it diverged.
+struct RunFailure : std::runtime_error {
+    explicit RunFailure(const std::string& message, run::FailureKind why = run::FailureKind::Setup)
+        : std::runtime_error(message), kind(why) {}
+    run::FailureKind kind;
+};
+
+class RunLoop {
+  public:
+    RunLoop(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
+            run::TrainObserver& observer, const run::CancelToken& cancel,
+            const TrainOptions& options, parallel::RankSummaryObserver* ranked = nullptr)
+        : ranked_(ranked),
+          spec_(spec),
+          arm_(spec.arms.at(static_cast<size_t>(arm_index))),
+          seed_(seed),
+          obs_(observer),
+          cancel_(cancel),
+          opt_(options),
+          device_(resolveDevice(spec.device)) {}
+
+    run::RunOutcome run();
+    /// Reports the steps that completed but were not flushed yet (after a failure).
+    void salvage() noexcept {
+        try {
+            if (numerics_) {
+                numerics_->deliver(obs_);
+            }
+            if (recorder_) {
+                recorder_->flush();
+            }
+        } catch (...) {
+        }
+    }
+    int64_t stepsDone() const { return recorder_ ? recorder_->stepsDone() : 0; }
+    /// Tells the other ranks why this one stops, so theirs fail with the reason.
+    void announceFailure(const std::string& why) noexcept {
+        if (comm_) {
+            comm_->announceFailure(why);
+        }
+    }
+
+  private:
+    void setUp();
+    data::Batch nextBatch(double& wait_ms);
+    at::Tensor lossOf(const at::Tensor& logits, const at::Tensor& target) const;
+    /// False when a cancel came between micro-batches: the partial step is dropped.
+    bool trainStep(int64_t s);
+    bool locateWatched();
+    /// The same step replayed from CUDA graphs (captured at their first use).
+    bool graphStep(int64_t s);
+    void captureGraphs(int64_t s);
+    /// The opening both steps share: a new record, the hook, the cancel check, the
+    /// timer. Nullopt when a cancel came first.
+    std::optional<run::StepRecord> openStep(int64_t s);
+    /// Reads the pending steps back and reports them; a NaN loss ends the run.
+    void flush();
+    run::EvalRecord evaluate(int64_t s);
+    bool evalDue(int64_t s) const;
+    /// Data-parallel end: ranks other than 0 publish their summary, rank 0 records
+    /// every rank's as an event (step time, peak memory).
+    void finishRanks();
+    int world() const { return comm_ ? comm_->world() : 1; }
+    void event(int64_t step, run::EventKind kind, const std::string& msg, double value = 0.0) {
+        obs_.onEvent({step, kind, msg, value});
+    }
+    parallel::RankSummaryObserver* ranked_;  // this rank's own steps (data-parallel runs)
+    const config::ExperimentSpec& spec_;
+    const config::ArmSpec& arm_;
+    uint64_t seed_;
+    run::TrainObserver& obs_;
+    const run::CancelToken& cancel_;
+    TrainOptions opt_;
+    c10::Device device_;
+
+    std::unique_ptr<RunStream> stream_;  // first made, last gone: every tensor lives on it
+    std::unique_ptr<amp::PrecisionPolicy> precision_;
+    std::shared_ptr<const data::Dataset> dataset_;
+    data::InputShape shape_;
+    std::shared_ptr<models::Network> model_;
+    std::unique_ptr<TaskHead> head_;
+    std::vector<at::Tensor> params_;
+    std::unique_ptr<NumericsRecorder> numerics_;  // per-layer numerics, FP32 islands
+    std::unique_ptr<ParameterUpdater> updater_;
+    std::unique_ptr<data::Prefetcher> prefetcher_;
+    std::unique_ptr<parallel::Communicator> comm_;  // data-parallel runs only
+    std::unique_ptr<parallel::GradientSync> sync_;
+    std::vector<data::Batch> device_pool_;  // synthetic data, already on the device
+    size_t pool_pos_ = 0;
+    std::unique_ptr<probe::StepTimer> timer_;
+    std::unique_ptr<probe::MemoryProbe> memory_;
+    std::unique_ptr<StepRecorder> recorder_;  // after timer_ and memory_, which it uses
+    int64_t planned_ = 0;
+    int k_ = 1;
+    double lr_ = 0;
+    Clock::time_point t0_;
+    int64_t samples_ = 0;
+    int64_t micro_batches_ = 0;
+    // CUDA-graph mode: static input buffers and the captured step's outputs.
+    std::unique_ptr<StepGraph> graph_;         // the step, or with K > 1 the micro-step
+    std::unique_ptr<StepGraph> update_graph_;  // K > 1: the optimizer step
+    at::Tensor static_x_, static_y_, graph_loss_, graph_norm_, graph_inf_, loss_acc_;
+    std::vector<at::Tensor> static_grads_;  // K > 1: the gradients the graphs add into
+};
+
+/// Eager steps before capture: cuDNN picks its algorithms, lazy state is created.
+inline constexpr int64_t kEagerStepsBeforeCapture = 3;
+
+}  // namespace ampbench::train
