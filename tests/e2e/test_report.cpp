@@ -485,6 +485,34 @@ TEST(ReportRendering, Fp16RunsWithSkippedStepsAndAnInfiniteLoss) {
     }
 }
 
+// Without loss scaling the scale is 1 throughout: the report says so in a line
+// instead of spending a page on a flat plot.
+TEST(ReportRendering, AFlatLossScaleIsALineNotAPage) {
+    ensureApp();
+    report::ReportContent c;
+    c.data = fp16Experiment();
+    for (auto& r : c.data.runs) {
+        for (auto& s : r.steps) {
+            s.loss_scale = 1;
+            s.skipped = false;
+        }
+    }
+    c.analysis = analysis::analyzeExperiment(c.data);
+    c.plots = report::renderPlots(c);
+    ASSERT_FALSE(c.plots.empty());
+    const auto& scale = c.plots.back();
+    EXPECT_EQ(scale.id, "loss-scale");
+    EXPECT_TRUE(scale.image.isNull());
+    EXPECT_NE(scale.caption.toStdString().find("constant at 1"), std::string::npos);
+    const std::string html = report::reportHtml(c, report::ImageMode::Embedded);
+    EXPECT_NE(html.find("Loss scale: constant at 1 in every run"), std::string::npos);
+    size_t images = 0;
+    for (size_t at = html.find("<img"); at != std::string::npos; at = html.find("<img", at + 1))
+        ++images;
+    EXPECT_EQ(images, c.plots.size() - 1);  // every plot but the flat one
+    EXPECT_TRUE(report::renderPdf(c).startsWith("%PDF"));
+}
+
 TEST(VerdictPanel, ShowsEveryArmWithItsVerdict) {
     ensureApp();
     analysis::ExperimentAnalysis a;

@@ -195,6 +195,9 @@ std::string runsTable(const analysis::ExperimentAnalysis& a) {
 
 /// One plot: the image (embedded, or a resource of the PDF) and its caption.
 static std::string imageHtml(const PlotImage& p, ImageMode mode) {
+    if (p.image.isNull()) {  // a plot with nothing to show says so in its caption alone
+        return "<p class=\"caption\">" + escape(p.caption.toStdString()) + "</p>\n";
+    }
     const std::string src = mode == ImageMode::Embedded ? dataUri(pngBytes(p.image))
                                                         : plotResourceName(p.id).toStdString();
     // The width is in CSS pixels; the image carries more pixels for print.

@@ -374,12 +374,20 @@ std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptio
                    stepTimePlot(content, options)});
     bool any_scaler = false;
     QImage scale = lossScalePlot(content, options, any_scaler);
-    out.push_back({"loss-scale", "Loss scale and skipped steps",
-                   any_scaler ? "The dynamic loss scale of each run (log scale); red crosses mark "
-                                "steps skipped because the gradients held inf/NaN."
-                              : "No arm used loss scaling (fp32 and bf16 need none): the scale "
-                                "stays 1 and no step was skipped.",
-                   scale});
+    const bool any_skip = std::any_of(a.verdicts.begin(), a.verdicts.end(),
+                                      [](const auto& v) { return v.health.skipped > 0; });
+    if (any_scaler || any_skip) {
+        out.push_back({"loss-scale", "Loss scale and skipped steps",
+                       "The dynamic loss scale of each run (log scale); red crosses mark "
+                       "steps skipped because the gradients held inf/NaN.",
+                       scale});
+    } else {
+        // A flat line at 1 is worth a sentence, not a page: no image.
+        out.push_back({"loss-scale", "Loss scale and skipped steps",
+                       "Loss scale: constant at 1 in every run (no arm used loss scaling; fp32 "
+                       "and bf16 need none), and no step was skipped.",
+                       QImage()});
+    }
     for (auto& p : numericsPlots(content, options)) {
         out.push_back(std::move(p));
     }

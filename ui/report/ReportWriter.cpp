@@ -87,8 +87,10 @@ QByteArray renderPdf(const ReportContent& content) {
     root.setMargin(0);
     doc.rootFrame()->setFrameFormat(root);
     for (const auto& p : content.plots) {
-        doc.addResource(QTextDocument::ImageResource, QUrl(plotResourceName(p.id)),
-                        QVariant(p.image));
+        if (!p.image.isNull()) {
+            doc.addResource(QTextDocument::ImageResource, QUrl(plotResourceName(p.id)),
+                            QVariant(p.image));
+        }
     }
     doc.setHtml(QString::fromStdString(reportHtml(content, ImageMode::Resource)));
     const double footer = writer.resolution() * 0.3;  // inches → device pixels
