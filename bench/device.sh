@@ -80,6 +80,15 @@
 #             difference over the steps; (3) the noise-band preset's time to a verdict
 #             with its runs spread over 2 GPUs (gpus 2) against 1 (gpus 1), wall clock.
 #             Builds ampbench-cli, test_data_parallel and test_engine.
+#   verdict   the time to a verdict on the GPU (builds ampbench-cli and test_engine; runs
+#             the GPU tests first): the fashion-mnist-recipe preset (3 arms x 3 seeds)
+#             trained (1) one run at a time, eager, (2) its 9 runs packed on the GPU
+#             (runs_per_gpu 9, a stream per run), eager, (3) packed with every arm a
+#             CUDA graph, each from the command to the verdict, wall clock; then
+#             (with VERDICT_REFERENCE=1) the PyTorch script bench/recipe.py (its 9 runs
+#             one after another). Prints the table of wall times, ratios and each
+#             database's verdict lines (show -e 1); the databases go to $OUT.
+#             VERDICT_PARTS picks some of "checks sequential packed graphs".
 #   help      print this text.
 #
 # Environment:
@@ -126,7 +135,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' bench/device.sh;
 MODE=${1:-${MODE:-bench}}
 case "$MODE" in
     help | -h | --help) usage; exit 0 ;;
-    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism | bundle | rerun | numerics | multigpu) ;;
+    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism | bundle | rerun | numerics | multigpu | verdict) ;;
     *) echo "device.sh: unknown mode '$MODE'" >&2; echo >&2; usage >&2; exit 2 ;;
 esac
 
@@ -167,7 +176,7 @@ cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMPBENCH_BUILD_GU
 grep -E "ampbench:" "$OUT/configure.log" || true
 TARGETS=()
 [[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
-[[ $MODE == determinism ]] && TARGETS=(--target ampbench-cli test_engine)
+[[ $MODE == determinism || $MODE == verdict ]] && TARGETS=(--target ampbench-cli test_engine)
 [[ $MODE == multigpu ]] && TARGETS=(--target ampbench-cli test_data_parallel test_engine)
 [[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics test_engine bench_profile_step)
 cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" > "$OUT/build.log" 2>&1 \
@@ -197,6 +206,8 @@ run_checks() {
     echo "== tests ($1)"
     ./build/cuda/tests/test_engine --gtest_filter="$1" > "$OUT/tests.log" 2>&1 || true
     grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|tests? ran" "$OUT/tests.log" | head -30 || true
+    # What the GPU tests print of their measurements.
+    grep -E "^(device busy share|graph run [0-9]|largest relative|graph vs eager)" "$OUT/tests.log" || true
 }
 
 case "$MODE" in
@@ -248,6 +259,44 @@ bundle)
 
 tests)
     run_suite
+    ;;
+
+verdict)
+    PARTS=" ${VERDICT_PARTS:-checks sequential packed graphs} "
+    [[ $PARTS == *" checks "* ]] && run_checks 'Cuda.*'
+    $CLI --db "$OUT/spec.db" run --preset fashion-mnist-recipe --device cuda --dry-run > "$OUT/recipe.json"
+    rm -f "$OUT"/spec.db*
+    python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+spec = json.load(open(f"{out}/recipe.json"))
+spec["runs_per_gpu"] = 9
+json.dump(spec, open(f"{out}/recipe-packed.json", "w"), indent=1)
+for arm in spec["arms"]:
+    arm["cuda_graph"] = True
+json.dump(spec, open(f"{out}/recipe-packed-graphs.json", "w"), indent=1)
+PY
+    timed() {  # label, database, ampbench-cli run arguments
+        local label=$1 db=$2; shift 2
+        rm -f "$db"*
+        local t=$(date +%s.%N)
+        $CLI --db "$db" run "$@" --device cuda -q > "$OUT/$label.txt" 2>&1 || echo "($label: exit $?)"
+        $CLI --db "$db" show -e 1 >> "$OUT/$label.txt" 2>&1 || true
+        local w=$(python3 -c "import time; print(f'{time.time() - $t:.1f}')")
+        echo "$label $w" >> "$OUT/verdict-times.txt"
+        echo "== $label: $w s"; grep -E "^ *(fp32|amp|GPU|AMP)|verdict|busy|faster|shared" "$OUT/$label.txt" | head -24
+    }
+    rm -f "$OUT/verdict-times.txt"
+    [[ $PARTS == *" sequential "* ]] && timed sequential "$OUT/sequential.db" --preset fashion-mnist-recipe
+    [[ $PARTS == *" packed "* ]] && timed packed "$OUT/packed.db" --config "$OUT/recipe-packed.json"
+    [[ $PARTS == *" graphs "* ]] && timed packed-graphs "$OUT/packed-graphs.db" --config "$OUT/recipe-packed-graphs.json"
+    if [[ ${VERDICT_REFERENCE:-0} == 1 ]]; then
+        t=$(date +%s.%N)
+        python3 bench/recipe.py --data "$AMPBENCH_FASHION_MNIST" > "$OUT/reference.txt" 2>&1 || echo "(reference: exit $?)"
+        echo "pytorch-script $(python3 -c "import time; print(f'{time.time() - $t:.1f}')")" >> "$OUT/verdict-times.txt"
+    fi
+    echo "== time to the verdict (wall clock, s; ratio to the first line)"
+    [[ -s $OUT/verdict-times.txt ]] && awk 'NR == 1 {base = $2} {printf "%-16s %7.1f s  %5.2fx\n", $1, $2, base / $2}' "$OUT/verdict-times.txt"
     ;;
 
 overhead)
