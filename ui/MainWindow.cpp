@@ -151,6 +151,7 @@ void MainWindow::buildMenus() {
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run_ = run->addAction(tr("&Run experiment"), QKeySequence(tr("Ctrl+R")), this,
                           &MainWindow::runExperiment);
+    run_->setObjectName("runAction");
     cancel_ =
         run->addAction(tr("&Cancel"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::cancelRun);
     run->addAction(tr("&Hosts\u2026"), this, [this] { showHosts(); });
@@ -368,6 +369,7 @@ HostsDialog* MainWindow::showHosts() {
             labels << h.label;
         }
         editor_->setHosts(labels, settings_.runOn());
+        updateActions();  // the host on the Run button may have gone
     });
     dialog->open();
     return dialog;
@@ -398,8 +400,14 @@ void MainWindow::updateActions() {
     const bool running = training_->isRunning() || remoteActive();
     const bool writable = session_->isOpen() && !session_->isReadOnly();
     run_->setEnabled(editor_->isValid() && writable && !running);
+    // Where Ctrl+R trains is on the button: "Run on" is kept across restarts, so a
+    // remote host chosen last week would otherwise be used without a word.
+    const QString host = editor_->runOn();
+    run_->setText(host.isEmpty() ? tr("&Run experiment") : tr("&Run on %1").arg(host));
+    const QString where = host.isEmpty() ? tr("on this machine")
+                                         : tr("on %1 (Run on, in the Experiment tab)").arg(host);
     run_->setToolTip(!writable            ? tr("Open a database you can write to first")
-                     : editor_->isValid() ? tr("Train every arm \u00d7 seed, one run at a time")
+                     : editor_->isValid() ? tr("Train every arm \u00d7 seed %1").arg(where)
                                           : tr("Fix the problems listed in the editor first"));
     cancel_->setEnabled(running);
     export_->setEnabled(session_->isOpen() && !exporting_);

@@ -108,6 +108,18 @@ class PlotsTest : public QObject {
         QTRY_COMPARE(f.window->cache()->runs(), QList<qint64>{f.runs[3]});
     }
 
+    // With nothing ticked (an empty database too) the plots say where to go.
+    void nothingTickedSaysWhereRunsComeFrom() {
+        Filled f;
+        auto* hint = f.plots()->findChild<QLabel*>("plotsEmptyHint");
+        QVERIFY(hint);
+        f.show({});
+        QVERIFY(!hint->isHidden());
+        QVERIFY(hint->text().contains(QStringLiteral("Experiment tab")));
+        f.show({f.runs[0]});
+        QVERIFY(hint->isHidden());
+    }
+
     void xAxisModes() {
         Filled f;
         f.show({f.runs[0], f.runs[2]});

@@ -342,8 +342,15 @@ class RemoteUiTest : public QObject {
         QCOMPARE(saved.first().dataDir, QStringLiteral("/data/fmnist"));
         QCOMPARE(saved.first().cli, QStringLiteral("ampbench-cli"));
         QCOMPARE(ws.window->editor()->runOnBox()->count(), 2);  // this machine, gpu
+        auto* run = ws.window->findChild<QAction*>(QStringLiteral("runAction"));
+        QVERIFY(run);
+        QCOMPARE(run->text(), QStringLiteral("&Run experiment"));
         ws.window->editor()->setRunOn(QStringLiteral("gpu"));
         QCOMPARE(ws.settings->runOn(), QStringLiteral("gpu"));
+        // Where Ctrl+R trains is on the Run button itself.
+        QCOMPARE(run->text(), QStringLiteral("&Run on gpu"));
+        ws.window->editor()->setRunOn(QString());
+        QCOMPARE(run->text(), QStringLiteral("&Run experiment"));
     }
 
     // A host beginning with "-" is an ssh option (-oProxyCommand=... runs a program

@@ -84,6 +84,15 @@ PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
     controls->addWidget(reset);
     controls->addWidget(legendButton_);
     layout->addLayout(controls);
+    // An empty database, or nothing ticked, would show six empty plots without a word.
+    emptyHint_ = new QLabel(
+        tr("No run is ticked: tick runs or an experiment in the tree on the left, or set up "
+           "an experiment in the Experiment tab and press Run (Ctrl+R)."));
+    emptyHint_->setObjectName("plotsEmptyHint");
+    emptyHint_->setWordWrap(true);
+    emptyHint_->setAlignment(Qt::AlignCenter);
+    emptyHint_->setContentsMargins(8, 8, 8, 8);
+    layout->addWidget(emptyHint_);
 
     const QStringList saved = settings_.plotPanelMetrics();
     for (int i = 0; i < kPanels; ++i) {
@@ -309,6 +318,7 @@ void PlotsView::redrawNow() {
     if (layoutChanged) {
         layoutPanels();
     }
+    emptyHint_->setVisible(in.runs.empty());
     // Line the x-axes up with the first panel over the runs' progress (evaluations
     // cover less of it) unless the user zoomed.
     PlotPanel* lead = nullptr;

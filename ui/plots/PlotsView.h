@@ -90,6 +90,7 @@ class PlotsView : public QWidget {
     QComboBox* xAxis_ = nullptr;
     QSlider* smoothing_ = nullptr;
     QLabel* smoothingValue_ = nullptr;
+    QLabel* emptyHint_ = nullptr;  // shown while no run is ticked
     QCheckBox* logY_ = nullptr;
     QToolButton* legendButton_ = nullptr;
     QGridLayout* grid_ = nullptr;
