@@ -26,10 +26,9 @@ namespace ampbench::test {
 
 class RealSshd {
   public:
-    /// The fixture script beside this header.
-    static std::string fixtureScript() {
-        return (std::filesystem::path(__FILE__).parent_path() / "sshd-fixture.sh").string();
-    }
+    /// The fixture script beside this header, by the absolute path CMake gives
+    /// (__FILE__ is relative to the build folder where ccache rewrites the paths).
+    static std::string fixtureScript() { return AMPBENCH_SSHD_FIXTURE; }
 
     /// Starts the server with its files in `dir` (created); ok() says whether it runs.
     explicit RealSshd(const std::filesystem::path& dir) : dir_(dir) {
