@@ -7,12 +7,14 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
@@ -112,7 +114,12 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
         tabs_->setCurrentWidget(compare_);
     });
 
-    resize(1500, 950);
+    // The first size, never larger than the screen (a laptop's 1280×720 included).
+    QSize first(1500, 950);
+    if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+        first = first.boundedTo(screen->availableGeometry().size());
+    }
+    resize(first);
     restoreGeometry(settings_.windowGeometry());
     restoreState(settings_.windowState());
     updateActions();

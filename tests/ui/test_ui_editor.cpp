@@ -3,6 +3,7 @@
 #include <torch/csrc/jit/api/module.h>
 #include <QAction>
 #include <QComboBox>
+#include <QGroupBox>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
@@ -20,6 +21,7 @@
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ExperimentEditor.h"
 #include "ui/editor/SetupPanel.h"
+#include "ui/editor/SpecForm.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
@@ -83,6 +85,34 @@ class EditorTest : public QObject {
 
     // The ranks column says what the machine offers, and an arm that asks for more
     // than it has is a problem naming the arm, its ranks and what is there.
+    // A laptop's 1280x720 and a smaller 1024x700: the form's groups sit inside the
+    // window, two columns where three do not fit, three again when it is wide.
+    void theFormFitsALaptopScreen() {
+        ExperimentEditor editor;
+        auto* form = editor.findChild<SpecForm*>();
+        QVERIFY(form);
+        for (const QSize size : {QSize(1280, 720), QSize(1024, 700), QSize(1900, 1000)}) {
+            editor.resize(size);
+            editor.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&editor));
+            auto* viewport = form->parentWidget();  // the scroll area's viewport
+            QTRY_VERIFY2(form->compact() == (viewport->width() < form->wideWidth()),
+                         qPrintable(QStringLiteral("viewport %1 px, three columns need %2 px")
+                                        .arg(viewport->width())
+                                        .arg(form->wideWidth())));
+            QTRY_VERIFY2(form->width() <= viewport->width(),
+                         qPrintable(QStringLiteral("form %1 px in a viewport of %2 px at %3 px")
+                                        .arg(form->width())
+                                        .arg(viewport->width())
+                                        .arg(size.width())));
+            for (auto* box : form->findChildren<QGroupBox*>()) {
+                QVERIFY2(box->geometry().right() <= form->width(),
+                         qPrintable(box->title() + QStringLiteral(" reaches past the form")));
+            }
+        }
+        QVERIFY(!form->compact());  // 1900 px: three columns
+    }
+
     void ranksAreCheckedAgainstTheMachine() {
         ExperimentEditor editor;
         auto spec = *config::preset("default");

@@ -108,6 +108,36 @@ class PlotsTest : public QObject {
         QTRY_COMPARE(f.window->cache()->runs(), QList<qint64>{f.runs[3]});
     }
 
+    // On a laptop's screen the window fits and the panels go to two columns rather
+    // than be squeezed; on a wide one they are three again.
+    void theWindowAndItsPanelsFitALaptopScreen() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1]});
+        QVERIFY2(
+            f.window->minimumSizeHint().width() <= 1024,
+            qPrintable(
+                QStringLiteral("the window needs %1 px").arg(f.window->minimumSizeHint().width())));
+        f.window->tabs()->setCurrentWidget(f.window->compare());
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+        for (const QSize size : {QSize(1024, 700), QSize(1280, 720), QSize(1900, 1000)}) {
+            f.window->resize(size);
+            QTRY_COMPARE(f.window->width(), size.width());
+            const int legend = f.plots()->legend()->isVisible() ? f.plots()->legend()->width() : 0;
+            const int expected =
+                f.plots()->width() - legend >= PlotsView::kColumns * PlotsView::kReadableWidth
+                    ? PlotsView::kColumns
+                    : 2;
+            QTRY_COMPARE(f.plots()->columns(), expected);
+            for (int i = 0; i < PlotsView::kPanels; ++i) {
+                if (f.plots()->isPanelShown(i)) {
+                    QVERIFY(f.plots()->panel(i)->width() >= f.plots()->panel(i)->minimumWidth());
+                }
+            }
+        }
+        QCOMPARE(f.plots()->columns(), PlotsView::kColumns);  // 1900 px
+    }
+
     // With nothing ticked (an empty database too) the plots say where to go.
     void nothingTickedSaysWhereRunsComeFrom() {
         Filled f;

@@ -53,7 +53,7 @@ CapacityView::CapacityView(StoreSession& session, QWidget* parent)
     auto* bar = new QHBoxLayout;
     experiments_ = new QComboBox;
     experiments_->setObjectName("capacityExperiment");
-    experiments_->setMinimumContentsLength(28);
+    experiments_->setMinimumContentsLength(16);  // the bar fits a 1024-pixel window
     experiments_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     experiments_->setToolTip(tr("The experiment whose arms are searched (its stored spec)"));
     budget_ = new QLineEdit;

@@ -1,6 +1,7 @@
 #include "ui/editor/ExperimentEditor.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -120,6 +121,8 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     formScroll->setWidget(form_);
     formScroll->setWidgetResizable(true);
     formScroll->setFrameShape(QFrame::NoFrame);
+    formViewport_ = formScroll->viewport();
+    formViewport_->installEventFilter(this);
 
     auto* armsBox = new QWidget;
     auto* armsLayout = new QVBoxLayout(armsBox);
@@ -468,6 +471,14 @@ void ExperimentEditor::setHosts(const QStringList& labels, const QString& curren
     runOn_->addItems(labels);
     const int at = current.isEmpty() ? 0 : static_cast<int>(labels.indexOf(current)) + 1;
     runOn_->setCurrentIndex(std::max(at, 0));
+}
+
+bool ExperimentEditor::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == formViewport_ && event->type() == QEvent::Resize) {
+        // The three columns side by side while they fit, else two.
+        form_->setCompact(formViewport_->width() < form_->wideWidth());
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 QString ExperimentEditor::runOn() const {

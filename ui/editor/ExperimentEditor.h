@@ -83,6 +83,9 @@ class ExperimentEditor : public QWidget {
     /// Another place to run was chosen (its label; empty: this machine).
     void runOnChanged(const QString& label);
 
+  protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
   private:
     void revalidate();
     void forgetPresetUndo();
@@ -93,6 +96,7 @@ class ExperimentEditor : public QWidget {
     void checkFinished();
 
     SpecForm* form_ = nullptr;
+    QWidget* formViewport_ = nullptr;  // the form's scroll area: its width picks the columns
     ArmsTableModel* arms_ = nullptr;
     QTableView* armsView_ = nullptr;
     QListWidget* errorList_ = nullptr;

@@ -64,6 +64,12 @@ SpecForm::SpecForm(QWidget* parent) : QWidget(parent), bindings_(new SpecBinding
     right->addStretch(1);
     left->addStretch(1);
     middle->addStretch(1);
+    middle_ = middle;
+    right_ = right;
+    if (QFormLayout* data = forms.value("Data")) {
+        dataBox_ = data->parentWidget();
+    }
+    wide_width_ = sizeHint().width();
     connect(bindings_, &SpecBindings::edited, this, [this](const QString& field) {
         updateEnabled();
         Q_EMIT edited(field);
@@ -79,6 +85,20 @@ void SpecForm::setSpec(const Spec& spec) {
 
 void SpecForm::readInto(Spec& spec, std::vector<config::FieldError>& errors) const {
     bindings_->readInto(spec, errors);
+}
+
+void SpecForm::setCompact(bool compact) {
+    if (compact == compact_ || !dataBox_) {
+        return;
+    }
+    compact_ = compact;
+    if (compact) {
+        right_->removeWidget(dataBox_);
+        middle_->insertWidget(middle_->count() - 1, dataBox_);  // above the stretch
+    } else {
+        middle_->removeWidget(dataBox_);
+        right_->insertWidget(0, dataBox_);
+    }
 }
 
 QWidget* SpecForm::widgetFor(const std::string& field) const {

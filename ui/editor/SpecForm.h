@@ -7,6 +7,8 @@
 #include "core/config/ExperimentSpec.h"
 #include "core/config/Validation.h"
 
+class QVBoxLayout;
+
 namespace ampbench::ui {
 
 class SpecBindings;
@@ -32,6 +34,12 @@ class SpecForm : public QWidget {
         const std::vector<ampbench::config::FieldError>& errors);
     /// The widget for a field path such as "seeds[1]" or "model.width"; null if none.
     QWidget* widgetFor(const std::string& field) const;
+    /// Two columns instead of three (the Data group goes under Optimizer), for a
+    /// narrow window: a laptop's 1280 pixels do not hold the three side by side.
+    void setCompact(bool compact);
+    bool compact() const { return compact_; }
+    /// The width the three columns need.
+    int wideWidth() const { return wide_width_; }
 
   Q_SIGNALS:
     /// The user changed the widget of `field`.
@@ -42,7 +50,12 @@ class SpecForm : public QWidget {
     void updateEnabled();  // fields that do not apply to the chosen model, data or optimizer
 
     SpecBindings* bindings_;  // child QObject
-    Spec shown_;              // the last spec shown: the arms and fields no widget edits
+    QWidget* dataBox_ = nullptr;
+    QVBoxLayout* middle_ = nullptr;
+    QVBoxLayout* right_ = nullptr;
+    bool compact_ = false;
+    int wide_width_ = 0;
+    Spec shown_;  // the last spec shown: the arms and fields no widget edits
 };
 
 }  // namespace ampbench::ui

@@ -23,7 +23,9 @@ QString valueText(double v) {
 
 PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent) {
     setObjectName(title);
-    setMinimumSize(280, 200);
+    // Small enough for three on a laptop's screen; PlotsView goes to two columns
+    // before a panel gets narrower than it reads well (PlotsView::kReadableWidth).
+    setMinimumSize(180, 200);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     setNoAntialiasingOnDrag(true);
     setPlottingHint(QCP::phCacheLabels, true);

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QSlider>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -71,6 +72,10 @@ PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
         new QLabel(tr("title: choose \u00b7 wheel: zoom \u00b7 drag: pan \u00b7 "
                       "double-click: maximise \u00b7 right-click: export"));
     hint->setEnabled(false);  // the palette's disabled text: readable, light or dark
+    // Shown where there is room, cut where there is not: it must not widen the window
+    // past a laptop's screen. Its words are the tooltip too.
+    hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    hint->setToolTip(hint->text());
     controls->addWidget(new QLabel(tr("x-axis:")));
     controls->addWidget(xAxis_);
     controls->addSpacing(12);
@@ -248,6 +253,16 @@ void PlotsView::addMetricMenu(int index, QMenu* menu) {
     }
 }
 
+void PlotsView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    const int legend = legend_->isVisible() ? legend_->width() : 0;
+    const int want = width() - legend >= kColumns * kReadableWidth ? kColumns : 2;
+    if (want != columns_) {
+        columns_ = want;
+        layoutPanels();
+    }
+}
+
 void PlotsView::layoutPanels() {
     for (PlotPanel* p : std::as_const(panels_)) {
         grid_->removeWidget(p);
@@ -266,9 +281,9 @@ void PlotsView::layoutPanels() {
             shown.append(panels_[i]);
         }
     }
-    // Fill rows of kColumns; fewer panels take the width they leave.
+    // Fill rows of columns_; fewer panels take the width they leave.
     const int n = static_cast<int>(shown.size());
-    const int columns = std::max(1, std::min<int>(kColumns, n));
+    const int columns = std::max(1, std::min<int>(columns_, n));
     for (int k = 0; k < n; ++k) {
         // The last panel takes what its row leaves, so no cell stays empty.
         const int span = k == n - 1 ? columns - k % columns : 1;

@@ -35,7 +35,11 @@ class PlotsView : public QWidget {
   public:
     static constexpr int kRedrawIntervalMs = 40;  // ≤ 25 redraws per second
     static constexpr int kPanels = 6;
-    static constexpr int kColumns = 3;
+    static constexpr int kColumns = 3;  ///< the most columns of panels
+    /// Narrower panels than this go to two columns (a laptop's screen).
+    static constexpr int kReadableWidth = 280;
+    /// The columns of panels now: kColumns where each gets kReadableWidth, else 2.
+    int columns() const { return columns_; }
 
     PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent = nullptr);
 
@@ -77,6 +81,8 @@ class PlotsView : public QWidget {
   protected:
     /// A new palette (the desktop turned dark or light) redraws with its shades.
     void changeEvent(QEvent* event) override;
+    /// Three columns of panels where each gets kReadableWidth, two where not.
+    void resizeEvent(QResizeEvent* event) override;
 
   private:
     void chooseMetric(int index, const QPoint& globalPos);
@@ -91,6 +97,7 @@ class PlotsView : public QWidget {
     QSlider* smoothing_ = nullptr;
     QLabel* smoothingValue_ = nullptr;
     QLabel* emptyHint_ = nullptr;  // shown while no run is ticked
+    int columns_ = kColumns;
     QCheckBox* logY_ = nullptr;
     QToolButton* legendButton_ = nullptr;
     QGridLayout* grid_ = nullptr;
