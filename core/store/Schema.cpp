@@ -361,18 +361,7 @@ Identity inspect(sqlite3* db, const std::string& path) {
     // One snapshot for all three reads: read one by one, another program's first
     // transaction could land between them, and its new tables would show without
     // the application id it set with them.
-    struct Snapshot {
-        sqlite3* db;
-        bool own;
-        ~Snapshot() {
-            if (own)
-                sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);  // a read: nothing to lose
-        }
-    } snapshot{db, sqlite3_get_autocommit(db) != 0};
-    if (snapshot.own && sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK) {
-        snapshot.own = false;
-        throwIo(db, path, "starting a read of the file's identity");
-    }
+    const ReadSnapshot snapshot(db, path);
     Identity id;
     id.application_id = static_cast<int32_t>(
         pragmaInt(db, path, "PRAGMA application_id", "reading the application id"));

@@ -97,6 +97,10 @@ std::vector<SequencedRecord> Database::recordsSince(int64_t run_id, int64_t afte
     requireSchema6("record sequence numbers");
     const std::string what = "reading records of run " + std::to_string(run_id);
     const int64_t cap = limit > 0 ? limit : -1;
+    // The three tables in one snapshot: read one after another, a run training meanwhile
+    // could commit steps after the steps were read and an event after them before the
+    // events were, and the event's seq would carry a follower past the steps between.
+    const schema::ReadSnapshot snapshot(db_, path_);
     std::vector<SequencedRecord> steps, evals, events;
     {
         Statement st(db_, path_,

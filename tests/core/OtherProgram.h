@@ -17,7 +17,9 @@
 namespace ampbench::test_processes {
 
 /// "write": adds an experiment named AMPBENCH_TEST_NAME with one finished run of 8
-/// steps; "read": exits 0 when experiment 1 is named AMPBENCH_TEST_NAME, else 3.
+/// steps; "append": adds 600 steps to run 1, each followed by an event, every row in a
+/// transaction of its own; "read": exits 0 when experiment 1 is named
+/// AMPBENCH_TEST_NAME, else 3.
 struct OtherProgram {
     OtherProgram() {
         const char* role = std::getenv("AMPBENCH_TEST_ROLE");
@@ -44,6 +46,17 @@ struct OtherProgram {
                 }
                 db->insertSteps(r, steps);
                 db->finishRun(r, run::RunStatus::Finished, "");
+            } else if (std::string(role) == "append") {
+                // Steps and events of run 1, each in a transaction of its own.
+                auto db = store::Database::open(path);
+                for (int64_t s = 1; s <= 600; ++s) {
+                    run::StepRecord row;
+                    row.step = s;
+                    row.samples = 64 * s;
+                    row.loss = 1.0;
+                    db->insertSteps(1, {row});
+                    db->insertEvents(1, {{s, run::EventKind::Info, name, 0.0}});
+                }
             } else {
                 auto db = store::Database::open(path, store::Database::Mode::ReadOnly);
                 const auto e = db->experiment(1);

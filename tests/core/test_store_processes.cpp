@@ -112,6 +112,41 @@ TEST_F(StoreProcesses, ProgramsCreatingOneNewFileAtOnceAllOpenIt) {
     }
 }
 
+// A follower reading a run's records while another program writes them sees them
+// in order with no gap: the three tables are read in one snapshot (read one after
+// another, a step and an event committed between two of the reads carried the
+// follower past the step).
+TEST_F(StoreProcesses, RecordsReadWhileAnotherProgramWritesThemComeWithoutGaps) {
+    {
+        auto db = Database::open(db_);
+        const int64_t e = db->createExperiment("follow", "{}");
+        ASSERT_EQ(db->createRun(e, "fp32", 0, 1, "{}", 600), 1);
+    }
+    const pid_t writer = ampbench::test_processes::startOtherProgram("append", db_, "event");
+    auto reader = Database::open(db_, Database::Mode::ReadOnly);
+    int64_t last = 0;
+    int gaps = 0;
+    bool done = false;
+    while (!done) {
+        int status = 0;
+        done = ::waitpid(writer, &status, WNOHANG) == writer;  // then one more read drains it
+        if (done) {
+            EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
+        for (;;) {
+            const auto records = reader->recordsSince(1, last, 7);
+            if (records.empty())
+                break;
+            for (const auto& r : records) {
+                gaps += r.seq != last + 1 ? 1 : 0;
+                last = r.seq;
+            }
+        }
+    }
+    EXPECT_EQ(gaps, 0);
+    EXPECT_EQ(last, 1200);
+}
+
 // A FIFO where the database should be would block the open until a writer came.
 TEST_F(StoreProcesses, AFifoAsTheDatabaseIsRefusedAtOnce) {
     const std::string fifo = (dir_ / "pipe.db").string();

@@ -152,4 +152,26 @@ class ImplicitTransaction {
     bool owns_;
 };
 
+/// Several reads that must see one state of the file (another program may commit
+/// between two statements): a read transaction unless the caller already holds
+/// one, ended when it goes out of scope.
+class ReadSnapshot {
+  public:
+    ReadSnapshot(sqlite3* db, const std::string& path)
+        : db_(db), owns_(sqlite3_get_autocommit(db) != 0) {
+        if (owns_)
+            exec(db_, path, "BEGIN", "starting a read");
+    }
+    ~ReadSnapshot() {
+        if (owns_)
+            sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);  // a read: nothing to lose
+    }
+    ReadSnapshot(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+  private:
+    sqlite3* db_;
+    bool owns_;
+};
+
 }  // namespace ampbench::store::schema
