@@ -4,10 +4,12 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDesktopServices>
+#include <QDialogButtonBox>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QHeaderView>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
@@ -18,10 +20,13 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QToolBar>
 #include <QUrl>
+#include <QVBoxLayout>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <limits>
 
 #include "core/analysis/Format.h"
@@ -134,6 +139,54 @@ AboutDialog* MainWindow::showAbout() {
     return dialog;
 }
 
+QDialog* MainWindow::showShortcuts() {
+    auto* dialog = new QDialog(this);
+    dialog->setWindowTitle(tr("Keyboard shortcuts"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    auto* table = new QTableWidget(0, 2, dialog);
+    table->setObjectName("shortcuts");
+    table->setHorizontalHeaderLabels({tr("Keys"), tr("Command")});
+    table->verticalHeader()->hide();
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    auto addRow = [table](const QString& keys, const QString& what) {
+        const int row = table->rowCount();
+        table->insertRow(row);
+        table->setItem(row, 0, new QTableWidgetItem(keys));
+        table->setItem(row, 1, new QTableWidgetItem(what));
+    };
+    // The menus' own shortcuts, so the list never disagrees with them.
+    std::function<void(QMenu*, const QString&)> walk = [&](QMenu* menu, const QString& path) {
+        for (QAction* a : menu->actions()) {
+            const QString name = QString(a->text()).remove(QChar('&'));
+            if (a->menu()) {
+                walk(a->menu(), path + name + QStringLiteral(" \u203a "));
+            } else if (!a->shortcut().isEmpty()) {
+                addRow(a->shortcut().toString(QKeySequence::NativeText), path + name);
+            }
+        }
+    };
+    for (QAction* top : menuBar()->actions()) {
+        if (top->menu()) {
+            walk(top->menu(), QString(top->text()).remove(QChar('&')) + QStringLiteral(" \u203a "));
+        }
+    }
+    addRow(tr("Wheel"), tr("Plots: zoom the panel under the pointer (every panel follows)"));
+    addRow(tr("Drag"), tr("Plots: pan"));
+    addRow(tr("Double-click"), tr("Plots: maximise a panel, or restore the grid"));
+    addRow(tr("Right-click"), tr("Plots: export or copy a panel as a figure"));
+    addRow(tr("Click a title"), tr("Plots: choose what the panel shows"));
+    table->resizeColumnsToContents();
+    table->horizontalHeader()->setStretchLastSection(true);
+    auto* close = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+    connect(close, &QDialogButtonBox::rejected, dialog, &QDialog::close);
+    auto* layout = new QVBoxLayout(dialog);
+    layout->addWidget(table);
+    layout->addWidget(close);
+    dialog->resize(560, 420);
+    dialog->show();
+    return dialog;
+}
+
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&New experiment"), QKeySequence::New, this, [this] {
@@ -172,6 +225,8 @@ void MainWindow::buildMenus() {
     view->addAction(tr("&Copy summary table"), this, [this] { compare_->copySummary(); });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this,
+                    [this] { showShortcuts(); });
     about_ = help->addAction(tr("&About AMP Workbench"), this, [this] { showAbout(); });
     about_->setMenuRole(QAction::AboutRole);
 

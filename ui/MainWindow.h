@@ -7,6 +7,7 @@
 #include "core/train/Capacity.h"
 
 class QAction;
+class QDialog;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -65,6 +66,9 @@ class MainWindow : public QMainWindow {
     /// Help › About: versions, commit, build type, the open database, the README.
     /// Non-modal; the dialog deletes itself when closed.
     AboutDialog* showAbout();
+    /// Help › Keyboard shortcuts: every menu command's keys, and the plots' mouse
+    /// gestures. Non-modal; the dialog deletes itself when closed.
+    QDialog* showShortcuts();
 
   Q_SIGNALS:
     void errorShown(const QString& title, const QString& message);

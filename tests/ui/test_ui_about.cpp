@@ -3,10 +3,12 @@
 // the window carries the application icon.
 #include <QAction>
 #include <QApplication>
+#include <QDialog>
 #include <QDir>
 #include <QFile>
 #include <QMenu>
 #include <QMenuBar>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -50,6 +52,27 @@ class AboutTest : public QObject {
                  qPrintable(text));
         // Built from a source tree, the README beside it is linked.
         QVERIFY2(text.contains("README.md'"), qPrintable(text));
+        dialog->close();
+    }
+
+    // Help lists every menu command's keys, from the menus themselves.
+    void helpListsTheKeyboardShortcuts() {
+        test::Workspace w;
+        QVERIFY(w.open());
+        QDialog* dialog = w.window->showShortcuts();
+        auto* table = dialog->findChild<QTableWidget*>("shortcuts");
+        QVERIFY(table);
+        QStringList rows;
+        for (int r = 0; r < table->rowCount(); ++r) {
+            rows << table->item(r, 0)->text() + " = " + table->item(r, 1)->text();
+        }
+        const QString run = w.window->runAction()->shortcut().toString(QKeySequence::NativeText);
+        QVERIFY2(rows.contains(run + QStringLiteral(" = Run \u203a Run experiment")),
+                 qPrintable(rows.join('\n')));
+        QVERIFY2(rows.filter(QStringLiteral("Find max batch")).size() == 1,
+                 qPrintable(rows.join('\n')));
+        QVERIFY2(rows.filter(QStringLiteral("Double-click")).size() == 1,
+                 qPrintable(rows.join('\n')));
         dialog->close();
     }
 
