@@ -5,6 +5,8 @@
 #include <cmath>
 #include <optional>
 
+#include "core/analysis/Statistics.h"
+
 namespace ampbench::analysis {
 
 std::string describeSteps(const std::vector<int64_t>& steps, size_t max_items) {
@@ -33,15 +35,6 @@ std::string describeSteps(const std::vector<int64_t>& steps, size_t max_items) {
 }
 
 namespace {
-
-double median(std::vector<double> v) {
-    if (v.empty()) {
-        return kUnknown;
-    }
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /// A run's device time of one step against its median timed step: {share, device ms,
 /// step ms}, or nothing when it measured none.

@@ -22,10 +22,7 @@ bool RunLoop::graphStep(int64_t s) {
     const int64_t samples_before = samples_;
     for (int k = 0; k < k_; ++k) {
         if (k > 0) {
-            ++micro_batches_;
-            if (opt_.before_micro_batch) {
-                opt_.before_micro_batch(micro_batches_);
-            }
+            countMicroBatch();
             if (cancel_.cancelled()) {
                 // The partial step's gradients and loss go; the next step starts clean.
                 at::_foreach_zero_(static_grads_);
@@ -35,16 +32,12 @@ bool RunLoop::graphStep(int64_t s) {
                 return false;
             }
         }
-        double wait = 0;
-        data::Batch b = nextBatch(wait);
-        rec.data_wait_ms += wait;
-        auto x = precision_->input(
-            arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input);
+        const data::Batch b = microBatch(rec);
         if (!graph_->captured()) {
-            static_x_ = at::empty_like(x);
+            static_x_ = at::empty_like(b.input);
             static_y_ = at::empty_like(b.target);
         }
-        static_x_.copy_(x, /*non_blocking=*/true);
+        static_x_.copy_(b.input, /*non_blocking=*/true);
         static_y_.copy_(b.target, /*non_blocking=*/true);
         if (!graph_->captured()) {
             captureGraphs(s);

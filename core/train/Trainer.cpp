@@ -176,6 +176,22 @@ data::Batch RunLoop::nextBatch(double& wait_ms) {
     return {b.input.to(device_, async), b.target.to(device_, async)};
 }
 
+data::Batch RunLoop::microBatch(StepRecord& rec) {
+    double wait = 0;
+    data::Batch b = nextBatch(wait);
+    rec.data_wait_ms += wait;
+    auto x = precision_->input(
+        arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input);
+    return {std::move(x), std::move(b.target)};
+}
+
+void RunLoop::countMicroBatch() {
+    ++micro_batches_;
+    if (opt_.before_micro_batch) {
+        opt_.before_micro_batch(micro_batches_);
+    }
+}
+
 at::Tensor RunLoop::lossOf(const at::Tensor& output, const at::Tensor& target) const {
     return head_->loss(output, target);
 }
@@ -201,10 +217,7 @@ std::optional<StepRecord> RunLoop::openStep(int64_t s) {
     rec.lr = config::scheduledLr(spec_.optimizer, lr_, s - 1, planned_);
     updater_->setLr(rec.lr);
     rec.timed = s > spec_.warmup_steps;
-    ++micro_batches_;
-    if (opt_.before_micro_batch) {
-        opt_.before_micro_batch(micro_batches_);
-    }
+    countMicroBatch();
     if (cancel_.cancelled()) {
         return std::nullopt;
     }
@@ -258,10 +271,7 @@ bool RunLoop::trainStep(int64_t s) {
     std::vector<std::pair<at::Tensor, at::Tensor>> replay;  // a broken step's batches
     for (int k = 0; k < k_; ++k) {
         if (k > 0) {
-            ++micro_batches_;
-            if (opt_.before_micro_batch) {
-                opt_.before_micro_batch(micro_batches_);
-            }
+            countMicroBatch();
         }
         if (cancel_.cancelled()) {
             for (auto& p : params_) {
@@ -271,11 +281,8 @@ bool RunLoop::trainStep(int64_t s) {
             samples_ = samples_before;
             return false;
         }
-        double wait = 0;
-        data::Batch b = nextBatch(wait);
-        rec.data_wait_ms += wait;
-        auto x = precision_->input(
-            arm_.channels_last ? b.input.contiguous(at::MemoryFormat::ChannelsLast) : b.input);
+        const data::Batch b = microBatch(rec);
+        const at::Tensor& x = b.input;
         if (numerics_->locating()) {
             replay.emplace_back(x, b.target);
         }

@@ -101,6 +101,36 @@ class RemoteUiTest : public QObject {
         return h;
     }
 
+    /// Trains the long remote spec on `h` through `ssh`, cancels it once rows have come,
+    /// and checks every run ended cancelled here with the rows the host holds.
+    void cancelEndsTheRunsCancelledWithTheirRows(const QString& ssh, const RemoteHost& h) {
+        ui::test::Workspace ws;
+        QVERIFY(ws.open());
+        ws.settings->setSshCommand(ssh);
+        ws.settings->setRemoteHosts({h});
+        ws.window->editor()->setHosts({QStringLiteral("gpu")}, QStringLiteral("gpu"));
+        ws.window->editor()->setSpec(remoteSpec(100000));
+        QTRY_VERIFY(ws.window->runAction()->isEnabled());
+        QVERIFY(ws.window->runExperiment());
+        RemoteRun* remote = ws.window->remoteRun();
+        QSignalSpy finished(remote, &RemoteRun::finished);
+        QTRY_VERIFY_WITH_TIMEOUT(remote->rowsAdded() > 20, 60000);
+        ws.window->cancelRun();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        QCOMPARE(finished.first().first().toBool(), true);
+        auto mine =
+            store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        auto theirs =
+            store::Database::open(h.database.toStdString(), store::Database::Mode::ReadOnly);
+        const auto runs = mine->runs(remote->localExperiment());
+        QCOMPARE(runs.size(), size_t(3));
+        for (const auto& r : runs) {
+            QVERIFY(r.status == run::RunStatus::Cancelled);
+            QCOMPARE(mine->stepCount(r.id), theirs->stepCount(r.origin_run_id));
+        }
+        QVERIFY(mine->stepCount(runs.front().id) > 20);
+    }
+
   private Q_SLOTS:
     void cleanup() {
         qunsetenv("FAKE_SSH_EXIT");
@@ -210,31 +240,7 @@ class RemoteUiTest : public QObject {
 
     void realServerCancelEndsTheRunsCancelledHere() {
         QVERIFY2(sshd().ok(), sshd().why().c_str());
-        ui::test::Workspace ws;
-        QVERIFY(ws.open());
-        ws.settings->setSshCommand(realSsh());
-        ws.settings->setRemoteHosts({realHost()});
-        ws.window->editor()->setHosts({QStringLiteral("gpu")}, QStringLiteral("gpu"));
-        ws.window->editor()->setSpec(remoteSpec(100000));
-        QTRY_VERIFY(ws.window->runAction()->isEnabled());
-        QVERIFY(ws.window->runExperiment());
-        RemoteRun* remote = ws.window->remoteRun();
-        QSignalSpy finished(remote, &RemoteRun::finished);
-        QTRY_VERIFY_WITH_TIMEOUT(remote->rowsAdded() > 20, 60000);
-        ws.window->cancelRun();
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
-        QCOMPARE(finished.first().first().toBool(), true);
-        auto mine =
-            store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
-        auto theirs = store::Database::open(realHost().database.toStdString(),
-                                            store::Database::Mode::ReadOnly);
-        const auto runs = mine->runs(remote->localExperiment());
-        QCOMPARE(runs.size(), size_t(3));
-        for (const auto& r : runs) {
-            QVERIFY(r.status == run::RunStatus::Cancelled);
-            QCOMPARE(mine->stepCount(r.id), theirs->stepCount(r.origin_run_id));
-        }
-        QVERIFY(mine->stepCount(runs.front().id) > 20);
+        cancelEndsTheRunsCancelledWithTheirRows(realSsh(), realHost());
     }
 
     // What the user typed as the host is only ever a host: one beginning with "-"
@@ -516,28 +522,7 @@ class RemoteUiTest : public QObject {
     }
 
     void cancelReachesTheHost() {
-        ui::test::Workspace ws;
-        QVERIFY(ws.open());
-        ws.settings->setSshCommand(QStringLiteral(AMPBENCH_FAKE_SSH));
-        ws.settings->setRemoteHosts({host()});
-        ws.window->editor()->setHosts({QStringLiteral("gpu")}, QStringLiteral("gpu"));
-        ws.window->editor()->setSpec(remoteSpec(100000));
-        QTRY_VERIFY(ws.window->runAction()->isEnabled());
-        QVERIFY(ws.window->runExperiment());
-        RemoteRun* remote = ws.window->remoteRun();
-        QSignalSpy finished(remote, &RemoteRun::finished);
-        QTRY_VERIFY_WITH_TIMEOUT(remote->rowsAdded() > 20, 60000);
-        ws.window->cancelRun();
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
-        QCOMPARE(finished.first().first().toBool(), true);
-        auto mine =
-            store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
-        const auto runs = mine->runs(remote->localExperiment());
-        QCOMPARE(runs.size(), size_t(3));
-        for (const auto& r : runs) {
-            QVERIFY(r.status == run::RunStatus::Cancelled);
-        }
-        QVERIFY(mine->stepCount(runs.front().id) > 20);
+        cancelEndsTheRunsCancelledWithTheirRows(QStringLiteral(AMPBENCH_FAKE_SSH), host());
     }
 
     void launchFailureIsShown() {

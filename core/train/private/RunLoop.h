@@ -88,6 +88,11 @@ class RunLoop {
   private:
     void setUp();
     data::Batch nextBatch(double& wait_ms);
+    /// The step's next micro-batch on the device as the arm feeds the model (its
+    /// precision's input, channels_last); the wait for it is added to `rec`.
+    data::Batch microBatch(run::StepRecord& rec);
+    /// A micro-batch begins: counted, and TrainOptions::before_micro_batch told.
+    void countMicroBatch();
     at::Tensor lossOf(const at::Tensor& logits, const at::Tensor& target) const;
     /// False when a cancel came between micro-batches: the partial step is dropped.
     bool trainStep(int64_t s);
