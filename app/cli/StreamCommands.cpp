@@ -16,6 +16,7 @@
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
+#include "cli/JobFiles.h"
 #include "cli/StreamOutput.h"
 #include "core/analysis/Format.h"
 #include "core/probe/Environment.h"
@@ -55,6 +56,27 @@ bool parseSince(const std::vector<std::string>& items, int64_t& all,
             per_run[run] = seq;
     }
     return true;
+}
+
+/// After an experiment's runs have ended, the job that trained them still writes
+/// its verdict and its exit code: waits (up to `limit`) until that process is gone,
+/// so that `status` right after the stream ends says how the job ended.
+void waitForJobEnd(const std::string& db_path, int64_t experiment, std::chrono::milliseconds poll,
+                   std::chrono::seconds limit) {
+    try {
+        if (!checkJobsDir(db_path, false))
+            return;
+        const auto job = readJob(jobFile(db_path, experiment), experiment);
+        if (!job)
+            return;
+        const auto until = std::chrono::steady_clock::now() + limit;
+        while (jobProcess(db_path, *job) == JobProcess::Ours &&
+               std::chrono::steady_clock::now() < until) {
+            std::this_thread::sleep_for(poll);
+        }
+    } catch (const JobFileError&) {
+        // A job file that cannot be read tells nothing; the runs have ended.
+    }
 }
 
 }  // namespace
@@ -104,6 +126,9 @@ int commandTail(const std::string& db_path, const TailOptions& o) {
             break;
         std::this_thread::sleep_for(std::chrono::milliseconds(o.poll_ms));
     }
+    if (o.follow && o.experiment_id > 0)
+        waitForJobEnd(db_path, o.experiment_id, std::chrono::milliseconds(o.poll_ms),
+                      std::chrono::seconds(30));
     tail.closeAll(sink);
     out.flush();
     return out.broken() ? kIoError : kOk;

@@ -211,8 +211,8 @@ int main(int argc, char** argv) {
                      "for one (repeatable)")
         ->expected(1, -1);
     tail->add_flag("--follow", tail_options.follow,
-                   "keep reading (every 200 ms) until every run has ended, then write their "
-                   "status and exit 0");
+                   "keep reading (every 200 ms) until every run has ended (and a launched "
+                   "job has exited), then write their status and exit 0");
     tail->add_flag("--stream", tail_options.stream, "write the record stream (required)");
     std::string ingest_file = "-", ingest_origin;
     auto* ingest = app.add_subcommand(
