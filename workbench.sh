@@ -16,7 +16,7 @@ GUI=${AMPBENCH_GUI:-ON}
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config
           libtorch-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev
           libstb-dev libminizip-dev libcsv-dev libgloo-dev dataset-fashion-mnist help2man
-          openssh-server openssh-client)
+          openssh-server openssh-client slurm-wlm munge python3-torch)
 if [[ "$GUI" == ON ]]; then
     PACKAGES+=(qt6-base-dev qt6-svg-dev libqcustomplot-dev xvfb xauth imagemagick poppler-utils)
 fi
@@ -31,11 +31,12 @@ install_missing() {
         local sudo=()
         [[ $(id -u) -eq 0 ]] || sudo=(sudo)
         "${sudo[@]}" apt-get update -q
-        # The tests start sshd themselves, on 127.0.0.1 with a config of their own:
-        # installing openssh-server must not leave the system's sshd listening, so
-        # Debian's policy-rc.d says no to starting services during this install.
+        # The tests start sshd, munged and Slurm's daemons themselves, on 127.0.0.1
+        # with configs of their own: installing them must not leave the system's
+        # daemons running, so Debian's policy-rc.d says no to starting services
+        # during this install.
         local policy=/usr/sbin/policy-rc.d made_policy=0
-        if [[ " ${missing[*]} " == *" openssh-server "* && ! -e $policy ]]; then
+        if [[ ! -e $policy ]]; then
             printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" > /dev/null
             "${sudo[@]}" chmod 755 "$policy"
             made_policy=1

@@ -79,7 +79,12 @@ json toJson(const Gains& g) {
             {"max_batch", g.max_batch},
             {"baseline_max_batch", g.base_max_batch},
             {"max_batch_ratio", real(g.max_batch_ratio)},
-            {"optimizer_steps", g.optimizer_steps}};
+            {"optimizer_steps", g.optimizer_steps},
+            // "runs": the runs' own timed steps; "alone_graph"/"alone_eager": each arm's
+            // pass alone on the GPU (fast verdict), with the eager pass's figures beside.
+            {"timing", g.timing_mode.empty() ? std::string("runs") : "alone_" + g.timing_mode},
+            {"eager_speedup", real(g.eager_speedup)},
+            {"eager_memory_ratio", real(g.eager_memory_ratio)}};
 }
 
 json failuresJson(const std::vector<Health::Failure>& failures) {

@@ -219,8 +219,10 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
     std::map<std::string, std::vector<const RunData*>> complete, finished;
     std::map<int64_t, RunSummary> summaries;
     std::map<std::string, const RunData*> first_of_arm;
+    std::map<std::string, std::vector<const RunData*>> every;  // partial runs too
     for (const auto& r : data.runs) {
         first_of_arm.emplace(r.row.arm, &r);
+        every[r.row.arm].push_back(&r);
         if (isIncomplete(r.row.status)) {
             a.incomplete.push_back({r.row.id, r.row.arm, r.row.seed, r.row.status, r.row.last_step,
                                     r.row.planned_steps});
@@ -333,6 +335,11 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
         v.runs_used = static_cast<int>(complete[arm].size());
         v.health = armHealth(complete[arm]);
         v.gains = computeGains(finished[a.baseline], finished[arm]);
+        if (auto alone = aloneGains(every[a.baseline], every[arm])) {
+            // Packed runs (fast verdict): speed and memory from each arm alone.
+            alone->optimizer_steps = v.gains.optimizer_steps;
+            v.gains = *alone;
+        }
         v.gains.max_batch = max_batch.count(arm) ? max_batch[arm] : 0;
         v.gains.base_max_batch = max_batch.count(a.baseline) ? max_batch[a.baseline] : 0;
         if (v.gains.max_batch > 0 && v.gains.base_max_batch > 0) {

@@ -289,6 +289,20 @@ constexpr FindingEntry kFindings[] = {
          if (std::isfinite(f.value("max_batch"))) {
              text += "; max batch " + num(f.value("max_batch"), 2) + kTimes;
          }
+         // Packed runs (fast verdict): the figures are each arm's pass alone on the GPU.
+         const std::string timing = f.name("timing");
+         if (timing == "graph") {
+             text += "; measured with each arm alone on the GPU, in CUDA-graph mode";
+             if (std::isfinite(f.value("eager_speedup"))) {
+                 text += " (in eager mode: speed-up " + num(f.value("eager_speedup"), 2) + kTimes;
+                 if (std::isfinite(f.value("eager_memory"))) {
+                     text += ", peak memory " + num(f.value("eager_memory"), 2) + kTimes;
+                 }
+                 text += ")";
+             }
+         } else if (timing == "eager") {
+             text += "; measured with each arm alone on the GPU, in eager mode";
+         }
          return text;
      }},
     {FindingCode::CurveInBandUnits, "curve_in_band_units", nullptr,

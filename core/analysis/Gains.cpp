@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include "core/run/AloneTiming.h"
+
 namespace ampbench::analysis {
 namespace {
 
@@ -154,6 +156,66 @@ Gains computeGains(const std::vector<const RunData*>& baseline,
     g.base_peak_mem = b.peak;
     if (b.peak > 0 && a.peak > 0) {
         g.memory_ratio = static_cast<double>(a.peak) / static_cast<double>(b.peak);
+    }
+    return g;
+}
+
+std::vector<RunData> alonePasses(const std::vector<const RunData*>& runs, const std::string& mode) {
+    std::vector<RunData> out;
+    for (const auto* r : runs) {
+        for (const auto& e : r->events) {
+            const auto t = run::aloneTimingOf(e);
+            if (!t || t->mode != mode) {
+                continue;
+            }
+            RunData pass;
+            pass.row = r->row;
+            pass.row.status = run::RunStatus::Finished;
+            int64_t samples = 0;
+            for (size_t i = 0; i < t->step_ms.size(); ++i) {
+                run::StepRecord s;
+                s.step = static_cast<int64_t>(i) + 1;
+                samples += t->step_samples[i];
+                s.samples = samples;
+                s.step_ms = t->step_ms[i];
+                s.timed = true;
+                s.mem_peak = t->peak_allocated;
+                s.mem_allocated = t->peak_allocated;
+                s.mem_reserved = t->peak_reserved;
+                pass.steps.push_back(s);
+            }
+            if (!pass.steps.empty()) {
+                out.push_back(std::move(pass));
+            }
+        }
+    }
+    return out;
+}
+
+std::optional<Gains> aloneGains(const std::vector<const RunData*>& baseline,
+                                const std::vector<const RunData*>& arm) {
+    auto pointers = [](const std::vector<RunData>& runs) {
+        std::vector<const RunData*> out;
+        for (const auto& r : runs) {
+            out.push_back(&r);
+        }
+        return out;
+    };
+    const auto base_graph = alonePasses(baseline, "graph"), arm_graph = alonePasses(arm, "graph");
+    const auto base_eager = alonePasses(baseline, "eager"), arm_eager = alonePasses(arm, "eager");
+    std::optional<Gains> eager;
+    if (!base_eager.empty() && !arm_eager.empty()) {
+        eager = computeGains(pointers(base_eager), pointers(arm_eager));
+        eager->timing_mode = "eager";
+    }
+    if (base_graph.empty() || arm_graph.empty()) {
+        return eager;
+    }
+    Gains g = computeGains(pointers(base_graph), pointers(arm_graph));
+    g.timing_mode = "graph";
+    if (eager) {
+        g.eager_speedup = eager->speedup;
+        g.eager_memory_ratio = eager->memory_ratio;
     }
     return g;
 }

@@ -1,6 +1,8 @@
 #pragma once
 // What an arm bought against the baseline: time per sample, throughput, memory.
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/analysis/Alignment.h"
@@ -36,6 +38,12 @@ struct Gains {
     int64_t max_batch = 0;        ///< largest micro-batch found by find-batch; 0 = not searched
     int64_t base_max_batch = 0;
     double max_batch_ratio = kUnknown;  ///< max_batch ÷ the baseline's, when both were searched
+    /// Where the speed and memory figures come from: "" = the runs' own timed steps;
+    /// "graph" or "eager" = each arm's pass alone on the GPU in that mode (spec
+    /// fast_verdict: its runs were packed, so their own times are not the GPU's alone).
+    std::string timing_mode;
+    double eager_speedup = kUnknown;  ///< timing_mode "graph": the eager passes' speed-up
+    double eager_memory_ratio = kUnknown;
 };
 
 /// Time per sample of every timed step (step time ÷ samples in that step).
@@ -49,5 +57,16 @@ Interval bootstrapMedianRatio(const std::vector<double>& a, const std::vector<do
 
 Gains computeGains(const std::vector<const RunData*>& baseline,
                    const std::vector<const RunData*>& arm);
+
+/// An arm's passes alone on the device in `mode` ("graph" or "eager"), read from the
+/// alone_timing events of its runs, each as a run of its timed steps (so that
+/// computeGains measures them as it measures runs). Empty when the runs hold none.
+std::vector<RunData> alonePasses(const std::vector<const RunData*>& runs, const std::string& mode);
+
+/// Gains from the arms' passes alone: in graph mode where both arms have a pass in
+/// it (with the eager passes' figures beside), else eager; nullopt when either arm
+/// has none. Steps per run (optimizer_steps) are left to the caller.
+std::optional<Gains> aloneGains(const std::vector<const RunData*>& baseline,
+                                const std::vector<const RunData*>& arm);
 
 }  // namespace ampbench::analysis

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/analysis/Statistics.h"
+#include "core/run/AloneTiming.h"
 
 namespace ampbench::analysis {
 
@@ -46,6 +47,19 @@ std::optional<std::array<double, 3>> busyOf(const RunData& run) {
         }
     }
     if (!std::isfinite(device_ms)) {
+        // A packed run (fast verdict) measures nothing of its own: its arm's eager
+        // pass alone on the GPU says how busy a plain run of it keeps the device.
+        for (const auto& ev : run.events) {
+            const auto pass = run::aloneTimingOf(ev);
+            if (pass && pass->mode == "eager" && std::isfinite(pass->device_ms) &&
+                pass->device_ms > 0 && !pass->step_ms.empty()) {
+                const double step_ms = median(pass->step_ms);
+                if (std::isfinite(step_ms) && step_ms > 0) {
+                    return std::array<double, 3>{std::min(1.0, pass->device_ms / step_ms),
+                                                 pass->device_ms, step_ms};
+                }
+            }
+        }
         return std::nullopt;
     }
     std::vector<double> times;

@@ -203,8 +203,10 @@ void addGains(ArmVerdict& v) {
                                  {"ci_high", g.speedup_ci.high},
                                  {"across_runs", g.ci_across_runs ? 1.0 : 0.0},
                                  {"memory", g.memory_ratio},
-                                 {"max_batch", g.max_batch_ratio}},
-                                {{"baseline", v.facts.baseline}}));
+                                 {"max_batch", g.max_batch_ratio},
+                                 {"eager_speedup", g.eager_speedup},
+                                 {"eager_memory", g.eager_memory_ratio}},
+                                {{"baseline", v.facts.baseline}, {"timing", g.timing_mode}}));
     const bool cuda = v.facts.device.rfind("cuda", 0) == 0;
     const bool convolutional = v.facts.model == "cnn" || v.facts.model == "resnet";
     if (isAmp(v.facts) && cuda && convolutional && !v.facts.channels_last) {

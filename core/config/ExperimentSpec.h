@@ -149,6 +149,11 @@ struct ExperimentSpec {
     /// CUDA: runs one GPU may hold at once (small runs; their step times are then
     /// not the GPU's alone and each such run says so).
     int runs_per_gpu = 1;
+    /// CUDA: the quick answer to "does it converge alike": every arm that can is
+    /// captured in a CUDA graph and the runs are packed on the GPUs, after a short timed
+    /// pass of each arm alone (eager and graph) that the speed and memory figures come
+    /// from. No effect on the CPU.
+    bool fast_verdict = false;
     bool cudnn_benchmark = true;
     /// Deterministic kernels only (PyTorch's use_deterministic_algorithms, cuDNN
     /// deterministic and its benchmark off): the same seed gives the same losses.

@@ -148,6 +148,11 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
               "are then flagged as shared")
             .range(1, 16)
             .in("Experiment"),
+        field("fast_verdict", &E::fast_verdict, "Fast verdict",
+              "CUDA: every arm that can is captured in a CUDA graph and the runs are packed on "
+              "the GPUs; each arm is first timed alone (eager and graph), and the speed and "
+              "memory figures come from those passes")
+            .in("Experiment"),
         field("cudnn_benchmark", &E::cudnn_benchmark, "cuDNN benchmark",
               "Let cuDNN pick the fastest kernels (their rounding can differ between runs)")
             .in("Experiment"),

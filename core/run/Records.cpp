@@ -17,7 +17,8 @@ constexpr Name<EventKind> kEventKinds[] = {{EventKind::SkippedStep, "skipped_ste
                                            {EventKind::NonFinite, "non_finite"},
                                            {EventKind::Warning, "warning"},
                                            {EventKind::Info, "info"},
-                                           {EventKind::DeviceBusy, "device_busy"}};
+                                           {EventKind::DeviceBusy, "device_busy"},
+                                           {EventKind::AloneTiming, "alone_timing"}};
 
 constexpr Name<RunStatus> kRunStatuses[] = {
     {RunStatus::Queued, "queued"},       {RunStatus::Running, "running"},

@@ -34,7 +34,19 @@ struct EvalRecord {
 
 /// DeviceBusy: the device time of one step's work with nothing keeping the device
 /// waiting (value, ms): against the step's time, how busy the device is.
-enum class EventKind { SkippedStep, OutOfMemory, NonFinite, Warning, Info, DeviceBusy };
+/// AloneTiming: a short timed pass of the run's arm alone on its device, before runs
+/// packed on it trained (spec fast_verdict): message = the pass as JSON (mode "graph"
+/// or "eager", each timed step's ms and samples, peak memory), value = its median ms
+/// per sample. The speed and memory figures of packed runs come from these.
+enum class EventKind {
+    SkippedStep,
+    OutOfMemory,
+    NonFinite,
+    Warning,
+    Info,
+    DeviceBusy,
+    AloneTiming
+};
 
 struct EventRecord {
     int64_t step = 0;

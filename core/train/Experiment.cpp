@@ -4,13 +4,16 @@
 #include <exception>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/config/SpecJson.h"
 #include "core/data/DataError.h"
 #include "core/data/InputRecord.h"
+#include "core/parallel/Machine.h"
 #include "core/parallel/RankLauncher.h"
 #include "core/store/RunRecorder.h"
 #include "core/train/SetupCheck.h"
+#include "core/train/private/FastVerdict.h"
 #include "core/train/private/SpreadRuns.h"
 
 namespace ampbench::train {
@@ -227,12 +230,43 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
         }
     }
     ExperimentResult result;
-    result.plan = planExperiment(db, valid, rerun_of);
+    TrainOptions with = options;
+    std::optional<config::ValidSpec> fast;
+    if (spec.fast_verdict) {
+        if (resolveDevice(spec.device).rfind("cuda", 0) != 0) {
+            if (hooks.note) {
+                hooks.note(
+                    "fast verdict: no CUDA device here, so the runs train one at a time "
+                    "in eager mode and are timed as they train");
+            }
+        } else {
+            // Each arm alone first: the figures packed runs cannot give.
+            const auto passes = timeArmsAlone(spec, cancel, options, hooks.note);
+            if (cancel.cancelled()) {
+                result.cancelled = true;
+                return result;  // nothing was planned
+            }
+            const int visible = parallel::rankCapacity(true).gpus;
+            const int gpus = spec.gpus > 0 ? std::min(spec.gpus, visible) : visible;
+            std::vector<config::FieldError> errors;
+            fast =
+                config::ValidSpec::check(fastVerdictSpec(spec, passes, gpus, hooks.note), errors);
+            if (!fast) {
+                throw SpecError(std::move(errors));
+            }
+            with.opening_events = [passes, run_spec = fast->spec()](int arm, uint64_t seed) {
+                return fastVerdictEvents(run_spec, passes, arm, seed);
+            };
+        }
+    }
+    const config::ValidSpec& planned = fast ? *fast : valid;
+    const config::ExperimentSpec& trained = planned.spec();
+    result.plan = planExperiment(db, planned, rerun_of);
     if (hooks.planned) {
         hooks.planned(result.plan);
     }
-    if (const int gpus = spreadGpus(spec); gpus > 0) {
-        trainSpread(db, spec, cancel, hooks, options, gpus, result);  // side by side
+    if (const int gpus = spreadGpus(trained); gpus > 0) {
+        trainSpread(db, trained, cancel, hooks, with, gpus, result);  // side by side
     } else {
         for (const auto& run : result.plan.runs) {  // one at a time
             if (cancel.cancelled()) {
@@ -240,7 +274,7 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
                 break;
             }
             TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
-            const RunOutcome outcome = executeRun(db, spec, run, cancel, extra, options);
+            const RunOutcome outcome = executeRun(db, trained, run, cancel, extra, with);
             result.any_failed = result.any_failed || outcome.status == RunStatus::Failed;
             if (hooks.finished) {
                 hooks.finished(run, outcome);

@@ -75,6 +75,9 @@ struct ExperimentHooks {
     /// Before each run; the observer returned (may be null) hears that run.
     std::function<run::TrainObserver*(const PlannedRun&)> starting;
     std::function<void(const PlannedRun&, const run::RunOutcome&)> finished;
+    /// A line about how the experiment trains, before it is planned (the fast
+    /// verdict's passes of each arm alone and how its runs are packed).
+    std::function<void(const std::string&)> note;
     /// The front end ran checkSetup on this spec already (and stopped on a problem).
     bool setup_checked = false;
 };

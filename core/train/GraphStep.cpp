@@ -12,7 +12,7 @@ namespace ampbench::train {
 using run::EventKind;
 using run::StepRecord;
 
-bool RunLoop::graphStep(int64_t s) {
+bool RunLoop::graphStep(int64_t s, bool& fell_back) {
     std::optional<StepRecord> opened = openStep(s);
     if (!opened) {
         return false;
@@ -40,7 +40,19 @@ bool RunLoop::graphStep(int64_t s) {
         static_x_.copy_(b.input, /*non_blocking=*/true);
         static_y_.copy_(b.target, /*non_blocking=*/true);
         if (!graph_->captured()) {
-            captureGraphs(s);
+            try {
+                captureGraphs(s);
+            } catch (const c10::OutOfMemoryError&) {
+                throw;  // the run fails for it, as an eager run would
+            } catch (const c10::Error& e) {
+                fallBackToEager(s, e.what_without_backtrace(), b, samples_before);
+                fell_back = true;
+                return false;
+            } catch (const std::exception& e) {
+                fallBackToEager(s, e.what(), b, samples_before);
+                fell_back = true;
+                return false;
+            }
         }
         graph_->replay();
         samples_ += b.input.size(0);
@@ -54,6 +66,25 @@ bool RunLoop::graphStep(int64_t s) {
          scale_used, graph_inf_.defined() ? graph_inf_.clone() : at::Tensor()},
         samples_);
     return true;
+}
+
+void RunLoop::fallBackToEager(int64_t s, const std::string& why, const data::Batch& batch,
+                              int64_t samples_before) {
+    // Nothing of the capture ran; the step starts again eagerly with this batch.
+    graph_.reset();
+    update_graph_.reset();
+    StepGraph::releasePools();
+    for (auto& p : params_) {
+        p.mutable_grad().reset();
+    }
+    recorder_->discardStep();
+    samples_ = samples_before;
+    --micro_batches_;  // the eager step counts this micro-batch again
+    held_batch_ = batch;
+    const std::string first = why.substr(0, why.find('\n'));
+    event(s, EventKind::Warning,
+          std::string(kCaptureFallback) + ", so this arm trains eagerly from step " +
+              std::to_string(s) + ": " + first);
 }
 
 // K = 1: the whole step is one graph. K > 1: the micro-step (forward, backward into

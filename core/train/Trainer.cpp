@@ -177,6 +177,11 @@ data::Batch RunLoop::nextBatch(double& wait_ms) {
 }
 
 data::Batch RunLoop::microBatch(StepRecord& rec) {
+    if (held_batch_) {
+        data::Batch b = std::move(*held_batch_);
+        held_batch_.reset();
+        return b;
+    }
     double wait = 0;
     data::Batch b = nextBatch(wait);
     rec.data_wait_ms += wait;
@@ -258,7 +263,11 @@ bool RunLoop::trainStep(int64_t s) {
         if (numerics_->locating()) {
             locateWatched();  // the last eager step, replayed before the graph takes over
         }
-        return graphStep(s);
+        bool fell_back = false;
+        const bool trained = graphStep(s, fell_back);
+        if (!fell_back) {
+            return trained;
+        }
     }
     recorder_->beforeStep(s);
     const int64_t samples_before = samples_;
@@ -421,6 +430,11 @@ RunOutcome RunLoop::run() {
     }
     info.env_json = probe::toJson(env);
     obs_.onStart(info);
+    if (opt_.opening_events) {
+        for (const auto& e : opt_.opening_events(arm_index_, seed_)) {
+            obs_.onEvent(e);
+        }
+    }
     if (arm_.precision == Precision::Amp) {
         event(0, EventKind::Info,
               "precision 'amp' runs as " + config::toString(precision_->precision()) + " on " +

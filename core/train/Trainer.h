@@ -67,6 +67,9 @@ struct TrainOptions {
     /// Asked at the end of the run: whether another run held its GPU meanwhile
     /// (runs spread over GPUs, several per GPU); the run then says so in a warning.
     std::function<bool()> shared_device;
+    /// Events the run records first, right after it starts (step 0): what was
+    /// measured for its arm before it (an arm timed alone, spec fast_verdict).
+    std::function<std::vector<run::EventRecord>(int arm_index, uint64_t seed)> opening_events;
 };
 
 /// Trains one arm with one seed and reports every step, evaluation and event to

@@ -58,6 +58,7 @@ class RunLoop {
         : ranked_(ranked),
           spec_(spec),
           arm_(spec.arms.at(static_cast<size_t>(arm_index))),
+          arm_index_(arm_index),
           seed_(seed),
           obs_(observer),
           cancel_(cancel),
@@ -97,9 +98,14 @@ class RunLoop {
     /// False when a cancel came between micro-batches: the partial step is dropped.
     bool trainStep(int64_t s);
     bool locateWatched();
-    /// The same step replayed from CUDA graphs (captured at their first use).
-    bool graphStep(int64_t s);
+    /// The step from the graphs (captured at their first use). When the capture
+    /// fails (the model does something a graph cannot hold: a host sync, a dynamic
+    /// shape), the arm trains eagerly from then on: `fell_back` is set, the step is
+    /// undone and its first micro-batch kept for the eager step that repeats it.
+    bool graphStep(int64_t s, bool& fell_back);
     void captureGraphs(int64_t s);
+    void fallBackToEager(int64_t s, const std::string& why, const data::Batch& batch,
+                         int64_t samples_before);
     /// The opening both steps share: a new record, the hook, the cancel check, the
     /// timer. Nullopt when a cancel came first.
     std::optional<run::StepRecord> openStep(int64_t s);
@@ -117,6 +123,7 @@ class RunLoop {
     parallel::RankSummaryObserver* ranked_;  // this rank's own steps (data-parallel runs)
     const config::ExperimentSpec& spec_;
     const config::ArmSpec& arm_;
+    int arm_index_;
     uint64_t seed_;
     run::TrainObserver& obs_;
     const run::CancelToken& cancel_;
@@ -149,11 +156,14 @@ class RunLoop {
     // CUDA-graph mode: static input buffers and the captured step's outputs.
     std::unique_ptr<StepGraph> graph_;         // the step, or with K > 1 the micro-step
     std::unique_ptr<StepGraph> update_graph_;  // K > 1: the optimizer step
+    std::optional<data::Batch> held_batch_;    // drawn by a step that was undone
     at::Tensor static_x_, static_y_, graph_loss_, graph_norm_, graph_inf_, loss_acc_;
     std::vector<at::Tensor> static_grads_;  // K > 1: the gradients the graphs add into
 };
 
 /// Eager steps before capture: cuDNN picks its algorithms, lazy state is created.
 inline constexpr int64_t kEagerStepsBeforeCapture = 3;
+/// How the warning of an arm whose step could not be captured begins.
+inline constexpr const char* kCaptureFallback = "the step could not be captured as a CUDA graph";
 
 }  // namespace ampbench::train

@@ -1,0 +1,211 @@
+#include "core/train/private/FastVerdict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/probe/MemoryProbe.h"
+#include "core/train/private/RunLoop.h"
+#include "core/train/private/SpreadRuns.h"
+#include "core/train/private/StepGraph.h"
+#include "core/util/Format.h"
+
+namespace ampbench::train {
+namespace {
+
+/// What one pass recorded: its timed steps, its memory, its device time, its end.
+class PassCollector : public run::TrainObserver {
+  public:
+    explicit PassCollector(run::AloneTiming& t) : t_(t) {}
+    void onStep(const run::StepRecord& s) override {
+        if (s.timed && s.step_ms > 0) {
+            t_.step_ms.push_back(s.step_ms);
+            t_.step_samples.push_back(s.samples - samples_);
+        }
+        samples_ = s.samples;
+        t_.peak_allocated = std::max(t_.peak_allocated, s.mem_peak);
+        t_.peak_reserved = std::max(t_.peak_reserved, s.mem_reserved);
+    }
+    void onEvent(const run::EventRecord& e) override {
+        if (e.kind == run::EventKind::DeviceBusy && std::isfinite(e.value) && e.value > 0) {
+            t_.device_ms = e.value;
+        }
+        if (e.kind == run::EventKind::Warning && e.message.rfind(kCaptureFallback, 0) == 0) {
+            fell_back_ = true;
+        }
+    }
+    void onFinish(const run::RunOutcome& o) override { outcome_ = o; }
+    bool fellBack() const { return fell_back_; }
+    const run::RunOutcome& outcome() const { return outcome_; }
+
+  private:
+    run::AloneTiming& t_;
+    int64_t samples_ = 0;
+    bool fell_back_ = false;
+    run::RunOutcome outcome_;
+};
+
+std::string passText(const config::ArmSpec& arm, const AlonePass& p) {
+    if (!p.ok) {
+        return "arm '" + arm.name + "' alone, " + p.timing.mode + ": " + p.error;
+    }
+    const double ms = p.timing.step_ms.empty() ? NAN : [&] {
+        std::vector<double> v = p.timing.step_ms;
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        return v[v.size() / 2];
+    }();
+    char step[32];
+    std::snprintf(step, sizeof step, "%.3g ms", ms);
+    std::string text = "arm '" + arm.name + "' alone, " + p.timing.mode + ": median step " + step +
+                       ", peak " + util::formatBytes(p.timing.peak_allocated);
+    if (p.timing.mode == "graph" && !p.captured) {
+        text += " (its step could not be captured: it trains eagerly)";
+    }
+    return text;
+}
+
+}  // namespace
+
+std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec,
+                                     const run::CancelToken& cancel, const TrainOptions& options,
+                                     const std::function<void(const std::string&)>& note) {
+    std::vector<AlonePass> out;
+    const int64_t warmup = std::max<int64_t>(spec.warmup_steps, kEagerStepsBeforeCapture + 2);
+    for (size_t i = 0; i < spec.arms.size(); ++i) {
+        const config::ArmSpec& arm = spec.arms[i];
+        if (arm.ranks > 1) {
+            continue;  // a data-parallel arm has its GPUs to itself already
+        }
+        std::vector<bool> modes = {false};
+        if (StepGraph::available()) {
+            modes.push_back(true);
+        }
+        for (const bool graph : modes) {
+            if (cancel.cancelled()) {
+                return out;
+            }
+            config::ExperimentSpec t = spec;
+            t.epochs = 0;
+            t.eval_interval = 0;
+            t.eval_batches = 1;
+            t.numerics_every = 0;
+            t.save_weights.clear();
+            t.warmup_steps = static_cast<int>(warmup);
+            t.micro_steps = (warmup + kAloneTimedSteps) * arm.accumulation;
+            t.arms[i].cuda_graph = graph;
+            AlonePass pass;
+            pass.arm_index = static_cast<int>(i);
+            pass.timing.mode = graph ? "graph" : "eager";
+            pass.timing.warmup_steps = warmup;
+            PassCollector collector(pass.timing);
+            TrainOptions o = options;
+            o.final_eval = false;
+            o.save_model_to.clear();
+            o.shared_device = {};
+            o.opening_events = {};
+            o.parameters_out = nullptr;
+            StepGraph::releasePools();  // the pass's reserved memory is its own
+            const run::RunOutcome r =
+                trainRun(t, static_cast<int>(i), spec.seeds.front(), collector, cancel, o);
+            pass.ok = r.status == run::RunStatus::Finished;
+            pass.captured = graph && pass.ok && !collector.fellBack();
+            pass.error = r.error.empty() ? run::toString(r.status) : r.error;
+            if (r.status == run::RunStatus::Cancelled) {
+                return out;
+            }
+            if (note) {
+                note(passText(arm, pass));
+            }
+            out.push_back(std::move(pass));
+        }
+    }
+    StepGraph::releasePools();
+    return out;
+}
+
+config::ExperimentSpec fastVerdictSpec(const config::ExperimentSpec& spec,
+                                       const std::vector<AlonePass>& passes, int gpus,
+                                       const std::function<void(const std::string&)>& note) {
+    config::ExperimentSpec out = spec;
+    int64_t largest = 0;
+    std::vector<std::string> graphed, eager;
+    for (size_t i = 0; i < out.arms.size(); ++i) {
+        auto& arm = out.arms[i];
+        const AlonePass *graph = nullptr, *plain = nullptr;
+        for (const auto& p : passes) {
+            if (p.arm_index == static_cast<int>(i)) {
+                (p.timing.mode == "graph" ? graph : plain) = &p;
+            }
+        }
+        if (graph && graph->captured) {
+            arm.cuda_graph = true;
+        }
+        (arm.cuda_graph ? graphed : eager).push_back(arm.name);
+        const AlonePass* used = arm.cuda_graph ? graph : plain;
+        if (used && used->ok) {
+            largest = std::max(largest, used->timing.peak_reserved);
+        }
+    }
+    const int64_t runs = static_cast<int64_t>(out.arms.size() * out.seeds.size());
+    gpus = std::max(1, gpus);
+    int64_t per_gpu = (runs + gpus - 1) / gpus;
+    if (out.runs_per_gpu > 1) {
+        per_gpu = std::min<int64_t>(per_gpu, out.runs_per_gpu);  // the user's own limit
+    }
+    std::string why;
+    if (largest > 0) {
+        const double room =
+            0.85 *
+            static_cast<double>(probe::deviceMemoryBytes(c10::Device(c10::DeviceType::CUDA, 0)));
+        const auto fit = static_cast<int64_t>(room / static_cast<double>(largest));
+        if (fit < per_gpu) {
+            per_gpu = fit;
+            why = " (what 85 % of the GPU's memory holds at " + util::formatBytes(largest) +
+                  " a run)";
+        }
+    }
+    if (!canTrainSideBySide(out)) {
+        per_gpu = 1;
+        why = " (its arms differ in TF32, a switch of the whole process)";
+    }
+    out.runs_per_gpu = static_cast<int>(std::clamp<int64_t>(per_gpu, 1, 16));
+    if (note) {
+        auto list = [](const std::vector<std::string>& names) {
+            std::string t;
+            for (const auto& n : names) {
+                t += (t.empty() ? "" : ", ") + n;
+            }
+            return t.empty() ? std::string("none") : t;
+        };
+        note("fast verdict: " + std::to_string(runs) + " runs, " +
+             std::to_string(out.runs_per_gpu) + " at a time per GPU" + why + "; CUDA graphs for " +
+             list(graphed) + "; eager for " + list(eager));
+    }
+    return out;
+}
+
+std::vector<run::EventRecord> fastVerdictEvents(const config::ExperimentSpec& spec,
+                                                const std::vector<AlonePass>& passes, int arm_index,
+                                                uint64_t seed) {
+    std::vector<run::EventRecord> out;
+    const auto& arm = spec.arms.at(static_cast<size_t>(arm_index));
+    run::EventRecord info;
+    info.kind = run::EventKind::Info;
+    info.message = std::string("fast verdict: trained ") +
+                   (arm.cuda_graph ? "in CUDA-graph mode" : "eagerly") + ", up to " +
+                   std::to_string(spec.runs_per_gpu) +
+                   " runs at a time per GPU; the speed and memory figures come from a pass of "
+                   "the arm alone on the GPU";
+    out.push_back(info);
+    if (seed != spec.seeds.front()) {
+        return out;
+    }
+    for (const auto& p : passes) {
+        if (p.arm_index == arm_index && p.ok && !(p.timing.mode == "graph" && !p.captured)) {
+            out.push_back(run::aloneTimingEvent(p.timing));
+        }
+    }
+    return out;
+}
+
+}  // namespace ampbench::train
