@@ -16,6 +16,7 @@
 #include "core/store/OutputFile.h"
 #include "core/store/private/MappedFault.h"
 #include "core/store/private/Owner.h"
+#include "core/store/private/RecordSql.h"
 #include "core/store/private/Schema.h"
 
 namespace ampbench::store {
@@ -465,26 +466,31 @@ void Database::deleteRun(int64_t run_id) {
 
 // --- metric rows ---
 
+namespace {
+
+/// Each of `rows` with run_id and the next seq: the first seq given.
+template <class R>
+int64_t insertRecords(sqlite3* db, const std::string& path, int64_t first, int64_t run_id,
+                      const char* table, const std::vector<run::RecordField<R>>& fields,
+                      const std::vector<R>& rows, const std::string& what) {
+    Statement st(db, path, schema::insertSql("INSERT OR REPLACE", table, fields), what);
+    int64_t seq = first;
+    for (const R& r : rows) {
+        st.bindInt(1, run_id);
+        st.bindInt(schema::bindFields(st, 2, fields, r), seq++).run();
+    }
+    return first;
+}
+
+}  // namespace
+
 int64_t Database::insertSteps(int64_t run_id, const std::vector<StepRecord>& rows) {
     if (rows.empty())
         return 0;
     ImplicitTransaction tx(db_, path_);
-    const int64_t first = nextSeq(run_id);
-    int64_t seq = first;
-    Statement st(db_, path_,
-                 "INSERT OR REPLACE INTO steps(run_id, step, samples, loss, lr, loss_scale, "
-                 "skipped, grad_norm, step_ms, data_wait_ms, timed, mem_allocated, mem_reserved, "
-                 "mem_peak, wall_s, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-                 "?13, ?14, ?15, ?16)",
-                 "saving steps of run " + std::to_string(run_id));
-    for (const StepRecord& r : rows) {
-        st.bindInt(16, seq++);
-        st.bindInt(1, run_id).bindInt(2, r.step).bindInt(3, r.samples).bindReal(4, r.loss);
-        st.bindReal(5, r.lr).bindReal(6, r.loss_scale).bindInt(7, r.skipped ? 1 : 0);
-        st.bindReal(8, r.grad_norm).bindReal(9, r.step_ms).bindReal(10, r.data_wait_ms);
-        st.bindInt(11, r.timed ? 1 : 0).bindInt(12, r.mem_allocated).bindInt(13, r.mem_reserved);
-        st.bindInt(14, r.mem_peak).bindReal(15, r.wall_s).run();
-    }
+    const int64_t first =
+        insertRecords(db_, path_, nextSeq(run_id), run_id, "steps", run::stepFields(), rows,
+                      "saving steps of run " + std::to_string(run_id));
     tx.commit();
     return first;
 }
@@ -493,16 +499,9 @@ int64_t Database::insertEvals(int64_t run_id, const std::vector<EvalRecord>& row
     if (rows.empty())
         return 0;
     ImplicitTransaction tx(db_, path_);
-    const int64_t first = nextSeq(run_id);
-    int64_t seq = first;
-    Statement st(db_, path_,
-                 "INSERT OR REPLACE INTO evals(run_id, step, samples, val_loss, val_accuracy, "
-                 "wall_s, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                 "saving evaluations of run " + std::to_string(run_id));
-    for (const EvalRecord& r : rows) {
-        st.bindInt(1, run_id).bindInt(2, r.step).bindInt(3, r.samples).bindReal(4, r.val_loss);
-        st.bindReal(5, r.val_accuracy).bindReal(6, r.wall_s).bindInt(7, seq++).run();
-    }
+    const int64_t first =
+        insertRecords(db_, path_, nextSeq(run_id), run_id, "evals", run::evalFields(), rows,
+                      "saving evaluations of run " + std::to_string(run_id));
     tx.commit();
     return first;
 }
@@ -588,49 +587,25 @@ std::vector<RunRow> Database::rerunsOf(int64_t experiment_id) const {
 
 std::vector<StepRecord> Database::steps(int64_t run_id, int64_t after_step, int64_t limit) const {
     Statement st(db_, path_,
-                 "SELECT step, samples, loss, lr, loss_scale, skipped, grad_norm, step_ms, "
-                 "data_wait_ms, timed, mem_allocated, mem_reserved, mem_peak, wall_s FROM steps "
-                 "WHERE run_id = ?1 AND step > ?2 ORDER BY step LIMIT ?3",
+                 "SELECT " + schema::columns(run::stepFields()) +
+                     " FROM steps WHERE run_id = ?1 AND step > ?2 ORDER BY step LIMIT ?3",
                  "reading steps of run " + std::to_string(run_id));
     st.bindInt(1, run_id).bindInt(2, after_step).bindInt(3, limit > 0 ? limit : -1);
     std::vector<StepRecord> out;
-    while (st.step()) {
-        StepRecord r;
-        r.step = st.i64(0);
-        r.samples = st.i64(1);
-        r.loss = st.real(2);
-        r.lr = st.real(3);
-        r.loss_scale = st.real(4);
-        r.skipped = st.i64(5) != 0;
-        r.grad_norm = st.real(6);
-        r.step_ms = st.real(7);
-        r.data_wait_ms = st.real(8);
-        r.timed = st.i64(9) != 0;
-        r.mem_allocated = st.i64(10);
-        r.mem_reserved = st.i64(11);
-        r.mem_peak = st.i64(12);
-        r.wall_s = st.real(13);
-        out.push_back(r);
-    }
+    while (st.step())
+        out.push_back(schema::readFields(st, 0, run::stepFields()));
     return out;
 }
 
 std::vector<EvalRecord> Database::evals(int64_t run_id, int64_t after_step) const {
     Statement st(db_, path_,
-                 "SELECT step, samples, val_loss, val_accuracy, wall_s FROM evals "
-                 "WHERE run_id = ?1 AND step > ?2 ORDER BY step",
+                 "SELECT " + schema::columns(run::evalFields()) +
+                     " FROM evals WHERE run_id = ?1 AND step > ?2 ORDER BY step",
                  "reading evaluations of run " + std::to_string(run_id));
     st.bindInt(1, run_id).bindInt(2, after_step);
     std::vector<EvalRecord> out;
-    while (st.step()) {
-        EvalRecord r;
-        r.step = st.i64(0);
-        r.samples = st.i64(1);
-        r.val_loss = st.real(2);
-        r.val_accuracy = st.real(3);
-        r.wall_s = st.real(4);
-        out.push_back(r);
-    }
+    while (st.step())
+        out.push_back(schema::readFields(st, 0, run::evalFields()));
     return out;
 }
 

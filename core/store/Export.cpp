@@ -4,7 +4,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 
+#include "core/run/RecordFields.h"
 #include "core/store/NumericsStore.h"
 #include "core/store/OutputFile.h"
 
@@ -82,25 +84,24 @@ int64_t exportCsv(const Database& db, const std::vector<int64_t>& run_ids, std::
                 << ',' << value << '\n';
             ++lines;
         };
-        for (const auto& s : db.steps(id)) {
-            const std::string n = number(s.samples);
-            line("step", s.step, n, "loss", number(s.loss));
-            line("step", s.step, n, "lr", number(s.lr));
-            line("step", s.step, n, "loss_scale", number(s.loss_scale));
-            line("step", s.step, n, "skipped", s.skipped ? "1" : "0");
-            line("step", s.step, n, "grad_norm", number(s.grad_norm));
-            line("step", s.step, n, "step_ms", number(s.step_ms));
-            line("step", s.step, n, "data_wait_ms", number(s.data_wait_ms));
-            line("step", s.step, n, "mem_allocated", number(s.mem_allocated));
-            line("step", s.step, n, "mem_reserved", number(s.mem_reserved));
-            line("step", s.step, n, "mem_peak", number(s.mem_peak));
-            line("step", s.step, n, "wall_s", number(s.wall_s));
-        }
-        for (const auto& e : db.evals(id)) {
-            const std::string n = number(e.samples);
-            line("eval", e.step, n, "val_loss", number(e.val_loss));
-            line("eval", e.step, n, "val_accuracy", number(e.val_accuracy));
-        }
+        // A line per metric field of each step and evaluation (run/RecordFields.h).
+        auto metrics = [&](const char* table, const auto& fields, const auto& record) {
+            const std::string n = number(record.samples);
+            run::visitFields(fields, record, [&](const auto& f, const auto& value) {
+                if (!f.metric) {
+                    return;
+                }
+                if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
+                    line(table, record.step, n, f.name, value ? "1" : "0");
+                } else {
+                    line(table, record.step, n, f.name, number(value));
+                }
+            });
+        };
+        for (const auto& s : db.steps(id))
+            metrics("step", run::stepFields(), s);
+        for (const auto& e : db.evals(id))
+            metrics("eval", run::evalFields(), e);
         // Events carry no sample count; the column stays empty.
         for (const auto& ev : db.events(id))
             line("event", ev.step, "", run::toString(ev.kind), number(ev.value));
@@ -119,35 +120,30 @@ int64_t exportCsv(const Database& db, const std::vector<int64_t>& run_ids, std::
     return lines;
 }
 
+/// Every field of a record by name; NaN as null.
+template <class R>
+json fieldsJson(const std::vector<run::RecordField<R>>& fields, const R& record) {
+    json j = json::object();
+    run::visitFields(fields, record, [&](const auto& f, const auto& value) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, double>) {
+            j[f.name] = real(value);
+        } else {
+            j[f.name] = value;
+        }
+    });
+    return j;
+}
+
 void exportJson(const Database& db, const std::vector<int64_t>& run_ids, std::ostream& out) {
     json runs = json::array();
     for (int64_t id : run_ids) {
         const RunRow run = requireRun(db, id);
         json steps = json::array();
-        for (const auto& s : db.steps(id)) {
-            steps.push_back({{"step", s.step},
-                             {"samples", s.samples},
-                             {"loss", real(s.loss)},
-                             {"lr", real(s.lr)},
-                             {"loss_scale", real(s.loss_scale)},
-                             {"skipped", s.skipped},
-                             {"grad_norm", real(s.grad_norm)},
-                             {"step_ms", real(s.step_ms)},
-                             {"data_wait_ms", real(s.data_wait_ms)},
-                             {"timed", s.timed},
-                             {"mem_allocated", s.mem_allocated},
-                             {"mem_reserved", s.mem_reserved},
-                             {"mem_peak", s.mem_peak},
-                             {"wall_s", real(s.wall_s)}});
-        }
+        for (const auto& s : db.steps(id))
+            steps.push_back(fieldsJson(run::stepFields(), s));
         json evals = json::array();
-        for (const auto& e : db.evals(id)) {
-            evals.push_back({{"step", e.step},
-                             {"samples", e.samples},
-                             {"val_loss", real(e.val_loss)},
-                             {"val_accuracy", real(e.val_accuracy)},
-                             {"wall_s", real(e.wall_s)}});
-        }
+        for (const auto& e : db.evals(id))
+            evals.push_back(fieldsJson(run::evalFields(), e));
         json events = json::array();
         for (const auto& ev : db.events(id)) {
             events.push_back({{"step", ev.step},

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <type_traits>
+#include <variant>
 
 #include "core/store/Database.h"
+#include "core/store/private/RecordSql.h"
 #include "core/store/private/Schema.h"
 
 namespace ampbench::store {
@@ -22,23 +25,36 @@ using schema::Statement;
     throw StoreError(kind, message);
 }
 
+/// Rows read as "seq, the fields": the record starts at column 1.
 run::StepRecord readStep(const Statement& st) {
-    run::StepRecord r;
-    r.step = st.i64(1);
-    r.samples = st.i64(2);
-    r.loss = st.real(3);
-    r.lr = st.real(4);
-    r.loss_scale = st.real(5);
-    r.skipped = st.i64(6) != 0;
-    r.grad_norm = st.real(7);
-    r.step_ms = st.real(8);
-    r.data_wait_ms = st.real(9);
-    r.timed = st.i64(10) != 0;
-    r.mem_allocated = st.i64(11);
-    r.mem_reserved = st.i64(12);
-    r.mem_peak = st.i64(13);
-    r.wall_s = st.real(14);
-    return r;
+    return schema::readFields(st, 1, run::stepFields());
+}
+
+run::EvalRecord readEval(const Statement& st) {
+    return schema::readFields(st, 1, run::evalFields());
+}
+
+/// "seq, step, kind, message, value".
+run::EventRecord readEvent(const Statement& st, const std::string& path, int64_t run_id) {
+    run::EventRecord e;
+    e.step = st.i64(1);
+    try {
+        e.kind = run::eventKindFromString(st.text(2));
+    } catch (const std::invalid_argument& ex) {
+        fail(StoreError::Kind::Io,
+             path + ": an event of run " + std::to_string(run_id) + " is unreadable: " + ex.what());
+    }
+    e.message = st.text(3);
+    e.value = st.real(4);
+    return e;
+}
+
+/// "SELECT seq, the fields FROM table WHERE run_id = ?1 AND " + `where`.
+template <class R>
+std::string selectSequenced(const char* table, const std::vector<run::RecordField<R>>& fields,
+                            const std::string& where) {
+    return "SELECT seq, " + schema::columns(fields) + " FROM " + table + " WHERE run_id = ?1 AND " +
+           where;
 }
 
 std::optional<int64_t> oneId(Statement& st) {
@@ -104,9 +120,7 @@ std::vector<SequencedRecord> Database::recordsSince(int64_t run_id, int64_t afte
     std::vector<SequencedRecord> steps, evals, events;
     {
         Statement st(db_, path_,
-                     "SELECT seq, step, samples, loss, lr, loss_scale, skipped, grad_norm, "
-                     "step_ms, data_wait_ms, timed, mem_allocated, mem_reserved, mem_peak, wall_s "
-                     "FROM steps WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                     selectSequenced("steps", run::stepFields(), "seq > ?2 ORDER BY seq LIMIT ?3"),
                      what);
         st.bindInt(1, run_id).bindInt(2, after_seq).bindInt(3, cap);
         while (st.step())
@@ -114,14 +128,11 @@ std::vector<SequencedRecord> Database::recordsSince(int64_t run_id, int64_t afte
     }
     {
         Statement st(db_, path_,
-                     "SELECT seq, step, samples, val_loss, val_accuracy, wall_s FROM evals "
-                     "WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                     selectSequenced("evals", run::evalFields(), "seq > ?2 ORDER BY seq LIMIT ?3"),
                      what);
         st.bindInt(1, run_id).bindInt(2, after_seq).bindInt(3, cap);
-        while (st.step()) {
-            evals.push_back({st.i64(0), run::EvalRecord{st.i64(1), st.i64(2), st.real(3),
-                                                        st.real(4), st.real(5)}});
-        }
+        while (st.step())
+            evals.push_back({st.i64(0), readEval(st)});
     }
     {
         Statement st(db_, path_,
@@ -129,19 +140,8 @@ std::vector<SequencedRecord> Database::recordsSince(int64_t run_id, int64_t afte
                      "WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
                      what);
         st.bindInt(1, run_id).bindInt(2, after_seq).bindInt(3, cap);
-        while (st.step()) {
-            run::EventRecord e;
-            e.step = st.i64(1);
-            try {
-                e.kind = run::eventKindFromString(st.text(2));
-            } catch (const std::invalid_argument& ex) {
-                fail(StoreError::Kind::Io, path_ + ": an event of run " + std::to_string(run_id) +
-                                               " is unreadable: " + ex.what());
-            }
-            e.message = st.text(3);
-            e.value = st.real(4);
-            events.push_back({st.i64(0), std::move(e)});
-        }
+        while (st.step())
+            events.push_back({st.i64(0), readEvent(st, path_, run_id)});
     }
     std::vector<SequencedRecord> out;
     out.reserve(steps.size() + evals.size() + events.size());
@@ -164,24 +164,32 @@ bool sameReal(double a, double b) {
     return a == b || (std::isnan(a) && std::isnan(b));
 }
 
+/// Every field equal (NaN equal to NaN).
+template <class R>
+bool sameFields(const std::vector<run::RecordField<R>>& fields, const R& a, const R& b) {
+    bool same = true;
+    for (const auto& f : fields) {
+        std::visit(
+            [&](auto member) {
+                using T = std::decay_t<decltype(a.*member)>;
+                if constexpr (std::is_same_v<T, double>) {
+                    same = same && sameReal(a.*member, b.*member);
+                } else {
+                    same = same && a.*member == b.*member;
+                }
+            },
+            f.member);
+    }
+    return same;
+}
+
 bool sameRecord(const SequencedRecord& a, const SequencedRecord& b) {
     if (a.record.index() != b.record.index())
         return false;
-    if (const auto* x = std::get_if<run::StepRecord>(&a.record)) {
-        const auto& y = std::get<run::StepRecord>(b.record);
-        return x->step == y.step && x->samples == y.samples && sameReal(x->loss, y.loss) &&
-               sameReal(x->lr, y.lr) && sameReal(x->loss_scale, y.loss_scale) &&
-               x->skipped == y.skipped && sameReal(x->grad_norm, y.grad_norm) &&
-               sameReal(x->step_ms, y.step_ms) && sameReal(x->data_wait_ms, y.data_wait_ms) &&
-               x->timed == y.timed && x->mem_allocated == y.mem_allocated &&
-               x->mem_reserved == y.mem_reserved && x->mem_peak == y.mem_peak &&
-               sameReal(x->wall_s, y.wall_s);
-    }
-    if (const auto* x = std::get_if<run::EvalRecord>(&a.record)) {
-        const auto& y = std::get<run::EvalRecord>(b.record);
-        return x->step == y.step && x->samples == y.samples && sameReal(x->val_loss, y.val_loss) &&
-               sameReal(x->val_accuracy, y.val_accuracy) && sameReal(x->wall_s, y.wall_s);
-    }
+    if (const auto* x = std::get_if<run::StepRecord>(&a.record))
+        return sameFields(run::stepFields(), *x, std::get<run::StepRecord>(b.record));
+    if (const auto* x = std::get_if<run::EvalRecord>(&a.record))
+        return sameFields(run::evalFields(), *x, std::get<run::EvalRecord>(b.record));
     const auto& x = std::get<run::EventRecord>(a.record);
     const auto& y = std::get<run::EventRecord>(b.record);
     return x.step == y.step && x.kind == y.kind && x.message == y.message &&
@@ -212,15 +220,8 @@ class RowAtSeq {
     RowAtSeq(sqlite3* db, const std::string& path, int64_t run_id, const std::string& what)
         : path_(path),
           run_(run_id),
-          step_(db, path,
-                "SELECT seq, step, samples, loss, lr, loss_scale, skipped, grad_norm, step_ms, "
-                "data_wait_ms, timed, mem_allocated, mem_reserved, mem_peak, wall_s FROM steps "
-                "WHERE run_id = ?1 AND seq = ?2",
-                what),
-          eval_(db, path,
-                "SELECT seq, step, samples, val_loss, val_accuracy, wall_s FROM evals "
-                "WHERE run_id = ?1 AND seq = ?2",
-                what),
+          step_(db, path, selectSequenced("steps", run::stepFields(), "seq = ?2"), what),
+          eval_(db, path, selectSequenced("evals", run::evalFields(), "seq = ?2"), what),
           event_(db, path,
                  "SELECT seq, step, kind, message, value FROM events WHERE run_id = ?1 AND "
                  "seq = ?2",
@@ -264,20 +265,9 @@ class RowAtSeq {
             if (kind == 0) {
                 out = SequencedRecord{seq, readStep(st)};
             } else if (kind == 1) {
-                out = SequencedRecord{
-                    seq, run::EvalRecord{st.i64(1), st.i64(2), st.real(3), st.real(4), st.real(5)}};
+                out = SequencedRecord{seq, readEval(st)};
             } else {
-                run::EventRecord e;
-                e.step = st.i64(1);
-                try {
-                    e.kind = run::eventKindFromString(st.text(2));
-                } catch (const std::invalid_argument& ex) {
-                    fail(StoreError::Kind::Io, path_ + ": an event of run " + std::to_string(run_) +
-                                                   " is unreadable: " + ex.what());
-                }
-                e.message = st.text(3);
-                e.value = st.real(4);
-                out = SequencedRecord{seq, std::move(e)};
+                out = SequencedRecord{seq, readEvent(st, path_, run_)};
             }
         }
         st.reset();
@@ -302,15 +292,9 @@ Database::SequencedInsert Database::insertSequenced(int64_t run_id,
     const std::string what = "saving records of run " + std::to_string(run_id);
     ImplicitTransaction tx(db_, path_);
     int64_t high = lastSeq(run_id);
-    Statement step(db_, path_,
-                   "INSERT OR IGNORE INTO steps(run_id, step, samples, loss, lr, loss_scale, "
-                   "skipped, grad_norm, step_ms, data_wait_ms, timed, mem_allocated, "
-                   "mem_reserved, mem_peak, wall_s, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-                   "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+    Statement step(db_, path_, schema::insertSql("INSERT OR IGNORE", "steps", run::stepFields()),
                    what);
-    Statement eval(db_, path_,
-                   "INSERT OR IGNORE INTO evals(run_id, step, samples, val_loss, val_accuracy, "
-                   "wall_s, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    Statement eval(db_, path_, schema::insertSql("INSERT OR IGNORE", "evals", run::evalFields()),
                    what);
     Statement event(db_, path_,
                     "INSERT OR IGNORE INTO events(run_id, step, kind, message, value, seq) "
@@ -320,17 +304,11 @@ Database::SequencedInsert Database::insertSequenced(int64_t run_id,
     // True when stored; false when a step or evaluation of its step is there already.
     auto insert = [&](const SequencedRecord& row) {
         if (const auto* r = std::get_if<run::StepRecord>(&row.record)) {
-            step.bindInt(1, run_id).bindInt(2, r->step).bindInt(3, r->samples);
-            step.bindReal(4, r->loss).bindReal(5, r->lr).bindReal(6, r->loss_scale);
-            step.bindInt(7, r->skipped ? 1 : 0).bindReal(8, r->grad_norm);
-            step.bindReal(9, r->step_ms).bindReal(10, r->data_wait_ms);
-            step.bindInt(11, r->timed ? 1 : 0).bindInt(12, r->mem_allocated);
-            step.bindInt(13, r->mem_reserved).bindInt(14, r->mem_peak);
-            step.bindReal(15, r->wall_s).bindInt(16, row.seq).run();
+            step.bindInt(1, run_id);
+            step.bindInt(schema::bindFields(step, 2, run::stepFields(), *r), row.seq).run();
         } else if (const auto* e = std::get_if<run::EvalRecord>(&row.record)) {
-            eval.bindInt(1, run_id).bindInt(2, e->step).bindInt(3, e->samples);
-            eval.bindReal(4, e->val_loss).bindReal(5, e->val_accuracy).bindReal(6, e->wall_s);
-            eval.bindInt(7, row.seq).run();
+            eval.bindInt(1, run_id);
+            eval.bindInt(schema::bindFields(eval, 2, run::evalFields(), *e), row.seq).run();
         } else {
             const auto& v = std::get<run::EventRecord>(row.record);
             event.bindInt(1, run_id).bindInt(2, v.step).bindText(3, run::toString(v.kind));

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "core/config/BuildInfo.h"
 #include "core/config/JsonText.h"
 #include "core/config/Validation.h"
+#include "core/run/RecordFields.h"
 
 namespace ampbench::stream {
 namespace {
@@ -158,35 +160,28 @@ class Fields {
     std::string where_;
 };
 
+/// {"type", "run", "seq", then every field of the record}: doubles exact, NaN and
+/// the infinities as strings.
+template <class R>
+json fieldsJson(const char* type, const RowRecord& r,
+                const std::vector<run::RecordField<R>>& fields, const R& record) {
+    json j = {{"type", type}, {"run", r.run}, {"seq", r.row.seq}};
+    run::visitFields(fields, record, [&](const auto& f, const auto& value) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, double>) {
+            j[f.name] = number(value);
+        } else {
+            j[f.name] = value;
+        }
+    });
+    return j;
+}
+
 json rowJson(const RowRecord& r) {
     json j;
     if (const auto* s = std::get_if<run::StepRecord>(&r.row.record)) {
-        j = {{"type", "step"},
-             {"run", r.run},
-             {"seq", r.row.seq},
-             {"step", s->step},
-             {"samples", s->samples},
-             {"loss", number(s->loss)},
-             {"lr", number(s->lr)},
-             {"loss_scale", number(s->loss_scale)},
-             {"skipped", s->skipped},
-             {"grad_norm", number(s->grad_norm)},
-             {"step_ms", number(s->step_ms)},
-             {"data_wait_ms", number(s->data_wait_ms)},
-             {"timed", s->timed},
-             {"mem_allocated", s->mem_allocated},
-             {"mem_reserved", s->mem_reserved},
-             {"mem_peak", s->mem_peak},
-             {"wall_s", number(s->wall_s)}};
+        j = fieldsJson("step", r, run::stepFields(), *s);
     } else if (const auto* e = std::get_if<run::EvalRecord>(&r.row.record)) {
-        j = {{"type", "eval"},
-             {"run", r.run},
-             {"seq", r.row.seq},
-             {"step", e->step},
-             {"samples", e->samples},
-             {"val_loss", number(e->val_loss)},
-             {"val_accuracy", number(e->val_accuracy)},
-             {"wall_s", number(e->wall_s)}};
+        j = fieldsJson("eval", r, run::evalFields(), *e);
     } else {
         const auto& v = std::get<run::EventRecord>(r.row.record);
         j = {{"type", "event"},          {"run", r.run},
@@ -295,35 +290,31 @@ Record decodeHeader(const json& j, const Fields& f) {
     return h;
 }
 
+/// A record whose every field is read from its key, as its type asks.
+template <class R>
+R fieldsOf(const Fields& f, const std::vector<run::RecordField<R>>& fields) {
+    R record;
+    run::visitFields(fields, record, [&](const auto& field, auto& value) {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, double>) {
+            value = f.real(field.name);
+        } else if constexpr (std::is_same_v<T, bool>) {
+            value = f.flag(field.name);
+        } else {
+            value = f.i64(field.name);
+        }
+    });
+    return record;
+}
+
 Record decodeRow(const std::string& type, const Fields& f) {
     RowRecord r;
     r.run = f.positive("run");
     r.row.seq = f.positive("seq");
     if (type == "step") {
-        run::StepRecord s;
-        s.step = f.i64("step");
-        s.samples = f.i64("samples");
-        s.loss = f.real("loss");
-        s.lr = f.real("lr");
-        s.loss_scale = f.real("loss_scale");
-        s.skipped = f.flag("skipped");
-        s.grad_norm = f.real("grad_norm");
-        s.step_ms = f.real("step_ms");
-        s.data_wait_ms = f.real("data_wait_ms");
-        s.timed = f.flag("timed");
-        s.mem_allocated = f.i64("mem_allocated");
-        s.mem_reserved = f.i64("mem_reserved");
-        s.mem_peak = f.i64("mem_peak");
-        s.wall_s = f.real("wall_s");
-        r.row.record = s;
+        r.row.record = fieldsOf(f, run::stepFields());
     } else if (type == "eval") {
-        run::EvalRecord e;
-        e.step = f.i64("step");
-        e.samples = f.i64("samples");
-        e.val_loss = f.real("val_loss");
-        e.val_accuracy = f.real("val_accuracy");
-        e.wall_s = f.real("wall_s");
-        r.row.record = e;
+        r.row.record = fieldsOf(f, run::evalFields());
     } else {
         run::EventRecord e;
         e.step = f.i64("step");
