@@ -10,6 +10,10 @@ include(GNUInstallDirs)
 
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES packaging/deb/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The recorder for the user's own training scripts (`run --script`), where Debian's
+# python3 finds it without PYTHONPATH; the CLI also finds it next to its binary.
+install(DIRECTORY python/ampbench DESTINATION lib/python3/dist-packages
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME ampbench)

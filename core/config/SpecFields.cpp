@@ -52,10 +52,10 @@ bool fraction(const ExperimentSpec& s) {
     return !fileData(s.data) || s.data.val_path.empty();
 }
 bool scripted(const ExperimentSpec& s) {
-    return s.model.name == "torchscript";
+    return s.model.name == "torchscript" || s.model.name == "script";
 }
 bool builtIn(const ExperimentSpec& s) {
-    return s.model.name != "torchscript";
+    return !scripted(s);
 }
 bool syntheticTokens(const ExperimentSpec& s) {
     return s.data.name == "synthetic-tokens";
@@ -182,8 +182,10 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
 
 const std::vector<Field<ModelSpec>>& fieldsOf(const ModelSpec*) {
     static const std::vector<Field<M>> table = {
-        field("name", &M::name, "Model", "A built-in model, or torchscript: your own model file")
-            .oneOf({"mlp", "cnn", "resnet", "transformer", "torchscript"}),
+        field("name", &M::name, "Model",
+              "A built-in model, torchscript: your own model file, or script: your own Python "
+              "training script, run once per arm and seed (ampbench-cli run --script)")
+            .oneOf({"mlp", "cnn", "resnet", "transformer", "torchscript", "script"}),
         field("file", &M::file, "Model file",
               "A module saved from Python with torch.jit.script(model).save(\"model.pt\")")
             .when(&scripted)

@@ -226,7 +226,7 @@ void checkModelAndData(Checker& c, const ModelSpec& m, const DataSpec& d) {
             c.add("data.name", quoted(d.name),
                   "model transformer needs token data (synthetic-tokens, or arrays of token ids)");
         } else if (d.name == "synthetic-tokens" && m.name != "transformer" &&
-                   m.name != "torchscript") {
+                   m.name != "torchscript" && m.name != "script") {
             c.add("data.name", quoted(d.name),
                   "synthetic-tokens works only with model transformer or a model file (model is " +
                       m.name + ")");
@@ -234,7 +234,8 @@ void checkModelAndData(Checker& c, const ModelSpec& m, const DataSpec& d) {
     }
     if (m.name == "transformer" && m.task != Task::Auto && m.task != Task::Tokens) {
         c.add("model.task", quoted(toString(m.task)), "model transformer predicts tokens");
-    } else if (m.name != "transformer" && m.name != "torchscript" && m.task == Task::Tokens) {
+    } else if (m.name != "transformer" && m.name != "torchscript" && m.name != "script" &&
+               m.task == Task::Tokens) {
         c.add("model.task", quoted(toString(m.task)),
               "token prediction needs model transformer or a model file (model is " + m.name + ")");
     }
@@ -246,6 +247,11 @@ void checkModelAndData(Checker& c, const ModelSpec& m, const DataSpec& d) {
     if (m.name == "torchscript" && m.file.empty()) {
         c.add("model.file", quoted(m.file),
               "must name the model file (a module saved with torch.jit.script(model).save)");
+    }
+    if (m.name == "script" && m.file.empty()) {
+        c.add("model.file", quoted(m.file),
+              "must name the training script (a Python file that records with "
+              "ampbench.Recorder)");
     }
     if (fileData(d) && d.path.empty()) {
         c.add("data.path", quoted(d.path),

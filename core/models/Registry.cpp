@@ -33,6 +33,11 @@ std::shared_ptr<Network> makeModel(const config::ModelSpec& spec, const data::In
         }
         return Transformer(spec, shape).ptr();
     }
+    if (spec.name == "script") {
+        throw std::invalid_argument(
+            "model 'script' is a training script: it trains through `ampbench-cli run "
+            "--script` (or `run --config` with this spec), not in the built-in trainer");
+    }
     throw std::invalid_argument("unknown model '" + spec.name +
                                 "' (known: mlp, cnn, resnet, transformer, torchscript)");
 }

@@ -63,7 +63,9 @@ for f in /usr/bin/ampbench /usr/bin/ampbench-cli /usr/share/applications/ampbenc
          /usr/share/mime/packages/ampbench.xml /usr/share/icons/hicolor/scalable/apps/ampbench.svg \
          /usr/share/icons/hicolor/16x16/apps/ampbench.png /usr/share/icons/hicolor/256x256/apps/ampbench.png \
          /usr/share/man/man1/ampbench.1.gz /usr/share/man/man1/ampbench-cli.1.gz \
-         /usr/share/doc/ampbench/README.md /usr/share/doc/ampbench/copyright; do
+         /usr/share/doc/ampbench/README.md /usr/share/doc/ampbench/copyright \
+         /usr/lib/python3/dist-packages/ampbench/__init__.py \
+         /usr/lib/python3/dist-packages/ampbench/recorder.py; do
     grep -qx "$f" "$LOG/contents.txt" || fail "the package lacks $f"
 done
 x=$(mktemp -d); dpkg-deb -x "$DEB" "$x"
@@ -102,6 +104,10 @@ db=$HOMEDIR/.local/share/ampbench/ampbench.db
     --pdf r.pdf --csv r.csv --json r.json ) || fail "ampbench-cli report"
 for f in r.html r.pdf r.csv r.json; do [[ -s $HOMEDIR/$f ]] || fail "report wrote no $f"; done
 file "$HOMEDIR/r.pdf" | grep -q "PDF document" || fail "r.pdf is no PDF"
+# The recorder for the user's own scripts, for Debian's python3 (no PYTHONPATH).
+( cd "$HOMEDIR" && env -u PYTHONPATH /usr/bin/python3 -c \
+    'import ampbench; assert ampbench.__file__.startswith("/usr/lib/python3/dist-packages/")' ) \
+    || fail "Debian's python3 does not import the installed ampbench package"
 
 step "installed ampbench under Xvfb"
 XVFB_DISPLAY=:97

@@ -1,0 +1,64 @@
+"""The record stream (NDJSON v1) as the workbench's C++ writer writes it.
+
+One JSON object a line. Doubles are written in the shortest form that reads back to
+the same bits (Python's repr of a float), NaN and the infinities as the strings
+"NaN", "Infinity" and "-Infinity"; integers as integers. Standard library only.
+"""
+
+import json
+import math
+
+STREAM_VERSION = 1
+
+#: Event kinds the workbench reads (run::EventKind).
+EVENT_KINDS = ("skipped_step", "out_of_memory", "non_finite", "warning", "info", "device_busy")
+#: Final run states and failure kinds (run::RunStatus, run::FailureKind).
+STATUSES = ("queued", "running", "finished", "failed", "cancelled", "interrupted")
+FAILURES = ("", "out_of_memory", "non_finite", "data", "setup", "runtime", "recording",
+            "cancelled", "interrupted")
+
+_INT64_MAX = 2**63 - 1
+
+
+def number(value):
+    """A double as the stream writes it: a float, or "NaN"/"Infinity"/"-Infinity"."""
+    v = float(value)
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    return v
+
+
+def whole(value, name, low=-_INT64_MAX - 1, high=_INT64_MAX):
+    """An integer field; bool and floats with a fraction are refused by name."""
+    if isinstance(value, bool):
+        raise ValueError("%s must be a whole number, not %r" % (name, value))
+    try:
+        as_int = int(value)
+    except (TypeError, ValueError):
+        raise ValueError("%s must be a whole number, not %r" % (name, value)) from None
+    if isinstance(value, float) and as_int != value:
+        raise ValueError("%s must be a whole number, not %r" % (name, value))
+    if not low <= as_int <= high:
+        raise ValueError("%s must be from %d to %d, not %d" % (name, low, high, as_int))
+    return as_int
+
+
+def encode(record):
+    """One record (a dict with "type" first) as one line of JSON, without the newline."""
+    # allow_nan=False: a bare NaN would not be JSON; every double went through number().
+    return json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def header(environment, version, database_id=""):
+    record = {
+        "type": "header",
+        "stream_version": STREAM_VERSION,
+        "ampbench_version": version,
+        "ampbench_commit": "",
+    }
+    if database_id:
+        record["database_id"] = database_id
+    record["environment"] = environment
+    return record
