@@ -112,8 +112,7 @@ TEST_F(ScriptCli, TheFashionMnistExampleTrainsEveryArmAndSeedIntoItsPlannedRunsA
     // The stored spec says that a script trained, and which.
     const auto stored = nlohmann::json::parse(db->experiments().front().spec_json);
     EXPECT_EQ(stored.at("model").at("name"), "script");
-    EXPECT_NE(stored.at("model").at("file").get<std::string>().find("train.py"),
-              std::string::npos);
+    EXPECT_NE(stored.at("model").at("file").get<std::string>().find("train.py"), std::string::npos);
     const auto all = db->runs();
     ASSERT_EQ(all.size(), 4u) << "the planned runs get the rows; no run is added";
     for (const auto& run : all) {
