@@ -84,11 +84,12 @@
 #             the GPU tests first): the fashion-mnist-recipe preset (3 arms x 3 seeds)
 #             trained (1) one run at a time, eager, (2) its 9 runs packed on the GPU
 #             (runs_per_gpu 9, a stream per run), eager, (3) packed with every arm a
-#             CUDA graph, each from the command to the verdict, wall clock; then
+#             CUDA graph, (4) --fast-verdict (each arm timed alone, then packed graphs),
+#             each from the command to the verdict, wall clock; then
 #             (with VERDICT_REFERENCE=1) the PyTorch script bench/recipe.py (its 9 runs
 #             one after another). Prints the table of wall times, ratios and each
 #             database's verdict lines (show -e 1); the databases go to $OUT.
-#             VERDICT_PARTS picks some of "checks sequential packed graphs".
+#             VERDICT_PARTS picks some of "checks sequential packed graphs fast".
 #   help      print this text.
 #
 # Environment:
@@ -207,7 +208,7 @@ run_checks() {
     ./build/cuda/tests/test_engine --gtest_filter="$1" > "$OUT/tests.log" 2>&1 || true
     grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|tests? ran" "$OUT/tests.log" | head -30 || true
     # What the GPU tests print of their measurements.
-    grep -E "^(device busy share|graph run [0-9]|largest relative|graph vs eager)" "$OUT/tests.log" || true
+    grep -E "^(device busy share|graph run [0-9]|largest relative|graph vs eager|fast verdict on the GPU)" "$OUT/tests.log" || true
 }
 
 case "$MODE" in
@@ -262,8 +263,8 @@ tests)
     ;;
 
 verdict)
-    PARTS=" ${VERDICT_PARTS:-checks sequential packed graphs} "
-    [[ $PARTS == *" checks "* ]] && run_checks 'Cuda.*'
+    PARTS=" ${VERDICT_PARTS:-checks sequential packed graphs fast} "
+    [[ $PARTS == *" checks "* ]] && run_checks 'Cuda.*:FastVerdict.*'
     $CLI --db "$OUT/spec.db" run --preset fashion-mnist-recipe --device cuda --dry-run > "$OUT/recipe.json"
     rm -f "$OUT"/spec.db*
     python3 - "$OUT" <<'PY'
@@ -290,6 +291,7 @@ PY
     [[ $PARTS == *" sequential "* ]] && timed sequential "$OUT/sequential.db" --preset fashion-mnist-recipe
     [[ $PARTS == *" packed "* ]] && timed packed "$OUT/packed.db" --config "$OUT/recipe-packed.json"
     [[ $PARTS == *" graphs "* ]] && timed packed-graphs "$OUT/packed-graphs.db" --config "$OUT/recipe-packed-graphs.json"
+    [[ $PARTS == *" fast "* ]] && timed fast-verdict "$OUT/fast.db" --preset fashion-mnist-recipe --fast-verdict
     if [[ ${VERDICT_REFERENCE:-0} == 1 ]]; then
         t=$(date +%s.%N)
         python3 bench/recipe.py --data "$AMPBENCH_FASHION_MNIST" > "$OUT/reference.txt" 2>&1 || echo "(reference: exit $?)"
