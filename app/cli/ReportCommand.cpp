@@ -1,23 +1,15 @@
 #include "cli/ReportCommand.h"
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <ctime>
-#include <filesystem>
-#include <nlohmann/json.hpp>
-#include <sstream>
-#include <system_error>
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
 #include "cli/Terminal.h"
-#include "core/analysis/AnalysisJson.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/ExperimentData.h"
+#include "core/analysis/Format.h"
+#include "core/analysis/Report.h"
 #include "core/store/Database.h"
-#include "core/store/Export.h"
-#include "core/store/OutputFile.h"
 
 #ifdef AMPBENCH_REPORTS_WITH_QT
 #include "cli/ReportQt.h"
@@ -25,54 +17,7 @@
 
 namespace ampbench::cli {
 namespace fs = std::filesystem;
-namespace {
-
-/// Empty when `path` can be written: its folder exists and is writable, and the
-/// file, if present, is a writable file. Otherwise why not, checked before any
-/// work so a long report never fails at its last file.
-std::string checkWritable(const std::string& path) {
-    std::error_code ec;
-    const fs::path file = fs::absolute(path, ec);
-    const fs::path dir = file.parent_path();
-    if (fs::is_directory(file, ec)) {
-        return "cannot write " + path + ": it is a folder";
-    }
-    if (!fs::is_directory(dir, ec)) {
-        return "cannot write " + path + ": folder " + dir.string() + " does not exist";
-    }
-    if (access(dir.c_str(), W_OK) != 0) {
-        return "cannot write " + path + ": folder " + dir.string() + " is not writable";
-    }
-    if (fs::exists(file, ec) && access(file.c_str(), W_OK) != 0) {
-        return "cannot write " + path + ": the file is read-only";
-    }
-    return {};
-}
-
-/// ISO-8601 UTC to the second, as the HTML report's header writes it.
-std::string utcNow() {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return text;
-}
-
-/// Writes all or nothing; empty on success, else the message.
-std::string save(const std::string& path, const std::string& database, const std::string& text) {
-    if (std::string clash = store::outputClash(path, database); !clash.empty()) {
-        return clash;
-    }
-    try {
-        store::writeFileAtomically(path, text);
-    } catch (const store::OutputError& e) {
-        return e.what();
-    }
-    return {};
-}
-
-}  // namespace
+namespace {}  // namespace
 
 bool reportsHaveQt() {
 #ifdef AMPBENCH_REPORTS_WITH_QT
@@ -150,45 +95,39 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
             return kUsage;
         }
     }
-    for (const auto* path : {&o.html, &o.pdf, &o.csv, &o.json}) {
-        if (path->empty()) {
-            continue;
-        }
-        std::string error = store::outputClash(*path, db->path());
-        if (error.empty()) {
-            error = checkWritable(*path);
-        }
-        if (!error.empty()) {
-            say(stderr, "%s\n", error.c_str());
-            return kIoError;
-        }
+    const analysis::ReportFiles files{o.html, o.pdf, o.csv, o.json, o.baseline};
+    if (std::string error = analysis::checkOutputs(files, db->path()); !error.empty()) {
+        say(stderr, "%s\n", error.c_str());
+        return kIoError;
     }
-
-    auto data = analysis::loadExperiment(*db, o.experiment_id);
-    if (!data) {
+    // Loaded and analysed once, for every format.
+    analysis::AnalysisOptions options;
+    options.baseline = o.baseline;
+    const auto prepared = analysis::prepareReport(*db, o.experiment_id, options);
+    if (!prepared) {
         say(stderr, "no experiment %lld in %s\n", static_cast<long long>(o.experiment_id),
             db_path.c_str());
         return kNotFound;
     }
-    if (!storedArmsReadable(*data, db_path)) {
+    if (!prepared->arm_problems.empty()) {
+        for (const auto& problem : prepared->arm_problems) {
+            say(stderr, "%s: %s\n", db_path.c_str(), analysis::printable(problem, false).c_str());
+        }
         say(stderr, "report: nothing was written; the verdicts read each run's arm\n");
         return kStoreError;
     }
-    analysis::AnalysisOptions options;
-    options.baseline = o.baseline;
-    const auto analysis = analysis::analyzeExperiment(*data, options);
-    for (const auto& r : analysis.incomplete) {
+    for (const auto& r : prepared->analysis.incomplete) {
         say(stderr, "warning: incomplete, left out: %s\n", r.describe().c_str());
     }
-    for (const auto& w : analysis.warnings) {
+    for (const auto& w : prepared->analysis.warnings) {
         say(stderr, "warning: %s\n", w.c_str());
     }
-
+    std::vector<std::string> written;
 #ifdef AMPBENCH_REPORTS_WITH_QT
     if (!o.html.empty() || !o.pdf.empty()) {
         QtReportResult r;
         try {
-            r = writeQtReports(*db, o.experiment_id, {o.html, o.pdf, o.baseline});
+            r = writeQtReports(*db, *prepared, {o.html, o.pdf, o.baseline});
         } catch (const std::exception& e) {
             say(stderr, "report failed: %s\n", e.what());
             return kStoreError;
@@ -198,32 +137,17 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
         }
         if (!r.error.empty()) {
             say(stderr, "%s\n", r.error.c_str());
-            return r.not_found ? kNotFound : kIoError;
+            return kIoError;
         }
     }
 #endif
-    if (!o.csv.empty()) {
-        std::vector<int64_t> ids;
-        for (const auto& r : data->runs) {
-            ids.push_back(r.row.id);
-        }
-        std::ostringstream csv;
-        store::exportCsv(*db, ids, csv);
-        if (std::string error = save(o.csv, db->path(), csv.str()); !error.empty()) {
-            say(stderr, "%s\n", error.c_str());
-            return kIoError;
-        }
-        say(stdout, "wrote %s\n", o.csv.c_str());
+    const std::string error = analysis::writeDataFiles(*db, *prepared, files, written);
+    for (const auto& path : written) {
+        say(stdout, "wrote %s\n", path.c_str());
     }
-    if (!o.json.empty()) {
-        nlohmann::json j = analysis::reportJson(*data, analysis);
-        j["generated_at"] = utcNow();
-        j["database"] = fs::path(db->path()).filename().string();
-        if (std::string error = save(o.json, db->path(), j.dump(2) + "\n"); !error.empty()) {
-            say(stderr, "%s\n", error.c_str());
-            return kIoError;
-        }
-        say(stdout, "wrote %s\n", o.json.c_str());
+    if (!error.empty()) {
+        say(stderr, "%s\n", error.c_str());
+        return kIoError;
     }
     return kOk;
 }

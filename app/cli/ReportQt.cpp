@@ -18,7 +18,7 @@ void quietQtMessages(QtMsgType type, const QMessageLogContext&, const QString& m
 
 }  // namespace
 
-QtReportResult writeQtReports(const store::Database& db, int64_t experiment_id,
+QtReportResult writeQtReports(const store::Database& db, const analysis::PreparedReport& prepared,
                               const QtReportFiles& files) {
     // Plots are QCustomPlot widgets drawn into images: a QApplication on the offscreen
     // platform, so the report works on a server without a display.
@@ -31,10 +31,10 @@ QtReportResult writeQtReports(const store::Database& db, int64_t experiment_id,
 
     const report::ReportRequest request{files.html, files.pdf, "", "", files.baseline};
     // The caller has printed the analysis' warnings already.
-    const report::ReportResult r = report::writeReports(db, experiment_id, request);
+    report::ReportContent content(prepared);
+    const report::ReportResult r = report::writeReports(content, db, request);
     QtReportResult result;
     result.written = r.written;
-    result.not_found = r.failure == report::ReportResult::Failure::NotFound;
     result.error = r.error;
     return result;
 }

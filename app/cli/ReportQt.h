@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/Report.h"
 #include "core/store/Database.h"
 
 namespace ampbench::cli {
@@ -16,12 +17,13 @@ struct QtReportFiles {
 };
 
 struct QtReportResult {
-    bool not_found = false;            ///< the experiment vanished meanwhile
     std::string error;                 ///< non-empty: what failed, nothing more written
     std::vector<std::string> written;  ///< paths, in the order written
 };
 
-QtReportResult writeQtReports(const store::Database& db, int64_t experiment_id,
+/// HTML and PDF of the report the CLI prepared (read again only for nothing: the
+/// rows and the analysis are `prepared`'s).
+QtReportResult writeQtReports(const store::Database& db, const analysis::PreparedReport& prepared,
                               const QtReportFiles& files);
 
 /// The Qt this program runs with ("6.4.2").

@@ -1,28 +1,20 @@
 #include "ui/report/ReportContent.h"
 
-#include <QDateTime>
-#include <QFileInfo>
 #include <stdexcept>
 
 namespace ampbench::report {
 
 std::optional<ReportContent> prepareReport(const store::Database& db, int64_t experiment_id,
                                            const analysis::AnalysisOptions& options) {
-    auto data = analysis::loadExperiment(db, experiment_id);
-    if (!data) {
+    auto prepared = analysis::prepareReport(db, experiment_id, options);
+    if (!prepared) {
         return std::nullopt;
     }
-    for (const auto& r : data->runs) {
-        if (std::string problem = analysis::storedArmProblem(r.row); !problem.empty()) {
-            throw std::runtime_error(db.path() + ": " + problem);  // else judged as the default arm
-        }
+    if (!prepared->arm_problems.empty()) {
+        // Else judged as the default arm.
+        throw std::runtime_error(db.path() + ": " + prepared->arm_problems.front());
     }
-    ReportContent c;
-    c.analysis = analysis::analyzeExperiment(*data, options);
-    c.data = std::move(*data);
-    c.database_path = QFileInfo(QString::fromStdString(db.path())).fileName().toStdString();
-    c.generated_at = QDateTime::currentDateTimeUtc().toString(Qt::ISODate).toStdString();
-    return c;
+    return ReportContent(std::move(*prepared));
 }
 
 }  // namespace ampbench::report

@@ -2,7 +2,6 @@
 
 #include <QAbstractTextDocumentLayout>
 #include <QBuffer>
-#include <QFileInfo>
 #include <QPageLayout>
 #include <QPageSize>
 #include <QPainter>
@@ -10,55 +9,11 @@
 #include <QTextDocument>
 #include <QTextFrame>
 #include <QUrl>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
-#include "core/analysis/AnalysisJson.h"
-#include "core/store/Export.h"
-#include "core/store/OutputFile.h"
 #include "ui/report/ReportHtml.h"
 #include "ui/report/ReportPlots.h"
 
 namespace ampbench::report {
-namespace {
-
-/// Writes all or nothing (a temporary file renamed into place), and never over the
-/// database the report was read from.
-std::string saveFile(const std::string& path, const std::string& database,
-                     const QByteArray& bytes) {
-    if (std::string clash = store::outputClash(path, database); !clash.empty()) {
-        return clash;
-    }
-    try {
-        store::writeFileAtomically(
-            path, std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
-    } catch (const store::OutputError& e) {
-        return e.what();
-    }
-    return {};
-}
-
-}  // namespace
-
-std::string checkWritable(const std::string& path) {
-    const QFileInfo file(QString::fromStdString(path));
-    const QFileInfo dir(file.absolutePath());
-    if (file.isDir()) {
-        return "cannot write " + path + ": it is a folder";
-    }
-    if (!dir.exists() || !dir.isDir()) {
-        return "cannot write " + path + ": folder " + dir.filePath().toStdString() +
-               " does not exist";
-    }
-    if (!dir.isWritable()) {
-        return "cannot write " + path + ": folder " + dir.filePath().toStdString() +
-               " is not writable";
-    }
-    if (file.exists() && !file.isWritable()) {
-        return "cannot write " + path + ": the file is read-only";
-    }
-    return {};
-}
 
 QByteArray renderHtml(const ReportContent& content) {
     return QByteArray::fromStdString(reportHtml(content, ImageMode::Embedded));
@@ -127,10 +82,7 @@ QByteArray renderPdf(const ReportContent& content) {
 }
 
 std::string renderJson(const ReportContent& content) {
-    nlohmann::json j = analysis::reportJson(content.data, content.analysis);
-    j["generated_at"] = content.generated_at;
-    j["database"] = content.database_path;
-    return j.dump(2) + "\n";
+    return analysis::reportJsonText(content);
 }
 
 ReportResult writeReports(ReportContent& content, const store::Database& db,
@@ -146,7 +98,9 @@ ReportResult writeReports(ReportContent& content, const store::Database& db,
         if (path.empty() || !result.ok()) {
             return;
         }
-        std::string error = saveFile(path, db.path(), bytes);
+        std::string error = analysis::saveOutput(
+            path, db.path(),
+            std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
         if (!error.empty()) {
             result.failure = ReportResult::Failure::Io;
             result.error = error;
@@ -163,17 +117,12 @@ ReportResult writeReports(ReportContent& content, const store::Database& db,
     if (!request.pdf.empty()) {
         write(request.pdf, renderPdf(content));
     }
-    if (!request.csv.empty()) {
-        std::vector<int64_t> ids;
-        for (const auto& r : content.data.runs) {
-            ids.push_back(r.row.id);
+    if (result.ok()) {
+        if (std::string error = analysis::writeDataFiles(db, content, request, result.written);
+            !error.empty()) {
+            result.failure = ReportResult::Failure::Io;
+            result.error = error;
         }
-        std::ostringstream csv;
-        store::exportCsv(db, ids, csv);
-        write(request.csv, QByteArray::fromStdString(csv.str()));
-    }
-    if (!request.json.empty()) {
-        write(request.json, QByteArray::fromStdString(renderJson(content)));
     }
     return result;
 }
@@ -181,23 +130,14 @@ ReportResult writeReports(ReportContent& content, const store::Database& db,
 ReportResult writeReports(const store::Database& db, int64_t experiment_id,
                           const ReportRequest& request) {
     ReportResult result;
-    for (const auto* path : {&request.html, &request.pdf, &request.csv, &request.json}) {
-        if (path->empty()) {
-            continue;
-        }
-        std::string error = store::outputClash(*path, db.path());
-        if (error.empty()) {
-            error = checkWritable(*path);
-        }
-        if (!error.empty()) {
-            result.failure = ReportResult::Failure::Io;
-            result.error = error;
-            return result;
-        }
+    if (std::string error = analysis::checkOutputs(request, db.path()); !error.empty()) {
+        result.failure = ReportResult::Failure::Io;
+        result.error = error;
+        return result;
     }
     analysis::AnalysisOptions options;
     options.baseline = request.baseline;
-    auto content = prepareReport(db, experiment_id, options);
+    auto content = report::prepareReport(db, experiment_id, options);
     if (!content) {
         result.failure = ReportResult::Failure::NotFound;
         result.error = "no experiment " + std::to_string(experiment_id) + " in " + db.path();

@@ -1,7 +1,8 @@
 #pragma once
-// Writes an experiment's report files: HTML (self-contained), PDF, CSV (every
-// metric row, long format) and JSON (summary, gains, verdicts). Used by
-// `ampbench-cli report` and the GUI's Export report… action.
+// Writes an experiment's report files: HTML (self-contained) and PDF rendered here,
+// CSV (every metric row, long format) and JSON (summary, gains, verdicts) by the
+// core's report (analysis::writeDataFiles). Used by `ampbench-cli report` and the
+// GUI's Export report… action.
 #include <QByteArray>
 #include <cstdint>
 #include <string>
@@ -13,14 +14,7 @@
 namespace ampbench::report {
 
 /// Output paths; empty ones are not written.
-struct ReportRequest {
-    std::string html;
-    std::string pdf;
-    std::string csv;
-    std::string json;
-    std::string baseline;  ///< arm the others are judged against; empty = the spec's first
-    bool empty() const { return html.empty() && pdf.empty() && csv.empty() && json.empty(); }
-};
+using ReportRequest = analysis::ReportFiles;
 
 struct ReportResult {
     enum class Failure { None, NotFound, Io };
@@ -31,9 +25,7 @@ struct ReportResult {
     bool ok() const { return failure == Failure::None; }
 };
 
-/// Empty when `path` can be written (its folder exists and is writable, and the
-/// file, if present, is writable); otherwise why not.
-std::string checkWritable(const std::string& path);
+using analysis::checkWritable;
 
 QByteArray renderHtml(const ReportContent& content);
 QByteArray renderPdf(const ReportContent& content);
