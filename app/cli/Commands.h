@@ -39,6 +39,7 @@ struct RunOverrides {
     std::optional<std::string> task;
     std::optional<std::string> save_weights;
     bool deterministic = false;
+    bool fast_verdict = false;
     std::optional<double> tolerance_margin;
     std::optional<std::string> device;
     std::optional<int> threads;
@@ -52,6 +53,11 @@ struct RunOverrides {
     bool dry_run = false;
     bool quiet = false;
     bool stream = false;  ///< --stream: the record stream on stdout, human output on stderr
+    // --script: the user's own training script trains each run (ScriptRun.cpp).
+    std::string script;                    ///< the Python script; empty: the built-in trainer
+    std::vector<std::string> script_args;  ///< --script-arg, passed to the script in order
+    std::string python;                    ///< interpreter; empty: $AMPBENCH_PYTHON, else python3
+    double script_silence_s = 900;         ///< a script silent this long is stopped (0: never)
 };
 
 struct FindBatchOptions {
@@ -104,6 +110,12 @@ int commandIngest(const std::string& db_path, const std::string& file, const std
 struct LaunchOptions {
     bool config_stdin = false;
     double wait_s = 300;  ///< for the job to plan its experiment (its setup check)
+    // Slurm (launch --slurm): one job array, a task per run, submitted through sbatch.
+    bool slurm = false;
+    std::string partition;                    ///< --partition; empty: the cluster's default
+    std::string time_limit;                   ///< --time; empty: the partition's default
+    int gpus_per_task = 0;                    ///< --gpus-per-task; 0: none asked for
+    std::vector<std::string> sbatch_options;  ///< passed to sbatch as they are, one word each
 };
 /// Starts the experiment as a detached job (it outlives the terminal or SSH session)
 /// that trains into the database as `run` does, waits until it planned the

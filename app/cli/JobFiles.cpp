@@ -33,6 +33,9 @@ std::string jobLogFile(const std::string& db_path, int64_t id) {
 std::string jobLockFile(const std::string& db_path, int64_t id) {
     return jobsDir(db_path) + "/" + std::to_string(id) + ".lock";
 }
+std::string slurmDir(const std::string& db_path, int64_t id) {
+    return jobsDir(db_path) + "/" + std::to_string(id) + ".slurm";
+}
 
 namespace {
 
@@ -70,6 +73,10 @@ json toJson(const Job& job) {
     if (job.exit_code) {
         j["exit_code"] = *job.exit_code;
         j["ended_at"] = job.ended_at;
+    }
+    if (!job.scheduler.empty()) {
+        j["scheduler"] = job.scheduler;
+        j["scheduler_job"] = job.scheduler_job;
     }
     return j;
 }
@@ -252,6 +259,17 @@ std::optional<Job> readJob(const std::string& path, int64_t id) {
     if (j.contains("exit_code")) {
         job.exit_code = static_cast<int>(integer("exit_code", true, 0, 255, "an exit code 0-255"));
         job.ended_at = integer("ended_at", false, 0, INT64_MAX, "seconds since 1970");
+    }
+    job.scheduler = text_field("scheduler");
+    job.scheduler_job = text_field("scheduler_job");
+    if (!job.scheduler.empty() && job.scheduler != "slurm") {
+        throw JobFileError("job file " + path + ": \"scheduler\" is \"" + job.scheduler +
+                           "\", expected \"slurm\" (or none, for a job of this machine)");
+    }
+    if (!job.scheduler_job.empty() &&
+        job.scheduler_job.find_first_not_of("0123456789") != std::string::npos) {
+        throw JobFileError("job file " + path + ": \"scheduler_job\" is \"" + job.scheduler_job +
+                           "\", expected the scheduler's job id (digits)");
     }
     return job;
 }

@@ -46,7 +46,15 @@ struct Job {
     int64_t started_at = 0;
     std::optional<int> exit_code;
     int64_t ended_at = 0;
+    /// The launcher that started it: empty for this machine's detached process, "slurm"
+    /// for a job array (`pid` is then its collector on this host).
+    std::string scheduler;
+    std::string scheduler_job;  ///< the scheduler's id of the job (Slurm's job id)
 };
+
+/// Where a Slurm experiment keeps what its tasks read and write: the task list, the
+/// batch script, each task's output and record streams.
+std::string slurmDir(const std::string& db_path, int64_t id);
 
 /// The job file at `path`: nullopt when there is none. Anything but a regular file
 /// (a FIFO would block the reader, a link could lead anywhere), text that is not

@@ -32,6 +32,7 @@
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
 #include "cli/JobFiles.h"
+#include "cli/Launcher.h"
 #include "cli/Progress.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
@@ -171,6 +172,8 @@ int runJob(const std::string& db_path, const config::ValidSpec& valid,
     return code;
 }
 
+}  // namespace
+
 /// What became of an experiment: its job's process and its runs. A job file whose
 /// process is gone means that runs left running were interrupted; a process that
 /// is not the job (a reused pid, a file naming another program) tells nothing, and
@@ -215,9 +218,42 @@ json runJson(const store::RunRow& r, bool job_dead) {
             {"error", r.error}};
 }
 
+namespace {
+
+/// This machine: the experiment trains in one detached process (setsid, double fork).
+class LocalLauncher final : public Launcher {
+  public:
+    int launch(const std::string& db_path, const config::ValidSpec& valid,
+               const LaunchOptions& l) override;
+    json describe(const std::string&, const Job* job,
+                  const std::vector<store::RunRow>& runs) override;
+    int cancel(const std::string& db_path, const Job& job, double timeout_s) override;
+};
+
 }  // namespace
 
+std::unique_ptr<Launcher> makeLocalLauncher() {
+    return std::make_unique<LocalLauncher>();
+}
+
+std::unique_ptr<Launcher> launcherFor(const std::string& scheduler) {
+    if (scheduler.empty()) {
+        return makeLocalLauncher();
+    }
+    if (scheduler == "slurm") {
+        return makeSlurmLauncher();
+    }
+    return nullptr;
+}
+
 int commandLaunch(const std::string& db_path, RunOverrides o, const LaunchOptions& l) {
+    if (!l.slurm && (!l.partition.empty() || l.gpus_per_task > 0 || !l.time_limit.empty() ||
+                     !l.sbatch_options.empty())) {
+        say(stderr,
+            "launch: --partition, --gpus-per-task, --time-limit and --sbatch-option are "
+            "Slurm's: add --slurm\n");
+        return kUsage;
+    }
     if (l.config_stdin) {
         std::string text((std::istreambuf_iterator<char>(std::cin)),
                          std::istreambuf_iterator<char>());
@@ -243,6 +279,11 @@ int commandLaunch(const std::string& db_path, RunOverrides o, const LaunchOption
         say(stderr, "warning: %s\n",
             analysis::printable(config::describe(w, spec.arms), false).c_str());
     }
+    return (l.slurm ? makeSlurmLauncher() : makeLocalLauncher())->launch(db_path, *valid, l);
+}
+
+int LocalLauncher::launch(const std::string& db_path, const config::ValidSpec& valid,
+                          const LaunchOptions& l) {
     try {
         store::Database::open(db_path);  // a file we cannot write fails here, not in the log
     } catch (const store::StoreError& e) {
@@ -294,7 +335,7 @@ int commandLaunch(const std::string& db_path, RunOverrides o, const LaunchOption
         writeAll(fds[1], "pid " + std::to_string(::getpid()) + "\n");
         int code = kRunsFailed;
         try {
-            code = runJob(db_path, *valid, pending, fds[1]);
+            code = runJob(db_path, valid, pending, fds[1]);
         } catch (const std::exception& e) {
             say(stderr, "ampbench-cli: %s\n", e.what());
             writeAll(fds[1], "failed " + std::to_string(kRunsFailed) + "\n");
@@ -457,11 +498,10 @@ int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_jso
     json out = json::array();
     for (const auto& e : entries) {
         const auto runs = db->runs(e.id);
-        const JobProcess process = e.job ? jobProcess(db_path, *e.job) : JobProcess::Gone;
         const auto experiment = db->experiment(e.id);
-        json j = {{"experiment_id", e.id},
-                  {"state", jobState(process, e.job.has_value(), runs)},
-                  {"name", experiment ? experiment->name : std::string()}};
+        auto launcher = launcherFor(e.job ? e.job->scheduler : std::string());
+        json j = {{"experiment_id", e.id}, {"name", experiment ? experiment->name : std::string()}};
+        j.update(launcher->describe(db_path, e.job ? &*e.job : nullptr, runs));
         if (e.job) {
             j["pid"] = static_cast<int>(e.job->pid);
             j["log"] = e.job->log;
@@ -475,10 +515,6 @@ int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_jso
             say(stderr, "status: %s\n", e.problem.c_str());
             j["job_file_problem"] = e.problem;
             code = kIoError;
-        }
-        j["runs"] = json::array();
-        for (const auto& r : runs) {
-            j["runs"].push_back(runJson(r, e.job && process == JobProcess::Gone));
         }
         out.push_back(j);
     }
@@ -494,7 +530,16 @@ int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_jso
         say(stdout, "experiment %lld '%s': %s", static_cast<long long>(j["experiment_id"]),
             analysis::printable(j["name"].get<std::string>(), false).c_str(),
             j["state"].get<std::string>().c_str());
-        if (j.contains("pid")) {
+        if (j.contains("slurm")) {
+            const json& s = j["slurm"];
+            say(stdout, " (Slurm job %s, collector pid %d, log %s)",
+                s.value("job_id", std::string()).c_str(), j.value("pid", 0),
+                analysis::printable(j.value("log", std::string()), false).c_str());
+            if (s.contains("problem")) {
+                say(stdout, "; %s",
+                    analysis::printable(s["problem"].get<std::string>(), false).c_str());
+            }
+        } else if (j.contains("pid")) {
             say(stdout, " (pid %d, log %s)", j["pid"].get<int>(),
                 analysis::printable(j["log"].get<std::string>(), false).c_str());
         }
@@ -502,7 +547,7 @@ int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_jso
         for (const auto& r : j["runs"]) {
             const int64_t planned = r["planned_steps"];
             const int64_t step = r["step"];
-            say(stdout, "  run %lld %-12s seed %-3llu %-11s step %lld/%lld (%.0f%%)\n",
+            say(stdout, "  run %lld %-12s seed %-3llu %-11s step %lld/%lld (%.0f%%)",
                 static_cast<long long>(r["id"]),
                 analysis::printable(r["arm"].get<std::string>(), false).c_str(),
                 static_cast<unsigned long long>(r["seed"].get<uint64_t>()),
@@ -510,6 +555,15 @@ int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_jso
                 static_cast<long long>(planned),
                 planned > 0 ? 100.0 * static_cast<double>(step) / static_cast<double>(planned)
                             : 0.0);
+            if (r.contains("slurm")) {
+                const json& t = r["slurm"];
+                std::string reason = t.value("reason", std::string());
+                say(stdout, "  [Slurm task %d: %s%s%s]", t.value("task", 0),
+                    t.value("state", std::string("unknown")).c_str(),
+                    reason.empty() || reason == "None" ? "" : ", ",
+                    reason.empty() || reason == "None" ? "" : reason.c_str());
+            }
+            say(stdout, "\n");
         }
     }
     return code;
@@ -533,10 +587,27 @@ int commandCancel(const std::string& db_path, int64_t experiment_id, double time
             static_cast<long long>(experiment_id), db_path.c_str());
         return kNotFound;
     }
+    auto launcher = launcherFor(job->scheduler);
+    return launcher->cancel(db_path, *job, timeout_s);
+}
+
+json LocalLauncher::describe(const std::string& db_path, const Job* job,
+                             const std::vector<store::RunRow>& runs) {
+    const JobProcess process = job ? jobProcess(db_path, *job) : JobProcess::Gone;
+    json j = {{"state", jobState(process, job != nullptr, runs)}, {"runs", json::array()}};
+    for (const auto& r : runs) {
+        j["runs"].push_back(runJson(r, job && process == JobProcess::Gone));
+    }
+    return j;
+}
+
+int LocalLauncher::cancel(const std::string& db_path, const Job& job, double timeout_s) {
+    const int64_t experiment_id = job.experiment_id;
+    const std::string path = jobFile(db_path, experiment_id);
     auto runsOf = [&] {
         return store::Database::open(db_path, store::Database::Mode::ReadOnly)->runs(experiment_id);
     };
-    switch (jobProcess(db_path, *job)) {
+    switch (jobProcess(db_path, job)) {
         case JobProcess::Gone:
             say(stdout, "experiment %lld already ended: %s; nothing to cancel\n",
                 static_cast<long long>(experiment_id),
@@ -547,14 +618,14 @@ int commandCancel(const std::string& db_path, int64_t experiment_id, double time
                 "cancel: %s names pid %d, but that process is not experiment %lld's job (it "
                 "does not hold %s: the pid may belong to another program now); nothing was "
                 "signalled\n",
-                path.c_str(), static_cast<int>(job->pid), static_cast<long long>(experiment_id),
+                path.c_str(), static_cast<int>(job.pid), static_cast<long long>(experiment_id),
                 jobLockFile(db_path, experiment_id).c_str());
             return kNotFound;
         case JobProcess::Ours:
             break;
     }
-    const pid_t pid = job->pid;
-    if (signalJob(pid, job->pid_start, SIGTERM) != 0) {
+    const pid_t pid = job.pid;
+    if (signalJob(pid, job.pid_start, SIGTERM) != 0) {
         if (errno == ESRCH) {
             say(stdout, "experiment %lld already ended: %s; nothing to cancel\n",
                 static_cast<long long>(experiment_id),
@@ -568,7 +639,7 @@ int commandCancel(const std::string& db_path, int64_t experiment_id, double time
     // micro-batches and is recorded `cancelled`, the queued ones with it.
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-    while (jobProcess(db_path, *job) == JobProcess::Ours) {
+    while (jobProcess(db_path, job) == JobProcess::Ours) {
         if (std::chrono::steady_clock::now() > deadline) {
             say(stderr,
                 "cancel: experiment %lld (pid %d) has not stopped after %g s; it "

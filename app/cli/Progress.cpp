@@ -39,7 +39,8 @@ void Progress::onEval(const run::EvalRecord& eval) {
 }
 
 void Progress::onEvent(const run::EventRecord& event) {
-    if (quiet_ || event.kind == run::EventKind::SkippedStep || event.kind == run::EventKind::Info) {
+    if (quiet_ || event.kind == run::EventKind::SkippedStep || event.kind == run::EventKind::Info ||
+        event.kind == run::EventKind::AloneTiming) {
         return;
     }
     if (terminal_) {

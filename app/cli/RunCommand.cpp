@@ -14,6 +14,7 @@
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
 #include "cli/Progress.h"
+#include "cli/ScriptRun.h"
 #include "cli/StreamOutput.h"
 #include "cli/Terminal.h"
 #include "core/analysis/ComparisonTable.h"
@@ -146,6 +147,8 @@ std::optional<config::ValidSpec> buildSpec(const RunOverrides& o) {
     }
     if (o.deterministic)
         spec.deterministic = true;
+    if (o.fast_verdict)
+        spec.fast_verdict = true;
     assign(o.tolerance_margin, spec.tolerance_margin);
     assign(o.labels, spec.data.labels);
     assign(o.val_data, spec.data.val_path);
@@ -243,6 +246,8 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
         std::fputs((config::specToJsonText(spec) + "\n").c_str(), stdout);
         return kOk;
     }
+    if (!o.script.empty() || spec.model.name == "script")  // the script is the model
+        return runScript(db_path, *valid, o, stream);
     std::string device;
     if (int code = preflight(spec, device, o.quiet); code != kOk) {
         return code;
@@ -278,6 +283,11 @@ int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const 
     std::unique_ptr<Progress> progress;
     train::ExperimentHooks hooks;
     hooks.setup_checked = true;
+    hooks.note = [&](const std::string& line) {
+        if (!quiet) {
+            say(stderr, "%s\n", analysis::printable(line, false).c_str());
+        }
+    };
     hooks.planned = [&](const train::ExperimentPlan& plan) {
         if (streamer) {
             streamer->planned(probe::toJson(probe::probeEnvironment(device)), plan.experiment_id);
@@ -345,6 +355,11 @@ int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const 
         arms.empty() ? "baseline" : arms.front().arm.c_str(),
         cuda ? "CUDA caching allocator, peak allocated"
              : "CPU: peak resident set of this process, an upper bound");
+    if (spec.fast_verdict && cuda) {
+        say(stdout,
+            "fast verdict: the table's times and memory are the packed runs' own, on a shared "
+            "GPU; the verdicts' speed-up and memory come from each arm timed alone.\n");
+    }
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rerun_of > 0) {
         for (const auto& c : analysis::rerunsOfExperiment(*db, db->run(rerun_of)->experiment_id)) {

@@ -8,6 +8,7 @@
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
+#include "cli/Launcher.h"
 #include "cli/ReportCommand.h"
 #include "cli/Terminal.h"
 #include "cli/VersionText.h"
@@ -84,6 +85,9 @@ void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
                     "fraction: 0.005 = half a point)");
     cmd->add_flag("--deterministic", ro.deterministic,
                   "deterministic kernels only: a seed repeats its losses exactly (slower)");
+    cmd->add_flag("--fast-verdict", ro.fast_verdict,
+                  "CUDA: graphs for every arm that can, runs packed on the GPUs, speed and "
+                  "memory from a short pass of each arm alone");
     cmd->add_option("--threads", ro.threads, "CPU threads for LibTorch (0 = default)");
     cmd->add_option("--warmup", ro.warmup, "optimizer steps excluded from timing");
     cmd->add_option("--eval-interval", ro.eval_interval,
@@ -145,6 +149,29 @@ int main(int argc, char** argv) {
     run->add_flag("--stream", ro.stream,
                   "also write the record stream (newline-delimited JSON) on stdout as rows are "
                   "recorded, for `ingest` on another machine; human output goes to stderr");
+    auto* script = run->add_option("--script", ro.script,
+                                   "your own Python training script, run once per arm and seed "
+                                   "with the arm's settings in AMPBENCH_* variables; it records "
+                                   "through the ampbench package (README: Your own training "
+                                   "script)");
+    run->add_option("--script-arg", ro.script_args,
+                    "an argument for the script, in order; repeat it (--script-arg=--epochs "
+                    "--script-arg=3 for one that starts with -)")
+        ->needs(script)
+        ->allow_extra_args(false);
+    run->add_option("--python", ro.python,
+                    "the Python interpreter for --script (default: $AMPBENCH_PYTHON, else python3)")
+        ->needs(script);
+    run->add_option("--script-silence", ro.script_silence_s,
+                    "seconds a script may go without recording before it is stopped and its run "
+                    "failed (default 900; 0: never)")
+        ->needs(script)
+        ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
+    for (const char* built_in : {"--model", "--save-weights"}) {
+        if (auto* opt = run->get_option_no_throw(built_in)) {
+            script->excludes(opt);
+        }
+    }
 
     cli::RunOverrides lo;
     cli::LaunchOptions launch_options;
@@ -160,6 +187,22 @@ int main(int argc, char** argv) {
                      "seconds to wait for the job to check its data and plan (default 300, at "
                      "most 7 days)")
         ->check(waitSeconds());
+    launch->add_flag("--slurm", launch_options.slurm,
+                     "submit the runs as one Slurm job array (a task per run) with sbatch; a "
+                     "collector on this host records the tasks' streams into the database");
+    launch->add_option("--partition", launch_options.partition, "Slurm partition (with --slurm)");
+    launch
+        ->add_option("--gpus-per-task", launch_options.gpus_per_task,
+                     "GPUs each task asks Slurm for (with --slurm)")
+        ->check(CLI::Range(0, 64));
+    launch->add_option("--time-limit", launch_options.time_limit,
+                       "each task's time limit, as sbatch --time takes it: MINUTES, HH:MM:SS, "
+                       "D-HH:MM (with --slurm)");
+    launch
+        ->add_option("--sbatch-option", launch_options.sbatch_options,
+                     "one more sbatch option, passed as it is, e.g. --sbatch-option=--qos=long "
+                     "(repeatable; with --slurm)")
+        ->allow_extra_args(false);
     int64_t status_id = 0;
     bool status_json = false;
     auto* status = app.add_subcommand("status",
@@ -196,6 +239,14 @@ int main(int argc, char** argv) {
     rank_worker->add_option("--store", rank_options.store)->required();
     rank_worker->add_option("--timeout", rank_options.timeout_s);
     rank_worker->add_option("--first-gpu", rank_options.first_gpu);
+
+    // One task of a Slurm job array, started by the array's batch script: not for people.
+    std::string slurm_task_dir;
+    int slurm_task_index = -1;
+    auto* slurm_task = app.add_subcommand("slurm-task", "one task of a Slurm job array");
+    slurm_task->group("");
+    slurm_task->add_option("--dir", slurm_task_dir)->required();
+    slurm_task->add_option("--task", slurm_task_index)->required();
 
     cli::TailOptions tail_options;
     auto* tail = app.add_subcommand(
@@ -342,6 +393,9 @@ int main(int argc, char** argv) {
         }
         if (cancel->parsed()) {
             return cli::commandCancel(db, cancel_id, cancel_timeout);
+        }
+        if (slurm_task->parsed()) {
+            return cli::commandSlurmTask(slurm_task_dir, slurm_task_index);
         }
         if (rank_worker->parsed()) {
             return cli::commandRankWorker(db, rank_options);

@@ -1,0 +1,220 @@
+// `ampbench-cli slurm-task`: one task of a job array that `launch --slurm` submitted,
+// on its compute node. It never opens the experiment's database (SQLite's WAL needs
+// one host's shared memory, and cluster file systems lock badly): it trains its runs
+// into a scratch database on the node's own disk and writes their record stream into
+// the jobs folder, where the collector on the login host ingests it. Each attempt
+// (Slurm's restart count) writes a stream of its own, so a requeued task starts a
+// new stream instead of repeating rows of the old one.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "cli/Commands.h"
+#include "cli/ExitCodes.h"
+#include "cli/Interrupt.h"
+#include "cli/Launcher.h"
+#include "cli/Slurm.h"
+#include "cli/Terminal.h"
+#include "core/analysis/Format.h"
+#include "core/config/SpecJson.h"
+#include "core/probe/Environment.h"
+#include "core/run/RemoveTree.h"
+#include "core/store/Database.h"
+#include "core/stream/RecordStream.h"
+#include "core/stream/Tail.h"
+#include "core/train/Experiment.h"
+
+namespace ampbench::cli {
+namespace {
+
+bool writeLine(int fd, const std::string& line) {
+    size_t done = 0;
+    while (done < line.size()) {
+        const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        done += static_cast<size_t>(n);
+    }
+    return true;
+}
+
+/// Streams the scratch database's runs into `fd` until they have all ended and
+/// `stop` is set. Each batch is synced, so that the login host (another NFS
+/// client) sees it on its next open of the file.
+void streamRuns(const std::string& scratch_db, std::vector<int64_t> runs, int fd,
+                const std::atomic<bool>& stop, std::string& problem) {
+    try {
+        auto db = store::Database::open(scratch_db, store::Database::Mode::ReadOnly);
+        bool ok =
+            writeLine(fd, stream::encode(stream::makeHeader(
+                              probe::toJson(probe::probeEnvironment("cpu")), db->databaseId())) +
+                              "\n");
+        stream::Tail tail(*db, std::move(runs));
+        std::string batch;
+        const auto sink = [&](const stream::Record& r) { batch += stream::encode(r) + "\n"; };
+        for (;;) {
+            const bool stopping = stop.load();
+            const bool done = tail.poll(sink);
+            if (stopping && !done) {
+                tail.closeAll(sink);
+            }
+            if (!batch.empty()) {
+                ok = ok && writeLine(fd, batch);
+                ::fdatasync(fd);
+                batch.clear();
+            }
+            if (!ok) {
+                problem = std::string("cannot write the record stream: ") + std::strerror(errno);
+                return;
+            }
+            if (done || stopping) {
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+    } catch (const std::exception& e) {
+        problem = std::string("the record stream stopped: ") + e.what();
+    }
+}
+
+std::string hostName() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    return name;
+}
+
+}  // namespace
+
+int commandSlurmTask(const std::string& dir, int task) {
+    slurm::TaskList list;
+    try {
+        list = slurm::readTaskList(slurm::taskListFile(dir));
+    } catch (const std::exception& e) {
+        say(stderr, "slurm-task: %s\n", e.what());
+        return kUsage;
+    }
+    if (task < 0 || task >= static_cast<int>(list.tasks.size())) {
+        say(stderr, "slurm-task: --task %d: experiment %lld has tasks 0 to %zu\n", task,
+            static_cast<long long>(list.experiment_id), list.tasks.size() - 1);
+        return kUsage;
+    }
+    std::vector<config::FieldError> errors;
+    const config::ExperimentSpec spec = config::specFromJsonText(list.spec_json, errors);
+    if (!errors.empty()) {
+        printErrors(
+            "slurm-task: the experiment's spec in " + slurm::taskListFile(dir) + " has errors",
+            errors, spec.arms);
+        return kUsage;
+    }
+    // Slurm counts a task's restarts (requeue, preemption, node failure).
+    const char* restarts = std::getenv("SLURM_RESTART_COUNT");
+    int attempt = restarts ? std::max(0, std::atoi(restarts)) : 0;
+    int fd = -1;
+    for (int tries = 0; tries < 1000 && fd < 0; ++tries, ++attempt) {
+        fd = ::open(slurm::streamFile(dir, task, attempt).c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) {
+            say(stderr, "slurm-task: cannot create %s: %s\n",
+                slurm::streamFile(dir, task, attempt).c_str(), std::strerror(errno));
+            return kIoError;
+        }
+    }
+    --attempt;
+    if (fd < 0) {
+        say(stderr, "slurm-task: every stream name of task %d in %s is taken\n", task, dir.c_str());
+        return kIoError;
+    }
+    const char* tmp = std::getenv("TMPDIR");
+    std::string scratch = std::string(tmp && *tmp ? tmp : "/tmp") + "/ampbench-task-XXXXXX";
+    if (::mkdtemp(scratch.data()) == nullptr) {
+        say(stderr, "slurm-task: cannot create a scratch folder %s on this node: %s\n",
+            scratch.c_str(), std::strerror(errno));
+        ::close(fd);
+        return kIoError;
+    }
+    const std::string scratch_db = scratch + "/task.db";
+    int code = kOk;
+    std::string stream_problem;
+    {
+        auto db = store::Database::open(scratch_db);
+        const int64_t experiment = db->createExperiment(list.experiment_name, list.spec_json);
+        std::vector<train::PlannedRun> runs;
+        std::vector<int64_t> ids;
+        std::map<int64_t, int64_t> login_id;  ///< scratch run -> the run on the login host
+        for (const auto& r : list.tasks[static_cast<size_t>(task)]) {
+            train::PlannedRun p;
+            p.run_id = db->createRun(experiment, r.arm, r.arm_index, r.seed, r.arm_json,
+                                     r.planned_steps, r.inputs_json);
+            p.arm_index = r.arm_index;
+            p.arm = r.arm;
+            p.seed = r.seed;
+            p.planned_steps = r.planned_steps;
+            runs.push_back(p);
+            ids.push_back(p.run_id);
+            login_id[p.run_id] = r.run_id;
+            say(stderr, "task %d attempt %d (pid %d) on %s: run %lld %s seed %llu, stream %s\n",
+                task, attempt, static_cast<int>(::getpid()), hostName().c_str(),
+                static_cast<long long>(r.run_id), analysis::printable(r.arm, false).c_str(),
+                static_cast<unsigned long long>(r.seed),
+                slurm::streamFile(dir, task, attempt).c_str());
+        }
+        std::atomic<bool> stop{false};
+        std::thread streamer(streamRuns, scratch_db, ids, fd, std::cref(stop),
+                             std::ref(stream_problem));
+        run::CancelToken cancel;
+        {
+            // scancel and the time limit send SIGTERM: the run stops between
+            // micro-batches and says so, with every row recorded.
+            InterruptScope interrupt(cancel);
+            bool failed = false;
+            for (const auto& p : runs) {
+                if (cancel.cancelled()) {
+                    db->finishRun(p.run_id, run::RunStatus::Cancelled,
+                                  "cancelled before it started", run::FailureKind::Cancelled);
+                    continue;
+                }
+                try {
+                    const run::RunOutcome out = train::executeRun(*db, spec, p, cancel);
+                    failed = failed || out.status == run::RunStatus::Failed;
+                    say(stderr, "run %lld: %s%s%s\n", static_cast<long long>(login_id[p.run_id]),
+                        run::toString(out.status).c_str(), out.error.empty() ? "" : ": ",
+                        analysis::printable(out.error, false).c_str());
+                } catch (const std::exception& e) {
+                    say(stderr, "run %lld: %s\n", static_cast<long long>(login_id[p.run_id]),
+                        e.what());
+                    const auto row = db->run(p.run_id);
+                    if (row && (row->status == run::RunStatus::Queued ||
+                                row->status == run::RunStatus::Running)) {
+                        db->finishRun(p.run_id, run::RunStatus::Failed, e.what(),
+                                      run::FailureKind::Runtime);
+                    }
+                    failed = true;
+                }
+            }
+            code = cancel.cancelled() ? kCancelled : failed ? kRunsFailed : kOk;
+        }
+        stop = true;
+        streamer.join();
+    }
+    ::fsync(fd);
+    ::close(fd);
+    run::removeTree(scratch);
+    if (!stream_problem.empty()) {
+        say(stderr, "slurm-task: %s\n", stream_problem.c_str());
+        return kIoError;
+    }
+    return code;
+}
+
+}  // namespace ampbench::cli

@@ -1,0 +1,214 @@
+// The fast verdict in the engine: each arm timed alone, then the runs packed in
+// CUDA-graph mode; the events a run opens with; an arm whose step cannot be
+// captured trains eagerly and says so.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/analysis/ExperimentAnalysis.h"
+#include "core/analysis/ExperimentData.h"
+#include "core/config/SpecJson.h"
+#include "core/run/AloneTiming.h"
+#include "core/store/Database.h"
+#include "core/train/Experiment.h"
+#include "core/train/Trainer.h"
+#include "tests/core/CudaSpecs.h"
+#include "tests/core/ScratchDir.h"
+#include "tests/core/ScriptedModules.h"
+
+using namespace ampbench;
+
+namespace {
+
+struct Events : run::TrainObserver {
+    std::vector<run::EventRecord> events;
+    int64_t steps = 0;
+    bool finite = true;
+    run::RunOutcome outcome;
+    void onStep(const run::StepRecord& s) override {
+        ++steps;
+        finite = finite && std::isfinite(s.loss);
+    }
+    void onEvent(const run::EventRecord& e) override { events.push_back(e); }
+    void onFinish(const run::RunOutcome& o) override { outcome = o; }
+};
+
+/// The MLP on generated 8×8 images, two arms, two seeds.
+config::ExperimentSpec smallSpec() {
+    config::ExperimentSpec s;
+    s.name = "fast";
+    s.model.name = "mlp";
+    s.model.width = 32;
+    s.data.name = "synthetic-images";
+    s.data.channels = 1;
+    s.data.height = s.data.width = 8;
+    s.micro_batch = 32;
+    s.micro_steps = 24;
+    s.eval_interval = 0;
+    s.eval_batches = 1;
+    s.warmup_steps = 2;
+    s.cpu_threads = 1;
+    s.seeds = {1, 2};
+    s.arms = {{"fp32", config::Precision::Fp32}, {"bf16", config::Precision::AmpBf16}};
+    return s;
+}
+
+bool contains(const std::vector<std::string>& lines, const std::string& part) {
+    for (const auto& l : lines) {
+        if (l.find(part) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+class FastVerdict : public test::ScratchDirTest {};
+
+}  // namespace
+
+TEST_F(FastVerdict, ARunOpensWithTheEventsMeasuredForItsArm) {
+    auto spec = smallSpec();
+    spec.device = config::DeviceKind::Cpu;
+    run::AloneTiming pass;
+    pass.mode = "eager";
+    pass.step_ms = {1.5, 1.25};
+    pass.step_samples = {32, 32};
+    train::TrainOptions o;
+    int asked_arm = -1;
+    uint64_t asked_seed = 0;
+    o.opening_events = [&](int arm, uint64_t seed) {
+        asked_arm = arm;
+        asked_seed = seed;
+        return std::vector<run::EventRecord>{run::aloneTimingEvent(pass)};
+    };
+    Events seen;
+    run::CancelToken cancel;
+    const auto out = train::trainRun(spec, 1, 2, seen, cancel, o);
+    ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+    EXPECT_EQ(asked_arm, 1);
+    EXPECT_EQ(asked_seed, 2u);
+    ASSERT_FALSE(seen.events.empty());
+    const auto back = run::aloneTimingOf(seen.events.front());
+    ASSERT_TRUE(back) << seen.events.front().message;
+    EXPECT_EQ(back->step_ms, pass.step_ms);
+}
+
+TEST_F(FastVerdict, OnTheCpuTheRunsTrainAsAskedAndTheNoteSaysWhy) {
+    auto spec = smallSpec();
+    spec.device = config::DeviceKind::Cpu;
+    spec.fast_verdict = true;
+    auto db = store::Database::open(file("fast.db"));
+    std::vector<std::string> notes;
+    train::ExperimentHooks hooks;
+    hooks.note = [&](const std::string& line) { notes.push_back(line); };
+    run::CancelToken cancel;
+    const auto result = train::runExperiment(*db, spec, cancel, hooks);
+    ASSERT_EQ(result.plan.runs.size(), 4u);
+    EXPECT_TRUE(contains(notes, "no CUDA device here")) << (notes.empty() ? "" : notes[0]);
+    const auto stored = train::storedSpec(*db, result.plan.experiment_id);
+    EXPECT_TRUE(stored.fast_verdict);
+    EXPECT_EQ(stored.runs_per_gpu, 1);
+    for (const auto& arm : stored.arms) {
+        EXPECT_FALSE(arm.cuda_graph) << arm.name;
+    }
+    for (const auto& r : result.plan.runs) {
+        EXPECT_EQ(db->run(r.run_id)->status, run::RunStatus::Finished);
+        for (const auto& e : db->events(r.run_id)) {
+            EXPECT_NE(e.kind, run::EventKind::AloneTiming) << "a pass alone on the CPU";
+        }
+    }
+}
+
+TEST_F(FastVerdict, OnCudaEachArmIsTimedAloneAndTheRunsTrainPackedInGraphs) {
+    REQUIRE_CUDA();
+    auto spec = test_cuda::cudaCnnSpec(60, config::Precision::Fp32);
+    spec.name = "fast";
+    spec.arms = {{"fp32", config::Precision::Fp32}, {"amp", config::Precision::AmpFp16}};
+    spec.seeds = {1, 2};
+    spec.warmup_steps = 5;
+    spec.fast_verdict = true;
+    auto db = store::Database::open(file("fast.db"));
+    std::vector<std::string> notes;
+    train::ExperimentHooks hooks;
+    hooks.note = [&](const std::string& line) { notes.push_back(line); };
+    run::CancelToken cancel;
+    const auto result = train::runExperiment(*db, spec, cancel, hooks);
+    ASSERT_EQ(result.plan.runs.size(), 4u);
+    EXPECT_TRUE(contains(notes, "arm 'fp32' alone, eager")) << notes.size();
+    EXPECT_TRUE(contains(notes, "arm 'amp' alone, graph")) << notes.size();
+    EXPECT_TRUE(contains(notes, "4 at a time per GPU"));
+    const auto stored = train::storedSpec(*db, result.plan.experiment_id);
+    EXPECT_EQ(stored.runs_per_gpu, 4);
+    for (const auto& arm : stored.arms) {
+        EXPECT_TRUE(arm.cuda_graph) << arm.name;
+    }
+    for (const auto& r : result.plan.runs) {
+        const auto row = db->run(r.run_id);
+        EXPECT_EQ(row->status, run::RunStatus::Finished) << row->error;
+        std::vector<std::string> modes;
+        for (const auto& e : db->events(r.run_id)) {
+            if (auto pass = run::aloneTimingOf(e)) {
+                modes.push_back(pass->mode);
+                EXPECT_GT(pass->step_ms.size(), 30u);
+                EXPECT_GT(pass->peak_allocated, 0);
+            }
+        }
+        if (r.seed == 1) {
+            EXPECT_EQ(modes, (std::vector<std::string>{"eager", "graph"})) << r.arm;
+        } else {
+            EXPECT_TRUE(modes.empty()) << r.arm;
+        }
+    }
+    const auto data = analysis::loadExperiment(*db, result.plan.experiment_id);
+    ASSERT_TRUE(data);
+    const auto a = analysis::analyzeExperiment(*data);
+    for (const auto& v : a.verdicts) {
+        if (v.arm == "amp") {
+            EXPECT_EQ(v.gains.timing_mode, "graph");
+            EXPECT_TRUE(std::isfinite(v.gains.speedup));
+            EXPECT_TRUE(std::isfinite(v.gains.eager_speedup));
+            std::printf("fast verdict on the GPU: amp alone, graph %.2fx, eager %.2fx\n",
+                        v.gains.speedup, v.gains.eager_speedup);
+        }
+    }
+}
+
+TEST_F(FastVerdict, AStepThatCannotBeCapturedTrainsEagerlyAndSaysWhy) {
+    REQUIRE_CUDA();
+    // A model that reads a value back to the host in its forward: no graph holds that.
+    torch::manual_seed(3);
+    torch::jit::Module m("__torch__.Syncing");
+    m.register_attribute("training", c10::BoolType::get(), true);
+    m.register_parameter("w1", (at::randn({32, 64}) * 0.1).requires_grad_(), false);
+    m.register_parameter("w2", (at::randn({10, 32}) * 0.1).requires_grad_(), false);
+    m.define(
+        "def forward(self, x):\n"
+        "    h = torch.relu(torch.matmul(x.flatten(1), self.w1.t()))\n"
+        "    if bool(h.sum() < -1.0e30):\n"
+        "        h = h * 0.0\n"
+        "    return torch.matmul(h, self.w2.t())\n");
+    const std::string path = file("syncing.pt");
+    m.save(path);
+    config::ExperimentSpec spec = test_cuda::cudaSpec(32, 20, config::Precision::Fp32);
+    spec.model.name = "torchscript";
+    spec.model.file = path;
+    spec.data.name = "synthetic-images";
+    spec.data.channels = 1;
+    spec.data.height = spec.data.width = 8;
+    spec.arms[0].cuda_graph = true;
+    Events seen;
+    run::CancelToken cancel;
+    const auto out = train::trainRun(spec, 0, 1, seen, cancel, {});
+    ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+    EXPECT_EQ(seen.steps, 20);
+    EXPECT_TRUE(seen.finite);
+    bool warned = false;
+    for (const auto& e : seen.events) {
+        warned = warned ||
+                 (e.kind == run::EventKind::Warning &&
+                  e.message.find("could not be captured as a CUDA graph") != std::string::npos);
+    }
+    EXPECT_TRUE(warned);
+}

@@ -1,0 +1,164 @@
+// The fast verdict's figures: packed runs say nothing of the GPU alone, so their
+// speed-up and memory come from each arm's pass alone (alone_timing events).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/analysis/AnalysisJson.h"
+#include "core/analysis/ExperimentAnalysis.h"
+#include "core/analysis/Finding.h"
+#include "core/analysis/Gains.h"
+#include "core/run/AloneTiming.h"
+#include "tests/core/AnalysisFixtures.h"
+
+using namespace ampbench;
+using namespace ampbench::analysis;
+using namespace ampbench::analysis::fixtures;
+
+namespace {
+
+run::AloneTiming pass(const std::string& mode, double step_ms, int64_t samples, int64_t peak,
+                      double device_ms = NAN) {
+    run::AloneTiming t;
+    t.mode = mode;
+    t.warmup_steps = 5;
+    for (int i = 0; i < 20; ++i) {
+        // A little spread around the step time, so the interval is not a point.
+        t.step_ms.push_back(step_ms * (1.0 + 0.01 * ((i % 5) - 2)));
+        t.step_samples.push_back(samples);
+    }
+    t.peak_allocated = peak;
+    t.peak_reserved = peak * 2;
+    t.device_ms = device_ms;
+    return t;
+}
+
+/// Two arms × three seeds whose runs' own steps all take the same time (packed on
+/// one GPU); the first seed of each arm carries its passes alone.
+ExperimentData packed(bool with_graph) {
+    ExperimentData d;
+    d.experiment.id = 1;
+    d.experiment.name = "packed";
+    int64_t id = 1;
+    for (const char* arm : {"fp32", "amp"}) {
+        const bool amp = std::string(arm) == "amp";
+        for (uint64_t seed = 1; seed <= 3; ++seed) {
+            RunShape s;
+            s.arm = arm;
+            s.seed = seed;
+            s.precision = amp ? "amp-fp16" : "fp32";
+            s.ms_per_sample = 1.0;  // shared: alike, and not the GPU's alone
+            RunData r = makeRun(id++, s);
+            if (seed == 1) {
+                r.events.push_back(run::aloneTimingEvent(
+                    pass("eager", amp ? 2.5 : 2.0, 128, amp ? 60 : 100, amp ? 0.5 : 1.8)));
+                if (with_graph) {
+                    r.events.push_back(run::aloneTimingEvent(
+                        pass("graph", amp ? 0.5 : 1.0, 128, amp ? 50 : 100, NAN)));
+                }
+            }
+            d.runs.push_back(std::move(r));
+        }
+    }
+    return d;
+}
+
+}  // namespace
+
+TEST(AloneTiming, TheEventCarriesThePassExactlyAndNothingElseReadsAsOne) {
+    const auto t = pass("graph", 0.1 + 0.2, 96, 123456789, 0.25);
+    const auto e = run::aloneTimingEvent(t);
+    EXPECT_EQ(e.kind, run::EventKind::AloneTiming);
+    EXPECT_EQ(run::toString(e.kind), "alone_timing");
+    const auto back = run::aloneTimingOf(e);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->mode, "graph");
+    EXPECT_EQ(back->step_ms, t.step_ms);  // exact doubles
+    EXPECT_EQ(back->step_samples, t.step_samples);
+    EXPECT_EQ(back->peak_allocated, 123456789);
+    EXPECT_EQ(back->peak_reserved, 2 * 123456789LL);
+    EXPECT_EQ(back->device_ms, 0.25);
+    EXPECT_DOUBLE_EQ(e.value, t.msPerSample());
+    EXPECT_NEAR(e.value, 0.3 / 96, 0.01 * 0.3 / 96);
+
+    // Another kind, text that is not JSON, a mode no pass has, lists that disagree.
+    auto other = e;
+    other.kind = run::EventKind::Info;
+    EXPECT_FALSE(run::aloneTimingOf(other));
+    for (const char* message :
+         {"not json", "[]", R"({"mode":"turbo","step_ms":[1],"step_samples":[1]})",
+          R"({"mode":"eager","step_ms":[1,2],"step_samples":[1]})",
+          R"({"mode":"eager","step_ms":"fast","step_samples":[1]})"}) {
+        auto bad = e;
+        bad.message = message;
+        EXPECT_FALSE(run::aloneTimingOf(bad)) << message;
+    }
+}
+
+TEST(FastVerdict, PackedRunsTakeTheirSpeedAndMemoryFromEachArmAlone) {
+    const auto a = analyzeExperiment(packed(true));
+    const auto& amp = verdictOf(a, "amp");
+    // The runs' own times are alike (1.0×); alone in graph mode amp is twice as fast.
+    EXPECT_EQ(amp.gains.timing_mode, "graph");
+    EXPECT_NEAR(amp.gains.speedup, 2.0, 1e-9);
+    EXPECT_TRUE(std::isfinite(amp.gains.speedup_ci.low));
+    EXPECT_LE(amp.gains.speedup_ci.low, 2.0);
+    EXPECT_GE(amp.gains.speedup_ci.high, 2.0);
+    EXPECT_NEAR(amp.gains.memory_ratio, 0.5, 1e-9);
+    EXPECT_NEAR(amp.gains.eager_speedup, 0.8, 1e-9);
+    EXPECT_NEAR(amp.gains.eager_memory_ratio, 0.6, 1e-9);
+    EXPECT_EQ(amp.gains.timed_steps, 20);
+    EXPECT_GT(amp.gains.optimizer_steps, 20);  // the runs' own, not the pass's
+
+    std::string text;
+    for (const auto& f : amp.reasons) {
+        if (f.code == FindingCode::Gains) {
+            text = describe(f);
+        }
+    }
+    EXPECT_NE(text.find("speed-up 2.00"), std::string::npos) << text;
+    EXPECT_NE(text.find("alone on the GPU, in CUDA-graph mode"), std::string::npos) << text;
+    EXPECT_NE(text.find("in eager mode: speed-up 0.80"), std::string::npos) << text;
+    const auto j = toJson(a);
+    bool found = false;
+    for (const auto& v : j.at("verdicts")) {
+        if (v.at("arm") == "amp") {
+            EXPECT_EQ(v.at("gains").at("timing"), "alone_graph");
+            EXPECT_NEAR(v.at("gains").at("eager_speedup").get<double>(), 0.8, 1e-9);
+            found = true;
+        }
+    }
+    EXPECT_TRUE(found) << j.dump();
+
+    // The eager pass says how busy a plain run keeps the GPU: amp 0.5 of 2.5 ms.
+    EXPECT_NEAR(amp.health.device_busy_share, 0.2, 0.01);
+    EXPECT_TRUE(amp.health.launch_bound);
+    EXPECT_NEAR(verdictOf(a, "fp32").health.device_busy_share, 0.9, 0.01);
+}
+
+TEST(FastVerdict, EagerPassesAloneAreUsedAndSaidSoWhereNoGraphWasTimed) {
+    const auto a = analyzeExperiment(packed(false));
+    const auto& amp = verdictOf(a, "amp");
+    EXPECT_EQ(amp.gains.timing_mode, "eager");
+    EXPECT_NEAR(amp.gains.speedup, 0.8, 1e-9);
+    EXPECT_FALSE(std::isfinite(amp.gains.eager_speedup));
+    std::string text;
+    for (const auto& f : amp.reasons) {
+        if (f.code == FindingCode::Gains) {
+            text = describe(f);
+        }
+    }
+    EXPECT_NE(text.find("alone on the GPU, in eager mode"), std::string::npos) << text;
+}
+
+TEST(FastVerdict, RunsWithoutPassesKeepTheirOwnFigures) {
+    auto d = packed(false);
+    for (auto& r : d.runs) {
+        r.events.clear();
+    }
+    const auto a = analyzeExperiment(d);
+    const auto& amp = verdictOf(a, "amp");
+    EXPECT_EQ(amp.gains.timing_mode, "");
+    EXPECT_NEAR(amp.gains.speedup, 1.0, 0.1);
+    EXPECT_EQ(toJson(a).at("verdicts").at(1).at("gains").at("timing"), "runs");
+}
