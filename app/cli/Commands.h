@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,29 +24,14 @@ struct RunOverrides {
     std::string preset;
     std::string config_file;
     std::string name;
-    std::optional<int64_t> steps;
-    std::optional<int> epochs;
-    std::optional<int> micro_batch;
-    std::optional<double> lr;
-    std::optional<std::string> optimizer;
-    std::optional<double> weight_decay;
     std::optional<std::string> model;
-    std::optional<int> width;
-    std::optional<int> depth;
     std::optional<std::string> dataset;
     std::optional<std::string> data_dir;  ///< --data: a folder or file, its kind from what it is
-    std::optional<std::string> labels;
-    std::optional<std::string> val_data;
-    std::optional<std::string> task;
     std::optional<std::string> save_weights;
-    bool deterministic = false;
-    bool fast_verdict = false;
-    std::optional<double> tolerance_margin;
-    std::optional<std::string> device;
-    std::optional<int> threads;
-    std::optional<int> warmup;
-    std::optional<int64_t> eval_interval;
-    std::optional<int> eval_batches;
+    /// The flags that set one spec field each (SpecFlags.h): the text given, by the
+    /// field's path ("micro_steps", "optimizer.lr"); a bool field's switch by its path.
+    std::map<std::string, std::optional<std::string>> fields;
+    std::map<std::string, bool> switches;
     std::vector<uint64_t> seeds;
     std::vector<std::string> arms;               ///< shorthand; replaces the preset's arms
     std::optional<config::ExperimentSpec> base;  ///< start from this spec, not a preset/file

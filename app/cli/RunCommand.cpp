@@ -15,6 +15,7 @@
 #include "cli/Interrupt.h"
 #include "cli/Progress.h"
 #include "cli/ScriptRun.h"
+#include "cli/SpecFlags.h"
 #include "cli/StreamOutput.h"
 #include "cli/Terminal.h"
 #include "core/analysis/ComparisonTable.h"
@@ -89,27 +90,9 @@ std::optional<config::ValidSpec> buildSpec(const RunOverrides& o) {
             field = *flag;
         }
     };
-    auto enumFlag = [&](const std::optional<std::string>& value, const char* field, auto parse,
-                        auto& target, const char* allowed) {
-        if (!value) {
-            return;
-        }
-        if (auto v = parse(*value)) {
-            target = *v;
-        } else {
-            errors.push_back({field, *value, std::string("must be one of ") + allowed});
-        }
-    };
     if (!o.name.empty())
         spec.name = o.name;
-    assign(o.steps, spec.micro_steps);
-    assign(o.epochs, spec.epochs);
-    assign(o.micro_batch, spec.micro_batch);
-    assign(o.lr, spec.optimizer.lr);
-    assign(o.weight_decay, spec.optimizer.weight_decay);
-    enumFlag(o.optimizer, "optimizer.kind", config::optimizerFromString, spec.optimizer.kind,
-             "sgd, adamw");
-    enumFlag(o.device, "device", config::deviceFromString, spec.device, "auto, cpu, cuda");
+    applySpecFlags(o, spec, errors);
     if (o.model) {
         if (config::isModelFile(*o.model)) {
             spec.model.name = "torchscript";
@@ -118,10 +101,6 @@ std::optional<config::ValidSpec> buildSpec(const RunOverrides& o) {
             spec.model.name = *o.model;
         }
     }
-    enumFlag(o.task, "model.task", config::taskFromString, spec.model.task,
-             "auto, classification, tokens, regression");
-    assign(o.width, spec.model.width);
-    assign(o.depth, spec.model.depth);
     assign(o.dataset, spec.data.name);
     if (o.data_dir) {
         // The kind follows from what the path is, unless --dataset names it; a path
@@ -145,18 +124,7 @@ std::optional<config::ValidSpec> buildSpec(const RunOverrides& o) {
             spec.data.path = *o.data_dir;
         }
     }
-    if (o.deterministic)
-        spec.deterministic = true;
-    if (o.fast_verdict)
-        spec.fast_verdict = true;
-    assign(o.tolerance_margin, spec.tolerance_margin);
-    assign(o.labels, spec.data.labels);
-    assign(o.val_data, spec.data.val_path);
     assign(o.save_weights, spec.save_weights);
-    assign(o.threads, spec.cpu_threads);
-    assign(o.warmup, spec.warmup_steps);
-    assign(o.eval_interval, spec.eval_interval);
-    assign(o.eval_batches, spec.eval_batches);
     if (!o.seeds.empty())
         spec.seeds = o.seeds;
     if (!o.arms.empty()) {

@@ -10,6 +10,7 @@
 #include "cli/ExitCodes.h"
 #include "cli/Launcher.h"
 #include "cli/ReportCommand.h"
+#include "cli/SpecFlags.h"
 #include "cli/Terminal.h"
 #include "cli/VersionText.h"
 #include "core/analysis/Format.h"
@@ -56,44 +57,14 @@ void addSpecOptions(CLI::App* cmd, cli::RunOverrides& ro) {
         ->check(CLI::ExistingFile)
         ->excludes(preset);
     cmd->add_option("--name", ro.name, "experiment name");
-    cmd->add_option("--micro-steps,--steps", ro.steps,
-                    "micro-batches per run (every arm sees the same samples; an arm with "
-                    "accumulation K makes micro-steps / K optimizer steps)");
-    cmd->add_option("--epochs", ro.epochs,
-                    "whole passes over the training part (overrides --micro-steps)");
-    cmd->add_option("--micro-batch", ro.micro_batch, "samples per micro-batch");
-    cmd->add_option("--lr", ro.lr, "base learning rate (before each arm's LR rule)");
-    cmd->add_option("--optimizer", ro.optimizer, "sgd | adamw");
-    cmd->add_option("--weight-decay", ro.weight_decay, "weight decay");
     cmd->add_option("--model", ro.model,
                     "mlp | cnn | resnet | transformer, or your own model: a TorchScript .pt file");
-    cmd->add_option("--task", ro.task,
-                    "classification | tokens | regression (default auto: from the model or data)");
-    cmd->add_option("--width", ro.width, "model width (channels or hidden units)");
-    cmd->add_option("--depth", ro.depth, "model depth (stages, layers)");
     cmd->add_option("--dataset", ro.dataset, "fashion-mnist | synthetic-images | synthetic-tokens");
     cmd->add_option(
         "--data", ro.data_dir,
         "your data: an .npz (x, y) or .npy, an image folder (a sub-folder per class) or "
         "a .csv; or a folder with Fashion-MNIST's four IDX .gz files");
-    cmd->add_option("--labels", ro.labels, "labels .npy beside an inputs .npy given to --data");
-    cmd->add_option("--val-data", ro.val_data,
-                    "validation data in the format of --data (default: a seeded fraction)");
-    cmd->add_option("--device", ro.device, "auto | cpu | cuda");
-    cmd->add_option("--tolerance-margin", ro.tolerance_margin,
-                    "the verdict's tolerance on the final metric is at least this (accuracy as a "
-                    "fraction: 0.005 = half a point)");
-    cmd->add_flag("--deterministic", ro.deterministic,
-                  "deterministic kernels only: a seed repeats its losses exactly (slower)");
-    cmd->add_flag("--fast-verdict", ro.fast_verdict,
-                  "CUDA: graphs for every arm that can, runs packed on the GPUs, speed and "
-                  "memory from a short pass of each arm alone");
-    cmd->add_option("--threads", ro.threads, "CPU threads for LibTorch (0 = default)");
-    cmd->add_option("--warmup", ro.warmup, "optimizer steps excluded from timing");
-    cmd->add_option("--eval-interval", ro.eval_interval,
-                    "micro-batches between evaluations (0 = end)");
-    cmd->add_option("--eval-batches", ro.eval_batches,
-                    "validation batches per evaluation (0 = all)");
+    cli::addSpecFlags(cmd, ro);  // one flag per spec field: SpecFlags.cpp
     cmd->add_option("--seeds", ro.seeds, "seeds, e.g. --seeds 1 2 3")
         ->expected(1, -1)
         ->check(CLI::Validator(

@@ -533,8 +533,12 @@ FlatField<Root> flatLeaf(std::string path, const FieldInfo& info, std::function<
     if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) {
         f.kind = ValueKind::Int;
         f.get = [ref](const Root& r) { return FieldValue(static_cast<int64_t>(ref(r))); };
+        // Saturated, never wrapped: 2^32 + 64 given to an int field must not read as 64
+        // (the range check then names the value as too large).
         f.set = [access](Root& r, const FieldValue& v) {
-            access(r) = static_cast<T>(std::get<int64_t>(v));
+            const int64_t x = std::get<int64_t>(v);
+            access(r) = static_cast<T>(std::clamp<int64_t>(x, std::numeric_limits<T>::min(),
+                                                           std::numeric_limits<T>::max()));
         };
     } else if constexpr (std::is_same_v<T, double>) {
         f.kind = ValueKind::Double;

@@ -1,9 +1,11 @@
 // End to end: ampbench-cli on real Fashion-MNIST, then the database read back.
 #include <gtest/gtest.h>
+
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <chrono>
@@ -159,6 +161,47 @@ TEST_F(CliTest, InvalidValueNamesTheFieldAndRunsNothing) {
     auto a = cli("--db " + db_ + " run --arm x=fp64");
     EXPECT_EQ(a.code, 2) << a.out;
     EXPECT_NE(a.out.find("fp64"), std::string::npos) << a.out;
+}
+
+// The flags that set one spec field each come from one table: each sets its field,
+// a value of the wrong type is refused naming the flag, and a number too large for
+// its field is refused, never wrapped into range.
+TEST_F(CliTest, EachSpecFlagSetsItsFieldAndABadValueNamesTheFlag) {
+    auto r = cli("--db " + db_ +
+                 " run --preset smoke --micro-steps 48 --epochs 0 --micro-batch 16 --lr 0.25 "
+                 "--optimizer adamw --weight-decay 0.01 --task classification --width 24 "
+                 "--depth 3 --device cpu --tolerance-margin 0.004 --deterministic "
+                 "--fast-verdict --threads 1 --warmup 2 --eval-interval 12 --eval-batches 3 "
+                 "--dry-run");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto spec = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+    EXPECT_EQ(spec.at("micro_steps"), 48);
+    EXPECT_EQ(spec.at("micro_batch"), 16);
+    EXPECT_EQ(spec.at("optimizer").at("lr"), 0.25);
+    EXPECT_EQ(spec.at("optimizer").at("kind"), "adamw");
+    EXPECT_EQ(spec.at("optimizer").at("weight_decay"), 0.01);
+    EXPECT_EQ(spec.at("model").at("task"), "classification");
+    EXPECT_EQ(spec.at("model").at("width"), 24);
+    EXPECT_EQ(spec.at("model").at("depth"), 3);
+    EXPECT_EQ(spec.at("device"), "cpu");
+    EXPECT_EQ(spec.at("tolerance_margin"), 0.004);
+    EXPECT_EQ(spec.at("deterministic"), true);
+    EXPECT_EQ(spec.at("fast_verdict"), true);
+    EXPECT_EQ(spec.at("cpu_threads"), 1);
+    EXPECT_EQ(spec.at("warmup_steps"), 2);
+    EXPECT_EQ(spec.at("eval_interval"), 12);
+    EXPECT_EQ(spec.at("eval_batches"), 3);
+
+    for (const char* bad : {"--micro-steps 1.5", "--lr fast", "--device gpu", "--width ten"}) {
+        auto b = cli("--db " + db_ + " run --preset smoke " + bad);
+        EXPECT_EQ(b.code, 2) << bad << ": " << b.out;
+        const std::string flag = std::string(bad).substr(0, std::string(bad).find(' '));
+        EXPECT_NE(b.out.find(flag), std::string::npos) << b.out;
+    }
+    auto huge = cli("--db " + db_ + " run --preset smoke --micro-batch 4294967360");
+    EXPECT_EQ(huge.code, 2) << huge.out;
+    EXPECT_NE(huge.out.find("micro_batch = 2147483647"), std::string::npos) << huge.out;
+    EXPECT_FALSE(fs::exists(db_));
 }
 
 TEST_F(CliTest, MissingDatasetSaysHowToInstallIt) {
