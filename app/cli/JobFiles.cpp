@@ -274,25 +274,23 @@ std::optional<Job> readJob(const std::string& path, int64_t id) {
     return job;
 }
 
-void writeJob(const std::string& db_path, const Job& job) {
-    const std::string path = jobFile(db_path, job.experiment_id);
-    const std::string temp = jobsDir(db_path) + "/." + std::to_string(job.experiment_id) +
-                             ".json." + std::to_string(::getpid()) + ".tmp";
+void writePrivateFile(const std::string& path, const std::string& text, unsigned mode,
+                      const std::string& temp_name, const std::string& what) {
+    const std::string temp =
+        temp_name.empty() ? path + "." + std::to_string(::getpid()) + ".tmp" : temp_name;
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = ::open(temp.c_str(), flags, 0600);
+    int fd = ::open(temp.c_str(), flags, mode);
     if (fd < 0 && errno == EEXIST) {  // left by a dead process that had this pid
         ::unlink(temp.c_str());
-        fd = ::open(temp.c_str(), flags, 0600);
+        fd = ::open(temp.c_str(), flags, mode);
     }
     if (fd < 0) {
-        throw JobFileError("cannot write job file " + path + ": " + std::strerror(errno));
+        throw JobFileError("cannot write " + what + path + ": " + std::strerror(errno));
     }
-    const std::string text = toJson(job).dump(2) + "\n";
-    const char* p = text.data();
-    size_t left = text.size();
+    size_t done = 0;
     int error = 0;
-    while (left > 0 && error == 0) {
-        const ssize_t n = ::write(fd, p, left);
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -300,8 +298,7 @@ void writeJob(const std::string& db_path, const Job& job) {
             error = errno;
             break;
         }
-        p += n;
-        left -= static_cast<size_t>(n);
+        done += static_cast<size_t>(n);
     }
     if (error == 0 && ::fsync(fd) != 0) {
         error = errno;
@@ -314,8 +311,15 @@ void writeJob(const std::string& db_path, const Job& job) {
     }
     if (error != 0) {
         ::unlink(temp.c_str());
-        throw JobFileError("cannot write job file " + path + ": " + std::strerror(error));
+        throw JobFileError("cannot write " + what + path + ": " + std::strerror(error));
     }
+}
+
+void writeJob(const std::string& db_path, const Job& job) {
+    writePrivateFile(jobFile(db_path, job.experiment_id), toJson(job).dump(2) + "\n", 0600,
+                     jobsDir(db_path) + "/." + std::to_string(job.experiment_id) + ".json." +
+                         std::to_string(::getpid()) + ".tmp",
+                     "job file ");
 }
 
 std::string pendingLogFile(const std::string& db_path, pid_t launcher) {

@@ -61,6 +61,13 @@ std::string slurmDir(const std::string& db_path, int64_t id);
 /// JSON, or a field of the wrong type is a JobFileError naming the file and field.
 std::optional<Job> readJob(const std::string& path, int64_t id);
 
+/// Writes `text` to `path` whole or not at all: a new file of `mode` at `temp`
+/// (default: beside `path`), created exclusively (never through a link planted at
+/// its name), synced, then renamed over the old. JobFileError "cannot write
+/// `what``path`: reason".
+void writePrivateFile(const std::string& path, const std::string& text, unsigned mode = 0600,
+                      const std::string& temp = "", const std::string& what = "");
+
 /// Writes the job file whole or not at all: a new file of mode 0600, created
 /// exclusively (never through a link planted at its name), then renamed over the old.
 void writeJob(const std::string& db_path, const Job& job);

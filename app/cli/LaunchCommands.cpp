@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "cli/Commands.h"
+#include "cli/Detach.h"
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
 #include "cli/JobFiles.h"
@@ -49,27 +50,6 @@ using nlohmann::json;
 
 namespace ampbench::cli {
 namespace {
-
-std::string readText(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void writeAll(int fd, const std::string& text) {
-    const char* p = text.data();
-    size_t left = text.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd, p, left);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return;
-        }
-        p += n;
-        left -= static_cast<size_t>(n);
-    }
-}
 
 /// The detached job: trains `spec` into the database with its output in the log.
 /// Tells the launcher on `report` ("planned ID" or "failed CODE") and closes it.
@@ -304,55 +284,9 @@ int LocalLauncher::launch(const std::string& db_path, const config::ValidSpec& v
             std::strerror(errno));
         return kIoError;
     }
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-        say(stderr, "launch: pipe: %s\n", std::strerror(errno));
-        return kIoError;
-    }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t first = ::fork();
-    if (first < 0) {
-        say(stderr, "launch: fork: %s\n", std::strerror(errno));
-        return kIoError;
-    }
-    if (first == 0) {
-        // A session of its own (no terminal, no SIGHUP when SSH hangs up), then a
-        // second fork so that the job is no session leader and is adopted by init.
-        ::setsid();
-        if (::fork() != 0) {
-            ::_exit(0);
-        }
-        ::close(fds[0]);
-        const int null = ::open("/dev/null", O_RDONLY);
-        ::dup2(null, STDIN_FILENO);
-        ::dup2(log, STDOUT_FILENO);
-        ::dup2(log, STDERR_FILENO);
-        ::close(null);
-        ::close(log);
-        std::signal(SIGHUP, SIG_IGN);
-        std::signal(SIGPIPE, SIG_IGN);
-        writeAll(fds[1], "pid " + std::to_string(::getpid()) + "\n");
-        int code = kRunsFailed;
-        try {
-            code = runJob(db_path, valid, pending, fds[1]);
-        } catch (const std::exception& e) {
-            say(stderr, "ampbench-cli: %s\n", e.what());
-            writeAll(fds[1], "failed " + std::to_string(kRunsFailed) + "\n");
-        }
-        std::fflush(stdout);
-        std::fflush(stderr);
-        ::_exit(code);
-    }
-    ::close(fds[1]);
-    ::close(log);
-    int status = 0;
-    ::waitpid(first, &status, 0);
-
     // The job says "pid N", then "planned ID" or "failed CODE"; the pipe closing
     // before either means that it died.
-    std::string said;
-    auto verdict = [&]() -> std::string {
+    auto verdictOf = [](const std::string& said) -> std::string {
         std::istringstream lines(said);
         std::string line;
         while (std::getline(lines, line)) {
@@ -362,35 +296,21 @@ int LocalLauncher::launch(const std::string& db_path, const config::ValidSpec& v
         }
         return {};
     };
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(int64_t(l.wait_s * 1000));
-    bool timed_out = false;
-    while (verdict().empty()) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              deadline - std::chrono::steady_clock::now())
-                              .count();
-        if (left <= 0) {
-            timed_out = true;
-            break;
-        }
-        pollfd p{fds[0], POLLIN, 0};
-        const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            continue;
-        }
-        char buf[256];
-        const ssize_t n = ::read(fds[0], buf, sizeof buf);
-        if (n <= 0) {
-            break;
-        }
-        said.append(buf, static_cast<size_t>(n));
+    const DetachedStart start = startDetached(
+        log,
+        [&](int report) {
+            writeAll(report, "pid " + std::to_string(::getpid()) + "\n");
+            return runJob(db_path, valid, pending, report);
+        },
+        l.wait_s, [&](const std::string& said) { return !verdictOf(said).empty(); });
+    if (!start.started) {
+        say(stderr, "launch: %s\n", start.error.c_str());
+        return kIoError;
     }
-    ::close(fds[0]);
+    const std::string& said = start.said;
+    const bool timed_out = start.timed_out;
     const pid_t job_pid = said.rfind("pid ", 0) == 0 ? std::atoi(said.c_str() + 4) : 0;
-    const std::string line = verdict();
+    const std::string line = verdictOf(said);
     if (line.rfind("planned ", 0) == 0) {
         const int64_t id = std::atoll(line.c_str() + 8);
         std::optional<Job> job;

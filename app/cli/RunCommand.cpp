@@ -235,17 +235,9 @@ int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const 
         return kStoreError;
     }
     // The stream hears the rows as the recorder commits them on this connection.
-    std::optional<StreamOutput> stream_out;
-    std::optional<RunStreamer> streamer;
-    struct Unlisten {
-        store::Database& db;
-        ~Unlisten() { db.setRecordListener(nullptr); }
-    } unlisten{*db};
-    if (stream) {
-        stream_out.emplace(stream);
-        streamer.emplace(*db, *stream_out);
-        db->setRecordListener(&*streamer);
-    }
+    StreamTap tap(*db, stream);
+    RunStreamer* const streamer = tap.streamer();
+    StreamOutput* const stream_out = tap.output();
     run::CancelToken cancel;
     auto interrupt = std::make_unique<InterruptScope>(cancel);
     std::unique_ptr<Progress> progress;

@@ -805,17 +805,8 @@ int runScript(const std::string& db_path, const config::ValidSpec& given, const 
         say(stderr, "%s\n", e.what());
         return kStoreError;
     }
-    std::optional<StreamOutput> stream_out;
-    std::optional<RunStreamer> streamer;
-    struct Unlisten {
-        store::Database& db;
-        ~Unlisten() { db.setRecordListener(nullptr); }
-    } unlisten{*db};
-    if (stream) {
-        stream_out.emplace(stream);
-        streamer.emplace(*db, *stream_out);
-        db->setRecordListener(&*streamer);
-    }
+    StreamTap tap(*db, stream);
+    RunStreamer* const streamer = tap.streamer();
     train::ExperimentPlan plan;
     try {
         plan = train::planExperiment(*db, valid);

@@ -386,45 +386,6 @@ TaskList readTaskList(const std::string& path) {
     return list;
 }
 
-void writePrivateFile(const std::string& path, const std::string& text, unsigned mode) {
-    const std::string temp = path + "." + std::to_string(::getpid()) + ".tmp";
-    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = ::open(temp.c_str(), flags, mode);
-    if (fd < 0 && errno == EEXIST) {  // left by a dead process that had this pid
-        ::unlink(temp.c_str());
-        fd = ::open(temp.c_str(), flags, mode);
-    }
-    if (fd < 0) {
-        throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-    }
-    size_t done = 0;
-    int error = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            error = errno;
-            break;
-        }
-        done += static_cast<size_t>(n);
-    }
-    if (error == 0 && ::fsync(fd) != 0) {
-        error = errno;
-    }
-    if (::close(fd) != 0 && error == 0) {
-        error = errno;
-    }
-    if (error == 0 && ::rename(temp.c_str(), path.c_str()) != 0) {
-        error = errno;
-    }
-    if (error != 0) {
-        ::unlink(temp.c_str());
-        throw std::runtime_error("cannot write " + path + ": " + std::strerror(error));
-    }
-}
-
 std::string parsableJobId(const std::string& out) {
     const std::string text = trimmed(out);
     const std::string id = text.substr(0, text.find(';'));

@@ -94,10 +94,6 @@ std::string taskOutput(const std::string& dir, int task);
 /// The record stream attempt `attempt` (Slurm's restart count) of task `task` writes.
 std::string streamFile(const std::string& dir, int task, int attempt);
 
-/// Writes `text` to `path` whole or not at all, a new file of `mode` created
-/// exclusively (never through a link), renamed over the old; std::runtime_error.
-void writePrivateFile(const std::string& path, const std::string& text, unsigned mode = 0600);
-
 /// The first "N" of `sbatch --parsable` output ("N" or "N;cluster"); empty when the
 /// output is not that.
 std::string parsableJobId(const std::string& out);

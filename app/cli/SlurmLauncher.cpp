@@ -39,6 +39,7 @@
 #include <thread>
 
 #include "cli/Commands.h"
+#include "cli/Detach.h"
 #include "cli/ExitCodes.h"
 #include "cli/JobFiles.h"
 #include "cli/Launcher.h"
@@ -57,25 +58,6 @@ using nlohmann::json;
 
 namespace ampbench::cli {
 namespace {
-
-std::string readText(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void writeAll(int fd, const std::string& text) {
-    size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return;
-        }
-        done += static_cast<size_t>(n);
-    }
-}
 
 std::string selfExecutable() {
     std::error_code ec;
@@ -625,14 +607,13 @@ int runCollector(const std::string& db_path, const config::ValidSpec& valid, con
             t.inputs_json = row ? row->inputs_json : std::string();
             list.tasks.push_back({t});
         }
-        slurm::writePrivateFile(slurm::taskListFile(dir), slurm::taskListText(list));
-        slurm::writePrivateFile(
-            slurm::batchScript(dir),
-            "#!/bin/sh\n# Experiment " + std::to_string(id) + " of " + db_path +
-                ": one task per run (written by ampbench-cli launch --slurm)\nexec " +
-                slurm::shellQuote(selfExecutable()) + " slurm-task --dir " +
-                slurm::shellQuote(dir) + " --task \"$SLURM_ARRAY_TASK_ID\"\n",
-            0700);
+        writePrivateFile(slurm::taskListFile(dir), slurm::taskListText(list));
+        writePrivateFile(slurm::batchScript(dir),
+                         "#!/bin/sh\n# Experiment " + std::to_string(id) + " of " + db_path +
+                             ": one task per run (written by ampbench-cli launch --slurm)\nexec " +
+                             slurm::shellQuote(selfExecutable()) + " slurm-task --dir " +
+                             slurm::shellQuote(dir) + " --task \"$SLURM_ARRAY_TASK_ID\"\n",
+                         0700);
         holdJobLock(db_path, id);
         writeJob(db_path, job);
     } catch (const std::exception& e) {
@@ -744,65 +725,20 @@ int SlurmLauncher::launch(const std::string& db_path, const config::ValidSpec& v
     }
     const std::string pending = pendingLogFile(db_path, ::getpid());
     const int log = createLog(pending);
-    int fds[2];
-    if (log < 0 || ::pipe2(fds, O_CLOEXEC) != 0) {
+    if (log < 0) {
         say(stderr, "launch: cannot create the collector's log %s: %s\n", pending.c_str(),
             std::strerror(errno));
         return kIoError;
     }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t first = ::fork();
-    if (first < 0) {
-        say(stderr, "launch: fork: %s\n", std::strerror(errno));
+    // The collector says "planned ID" once the array is submitted, or "failed CODE".
+    const DetachedStart start = startDetached(
+        log, [&](int report) { return runCollector(db_path, valid, l, pending, report); }, l.wait_s,
+        [](const std::string& said) { return said.find('\n') != std::string::npos; });
+    if (!start.started) {
+        say(stderr, "launch: %s\n", start.error.c_str());
         return kIoError;
     }
-    if (first == 0) {
-        ::setsid();  // outlives the SSH session: no terminal, no SIGHUP
-        if (::fork() != 0) {
-            ::_exit(0);
-        }
-        ::close(fds[0]);
-        const int null = ::open("/dev/null", O_RDONLY);
-        ::dup2(null, STDIN_FILENO);
-        ::dup2(log, STDOUT_FILENO);
-        ::dup2(log, STDERR_FILENO);
-        ::close(null);
-        ::close(log);
-        std::signal(SIGHUP, SIG_IGN);
-        std::signal(SIGPIPE, SIG_IGN);
-        int code = kRunsFailed;
-        try {
-            code = runCollector(db_path, valid, l, pending, fds[1]);
-        } catch (const std::exception& e) {
-            say(stderr, "ampbench-cli: %s\n", e.what());
-            writeAll(fds[1], "failed " + std::to_string(kRunsFailed) + "\n");
-        }
-        std::fflush(stdout);
-        std::fflush(stderr);
-        ::_exit(code);
-    }
-    ::close(fds[1]);
-    ::close(log);
-    int status = 0;
-    ::waitpid(first, &status, 0);
-    // The collector says "planned ID" once the array is submitted, or "failed CODE".
-    std::string said;
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(int64_t(l.wait_s * 1000));
-    while (said.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-        pollfd p{fds[0], POLLIN, 0};
-        if (::poll(&p, 1, 1000) <= 0) {
-            continue;
-        }
-        char buf[256];
-        const ssize_t n = ::read(fds[0], buf, sizeof buf);
-        if (n <= 0) {
-            break;
-        }
-        said.append(buf, static_cast<size_t>(n));
-    }
-    ::close(fds[0]);
+    const std::string& said = start.said;
     if (said.rfind("planned ", 0) == 0) {
         const int64_t id = std::atoll(said.c_str() + 8);
         std::optional<Job> job;

@@ -1,6 +1,7 @@
 #pragma once
 // Writing a record stream on stdout: `run --stream` and `tail --stream`.
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -56,6 +57,30 @@ class RunStreamer : public store::RecordListener {
     store::Database& db_;
     StreamOutput& out_;
     std::set<int64_t> ended_;
+};
+
+/// `--stream` on the connection runs are recorded through: while it lives, the
+/// streamer hears every row committed on `db` and writes it to `file`. Without a
+/// file (no --stream) there is neither.
+class StreamTap {
+  public:
+    StreamTap(store::Database& db, std::FILE* file) : db_(db) {
+        if (file) {
+            out_.emplace(file);
+            streamer_.emplace(db, *out_);
+            db.setRecordListener(&*streamer_);
+        }
+    }
+    ~StreamTap() { db_.setRecordListener(nullptr); }
+    StreamTap(const StreamTap&) = delete;
+    StreamTap& operator=(const StreamTap&) = delete;
+    RunStreamer* streamer() { return streamer_ ? &*streamer_ : nullptr; }
+    StreamOutput* output() { return out_ ? &*out_ : nullptr; }
+
+  private:
+    store::Database& db_;
+    std::optional<StreamOutput> out_;
+    std::optional<RunStreamer> streamer_;
 };
 
 }  // namespace ampbench::cli

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -11,22 +10,10 @@
 #include "core/analysis/AnalysisJson.h"
 #include "core/store/Export.h"
 #include "core/store/OutputFile.h"
+#include "core/util/Format.h"
 
 namespace ampbench::analysis {
 namespace fs = std::filesystem;
-namespace {
-
-std::string utcNow() {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return text;
-}
-
-}  // namespace
-
 std::string checkWritable(const std::string& path) {
     std::error_code ec;
     const fs::path file = fs::absolute(path, ec);
@@ -92,7 +79,7 @@ std::optional<PreparedReport> prepareReport(const store::Database& db, int64_t e
     }
     r.data = std::move(*data);
     r.database_path = fs::path(db.path()).filename().string();
-    r.generated_at = utcNow();
+    r.generated_at = util::utcNowText();
     return r;
 }
 

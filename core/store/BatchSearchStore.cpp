@@ -1,22 +1,14 @@
 #include "core/store/BatchSearchStore.h"
 
-#include <chrono>
-#include <ctime>
-
 #include "core/store/private/Owner.h"
 #include "core/store/private/Schema.h"
+#include "core/util/Format.h"
 
 namespace ampbench::store {
 namespace {
 
 std::string now() {
-    auto t = std::chrono::system_clock::now();
-    std::time_t secs = std::chrono::system_clock::to_time_t(t);
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
+    return util::utcNowText();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "core/util/Format.h"
 
 #include <cstdio>
+#include <ctime>
 
 namespace ampbench::util {
 
@@ -20,6 +21,15 @@ std::string formatBytes(int64_t bytes) {
                   u == 0 ? "%.0f %s" : (v < 10 ? "%.2f %s" : (v < 100 ? "%.1f %s" : "%.0f %s")), v,
                   units[u]);
     return buf;
+}
+
+std::string utcNowText() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return text;
 }
 
 }  // namespace ampbench::util

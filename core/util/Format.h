@@ -7,5 +7,7 @@
 namespace ampbench::util {
 
 std::string formatBytes(int64_t bytes);  ///< "1.23 GiB", "512 KiB"; "–" for 0
+/// Now as ISO-8601 UTC to the second: "2026-12-02T01:41:33Z".
+std::string utcNowText();
 
 }  // namespace ampbench::util

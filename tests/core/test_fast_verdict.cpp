@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,19 @@ bool contains(const std::vector<std::string>& lines, const std::string& part) {
     return false;
 }
 
-class FastVerdict : public test::ScratchDirTest {};
+class FastVerdict : public test::ScratchDirTest {
+  protected:
+    /// Runs the experiment into fast.db, keeping the notes it gives.
+    train::ExperimentResult runNoted(const config::ExperimentSpec& spec) {
+        db_ = store::Database::open(file("fast.db"));
+        train::ExperimentHooks hooks;
+        hooks.note = [this](const std::string& line) { notes_.push_back(line); };
+        run::CancelToken cancel;
+        return train::runExperiment(*db_, spec, cancel, hooks);
+    }
+    std::unique_ptr<store::Database> db_;
+    std::vector<std::string> notes_;
+};
 
 }  // namespace
 
@@ -99,12 +112,9 @@ TEST_F(FastVerdict, OnTheCpuTheRunsTrainAsAskedAndTheNoteSaysWhy) {
     auto spec = smallSpec();
     spec.device = config::DeviceKind::Cpu;
     spec.fast_verdict = true;
-    auto db = store::Database::open(file("fast.db"));
-    std::vector<std::string> notes;
-    train::ExperimentHooks hooks;
-    hooks.note = [&](const std::string& line) { notes.push_back(line); };
-    run::CancelToken cancel;
-    const auto result = train::runExperiment(*db, spec, cancel, hooks);
+    const auto result = runNoted(spec);
+    auto& db = db_;
+    const auto& notes = notes_;
     ASSERT_EQ(result.plan.runs.size(), 4u);
     EXPECT_TRUE(contains(notes, "no CUDA device here")) << (notes.empty() ? "" : notes[0]);
     const auto stored = train::storedSpec(*db, result.plan.experiment_id);
@@ -129,12 +139,9 @@ TEST_F(FastVerdict, OnCudaEachArmIsTimedAloneAndTheRunsTrainPackedInGraphs) {
     spec.seeds = {1, 2};
     spec.warmup_steps = 5;
     spec.fast_verdict = true;
-    auto db = store::Database::open(file("fast.db"));
-    std::vector<std::string> notes;
-    train::ExperimentHooks hooks;
-    hooks.note = [&](const std::string& line) { notes.push_back(line); };
-    run::CancelToken cancel;
-    const auto result = train::runExperiment(*db, spec, cancel, hooks);
+    const auto result = runNoted(spec);
+    auto& db = db_;
+    const auto& notes = notes_;
     ASSERT_EQ(result.plan.runs.size(), 4u);
     EXPECT_TRUE(contains(notes, "arm 'fp32' alone, eager")) << notes.size();
     EXPECT_TRUE(contains(notes, "arm 'amp' alone, graph")) << notes.size();
