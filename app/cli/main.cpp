@@ -5,6 +5,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <memory>
+#include <vector>
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
@@ -96,19 +99,15 @@ CLI::Validator waitSeconds() {
         "SECONDS");
 }
 
-}  // namespace
+/// A subcommand and what it does once parsed: the dispatch table of main.
+struct Command {
+    CLI::App* app;
+    std::function<int(const std::string& db)> run;
+};
 
-int main(int argc, char** argv) {
-    CLI::App app{
-        "AMP Workbench (headless): compare FP32 against mixed-precision training, "
-        "record everything in SQLite, print the verdict in numbers."};
-    // Probed only when asked: LibTorch, CUDA and Qt as this binary finds them.
-    app.set_version_flag("--version", std::function<std::string()>(cli::versionText));
-    std::string db = store::defaultDatabasePath();
-    app.add_option("--db", db, "database file (default: " + db + ")");
-    app.require_subcommand(1);
-
-    cli::RunOverrides ro;
+Command addRun(CLI::App& app) {
+    auto options = std::make_shared<cli::RunOverrides>();
+    cli::RunOverrides& ro = *options;
     auto* run = app.add_subcommand(
         "run", "train an experiment (default: the three-arm Fashion-MNIST comparison)");
     addSpecOptions(run, ro);
@@ -143,9 +142,14 @@ int main(int argc, char** argv) {
             script->excludes(opt);
         }
     }
+    return {run, [options](const std::string& db) { return cli::commandRun(db, *options); }};
+}
 
-    cli::RunOverrides lo;
-    cli::LaunchOptions launch_options;
+Command addLaunch(CLI::App& app) {
+    auto spec = std::make_shared<cli::RunOverrides>();
+    auto options = std::make_shared<cli::LaunchOptions>();
+    cli::RunOverrides& lo = *spec;
+    cli::LaunchOptions& launch_options = *options;
     auto* launch = app.add_subcommand(
         "launch",
         "start an experiment detached on this machine (it keeps training when the terminal or "
@@ -174,34 +178,54 @@ int main(int argc, char** argv) {
                      "one more sbatch option, passed as it is, e.g. --sbatch-option=--qos=long "
                      "(repeatable; with --slurm)")
         ->allow_extra_args(false);
-    int64_t status_id = 0;
-    bool status_json = false;
+    return {launch, [spec, options](const std::string& db) {
+                return cli::commandLaunch(db, *spec, *options);
+            }};
+}
+
+Command addStatus(CLI::App& app) {
+    auto id = std::make_shared<int64_t>(0);
+    auto as_json = std::make_shared<bool>(false);
     auto* status = app.add_subcommand("status",
                                       "launched experiments: running, finished, failed, "
                                       "cancelled or interrupted, and each run's progress");
-    status->add_option("--experiment", status_id, "only this experiment")
-        ->check(CLI::PositiveNumber);
-    status->add_flag("--json", status_json, "as JSON");
-    int64_t cancel_id = 0;
-    double cancel_timeout = 120;
+    status->add_option("--experiment", *id, "only this experiment")->check(CLI::PositiveNumber);
+    status->add_flag("--json", *as_json, "as JSON");
+    return {status,
+            [id, as_json](const std::string& db) { return cli::commandStatus(db, *id, *as_json); }};
+}
+
+Command addCancel(CLI::App& app) {
+    auto id = std::make_shared<int64_t>(0);
+    auto timeout = std::make_shared<double>(120);
     auto* cancel = app.add_subcommand(
         "cancel", "cancel a launched experiment; its runs end cancelled with their rows kept");
-    cancel->add_option("--experiment", cancel_id, "experiment id")
+    cancel->add_option("--experiment", *id, "experiment id")
         ->required()
         ->check(CLI::PositiveNumber);
     cancel
-        ->add_option("--timeout", cancel_timeout,
+        ->add_option("--timeout", *timeout,
                      "seconds to wait for it to stop (default 120, at most 7 days)")
         ->check(waitSeconds());
-    std::string host_data;
-    bool host_json = false;
+    return {cancel,
+            [id, timeout](const std::string& db) { return cli::commandCancel(db, *id, *timeout); }};
+}
+
+Command addHost(CLI::App& app) {
+    auto data = std::make_shared<std::string>();
+    auto as_json = std::make_shared<bool>(false);
     auto* host = app.add_subcommand(
         "host", "this machine for remote runs: version, CPU, CUDA devices, a data folder");
-    host->add_option("--data", host_data, "list this data folder");
-    host->add_flag("--json", host_json, "as JSON");
+    host->add_option("--data", *data, "list this data folder");
+    host->add_flag("--json", *as_json, "as JSON");
+    return {host,
+            [data, as_json](const std::string&) { return cli::commandHost(*data, *as_json); }};
+}
 
+Command addRankWorker(CLI::App& app) {
     // One rank of a data-parallel run, started by the run itself: not for people.
-    cli::RankWorkerOptions rank_options;
+    auto options = std::make_shared<cli::RankWorkerOptions>();
+    cli::RankWorkerOptions& rank_options = *options;
     auto* rank_worker = app.add_subcommand("rank-worker", "one rank of a data-parallel run");
     rank_worker->group("");
     rank_worker->add_option("--run", rank_options.run_id)->required();
@@ -210,16 +234,25 @@ int main(int argc, char** argv) {
     rank_worker->add_option("--store", rank_options.store)->required();
     rank_worker->add_option("--timeout", rank_options.timeout_s);
     rank_worker->add_option("--first-gpu", rank_options.first_gpu);
+    return {rank_worker,
+            [options](const std::string& db) { return cli::commandRankWorker(db, *options); }};
+}
 
+Command addSlurmTask(CLI::App& app) {
     // One task of a Slurm job array, started by the array's batch script: not for people.
-    std::string slurm_task_dir;
-    int slurm_task_index = -1;
+    auto dir = std::make_shared<std::string>();
+    auto index = std::make_shared<int>(-1);
     auto* slurm_task = app.add_subcommand("slurm-task", "one task of a Slurm job array");
     slurm_task->group("");
-    slurm_task->add_option("--dir", slurm_task_dir)->required();
-    slurm_task->add_option("--task", slurm_task_index)->required();
+    slurm_task->add_option("--dir", *dir)->required();
+    slurm_task->add_option("--task", *index)->required();
+    return {slurm_task,
+            [dir, index](const std::string&) { return cli::commandSlurmTask(*dir, *index); }};
+}
 
-    cli::TailOptions tail_options;
+Command addTail(CLI::App& app) {
+    auto options = std::make_shared<cli::TailOptions>();
+    cli::TailOptions& tail_options = *options;
     auto* tail = app.add_subcommand(
         "tail", "write the record stream of a run or an experiment's runs from the database");
     auto* tail_run =
@@ -236,7 +269,12 @@ int main(int argc, char** argv) {
                    "keep reading (every 200 ms) until every run has ended (and a launched "
                    "job has exited), then write their status and exit 0");
     tail->add_flag("--stream", tail_options.stream, "write the record stream (required)");
-    std::string ingest_file = "-", ingest_origin;
+    return {tail, [options](const std::string& db) { return cli::commandTail(db, *options); }};
+}
+
+Command addIngest(CLI::App& app) {
+    auto file = std::make_shared<std::string>("-");
+    auto origin = std::make_shared<std::string>();
     auto* ingest = app.add_subcommand(
         "ingest",
         "read a record stream (from `run --stream` or `tail --stream`) into the database, "
@@ -247,14 +285,22 @@ int main(int argc, char** argv) {
         "the records after it are kept. Exit 0: all read; 8: read with problems (reported, the "
         "rest kept); 9: refused (not a stream, or a stream version this build does not read): "
         "nothing after the refusal is read.");
-    ingest->add_option("FILE", ingest_file, "stream file, or - for stdin (default)");
-    ingest->add_option("--origin", ingest_origin,
+    ingest->add_option("FILE", *file, "stream file, or - for stdin (default)");
+    ingest->add_option("--origin", *origin,
                        "label of the machine the stream comes from; runs and experiments map to "
                        "local rows by it (default: the host name in the stream)");
+    return {ingest, [file, origin](const std::string& db) {
+                return cli::commandIngest(db, *file, *origin);
+            }};
+}
 
-    cli::RunOverrides fo;
-    cli::FindBatchOptions fb;
-    std::string budget;
+Command addFindBatch(CLI::App& app) {
+    auto spec = std::make_shared<cli::RunOverrides>();
+    auto options = std::make_shared<cli::FindBatchOptions>();
+    auto budget_text = std::make_shared<std::string>();
+    cli::RunOverrides& fo = *spec;
+    cli::FindBatchOptions& fb = *options;
+    std::string& budget = *budget_text;
     auto* find = app.add_subcommand(
         "find-batch",
         "find the largest micro-batch each arm trains at (precision x checkpointing)");
@@ -282,138 +328,154 @@ int main(int argc, char** argv) {
                      "stop bisecting within this fraction of the max batch (0 = exact)")
         ->check(CLI::Range(0.0, 0.5));
     find->add_flag("-q,--quiet", fo.quiet, "no per-trial lines");
+    return {find, [spec, options, budget_text](const std::string& db) -> int {
+                if (!budget_text->empty()) {
+                    auto bytes = analysis::parseByteSize(*budget_text);
+                    if (!bytes || *bytes <= 0) {
+                        cli::say(stderr,
+                                 "--budget %s: expected a size such as 8G, 512M or 1073741824\n",
+                                 budget_text->c_str());
+                        return cli::kUsage;
+                    }
+                    options->budget_bytes = *bytes;
+                }
+                return cli::commandFindBatch(db, *spec, *options);
+            }};
+}
 
-    int64_t rerun_id = 0;
-    bool rerun_force = false, rerun_quiet = false;
+Command addRerun(CLI::App& app) {
+    auto id = std::make_shared<int64_t>(0);
+    auto force = std::make_shared<bool>(false);
+    auto quiet = std::make_shared<bool>(false);
     auto* rerun = app.add_subcommand(
         "rerun",
         "train a recorded run again (same spec, arm and seed) as a new run linked to it, and say "
         "whether the curves are identical, within noise, or different");
-    rerun->add_option("RUN", rerun_id, "run id")->required()->check(CLI::PositiveNumber);
-    rerun->add_flag("--force", rerun_force,
+    rerun->add_option("RUN", *id, "run id")->required()->check(CLI::PositiveNumber);
+    rerun->add_flag("--force", *force,
                     "rerun even when the run's files or environment changed since, or while "
                     "the run is still training in another process");
-    rerun->add_flag("-q,--quiet", rerun_quiet, "no progress output");
+    rerun->add_flag("-q,--quiet", *quiet, "no progress output");
+    return {rerun, [id, force, quiet](const std::string& db) {
+                return cli::commandRerun(db, *id, *force, *quiet);
+            }};
+}
 
-    app.add_subcommand("list", "list experiments and their runs");
-    app.add_subcommand("presets", "list the built-in experiments");
-
-    int64_t show_id = 0;
-    bool show_experiment = false;
-    bool show_json = false;
-    bool show_numerics = false;
+Command addShow(CLI::App& app) {
+    struct Show {
+        int64_t id = 0;
+        bool experiment = false, json = false, numerics = false;
+    };
+    auto o = std::make_shared<Show>();
     auto* show =
         app.add_subcommand("show", "show one run (or --experiment: one experiment's table)");
-    show->add_option("ID", show_id, "run id (or experiment id with --experiment)")->required();
-    show->add_flag("-e,--experiment", show_experiment, "ID names an experiment");
-    show->add_flag("--json", show_json,
+    show->add_option("ID", o->id, "run id (or experiment id with --experiment)")->required();
+    show->add_flag("-e,--experiment", o->experiment, "ID names an experiment");
+    show->add_flag("--json", o->json,
                    "with --experiment: the analysis as JSON (summary, gains, verdict codes, "
                    "time to target) on stdout");
-    show->add_flag("--numerics", show_numerics,
+    show->add_flag("--numerics", o->numerics,
                    "the run's per-layer numerics (spec numerics_every): the layers with the most "
                    "values under fp16's smallest subnormal and normal, and the least headroom to "
                    "overflow");
+    return {show, [o](const std::string& db) -> int {
+                if (o->json && !o->experiment) {
+                    cli::say(stderr,
+                             "show: --json needs --experiment (it writes an experiment's "
+                             "analysis)\n");
+                    return cli::kUsage;
+                }
+                if (o->numerics && o->experiment) {
+                    cli::say(stderr,
+                             "show: --numerics shows one run; give a run id without "
+                             "--experiment\n");
+                    return cli::kUsage;
+                }
+                if (o->numerics) {
+                    return cli::commandShowNumerics(db, o->id);
+                }
+                return cli::commandShow(db, o->id, o->experiment, o->json);
+            }};
+}
 
-    std::vector<int64_t> export_ids;
-    std::string csv, json;
-    bool export_experiment = false;
+Command addExport(CLI::App& app) {
+    struct Export {
+        std::vector<int64_t> ids;
+        std::string csv, json;
+        bool experiment = false;
+    };
+    auto o = std::make_shared<Export>();
     auto* exp = app.add_subcommand("export", "write runs' metric rows as CSV and/or JSON");
-    exp->add_option("ID", export_ids, "run ids (or experiment ids with --experiment)")
+    exp->add_option("ID", o->ids, "run ids (or experiment ids with --experiment)")
         ->required()
         ->expected(1, -1);
-    exp->add_option("--csv", csv, "CSV file (long format)");
-    exp->add_option("--json", json, "JSON file");
-    exp->add_flag("-e,--experiment", export_experiment, "IDs name experiments");
+    exp->add_option("--csv", o->csv, "CSV file (long format)");
+    exp->add_option("--json", o->json, "JSON file");
+    exp->add_flag("-e,--experiment", o->experiment, "IDs name experiments");
+    return {exp, [o](const std::string& db) -> int {
+                if (o->csv.empty() && o->json.empty()) {
+                    cli::say(stderr, "export: give --csv FILE and/or --json FILE\n");
+                    return cli::kUsage;
+                }
+                return cli::commandExport(db, o->ids, o->csv, o->json, o->experiment);
+            }};
+}
 
-    cli::ReportOptions report_options;
-    auto* report = cli::addReportCommand(app, report_options);
+Command addReport(CLI::App& app) {
+    auto options = std::make_shared<cli::ReportOptions>();
+    auto* report = cli::addReportCommand(app, *options);
+    return {report, [options](const std::string& db) { return cli::commandReport(db, *options); }};
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "AMP Workbench (headless): compare FP32 against mixed-precision training, "
+        "record everything in SQLite, print the verdict in numbers."};
+    // Probed only when asked: LibTorch, CUDA and Qt as this binary finds them.
+    app.set_version_flag("--version", std::function<std::string()>(cli::versionText));
+    std::string db = store::defaultDatabasePath();
+    app.add_option("--db", db, "database file (default: " + db + ")");
+    app.require_subcommand(1);
+    const std::vector<Command> commands = {
+        addRun(app),
+        addLaunch(app),
+        addStatus(app),
+        addCancel(app),
+        addHost(app),
+        addRankWorker(app),
+        addSlurmTask(app),
+        addTail(app),
+        addIngest(app),
+        addFindBatch(app),
+        addRerun(app),
+        {app.add_subcommand("list", "list experiments and their runs"),
+         [](const std::string& db) { return cli::commandList(db); }},
+        {app.add_subcommand("presets", "list the built-in experiments"),
+         [](const std::string&) { return cli::commandPresets(); }},
+        addShow(app),
+        addExport(app),
+        addReport(app),
+    };
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         int code = app.exit(e);
         return code == 0 ? cli::kOk : cli::kUsage;
     }
-    if (show->parsed() && show_json && !show_experiment) {
-        cli::say(stderr, "show: --json needs --experiment (it writes an experiment's analysis)\n");
-        return cli::kUsage;
-    }
-    if (show->parsed() && show_numerics && show_experiment) {
-        cli::say(stderr, "show: --numerics shows one run; give a run id without --experiment\n");
-        return cli::kUsage;
-    }
-    if (exp->parsed() && csv.empty() && json.empty()) {
-        cli::say(stderr, "export: give --csv FILE and/or --json FILE\n");
-        return cli::kUsage;
-    }
-    auto dispatch = [&]() -> int {
-        if (run->parsed()) {
-            return cli::commandRun(db, ro);
-        }
-        if (tail->parsed()) {
-            return cli::commandTail(db, tail_options);
-        }
-        if (ingest->parsed()) {
-            return cli::commandIngest(db, ingest_file, ingest_origin);
-        }
-        if (launch->parsed()) {
-            return cli::commandLaunch(db, lo, launch_options);
-        }
-        if (status->parsed()) {
-            return cli::commandStatus(db, status_id, status_json);
-        }
-        if (cancel->parsed()) {
-            return cli::commandCancel(db, cancel_id, cancel_timeout);
-        }
-        if (slurm_task->parsed()) {
-            return cli::commandSlurmTask(slurm_task_dir, slurm_task_index);
-        }
-        if (rank_worker->parsed()) {
-            return cli::commandRankWorker(db, rank_options);
-        }
-        if (host->parsed()) {
-            return cli::commandHost(host_data, host_json);
-        }
-        if (find->parsed()) {
-            if (!budget.empty()) {
-                auto bytes = analysis::parseByteSize(budget);
-                if (!bytes || *bytes <= 0) {
-                    cli::say(stderr,
-                             "--budget %s: expected a size such as 8G, 512M or 1073741824\n",
-                             budget.c_str());
-                    return cli::kUsage;
-                }
-                fb.budget_bytes = *bytes;
-            }
-            return cli::commandFindBatch(db, fo, fb);
-        }
-        if (rerun->parsed()) {
-            return cli::commandRerun(db, rerun_id, rerun_force, rerun_quiet);
-        }
-        if (app.got_subcommand("list")) {
-            return cli::commandList(db);
-        }
-        if (app.got_subcommand("presets")) {
-            return cli::commandPresets();
-        }
-        if (show->parsed()) {
-            if (show_numerics) {
-                return cli::commandShowNumerics(db, show_id);
-            }
-            return cli::commandShow(db, show_id, show_experiment, show_json);
-        }
-        if (report->parsed()) {
-            return cli::commandReport(db, report_options);
-        }
-        return cli::commandExport(db, export_ids, csv, json, export_experiment);
-    };
     // A file size limit (ulimit -f) must fail a write with "File too large", not
     // kill the process half-way through a file.
     std::signal(SIGXFSZ, SIG_IGN);
     // Every failure of the store becomes exit 4 with its message, wherever it
     // surfaces; nothing leaves main as an exception (that would abort the process).
     try {
-        return dispatch();
+        for (const auto& c : commands) {
+            if (c.app->parsed()) {
+                return c.run(db);
+            }
+        }
+        return cli::kUsage;  // require_subcommand(1) leaves none unparsed
     } catch (const store::StoreError& e) {
         cli::say(stderr, "%s\n", analysis::printable(e.what()).c_str());
         return cli::kStoreError;
