@@ -309,6 +309,89 @@ class RemoteUiTest : public QObject {
         QVERIFY(!QFile::exists(marker));
     }
 
+    // A host set to "Scheduler: Slurm" launches with --slurm and its settings, each one
+    // word for the remote shell; settings sbatch would not read are named; they are kept.
+    void slurmSettingsReachTheLaunchAndAreChecked() {
+        RemoteHost h = host();
+        QCOMPARE(launchArguments(h), (QStringList{"launch", "--config-stdin"}));
+        h.slurm = true;
+        h.partition = QStringLiteral("gpu");
+        h.gpusPerTask = 2;
+        h.timeLimit = QStringLiteral("2:00:00");
+        h.sbatchOptions = QStringLiteral("--qos=long  --account=lab");
+        QCOMPARE(launchArguments(h),
+                 (QStringList{"launch", "--config-stdin", "--slurm", "--partition", "gpu",
+                              "--gpus-per-task", "2", "--time-limit", "2:00:00",
+                              "--sbatch-option=--qos=long", "--sbatch-option=--account=lab"}));
+        QVERIFY(hostProblem(h, {}).isEmpty());
+        for (auto bad : {std::make_pair(&RemoteHost::partition, QStringLiteral("gpu;reboot")),
+                         std::make_pair(&RemoteHost::timeLimit, QStringLiteral("two hours")),
+                         std::make_pair(&RemoteHost::sbatchOptions, QStringLiteral("qos=long"))}) {
+            RemoteHost b = h;
+            b.*bad.first = bad.second;
+            QVERIFY2(hostProblem(b, {}).contains(bad.second), qPrintable(hostProblem(b, {})));
+        }
+        ui::test::Workspace ws;
+        QVERIFY(ws.open());
+        ws.settings->setRemoteHosts({h});
+        QCOMPARE(ws.settings->remoteHosts(), QList<RemoteHost>{h});
+    }
+
+    // The desktop follows a Slurm host's runs as it does a GPU server's: launched as a
+    // job array on a real one-node Slurm (tests/e2e/slurm-fixture.sh), every run ends
+    // here finished, row for row with the login host's database.
+    void aSlurmHostsRunsArriveRowForRow() {
+        const QString slurm = server_.filePath(QStringLiteral("slurm"));
+        QProcess fixture;
+        fixture.setProcessChannelMode(QProcess::MergedChannels);
+        fixture.start(QStringLiteral(AMPBENCH_SLURM_FIXTURE), {QStringLiteral("start"), slurm});
+        QVERIFY(fixture.waitForFinished(120000));
+        QVERIFY2(fixture.exitCode() == 0,
+                 qPrintable(QStringLiteral("the one-node Slurm did not start:\n") +
+                            QString::fromLocal8Bit(fixture.readAll())));
+        qputenv("SLURM_CONF", (slurm + QStringLiteral("/slurm.conf")).toLocal8Bit());
+        struct Stop {
+            QString dir;
+            ~Stop() {
+                QProcess::execute(QStringLiteral(AMPBENCH_SLURM_FIXTURE),
+                                  {QStringLiteral("stop"), dir});
+                qunsetenv("SLURM_CONF");
+            }
+        } stop{slurm};
+        RemoteHost h = host();
+        h.slurm = true;
+        h.database = server_.filePath(QStringLiteral("cluster.db"));
+        RemoteRun run(QStringLiteral(AMPBENCH_FAKE_SSH), h,
+                      server_.filePath(QStringLiteral("cluster-local.db")));
+        run.setBackoffUnit(50);
+        QSignalSpy finished(&run, &RemoteRun::finished);
+        QSignalSpy failed(&run, &RemoteRun::failed);
+        run.start(remoteSpec(60));
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), 180000);
+        QVERIFY2(failed.isEmpty(),
+                 failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
+        QCOMPARE(finished.first().first().toBool(), false);
+        auto mine = store::Database::open(
+            server_.filePath(QStringLiteral("cluster-local.db")).toStdString(),
+            store::Database::Mode::ReadOnly);
+        auto theirs =
+            store::Database::open(h.database.toStdString(), store::Database::Mode::ReadOnly);
+        const auto runs = theirs->runs(run.remoteExperiment());
+        QCOMPARE(runs.size(), size_t(3));
+        for (const auto& r : runs) {
+            QVERIFY(r.status == run::RunStatus::Finished);
+            const auto id = mine->runFromOrigin("gpu", r.id);
+            QVERIFY(id);
+            QVERIFY(mine->run(*id)->status == run::RunStatus::Finished);
+            QVERIFY(rowsOf(*mine, *id) == rowsOf(*theirs, r.id));
+        }
+        // It went through Slurm: the job file names the scheduler and its job.
+        QFile job(h.database + QStringLiteral(".jobs/") + QString::number(run.remoteExperiment()) +
+                  QStringLiteral(".json"));
+        QVERIFY(job.open(QIODevice::ReadOnly));
+        QVERIFY(job.readAll().contains("\"scheduler\": \"slurm\""));
+    }
+
     void commandQuotesForTheRemoteShell() {
         RemoteHost h = host();
         h.database = QStringLiteral("~/runs of mine.db");

@@ -48,6 +48,22 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
     form->addRow(tr("ampbench-&cli:"), cli_);
     form->addRow(tr("&Database:"), database_);
     form->addRow(tr("Data &folder:"), data_);
+    // A cluster's login host: the experiment goes to Slurm as one job array.
+    slurm_ = new QCheckBox(tr("Slurm (a cluster's login host: one job array, a task per run)"));
+    partition_ = new QLineEdit;
+    partition_->setPlaceholderText(tr("the cluster's default"));
+    gpus_ = new QSpinBox;
+    gpus_->setRange(0, 64);
+    gpus_->setSpecialValueText(tr("none asked for"));
+    timeLimit_ = new QLineEdit;
+    timeLimit_->setPlaceholderText(tr("the partition's default; e.g. 2:00:00"));
+    sbatch_ = new QLineEdit;
+    sbatch_->setPlaceholderText(tr("more sbatch options, e.g. --qos=long"));
+    form->addRow(tr("&Scheduler:"), slurm_);
+    form->addRow(tr("Pa&rtition:"), partition_);
+    form->addRow(tr("&GPUs per task:"), gpus_);
+    form->addRow(tr("T&ime limit:"), timeLimit_);
+    form->addRow(tr("s&batch options:"), sbatch_);
     test_ = new QPushButton(tr("&Test connection"));
     result_ = new QLabel;
     result_->setWordWrap(true);
@@ -92,17 +108,30 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
             showForm();
         }
     });
-    for (auto* edit : {label_, destination_, cli_, database_, data_}) {
+    for (auto* edit :
+         {label_, destination_, cli_, database_, data_, partition_, timeLimit_, sbatch_}) {
         connect(edit, &QLineEdit::textEdited, this, [this] { storeForm(); });
     }
     connect(port_, &QSpinBox::valueChanged, this, [this] { storeForm(); });
+    connect(gpus_, &QSpinBox::valueChanged, this, [this] { storeForm(); });
+    connect(slurm_, &QCheckBox::toggled, this, [this] {
+        storeForm();
+        showSlurmFields();
+    });
 
     for (const auto& h : hosts_) {
         list_->addItem(h.label);
     }
     current_ = hosts_.isEmpty() ? -1 : 0;
     showForm();
-    resize(760, 420);
+    resize(760, 560);
+}
+
+void HostsDialog::showSlurmFields() {
+    const bool on = slurm_->isEnabled() && slurm_->isChecked();
+    for (QWidget* w : std::initializer_list<QWidget*>{partition_, gpus_, timeLimit_, sbatch_}) {
+        w->setEnabled(on);
+    }
 }
 
 void HostsDialog::storeForm() {
@@ -117,6 +146,11 @@ void HostsDialog::storeForm() {
         cli_->text().trimmed().isEmpty() ? QStringLiteral("ampbench-cli") : cli_->text().trimmed();
     h.database = database_->text().trimmed();
     h.dataDir = data_->text().trimmed();
+    h.slurm = slurm_->isChecked();
+    h.partition = partition_->text().trimmed();
+    h.gpusPerTask = gpus_->value();
+    h.timeLimit = timeLimit_->text().trimmed();
+    h.sbatchOptions = sbatch_->text().trimmed();
     if (QListWidgetItem* item = list_->item(current_)) {
         item->setText(h.label.isEmpty() ? tr("(no label)") : h.label);
     }
@@ -132,10 +166,16 @@ void HostsDialog::showForm() {
     cli_->setText(any ? h.cli : QString());
     database_->setText(h.database);
     data_->setText(h.dataDir);
+    slurm_->setChecked(h.slurm);
+    partition_->setText(h.partition);
+    gpus_->setValue(h.gpusPerTask);
+    timeLimit_->setText(h.timeLimit);
+    sbatch_->setText(h.sbatchOptions);
     for (QWidget* w : std::initializer_list<QWidget*>{label_, destination_, port_, cli_, database_,
-                                                      data_, test_, remove_}) {
+                                                      data_, slurm_, test_, remove_}) {
         w->setEnabled(any);
     }
+    showSlurmFields();
     list_->setCurrentRow(current_);
     result_->clear();
     showing_ = false;

@@ -2,6 +2,7 @@
 // Run › Hosts…: the machines experiments can run on (label, user@host, port, the
 // remote ampbench-cli, database and data folder) and the transport, kept in Settings;
 // Test connection checks the selected host as it is filled in.
+#include <QCheckBox>
 #include <QDialog>
 #include <QList>
 
@@ -40,6 +41,11 @@ class HostsDialog : public QDialog {
     QLineEdit* cliEdit() const { return cli_; }
     QLineEdit* databaseEdit() const { return database_; }
     QLineEdit* dataEdit() const { return data_; }
+    QCheckBox* slurmBox() const { return slurm_; }
+    QLineEdit* partitionEdit() const { return partition_; }
+    QSpinBox* gpusEdit() const { return gpus_; }
+    QLineEdit* timeLimitEdit() const { return timeLimit_; }
+    QLineEdit* sbatchEdit() const { return sbatch_; }
     QLineEdit* transportEdit() const { return ssh_; }
     QLabel* resultLabel() const { return result_; }
     QPushButton* testButton() const { return test_; }
@@ -49,7 +55,8 @@ class HostsDialog : public QDialog {
     void tested(const ampbench::ui::ConnectionResult& result);
 
   private:
-    void storeForm();  // the form into hosts_[current_]
+    void storeForm();        // the form into hosts_[current_]
+    void showSlurmFields();  // the Slurm settings editable only for a Slurm host
     void showForm();
     void showResult(const ConnectionResult& r);
 
@@ -64,6 +71,11 @@ class HostsDialog : public QDialog {
     QLineEdit* cli_ = nullptr;
     QLineEdit* database_ = nullptr;
     QLineEdit* data_ = nullptr;
+    QCheckBox* slurm_ = nullptr;  ///< scheduler: Slurm
+    QLineEdit* partition_ = nullptr;
+    QSpinBox* gpus_ = nullptr;
+    QLineEdit* timeLimit_ = nullptr;
+    QLineEdit* sbatch_ = nullptr;
     QLineEdit* ssh_ = nullptr;
     QPushButton* test_ = nullptr;
     QPushButton* remove_ = nullptr;

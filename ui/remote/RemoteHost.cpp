@@ -47,6 +47,57 @@ QString destinationProblem(const QString& destination) {
     return {};
 }
 
+QStringList launchArguments(const RemoteHost& host) {
+    QStringList args = {QStringLiteral("launch"), QStringLiteral("--config-stdin")};
+    if (!host.slurm) {
+        return args;
+    }
+    args << QStringLiteral("--slurm");
+    if (!host.partition.trimmed().isEmpty()) {
+        args << QStringLiteral("--partition") << host.partition.trimmed();
+    }
+    if (host.gpusPerTask > 0) {
+        args << QStringLiteral("--gpus-per-task") << QString::number(host.gpusPerTask);
+    }
+    if (!host.timeLimit.trimmed().isEmpty()) {
+        args << QStringLiteral("--time-limit") << host.timeLimit.trimmed();
+    }
+    // The = form: an option's value that starts with "-" is no flag of ours.
+    for (const QString& option : host.sbatchOptions.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        args << QStringLiteral("--sbatch-option=") + option;
+    }
+    return args;
+}
+
+QString slurmProblem(const RemoteHost& host) {
+    if (!host.slurm) {
+        return {};
+    }
+    static const QRegularExpression partition(QStringLiteral("^[A-Za-z0-9_.,-]*$"));
+    static const QRegularExpression time(QStringLiteral("^[0-9:-]*$"));
+    if (!partition.match(host.partition.trimmed()).hasMatch()) {
+        return QObject::tr(
+                   "Partition \u201c%1\u201d: letters, digits, \u201c_.-\u201d and "
+                   "commas only")
+            .arg(host.partition);
+    }
+    if (!time.match(host.timeLimit.trimmed()).hasMatch()) {
+        return QObject::tr(
+                   "Time limit \u201c%1\u201d: as sbatch --time takes it (MINUTES, "
+                   "HH:MM:SS, D-HH:MM)")
+            .arg(host.timeLimit);
+    }
+    for (const QString& option : host.sbatchOptions.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        if (!option.startsWith(QLatin1Char('-'))) {
+            return QObject::tr(
+                       "sbatch option \u201c%1\u201d: each begins with \u201c-\u201d "
+                       "(--qos=long)")
+                .arg(option);
+        }
+    }
+    return {};
+}
+
 QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others) {
     if (host.label.trimmed().isEmpty()) {
         return QObject::tr("Give the host a label");
@@ -68,7 +119,7 @@ QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others) {
     if (host.cli.trimmed().isEmpty()) {
         return QObject::tr("Give the path of ampbench-cli on the host");
     }
-    return {};
+    return slurmProblem(host);
 }
 
 QString shellQuote(const QString& word) {

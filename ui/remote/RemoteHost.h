@@ -15,9 +15,18 @@ struct RemoteHost {
     QString cli = QStringLiteral("ampbench-cli");  ///< the remote ampbench-cli
     QString database;  ///< the remote database; empty: the remote default
     QString dataDir;   ///< the remote data folder; empty: the spec's paths as they are
+    /// Scheduler: Slurm. The host is a cluster's login host; an experiment goes to
+    /// `launch --slurm` as one job array with these settings.
+    bool slurm = false;
+    QString partition;      ///< empty: the cluster's default
+    int gpusPerTask = 0;    ///< 0: none asked for
+    QString timeLimit;      ///< as sbatch --time takes it; empty: the partition's default
+    QString sbatchOptions;  ///< more sbatch options, separated by spaces ("--qos=long")
     bool operator==(const RemoteHost& o) const {
         return label == o.label && destination == o.destination && port == o.port && cli == o.cli &&
-               database == o.database && dataDir == o.dataDir;
+               database == o.database && dataDir == o.dataDir && slurm == o.slurm &&
+               partition == o.partition && gpusPerTask == o.gpusPerTask &&
+               timeLimit == o.timeLimit && sbatchOptions == o.sbatchOptions;
     }
     bool operator!=(const RemoteHost& o) const { return !(*this == o); }
 };
@@ -32,6 +41,14 @@ QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others);
 /// host name, address or Host alias holds (spaces, quotes, $, ;, `, |, & ...), which
 /// a shell of ssh's (ProxyCommand, Match exec) would read as syntax. Empty when none.
 QString destinationProblem(const QString& destination);
+
+/// The remote `launch` for this host: `launch --config-stdin`, and on a Slurm host
+/// `--slurm` with its partition, GPUs per task, time limit and each sbatch option.
+QStringList launchArguments(const RemoteHost& host);
+
+/// What is wrong with a host's Slurm settings (a partition or time limit sbatch
+/// would not read, an option that is no option); empty when none or not Slurm.
+QString slurmProblem(const RemoteHost& host);
 
 /// One word for the remote shell: single-quoted unless it is plain; a leading "~/"
 /// stays outside the quotes so the remote shell expands it.

@@ -136,7 +136,7 @@ void RemoteRun::start(const config::ExperimentSpec& spec) {
     }
     setState(State::Launching);
     Q_EMIT message(tr("Launching on %1\u2026").arg(host_.label));
-    QProcess* p = newProcess({QStringLiteral("launch"), QStringLiteral("--config-stdin")});
+    QProcess* p = newProcess(launchArguments(host_));
     connect(p, &QProcess::finished, this, [this, p] { launchEnded(p); });
     connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError e) {
         if (e == QProcess::FailedToStart) {
