@@ -1,6 +1,7 @@
 #include "ui/MainWindow.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDesktopServices>
@@ -22,6 +23,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QToolBar>
+#include <QTreeView>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <cmath>
@@ -35,6 +37,7 @@
 #include "core/store/OutputFile.h"
 #include "core/train/Experiment.h"
 #include "ui/AboutDialog.h"
+#include "ui/ColorScheme.h"
 #include "ui/Settings.h"
 #include "ui/capacity/CapacityView.h"
 #include "ui/data/RunDataCache.h"
@@ -84,6 +87,9 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     statusBar()->addPermanentWidget(dbLabel_);
 
     setWindowIcon(applicationIcon());
+    if (settings_.colorScheme() != QLatin1String("system")) {
+        applyColorScheme(settings_.colorScheme());
+    }
     buildMenus();
     connectTraining();
     connect(session_, &StoreSession::opened, this, [this] {
@@ -102,6 +108,10 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
             }
         }
     });
+    // A run of the training experiment: cancel it alone, or take it out of the queue.
+    compare_->picker()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(compare_->picker(), &QWidget::customContextMenuRequested, this,
+            &MainWindow::showPickerMenu);
     connect(editor_, &ExperimentEditor::validityChanged, this, &MainWindow::updateActions);
     QStringList hostLabels;
     for (const auto& h : settings_.remoteHosts()) {
@@ -131,6 +141,28 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+QAction* MainWindow::colorSchemeAction(const QString& scheme) const {
+    for (QAction* a : findChildren<QAction*>()) {
+        if (a->isCheckable() && a->data().toString() == scheme) {
+            return a;
+        }
+    }
+    return nullptr;
+}
+
+void MainWindow::updateIcons() {
+    // Drawn in the palette's text colour: the style's black ones vanished on a dark one.
+    run_->setIcon(toolIcon(ToolIcon::Run, palette()));
+    cancel_->setIcon(toolIcon(ToolIcon::Stop, palette()));
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+    QMainWindow::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange && run_) {
+        updateIcons();
+    }
+}
 
 AboutDialog* MainWindow::showAbout() {
     auto* dialog = new AboutDialog(session_->path(), this);
@@ -212,8 +244,14 @@ void MainWindow::buildMenus() {
     run_ = run->addAction(tr("&Run experiment"), QKeySequence(tr("Ctrl+R")), this,
                           &MainWindow::runExperiment);
     run_->setObjectName("runAction");
-    cancel_ =
-        run->addAction(tr("&Cancel"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::cancelRun);
+    cancel_ = run->addAction(tr("&Cancel\u2026"), QKeySequence(tr("Ctrl+.")), this,
+                             &MainWindow::cancelRun);
+    cancel_->setToolTip(tr("Stop the run training now, alone or with the queued runs"));
+    cancelThisRun_ =
+        run->addAction(tr("Cancel &this run only"), this, [this] { cancelCurrentRun(); });
+    cancelThisRun_->setToolTip(tr("Stop the run training now; the queued runs train"));
+    queueMenu_ = run->addMenu(tr("Remove from the &queue"));
+    connect(queueMenu_, &QMenu::aboutToShow, this, &MainWindow::fillQueueMenu);
     run->addAction(tr("&Hosts\u2026"), this, [this] { showHosts(); });
     run->addSeparator();
     run->addAction(tr("Find &max batch\u2026"), QKeySequence(tr("Ctrl+B")), this,
@@ -223,6 +261,23 @@ void MainWindow::buildMenus() {
     view->addAction(tr("&Reset plot views"), QKeySequence(tr("Ctrl+0")), this,
                     [this] { compare_->plots()->resetViews(); });
     view->addAction(tr("&Copy summary table"), this, [this] { compare_->copySummary(); });
+    // The desktop's palette by default; a light or dark one where the desktop's does
+    // not suit (a dark qt6ct theme the window only half follows, say).
+    QMenu* colours = view->addMenu(tr("C&olours"));
+    auto* schemes = new QActionGroup(this);
+    for (const auto& [key, label] : {std::pair{QStringLiteral("system"), tr("As the &desktop")},
+                                     std::pair{QStringLiteral("light"), tr("&Light")},
+                                     std::pair{QStringLiteral("dark"), tr("D&ark")}}) {
+        QAction* a = colours->addAction(label);
+        a->setCheckable(true);
+        a->setChecked(settings_.colorScheme() == key);
+        a->setData(key);
+        schemes->addAction(a);
+        connect(a, &QAction::triggered, this, [this, key = key] {
+            settings_.setColorScheme(key);
+            applyColorScheme(key);
+        });
+    }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this,
@@ -230,8 +285,7 @@ void MainWindow::buildMenus() {
     about_ = help->addAction(tr("&About AMP Workbench"), this, [this] { showAbout(); });
     about_->setMenuRole(QAction::AboutRole);
 
-    run_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
-    cancel_->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
+    updateIcons();
     QToolBar* bar = addToolBar(tr("Run"));
     bar->setObjectName("runToolbar");  // saveState() needs the name
     bar->setMovable(false);
@@ -245,6 +299,10 @@ void MainWindow::buildMenus() {
 void MainWindow::connectTraining() {
     TrainingWorker* w = training_->worker();
     connect(training_, &TrainingController::runningChanged, this, [this](bool running) {
+        if (!running) {
+            currentRun_ = 0;
+            queue_.clear();
+        }
         progress_->setVisible(running);
         if (!running) {
             progress_->setRange(0, 1000);  // a max-batch search made it a busy bar
@@ -272,10 +330,20 @@ void MainWindow::connectTraining() {
                         : tr("Max-batch search of experiment %1 ended with an error: %2")
                               .arg(experimentId)
                               .arg(error);
-                capacity_->setProgressText(line);
-                statusBar()->showMessage(line, 10000);
+                capacity_->setProgressText(line);  // the tab's banner; each arm's note says why
                 if (!error.isEmpty() && !cancelled) {
-                    showError(tr("Max-batch search"), error);
+                    // Once where it is read: the tab on show has it in its banner and
+                    // table; elsewhere a message says so, and the status bar points there.
+                    statusBar()->showMessage(
+                        tr("Max-batch search of experiment %1 ended with an error (Max batch "
+                           "tab)")
+                            .arg(experimentId),
+                        10000);
+                    if (tabs_->currentWidget() != capacity_) {
+                        showError(tr("Max-batch search"), error);
+                    }
+                } else {
+                    statusBar()->showMessage(line, 10000);
                 }
             });
     connect(w, &TrainingWorker::experimentPlanned, this,
@@ -284,12 +352,18 @@ void MainWindow::connectTraining() {
                 runsTotal_ = static_cast<int>(runIds.size());
                 queue_ = runIds;
                 runPosition_ = 0;
+                begun_.clear();
+                updateActions();
                 session_->pollNow();  // the tree learns the new runs before they are ticked
                 runs_->setCheckedRuns(runIds);
                 compare_->revealExperiment(experimentId);
                 tabs_->setCurrentWidget(compare_);
             });
     connect(w, &TrainingWorker::runStarted, this, [this](qint64 runId) {
+        currentRun_ = runId;
+        currentStep_ = currentPlanned_ = 0;
+        begun_.insert(runId);
+        updateActions();
         const qsizetype at = queue_.indexOf(runId);
         runPosition_ = at >= 0 ? static_cast<int>(at) + 1 : runsDone_ + 1;
         statusBar()->showMessage(tr("Training run %1 of %2 (run #%3)\u2026")
@@ -299,12 +373,21 @@ void MainWindow::connectTraining() {
         showRunProgress(runPosition_, 0, 0, std::numeric_limits<double>::quiet_NaN());
     });
     connect(w, &TrainingWorker::progress, this,
-            [this](qint64, qint64 step, qint64 planned, double eta) {
+            [this](qint64 runId, qint64 step, qint64 planned, double eta) {
+                if (runId == currentRun_) {
+                    currentStep_ = step;
+                    currentPlanned_ = planned;
+                }
                 showRunProgress(runPosition_, step, planned, eta);
             });
     connect(w, &TrainingWorker::runFinished, this,
             [this](qint64 runId, run::RunStatus status, const QString& error) {
                 ++runsDone_;
+                begun_.insert(runId);
+                if (runId == currentRun_) {
+                    currentRun_ = 0;
+                }
+                updateActions();
                 session_->pollNow();
                 if (status == run::RunStatus::Failed) {
                     showError(tr("Run #%1 failed").arg(runId), error);
@@ -442,8 +525,129 @@ void MainWindow::cancelRun() {
         remote_->cancel();
         return;
     }
+    if (currentRun_ == 0 || !training_->isRunning()) {
+        training_->cancel();  // a max-batch search, or between runs: all at once
+        statusBar()->showMessage(tr("Cancelling\u2026"));
+        return;
+    }
+    const int queued = static_cast<int>(queuedRuns().size());
+    const QString at = currentPlanned_ > 0
+                           ? tr(" is at step %1 of %2").arg(currentStep_).arg(currentPlanned_)
+                           : tr(" is starting");
+    QString question =
+        tr("%1%2. Its steps so far are kept, but it ends cancelled and the verdict leaves it "
+           "out.")
+            .arg(runName(currentRun_), at);
+    if (queued > 0) {
+        question +=
+            ' ' + (queued == 1 ? tr("One more run is queued behind it: it will not start if "
+                                    "you cancel it too.")
+                               : tr("%1 more runs are queued behind it: they will not "
+                                    "start if you cancel them too.")
+                                     .arg(queued));
+    }
+    CancelChoice choice = CancelChoice::Everything;
+    if (chooseCancel_) {
+        choice = chooseCancel_(question, queued);
+    } else if (messageBoxes_) {
+        QMessageBox box(QMessageBox::Question, tr("Cancel training"), question,
+                        QMessageBox::NoButton, this);
+        QPushButton* one = box.addButton(
+            queued > 0 ? tr("Cancel this run, train the queue") : tr("Cancel the run"),
+            QMessageBox::AcceptRole);
+        QPushButton* all = queued > 0 ? box.addButton(tr("Cancel it and the %1 queued").arg(queued),
+                                                      QMessageBox::DestructiveRole)
+                                      : nullptr;
+        QPushButton* keep = box.addButton(tr("Keep training"), QMessageBox::RejectRole);
+        box.setDefaultButton(keep);
+        box.exec();
+        choice = box.clickedButton() == one   ? CancelChoice::ThisRun
+                 : box.clickedButton() == all ? CancelChoice::Everything
+                                              : CancelChoice::Keep;
+    }
+    if (!training_->isRunning() || choice == CancelChoice::Keep) {
+        return;
+    }
+    if (choice == CancelChoice::ThisRun) {
+        cancelCurrentRun();
+        return;
+    }
     training_->cancel();
     statusBar()->showMessage(tr("Cancelling\u2026"));
+}
+
+bool MainWindow::cancelCurrentRun() {
+    if (currentRun_ == 0 || !training_->isRunning()) {
+        return false;
+    }
+    training_->cancelRun(currentRun_);
+    statusBar()->showMessage(
+        tr("Cancelling %1; the queue goes on\u2026").arg(runName(currentRun_)));
+    return true;
+}
+
+bool MainWindow::removeQueuedRun(qint64 runId) {
+    if (!queuedRuns().contains(runId) || !training_->removeQueued(runId)) {
+        statusBar()->showMessage(
+            tr("%1 is not waiting in the queue here (started, ended, or trained side by side "
+               "with others on the GPUs, which cancel together)")
+                .arg(runName(runId)),
+            10000);
+        return false;
+    }
+    begun_.insert(runId);
+    statusBar()->showMessage(tr("%1 removed from the queue").arg(runName(runId)), 10000);
+    updateActions();
+    return true;
+}
+
+QList<qint64> MainWindow::queuedRuns() const {
+    QList<qint64> out;
+    if (!training_->isRunning()) {
+        return out;
+    }
+    for (qint64 id : queue_) {
+        if (!begun_.contains(id)) {
+            out.append(id);
+        }
+    }
+    return out;
+}
+
+QString MainWindow::runName(qint64 runId) const {
+    if (QStandardItem* item = runs_->runItem(runId)) {
+        return tr("Run #%1 (%2)").arg(runId).arg(item->text());
+    }
+    return tr("Run #%1").arg(runId);
+}
+
+void MainWindow::fillQueueMenu() {
+    queueMenu_->clear();
+    for (qint64 id : queuedRuns()) {
+        queueMenu_->addAction(runName(id), this, [this, id] { removeQueuedRun(id); });
+    }
+    if (queueMenu_->isEmpty()) {
+        queueMenu_->addAction(tr("No run is waiting"))->setEnabled(false);
+    }
+}
+
+void MainWindow::showPickerMenu(const QPoint& at) {
+    QTreeView* picker = compare_->picker();
+    const QModelIndex index = picker->indexAt(at);
+    if (!index.isValid() || !index.parent().isValid()) {
+        return;  // an experiment, or nothing
+    }
+    const qint64 id = index.siblingAtColumn(0).data(RunTreeModel::IdRole).toLongLong();
+    QMenu menu(this);
+    if (id == currentRun_ && training_->isRunning()) {
+        menu.addAction(tr("Cancel this run (the queue goes on)"), this,
+                       [this] { cancelCurrentRun(); });
+    } else if (queuedRuns().contains(id)) {
+        menu.addAction(tr("Remove from the queue"), this, [this, id] { removeQueuedRun(id); });
+    }
+    if (!menu.isEmpty()) {
+        menu.exec(picker->viewport()->mapToGlobal(at));
+    }
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {
@@ -472,6 +676,9 @@ void MainWindow::updateActions() {
                      : editor_->isValid() ? tr("Train every arm \u00d7 seed %1").arg(where)
                                           : tr("Fix the problems listed in the editor first"));
     cancel_->setEnabled(running);
+    const bool local = training_->isRunning() && currentRun_ != 0;
+    cancelThisRun_->setEnabled(local);
+    queueMenu_->setEnabled(training_->isRunning() && !queue_.isEmpty());
     export_->setEnabled(session_->isOpen() && !exporting_);
     export_->setToolTip(exporting_ ? tr("A report is being written") : QString());
 }
@@ -720,6 +927,7 @@ bool MainWindow::findMaxBatch(qint64 experimentId, const train::CapacityOptions&
         return false;
     }
     progress_->setRange(0, 0);  // trials have no known count: a busy bar
+    capacity_->beginSearch();
     capacity_->setProgressText(tr("Searching the max batch of experiment %1's %2 arms\u2026")
                                    .arg(experimentId)
                                    .arg(spec.arms.size()));

@@ -1,6 +1,7 @@
 #pragma once
 #include <QList>
 #include <QMainWindow>
+#include <QSet>
 #include <QString>
 #include <functional>
 
@@ -41,7 +42,26 @@ class MainWindow : public QMainWindow {
     bool openDatabase(const QString& path);
     /// Starts the experiment in the editor; false when it cannot (invalid, busy, no database).
     bool runExperiment();
+    /// Run › Cancel: while an experiment trains here, asks whether to stop the run
+    /// training now alone (the queue goes on) or with every queued run, saying what
+    /// is kept; a max-batch search or a remote experiment is cancelled at once.
     void cancelRun();
+    /// What the user chose in cancelRun()'s question.
+    enum class CancelChoice { Keep, ThisRun, Everything };
+    /// Asks `question` with `queued` runs behind the running one; replaceable so tests
+    /// need no modal dialog. Without one (and with message boxes off) everything stops.
+    using ChooseCancel = std::function<CancelChoice(const QString& question, int queued)>;
+    void setCancelChooser(ChooseCancel choose) { chooseCancel_ = std::move(choose); }
+    /// Stops the run training now; the runs queued after it train. False when no run
+    /// of an experiment trains here.
+    bool cancelCurrentRun();
+    /// Leaves a queued run of the training experiment out (no rows to lose: it never
+    /// started). False, with the reason on the status bar, when it has started or is
+    /// not queued here.
+    bool removeQueuedRun(qint64 runId);
+    /// The run training here now (0: none), and the runs queued behind it, in order.
+    qint64 currentRun() const { return currentRun_; }
+    QList<qint64> queuedRuns() const;
     /// Run › Hosts…: edit the hosts; the editor's "Run on" follows. Window-modal.
     HostsDialog* showHosts();
     /// The experiment on a host being followed (or the last one); null before any.
@@ -63,6 +83,8 @@ class MainWindow : public QMainWindow {
     QAction* cancelAction() const { return cancel_; }
     QTabWidget* tabs() const { return tabs_; }
     QAction* aboutAction() const { return about_; }
+    /// View › Colours: the action choosing `scheme` ("system", "light", "dark").
+    QAction* colorSchemeAction(const QString& scheme) const;
     /// Help › About: versions, commit, build type, the open database, the README.
     /// Non-modal; the dialog deletes itself when closed.
     AboutDialog* showAbout();
@@ -77,9 +99,12 @@ class MainWindow : public QMainWindow {
 
   protected:
     void closeEvent(QCloseEvent* event) override;
+    /// A new palette redraws the toolbar's icons in its text colour.
+    void changeEvent(QEvent* event) override;
 
   private:
     void buildMenus();
+    void updateIcons();
     void connectTraining();
     void showError(const QString& title, const QString& message);
     void updateActions();
@@ -152,8 +177,19 @@ class MainWindow : public QMainWindow {
 
     int runsDone_ = 0;  // runs of the current experiment finished so far
     int runsTotal_ = 0;
-    QList<qint64> queue_;  // the experiment's runs in the order they train
-    int runPosition_ = 0;  // 1-based place in queue_ of the run training now
+    QList<qint64> queue_;     // the experiment's runs in the order they train
+    int runPosition_ = 0;     // 1-based place in queue_ of the run training now
+    qint64 currentRun_ = 0;   // training now (0: none)
+    qint64 currentStep_ = 0;  // its last step reported, of currentPlanned_
+    qint64 currentPlanned_ = 0;
+    QSet<qint64> begun_;  // runs of queue_ started, finished or removed
+    ChooseCancel chooseCancel_;
+    QAction* cancelThisRun_ = nullptr;
+    QMenu* queueMenu_ = nullptr;  // Run › Remove from the queue
+    /// A line naming run `runId` ("run #5, amp · seed 2") from the tree.
+    QString runName(qint64 runId) const;
+    void fillQueueMenu();
+    void showPickerMenu(const QPoint& at);
 };
 
 }  // namespace ampbench::ui

@@ -26,6 +26,11 @@ constexpr const char* kHostPort = "port";
 constexpr const char* kHostCli = "cli";
 constexpr const char* kHostDatabase = "database";
 constexpr const char* kHostData = "data";
+constexpr const char* kHostSlurm = "slurm";
+constexpr const char* kHostPartition = "slurm_partition";
+constexpr const char* kHostGpus = "slurm_gpus_per_task";
+constexpr const char* kHostTime = "slurm_time_limit";
+constexpr const char* kHostSbatch = "slurm_sbatch_options";
 constexpr const char* kSshCommand = "remote/ssh";
 constexpr const char* kRunOn = "remote/runOn";
 
@@ -142,6 +147,16 @@ void Settings::setPlotLegendShown(bool on) {
     settings_->setValue(kLegendShown, on);
 }
 
+QString Settings::colorScheme() const {
+    const QString scheme = settings_->value(QStringLiteral("view/colorScheme")).toString();
+    return scheme == QLatin1String("light") || scheme == QLatin1String("dark")
+               ? scheme
+               : QStringLiteral("system");
+}
+void Settings::setColorScheme(const QString& scheme) {
+    settings_->setValue(QStringLiteral("view/colorScheme"), scheme);
+}
+
 QList<RemoteHost> Settings::remoteHosts() const {
     QList<RemoteHost> hosts;
     const int n = settings_->beginReadArray(kRemoteHosts);
@@ -154,6 +169,11 @@ QList<RemoteHost> Settings::remoteHosts() const {
         h.cli = settings_->value(kHostCli, h.cli).toString();
         h.database = settings_->value(kHostDatabase).toString();
         h.dataDir = settings_->value(kHostData).toString();
+        h.slurm = settings_->value(kHostSlurm, false).toBool();
+        h.partition = settings_->value(kHostPartition).toString();
+        h.gpusPerTask = settings_->value(kHostGpus, 0).toInt();
+        h.timeLimit = settings_->value(kHostTime).toString();
+        h.sbatchOptions = settings_->value(kHostSbatch).toString();
         if (!h.label.isEmpty()) {
             hosts << h;
         }
@@ -174,6 +194,11 @@ void Settings::setRemoteHosts(const QList<RemoteHost>& hosts) {
         settings_->setValue(kHostCli, h.cli);
         settings_->setValue(kHostDatabase, h.database);
         settings_->setValue(kHostData, h.dataDir);
+        settings_->setValue(kHostSlurm, h.slurm);
+        settings_->setValue(kHostPartition, h.partition);
+        settings_->setValue(kHostGpus, h.gpusPerTask);
+        settings_->setValue(kHostTime, h.timeLimit);
+        settings_->setValue(kHostSbatch, h.sbatchOptions);
     }
     settings_->endArray();
 }

@@ -55,6 +55,9 @@ class Settings {
     void setPlotPanelMetrics(const QStringList& keys);
     bool plotLegendShown() const;
     void setPlotLegendShown(bool on);
+    /// View › Colours: "system" (the desktop's palette), "light" or "dark".
+    QString colorScheme() const;
+    void setColorScheme(const QString& scheme);
 
     /// Machines that train for this desktop (Run › Hosts…), in the order shown.
     QList<RemoteHost> remoteHosts() const;

@@ -418,7 +418,22 @@ std::string describe(const FieldError& e, const std::vector<ArmSpec>& arms, bool
     }
     const auto where = armFieldPath(e.field);
     if (!where) {
-        return e.toString();
+        // The editor names every field by its label: "Micro-steps = -5" beside an
+        // arm's "Accumulation K = 0", not the JSON key.
+        const auto* f = labels ? findField<ExperimentSpec>(e.field) : nullptr;
+        if (!f) {
+            return e.toString();
+        }
+        std::string label = f->info->label;
+        // A section's field under the section's label: "Model › Width", not "Width".
+        if (const auto dot = e.field.find('.'); dot != std::string::npos) {
+            for (const auto& top : fieldsOf<ExperimentSpec>()) {
+                if (e.field.compare(0, dot, top.key) == 0 && std::string(top.key).size() == dot) {
+                    label = std::string(top.label) + " \xE2\x80\xBA " + label;
+                }
+            }
+        }
+        return label + (e.value.empty() ? "" : " = " + e.value) + ": " + e.message;
     }
     std::string what = where->field;
     if (labels) {

@@ -82,7 +82,8 @@ std::string armTitle(const std::vector<ArmSpec>& arms, size_t index);
 /// row, and the field by its label (`labels`, the editor's) or its JSON key ("Arm
 /// “amp” (row 2), accumulation = 0: must be between 1 and 1024"); an arm that a
 /// file holds as something other than an object by its place in the file ("Arm 3
-/// in the file (not loaded) = 7: expected an object"); the others as toString().
+/// in the file (not loaded) = 7: expected an object"); the others by their label
+/// (`labels`) or as toString().
 std::string describe(const FieldError& error, const std::vector<ArmSpec>& arms,
                      bool labels = false);
 

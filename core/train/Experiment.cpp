@@ -273,13 +273,21 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
                 result.cancelled = true;
                 break;
             }
+            if (hooks.skip && hooks.skip(run)) {
+                db.finishRun(run.run_id, RunStatus::Cancelled,
+                             "removed from the queue before it started", FailureKind::Cancelled);
+                continue;
+            }
+            const CancelToken* own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
             TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
-            const RunOutcome outcome = executeRun(db, trained, run, cancel, extra, with);
+            const RunOutcome outcome =
+                executeRun(db, trained, run, own ? *own : cancel, extra, with);
             result.any_failed = result.any_failed || outcome.status == RunStatus::Failed;
             if (hooks.finished) {
                 hooks.finished(run, outcome);
             }
-            if (outcome.status == RunStatus::Cancelled) {
+            // A run cancelled by its own token ends alone; the queue goes on.
+            if (outcome.status == RunStatus::Cancelled && (!own || cancel.cancelled())) {
                 result.cancelled = true;
                 break;
             }

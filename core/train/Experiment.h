@@ -80,6 +80,15 @@ struct ExperimentHooks {
     std::function<void(const std::string&)> note;
     /// The front end ran checkSetup on this spec already (and stopped on a problem).
     bool setup_checked = false;
+    /// Runs trained one at a time only (not spread over GPUs). Before each run: true
+    /// leaves it out; it is recorded cancelled, "removed from the queue before it
+    /// started", and the next run starts.
+    std::function<bool(const PlannedRun&)> skip;
+    /// Runs trained one at a time only. Before each run: a token that cancels that
+    /// run alone, after which the queue goes on; null for the experiment's token. The
+    /// experiment's token does not reach a run given its own: a front end that
+    /// cancels everything sets both.
+    std::function<const run::CancelToken*(const PlannedRun&)> run_cancel;
 };
 
 struct ExperimentResult {

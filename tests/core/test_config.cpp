@@ -372,6 +372,23 @@ TEST(Validation, ArmAccumulationAndNames) {
 }
 
 // Messages shown to people name an arm by its name and row, never by "arms[2]".
+// The editor's wording names the experiment's fields by their labels too (a section's
+// under the section's), as it does an arm's; the CLI's keeps the JSON keys.
+TEST(Validation, WithLabelsEveryFieldIsNamedByItsLabel) {
+    ExperimentSpec s = defaultPreset();
+    s.micro_steps = -5;
+    s.model.width = -3;
+    const auto errors = validate(s);
+    const auto steps = findError(errors, "micro_steps");
+    const auto width = findError(errors, "model.width");
+    ASSERT_TRUE(steps && width) << allErrors(errors);
+    EXPECT_EQ(describe(*steps, s.arms, /*labels=*/true).rfind("Micro-steps = -5: ", 0), 0u)
+        << describe(*steps, s.arms, true);
+    EXPECT_EQ(describe(*width, s.arms, /*labels=*/true).rfind("Model \u203a Width = -3: ", 0), 0u)
+        << describe(*width, s.arms, true);
+    EXPECT_EQ(describe(*steps, s.arms), steps->toString());
+}
+
 TEST(Validation, ProblemsNameTheArmByNameAndRow) {
     ExperimentSpec s = defaultPreset();
     s.arms[1].accumulation = 0;

@@ -552,3 +552,54 @@ TEST_F(Experiment, AValidatedSpecIsPlannedAndTrainedAsItIs) {
     EXPECT_EQ(train::storedSpec(*db, result.plan.experiment_id), valid.spec());
     EXPECT_EQ(db->run(result.plan.runs.front().run_id)->status, run::RunStatus::Finished);
 }
+
+// A front end may cancel one run alone or take a queued run out: the rest of the
+// queue trains, and the experiment is not cancelled.
+TEST_F(Experiment, OneRunCancelledAloneOrRemovedFromTheQueueLeavesTheRestToTrain) {
+    auto db = store::Database::open(file("e.db"));
+    config::ExperimentSpec spec = syntheticSpec(4);
+    spec.seeds = {1, 2, 3};
+    run::CancelToken cancel;
+    run::CancelToken firstAlone;
+    firstAlone.cancel();  // the first run stops at its first check
+    train::ExperimentHooks hooks;
+    std::vector<int64_t> started;
+    hooks.run_cancel = [&](const train::PlannedRun& run) -> const run::CancelToken* {
+        return run.seed == 1 ? &firstAlone : nullptr;
+    };
+    hooks.skip = [](const train::PlannedRun& run) { return run.seed == 2; };
+    hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
+        started.push_back(run.run_id);
+        return nullptr;
+    };
+    const train::ExperimentResult result = train::runExperiment(*db, spec, cancel, hooks);
+    ASSERT_EQ(result.plan.runs.size(), 3u);
+    EXPECT_FALSE(result.cancelled);
+    const auto& runs = result.plan.runs;
+    EXPECT_EQ(started, (std::vector<int64_t>{runs[0].run_id, runs[2].run_id}));  // not the removed
+    EXPECT_EQ(db->run(runs[0].run_id)->status, run::RunStatus::Cancelled);
+    EXPECT_EQ(db->run(runs[1].run_id)->status, run::RunStatus::Cancelled);
+    EXPECT_EQ(db->run(runs[1].run_id)->error, "removed from the queue before it started");
+    EXPECT_EQ(db->run(runs[2].run_id)->status, run::RunStatus::Finished);
+}
+
+// The experiment's token still stops everything, a run with its own token included
+// once the front end sets both.
+TEST_F(Experiment, TheExperimentsCancelStillEndsTheQueueAfterARunWithItsOwnToken) {
+    auto db = store::Database::open(file("e.db"));
+    config::ExperimentSpec spec = syntheticSpec(4);
+    spec.seeds = {1, 2};
+    run::CancelToken cancel;
+    run::CancelToken own;
+    train::ExperimentHooks hooks;
+    hooks.run_cancel = [&](const train::PlannedRun&) -> const run::CancelToken* {
+        cancel.cancel();  // "cancel everything" sets both
+        own.cancel();
+        return &own;
+    };
+    const train::ExperimentResult result = train::runExperiment(*db, spec, cancel, hooks);
+    EXPECT_TRUE(result.cancelled);
+    EXPECT_EQ(db->run(result.plan.runs[0].run_id)->status, run::RunStatus::Cancelled);
+    EXPECT_EQ(db->run(result.plan.runs[1].run_id)->status, run::RunStatus::Cancelled);
+    EXPECT_EQ(db->run(result.plan.runs[1].run_id)->error, "cancelled before it started");
+}

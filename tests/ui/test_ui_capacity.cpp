@@ -5,12 +5,14 @@
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QtTest>
 #include <cmath>
 
 #include "UiTestSupport.h"
 #include "core/config/SpecJson.h"
+#include "core/store/BatchSearchStore.h"
 #include "core/store/Database.h"
 #include "ui/capacity/CapacityView.h"
 #include "ui/data/StoreSession.h"
@@ -40,6 +42,39 @@ class CapacityTest : public QObject {
         line = view->showTrial(0, 3, "fp32", 512, "fits", 700 << 20, 41.0);
         QVERIFY2(line.contains("700 MiB") && line.endsWith("about 40 s left"), qPrintable(line));
         QCOMPARE(view->progressText(), line);
+    }
+
+    // While an arm's search runs its bar says what fit so far, not "none fit".
+    void aRunningSearchShowsWhatFitSoFar() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        const int64_t e =
+            db->createExperiment("capacity", config::specToJsonText(test::tinySpec()));
+        store::BatchSearchRow row;
+        row.experiment_id = e;
+        row.arm = "fp32";
+        row.precision = "fp32";
+        row.device = "cpu";
+        row.status = "running";
+        store::BatchSearchStore(*db).create(row);
+        ws.window->session()->pollNow();
+        CapacityView* view = ws.window->capacity();
+        view->setExperiment(e);
+        view->beginSearch();
+        view->refresh();
+        QTRY_COMPARE(int(view->chart().bars.size()), 1);
+        if (view->chart().bars[0].status != "running") {
+            QSKIP("a search row of this process reads as another's here");
+        }
+        QCOMPARE(view->barLabel(0), QStringLiteral("searching (running)"));
+        view->showTrial(0, 1, "fp32", 256, "fits", 300 << 20, 20.0);
+        view->showTrial(0, 1, "fp32", 512, "fits", 500 << 20, 10.0);
+        view->showTrial(0, 1, "fp32", 1024, "over_budget", 900 << 20, 5.0);
+        QCOMPARE(view->fitSoFar("fp32"), qint64(512));
+        QCOMPARE(view->barLabel(0), QStringLiteral("512 fit so far (running)"));
+        view->beginSearch();  // the next search starts afresh
+        QCOMPARE(view->fitSoFar("fp32"), qint64(0));
     }
 
     // A search on the worker: every trial's line reaches the tab with a time left
@@ -75,11 +110,18 @@ class CapacityTest : public QObject {
 
         view->budgetField()->setText("1M");
         finished.clear();
+        QSignalSpy errors(ws.window.get(), &MainWindow::errorShown);
         QTRY_VERIFY(view->findButton()->isEnabled());  // once the window heard of the end
         view->findButton()->click();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTrainTimeoutMs);
         const QString error = finished[0][2].toString();
         QVERIFY2(error.contains("1.00 MiB") && !error.contains(kRawBytes), qPrintable(error));
+        // Said once where it is read: the tab's banner (and each arm's note), no
+        // message box over the tab on show, a pointer on the status bar.
+        QTRY_VERIFY(view->progressText().contains("1.00 MiB"));
+        QCOMPARE(errors.count(), 0);
+        QVERIFY(!ws.window->statusBar()->currentMessage().contains("1.00 MiB"));
+        QVERIFY(ws.window->statusBar()->currentMessage().contains("Max batch"));
         QTRY_VERIFY(view->table()->rowCount() == int(spec.arms.size()));
         for (int row = 0; row < view->table()->rowCount(); ++row) {
             const QString note = view->table()->item(row, view->table()->columnCount() - 1)->text();

@@ -146,10 +146,10 @@ class EditorTest : public QObject {
         QVERIFY(!editor->isValid());
         QVERIFY(!ws.window->runAction()->isEnabled());
         QVERIFY(!ws.window->runExperiment());
-        QVERIFY2(anyContains(listed(*editor), "micro_batch = 0: must be between 1 and"),
+        QVERIFY2(anyContains(listed(*editor), "Micro-batch = 0: must be between 1 and"),
                  qPrintable(listed(*editor).join('\n')));
         QVERIFY(microBatch->property("invalid").toBool());
-        QVERIFY(microBatch->toolTip().contains("micro_batch = 0"));
+        QVERIFY(microBatch->toolTip().contains("Micro-batch = 0"));
         auto* mark = microBatch->findChild<QWidget*>("invalidMark");
         QVERIFY(mark && mark->isVisibleTo(microBatch));
 
@@ -160,13 +160,34 @@ class EditorTest : public QObject {
         QVERIFY(!mark->isVisibleTo(microBatch));
     }
 
+    // Every problem names its field by the label the form shows, the experiment's as
+    // an arm's: no JSON key beside a label.
+    void problemsNameEveryFieldByItsLabel() {
+        ExperimentEditor editor;
+        config::ExperimentSpec spec = editor.spec();
+        spec.micro_steps = -5;
+        spec.model.width = -3;
+        spec.arms[0].accumulation = 0;
+        editor.setSpec(spec);
+        const QStringList errors = listed(editor);
+        const QString steps = QString::fromUtf8(
+            config::findField<config::ExperimentSpec>("micro_steps")->info->label);
+        QVERIFY2(anyContains(errors, steps + " = -5:"), qPrintable(errors.join('\n')));
+        QVERIFY2(anyContains(errors, "Model \u203a Width = -3:"), qPrintable(errors.join('\n')));
+        QVERIFY2(anyContains(errors, "Accumulation K = 0"), qPrintable(errors.join('\n')));
+        for (const char* key : {"micro_steps", "model.width", "accumulation"}) {
+            QVERIFY2(!anyContains(errors, QString::fromUtf8(key) + " ="), key);
+        }
+    }
+
     void unparsableNumberIsAnError() {
         ExperimentEditor editor;
         auto* lr = qobject_cast<QLineEdit*>(editor.fieldWidget("optimizer.lr"));
         QVERIFY(lr);
         QTest::keyClicks(lr, "x");  // "0.05x"
         QVERIFY(!editor.isValid());
-        QVERIFY(anyContains(listed(editor), "optimizer.lr = \"0.05x\": must be a number"));
+        QVERIFY(anyContains(listed(editor),
+                            "Optimizer \u203a Learning rate = \"0.05x\": must be a number"));
         lr->clear();
         QTest::keyClicks(lr, "0.1");
         QVERIFY(editor.isValid());
@@ -241,6 +262,57 @@ class EditorTest : public QObject {
         QVERIFY(anyContains(listed(editor), "arms = []: must have at least one arm"));
     }
 
+    // Remove offers Undo, which brings the arm back where it was, with its settings.
+    void aRemovedArmCanBeBroughtBack() {
+        ExperimentEditor editor;
+        ArmsTableModel* arms = editor.armsModel();
+        const config::ExperimentSpec before = editor.spec();
+        const std::string second = arms->arms()[1].name;
+        QVERIFY(!editor.canUndoPreset());
+        QVERIFY(editor.removeArm(1));
+        QCOMPARE(arms->rowCount(), 2);
+        QVERIFY(editor.canUndoPreset());
+        QVERIFY(editor.findChild<QPushButton*>("undoPreset")->isVisibleTo(&editor));
+        QVERIFY(editor.undoPreset());
+        QCOMPARE(editor.spec(), before);
+        QCOMPARE(arms->arms()[1].name, second);
+        QVERIFY(!editor.canUndoPreset());
+        // An edit after the removal forgets the undo.
+        QVERIFY(editor.removeArm(0));
+        arms->addArm();
+        QVERIFY(!editor.canUndoPreset());
+        QVERIFY(!editor.removeArm(7));
+    }
+
+    // The model's tree stays when a check finds no model (it said why it is empty):
+    // hiding it moved the form above it under the pointer.
+    void theFormStaysPutWhenTheModelTreeEmpties() {
+        ExperimentEditor editor;
+        editor.resize(1024, 600);
+        editor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&editor));
+        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), 30000);  // its own check is done
+        train::SetupReport good;
+        good.model = "built-in cnn";
+        good.module_tree = {"(model)  Cnn  19562", "features  Sequential  288"};
+        editor.setupPanel()->showReport(good);
+        QTest::qWait(50);
+        QWidget* field = editor.fieldWidget("name");
+        const QPoint at = field->mapTo(&editor, QPoint(0, 0));
+        const int treeHeight = editor.setupPanel()->moduleTree()->height();
+        train::SetupReport none;
+        none.problems.push_back(
+            {train::SetupProblem::Kind::Unreadable, "model.file", "model.pt: no such file"});
+        editor.setupPanel()->showReport(none);
+        QTest::qWait(50);
+        QCOMPARE(field->mapTo(&editor, QPoint(0, 0)), at);
+        QVERIFY(editor.setupPanel()->moduleTree()->isVisible());
+        QCOMPARE(editor.setupPanel()->moduleTree()->height(), treeHeight);
+        QCOMPARE(editor.setupPanel()->moduleTree()->topLevelItemCount(), 1);  // "(no model built)"
+        QVERIFY(editor.setupPanel()->moduleTree()->topLevelItem(0)->text(0).contains("no model"));
+        QCOMPARE(editor.setupPanel()->moduleTree()->topLevelItem(0)->flags(), Qt::NoItemFlags);
+    }
+
     void jsonWithErrorsLoadsWhatItCanAndMarksFields() {
         ExperimentEditor editor;
         const QString json = R"({"name": "from-file", "micro_batch": "many",
@@ -255,8 +327,8 @@ class EditorTest : public QObject {
         QCOMPARE(spec.arms.size(), size_t(2));
         QVERIFY(!editor.isValid());
         const QStringList errors = listed(editor);
-        QVERIFY2(anyContains(errors, "micro_batch"), qPrintable(errors.join('\n')));
-        QVERIFY(anyContains(errors, "model.width = -3"));
+        QVERIFY2(anyContains(errors, "Micro-batch"), qPrintable(errors.join('\n')));
+        QVERIFY(anyContains(errors, "Model \u203a Width = -3"));
         // An arm's problem names the arm and its row, and the field by its label.
         QVERIFY2(anyContains(errors, "Arm \u201ca\u201d (row 1), Precision = \"fp8\""),
                  qPrintable(errors.join('\n')));

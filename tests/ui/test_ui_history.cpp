@@ -223,6 +223,31 @@ class HistoryTest : public QObject {
         QCOMPARE(f.writer->experiment(f.experiment)->tags.size(), size_t(2));
     }
 
+    // Bringing an experiment back from the trash is no new run: the runs ticked stay
+    // ticked and the restored ones are not ticked in their place.
+    void undoOfATrashKeepsTheTicksAsTheyWere() {
+        OneExperiment f;
+        f.finish();
+        const int64_t other = addOther(f);
+        const QList<qint64> shown = f.window->runModel()->runsOfExperiment(other);
+        QVERIFY(!shown.isEmpty());
+        f.window->runModel()->setCheckedRuns(shown);
+        QTRY_COMPARE(f.window->runModel()->checkedRuns(), shown);
+        f.window->findChild<QTabWidget*>()->setCurrentWidget(f.history);
+        f.history->setNameFilter("old-name");
+        f.selectExperiment();
+        QVERIFY(f.history->deleteSelected());
+        QVERIFY(f.history->undoDelete());
+        QVERIFY(f.window->runModel()->runItem(f.run));
+        QTest::qWait(50);  // a change of ticks is signalled once per event-loop turn
+        QCOMPARE(f.window->runModel()->checkedRuns(), shown);
+        // A run new to the database still shows at once.
+        const int64_t fresh = f.writer->createRun(other, "amp", 1, 2, "{}", 10);
+        f.writer->markRunning(fresh, "{}");
+        f.window->session()->pollNow();
+        QTRY_COMPARE(f.window->runModel()->checkedRuns(), QList<qint64>{fresh});
+    }
+
     void deleteMovesToTheTrashAndUndoRestores() {
         OneExperiment f;
         f.finish();

@@ -3,6 +3,8 @@
 // series functions the plots use.
 #include <algorithm>
 
+#include <QAction>
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QSignalSpy>
@@ -386,7 +388,7 @@ class PlotsTest : public QObject {
         Filled f;
         f.show({f.runs[2]});
         PlotPanel* memory = f.plots()->memoryPlot();
-        QVERIFY(memory->yAxis->label().contains("peak dashed"));
+        QVERIFY(memory->wholeLabel(memory->yAxis).contains("peak dashed"));
         QCOMPARE(memory->graphCount(), 2);
         const auto* peak = memory->graph(1);
         QCOMPARE((peak->data()->constEnd() - 1)->value, 256.0);  // MiB, as summarised
@@ -513,8 +515,10 @@ class PlotsTest : public QObject {
         QVERIFY(svg.contains(">" + loss->title() + "<"));  // the title alone
         QVERIFY(!svg.contains(QStringLiteral("\u25be")));
         QVERIFY(!svg.contains("(auto)"));
-        QVERIFY(svg.contains(loss->xAxis->label()));
-        QVERIFY(svg.contains(loss->yAxis->label()));
+        // The axes' whole labels, though the screen cuts a long one to its axis.
+        QVERIFY(svg.contains(loss->wholeLabel(loss->xAxis)));
+        QVERIFY2(svg.contains(loss->wholeLabel(loss->yAxis).toHtmlEscaped()),
+                 qPrintable(loss->wholeLabel(loss->yAxis)));
 
         // The screen is as it was: title with its marks, no legend, the hover ring.
         QCOMPARE(title->text(), screenTitle);
@@ -545,6 +549,50 @@ class PlotsTest : public QObject {
         QCPAbstractLegendItem* entry = loss->legend->itemWithPlottable(loss->curves()[1]);
         QVERIFY(entry);
         QCOMPARE(qobject_cast<QCPPlottableLegendItem*>(entry)->textColor(), QColor(Qt::gray));
+    }
+
+    // A panel narrower than its title or shorter than its axis label cuts them with an
+    // ellipsis rather than at its edge; a figure of it carries them whole.
+    void aNarrowPanelCutsItsTitleAndLabelsAndItsFigureShowsThemWhole() {
+        PlotPanel panel(QStringLiteral("Throughput and peak memory per arm, every seed"));
+        panel.setTitleMenu(true);
+        panel.setTitleNote(QStringLiteral("(auto)"));
+        panel.resize(PlotPanel::kMinimumWidth, PlotPanel::kMinimumHeight);
+        const QString label = QStringLiteral("MiB resident: after each step, peak dashed");
+        panel.yAxis->setLabel(label);
+        QCPGraph* g = panel.addCurve(QStringLiteral("fp32"), Qt::blue);
+        panel.setCurve(g, makeCurve({1, 2, 3}, {1.0, 2.0, 3.0}));
+        panel.resetView();
+        panel.replot();
+        const QString title = panel.screenTitle();
+        QVERIFY2(title.contains(QChar(0x2026)) && title.endsWith(QStringLiteral("\u25be")),
+                 qPrintable(title));
+        QFont bold = panel.font();
+        bold.setBold(true);
+        QVERIFY(QFontMetrics(bold).horizontalAdvance(title) <= panel.width());
+        QVERIFY2(panel.yAxis->label().contains(QChar(0x2026)), qPrintable(panel.yAxis->label()));
+        QVERIFY(QFontMetrics(panel.yAxis->labelFont()).horizontalAdvance(panel.yAxis->label()) <=
+                panel.axisRect()->height());
+        QCOMPARE(panel.wholeLabel(panel.yAxis), label);
+
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY2(exportPlotImage(panel, dir.filePath("bars.svg"), 900, 600, &error),
+                 qPrintable(error));
+        QFile svgFile(dir.filePath("bars.svg"));
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        const QString svg = QString::fromUtf8(svgFile.readAll());
+        QVERIFY(svg.contains(">" + panel.title() + "<"));
+        QVERIFY(svg.contains(label));
+        QVERIFY(!svg.contains(QChar(0x2026)));
+        // The screen cuts them again.
+        QCOMPARE(panel.screenTitle(), title);
+        QVERIFY(panel.yAxis->label().contains(QChar(0x2026)));
+        // Wide enough: whole.
+        panel.resize(900, 600);
+        panel.replot();
+        QVERIFY(!panel.screenTitle().contains(QChar(0x2026)));
+        QCOMPARE(panel.yAxis->label(), label);
     }
 
     void aPanelWithItsOwnLegendGetsItBackAfterExport() {
@@ -583,6 +631,66 @@ class PlotsTest : public QObject {
         PlotPanel* loss = f.plots()->lossPlot();
         QTRY_VERIFY(loss->xAxis->tickLabelColor().lightness() > 200);
         QCOMPARE(loss->axisRect()->backgroundBrush().color(), QColor(30, 30, 30));
+    }
+
+    // View › Colours › Dark: the window, the plots and the toolbar's icons (the style's
+    // black ones vanished on a dark palette) follow, and the choice is kept.
+    void theDarkColoursOfTheViewMenuReachIconsAndPlotsAndAreKept() {
+        const QPalette desktop = QApplication::palette();
+        {
+            Filled f;
+            f.show({f.runs[0]});
+            QAction* dark = f.window->colorSchemeAction("dark");
+            QVERIFY(dark);
+            dark->trigger();
+            QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 100);
+            QCOMPARE(f.settings->colorScheme(), QStringLiteral("dark"));
+            QTRY_VERIFY(f.plots()->lossPlot()->axisRect()->backgroundBrush().color().lightness() <
+                        100);
+            const QImage icon = f.window->runAction()->icon().pixmap(24).toImage();
+            int light = 0;
+            for (int y = 0; y < icon.height(); ++y) {
+                for (int x = 0; x < icon.width(); ++x) {
+                    const QColor c = icon.pixelColor(x, y);
+                    light += c.alpha() > 200 && c.lightness() > 180;
+                }
+            }
+            QVERIFY2(light > 20, qPrintable(QString::number(light)));
+            // A new window with these settings starts dark.
+            f.window = std::make_unique<MainWindow>(*f.settings);
+            QVERIFY(f.window->colorSchemeAction("dark")->isChecked());
+            f.window->colorSchemeAction("system")->trigger();
+            QCOMPARE(QApplication::palette().color(QPalette::Window),
+                     desktop.color(QPalette::Window));
+            QCOMPARE(f.settings->colorScheme(), QStringLiteral("system"));
+        }
+    }
+
+    // A narrow panel puts fewer ticks on its x-axis rather than let their labels
+    // run into each other.
+    void xTickLabelsOfANarrowPanelDoNotOverlap() {
+        PlotPanel panel(QStringLiteral("Training loss"));
+        QFont big = panel.font();
+        big.setPointSizeF(big.pointSizeF() + 3);  // a desktop with a larger font
+        panel.xAxis->setTickLabelFont(big);
+        panel.resize(PlotPanel::kMinimumWidth, PlotPanel::kMinimumHeight);
+        QCPGraph* g = panel.addCurve(QStringLiteral("fp32"), Qt::blue);
+        panel.setCurve(g, makeCurve({1000, 250000, 500000}, {1.0, 2.0, 3.0}));
+        panel.resetView();
+        panel.replot();
+        panel.replot();  // the second sees the labels the first drew
+        const QFontMetrics metrics(big);
+        int sum = 0;
+        for (const QString& label : panel.xAxis->tickVectorLabels()) {
+            sum +=
+                metrics.horizontalAdvance(label) + metrics.horizontalAdvance(QStringLiteral(" "));
+        }
+        QVERIFY(panel.xAxis->tickVectorLabels().size() >= 2);
+        QVERIFY2(sum <= panel.axisRect()->width(),
+                 qPrintable(QStringLiteral("%1 px of labels on %2 px: %3")
+                                .arg(sum)
+                                .arg(panel.axisRect()->width())
+                                .arg(panel.xAxis->tickVectorLabels().join(' '))));
     }
 
     void longCurvesAreCutToThePixelsWithSpikesKept() {

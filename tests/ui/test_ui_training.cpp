@@ -181,6 +181,86 @@ class TrainingTest : public QObject {
                  static_cast<int>(db->stepCount(runIds[0])));
     }
 
+    // Cancel asks: the running run alone (the queue goes on) or everything; a queued
+    // run can be taken out without a question (it has no rows to lose).
+    void oneRunCanBeCancelledOrRemovedAndTheQueueGoesOn() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        config::ExperimentSpec spec = test::tinySpec(20000);
+        spec.arms.resize(1);
+        spec.seeds = {1, 2, 3, 4};
+        ws.window->editor()->setSpec(spec);
+        TrainingWorker* worker = ws.window->training()->worker();
+        train::TrainOptions options;
+        options.flush_every = 2;
+        options.flush_min_interval_ms = 0;
+        worker->setTrainOptions(options);
+        QStringList questions;
+        QList<int> queuedAsked;
+        MainWindow::CancelChoice answer = MainWindow::CancelChoice::Keep;
+        ws.window->setCancelChooser([&](const QString& question, int queued) {
+            questions << question;
+            queuedAsked << queued;
+            return answer;
+        });
+        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
+        QSignalSpy started(worker, &TrainingWorker::runStarted);
+        QSignalSpy progress(worker, &TrainingWorker::progress);
+        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
+
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty() && progress.last()[2].toLongLong() > 0 &&
+                                     progress.last()[1].toLongLong() >= 4,
+                                 kTrainTimeoutMs);
+        const auto ids = planned[0][1].value<QList<qint64>>();
+        QCOMPARE(ids.size(), 4);
+        QCOMPARE(ws.window->currentRun(), ids[0]);
+        QCOMPARE(ws.window->queuedRuns(), (QList<qint64>{ids[1], ids[2], ids[3]}));
+        QVERIFY(!ws.window->removeQueuedRun(ids[0]));  // training: not in the queue
+        QVERIFY(ws.window->removeQueuedRun(ids[1]));
+        QCOMPARE(ws.window->queuedRuns(), (QList<qint64>{ids[2], ids[3]}));
+
+        // "Keep training" keeps it training.
+        ws.window->cancelAction()->trigger();
+        QCOMPARE(questions.size(), 1);
+        QCOMPARE(queuedAsked.last(), 2);
+        QVERIFY2(
+            questions.last().contains("kept") && questions.last().contains(QString::number(ids[0])),
+            qPrintable(questions.last()));
+        QTest::qWait(300);
+        QCOMPARE(ws.window->currentRun(), ids[0]);
+
+        // This run alone: the removed run is passed over, the next queued one starts.
+        answer = MainWindow::CancelChoice::ThisRun;
+        ws.window->cancelAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(started.size() >= 2, 60000);
+        QCOMPARE(started[1][0].toLongLong(), ids[2]);
+        QVERIFY(finished.isEmpty());
+        // Then everything: the last queued run never starts.
+        QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty() && progress.last()[0].toLongLong() == ids[2],
+                                 60000);
+        answer = MainWindow::CancelChoice::Everything;
+        ws.window->cancelAction()->trigger();
+        QCOMPARE(queuedAsked.last(), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        QCOMPARE(finished[0][1].toBool(), true);
+        QCOMPARE(started.size(), 2);  // the removed run and the last never started
+
+        auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        QVERIFY(db->run(ids[0])->status == run::RunStatus::Cancelled);
+        QVERIFY(db->stepCount(ids[0]) >= 4);  // its rows are kept
+        QVERIFY(db->run(ids[1])->status == run::RunStatus::Cancelled);
+        QCOMPARE(QString::fromStdString(db->run(ids[1])->error),
+                 QStringLiteral("removed from the queue before it started"));
+        QCOMPARE(db->stepCount(ids[1]), int64_t(0));
+        QVERIFY(db->run(ids[2])->status == run::RunStatus::Cancelled);
+        QVERIFY(db->run(ids[3])->status == run::RunStatus::Cancelled);
+        QCOMPARE(db->stepCount(ids[3]), int64_t(0));
+        QTRY_VERIFY(ws.window->runAction()->isEnabled());
+        QCOMPARE(ws.window->currentRun(), qint64(0));
+        QVERIFY(ws.window->queuedRuns().isEmpty());
+    }
+
     void aFailingRunIsShownAndTheNextOneStarts() {
         test::Workspace ws;
         QVERIFY(ws.open());

@@ -192,8 +192,33 @@ QString CapacityView::showTrial(int armIndex, int arms, const QString& arm, qint
                              .arg(QString(outcome).replace('_', ' '))
                              .arg(qs(analysis::formatBytes(peakBytes)))
                              .arg(qs(train::formatSecondsLeft(secondsLeft)));
+    if (outcome == QLatin1String("fits")) {
+        qint64& best = fitSoFar_[arm];
+        best = std::max(best, batch);
+    }
     progress_->setText(line);
     return line;
+}
+
+QString CapacityView::barLabel(int index) const {
+    if (index < 0 || index >= static_cast<int>(chart_.bars.size())) {
+        return {};
+    }
+    const analysis::CapacityBar& b = chart_.bars[static_cast<size_t>(index)];
+    const bool running = b.status == "running";
+    // A search under way has its maximum only at the end: "none fit" then read as a
+    // verdict while batches of 512 had already fit.
+    const qint64 fit = running ? fitSoFar(qs(b.arm)) : 0;
+    QString text = b.max_batch > 0 ? QString::number(b.max_batch)
+                   : running       ? (fit > 0 ? tr("%1 fit so far").arg(fit) : tr("searching"))
+                                   : tr("none fit");
+    if (std::isfinite(b.ratio)) {
+        text += QStringLiteral(" \u00b7 ") + qs(analysis::formatRatio(b.ratio));
+    }
+    if (b.status != "finished") {
+        text += QStringLiteral(" (") + qs(b.status) + QStringLiteral(")");
+    }
+    return text;
 }
 
 std::optional<train::CapacityOptions> CapacityView::options(QString* problem) const {
@@ -290,20 +315,16 @@ void CapacityView::showChart() {
         ticker->addTick(key, arm + "\n" + kind);
         QCPBars* bar = plot_->addBars(arm, draw::armColor(static_cast<int>(i)));
         bar->setWidth(0.6);
-        bar->addData(key, static_cast<double>(b.max_batch));
-        top = std::max(top, static_cast<double>(b.max_batch));
+        // A running search's bar grows with what fit so far.
+        const qint64 height =
+            b.max_batch > 0 || b.status != "running" ? b.max_batch : fitSoFar(arm);
+        bar->addData(key, static_cast<double>(height));
+        top = std::max(top, static_cast<double>(height));
         auto* label = new QCPItemText(plot_);
         label->setObjectName("capacityLabel");
         label->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-        label->position->setCoords(key, static_cast<double>(b.max_batch));
-        QString text = b.max_batch > 0 ? QString::number(b.max_batch) : tr("none fit");
-        if (std::isfinite(b.ratio)) {
-            text += QStringLiteral(" \u00b7 ") + qs(analysis::formatRatio(b.ratio));
-        }
-        if (b.status != "finished") {
-            text += QStringLiteral(" (") + qs(b.status) + QStringLiteral(")");
-        }
-        label->setText(text);
+        label->position->setCoords(key, static_cast<double>(height));
+        label->setText(barLabel(static_cast<int>(i)));
         label->setFont(QFont(font().family(), 9, QFont::Bold));
 
         auto cell = [&](int column, const QString& value, bool right = true) {

@@ -1,4 +1,5 @@
 #pragma once
+#include <QHash>
 #include <QString>
 #include <QWidget>
 
@@ -42,6 +43,13 @@ class CapacityView : public QWidget {
     /// (train::formatSecondsLeft: "—" until it is known); returns the line.
     QString showTrial(int armIndex, int arms, const QString& arm, qint64 batch,
                       const QString& outcome, qint64 peakBytes, double secondsLeft);
+    /// A new search starts: the batches found to fit so far are forgotten.
+    void beginSearch() { fitSoFar_.clear(); }
+    /// The largest micro-batch arm `arm` trained at in this search so far (0: none yet).
+    qint64 fitSoFar(const QString& arm) const { return fitSoFar_.value(arm, 0); }
+    /// What the chart writes over arm `index`'s bar ("512 · 1.00×", "256 fit so far
+    /// (running)", "none fit (finished)").
+    QString barLabel(int index) const;
 
     /// The finder options the fields describe; nullopt (and `problem` says which
     /// field) when a field is invalid.
@@ -80,7 +88,8 @@ class CapacityView : public QWidget {
     PlotPanel* plot_ = nullptr;
     QTableWidget* table_ = nullptr;
     analysis::CapacityChart chart_;
-    QString device_;  // of the experiment on show, from its spec
+    QHash<QString, qint64> fitSoFar_;  // arm → largest batch that fit in the running search
+    QString device_;                   // of the experiment on show, from its spec
     int trialSteps_ = 3;
     bool busy_ = false;
     bool stale_ = false;  // the store changed while the tab was hidden

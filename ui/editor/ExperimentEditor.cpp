@@ -10,6 +10,7 @@
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QStyle>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -148,6 +149,12 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     armsView_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     armsView_->horizontalHeader()->setSectionResizeMode(ArmsTableModel::columnOf("name"),
                                                         QHeaderView::Stretch);
+    // Three arms show whole at any window height (a laptop's screen showed one);
+    // more scroll. The row of scroll bar under the many columns counts too.
+    armsView_->setMinimumHeight(armsView_->horizontalHeader()->sizeHint().height() +
+                                3 * armsView_->verticalHeader()->defaultSectionSize() +
+                                armsView_->style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
+                                2 * armsView_->frameWidth());
     armsLayout->addWidget(armsView_);
 
     errorList_ = new QListWidget;
@@ -184,7 +191,7 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
         const int row = selectedArm();
         arms_->duplicateArm(row < 0 ? arms_->rowCount() - 1 : row);
     });
-    connect(remove, &QPushButton::clicked, this, [this] { arms_->removeArm(selectedArm()); });
+    connect(remove, &QPushButton::clicked, this, [this] { removeArm(selectedArm()); });
     // A module double-clicked in the model's tree becomes an FP32 island of the selected
     // arm (the last one when none is selected).
     connect(setup_, &SetupPanel::moduleChosen, this, [this](const QString& path) {
@@ -263,6 +270,23 @@ bool ExperimentEditor::loadPreset(const QString& name) {
             tr("Preset \u201c%1\u201d replaced your edited experiment.").arg(name));
         presetUndo_->show();
     }
+    return true;
+}
+
+bool ExperimentEditor::removeArm(int row) {
+    if (row < 0 || row >= arms_->rowCount()) {
+        return false;
+    }
+    const config::ExperimentSpec before = spec();
+    const config::ExperimentSpec beforeShown = shown_;
+    const std::vector<config::FieldError> beforeLoadErrors = loadErrors_;
+    const QString name = QString::fromStdString(arms_->arms()[static_cast<size_t>(row)].name);
+    arms_->removeArm(row);  // an edit: forgets any earlier undo
+    undoSpec_ = before;
+    undoShown_ = beforeShown;
+    undoLoadErrors_ = beforeLoadErrors;
+    presetUndoText_->setText(tr("Arm \u201c%1\u201d removed.").arg(name));
+    presetUndo_->show();
     return true;
 }
 

@@ -39,10 +39,13 @@ class ExperimentEditor : public QWidget {
     /// Shows a built-in experiment; false for an unknown name. When it replaces a
     /// spec edited since it was shown, Undo is offered until the next edit.
     bool loadPreset(const QString& name);
-    /// Brings back the spec the last preset replaced; false when none is kept.
+    /// Brings back the spec the last preset replaced, or the arm last removed; false
+    /// when none is kept.
     bool undoPreset();
-    /// Whether Undo of the last preset is offered.
+    /// Whether Undo of the last preset or arm removal is offered (until the next edit).
     bool canUndoPreset() const;
+    /// Removes the arm at `row` (Remove), offering Undo; false for no such row.
+    bool removeArm(int row);
     /// Shows what parses of a JSON spec and marks each field the file got wrong
     /// until it is edited. False (contents unchanged) when the text is not JSON;
     /// `problem` then says why.

@@ -54,6 +54,9 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
             Q_EMIT moduleChosen(path);
         }
     });
+    // Five modules show whole at any window height (a laptop's showed three).
+    tree_->setMinimumHeight(tree_->header()->sizeHint().height() +
+                            5 * tree_->fontMetrics().height() * 5 / 4 + 2 * tree_->frameWidth());
     layout->addWidget(state_);
     layout->addWidget(facts_);
     layout->addWidget(tree_, 1);
@@ -117,8 +120,14 @@ void SetupPanel::showReport(const train::SetupReport& r) {
         }
         items.insert(path, item);
     }
+    if (r.module_tree.empty()) {
+        // The tree stays, saying why it is empty: hiding it moved the form above by
+        // its height, under the user's pointer.
+        auto* none = new QTreeWidgetItem(
+            tree_, {r.ok() ? tr("(no module list for this model)") : tr("(no model built)")});
+        none->setFlags(Qt::NoItemFlags);
+    }
     tree_->expandToDepth(1);
-    tree_->setVisible(!r.module_tree.empty());
 }
 
 QString SetupPanel::factsText() const {

@@ -272,7 +272,7 @@ std::vector<config::FieldError> SpecBindings::markErrors(
     std::vector<config::FieldError> rest;
     for (const auto& e : errors) {
         if (QWidget* w = widgetFor(e.field)) {
-            messages[w] << QString::fromStdString(e.toString());
+            messages[w] << QString::fromStdString(config::describe(e, {}, /*labels=*/true));
         } else {
             rest.push_back(e);
         }

@@ -64,6 +64,7 @@ SpecForm::SpecForm(QWidget* parent) : QWidget(parent), bindings_(new SpecBinding
     right->addStretch(1);
     left->addStretch(1);
     middle->addStretch(1);
+    columns_ = columns;
     middle_ = middle;
     right_ = right;
     if (QFormLayout* data = forms.value("Data")) {
@@ -95,9 +96,11 @@ void SpecForm::setCompact(bool compact) {
     if (compact) {
         right_->removeWidget(dataBox_);
         middle_->insertWidget(middle_->count() - 1, dataBox_);  // above the stretch
+        columns_->setStretch(2, 0);  // the empty third column takes no width
     } else {
         middle_->removeWidget(dataBox_);
         right_->insertWidget(0, dataBox_);
+        columns_->setStretch(2, 1);
     }
 }
 

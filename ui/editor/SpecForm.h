@@ -7,6 +7,7 @@
 #include "core/config/ExperimentSpec.h"
 #include "core/config/Validation.h"
 
+class QHBoxLayout;
 class QVBoxLayout;
 
 namespace ampbench::ui {
@@ -51,6 +52,7 @@ class SpecForm : public QWidget {
 
     SpecBindings* bindings_;  // child QObject
     QWidget* dataBox_ = nullptr;
+    QHBoxLayout* columns_ = nullptr;
     QVBoxLayout* middle_ = nullptr;
     QVBoxLayout* right_ = nullptr;
     bool compact_ = false;

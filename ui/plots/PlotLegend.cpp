@@ -3,6 +3,7 @@
 #include <QHeaderView>
 #include <QPainter>
 #include <QPixmap>
+#include <QStyle>
 
 #include "ui/data/RunDataCache.h"
 #include "ui/plots/PlotInput.h"
@@ -33,6 +34,7 @@ PlotLegend::PlotLegend(QWidget* parent) : QTreeWidget(parent) {
     setUniformRowHeights(true);
     setTextElideMode(Qt::ElideMiddle);
     setIconSize(QSize(28, 12));
+    setIndentation(14);  // "seed 1" under its arm reads whole in a narrow legend
     header()->setStretchLastSection(true);
     setToolTip(tr("Untick a run or an arm to hide it in every plot"));
     connect(this, &QTreeWidget::itemChanged, this, &PlotLegend::itemTicked);
@@ -70,6 +72,7 @@ void PlotLegend::setInput(const PlotInput& in, const QSet<QString>& hidden) {
             arm->setExpanded(g.runs.size() <= 3);
         }
         updating_ = false;
+        updateGeometry();  // the widest entry may have changed
         return;
     }
     for (QTreeWidgetItemIterator it(this); *it; ++it) {
@@ -78,6 +81,23 @@ void PlotLegend::setInput(const PlotInput& in, const QSet<QString>& hidden) {
             setRunHidden(label, hidden.contains(label));
         }
     }
+}
+
+QSize PlotLegend::sizeHint() const {
+    QSize size = QTreeWidget::sizeHint();
+    // Each entry: indentation by depth, the check box, the swatch and the text.
+    int widest = 0;
+    const int box = style()->pixelMetric(QStyle::PM_IndicatorWidth) + 8;
+    for (QTreeWidgetItemIterator it(const_cast<PlotLegend*>(this)); *it; ++it) {
+        int depth = 1;  // the root decoration
+        for (const QTreeWidgetItem* p = (*it)->parent(); p; p = p->parent()) {
+            ++depth;
+        }
+        widest = std::max(widest, depth * indentation() + box + iconSize().width() + 8 +
+                                      fontMetrics().horizontalAdvance((*it)->text(0)));
+    }
+    size.setWidth(widest + 2 * frameWidth() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4);
+    return size;
 }
 
 void PlotLegend::setRunHidden(const QString& label, bool hidden) {

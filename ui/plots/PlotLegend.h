@@ -23,6 +23,8 @@ class PlotLegend : public QTreeWidget {
     void setInput(const PlotInput& input, const QSet<QString>& hidden);
     /// Ticks or unticks the run `label` without emitting hiddenToggled.
     void setRunHidden(const QString& label, bool hidden);
+    /// As wide as its longest entry: the plots beside it keep the rest.
+    QSize sizeHint() const override;
 
   Q_SIGNALS:
     /// The user ticked (hidden false) or unticked the run `label`.

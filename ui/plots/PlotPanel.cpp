@@ -2,6 +2,7 @@
 
 #include <QContextMenuEvent>
 #include <QEvent>
+#include <QFontMetrics>
 #include <QMenu>
 #include <QToolTip>
 #include <algorithm>
@@ -23,9 +24,10 @@ QString valueText(double v) {
 
 PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent) {
     setObjectName(title);
-    // Small enough for three on a laptop's screen; PlotsView goes to two columns
-    // before a panel gets narrower than it reads well (PlotsView::kReadableWidth).
-    setMinimumSize(180, 200);
+    // Small enough for two beside the run list on a 1024-pixel screen; PlotsView goes
+    // to two columns before a panel gets narrower than it reads well
+    // (PlotsView::kReadableWidth), and scrolls the grid where rows do not fit.
+    setMinimumSize(kMinimumWidth, kMinimumHeight);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     setNoAntialiasingOnDrag(true);
     setPlottingHint(QCP::phCacheLabels, true);
@@ -93,6 +95,7 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
                 }
             });
     connect(this, &QCustomPlot::beforeReplot, this, &PlotPanel::cutCurvesForReplot);
+    connect(this, &QCustomPlot::beforeReplot, this, &PlotPanel::fitAxisLabels);
     connect(
         this, &QCustomPlot::legendClick, this,
         [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) { toggleFromLegend(item); });
@@ -110,7 +113,19 @@ QString PlotPanel::decoratedTitle() const {
     if (!titleNote_.isEmpty()) {
         text += ' ' + titleNote_;
     }
-    return titleMenu_ ? text + QStringLiteral(" \u25be") : text;
+    const QString mark = titleMenu_ ? QStringLiteral(" \u25be") : QString();
+    // Cut with an ellipsis where the panel is narrower than its title, never by the
+    // panel's edge; the menu mark stays (a click on it lists the metrics by name).
+    const QFontMetrics metrics(title_->font());
+    const int room = width() - 2 * kTitleMargin - metrics.horizontalAdvance(mark);
+    if (width() > 0 && metrics.horizontalAdvance(text) > room) {
+        text = metrics.elidedText(text, Qt::ElideRight, std::max(room, 0));
+    }
+    return text + mark;
+}
+
+QString PlotPanel::screenTitle() const {
+    return title_->text();
 }
 
 void PlotPanel::setTitleNote(const QString& note) {
@@ -124,6 +139,7 @@ void PlotPanel::beginFigure(int width) {
     }
     ScreenState& s = screen_;
     s.active = true;
+    fitAxisLabels();  // a figure carries its axes' whole labels
     s.tracerVisible = tracer_->visible();
     s.legendVisible = legend->visible();
     s.fillOrder = legend->fillOrder();
@@ -252,6 +268,7 @@ void PlotPanel::changeEvent(QEvent* event) {
 
 void PlotPanel::resizeEvent(QResizeEvent* event) {
     QCustomPlot::resizeEvent(event);
+    setTitle(titleText_);  // elided to the new width
     Q_EMIT resized();
 }
 
@@ -377,6 +394,53 @@ void PlotPanel::cutCurvesForReplot() {
             cutCurve(it.key(), it.value(), r.lower <= c.firstKey() && r.upper >= c.lastKey());
         }
     }
+}
+
+void PlotPanel::fitAxisLabels() {
+    if (size() != labelsFittedTo_) {
+        labelsFittedTo_ = size();
+        if (!screen_.active) {
+            title_->setText(decoratedTitle());  // a panel resized while hidden, too
+        }
+        setViewport(rect());  // resized while hidden: no resize event set it yet
+        updateLayout();       // the axis rect for this size, not the last replot's
+    }
+    const QRect rect = axisRect()->rect();
+    // As many x ticks as their labels fit side by side: a larger desktop font made
+    // the default five overlap on a narrow panel.
+    if (rect.width() > 0) {
+        const QFontMetrics ticks(xAxis->tickLabelFont());
+        int widest = ticks.horizontalAdvance(QStringLiteral("00000"));
+        for (const QString& label : xAxis->tickVectorLabels()) {
+            widest = std::max(widest, ticks.horizontalAdvance(label));
+        }
+        const int fit = rect.width() / (widest + ticks.horizontalAdvance(QStringLiteral("00")));
+        xAxis->ticker()->setTickCount(std::clamp(fit, 2, kMaxXTicks));
+    }
+    for (QCPAxis* axis : {xAxis, yAxis, yAxis2}) {
+        // The drawing code sets whole labels; one that differs from what this panel
+        // last shortened it to is a new whole label.
+        const QString shown = axis->label();
+        QString& whole = wholeLabels_[axis];
+        if (shown != fittedLabels_.value(axis)) {
+            whole = shown;
+        }
+        const int room =
+            (axis->orientation() == Qt::Vertical ? rect.height() : rect.width()) - 2 * kTitleMargin;
+        QString fit = whole;
+        if (!screen_.active && room > 0) {
+            fit = QFontMetrics(axis->labelFont()).elidedText(whole, Qt::ElideRight, room);
+        }
+        fittedLabels_[axis] = fit;
+        if (fit != shown) {
+            axis->setLabel(fit);
+        }
+    }
+}
+
+QString PlotPanel::wholeLabel(QCPAxis* axis) const {
+    const QString shown = axis->label();
+    return shown == fittedLabels_.value(axis) ? wholeLabels_.value(axis, shown) : shown;
 }
 
 void PlotPanel::followXRange(const QCPRange& range) {

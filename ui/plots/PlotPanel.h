@@ -33,6 +33,13 @@ class PlotPanel : public QCustomPlot {
     /// A word after the title on screen only, e.g. "(auto)" when the panel shows
     /// another metric than the one chosen; empty for none. Figures leave it out.
     void setTitleNote(const QString& note);
+    /// The title as drawn on screen now: with its note and mark, cut with an
+    /// ellipsis to the panel's width.
+    QString screenTitle() const;
+
+    /// The smallest panel: two fit beside the run list in a 1024-pixel window.
+    static constexpr int kMinimumWidth = 220;
+    static constexpr int kMinimumHeight = 190;
 
     /// Draws as a figure for readers elsewhere until endFigure(): the title alone
     /// (no note, no ▾), a legend under the plot naming each curve on show, in as
@@ -40,6 +47,9 @@ class PlotPanel : public QCustomPlot {
     /// copy; endFigure() puts back exactly what the screen showed.
     void beginFigure(int width);
     void endFigure();
+
+    /// An axis's label as set, before the screen cut it to the axis's length.
+    QString wholeLabel(QCPAxis* axis) const;
 
     /// Removes every curve, companion and bar (the hover marker stays).
     void clearCurves();
@@ -120,13 +130,18 @@ class PlotPanel : public QCustomPlot {
     void cutCurve(QCPGraph* graph, DrawnCurve& drawn, bool whole) const;
     bool needsCut(const QCPGraph* graph, const DrawnCurve& drawn) const;
     void cutCurvesForReplot();
+    /// Cuts axis labels longer than their axis with an ellipsis (on screen only: a
+    /// figure shows them whole), so none runs past the panel's edge.
+    void fitAxisLabels();
     void hover(QMouseEvent* event);
     void toggleFromLegend(QCPAbstractLegendItem* item);
     void applyVisibility(QCPAbstractPlottable* owner, bool visible);
     QString labelOf(QCPAbstractPlottable* plottable) const;
 
-    /// The title as the screen shows it: with the note and the menu mark.
+    /// The title as the screen shows it: with the note and the menu mark, elided.
     QString decoratedTitle() const;
+    static constexpr int kTitleMargin = 8;
+    static constexpr int kMaxXTicks = 5;  // QCustomPlot's default
 
     /// What beginFigure() changed, to put back.
     struct ScreenState {
@@ -152,10 +167,13 @@ class PlotPanel : public QCustomPlot {
     QHash<QCPAbstractPlottable*, QList<QCPAbstractPlottable*>> companions_;
     QHash<QCPAbstractPlottable*, QCPAbstractPlottable*> ownerOf_;  // companion → curve
     QHash<QCPAbstractPlottable*, QString> labels_;
-    QSet<QString> hidden_;                // curve labels the user hid
-    QHash<QCPGraph*, DrawnCurve> drawn_;  // graphs that show a (cut) Curve
-    bool userView_ = false;               // zoomed or panned since the last reset
-    bool following_ = false;              // taking a linked panel's x range
+    QSet<QString> hidden_;                   // curve labels the user hid
+    QHash<QCPGraph*, DrawnCurve> drawn_;     // graphs that show a (cut) Curve
+    bool userView_ = false;                  // zoomed or panned since the last reset
+    bool following_ = false;                 // taking a linked panel's x range
+    QHash<QCPAxis*, QString> wholeLabels_;   // as the drawing code set them
+    QHash<QCPAxis*, QString> fittedLabels_;  // as this panel last showed them
+    QSize labelsFittedTo_;
 };
 
 }  // namespace ampbench::ui

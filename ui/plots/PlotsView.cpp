@@ -9,7 +9,9 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QResizeEvent>
+#include <QScrollArea>
 #include <QSlider>
+#include <QStyle>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -139,12 +141,30 @@ PlotsView::PlotsView(RunDataCache& cache, Settings& settings, QWidget* parent)
 
     auto* body = new QHBoxLayout;
     body->setSpacing(4);
-    grid_ = new QGridLayout;
+    // Rows of panels that do not fit the height (a laptop's screen) scroll rather than
+    // squeeze each panel below what it reads at, or push the window off the screen.
+    auto* gridBox = new QWidget;
+    gridBox->setObjectName("plotGrid");
+    grid_ = new QGridLayout(gridBox);
+    grid_->setContentsMargins(0, 0, 0, 0);
     grid_->setSpacing(4);
-    body->addLayout(grid_, 1);
+    scroll_ = new QScrollArea;
+    scroll_->setObjectName("plotScroll");
+    scroll_->setWidget(gridBox);
+    scroll_->setWidgetResizable(true);
+    scroll_->setFrameShape(QFrame::NoFrame);
+    scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+    // Two panels across and one row always show whole; a scroll area alone would let
+    // the splitter squeeze them out of sight.
+    scroll_->setMinimumSize(2 * PlotPanel::kMinimumWidth + grid_->spacing() +
+                                style()->pixelMetric(QStyle::PM_ScrollBarExtent),
+                            PlotPanel::kMinimumHeight);
+    body->addWidget(scroll_, 1);
     legend_ = new PlotLegend;
     legend_->setMaximumWidth(240);
-    legend_->setMinimumWidth(140);
+    legend_->setMinimumWidth(170);
+    legend_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Expanding);
     legend_->setVisible(legendButton_->isChecked());
     body->addWidget(legend_);
     layout->addLayout(body, 1);

@@ -13,6 +13,7 @@ class QComboBox;
 class QGridLayout;
 class QLabel;
 class QMenu;
+class QScrollArea;
 class QSlider;
 class QToolButton;
 
@@ -101,6 +102,7 @@ class PlotsView : public QWidget {
     QCheckBox* logY_ = nullptr;
     QToolButton* legendButton_ = nullptr;
     QGridLayout* grid_ = nullptr;
+    QScrollArea* scroll_ = nullptr;  // holds the grid; scrolls rows that do not fit
     PlotLegend* legend_ = nullptr;
     QList<PlotPanel*> panels_;
     QList<PlotMetric> metrics_;  // asked for, per panel

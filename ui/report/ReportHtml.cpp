@@ -253,6 +253,63 @@ std::string verdictTableHtml(const analysis::ExperimentAnalysis& a) {
     return html::table({"arm", "verdict", "because", "speed-up (95% CI)", "memory"}, rows, {3, 4});
 }
 
+std::string verdictNarrowTableHtml(const analysis::ExperimentAnalysis& a) {
+    // Each arm's "because" on a row of its own under its figures: beside them it got
+    // what a narrow panel left (some 40 px) and broke words letter by letter. The
+    // columns size to their content: no long text competes for the width now.
+    struct Column {
+        const char* name;
+        bool right;
+    };
+    // The arm's name and its verdict share a cell, so they go on two lines (not
+    // broken letters) where the panel is narrow.
+    const Column columns[] = {
+        {"arm \xC2\xB7 verdict", false}, {"speed-up (95% CI)", true}, {"memory", true}};
+    std::string out =
+        "<table class=\"grid\" width=\"100%\" border=\"1\" cellspacing=\"0\" cellpadding=\"3\" "
+        "style=\"border-collapse:collapse; border-color:#c8c8c8\">\n<thead><tr>";
+    for (const Column& c : columns) {
+        out += std::string("<th bgcolor=\"#eef1f5\" style=\"color:#222222\"") +
+               (c.right ? " align=\"right\"" : " align=\"left\"") + ">" + escape(c.name) + "</th>";
+    }
+    out += "</tr></thead>\n";
+    auto unbroken = [](std::string text) {
+        // "1.22× (0.96–1.55)" breaks before its interval only: a word joiner after the
+        // en dash, a no-break space in "499 MiB".
+        const std::string dash = "\xE2\x80\x93";
+        for (size_t at = text.find(dash); at != std::string::npos; at = text.find(dash, at)) {
+            at += dash.size();
+            text.insert(at, "&#8288;");
+        }
+        for (size_t at = text.find(' '); at != std::string::npos; at = text.find(' ', at + 1)) {
+            if (text.compare(at + 1, 1, "(") != 0) {
+                text.replace(at, 1, "&nbsp;");
+            }
+        }
+        return text;
+    };
+    auto breakable = [](const std::string& arm) {
+        // "amp-accum4-checkpointed" may go on two lines after a dash or underscore,
+        // never inside a word (QTextDocument keeps such a name whole otherwise).
+        std::string out;
+        for (char c : arm) {
+            out += c;
+            if (c == '-' || c == '_') {
+                out += "&#8203;";
+            }
+        }
+        return out;
+    };
+    for (const auto& v : a.verdicts) {
+        out += "<tr><td>" + breakable(escape(v.arm)) + " " +
+               html::badge(analysis::toString(v.verdict)) + "</td><td align=\"right\">" +
+               unbroken(escape(speedupText(v.gains))) + "</td><td align=\"right\">" +
+               unbroken(escape(formatRatio(v.gains.memory_ratio))) + "</td></tr>\n";
+        out += "<tr><td colspan=\"3\">" + escape(analysis::describe(v.summary)) + "</td></tr>\n";
+    }
+    return out + "</table>\n";
+}
+
 std::string verdictDetailsHtml(const analysis::ExperimentAnalysis& a) {
     std::string out;
     for (const auto& v : a.verdicts) {

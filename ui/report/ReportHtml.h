@@ -20,6 +20,9 @@ std::string reportHtml(const ReportContent& content, ImageMode mode);
 /// Only the verdicts: a table of arms and each arm's reasons and next checks.
 std::string verdictHtml(const analysis::ExperimentAnalysis& analysis);
 std::string verdictTableHtml(const analysis::ExperimentAnalysis& analysis);
+/// The verdict table for a narrow panel: each arm's figures on one row, the reason
+/// on the row under them across the width.
+std::string verdictNarrowTableHtml(const analysis::ExperimentAnalysis& analysis);
 std::string verdictDetailsHtml(const analysis::ExperimentAnalysis& analysis);
 
 /// The name under which a plot is registered with a QTextDocument in Resource mode.

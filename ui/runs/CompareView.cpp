@@ -15,6 +15,7 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -53,7 +54,23 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
                                             QHeaderView::ResizeToContents);
     picker_->header()->setSectionResizeMode(RunTreeModel::StepsColumn,
                                             QHeaderView::ResizeToContents);
+    // Tags take what they show, and no column while nothing is tagged: the name keeps
+    // the width (it collapsed to "Exp" beside a fixed tags column on a laptop's screen).
+    picker_->header()->setSectionResizeMode(RunTreeModel::TagsColumn,
+                                            QHeaderView::ResizeToContents);
     picker_->header()->setStretchLastSection(false);
+    for (auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved}) {
+        connect(&runs_, signal, this, &CompareView::scheduleTagsColumn);
+    }
+    connect(&runs_, &QAbstractItemModel::modelReset, this, &CompareView::scheduleTagsColumn);
+    connect(&runs_, &QAbstractItemModel::dataChanged, this,
+            [this](const QModelIndex& from, const QModelIndex& to) {
+                if (from.column() <= RunTreeModel::TagsColumn &&
+                    to.column() >= RunTreeModel::TagsColumn) {
+                    scheduleTagsColumn();
+                }
+            });
+    picker_->setColumnHidden(RunTreeModel::TagsColumn, true);
     picker_->setUniformRowHeights(true);
     picker_->setToolTip(tr("Tick runs from any experiments to plot and compare them"));
 
@@ -107,18 +124,19 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
     verdict_->setObjectName("verdict");
     verdictLayout->addWidget(verdict_);
     auto* left = new QSplitter(Qt::Vertical);
+    left->setMinimumWidth(kListMinimumWidth);
     left->addWidget(picker_);
     left->addWidget(verdictBox);
     left->setStretchFactor(0, 1);
     left->setStretchFactor(1, 2);
     left->setSizes({300, 600});
-    auto* split = new QSplitter(Qt::Horizontal);
-    split->addWidget(left);
-    split->addWidget(right);
-    split->setStretchFactor(0, 0);
-    split->setStretchFactor(1, 1);
-    split->setSizes({460, 1140});
-    layout->addWidget(split);
+    sides_ = new QSplitter(Qt::Horizontal);
+    sides_->addWidget(left);
+    sides_->addWidget(right);
+    sides_->setStretchFactor(0, 0);
+    sides_->setStretchFactor(1, 1);
+    sides_->setSizes({460, 1140});
+    layout->addWidget(sides_);
 
     verdictDelay_.setSingleShot(true);
     connect(&verdictDelay_, &QTimer::timeout, this, &CompareView::refreshVerdict);
@@ -164,6 +182,14 @@ void CompareView::refreshSummary() {
 void CompareView::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     fitSummaryHeight();  // the splitter has its real height only now
+    if (!sidesFitted_ && sides_->width() > 0) {
+        // The run list and verdict get a third of the width, the plots the rest:
+        // a fixed 460 px left the plots of a 1024-pixel window too little.
+        sidesFitted_ = true;
+        const int total = sides_->width() - sides_->handleWidth();
+        const int left = std::clamp(total * 3 / 10, kListMinimumWidth, 460);
+        sides_->setSizes({left, total - left});
+    }
 }
 
 void CompareView::fitSummaryHeight() {
@@ -177,6 +203,31 @@ void CompareView::fitSummaryHeight() {
                        baseline_->sizeHint().height() + 16;
     const int total = split_->height();
     split_->setSizes({std::max(total / 2, total - wanted), std::min(wanted, total / 2)});
+}
+
+void CompareView::scheduleTagsColumn() {
+    if (tagsColumnDue_) {
+        return;
+    }
+    tagsColumnDue_ = true;
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            tagsColumnDue_ = false;
+            bool tagged = false;
+            std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
+                for (int r = 0; r < runs_.rowCount(parent) && !tagged; ++r) {
+                    tagged = !runs_.index(r, RunTreeModel::TagsColumn, parent)
+                                  .data()
+                                  .toString()
+                                  .isEmpty();
+                    walk(runs_.index(r, 0, parent));
+                }
+            };
+            walk({});
+            picker_->setColumnHidden(RunTreeModel::TagsColumn, !tagged);
+        },
+        Qt::QueuedConnection);
 }
 
 void CompareView::showVerdictMessage(const QString& message) {

@@ -64,6 +64,9 @@ class CompareView : public QWidget {
   private:
     void refreshSummary();
     void fitSummaryHeight();
+    /// The picker's Tags column shows only while some experiment or run is tagged
+    /// (checked once per event-loop turn).
+    void scheduleTagsColumn();
     /// Starts an analysis of the ticked runs' experiment, or shows why there is none.
     void refreshVerdict();
     void showVerdictMessage(const QString& message);
@@ -77,7 +80,11 @@ class CompareView : public QWidget {
     StoreSession& session_;
 
     QSplitter* split_ = nullptr;  // plots above, summary below
-    int summaryRows_ = -1;        // rows the summary height was fitted to
+    QSplitter* sides_ = nullptr;  // run list and verdict | plots and summary
+    bool sidesFitted_ = false;    // the sides were shared out for the first width
+    bool tagsColumnDue_ = false;
+    static constexpr int kListMinimumWidth = 280;
+    int summaryRows_ = -1;  // rows the summary height was fitted to
     QTreeView* picker_ = nullptr;
     QSortFilterProxyModel* pickerOrder_ = nullptr;
     PlotsView* plots_ = nullptr;

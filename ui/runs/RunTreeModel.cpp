@@ -150,7 +150,12 @@ void RunTreeModel::refresh(const store::Database& db) {
                 eItem->appendRow(row);
                 rItem = row[0];
                 runs_.insert(r->id, rItem);
-                appeared.append(r->id);
+                // New to this database, not back from the trash: a run brought back
+                // is no run another process started, and must not move the ticks.
+                if (!everSeen_.contains(r->id)) {
+                    appeared.append(r->id);
+                }
+                everSeen_.insert(r->id);
             }
             seenRuns.insert(r->id);
             const QString armSeed =
@@ -218,6 +223,7 @@ void RunTreeModel::reset() {
     syncing_ = false;
     experiments_.clear();
     runs_.clear();
+    everSeen_.clear();
     loaded_ = false;
     checkedChanged_.start();
 }

@@ -1,6 +1,7 @@
 #pragma once
 #include <QHash>
 #include <QList>
+#include <QSet>
 #include <QStandardItemModel>
 #include <QTimer>
 #include <vector>
@@ -70,6 +71,7 @@ class RunTreeModel : public QStandardItemModel {
     QHash<qint64, QStandardItem*> experiments_;  // column-0 items by id
     QHash<qint64, QStandardItem*> runs_;         // column-0 items by id
     bool loaded_ = false;                        // a first refresh happened since reset()
+    QSet<qint64> everSeen_;                      // runs listed since reset(), trashed ones too
     bool syncing_ = false;                       // changing check boxes ourselves
     QTimer checkedChanged_;
 };

@@ -13,7 +13,8 @@
 namespace ampbench::ui {
 
 namespace html = report::html;
-using report::verdictHtml;
+using report::verdictDetailsHtml;
+using report::verdictNarrowTableHtml;
 
 namespace {
 
@@ -65,7 +66,7 @@ void VerdictPanel::setAnalysis(const analysis::ExperimentAnalysis& analysis) {
         }
         body += "</p>";
     }
-    body += verdictHtml(analysis);
+    body += verdictNarrowTableHtml(analysis) + verdictDetailsHtml(analysis);
     for (const auto& w : analysis.warnings) {
         body += "<p><i>Note: " + html::escape(w) + "</i></p>";
     }

@@ -58,6 +58,16 @@ void TrainingController::cancel() {
     }
 }
 
+void TrainingController::cancelRun(qint64 runId) {
+    if (running_) {
+        worker_->cancelRun(runId);
+    }
+}
+
+bool TrainingController::removeQueued(qint64 runId) {
+    return running_ && worker_->removeQueued(runId);
+}
+
 void TrainingController::setRunning(bool running) {
     if (running_ != running) {
         running_ = running;

@@ -60,10 +60,35 @@ TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) {
 
 void TrainingWorker::cancel() {
     cancel_.cancel();
+    runCancel_.cancel();  // a run with its own token hears only that one
+}
+
+void TrainingWorker::cancelRun(qint64 runId) {
+    // Either this sees the run started, or the run's start sees this request.
+    cancelRunId_.store(runId);
+    if (current_.load() == runId) {
+        runCancel_.cancel();
+    }
+}
+
+bool TrainingWorker::removeQueued(qint64 runId) {
+    const std::lock_guard<std::mutex> lock(removedMutex_);
+    if (started_.contains(runId) || sideBySide_) {
+        return false;
+    }
+    removed_.insert(runId);
+    return true;
 }
 
 void TrainingWorker::resetCancel() {
     cancel_.reset();
+    runCancel_.reset();
+    cancelRunId_.store(0);
+    current_.store(0);
+    const std::lock_guard<std::mutex> lock(removedMutex_);
+    removed_.clear();
+    started_.clear();
+    sideBySide_ = false;
 }
 
 bool TrainingWorker::cancelRequested() const {
@@ -107,6 +132,13 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         Q_EMIT experimentPlanned(plan.experiment_id, ids);
     };
     hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
+        {
+            // Runs side by side on GPUs start without the one-at-a-time hooks: the
+            // queue can then only be cancelled whole.
+            const std::lock_guard<std::mutex> lock(removedMutex_);
+            sideBySide_ = sideBySide_ || !started_.contains(run.run_id);
+            started_.insert(run.run_id);
+        }
         const double runSamples = plannedSamples(spec, run);
         remaining -= runSamples;
         Q_EMIT runStarted(run.run_id);
@@ -115,7 +147,30 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         return relay.get();
     };
     hooks.finished = [&](const train::PlannedRun& run, const run::RunOutcome& outcome) {
+        current_.store(0);
         Q_EMIT runFinished(run.run_id, outcome.status, QString::fromStdString(outcome.error));
+    };
+    hooks.skip = [&](const train::PlannedRun& run) {
+        {
+            const std::lock_guard<std::mutex> lock(removedMutex_);
+            if (!removed_.contains(run.run_id)) {
+                started_.insert(run.run_id);  // from here on it cannot be removed
+                return false;
+            }
+        }
+        remaining -= plannedSamples(spec, run);
+        Q_EMIT runRemoved(run.run_id);
+        Q_EMIT runFinished(run.run_id, run::RunStatus::Cancelled,
+                           tr("removed from the queue before it started"));
+        return true;
+    };
+    hooks.run_cancel = [&](const train::PlannedRun& run) -> const run::CancelToken* {
+        runCancel_.reset();
+        current_.store(run.run_id);
+        if (cancelRunId_.load() == run.run_id || cancel_.cancelled()) {
+            runCancel_.cancel();
+        }
+        return &runCancel_;
     };
     const auto result = train::runExperiment(*db, spec, cancel_, hooks, options_);
     Q_EMIT experimentFinished(result.plan.experiment_id, result.cancelled);

@@ -1,7 +1,10 @@
 #pragma once
 #include <QList>
 #include <QObject>
+#include <QSet>
 #include <QString>
+#include <atomic>
+#include <mutex>
 
 #include "core/config/ExperimentSpec.h"
 #include "core/run/TrainObserver.h"
@@ -36,6 +39,13 @@ class TrainingWorker : public QObject {
     /// Any thread: the running run stops within one micro-batch and the runs
     /// still queued are marked cancelled.
     void cancel();
+    /// Any thread: run `runId` stops within one micro-batch (or, not started yet, at
+    /// its first); the runs queued after it train. Its rows so far are kept.
+    void cancelRun(qint64 runId);
+    /// Any thread: run `runId`, not started yet, is left out of the queue (recorded
+    /// cancelled, "removed from the queue"); false when it has started already, or
+    /// when the runs train side by side on several GPUs (cancelled together only).
+    bool removeQueued(qint64 runId);
     /// GUI thread, before queueing the next runExperiment: forgets an earlier cancel.
     void resetCancel();
     bool cancelRequested() const;
@@ -63,6 +73,8 @@ class TrainingWorker : public QObject {
     /// estimates the rest of the whole experiment from this run's samples/s.
     void progress(qint64 runId, qint64 step, qint64 plannedSteps, double etaSeconds);
     void runFinished(qint64 runId, ampbench::run::RunStatus status, const QString& error);
+    /// A queued run was left out (removeQueued); runFinished follows for it.
+    void runRemoved(qint64 runId);
     void experimentFinished(qint64 experimentId, bool cancelled);
     /// The experiment could not be opened, planned or finished; ends the request.
     void failed(const QString& message);
@@ -80,7 +92,14 @@ class TrainingWorker : public QObject {
   private:
     void execute(const ampbench::config::ExperimentSpec& spec, const QString& dbPath);
 
-    ampbench::run::CancelToken cancel_;      // set from any thread; read by the trainer
+    ampbench::run::CancelToken cancel_;     // set from any thread; read by the trainer
+    ampbench::run::CancelToken runCancel_;  // the running run's alone; cancel() sets it too
+    std::atomic<qint64> current_{0};        // the run training now (0: none)
+    std::atomic<qint64> cancelRunId_{0};    // the run asked to stop alone
+    std::mutex removedMutex_;
+    QSet<qint64> removed_;                   // queued runs to leave out; guarded by removedMutex_
+    QSet<qint64> started_;                   // runs begun; guarded by removedMutex_
+    bool sideBySide_ = false;                // runs spread over GPUs; guarded by removedMutex_
     ampbench::train::TrainOptions options_;  // training thread; set before the first run
 };
 

@@ -1,0 +1,309 @@
+// The window on a laptop's screen: at 1280×720 and 1024×700 every tab lays out
+// within the window, no widget is squeezed below its minimum, no two widgets
+// side by side overlap, plot titles are whole, and the verdict's text wraps at
+// word boundaries only.
+#include <QAbstractTextDocumentLayout>
+#include <QLayout>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QTextLayout>
+#include <QTreeView>
+#include <QtTest>
+
+#include "UiTestSupport.h"
+#include "core/store/Database.h"
+#include "ui/data/RunDataCache.h"
+#include "ui/data/StoreSession.h"
+#include "ui/plots/PlotLegend.h"
+#include "ui/plots/PlotPanel.h"
+#include "ui/plots/PlotsView.h"
+#include "ui/runs/CompareView.h"
+#include "ui/runs/RunTreeModel.h"
+#include "ui/runs/VerdictPanel.h"
+
+using namespace ampbench;
+using namespace ampbench::ui;
+
+namespace {
+
+std::vector<run::StepRecord> steps(int64_t n, int64_t seed, double offset) {
+    std::vector<run::StepRecord> out;
+    for (int64_t s = 1; s <= n; ++s) {
+        run::StepRecord r;
+        r.step = s;
+        r.samples = s * 64;
+        r.loss = 2.0 / static_cast<double>(s) + offset + 0.01 * static_cast<double>(seed);
+        r.step_ms = 10 + static_cast<double>(s % 3);
+        r.wall_s = 0.01 * static_cast<double>(s);
+        r.mem_allocated = r.mem_peak = int64_t{100} << 20;
+        out.push_back(r);
+    }
+    return out;
+}
+
+/// Whether `layout` (or a layout inside it) places `widget`.
+bool places(QLayout* layout, QWidget* widget) {
+    for (int i = 0; layout && i < layout->count(); ++i) {
+        QLayoutItem* item = layout->itemAt(i);
+        if (item->widget() == widget || places(item->layout(), widget)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// Widgets a layout or a splitter sizes (a widget's own parts, such as a combo box's
+/// button or a view's scroll bars, are the widget's business).
+bool laidOut(QWidget* w) {
+    QWidget* parent = w->parentWidget();
+    if (!parent) {
+        return false;
+    }
+    if (auto* splitter = qobject_cast<QSplitter*>(parent)) {
+        return splitter->indexOf(w) >= 0;
+    }
+    return places(parent->layout(), w);
+}
+
+/// The smallest size a layout may give `w` (Qt's rule: the minimum size if set, else
+/// the minimum size hint where the policy lets it shrink, else the size hint).
+QSize smallestSize(const QWidget* w) {
+    const QSizePolicy policy = w->sizePolicy();
+    const QSize hint = w->sizeHint();
+    const QSize minHint = w->minimumSizeHint();
+    QSize s(0, 0);
+    if (policy.horizontalPolicy() != QSizePolicy::Ignored) {
+        s.setWidth(policy.horizontalPolicy() & QSizePolicy::ShrinkFlag
+                       ? minHint.width()
+                       : std::max(hint.width(), minHint.width()));
+    }
+    if (policy.verticalPolicy() != QSizePolicy::Ignored) {
+        s.setHeight(policy.verticalPolicy() & QSizePolicy::ShrinkFlag
+                        ? minHint.height()
+                        : std::max(hint.height(), minHint.height()));
+    }
+    if (w->minimumWidth() > 0) {
+        s.setWidth(w->minimumWidth());
+    }
+    if (w->minimumHeight() > 0) {
+        s.setHeight(w->minimumHeight());
+    }
+    return s.boundedTo(w->maximumSize());
+}
+
+QString describe(const QWidget* w) {
+    QString name = QString::fromLatin1(w->metaObject()->className());
+    if (!w->objectName().isEmpty()) {
+        name += " \"" + w->objectName() + "\"";
+    }
+    for (const QWidget* p = w->parentWidget(); p; p = p->parentWidget()) {
+        if (!p->objectName().isEmpty()) {
+            return name + " in \"" + p->objectName() + "\"";
+        }
+    }
+    return name;
+}
+
+/// Every laid-out visible widget under `root` at least its smallest size, and none
+/// overlapping a visible sibling; the problems found, one a line.
+QStringList layoutProblems(QWidget* root) {
+    QStringList problems;
+    const QList<QWidget*> all = root->findChildren<QWidget*>();
+    QHash<QWidget*, QList<QWidget*>> byParent;
+    for (QWidget* w : all) {
+        if (!w->isVisible() || w->isWindow() || !laidOut(w)) {
+            continue;
+        }
+        const QSize smallest = smallestSize(w);
+        if (w->width() < smallest.width() || w->height() < smallest.height()) {
+            problems << QStringLiteral("%1 is %2×%3, below its minimum %4×%5")
+                            .arg(describe(w))
+                            .arg(w->width())
+                            .arg(w->height())
+                            .arg(smallest.width())
+                            .arg(smallest.height());
+        }
+        byParent[w->parentWidget()].append(w);
+    }
+    for (const QList<QWidget*>& siblings : std::as_const(byParent)) {
+        for (int i = 0; i < siblings.size(); ++i) {
+            for (int j = i + 1; j < siblings.size(); ++j) {
+                const QRect both = siblings[i]->geometry() & siblings[j]->geometry();
+                if (!both.isEmpty()) {
+                    problems << QStringLiteral("%1 and %2 overlap by %3×%4")
+                                    .arg(describe(siblings[i]), describe(siblings[j]))
+                                    .arg(both.width())
+                                    .arg(both.height());
+                }
+            }
+        }
+    }
+    return problems;
+}
+
+/// Lets posted layout requests run (a layout change can post another).
+void settle() {
+    for (int i = 0; i < 3; ++i) {
+        QTest::qWait(20);
+    }
+}
+
+/// Lines of the verdict's text that end inside a word (a word broken for lack of room).
+QStringList brokenWords(QTextBrowser* browser) {
+    QStringList out;
+    QTextDocument* doc = browser->document();
+    doc->documentLayout();  // laid out for the browser's width
+    for (QTextBlock b = doc->begin(); b.isValid(); b = b.next()) {
+        const QTextLayout* layout = b.layout();
+        const QString text = b.text();
+        for (int l = 0; layout && l + 1 < layout->lineCount(); ++l) {
+            const QTextLine line = layout->lineAt(l);
+            const int end = line.textStart() + line.textLength();
+            const QChar last = end > 0 ? text.at(end - 1) : QChar(' ');
+            if (!last.isSpace() && last != '-' && last != QChar(0x2013) && last != '/' &&
+                last != QChar(0x200b)) {
+                out << QStringLiteral("\"%1\" broken after \"%2\" (%3 px wide)")
+                           .arg(text, text.left(end))
+                           .arg(browser->viewport()->width());
+            }
+        }
+    }
+    return out;
+}
+
+/// An experiment the verdict judges: fp32, amp and an accumulation arm with a
+/// long hyphenated name, two seeds each, with evaluations.
+struct Judged : test::Workspace {
+    QList<qint64> runs;
+    qint64 experiment = 0;
+    Judged() {
+        open();
+        auto db = store::Database::open(dbPath().toStdString());
+        experiment = db->createExperiment("fashion-mnist fp32 against amp and accumulation", "{}");
+        int armIndex = 0;
+        for (const char* arm : {"fp32", "amp", "amp-accum4-checkpointed"}) {
+            for (int64_t seed : {1, 2}) {
+                // 300 steps: "1800 / 1800" in the run list, as wide as real counts.
+                const int64_t run = db->createRun(experiment, arm, armIndex, seed, "{}", 300);
+                db->markRunning(run, "{}");
+                db->insertSteps(run, steps(300, seed, 0.02 * armIndex));
+                for (int64_t at : {150, 300}) {
+                    run::EvalRecord e;
+                    e.step = at;
+                    e.samples = at * 64;
+                    e.val_loss = 2.0 / static_cast<double>(at);
+                    e.val_accuracy = (at == 150 ? 0.7 : 0.8) + 0.005 * static_cast<double>(seed);
+                    db->insertEvals(run, {e});
+                }
+                db->finishRun(run, run::RunStatus::Finished, "");
+                runs << run;
+            }
+            ++armIndex;
+        }
+        window->session()->pollNow();
+    }
+};
+
+}  // namespace
+
+class LayoutTest : public QObject {
+    Q_OBJECT
+  private Q_SLOTS:
+    void everyTabLaysOutOnALaptopScreen() {
+        Judged f;
+        f.window->runModel()->setCheckedRuns(f.runs);
+        CompareView* compare = f.window->compare();
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), f.experiment, 20000);
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+        for (const QSize size : {QSize(1280, 720), QSize(1024, 700)}) {
+            f.window->resize(size);
+            for (int tab = 0; tab < f.window->tabs()->count(); ++tab) {
+                f.window->tabs()->setCurrentIndex(tab);
+                // The window keeps the size asked: nothing in the tab needs more.
+                QTRY_COMPARE(f.window->size(), size);
+                compare->plots()->redrawNow();
+                settle();
+                const QStringList problems = layoutProblems(f.window.get());
+                QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("%1×%2, tab %3:\n%4")
+                                                            .arg(size.width())
+                                                            .arg(size.height())
+                                                            .arg(f.window->tabs()->tabText(tab))
+                                                            .arg(problems.join('\n'))));
+            }
+        }
+    }
+
+    // Two panels across and whole titles, a legend that names its runs, a verdict
+    // whose words stay whole, at both sizes.
+    void runsAndPlotsStayLegibleOnALaptopScreen() {
+        Judged f;
+        f.window->runModel()->setCheckedRuns(f.runs);
+        CompareView* compare = f.window->compare();
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), f.experiment, 20000);
+        f.window->tabs()->setCurrentWidget(compare);
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+        for (const QSize size : {QSize(1280, 720), QSize(1024, 700)}) {
+            f.window->resize(size);
+            QTRY_COMPARE(f.window->size(), size);
+            PlotsView* plots = compare->plots();
+            plots->redrawNow();
+            settle();
+            QVERIFY(plots->columns() >= 2);
+            int whole = 0;
+            for (int i = 0; i < PlotsView::kPanels; ++i) {
+                PlotPanel* p = plots->panel(i);
+                if (plots->isPanelShown(i) && p->title().size() < 24) {
+                    QVERIFY2(!p->screenTitle().contains(QChar(0x2026)),
+                             qPrintable(p->screenTitle()));
+                    ++whole;
+                }
+            }
+            QVERIFY(whole >= 4);
+            // The legend: arm and seed labels whole.
+            PlotLegend* legend = plots->legend();
+            QVERIFY(legend->isVisible());
+            QTreeWidgetItemIterator it(legend);
+            for (; *it; ++it) {
+                const QRect cell = legend->visualItemRect(*it);
+                const int text = legend->fontMetrics().horizontalAdvance((*it)->text(0));
+                // The check box and the colour swatch come before the text.
+                QVERIFY2(cell.width() >= text + legend->iconSize().width() + 24,
+                         qPrintable(QStringLiteral("%1 at %2 px wide needs %3")
+                                        .arg((*it)->text(0))
+                                        .arg(cell.width())
+                                        .arg(text + legend->iconSize().width() + 24)));
+            }
+            // The verdict: arm names on one line, no word broken in two.
+            auto* text = compare->verdictPanel()->findChild<QTextBrowser*>();
+            QVERIFY(text);
+            const QStringList broken = brokenWords(text);
+            QVERIFY2(broken.isEmpty(), qPrintable(broken.join('\n')));
+            // The run list names the experiment, not "Exp".
+            const int nameWidth = compare->picker()->columnWidth(RunTreeModel::NameColumn);
+            QVERIFY2(nameWidth >= 100, qPrintable(QString::number(nameWidth)));
+        }
+    }
+
+    // The run list's Tags column shows while something is tagged, and takes no width
+    // from the names otherwise.
+    void theRunListShowsTagsOnlyWhenThereAreSome() {
+        Judged f;
+        QTreeView* picker = f.window->compare()->picker();
+        QTRY_VERIFY(picker->isColumnHidden(RunTreeModel::TagsColumn));
+        store::Database::open(f.dbPath().toStdString())
+            ->setExperimentTags(f.experiment, {"laptop"});
+        f.window->session()->pollNow();
+        QTRY_VERIFY(!picker->isColumnHidden(RunTreeModel::TagsColumn));
+        store::Database::open(f.dbPath().toStdString())->setExperimentTags(f.experiment, {});
+        f.window->session()->pollNow();
+        QTRY_VERIFY(picker->isColumnHidden(RunTreeModel::TagsColumn));
+    }
+};
+
+QTEST_MAIN(LayoutTest)
+#include "test_ui_layout.moc"
