@@ -1,0 +1,355 @@
+// The process side of `run --script` (ScriptProcess.h).
+#include "cli/ScriptProcess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "cli/ExitCodes.h"
+#include "cli/Interrupt.h"
+#include "cli/Progress.h"
+#include "cli/StreamOutput.h"
+#include "cli/Terminal.h"
+#include "core/analysis/ComparisonTable.h"
+#include "core/analysis/Format.h"
+#include "core/analysis/Summary.h"
+#include "core/config/PlannedArm.h"
+#include "core/data/DataError.h"
+#include "core/probe/Environment.h"
+#include "core/store/Database.h"
+#include "core/store/RunRecorder.h"
+#include "core/stream/RecordStream.h"
+#include "core/train/Experiment.h"
+#include "core/train/Trainer.h"
+
+extern char** environ;
+
+namespace ampbench::cli {
+using Clock = std::chrono::steady_clock;
+
+std::string signalName(int sig) {
+    const char* name = strsignal(sig);
+    return "signal " + std::to_string(sig) + (name ? std::string(" (") + name + ")" : "");
+}
+
+std::string lastLine(const std::string& text) {
+    size_t end = text.find_last_not_of(" \t\r\n");
+    if (end == std::string::npos) {
+        return {};
+    }
+    const size_t begin = text.rfind('\n', end);
+    return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                       end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+}
+
+namespace {
+
+void setCloexec(int fd) {
+    fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+}
+
+std::string stepsText(int64_t step) {
+    return step == 0 ? "before its first step" : "after step " + std::to_string(step);
+}
+
+}  // namespace
+
+Child spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+    int records[2];
+    int err[2];
+    if (pipe(records) != 0) {
+        throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(errno));
+    }
+    if (pipe(err) != 0) {
+        const int e = errno;
+        close(records[0]);
+        close(records[1]);
+        throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(e));
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv) {
+        args.push_back(const_cast<char*>(a.c_str()));
+    }
+    args.push_back(nullptr);
+    std::vector<char*> envp;
+    for (const auto& e : env) {
+        envp.push_back(const_cast<char*>(e.c_str()));
+    }
+    envp.push_back(nullptr);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) {
+        const int e = errno;
+        for (int fd : {records[0], records[1], err[0], err[1]}) {
+            close(fd);
+        }
+        throw std::runtime_error(std::string("cannot start the script: ") + std::strerror(e));
+    }
+    if (pid == 0) {
+        // Only async-signal-safe calls from here to exec.
+        setpgid(0, 0);
+        // Ends with this process, whatever ends it (kill -9 included).
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) {
+            _exit(127);
+        }
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGXFSZ, SIGHUP, SIGQUIT}) {
+            signal(sig, SIG_DFL);
+        }
+        const int null_in = open("/dev/null", O_RDONLY);
+        if (null_in >= 0) {
+            dup2(null_in, STDIN_FILENO);
+        }
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+        dup2(err[1], STDERR_FILENO);
+        dup2(records[1], kScriptStreamFd);
+        // Nothing else of this process's (the database's descriptors) reaches the script.
+        if (syscall(SYS_close_range, kScriptStreamFd + 1, ~0U, 0) != 0) {
+            for (int fd = kScriptStreamFd + 1; fd < 4096; ++fd) {
+                close(fd);
+            }
+        }
+        execvpe(args[0], args.data(), envp.data());
+        const char* why = std::strerror(errno);
+        const char* text = "cannot start ";
+        (void)!write(STDERR_FILENO, text, std::strlen(text));
+        (void)!write(STDERR_FILENO, args[0], std::strlen(args[0]));
+        (void)!write(STDERR_FILENO, ": ", 2);
+        (void)!write(STDERR_FILENO, why, std::strlen(why));
+        (void)!write(STDERR_FILENO, "\n", 1);
+        _exit(127);
+    }
+    setpgid(pid, pid);  // also here, so a signal sent at once finds the group
+    close(records[1]);
+    close(err[1]);
+    setCloexec(records[0]);
+    setCloexec(err[0]);
+    fcntl(records[0], F_SETFL, fcntl(records[0], F_GETFL) | O_NONBLOCK);
+    fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
+    return {pid, records[0], err[0]};
+}
+
+run::RunOutcome judgeEnd(const ScriptEnd& end, const ScriptStream& s, double silence_s) {
+    run::RunOutcome out;
+    out.steps_done = s.steps();
+    const std::string after = stepsText(s.lastStep());
+    std::string detail;
+    if (s.status() && !s.status()->error.empty()) {
+        detail = s.status()->error;
+    } else {
+        detail = lastLine(end.stderr_tail);
+    }
+    const std::string stream_note =
+        s.problems() == 0
+            ? std::string()
+            : "; its record stream had " + std::to_string(s.problems()) + " problem" +
+                  (s.problems() == 1 ? "" : "s") + " (first: " + s.firstProblem() + ")";
+    auto set = [&](run::RunStatus status, run::FailureKind kind, std::string error) {
+        out.status = status;
+        out.failure = kind;
+        out.error = std::move(error);
+    };
+    if (!end.recording_error.empty()) {
+        set(run::RunStatus::Failed, run::FailureKind::Recording,
+            "the script's records could not be stored " + after + " (" + end.recording_error +
+                "); the script was stopped");
+    } else if (end.cancelled) {
+        set(run::RunStatus::Cancelled, run::FailureKind::Cancelled,
+            "cancelled " + after + ": the script was stopped");
+    } else if (end.silent) {
+        char limit[32];
+        std::snprintf(limit, sizeof limit, "%g", silence_s);
+        set(run::RunStatus::Failed, run::FailureKind::Runtime,
+            "the script sent no record for " + std::string(limit) +
+                " s (--script-silence) and was stopped " + after + stream_note);
+    } else if (!end.exited) {
+        set(run::RunStatus::Interrupted, run::FailureKind::Interrupted,
+            "the script was killed by " + signalName(end.signal) + " " + after + stream_note);
+    } else if (end.code != 0) {
+        run::FailureKind kind = run::FailureKind::Runtime;
+        if (s.status() && s.status()->failure != run::FailureKind::None &&
+            s.status()->failure != run::FailureKind::Cancelled) {
+            kind = s.status()->failure;  // out of memory, as the script's recorder saw it
+        }
+        set(run::RunStatus::Failed, kind,
+            "the script exited with status " + std::to_string(end.code) + " " + after +
+                (detail.empty() ? std::string() : ": " + detail) + stream_note);
+    } else if (!s.sawHeader()) {
+        set(run::RunStatus::Failed, run::FailureKind::Runtime,
+            "the script exited without recording anything: it never created "
+            "ampbench.Recorder() (nothing came on AMPBENCH_STREAM_FD)" +
+                stream_note);
+    } else if (s.steps() == 0) {
+        set(run::RunStatus::Failed, run::FailureKind::Runtime,
+            "the script recorded no training step (call rec.step(loss, ...) after each "
+            "optimizer step)" +
+                stream_note);
+    } else if (s.problems() > 0) {
+        set(run::RunStatus::Failed, run::FailureKind::Recording,
+            "the script's record stream had " + std::to_string(s.problems()) + " problem" +
+                (s.problems() == 1 ? "" : "s") + " (first: " + s.firstProblem() +
+                "); the records read are kept");
+    } else if (s.status() && s.status()->status != run::RunStatus::Finished &&
+               s.status()->status != run::RunStatus::Running) {
+        // The script caught its own failure and closed the recorder with it.
+        set(s.status()->status, s.status()->failure,
+            s.status()->error.empty()
+                ? "the script's recorder ended the run " + run::toString(s.status()->status)
+                : s.status()->error);
+    }
+    return out;
+}
+
+ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelToken& cancel,
+                   double silence_s) {
+    ScriptEnd end;
+    std::string partial;
+    bool skipping = false;  // inside an over-long line
+    bool stream_open = true, err_open = true, reaped = false;
+    auto last_record = Clock::now();
+    std::optional<Clock::time_point> kill_at;
+    std::optional<Clock::time_point> exited_at;
+    int status = 0;
+    auto stop = [&](int sig) {
+        if (!kill_at) {
+            kill(-child.pid, sig);
+            kill_at = Clock::now() + kGrace;
+        }
+    };
+    char buf[65536];
+    while (true) {
+        if (!reaped) {
+            const pid_t w = waitpid(child.pid, &status, WNOHANG);
+            if (w == child.pid) {
+                reaped = true;
+                exited_at = Clock::now();
+            }
+        }
+        if (reaped && ((!stream_open && !err_open) || Clock::now() - *exited_at > kDrain)) {
+            break;
+        }
+        if (!reaped) {
+            if (cancel.cancelled() && !end.cancelled) {
+                end.cancelled = true;
+                stop(SIGINT);  // as Ctrl-C would: the script's recorder closes the run
+            }
+            if (silence_s > 0 && !kill_at &&
+                std::chrono::duration<double>(Clock::now() - last_record).count() > silence_s) {
+                end.silent = true;
+                stop(SIGTERM);
+            }
+            if (kill_at && Clock::now() > *kill_at) {
+                kill(-child.pid, SIGKILL);
+            }
+        }
+        pollfd fds[2];
+        nfds_t n = 0;
+        int stream_index = -1, err_index = -1;
+        if (stream_open) {
+            stream_index = static_cast<int>(n);
+            fds[n++] = {child.stream_fd, POLLIN, 0};
+        }
+        if (err_open) {
+            err_index = static_cast<int>(n);
+            fds[n++] = {child.err_fd, POLLIN, 0};
+        }
+        if (n == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            continue;
+        }
+        const int ready = poll(fds, n, 100);
+        if (ready < 0 && errno != EINTR) {
+            break;
+        }
+        if (ready <= 0) {
+            continue;
+        }
+        if (stream_index >= 0 && fds[stream_index].revents) {
+            const ssize_t got = read(child.stream_fd, buf, sizeof buf);
+            if (got > 0) {
+                last_record = Clock::now();
+                size_t start = 0;
+                for (size_t i = 0; i < static_cast<size_t>(got); ++i) {
+                    if (buf[i] != '\n') {
+                        continue;
+                    }
+                    if (!skipping) {
+                        partial.append(buf + start, i - start);
+                        if (end.recording_error.empty()) {
+                            try {
+                                stream.line(partial);
+                            } catch (const std::exception& e) {
+                                end.recording_error = e.what();
+                                stop(SIGTERM);
+                            }
+                        }
+                    }
+                    partial.clear();
+                    skipping = false;
+                    start = i + 1;
+                }
+                if (!skipping) {
+                    partial.append(buf + start, static_cast<size_t>(got) - start);
+                    if (partial.size() > kMaxLine) {
+                        stream.line("(a line longer than 64 MiB)");
+                        partial.clear();
+                        skipping = true;
+                    }
+                }
+            } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+                stream_open = false;
+                if (!partial.empty() && !skipping && end.recording_error.empty()) {
+                    try {
+                        stream.line(partial);  // a last line without its newline
+                    } catch (const std::exception& e) {
+                        end.recording_error = e.what();
+                    }
+                }
+            }
+        }
+        if (err_index >= 0 && fds[err_index].revents) {
+            const ssize_t got = read(child.err_fd, buf, sizeof buf);
+            if (got > 0) {
+                (void)!write(STDERR_FILENO, buf, static_cast<size_t>(got));
+                end.stderr_tail.append(buf, static_cast<size_t>(got));
+                if (end.stderr_tail.size() > kKeptStderr) {
+                    end.stderr_tail.erase(0, end.stderr_tail.size() - kKeptStderr);
+                }
+            } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+                err_open = false;
+            }
+        }
+    }
+    if (!reaped) {
+        kill(-child.pid, SIGKILL);
+        waitpid(child.pid, &status, 0);
+    }
+    kill(-child.pid, SIGKILL);  // what the script left behind in its group
+    close(child.stream_fd);
+    close(child.err_fd);
+    end.exited = WIFEXITED(status);
+    end.code = end.exited ? WEXITSTATUS(status) : 0;
+    end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return end;
+}
+
+}  // namespace ampbench::cli

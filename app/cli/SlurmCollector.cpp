@@ -1,0 +1,526 @@
+// The collector of `launch --slurm` (see SlurmLauncher.cpp for the whole picture):
+// the tasks' streams into the experiment's runs, a run's end from its stream and
+// from Slurm.
+#include "cli/SlurmCollector.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli/Commands.h"
+#include "cli/Detach.h"
+#include "cli/ExitCodes.h"
+#include "cli/JobFiles.h"
+#include "cli/Launcher.h"
+#include "cli/Slurm.h"
+#include "cli/Terminal.h"
+#include "core/analysis/Format.h"
+#include "core/config/BuildInfo.h"
+#include "core/config/SpecJson.h"
+#include "core/store/Database.h"
+#include "core/store/NumericsStore.h"
+#include "core/stream/RecordStream.h"
+#include "core/train/Experiment.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace ampbench::cli {
+
+std::string outputTail(const std::string& path) {
+    std::string text = readText(path);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+        text.pop_back();
+    }
+    if (text.size() > 600) {
+        text = "..." + text.substr(text.size() - 600);
+    }
+    return analysis::printable(text, false);
+}
+
+std::string taskName(const std::string& job_id, int task) {
+    return "Slurm task " + job_id + "_" + std::to_string(task);
+}
+
+std::string missingTools(std::initializer_list<const char*> tools) {
+    for (const char* tool : tools) {
+        if (slurm::findProgram(tool).empty()) {
+            const char* path = std::getenv("PATH");
+            return std::string("this host has no Slurm client tools: `") + tool +
+                   "` is not on PATH (" + (path ? path : "PATH is not set") +
+                   "); run it on the cluster's login host, or put Slurm's bin folder on PATH";
+        }
+    }
+    return {};
+}
+
+namespace {
+
+// ---------------------------------------------------------------- the collector
+
+/// One planned run of a task, and the local run that receives its current attempt.
+struct Link {
+    slurm::TaskRun planned;
+    int64_t local = 0;
+    bool started = false;
+    bool ended = false;                       ///< its end is recorded in the database
+    std::optional<stream::StatusRecord> end;  ///< the stream's last word, not applied yet
+    std::vector<store::SequencedRecord> pending;
+    std::vector<run::NumericsRecord> numerics;
+};
+
+struct TaskWatch {
+    int index = 0;
+    std::vector<Link> runs;
+    int attempt = -1;
+    int64_t offset = 0;
+    std::string partial;
+    int64_t line = 0;
+    bool refused = false;
+    std::map<int64_t, size_t> remote;  ///< the stream's run id -> runs[]
+    slurm::TaskState state;
+    bool known = false;
+    bool terminal = false;
+    int missing = 0;  ///< scheduler readings in a row that listed it nowhere
+};
+
+class Collector {
+  public:
+    Collector(store::Database& db, std::string dir, std::string job_id, int64_t experiment,
+              const slurm::TaskList& list)
+        : db_(db), dir_(std::move(dir)), job_id_(std::move(job_id)), experiment_(experiment) {
+        for (size_t i = 0; i < list.tasks.size(); ++i) {
+            TaskWatch t;
+            t.index = static_cast<int>(i);
+            for (const auto& r : list.tasks[i]) {
+                Link link;
+                link.planned = r;
+                link.local = r.run_id;
+                t.runs.push_back(std::move(link));
+            }
+            tasks_.push_back(std::move(t));
+        }
+        time_limit_ = list.time_limit;
+    }
+
+    /// Collects until every task has ended; the exit code of the experiment.
+    int run() {
+        auto last_query = std::chrono::steady_clock::now() - std::chrono::hours(1);
+        auto unanswered_since = std::chrono::steady_clock::now();
+        for (;;) {
+            readStreams();
+            flush();
+            const auto now = std::chrono::steady_clock::now();
+            if (now - last_query >= std::chrono::seconds(2)) {
+                last_query = now;
+                if (queryScheduler()) {
+                    unanswered_since = now;
+                } else if (now - unanswered_since > std::chrono::minutes(30)) {
+                    say(stderr,
+                        "Slurm's controller has not answered for 30 minutes (%s); the "
+                        "runs not ended are recorded interrupted\n",
+                        problem_.c_str());
+                    for (auto& t : tasks_) {
+                        if (!t.terminal) {
+                            t.terminal = true;
+                            t.state.state = "UNKNOWN";
+                            t.state.reason = "the controller did not answer: " + problem_;
+                        }
+                    }
+                }
+            }
+            settle(false);
+            if (std::all_of(tasks_.begin(), tasks_.end(),
+                            [](const TaskWatch& t) { return t.terminal; })) {
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        }
+        // Every task has ended: what they streamed is complete once the files stop
+        // growing (a shared file system may show the last writes late).
+        for (int quiet = 0, rounds = 0; quiet < 2 && rounds < 40; ++rounds) {
+            quiet = readStreams() ? 0 : quiet + 1;
+            flush();
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        }
+        settle(true);
+        bool cancelled = false, failed = false;
+        for (const auto& r : db_.runs(experiment_)) {
+            cancelled |= r.status == run::RunStatus::Cancelled;
+            // A run a requeue superseded is told by the attempt after it.
+            failed |= r.status != run::RunStatus::Finished &&
+                      r.status != run::RunStatus::Cancelled && superseded_.count(r.id) == 0;
+            say(stderr, "run %lld %s seed %llu: %s at step %lld%s%s\n",
+                static_cast<long long>(r.id), analysis::printable(r.arm, false).c_str(),
+                static_cast<unsigned long long>(r.seed), run::toString(r.status).c_str(),
+                static_cast<long long>(r.last_step), r.error.empty() ? "" : ": ",
+                analysis::printable(r.error, false).c_str());
+        }
+        if (!cancelled) {
+            printVerdicts(db_, experiment_);
+        }
+        return cancelled ? kCancelled : failed ? kRunsFailed : kOk;
+    }
+
+  private:
+    /// Reads what is new in every task's newest stream; true when anything was.
+    bool readStreams() {
+        bool grew = false;
+        for (auto& t : tasks_) {
+            int newest = t.attempt;
+            while (newest < t.attempt + 1000 &&
+                   ::access(slurm::streamFile(dir_, t.index, newest + 1).c_str(), F_OK) == 0) {
+                ++newest;
+            }
+            if (newest > t.attempt) {
+                if (t.attempt >= 0) {
+                    grew |= readStream(t);  // the earlier attempt's last rows first
+                    flush();
+                    supersede(t, newest);
+                }
+                t.attempt = newest;
+                t.offset = 0;
+                t.partial.clear();
+                t.line = 0;
+                t.refused = false;
+                t.remote.clear();
+                say(stderr, "%s: attempt %d streams into %s\n", taskName(job_id_, t.index).c_str(),
+                    newest, slurm::streamFile(dir_, t.index, newest).c_str());
+            }
+            if (t.attempt >= 0) {
+                grew |= readStream(t);
+            }
+        }
+        return grew;
+    }
+
+    /// A requeued task trains its runs again: a run that started keeps the rows of
+    /// the attempt before and ends interrupted; the new attempt records into a new
+    /// run of the same arm and seed.
+    void supersede(TaskWatch& t, int attempt) {
+        for (auto& link : t.runs) {
+            if (!link.started) {
+                continue;
+            }
+            const auto row = db_.run(link.local);
+            const int64_t fresh = db_.createRun(
+                experiment_, link.planned.arm, link.planned.arm_index, link.planned.seed,
+                link.planned.arm_json, link.planned.planned_steps, link.planned.inputs_json);
+            if (!link.ended) {
+                db_.finishRun(link.local, run::RunStatus::Interrupted,
+                              taskName(job_id_, t.index) + " was requeued by Slurm at step " +
+                                  std::to_string(row ? row->last_step : 0) +
+                                  "; the rows up to there are kept, and attempt " +
+                                  std::to_string(attempt) + " trains it again as run " +
+                                  std::to_string(fresh),
+                              run::FailureKind::Interrupted);
+            }
+            say(stderr, "%s requeued: run %lld continues as run %lld\n",
+                taskName(job_id_, t.index).c_str(), static_cast<long long>(link.local),
+                static_cast<long long>(fresh));
+            superseded_.insert(link.local);
+            link.local = fresh;
+            link.started = false;
+            link.ended = false;
+            link.end.reset();
+        }
+    }
+
+    bool readStream(TaskWatch& t) {
+        // Opened anew each time: another host's appends show on open (NFS).
+        const std::string path = slurm::streamFile(dir_, t.index, t.attempt);
+        const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+            return false;
+        }
+        struct stat st {};
+        bool grew = false;
+        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > t.offset) {
+            std::string chunk(
+                static_cast<size_t>(std::min<int64_t>(st.st_size - t.offset, 8 << 20)), '\0');
+            const ssize_t n = ::pread(fd, chunk.data(), chunk.size(), t.offset);
+            if (n > 0) {
+                grew = true;
+                t.offset += n;
+                t.partial.append(chunk.data(), static_cast<size_t>(n));
+                size_t start = 0;
+                for (size_t nl; (nl = t.partial.find('\n', start)) != std::string::npos;
+                     start = nl + 1) {
+                    line(t, t.partial.substr(start, nl - start));
+                }
+                t.partial.erase(0, start);
+            }
+        }
+        ::close(fd);
+        return grew;
+    }
+
+    void line(TaskWatch& t, const std::string& text) {
+        ++t.line;
+        if (t.refused || text.find_first_not_of(" \t\r") == std::string::npos) {
+            return;
+        }
+        stream::Record record;
+        try {
+            record = stream::decode(text, t.line);
+        } catch (const stream::StreamError& e) {
+            say(stderr, "%s: %s: %s; skipped\n", taskName(job_id_, t.index).c_str(),
+                slurm::streamFile(dir_, t.index, t.attempt).c_str(),
+                analysis::printable(e.what(), false).c_str());
+            return;
+        }
+        if (auto* h = std::get_if<stream::Header>(&record)) {
+            if (h->stream_version != stream::kStreamVersion) {
+                say(stderr,
+                    "%s: its stream is version %lld, this build reads version %d: "
+                    "the task runs another ampbench-cli; its records are not read\n",
+                    taskName(job_id_, t.index).c_str(), static_cast<long long>(h->stream_version),
+                    stream::kStreamVersion);
+                t.refused = true;
+            }
+        } else if (auto* r = std::get_if<store::RunRow>(&record)) {
+            Link* link = nullptr;
+            for (size_t i = 0; i < t.runs.size(); ++i) {
+                if (t.runs[i].planned.arm_index == r->arm_index &&
+                    t.runs[i].planned.seed == r->seed) {
+                    t.remote[r->id] = i;
+                    link = &t.runs[i];
+                }
+            }
+            if (link && !link->started && !link->ended && r->status != run::RunStatus::Queued) {
+                try {
+                    db_.markRunning(link->local, r->env_json);
+                    link->started = true;
+                } catch (const store::StoreError& e) {
+                    // Tried again with the run's next record; its end is written regardless.
+                    say(stderr, "marking run %lld running waits: %s\n",
+                        static_cast<long long>(link->local), e.what());
+                }
+            }
+        } else if (auto* row = std::get_if<stream::RowRecord>(&record)) {
+            if (Link* link = linkOf(t, row->run)) {
+                link->pending.push_back(std::move(row->row));
+            }
+        } else if (auto* g = std::get_if<stream::NumericsGroup>(&record)) {
+            if (Link* link = linkOf(t, g->run)) {
+                for (auto& n : g->rows) {
+                    n.step = g->step;
+                    link->numerics.push_back(std::move(n));
+                }
+            }
+        } else if (auto* s = std::get_if<stream::StatusRecord>(&record)) {
+            Link* link = linkOf(t, s->run);
+            if (link && s->status != run::RunStatus::Running &&
+                s->status != run::RunStatus::Queued) {
+                link->end = *s;
+            }
+        }
+    }
+
+    Link* linkOf(TaskWatch& t, int64_t remote_run) {
+        const auto it = t.remote.find(remote_run);
+        return it == t.remote.end() ? nullptr : &t.runs[it->second];
+    }
+
+    /// Writes the rows held, in one transaction; kept for the next try when another
+    /// program holds the database's lock past the usual wait.
+    void flush() {
+        bool any = false;
+        for (const auto& t : tasks_) {
+            for (const auto& l : t.runs) {
+                any |= !l.pending.empty() || !l.numerics.empty();
+            }
+        }
+        if (!any) {
+            return;
+        }
+        try {
+            db_.begin();
+            std::vector<std::string> conflicts;
+            for (auto& t : tasks_) {
+                for (auto& l : t.runs) {
+                    if (!l.pending.empty()) {
+                        const auto r = db_.insertSequenced(l.local, l.pending);
+                        for (const auto& c : r.conflicts) {
+                            conflicts.push_back("run " + std::to_string(l.local) + ": " +
+                                                c.problem);
+                        }
+                    }
+                    if (!l.numerics.empty()) {
+                        store::NumericsStore(db_).insert(l.local, l.numerics);
+                    }
+                }
+            }
+            db_.commit();
+            for (auto& t : tasks_) {
+                for (auto& l : t.runs) {
+                    l.pending.clear();
+                    l.numerics.clear();
+                }
+            }
+            for (const auto& c : conflicts) {
+                say(stderr, "%s; the row stored is kept\n", analysis::printable(c, false).c_str());
+            }
+        } catch (const store::StoreError& e) {
+            try {
+                db_.rollback();
+            } catch (const store::StoreError&) {
+            }
+            say(stderr, "writing the streamed rows waits: %s\n", e.what());
+        }
+    }
+
+    /// Asks Slurm about every task; false when it could not be asked.
+    bool queryScheduler() {
+        const bool some_missing = std::any_of(tasks_.begin(), tasks_.end(), [](const TaskWatch& t) {
+            return t.missing > 0 && !t.terminal;
+        });
+        const slurm::ArrayView view = slurm::queryArray(job_id_, some_missing, &accounting_);
+        if (!view.squeue_ok) {
+            problem_ = view.problem;
+            return false;
+        }
+        for (auto& t : tasks_) {
+            if (t.terminal) {
+                continue;
+            }
+            const auto it = view.tasks.find(t.index);
+            if (it != view.tasks.end()) {
+                if (!t.known || it->second.state != t.state.state ||
+                    it->second.reason != t.state.reason) {
+                    say(stderr, "%s: %s%s%s%s%s\n", taskName(job_id_, t.index).c_str(),
+                        it->second.state.c_str(),
+                        it->second.reason.empty() || it->second.reason == "None" ? "" : " (",
+                        it->second.reason == "None" ? "" : it->second.reason.c_str(),
+                        it->second.reason.empty() || it->second.reason == "None" ? "" : ")",
+                        it->second.node.empty() ? "" : (" on " + it->second.node).c_str());
+                }
+                t.state = it->second;
+                t.known = true;
+                t.missing = 0;
+                t.terminal = slurm::terminalState(t.state.state);
+            } else if (++t.missing >= 3) {
+                // Neither squeue nor sacct lists it: it ended long enough ago for the
+                // controller to forget it, and no accounting keeps it.
+                t.terminal = true;
+                if (!t.known) {
+                    t.state.state = "UNKNOWN";
+                }
+                t.state.reason = "Slurm no longer lists it";
+            }
+        }
+        return true;
+    }
+
+    /// Records the end of each run whose end is known; with `final`, of every run.
+    void settle(bool final) {
+        for (auto& t : tasks_) {
+            for (auto& link : t.runs) {
+                if (link.ended || (!link.end && !final)) {
+                    continue;
+                }
+                const bool stream_cancelled =
+                    link.end && link.end->status == run::RunStatus::Cancelled;
+                // A cancel the task heard may have been scancel, the time limit or a
+                // preemption: only Slurm's state tells, once the task has ended.
+                if (!final && stream_cancelled && !t.terminal) {
+                    continue;
+                }
+                flush();
+                const auto [status, failure, error] = ending(t, link);
+                db_.finishRun(link.local, status, error, failure);
+                link.ended = true;
+            }
+        }
+    }
+
+    struct Ending {
+        run::RunStatus status;
+        run::FailureKind failure;
+        std::string error;
+    };
+
+    Ending ending(const TaskWatch& t, const Link& link) const {
+        using run::FailureKind;
+        using run::RunStatus;
+        const std::string name = taskName(job_id_, t.index);
+        const std::string state = t.known ? t.state.state : std::string("UNKNOWN");
+        if (link.end && link.end->status != RunStatus::Cancelled) {
+            return {link.end->status, link.end->failure, link.end->error};
+        }
+        const auto row = db_.run(link.local);
+        // Rows here mean that it trained, even if its start could not be written.
+        const bool started = link.started || db_.lastSeq(link.local) > 0;
+        const std::string at_step = " at step " + std::to_string(row ? row->last_step : 0) +
+                                    "; the rows it streamed are kept";
+        if (state == "TIMEOUT") {
+            return {RunStatus::Interrupted, FailureKind::Interrupted,
+                    name + " ran past its time limit (" +
+                        (t.state.time_limit.empty() ? time_limit_ : t.state.time_limit) +
+                        ") and Slurm stopped it" +
+                        (started ? at_step : std::string(" before the run started"))};
+        }
+        if (state == "PREEMPTED") {
+            return {RunStatus::Interrupted, FailureKind::Interrupted,
+                    name + " was preempted by Slurm" +
+                        (started ? at_step : std::string(" before the run started"))};
+        }
+        if (state == "CANCELLED" || link.end) {
+            std::string error = link.end && !link.end->error.empty() ? link.end->error
+                                : started ? "cancelled (scancel) while it trained"
+                                          : "cancelled (scancel) before its task started";
+            return {RunStatus::Cancelled, FailureKind::Cancelled, error};
+        }
+        std::string how = "Slurm: " + state;
+        if (!t.state.exit_code.empty()) {
+            how += ", exit code " + t.state.exit_code;
+        }
+        if (!t.state.reason.empty() && t.state.reason != "None") {
+            how += ", " + t.state.reason;
+        }
+        if (!started) {
+            const std::string said = outputTail(slurm::taskOutput(dir_, t.index));
+            return {RunStatus::Failed, FailureKind::Runtime,
+                    name + " ended (" + how + ") before its run started" +
+                        (said.empty() ? std::string() : "; its output: " + said)};
+        }
+        return {RunStatus::Interrupted, FailureKind::Interrupted,
+                name + " ended (" + how + ") before its run ended" + at_step};
+    }
+
+    store::Database& db_;
+    std::string dir_;
+    std::string job_id_;
+    int64_t experiment_;
+    std::string time_limit_;
+    std::vector<TaskWatch> tasks_;
+    bool accounting_ = true;
+    std::string problem_;
+    std::set<int64_t> superseded_;  ///< runs whose task was requeued after they started
+};
+
+}  // namespace
+
+int collectArray(store::Database& db, const std::string& dir, const std::string& job_id,
+                 int64_t experiment, const slurm::TaskList& list) {
+    return Collector(db, dir, job_id, experiment, list).run();
+}
+
+}  // namespace ampbench::cli
