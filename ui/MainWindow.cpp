@@ -398,6 +398,8 @@ void MainWindow::connectTraining() {
         statusBar()->showMessage(cancelled ? tr("Experiment cancelled") : tr("Experiment finished"),
                                  10000);
     });
+    connect(w, &TrainingWorker::note, this,
+            [this](const QString& line) { statusBar()->showMessage(line, 15000); });
     connect(w, &TrainingWorker::setupFailed, this, [this](const train::SetupReport& report) {
         editor_->showSetupProblems(report);  // on their fields, beside the model's facts
     });

@@ -183,6 +183,32 @@ class TrainingTest : public QObject {
 
     // Cancel asks: the running run alone (the queue goes on) or everything; a queued
     // run can be taken out without a question (it has no rows to lose).
+    // The fast verdict from the window: on this machine (no CUDA) it says so in the
+    // status bar, and the runs train as they would without it.
+    void aFastVerdictSaysWhatItDoesInTheStatusBar() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto spec = test::tinySpec(8);
+        spec.fast_verdict = true;
+        ws.window->editor()->setSpec(spec);
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy notes(worker, &TrainingWorker::note);
+        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
+        QSignalSpy failed(worker, &TrainingWorker::failed);
+        QSignalSpy shown(ws.window->statusBar(), &QStatusBar::messageChanged);
+        QTRY_VERIFY(ws.window->runAction()->isEnabled());
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), kTrainTimeoutMs);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
+        QCOMPARE(notes.size(), 1);
+        QVERIFY2(notes[0][0].toString().contains(QStringLiteral("no CUDA device")),
+                 qPrintable(notes[0][0].toString()));
+        const bool told = std::any_of(shown.begin(), shown.end(), [](const QList<QVariant>& m) {
+            return m[0].toString().startsWith(QStringLiteral("fast verdict:"));
+        });
+        QVERIFY2(told, "the status bar never showed the note");
+    }
+
     void oneRunCanBeCancelledOrRemovedAndTheQueueGoesOn() {
         test::Workspace ws;
         QVERIFY(ws.open());

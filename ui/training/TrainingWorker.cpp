@@ -150,6 +150,7 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         current_.store(0);
         Q_EMIT runFinished(run.run_id, outcome.status, QString::fromStdString(outcome.error));
     };
+    hooks.note = [this](const std::string& line) { Q_EMIT note(QString::fromStdString(line)); };
     hooks.skip = [&](const train::PlannedRun& run) {
         {
             const std::lock_guard<std::mutex> lock(removedMutex_);

@@ -68,6 +68,9 @@ class TrainingWorker : public QObject {
 
   Q_SIGNALS:
     void experimentPlanned(qint64 experimentId, const QList<qint64>& runIds);
+    /// A line about how the experiment trains, before it is planned (the fast
+    /// verdict's passes of each arm alone, how its runs are packed).
+    void note(const QString& line);
     void runStarted(qint64 runId);
     /// At most every kProgressIntervalMs per run, plus the last step. `etaSeconds`
     /// estimates the rest of the whole experiment from this run's samples/s.
