@@ -85,6 +85,31 @@ bool storedArmsReadable(const analysis::ExperimentData& data, const std::string&
     return readable;
 }
 
+void printArmTable(const store::Database& db, const config::ExperimentSpec& spec,
+                   int64_t experiment_id, const std::string& device, const char* timing,
+                   const char* cpu_memory) {
+    const auto arms = analysis::summarizeArms(analysis::summarizeExperimentRuns(db, experiment_id));
+    const bool cuda = device.rfind("cuda", 0) == 0;
+    say(stdout, "\n%s\n", analysis::printable(spec.name, false).c_str());
+    say(stdout, "%s",
+        analysis::comparisonTable(arms, cuda ? "peak alloc" : "peak RSS").render().c_str());
+    const auto runs = db.runs(experiment_id);
+    if (!runs.empty() && !runs.front().env_json.empty()) {
+        say(stdout, "on %s\n",
+            probe::describe(probe::environmentFromJson(runs.front().env_json)).c_str());
+    }
+    const char* base = arms.empty() ? "baseline" : arms.front().arm.c_str();
+    say(stdout,
+        "speed-up = %s's time per sample \xC3\xB7 the arm's (each run's median over its timed "
+        "steps, %s); memory = peak \xC3\xB7 %s's (%s).\n",
+        base, timing, base, cuda ? "CUDA caching allocator, peak allocated" : cpu_memory);
+    if (spec.fast_verdict && cuda) {
+        say(stdout,
+            "fast verdict: the table's times and memory are the packed runs' own, on a shared "
+            "GPU; the verdicts' speed-up and memory come from each arm timed alone.\n");
+    }
+}
+
 void printVerdicts(const store::Database& db, int64_t experiment_id) {
     const auto data = analysis::loadExperiment(db, experiment_id);
     if (!data || data->runs.empty()) {

@@ -144,6 +144,14 @@ bool storedArmsReadable(const analysis::ExperimentData& data, const std::string&
 /// it says of the noise; nothing when the experiment has no runs to judge.
 void printVerdicts(const store::Database& db, int64_t experiment_id);
 
+/// The table an experiment's training ends with: the spec's name, each arm's row,
+/// the machine of its first run, how speed-up and memory read (`timing`: where the
+/// step times come from; `cpu_memory`: what the memory column is on a CPU), and the
+/// fast verdict's caveat where it packed the runs on a GPU.
+void printArmTable(const store::Database& db, const config::ExperimentSpec& spec,
+                   int64_t experiment_id, const std::string& device, const char* timing,
+                   const char* cpu_memory);
+
 /// Builds the spec from a preset or file plus overrides and validates it; errors go to
 /// stderr. Nullopt when the spec could not be built or is invalid.
 std::optional<config::ValidSpec> buildSpec(const RunOverrides& o);

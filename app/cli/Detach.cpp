@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -18,6 +19,12 @@
 #include "cli/Terminal.h"
 
 namespace ampbench::cli {
+
+std::string ownExecutable() {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : self.string();
+}
 
 std::string readText(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

@@ -8,6 +8,8 @@
 
 namespace ampbench::cli {
 
+/// This program's own path (/proc/self/exe); empty when it cannot be read.
+std::string ownExecutable();
 /// A file's whole text ("" when it cannot be read).
 std::string readText(const std::string& path);
 /// Writes all of `text` to `fd`, retrying after signals; gives up on an error.

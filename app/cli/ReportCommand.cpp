@@ -103,7 +103,7 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
     // Loaded and analysed once, for every format.
     analysis::AnalysisOptions options;
     options.baseline = o.baseline;
-    const auto prepared = analysis::prepareReport(*db, o.experiment_id, options);
+    auto prepared = analysis::prepareReport(*db, o.experiment_id, options);
     if (!prepared) {
         say(stderr, "no experiment %lld in %s\n", static_cast<long long>(o.experiment_id),
             db_path.c_str());
@@ -123,25 +123,22 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
         say(stderr, "warning: %s\n", w.c_str());
     }
     std::vector<std::string> written;
+    std::string error;
 #ifdef AMPBENCH_REPORTS_WITH_QT
-    if (!o.html.empty() || !o.pdf.empty()) {
-        QtReportResult r;
+    if (!o.html.empty() || !o.pdf.empty()) {  // Qt only where HTML or PDF is asked for
         try {
-            r = writeQtReports(*db, *prepared, {o.html, o.pdf, o.baseline});
+            QtReportResult r = writeQtReports(*db, std::move(*prepared), files);
+            written = std::move(r.written);
+            error = std::move(r.error);
         } catch (const std::exception& e) {
             say(stderr, "report failed: %s\n", e.what());
             return kStoreError;
         }
-        for (const auto& path : r.written) {
-            say(stdout, "wrote %s\n", path.c_str());
-        }
-        if (!r.error.empty()) {
-            say(stderr, "%s\n", r.error.c_str());
-            return kIoError;
-        }
-    }
+    } else
 #endif
-    const std::string error = analysis::writeDataFiles(*db, *prepared, files, written);
+    {
+        error = analysis::writeDataFiles(*db, *prepared, files, written);
+    }
     for (const auto& path : written) {
         say(stdout, "wrote %s\n", path.c_str());
     }

@@ -18,8 +18,8 @@ void quietQtMessages(QtMsgType type, const QMessageLogContext&, const QString& m
 
 }  // namespace
 
-QtReportResult writeQtReports(const store::Database& db, const analysis::PreparedReport& prepared,
-                              const QtReportFiles& files) {
+QtReportResult writeQtReports(const store::Database& db, analysis::PreparedReport prepared,
+                              const analysis::ReportFiles& files) {
     // Plots are QCustomPlot widgets drawn into images: a QApplication on the offscreen
     // platform, so the report works on a server without a display.
     qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -29,10 +29,9 @@ QtReportResult writeQtReports(const store::Database& db, const analysis::Prepare
     static char* argv[] = {name, nullptr};
     QApplication qt(argc, argv);
 
-    const report::ReportRequest request{files.html, files.pdf, "", "", files.baseline};
     // The caller has printed the analysis' warnings already.
-    report::ReportContent content(prepared);
-    const report::ReportResult r = report::writeReports(content, db, request);
+    report::ReportContent content(std::move(prepared));
+    const report::ReportResult r = report::writeReports(content, db, files);
     QtReportResult result;
     result.written = r.written;
     result.error = r.error;

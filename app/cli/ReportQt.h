@@ -11,20 +11,15 @@
 
 namespace ampbench::cli {
 
-struct QtReportFiles {
-    std::string html, pdf;  ///< empty ones are not written
-    std::string baseline;
-};
-
 struct QtReportResult {
     std::string error;                 ///< non-empty: what failed, nothing more written
     std::vector<std::string> written;  ///< paths, in the order written
 };
 
-/// HTML and PDF of the report the CLI prepared (read again only for nothing: the
-/// rows and the analysis are `prepared`'s).
-QtReportResult writeQtReports(const store::Database& db, const analysis::PreparedReport& prepared,
-                              const QtReportFiles& files);
+/// Every file of `files` (HTML, PDF, CSV, JSON, in that order) from the report the
+/// CLI prepared, which the HTML's plots take over: nothing is loaded or analysed again.
+QtReportResult writeQtReports(const store::Database& db, analysis::PreparedReport prepared,
+                              const analysis::ReportFiles& files);
 
 /// The Qt this program runs with ("6.4.2").
 std::string qtRuntimeVersion();

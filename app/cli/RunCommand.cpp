@@ -296,30 +296,8 @@ int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const 
         db->setRecordListener(nullptr);
     }
     const bool failed = result.any_failed;
-    auto runs = analysis::summarizeExperimentRuns(*db, plan.experiment_id);
-    auto arms = analysis::summarizeArms(runs);
-    const bool cuda = device.rfind("cuda", 0) == 0;
-    auto table = analysis::comparisonTable(arms, cuda ? "peak alloc" : "peak RSS");
-    say(stdout, "\n%s\n", analysis::printable(spec.name, false).c_str());
-    say(stdout, "%s", table.render().c_str());
-    if (!plan.runs.empty()) {
-        if (auto row = db->run(plan.runs.front().run_id); row && !row->env_json.empty()) {
-            say(stdout, "on %s\n",
-                probe::describe(probe::environmentFromJson(row->env_json)).c_str());
-        }
-    }
-    say(stdout,
-        "speed-up = %s's time per sample \xC3\xB7 the arm's (each run's median over its "
-        "timed steps, mean over runs); memory = peak \xC3\xB7 %s's (%s).\n",
-        arms.empty() ? "baseline" : arms.front().arm.c_str(),
-        arms.empty() ? "baseline" : arms.front().arm.c_str(),
-        cuda ? "CUDA caching allocator, peak allocated"
-             : "CPU: peak resident set of this process, an upper bound");
-    if (spec.fast_verdict && cuda) {
-        say(stdout,
-            "fast verdict: the table's times and memory are the packed runs' own, on a shared "
-            "GPU; the verdicts' speed-up and memory come from each arm timed alone.\n");
-    }
+    printArmTable(*db, spec, plan.experiment_id, device, "mean over runs",
+                  "CPU: peak resident set of this process, an upper bound");
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rerun_of > 0) {
         for (const auto& c : analysis::rerunsOfExperiment(*db, db->run(rerun_of)->experiment_id)) {

@@ -21,6 +21,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/Detach.h"
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
 #include "cli/Progress.h"
@@ -202,29 +203,12 @@ bool checkInterpreter(const std::string& python, const std::string& package) {
     return false;
 }
 
-std::string selfExe() {
-    std::error_code ec;
-    const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string() : p.string();
-}
-
 /// The table and each arm's verdict, as `run` prints them.
 void printResult(store::Database& db, const config::ExperimentSpec& spec,
                  const train::ExperimentPlan& plan, const std::string& device,
                  const std::string& db_path, double total_s) {
-    auto runs = analysis::summarizeExperimentRuns(db, plan.experiment_id);
-    auto arms = analysis::summarizeArms(runs);
-    const bool cuda = device.rfind("cuda", 0) == 0;
-    auto table = analysis::comparisonTable(arms, cuda ? "peak alloc" : "peak RSS");
-    say(stdout, "\n%s\n", analysis::printable(spec.name, false).c_str());
-    say(stdout, "%s", table.render().c_str());
-    const char* base = arms.empty() ? "baseline" : arms.front().arm.c_str();
-    say(stdout,
-        "speed-up = %s's time per sample \xC3\xB7 the arm's (each run's median over its timed "
-        "steps, as the script recorded them); memory = peak \xC3\xB7 %s's (%s).\n",
-        base, base,
-        cuda ? "CUDA caching allocator, peak allocated"
-             : "CPU: peak resident set of the script's process");
+    printArmTable(db, spec, plan.experiment_id, device, "as the script recorded them",
+                  "CPU: peak resident set of the script's process");
     printVerdicts(db, plan.experiment_id);
     say(stdout, "experiment %lld in %s; total time %.1f s\n",
         static_cast<long long>(plan.experiment_id), db_path.c_str(), total_s);
@@ -233,7 +217,7 @@ void printResult(store::Database& db, const config::ExperimentSpec& spec,
 }  // namespace
 
 std::string pythonPackageDir() {
-    const std::string exe = selfExe();
+    const std::string exe = ownExecutable();
     if (exe.empty()) {
         return {};
     }

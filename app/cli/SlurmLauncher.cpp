@@ -60,12 +60,6 @@ using nlohmann::json;
 namespace ampbench::cli {
 namespace {
 
-std::string selfExecutable() {
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("ampbench-cli") : self.string();
-}
-
 /// The detached collector: plans, submits, collects. Tells the launcher on `report`
 /// ("planned ID" once the array is submitted, or "failed CODE") and closes it.
 int runCollector(const std::string& db_path, const config::ValidSpec& valid, const LaunchOptions& l,
@@ -136,10 +130,12 @@ int runCollector(const std::string& db_path, const config::ValidSpec& valid, con
             list.tasks.push_back({t});
         }
         writePrivateFile(slurm::taskListFile(dir), slurm::taskListText(list));
+        const std::string found = ownExecutable();
+        const std::string self = found.empty() ? std::string("ampbench-cli") : found;
         writePrivateFile(slurm::batchScript(dir),
                          "#!/bin/sh\n# Experiment " + std::to_string(id) + " of " + db_path +
                              ": one task per run (written by ampbench-cli launch --slurm)\nexec " +
-                             slurm::shellQuote(selfExecutable()) + " slurm-task --dir " +
+                             slurm::shellQuote(self) + " slurm-task --dir " +
                              slurm::shellQuote(dir) + " --task \"$SLURM_ARRAY_TASK_ID\"\n",
                          0700);
         holdJobLock(db_path, id);

@@ -53,7 +53,7 @@ std::optional<std::array<double, 3>> busyOf(const RunData& run) {
             const auto pass = run::aloneTimingOf(ev);
             if (pass && pass->mode == "eager" && std::isfinite(pass->device_ms) &&
                 pass->device_ms > 0 && !pass->step_ms.empty()) {
-                const double step_ms = median(pass->step_ms);
+                const double step_ms = pass->medianStepMs();
                 if (std::isfinite(step_ms) && step_ms > 0) {
                     return std::array<double, 3>{std::min(1.0, pass->device_ms / step_ms),
                                                  pass->device_ms, step_ms};

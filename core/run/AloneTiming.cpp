@@ -6,6 +6,21 @@
 
 namespace ampbench::run {
 
+namespace {
+
+/// The median of `v` (NaN when empty); the analysis's own median is a layer above.
+double medianOf(std::vector<double> v) {
+    if (v.empty()) {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    const double upper = *mid;
+    return v.size() % 2 ? upper : (upper + *std::max_element(v.begin(), mid)) / 2.0;
+}
+
+}  // namespace
+
 double AloneTiming::msPerSample() const {
     std::vector<double> per;
     for (size_t i = 0; i < step_ms.size() && i < step_samples.size(); ++i) {
@@ -13,17 +28,11 @@ double AloneTiming::msPerSample() const {
             per.push_back(step_ms[i] / static_cast<double>(step_samples[i]));
         }
     }
-    if (per.empty()) {
-        return std::numeric_limits<double>::quiet_NaN();
-    }
-    const size_t mid = per.size() / 2;
-    std::nth_element(per.begin(), per.begin() + static_cast<std::ptrdiff_t>(mid), per.end());
-    double m = per[mid];
-    if (per.size() % 2 == 0) {
-        m = (m + *std::max_element(per.begin(), per.begin() + static_cast<std::ptrdiff_t>(mid))) /
-            2.0;
-    }
-    return m;
+    return medianOf(std::move(per));
+}
+
+double AloneTiming::medianStepMs() const {
+    return medianOf(step_ms);
 }
 
 EventRecord aloneTimingEvent(const AloneTiming& t) {

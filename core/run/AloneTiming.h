@@ -28,6 +28,8 @@ struct AloneTiming {
     double device_ms = std::numeric_limits<double>::quiet_NaN();
     /// Median time per sample over the timed steps (ms); NaN when none were timed.
     double msPerSample() const;
+    /// Median time of a timed step (ms); NaN when none were timed.
+    double medianStepMs() const;
 };
 
 /// The pass as the event the trainer records (step 0, value = msPerSample()).

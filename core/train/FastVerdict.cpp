@@ -49,11 +49,7 @@ std::string passText(const config::ArmSpec& arm, const AlonePass& p) {
     if (!p.ok) {
         return "arm '" + arm.name + "' alone, " + p.timing.mode + ": " + p.error;
     }
-    const double ms = p.timing.step_ms.empty() ? NAN : [&] {
-        std::vector<double> v = p.timing.step_ms;
-        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-        return v[v.size() / 2];
-    }();
+    const double ms = p.timing.medianStepMs();
     char step[32];
     std::snprintf(step, sizeof step, "%.3g ms", ms);
     std::string text = "arm '" + arm.name + "' alone, " + p.timing.mode + ": median step " + step +
