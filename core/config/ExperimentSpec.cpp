@@ -31,6 +31,9 @@ bool ExperimentSpec::operator==(const ExperimentSpec& o) const {
 std::string toString(Precision p) {
     return enumToString(p);
 }
+std::string toString(Fp8Recipe r) {
+    return enumToString(r);
+}
 std::string toString(LrRule r) {
     return enumToString(r);
 }

@@ -12,7 +12,14 @@ namespace ampbench::config {
 /// `amp` resolves on the device: fp16 with loss scaling on CUDA, bf16 on CPU.
 /// `pure-fp16` is a negative control: the model itself in fp16 (model.half()), no
 /// fp32 master weights, no autocast, no loss scaling.
-enum class Precision { Fp32, Amp, AmpFp16, AmpBf16, PureFp16 };
+/// `fp8`: the Linear layers of built-in models multiply in FP8 (e4m3 forward, e5m2
+/// gradients) with per-tensor scales, everything else under bf16 autocast; CUDA with
+/// compute capability 8.9 or later and LibTorch 2.1 or later.
+enum class Precision { Fp32, Amp, AmpFp16, AmpBf16, PureFp16, Fp8 };
+/// How an FP8 arm scales each tensor before the cast: `delayed` from the largest
+/// |value| over the last fp8_history casts (Transformer Engine's DelayedScaling, one
+/// pass); `current` from this tensor's own (a reduction pass before the cast).
+enum class Fp8Recipe { Delayed, Current };
 enum class LrRule { Linear, Sqrt, None };
 enum class OptimizerKind { Sgd, AdamW };
 enum class DeviceKind { Auto, Cpu, Cuda };
@@ -52,6 +59,10 @@ struct ArmSpec {
     /// FP32 islands: modules (names or glob patterns from the model's module tree,
     /// separated by ';') that run with autocast off and their inputs cast to fp32.
     std::string fp32_modules;
+    Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;  ///< fp8 arms: how the scales are found
+    int fp8_history = 16;  ///< fp8 delayed: casts whose largest |value| the scale follows
+    /// fp8: the scale leaves 2^margin of room below the format's largest value.
+    int fp8_margin = 0;
     int repeats = 0;  ///< seeds for this arm; 0 = the experiment's seeds
     /// Added to each of the arm's seeds: a copy of the baseline on other seeds is an
     /// A/A check (the verdict's false alarms and the timing noise of the machine).
@@ -62,7 +73,11 @@ struct ArmSpec {
 
 struct ModelSpec {
     std::string name = "cnn";  ///< mlp | cnn | resnet | transformer | torchscript
-    std::string file;          ///< torchscript: the saved module (.pt)
+    std::string file;          ///< torchscript: the saved module (.pt); script: the .py
+    /// script: the interpreter that runs it; empty = $AMPBENCH_PYTHON, else python3
+    std::string python;
+    /// script: its command-line arguments, split as a shell would (util/Words.h)
+    std::string args;
     Task task = Task::Auto;
     double label_smoothing = 0.0;  ///< classification and tokens: cross-entropy's smoothing
     int width = 32;                ///< base channels (cnn, resnet) or hidden size (mlp) or d_model
@@ -170,6 +185,7 @@ struct ExperimentSpec {
 };
 
 std::string toString(Precision p);
+std::string toString(Fp8Recipe r);
 std::string toString(LrRule r);
 std::string toString(OptimizerKind k);
 std::string toString(DeviceKind d);

@@ -54,6 +54,9 @@ bool fraction(const ExperimentSpec& s) {
 bool scripted(const ExperimentSpec& s) {
     return s.model.name == "torchscript" || s.model.name == "script";
 }
+bool trainingScript(const ExperimentSpec& s) {
+    return s.model.name == "script";
+}
 bool builtIn(const ExperimentSpec& s) {
     return !scripted(s);
 }
@@ -184,12 +187,23 @@ const std::vector<Field<ModelSpec>>& fieldsOf(const ModelSpec*) {
     static const std::vector<Field<M>> table = {
         field("name", &M::name, "Model",
               "A built-in model, torchscript: your own model file, or script: your own Python "
-              "training script, run once per arm and seed (ampbench-cli run --script)")
+              "training script, run once per arm and seed")
             .oneOf({"mlp", "cnn", "resnet", "transformer", "torchscript", "script"}),
         field("file", &M::file, "Model file",
-              "A module saved from Python with torch.jit.script(model).save(\"model.pt\")")
+              "A module saved from Python with torch.jit.script(model).save(\"model.pt\"); "
+              "script: the Python training script")
             .when(&scripted)
-            .browseFor("file:TorchScript modules (*.pt *.pth *.ts);;All files (*)"),
+            .browseFor("file:TorchScript modules (*.pt *.pth *.ts);;Python scripts (*.py);;All "
+                       "files (*)"),
+        field("python", &M::python, "Python",
+              "script: the interpreter that runs it; empty = $AMPBENCH_PYTHON, else python3 "
+              "(Debian's /usr/bin/python3 has PyTorch from python3-torch)")
+            .when(&trainingScript)
+            .browseFor("file:All files (*)"),
+        field("args", &M::args, "Script arguments",
+              "script: its command-line arguments, split as a shell would ('quotes' keep "
+              "spaces inside one argument)")
+            .when(&trainingScript),
         field("task", &M::task, "Task",
               "classification: [N, C] logits vs labels; tokens: [N, T, V] vs [N, T]; "
               "regression: MSE; auto: from the model or the data"),
@@ -343,7 +357,8 @@ const std::vector<Field<ArmSpec>>& fieldsOf(const ArmSpec*) {
     static const std::vector<Field<A>> table = {
         field("name", &A::name, "Name", "Unique within the experiment"),
         field("precision", &A::precision, "Precision",
-              "fp32; amp = fp16 + loss scaling on CUDA, bf16 on CPU"),
+              "fp32; amp = fp16 + loss scaling on CUDA, bf16 on CPU; fp8 = Linear layers in "
+              "FP8 (CUDA, compute capability 8.9+)"),
         field("accumulation", &A::accumulation, "Accumulation K",
               "Micro-batches per optimizer step (effective batch = micro-batch \u00d7 K)")
             .range(1, 1024)
@@ -380,6 +395,21 @@ const std::vector<Field<ArmSpec>>& fieldsOf(const ArmSpec*) {
               "built-in models")
             .abbrev("fp32_modules")
             .header("FP32 islands"),
+        field("fp8_recipe", &A::fp8_recipe, "FP8 scaling",
+              "fp8: delayed (each tensor's scale from its largest |value| over the last FP8 "
+              "history casts, one pass) or current (from the tensor itself, one more pass)")
+            .abbrev("fp8")
+            .header("FP8 scaling"),
+        field("fp8_history", &A::fp8_history, "FP8 history",
+              "fp8 delayed: how many casts of a tensor its scale follows")
+            .range(1, 1024)
+            .abbrev("fp8_history")
+            .header("FP8 hist."),
+        field("fp8_margin", &A::fp8_margin, "FP8 margin",
+              "fp8: powers of two left free below the format's largest value")
+            .range(0, 8)
+            .abbrev("fp8_margin")
+            .header("FP8 margin"),
         field("repeats", &A::repeats, "Seeds per arm",
               "How many seeds this arm runs (the experiment's first ones, then more); 0 = all "
               "of the experiment's seeds")
@@ -444,11 +474,15 @@ std::string Bounds::text() const {
 // --- enumerations ---
 
 const std::vector<EnumName<Precision>>& enumNames(Precision) {
-    static const std::vector<EnumName<Precision>> names = {{Precision::Fp32, "fp32"},
-                                                           {Precision::Amp, "amp"},
-                                                           {Precision::AmpFp16, "amp-fp16"},
-                                                           {Precision::AmpBf16, "amp-bf16"},
-                                                           {Precision::PureFp16, "pure-fp16"}};
+    static const std::vector<EnumName<Precision>> names = {
+        {Precision::Fp32, "fp32"},          {Precision::Amp, "amp"},
+        {Precision::AmpFp16, "amp-fp16"},   {Precision::AmpBf16, "amp-bf16"},
+        {Precision::PureFp16, "pure-fp16"}, {Precision::Fp8, "fp8"}};
+    return names;
+}
+const std::vector<EnumName<Fp8Recipe>>& enumNames(Fp8Recipe) {
+    static const std::vector<EnumName<Fp8Recipe>> names = {{Fp8Recipe::Delayed, "delayed"},
+                                                           {Fp8Recipe::Current, "current"}};
     return names;
 }
 const std::vector<EnumName<LrRule>>& enumNames(LrRule) {

@@ -40,7 +40,7 @@ using Member =
     std::variant<int S::*, int64_t S::*, double S::*, bool S::*, std::string S::*,
                  std::vector<int> S::*, std::vector<uint64_t> S::*, std::vector<double> S::*,
                  Precision S::*, LrRule S::*, OptimizerKind S::*, DeviceKind S::*, Task S::*,
-                 LrSchedule S::*, ModelSpec S::*, DataSpec S::*, OptimizerSpec S::*,
+                 LrSchedule S::*, Fp8Recipe S::*, ModelSpec S::*, DataSpec S::*, OptimizerSpec S::*,
                  ScalerSpec S::*, std::vector<ArmSpec> S::*>;
 
 /// What a field is, apart from where it lives.
@@ -134,6 +134,7 @@ struct EnumName {
     const char* name;
 };
 const std::vector<EnumName<Precision>>& enumNames(Precision);
+const std::vector<EnumName<Fp8Recipe>>& enumNames(Fp8Recipe);
 const std::vector<EnumName<LrRule>>& enumNames(LrRule);
 const std::vector<EnumName<OptimizerKind>>& enumNames(OptimizerKind);
 const std::vector<EnumName<DeviceKind>>& enumNames(DeviceKind);

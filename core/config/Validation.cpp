@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/SpecFields.h"
+#include "core/util/Words.h"
 
 namespace ampbench::config {
 
@@ -253,6 +254,9 @@ void checkModelAndData(Checker& c, const ModelSpec& m, const DataSpec& d) {
               "must name the training script (a Python file that records with "
               "ampbench.Recorder)");
     }
+    if (std::string why; m.name == "script" && !util::splitWords(m.args, why)) {
+        c.add("model.args", quoted(m.args), why + " (the arguments split as a shell would)");
+    }
     if (fileData(d) && d.path.empty()) {
         c.add("data.path", quoted(d.path),
               "must name the " + std::string(d.name == "image-folder" ? "image folder"
@@ -309,6 +313,16 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
               "CUDA-graph capture needs ranks 1 (the gradient all-reduce is not captured; this "
               "arm has " +
                   std::to_string(a.ranks) + ")");
+    }
+    if (a.precision == Precision::Fp8 && knownModel &&
+        (s.model.name == "torchscript" || s.model.name == "script")) {
+        c.add(p + "precision", "fp8",
+              "fp8 applies to the built-in models' Linear layers; a " +
+                  std::string(s.model.name == "script"
+                                  ? "training script sets up its own precision"
+                                  : "model file's layers run inside TorchScript, where they "
+                                    "cannot be swapped") +
+                  " (use amp-bf16, or a built-in model)");
     }
     if (a.tf32 && a.precision != Precision::Fp32) {
         c.add(p + "tf32", boolText(true),

@@ -155,7 +155,7 @@ TEST(ExperimentData, AStoredArmThatCannotBeReadIsNamedWithItsField) {
               "run 7's stored arm (runs.spec_json): accumulation = \"x\": expected an integer");
     EXPECT_NE(problem(R"({"name": "amp", "lr": "fast"})").find("lr = \"fast\": expected a number"),
               std::string::npos);
-    EXPECT_NE(problem(R"({"name": "amp", "resolved_precision": "fp8"})").find("not a precision"),
+    EXPECT_NE(problem(R"({"name": "amp", "resolved_precision": "fp4"})").find("not a precision"),
               std::string::npos);
     EXPECT_NE(problem(R"({"name": "fp32"})").find("names arm \"fp32\""), std::string::npos);
     // Nothing recorded (the column's default) is no damage either, nor a field a

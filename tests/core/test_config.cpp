@@ -420,14 +420,14 @@ TEST(Validation, ProblemsNameTheArmByNameAndRow) {
 TEST(Validation, FileErrorsNameTheRowsTheArmsLoadInto) {
     std::vector<FieldError> errors;
     const ExperimentSpec s = specFromJsonText(
-        R"({"arms": [7, {"name": "b", "precision": "fp8"}, {"name": "c", "tf32": 1}]})", errors);
+        R"({"arms": [7, {"name": "b", "precision": "fp4"}, {"name": "c", "tf32": 1}]})", errors);
     ASSERT_EQ(s.arms.size(), 2u);
     renumberArmsAfterLeftOut(errors);
     ASSERT_TRUE(findError(errors, "arms[0].precision")) << allErrors(errors);
     ASSERT_TRUE(findError(errors, "arms[1].tf32")) << allErrors(errors);
     EXPECT_EQ(describe(*findError(errors, "arms[0].precision"), s.arms)
                   .rfind("Arm \u201c"
-                         "b\u201d (row 1), precision = \"fp8\": expected one of",
+                         "b\u201d (row 1), precision = \"fp4\": expected one of",
                          0),
               0u);
     EXPECT_EQ(describe(*findError(errors, "arms[1].tf32"), s.arms),
