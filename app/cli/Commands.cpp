@@ -179,11 +179,15 @@ int commandShowNumerics(const std::string& db_path, int64_t id) {
         return kOk;
     }
     const auto summary = analysis::summarizeNumerics(rows);
+    std::string formats;
+    for (const auto& f : analysis::formatsOf(summary)) {
+        formats += (formats.empty() ? "" : ", ") + f;
+    }
     say(stdout,
-        "numerics    %zu tensors at %zu steps (%lld to %lld); fp16 thresholds at the loss "
-        "scale in use\n",
+        "numerics    %zu tensors at %zu steps (%lld to %lld); the thresholds of %s (the format "
+        "each tensor is held in) at the loss scale in use\n",
         summary.layers.size(), summary.steps.size(), static_cast<long long>(summary.steps.front()),
-        static_cast<long long>(summary.steps.back()));
+        static_cast<long long>(summary.steps.back()), formats.c_str());
     say(stdout, "%s", analysis::worstLayersText(summary, 10).c_str());
     return kOk;
 }

@@ -376,8 +376,9 @@ Command addShow(CLI::App& app) {
                    "time to target) on stdout");
     show->add_flag("--numerics", o->numerics,
                    "the run's per-layer numerics (spec numerics_every): the layers with the most "
-                   "values under fp16's smallest subnormal and normal, and the least headroom to "
-                   "overflow");
+                   "values under the smallest subnormal and normal of the format each is held in "
+                   "(fp16, bf16; e4m3, e5m2 for an FP8 layer's casts), the least headroom to its "
+                   "largest value, and the tensors FP8 layers cast");
     return {show, [o](const std::string& db) -> int {
                 if (o->json && !o->experiment) {
                     cli::say(stderr,

@@ -291,24 +291,43 @@ static json numericsJson(const ExperimentData& data) {
         for (const auto& l : worstUnderflow(rn.summary, 10)) {
             under.push_back({{"name", l.name},
                              {"kind", run::toString(l.kind)},
+                             {"format", l.format},
                              {"max_underflow_subnormal", l.max_underflow_subnormal},
                              {"mean_underflow_subnormal", l.mean_underflow_subnormal},
-                             {"max_underflow_normal", l.max_underflow_normal}});
+                             {"max_underflow_normal", l.max_underflow_normal},
+                             {"max_saturated", l.max_saturated}});
         }
         for (const auto& l : leastHeadroom(rn.summary, 10)) {
             head.push_back({{"name", l.name},
                             {"kind", run::toString(l.kind)},
+                            {"format", l.format},
                             {"min_headroom_log2", finite(l.min_headroom_log2)},
                             {"at_step", l.min_headroom_step},
+                            {"max_saturated", l.max_saturated},
                             {"nonfinite_steps", l.nonfinite_steps}});
+        }
+        // The tensors FP8 layers cast, each in its format at its scale.
+        json casts = json::array();
+        for (const auto& l : castTensors(rn.summary)) {
+            casts.push_back({{"name", l.name},
+                             {"format", l.format},
+                             {"scale", finite(l.last_scale)},
+                             {"max_absmax", finite(l.max_absmax)},
+                             {"max_saturated", l.max_saturated},
+                             {"mean_saturated", l.mean_saturated},
+                             {"max_underflow_subnormal", l.max_underflow_subnormal},
+                             {"max_underflow_normal", l.max_underflow_normal},
+                             {"min_headroom_log2", finite(l.min_headroom_log2)}});
         }
         out.push_back({{"run", rn.run_id},
                        {"arm", rn.arm},
                        {"seed", rn.seed},
                        {"tensors", rn.summary.layers.size()},
                        {"steps", rn.summary.steps},
+                       {"formats", formatsOf(rn.summary)},
                        {"worst_underflow", under},
-                       {"least_headroom", head}});
+                       {"least_headroom", head},
+                       {"casts", casts}});
     }
     return out;
 }

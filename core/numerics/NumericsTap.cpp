@@ -58,8 +58,8 @@ std::string unmatchedPatterns(const std::vector<std::string>& patterns,
     return "fp32_modules " + bad + " matches no module; the model's modules are: " + some;
 }
 
-NumericsTap::NumericsTap(std::vector<std::string> fp32_patterns)
-    : patterns_(std::move(fp32_patterns)) {}
+NumericsTap::NumericsTap(std::vector<std::string> fp32_patterns, const run::NumberFormat& format)
+    : patterns_(std::move(fp32_patterns)), format_(format) {}
 
 bool NumericsTap::fp32(const std::string& path) const {
     if (patterns_.empty()) {
@@ -105,11 +105,11 @@ void NumericsTap::startLocating() {
 }
 
 void NumericsTap::observe(int64_t step, double loss_scale) {
-    observation_.emplace(run::NumericsKind::Activation, step, 1.0, loss_scale);
+    observation_.emplace(run::NumericsKind::Activation, step, 1.0, loss_scale, format_);
 }
 
 void NumericsTap::observe(int64_t step, const at::Tensor& loss_scale) {
-    observation_.emplace(run::NumericsKind::Activation, step, 1.0, 1.0);
+    observation_.emplace(run::NumericsKind::Activation, step, 1.0, 1.0, format_);
     observation_->useLossScale(loss_scale);
 }
 

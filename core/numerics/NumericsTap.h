@@ -26,7 +26,10 @@ std::string unmatchedPatterns(const std::vector<std::string>& patterns,
 
 class NumericsTap : public models::ModuleTap {
   public:
-    explicit NumericsTap(std::vector<std::string> fp32_patterns);
+    /// `format`: what the module outputs are measured against (run::formatOfArm).
+    explicit NumericsTap(std::vector<std::string> fp32_patterns,
+                         const run::NumberFormat& format = run::kFp16);
+    const run::NumberFormat& format() const { return format_; }
     bool fp32(const std::string& path) const override;
     at::Tensor output(const std::string& path, const at::Tensor& out) override;
 
@@ -55,6 +58,7 @@ class NumericsTap : public models::ModuleTap {
 
   private:
     std::vector<std::string> patterns_;
+    run::NumberFormat format_;
     mutable std::unordered_map<std::string, bool> fp32_cache_;
     std::optional<Observation> observation_;
     bool locating_ = false;

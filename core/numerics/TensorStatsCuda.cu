@@ -26,14 +26,17 @@ __device__ __forceinline__ float toFloat(__nv_bfloat16 x) {
 struct Tally {
     unsigned long long zeros, subnormal, normal, finite;
     float absmax;
+    unsigned long long above;
 
-    __device__ __forceinline__ void add(float v, float below_subnormal, float below_normal) {
+    __device__ __forceinline__ void add(float v, float below_subnormal, float below_normal,
+                                        float above_largest) {
         const float a = fabsf(v);
         zeros += a == 0.f;
         subnormal += a < below_subnormal;
         normal += a < below_normal;
-        finite += a < INFINITY;            // false for NaN and inf
-        absmax = a > absmax ? a : absmax;  // false for NaN: NaN is no magnitude
+        finite += a < INFINITY;                      // false for NaN and inf
+        above += a > above_largest && a < INFINITY;  // finite only; false for NaN
+        absmax = a > absmax ? a : absmax;            // false for NaN: NaN is no magnitude
     }
 };
 
@@ -41,8 +44,8 @@ constexpr int kThreads = 256;
 
 template <typename T>
 __global__ void statsKernel(const T* __restrict__ x, int64_t n, float below_subnormal,
-                            float below_normal, unsigned long long* slot) {
-    Tally t{0, 0, 0, 0, 0.f};
+                            float below_normal, float above_largest, unsigned long long* slot) {
+    Tally t{0, 0, 0, 0, 0.f, 0};
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
     const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     int64_t done = 0;
@@ -56,13 +59,13 @@ __global__ void statsKernel(const T* __restrict__ x, int64_t n, float below_subn
             const T* e = reinterpret_cast<const T*>(&packed);
 #pragma unroll
             for (int k = 0; k < kPerLoad; ++k) {
-                t.add(toFloat(e[k]), below_subnormal, below_normal);
+                t.add(toFloat(e[k]), below_subnormal, below_normal, above_largest);
             }
         }
         done = loads * kPerLoad;
     }
     for (int64_t i = done + first; i < n; i += stride) {
-        t.add(toFloat(x[i]), below_subnormal, below_normal);
+        t.add(toFloat(x[i]), below_subnormal, below_normal, above_largest);
     }
     // The warp's sum, then the block's through shared memory, then one atomic each.
     for (int offset = 16; offset > 0; offset /= 2) {
@@ -70,6 +73,7 @@ __global__ void statsKernel(const T* __restrict__ x, int64_t n, float below_subn
         t.subnormal += __shfl_down_sync(0xffffffffu, t.subnormal, offset);
         t.normal += __shfl_down_sync(0xffffffffu, t.normal, offset);
         t.finite += __shfl_down_sync(0xffffffffu, t.finite, offset);
+        t.above += __shfl_down_sync(0xffffffffu, t.above, offset);
         t.absmax = fmaxf(t.absmax, __shfl_down_sync(0xffffffffu, t.absmax, offset));
     }
     __shared__ Tally warps[kThreads / 32];
@@ -85,6 +89,7 @@ __global__ void statsKernel(const T* __restrict__ x, int64_t n, float below_subn
             sum.subnormal += warps[w].subnormal;
             sum.normal += warps[w].normal;
             sum.finite += warps[w].finite;
+            sum.above += warps[w].above;
             sum.absmax = fmaxf(sum.absmax, warps[w].absmax);
         }
         atomicAdd(slot + 0, sum.zeros);
@@ -93,6 +98,7 @@ __global__ void statsKernel(const T* __restrict__ x, int64_t n, float below_subn
         atomicAdd(slot + 3, sum.finite);
         // Non-negative floats order as their bit patterns do.
         atomicMax(slot + 4, static_cast<unsigned long long>(__float_as_uint(sum.absmax)));
+        atomicAdd(slot + 5, sum.above);
     }
 }
 
@@ -111,28 +117,29 @@ int blocksFor(int64_t n, int per_load) {
 
 template <typename T>
 void launch(const void* data, int64_t n, float below_subnormal, float below_normal,
-            unsigned long long* slot, cudaStream_t stream) {
+            float above_largest, unsigned long long* slot, cudaStream_t stream) {
     statsKernel<T><<<blocksFor(n, 16 / sizeof(T)), kThreads, 0, stream>>>(
-        static_cast<const T*>(data), n, below_subnormal, below_normal, slot);
+        static_cast<const T*>(data), n, below_subnormal, below_normal, above_largest, slot);
 }
 
 }  // namespace
 
 void accumulateStats(const void* data, Element element, int64_t n, float below_subnormal,
-                     float below_normal, unsigned long long* slot, void* stream) {
+                     float below_normal, float above_largest, unsigned long long* slot,
+                     void* stream) {
     if (n <= 0) {
         return;
     }
     auto s = static_cast<cudaStream_t>(stream);
     switch (element) {
         case Element::Float:
-            launch<float>(data, n, below_subnormal, below_normal, slot, s);
+            launch<float>(data, n, below_subnormal, below_normal, above_largest, slot, s);
             break;
         case Element::Half:
-            launch<__half>(data, n, below_subnormal, below_normal, slot, s);
+            launch<__half>(data, n, below_subnormal, below_normal, above_largest, slot, s);
             break;
         case Element::BFloat16:
-            launch<__nv_bfloat16>(data, n, below_subnormal, below_normal, slot, s);
+            launch<__nv_bfloat16>(data, n, below_subnormal, below_normal, above_largest, slot, s);
             break;
     }
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {

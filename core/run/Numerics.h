@@ -1,40 +1,48 @@
 #pragma once
-// One observation of a tensor's numerics against fp16's range: a parameter's
-// gradient or a module's output at one optimizer step. No LibTorch here: the store,
-// the analysis and the GUI read these without Torch's headers.
+// One observation of a tensor's numerics against the range of a number format (the
+// one it is cast to, run::NumberFormat): a parameter's gradient, a module's output or
+// a tensor an FP8 layer casts, at one optimizer step. No LibTorch here: the store, the
+// analysis and the GUI read these without Torch's headers.
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace ampbench::run {
 
-/// fp16's range: the smallest subnormal (2^-24), the smallest normal (2^-14), the
-/// largest finite value.
-inline constexpr double kFp16MinSubnormal = 5.9604644775390625e-08;
-inline constexpr double kFp16MinNormal = 6.103515625e-05;
-inline constexpr double kFp16Max = 65504.0;
-
-enum class NumericsKind { Grad, Activation };
+/// A parameter's gradient, a module's output, or a tensor as an FP8 layer casts it
+/// ("blocks.0.qkv:input", "blocks.0.qkv:weight", "blocks.0.qkv:grad_output").
+enum class NumericsKind { Grad, Activation, Cast };
 
 struct NumericsRecord {
     int64_t step = 0;  ///< optimizer step, 1-based
     NumericsKind kind = NumericsKind::Grad;
-    std::string name;  ///< parameter ("blocks.0.qkv.weight") or module path ("blocks.0.qkv")
-    /// Largest |value| as scaled (gradients: unscaled × loss scale); +inf when any
-    /// value is inf or NaN.
+    /// parameter ("blocks.0.qkv.weight"), module path ("blocks.0.qkv") or cast tensor
+    /// ("blocks.0.qkv:input")
+    std::string name;
+    /// The number format (run::NumberFormat's name) the statistics are against.
+    std::string format = "fp16";
+    /// Largest |value| as scaled (gradients: unscaled × loss scale; cast tensors: × the
+    /// scale); +inf when any value is inf or NaN.
     double absmax = 0.0;
     /// Share of all values (0…1) that are non-zero and finite but, as scaled, below
-    /// fp16's smallest subnormal (they would flush to zero) ...
+    /// the format's smallest subnormal (they would flush to zero) ...
     double underflow_subnormal = 0.0;
     /// ... and below its smallest normal (they would lose precision or flush).
     double underflow_normal = 0.0;
-    /// log2(65504 / absmax): doublings of the scale left before fp16 overflows;
-    /// +inf for an all-zero tensor, -inf when a value is already non-finite.
+    /// Share of all values (0…1) that are finite but, as scaled, above the format's
+    /// largest finite value: a saturating cast clips them, any other overflows.
+    double saturated = 0.0;
+    /// log2(largest of the format / absmax): doublings of the scale left before the
+    /// format overflows; +inf for an all-zero tensor, -inf when a value is already
+    /// non-finite.
     double headroom_log2 = 0.0;
     int64_t nonfinite = 0;  ///< values that are inf or NaN
     int64_t numel = 0;
     double loss_scale = 1.0;  ///< the scale the values were taken at (1 without a scaler)
-    std::string dtype;        ///< of the observed tensor: "float32", "float16", "bfloat16"
+    /// The per-tensor scale the values were multiplied by before the cast (an FP8
+    /// layer's); 1 when none. Apart from loss_scale.
+    double scale = 1.0;
+    std::string dtype;  ///< of the observed tensor: "float32", "float16", "bfloat16"
 };
 
 /// Where the first inf or NaN of a non-finite step appeared, found by replaying the
@@ -56,7 +64,15 @@ std::string describe(const OverflowOrigin& origin);
 std::optional<OverflowOrigin> overflowOriginFromMessage(const std::string& message);
 
 inline const char* toString(NumericsKind kind) {
-    return kind == NumericsKind::Grad ? "grad" : "activation";
+    switch (kind) {
+        case NumericsKind::Grad:
+            return "grad";
+        case NumericsKind::Activation:
+            return "activation";
+        case NumericsKind::Cast:
+            return "cast";
+    }
+    return "grad";
 }
 inline std::optional<NumericsKind> numericsKindFromString(const std::string& text) {
     if (text == "grad") {
@@ -64,6 +80,9 @@ inline std::optional<NumericsKind> numericsKindFromString(const std::string& tex
     }
     if (text == "activation") {
         return NumericsKind::Activation;
+    }
+    if (text == "cast") {
+        return NumericsKind::Cast;
     }
     return std::nullopt;
 }

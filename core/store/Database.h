@@ -21,7 +21,7 @@ namespace ampbench::store {
 /// A read-only open creates no files where nobody may write (read-only folder or file).
 class Database {
   public:
-    static constexpr int kSchemaVersion = 10;
+    static constexpr int kSchemaVersion = 12;
     /// The oldest schema a read-only connection reads without upgrading it.
     static constexpr int kOldestReadable = 2;
 

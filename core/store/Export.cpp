@@ -105,16 +105,20 @@ int64_t exportCsv(const Database& db, const std::vector<int64_t>& run_ids, std::
         // Events carry no sample count; the column stays empty.
         for (const auto& ev : db.events(id))
             line("event", ev.step, "", run::toString(ev.kind), number(ev.value));
-        // Per-layer numerics: metric "KIND:NAME:FIELD", e.g. "grad:head.weight:absmax".
+        // Per-layer numerics: metric "KIND:NAME:FIELD", e.g. "grad:head.weight:absmax";
+        // the format the row is against is the value of its "format" line ("e4m3").
         for (const auto& r : NumericsStore(db).rows(id)) {
             const std::string m = std::string(run::toString(r.kind)) + ":" + r.name + ":";
             line("numerics", r.step, "", m + "absmax", number(r.absmax));
             line("numerics", r.step, "", m + "underflow_subnormal", number(r.underflow_subnormal));
             line("numerics", r.step, "", m + "underflow_normal", number(r.underflow_normal));
+            line("numerics", r.step, "", m + "saturated", number(r.saturated));
             line("numerics", r.step, "", m + "headroom_log2", number(r.headroom_log2));
             line("numerics", r.step, "", m + "nonfinite", number(r.nonfinite));
             line("numerics", r.step, "", m + "numel", number(r.numel));
             line("numerics", r.step, "", m + "loss_scale", number(r.loss_scale));
+            line("numerics", r.step, "", m + "scale", number(r.scale));
+            line("numerics", r.step, "", m + "format", csvField(r.format));
         }
     }
     return lines;
@@ -156,13 +160,16 @@ void exportJson(const Database& db, const std::vector<int64_t>& run_ids, std::os
             numerics.push_back({{"step", r.step},
                                 {"kind", run::toString(r.kind)},
                                 {"name", r.name},
+                                {"format", r.format},
                                 {"absmax", real(r.absmax)},
                                 {"underflow_subnormal", real(r.underflow_subnormal)},
                                 {"underflow_normal", real(r.underflow_normal)},
+                                {"saturated", real(r.saturated)},
                                 {"headroom_log2", real(r.headroom_log2)},
                                 {"nonfinite", r.nonfinite},
                                 {"numel", r.numel},
                                 {"loss_scale", real(r.loss_scale)},
+                                {"scale", real(r.scale)},
                                 {"dtype", r.dtype}});
         }
         runs.push_back({{"id", run.id},

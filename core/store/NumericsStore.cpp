@@ -8,9 +8,14 @@ using run::NumericsRecord;
 
 namespace {
 
-constexpr const char* kColumns =
-    "step, kind, name, absmax, underflow_subnormal, underflow_normal, headroom_log2, nonfinite, "
-    "numel, loss_scale, dtype";
+/// The columns readRow() reads; a file before schema 12 (read-only) has its rows as
+/// they were measured, against fp16, with nothing saturated counted and no scale.
+std::string columns(int schema_version) {
+    return std::string(
+               "step, kind, name, absmax, underflow_subnormal, underflow_normal, headroom_log2, "
+               "nonfinite, numel, loss_scale, dtype, ") +
+           (schema_version >= 12 ? "format, saturated, scale" : "'fp16', 0.0, 1.0");
+}
 
 NumericsRecord readRow(const schema::Statement& st) {
     NumericsRecord r;
@@ -25,6 +30,9 @@ NumericsRecord readRow(const schema::Statement& st) {
     r.numel = st.i64(8);
     r.loss_scale = st.real(9);
     r.dtype = st.text(10);
+    r.format = st.text(11);
+    r.saturated = st.real(12);
+    r.scale = st.real(13);
     return r;
 }
 
@@ -39,8 +47,8 @@ int64_t NumericsStore::insert(int64_t run_id, const std::vector<NumericsRecord>&
     const std::string what = "saving the numerics of run " + std::to_string(run_id);
     const std::string values =
         "INTO numerics(run_id, step, kind, name, absmax, underflow_subnormal, underflow_normal, "
-        "headroom_log2, nonfinite, numel, loss_scale, dtype) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-        "?8, ?9, ?10, ?11, ?12)";
+        "headroom_log2, nonfinite, numel, loss_scale, dtype, format, saturated, scale) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
     schema::ImplicitTransaction tx(db_.handle(), db_.path());
     schema::Statement add(db_.handle(), db_.path(), "INSERT OR IGNORE " + values, what);
     schema::Statement replace(db_.handle(), db_.path(), "INSERT OR REPLACE " + values, what);
@@ -51,7 +59,8 @@ int64_t NumericsStore::insert(int64_t run_id, const std::vector<NumericsRecord>&
             st->bindText(4, r.name).bindReal(5, r.absmax).bindReal(6, r.underflow_subnormal);
             st->bindReal(7, r.underflow_normal).bindReal(8, r.headroom_log2);
             st->bindInt(9, r.nonfinite).bindInt(10, r.numel).bindReal(11, r.loss_scale);
-            st->bindText(12, r.dtype).run();
+            st->bindText(12, r.dtype).bindText(13, r.format).bindReal(14, r.saturated);
+            st->bindReal(15, r.scale).run();
             if (st == &add && sqlite3_changes(db_.handle()) > 0) {
                 ++added;
                 break;
@@ -68,7 +77,7 @@ std::vector<NumericsRecord> NumericsStore::rows(int64_t run_id,
     if (!available()) {
         return out;
     }
-    std::string sql = std::string("SELECT ") + kColumns + " FROM numerics WHERE run_id = ?1";
+    std::string sql = "SELECT " + columns(db_.schemaVersion()) + " FROM numerics WHERE run_id = ?1";
     if (kind) {
         sql += " AND kind = ?2";
     }
@@ -92,7 +101,7 @@ std::vector<NumericsRecord> NumericsStore::rowsOfSteps(int64_t run_id, int64_t a
         return out;
     }
     schema::Statement st(db_.handle(), db_.path(),
-                         std::string("SELECT ") + kColumns +
+                         "SELECT " + columns(db_.schemaVersion()) +
                              " FROM numerics WHERE run_id = ?1 AND step > ?2 AND step <= ?3 "
                              "ORDER BY step, kind DESC, name",
                          "reading the numerics of run " + std::to_string(run_id));

@@ -8,8 +8,10 @@
 
 namespace ampbench::store {
 
-/// Reads and writes a run's per-layer numerics (table `numerics`, schema 7) through
-/// a Database connection. A file of an older schema (read-only) has none.
+/// Reads and writes a run's per-layer numerics (table `numerics`, schema 7; formats,
+/// saturation, scales and cast tensors from schema 12) through a Database connection.
+/// A file of an older schema (read-only) has none before 7, and rows against fp16
+/// before 12.
 class NumericsStore {
   public:
     explicit NumericsStore(const Database& db) : db_(db) {}
@@ -17,7 +19,8 @@ class NumericsStore {
     /// kind and name replaces the one there (a replayed step observed again). Returns
     /// how many rows were not there before.
     int64_t insert(int64_t run_id, const std::vector<run::NumericsRecord>& rows) const;
-    /// The run's rows by kind, name, then step; only one kind when given.
+    /// The run's rows by kind (gradients, casts, outputs), name, then step; only one
+    /// kind when given.
     std::vector<run::NumericsRecord> rows(int64_t run_id,
                                           std::optional<run::NumericsKind> kind = {}) const;
     /// The run's rows with after_step < step <= upto_step, by step (then kind and name,

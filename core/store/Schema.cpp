@@ -268,11 +268,49 @@ void createV10(sqlite3*, const std::string&) {}
 // alone before packed runs trained), which a build of schema 10 cannot read.
 void createV11(sqlite3*, const std::string&) {}
 
+// Schema 12: per-layer numerics in the format each tensor is cast to. A row names its
+// format (rows before were all measured against fp16), the share of values past the
+// format's largest (saturated) and the per-tensor scale taken before the cast; kind
+// may be 'cast' (a tensor as an FP8 layer casts it). SQLite cannot change a CHECK in
+// place: the table is made anew and its rows copied.
+void createV12(sqlite3* db, const std::string& path) {
+    exec(db, path, R"sql(
+CREATE TABLE numerics_v12 (
+    run_id               INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step                 INTEGER NOT NULL,
+    kind                 TEXT NOT NULL CHECK (kind IN ('grad', 'activation', 'cast')),
+    name                 TEXT NOT NULL,
+    absmax               REAL,
+    underflow_subnormal  REAL,
+    underflow_normal     REAL,
+    headroom_log2        REAL,
+    nonfinite            INTEGER NOT NULL DEFAULT 0,
+    numel                INTEGER NOT NULL DEFAULT 0,
+    loss_scale           REAL,
+    dtype                TEXT NOT NULL DEFAULT '',
+    format               TEXT NOT NULL DEFAULT 'fp16',
+    saturated            REAL NOT NULL DEFAULT 0,
+    scale                REAL NOT NULL DEFAULT 1,
+    PRIMARY KEY (run_id, kind, name, step)
+) WITHOUT ROWID;
+INSERT INTO numerics_v12(run_id, step, kind, name, absmax, underflow_subnormal,
+                         underflow_normal, headroom_log2, nonfinite, numel, loss_scale, dtype)
+    SELECT run_id, step, kind, name, absmax, underflow_subnormal, underflow_normal,
+           headroom_log2, nonfinite, numel, loss_scale, dtype FROM numerics;
+DROP TABLE numerics;
+ALTER TABLE numerics_v12 RENAME TO numerics;
+CREATE INDEX numerics_by_run_step ON numerics(run_id, step);
+)sql",
+         "measuring per-layer numerics in each tensor's format (version 12)");
+}
+
 using Migration = void (*)(sqlite3*, const std::string&);
 // kMigrations[n] takes a database from version n to n + 1.
-constexpr std::array<Migration, 11> kMigrations = {&createV1, &createV2,  &createV3, &createV4,
-                                                   &createV5, &createV6,  &createV7, &createV8,
-                                                   &createV9, &createV10, &createV11};
+constexpr std::array<Migration, 12> kMigrations = {&createV1, &createV2,  &createV3,  &createV4,
+                                                   &createV5, &createV6,  &createV7,  &createV8,
+                                                   &createV9, &createV10, &createV11, &createV12};
+static_assert(kMigrations.size() == kNewestSchema,
+              "every schema version has its migration, and the newest is kNewestSchema");
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);

@@ -8,6 +8,7 @@
 #include "core/config/BuildInfo.h"
 #include "core/config/JsonText.h"
 #include "core/config/Validation.h"
+#include "core/run/NumberFormat.h"
 #include "core/run/RecordFields.h"
 
 namespace ampbench::stream {
@@ -98,6 +99,8 @@ class Fields {
             return v.get<std::string>();
         wrong(std::string("\"") + key + "\" must be a string, not " + v.dump());
     }
+
+    bool has(const char* key) const { return o_.contains(key); }
 
     /// A text the reader is allowed to miss (older writers); empty then.
     std::string optionalText(const char* key) const {
@@ -197,13 +200,16 @@ json numericsJson(const NumericsGroup& g) {
     for (const run::NumericsRecord& r : g.rows) {
         rows.push_back({{"kind", run::toString(r.kind)},
                         {"name", r.name},
+                        {"format", r.format},
                         {"absmax", number(r.absmax)},
                         {"underflow_subnormal", number(r.underflow_subnormal)},
                         {"underflow_normal", number(r.underflow_normal)},
+                        {"saturated", number(r.saturated)},
                         {"headroom_log2", number(r.headroom_log2)},
                         {"nonfinite", r.nonfinite},
                         {"numel", r.numel},
                         {"loss_scale", number(r.loss_scale)},
+                        {"scale", number(r.scale)},
                         {"dtype", r.dtype}});
     }
     return {{"type", "numerics"}, {"run", g.run}, {"step", g.step}, {"rows", std::move(rows)}};
@@ -352,13 +358,32 @@ Record decodeNumerics(const Fields& f) {
             r.wrong("unknown numerics kind \"" + kind + "\"");
         n.kind = *parsed;
         n.name = r.text("name");
+        // Writers before formats sent none of these three: their rows are against fp16,
+        // with nothing saturated counted and no scale.
+        if (r.has("format")) {
+            n.format = r.text("format");
+            if (!run::numberFormatNamed(n.format))
+                r.wrong("unknown number format \"" + n.format +
+                        "\" (known: " + run::numberFormatNames() + ")");
+        }
         n.absmax = r.real("absmax");
         n.underflow_subnormal = r.real("underflow_subnormal");
         n.underflow_normal = r.real("underflow_normal");
+        if (r.has("saturated")) {
+            n.saturated = r.real("saturated");
+            if (!(n.saturated >= 0.0 && n.saturated <= 1.0))
+                r.wrong("\"saturated\" is a share of the values, from 0 to 1, not " +
+                        r.at("saturated").dump());
+        }
         n.headroom_log2 = r.real("headroom_log2");
         n.nonfinite = r.i64("nonfinite");
         n.numel = r.i64("numel");
         n.loss_scale = r.real("loss_scale");
+        if (r.has("scale")) {
+            n.scale = r.real("scale");
+            if (!(n.scale > 0.0) || !std::isfinite(n.scale))
+                r.wrong("\"scale\" must be a positive finite number, not " + r.at("scale").dump());
+        }
         n.dtype = r.text("dtype");
         g.rows.push_back(std::move(n));
     }

@@ -13,8 +13,9 @@
 //   {"type":"step","run":7,"seq":1,"step":1,"samples":64,"loss":2.30,...every StepRecord field}
 //   {"type":"eval","run":7,"seq":97,...EvalRecord} {"type":"event","run":7,"seq":98,...EventRecord}
 //   {"type":"numerics","run":7,"step":100,"rows":[{"kind":"grad","name":"head.weight",
-//    "absmax":..,"underflow_subnormal":..,"underflow_normal":..,"headroom_log2":..,
-//    "nonfinite":0,"numel":..,"loss_scale":..,"dtype":"float16"},...]}
+//    "format":"fp16","absmax":..,"underflow_subnormal":..,"underflow_normal":..,
+//    "saturated":..,"headroom_log2":..,"nonfinite":0,"numel":..,"loss_scale":..,
+//    "scale":1,"dtype":"float16"},...]}
 //   {"type":"status","run":7,"status":"finished","failure":"","error":"","last_seq":99}
 //
 // `database_id` is the writing database's own id (schema 9; absent from older writers
@@ -28,6 +29,9 @@
 // A numerics record holds one step's per-layer numerics (run::NumericsRecord, table
 // `numerics`), a record per step. They have no sequence numbers: they are keyed by
 // (run, step, kind, name), and a writer sends a step's record before that step's row.
+// A row's kind is grad, activation or cast; "format" (a run::NumberFormat name),
+// "saturated" (0…1) and "scale" (positive) may be missing, as from writers before
+// them: fp16, 0 and 1 then.
 #include <cstdint>
 #include <stdexcept>
 #include <string>

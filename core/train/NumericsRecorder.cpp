@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/config/PlannedArm.h"
 #include "core/numerics/Fp16Numerics.h"
 
 namespace ampbench::train {
@@ -41,7 +42,11 @@ NumericsRecorder::NumericsRecorder(const config::ExperimentSpec& spec, const con
             throw std::invalid_argument("arm '" + arm.name + "': " + why);
         }
     }
-    tap_ = std::make_unique<numerics::NumericsTap>(islands_);
+    // Measured against the format the arm holds them in (fp16 for fp32: would they fit).
+    const auto params = model.parameters();
+    const bool cuda = !params.empty() && params.front().is_cuda();
+    tap_ = std::make_unique<numerics::NumericsTap>(
+        islands_, run::formatOfArm(config::resolvePrecision(arm.precision, cuda)));
     model.setTap(tap_.get());
 }
 
@@ -73,7 +78,7 @@ void NumericsRecorder::afterForward() {
 void NumericsRecorder::record(int64_t step, const std::vector<at::Tensor>& params,
                               const amp::LossScaler* scaler) {
     const auto t = Clock::now();
-    numerics::Observation grads(run::NumericsKind::Grad, step, 1.0, 1.0);
+    numerics::Observation grads(run::NumericsKind::Grad, step, 1.0, 1.0, tap_->format());
     if (scaler && scaler->scaleTensor().defined()) {
         grads.useLossScale(scaler->scaleTensor());
     }

@@ -37,9 +37,27 @@ inline int64_t rawCount(const std::string& path, const std::string& sql) {
     return n;
 }
 
+/// Schema 11: the numerics table as it was before formats (schema 12): no format,
+/// saturated or scale columns, and kind only 'grad' or 'activation'. Schemas 10 and 11
+/// changed no table.
+#define AMPBENCH_BACK_TO_SCHEMA_11                                                         \
+    "CREATE TABLE numerics_v11 (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE "    \
+    "CASCADE, step INTEGER NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('grad', "          \
+    "'activation')), name TEXT NOT NULL, absmax REAL, underflow_subnormal REAL, "          \
+    "underflow_normal REAL, headroom_log2 REAL, nonfinite INTEGER NOT NULL DEFAULT 0, "    \
+    "numel INTEGER NOT NULL DEFAULT 0, loss_scale REAL, dtype TEXT NOT NULL DEFAULT '', "  \
+    "PRIMARY KEY (run_id, kind, name, step)) WITHOUT ROWID; "                              \
+    "INSERT INTO numerics_v11 SELECT run_id, step, kind, name, absmax, "                   \
+    "underflow_subnormal, underflow_normal, headroom_log2, nonfinite, numel, loss_scale, " \
+    "dtype FROM numerics WHERE kind <> 'cast'; "                                           \
+    "DROP TABLE numerics; ALTER TABLE numerics_v11 RENAME TO numerics; "                   \
+    "CREATE INDEX numerics_by_run_step ON numerics(run_id, step); "
+constexpr const char* kBackToSchema11 = AMPBENCH_BACK_TO_SCHEMA_11 "PRAGMA user_version = 11; ";
+
 /// Schema 8: the database's id and the origin databases of imported rows (schema 9) go;
 /// the origin indexes are keyed by label and id again.
 #define AMPBENCH_BACK_TO_SCHEMA_8                                                            \
+    AMPBENCH_BACK_TO_SCHEMA_11                                                               \
     "DROP INDEX experiments_by_origin; DROP INDEX runs_by_origin; "                          \
     "ALTER TABLE experiments DROP COLUMN origin_database; "                                  \
     "ALTER TABLE runs DROP COLUMN origin_database; "                                         \

@@ -497,28 +497,42 @@ TEST(Cuda, FusedNumericsMatchAtenOperations) {
         tensors.emplace_back(name + " non-finite", bad);
         tensors.emplace_back(name + " float64", t.narrow(0, 0, 999).to(at::kDouble));
     }
-    for (double multiplier : {1.0, 1024.0, 1.0 / 65536.0}) {
-        numerics::Observation fused(run::NumericsKind::Grad, 1, multiplier, 1.0,
-                                    numerics::Kernels::Fused);
-        numerics::Observation aten(run::NumericsKind::Grad, 1, multiplier, 1.0,
-                                   numerics::Kernels::Aten);
-        for (const auto& [name, t] : tensors) {
-            fused.add(name, t);
-            aten.add(name, t);
+    // Every format, power-of-two multipliers and an FP8 layer's arbitrary scale (whose
+    // limits are no powers of two).
+    for (const auto& format : run::numberFormats()) {
+        for (double multiplier : {1.0, 1024.0, 1.0 / 65536.0, 448.0 / 3.7}) {
+            numerics::Observation fused(run::NumericsKind::Grad, 1, multiplier, 1.0, format,
+                                        numerics::Kernels::Fused);
+            numerics::Observation aten(run::NumericsKind::Grad, 1, multiplier, 1.0, format,
+                                       numerics::Kernels::Aten);
+            for (const auto& [name, t] : tensors) {
+                fused.add(name, t);
+                aten.add(name, t);
+            }
+            const auto a = fused.finish(), b = aten.finish();
+            ASSERT_EQ(a.size(), b.size());
+            for (size_t i = 0; i < a.size(); ++i) {
+                SCOPED_TRACE(a[i].name + ", " + format.name + ", multiplier " +
+                             std::to_string(multiplier));
+                EXPECT_EQ(a[i].numel, b[i].numel);
+                EXPECT_EQ(a[i].nonfinite, b[i].nonfinite);
+                EXPECT_EQ(a[i].absmax, b[i].absmax);
+                EXPECT_EQ(a[i].underflow_subnormal, b[i].underflow_subnormal);
+                EXPECT_EQ(a[i].underflow_normal, b[i].underflow_normal);
+                EXPECT_EQ(a[i].saturated, b[i].saturated);
+                EXPECT_EQ(a[i].headroom_log2, b[i].headroom_log2);
+                EXPECT_EQ(a[i].format, format.name);
+            }
+            EXPECT_EQ(a[tensors.size() - 2].nonfinite, 2);
+            // Magnitudes reach 2^14 and more, so a scaled 2^14 past twice the largest
+            // saturates some.
+            if (16384.0 * multiplier > 2.0 * format.largest) {
+                EXPECT_GT(a[0].saturated, 0.0) << format.name << ", multiplier " << multiplier;
+            }
+            if (format.smallest_subnormal > 1e-30 && multiplier <= 1024.0) {
+                EXPECT_GT(a[0].underflow_subnormal, 0.0);  // and down to 2^-40 under it
+            }
         }
-        const auto a = fused.finish(), b = aten.finish();
-        ASSERT_EQ(a.size(), b.size());
-        for (size_t i = 0; i < a.size(); ++i) {
-            SCOPED_TRACE(a[i].name + ", multiplier " + std::to_string(multiplier));
-            EXPECT_EQ(a[i].numel, b[i].numel);
-            EXPECT_EQ(a[i].nonfinite, b[i].nonfinite);
-            EXPECT_EQ(a[i].absmax, b[i].absmax);
-            EXPECT_EQ(a[i].underflow_subnormal, b[i].underflow_subnormal);
-            EXPECT_EQ(a[i].underflow_normal, b[i].underflow_normal);
-            EXPECT_EQ(a[i].headroom_log2, b[i].headroom_log2);
-        }
-        EXPECT_GT(a[0].underflow_subnormal, 0.0);
-        EXPECT_EQ(a[tensors.size() - 2].nonfinite, 2);
     }
 }
 

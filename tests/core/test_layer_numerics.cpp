@@ -128,6 +128,84 @@ TEST(LayerNumerics, GridForTheHeatmap) {
     EXPECT_EQ(analysis::cellText(g, 0, 0), "a.weight (grad), step 10: not observed");
 }
 
+// An FP8 arm's rows: bf16 gradients and e4m3/e5m2 casts. Each row of the worst-layer
+// tables names its format and saturated share; the cast tensors are listed with their
+// format, scale, abs-max, saturated and underflow shares.
+TEST(LayerNumerics, CastTensorsAndFormatsAreNamed) {
+    auto cast = [](int64_t step, const std::string& name, const std::string& format,
+                   double saturated, double scale) {
+        NumericsRecord r = row(step, name, 0.01, 0.02, 0.5, 0, NumericsKind::Cast);
+        r.format = format;
+        r.saturated = saturated;
+        r.scale = scale;
+        r.absmax = 300.0 * static_cast<double>(step) / 10.0;
+        r.dtype = "bfloat16";
+        return r;
+    };
+    NumericsRecord grad = row(10, "head.weight", 0.0, 0.0, 120.0);
+    grad.format = "bf16";
+    const std::vector<NumericsRecord> rows = {
+        grad, cast(10, "blocks.0.qkv:input", "e4m3", 0.0, 2.0),
+        cast(20, "blocks.0.qkv:input", "e4m3", 0.25, 0.5),
+        cast(20, "blocks.0.qkv:grad_output", "e5m2", 0.0, 1024.0)};
+    const auto s = analysis::summarizeNumerics(rows);
+    ASSERT_EQ(s.layers.size(), 3u);
+    EXPECT_EQ(analysis::formatsOf(s), (std::vector<std::string>{"bf16", "e5m2", "e4m3"}));
+    const auto casts = analysis::castTensors(s);
+    ASSERT_EQ(casts.size(), 2u);
+    EXPECT_EQ(casts[1].name, "blocks.0.qkv:input");
+    EXPECT_EQ(casts[1].format, "e4m3");
+    EXPECT_DOUBLE_EQ(casts[1].max_saturated, 0.25);
+    EXPECT_DOUBLE_EQ(casts[1].mean_saturated, 0.125);
+    EXPECT_DOUBLE_EQ(casts[1].last_scale, 0.5);  // its latest step's
+    EXPECT_DOUBLE_EQ(casts[1].max_absmax, 600.0);
+    const std::string text = analysis::worstLayersText(s, 5);
+    EXPECT_NE(text.find("log2(largest/absmax) least"), std::string::npos) << text;
+    EXPECT_NE(text.find("e4m3's largest, 448"), std::string::npos) << text;
+    EXPECT_NE(text.find("bf16's largest, 3.38953e+38"), std::string::npos) << text;
+    EXPECT_NE(text.find("blocks.0.qkv:input (cast)"), std::string::npos) << text;
+    EXPECT_NE(text.find("saturated worst"), std::string::npos) << text;
+    EXPECT_NE(text.find("25.00%"), std::string::npos) << text;
+    EXPECT_NE(text.find("abs-max scaled"), std::string::npos) << text;
+    EXPECT_EQ(text.find("65504"), std::string::npos) << text;  // no fp16 row here
+    const auto g = analysis::numericsGrid(rows);
+    EXPECT_EQ(g.names[2], "blocks.0.qkv:input (cast)");
+    const std::string cell = analysis::cellText(g, 2, 1);
+    EXPECT_NE(cell.find("e4m3: < 2^-9 1.00%, < 2^-6 2.00%, saturated 25.00%"), std::string::npos)
+        << cell;
+    EXPECT_NE(cell.find("(to 448)"), std::string::npos) << cell;
+    EXPECT_NE(cell.find("scale 0.5"), std::string::npos) << cell;
+    EXPECT_DOUBLE_EQ(analysis::metricValue(*g.cells[2][1], analysis::NumericsMetric::Saturated),
+                     0.25);
+}
+
+// Rows of one format put its limits in the column heads; the metric labels name the
+// formats present, never a fixed 65504.
+TEST(LayerNumerics, LabelsNameTheFormatsPresent) {
+    const auto fp16 = analysis::summarizeNumerics({row(10, "w", 0.1, 0.2, 3.0)});
+    const std::string text = analysis::worstLayersText(fp16, 5);
+    EXPECT_NE(text.find("log2(65504/absmax) least"), std::string::npos) << text;
+    EXPECT_NE(text.find("< 2^-24 worst"), std::string::npos) << text;
+    EXPECT_NE(text.find("fp16's largest, 65504"), std::string::npos) << text;
+    using analysis::NumericsMetric;
+    EXPECT_EQ(analysis::metricLabel(NumericsMetric::UnderflowSubnormal, {"fp16"}),
+              "share under fp16's smallest subnormal (2^-24)");
+    EXPECT_EQ(analysis::metricLabel(NumericsMetric::UnderflowNormal, {"bf16", "e4m3"}),
+              "share under bf16's smallest normal (2^-126) / e4m3's smallest normal (2^-6)");
+    EXPECT_EQ(analysis::metricLabel(NumericsMetric::Headroom, {"e5m2"}),
+              "headroom to e5m2's largest, 57344 (log2 largest/abs-max)");
+    EXPECT_EQ(analysis::metricLabel(NumericsMetric::Saturated, {"e4m3"}),
+              "saturated share: past e4m3's largest, 448");
+    EXPECT_EQ(analysis::metricLabel(NumericsMetric::Headroom, {}),
+              "headroom to fp16's largest, 65504 (log2 largest/abs-max)");
+    EXPECT_EQ(analysis::headroomTarget("fp16"), "headroom to fp16's largest, 65504");
+    EXPECT_EQ(analysis::headroomTarget("e8m0"), "headroom to e8m0's largest");  // unknown: no value
+    const auto none =
+        analysis::worstLayersText(analysis::summarizeNumerics({row(10, "w", 0.0, 0.0, 3.0)}), 5);
+    EXPECT_NE(none.find("no value under its format's smallest normal (fp16)"), std::string::npos)
+        << none;
+}
+
 // FP32 islands on an arm without autocast are a warning (the run goes ahead).
 TEST(LayerNumerics, IslandsOnAnArmWithoutAutocastAreAWarning) {
     config::ExperimentSpec spec;

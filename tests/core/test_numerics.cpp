@@ -123,6 +123,214 @@ TEST(Fp16Numerics, LowPrecisionTensorsKeepTheirDtype) {
     EXPECT_DOUBLE_EQ(b.underflow_subnormal, 0.5);
 }
 
+// ---------------------------------------------------------------- number formats
+
+// Each format's limits, exactly: from their definitions (powers of two, the largest
+// as (2 - 2^-mantissa) × 2^emax, e4m3fn's one short of it: its top pattern is NaN), and
+// against LibTorch's own limits where it has the type.
+TEST(NumberFormats, LimitsAreExact) {
+    using run::NumberFormat;
+    auto largest = [](int mantissa, int emax) {
+        return (2.0 - std::ldexp(1.0, -mantissa)) * std::ldexp(1.0, emax);
+    };
+    EXPECT_EQ(run::kFp16.largest, largest(10, 15));
+    EXPECT_EQ(run::kFp16.largest, 65504.0);
+    EXPECT_EQ(run::kFp16.smallest_normal, std::ldexp(1.0, -14));
+    EXPECT_EQ(run::kFp16.smallest_subnormal, std::ldexp(1.0, -24));
+    EXPECT_EQ(run::kFp16.largest, static_cast<double>(std::numeric_limits<c10::Half>::max()));
+    EXPECT_EQ(run::kFp16.smallest_normal,
+              static_cast<double>(std::numeric_limits<c10::Half>::min()));
+    EXPECT_EQ(run::kFp16.smallest_subnormal,
+              static_cast<double>(std::numeric_limits<c10::Half>::denorm_min()));
+    EXPECT_EQ(run::kBf16.largest, largest(7, 127));
+    EXPECT_EQ(run::kBf16.smallest_normal, std::ldexp(1.0, -126));
+    EXPECT_EQ(run::kBf16.smallest_subnormal, std::ldexp(1.0, -133));
+    EXPECT_EQ(run::kBf16.largest, static_cast<double>(std::numeric_limits<c10::BFloat16>::max()));
+    EXPECT_EQ(run::kBf16.smallest_subnormal,
+              static_cast<double>(std::numeric_limits<c10::BFloat16>::denorm_min()));
+    EXPECT_EQ(run::kE4m3.largest, 448.0);
+    EXPECT_EQ(run::kE4m3.largest, (2.0 - std::ldexp(1.0, -2)) * std::ldexp(1.0, 8));
+    EXPECT_EQ(run::kE4m3.smallest_normal, std::ldexp(1.0, -6));
+    EXPECT_EQ(run::kE4m3.smallest_subnormal, std::ldexp(1.0, -9));
+    EXPECT_EQ(run::kE5m2.largest, largest(2, 15));
+    EXPECT_EQ(run::kE5m2.largest, 57344.0);
+    EXPECT_EQ(run::kE5m2.smallest_normal, std::ldexp(1.0, -14));
+    EXPECT_EQ(run::kE5m2.smallest_subnormal, std::ldexp(1.0, -16));
+    EXPECT_EQ(run::kFp32.largest, static_cast<double>(std::numeric_limits<float>::max()));
+    EXPECT_EQ(run::kFp32.smallest_normal, static_cast<double>(std::numeric_limits<float>::min()));
+    EXPECT_EQ(run::kFp32.smallest_subnormal,
+              static_cast<double>(std::numeric_limits<float>::denorm_min()));
+    for (const NumberFormat& f : run::numberFormats()) {
+        SCOPED_TRACE(f.name);
+        // The smallest subnormal is the smallest normal's last mantissa bit.
+        EXPECT_EQ(f.smallest_subnormal, std::ldexp(f.smallest_normal, -f.mantissa_bits));
+    }
+    EXPECT_EQ(run::kFp16.mantissa_bits, 10);
+    EXPECT_EQ(run::kBf16.mantissa_bits, 7);
+    EXPECT_EQ(run::kE4m3.mantissa_bits, 3);
+    EXPECT_EQ(run::kE5m2.mantissa_bits, 2);
+    EXPECT_EQ(run::kFp32.mantissa_bits, 23);
+}
+
+// A format is found by its name and only by it; each arm's tensors are measured in the
+// format they are held in, fp32's against fp16 (would they fit).
+TEST(NumberFormats, FoundByNameAndByArm) {
+    for (const auto& f : run::numberFormats()) {
+        ASSERT_TRUE(run::numberFormatNamed(f.name).has_value()) << f.name;
+        EXPECT_EQ(run::numberFormatNamed(f.name)->largest, f.largest);
+    }
+    EXPECT_FALSE(run::numberFormatNamed("FP16").has_value());
+    EXPECT_FALSE(run::numberFormatNamed("e4m3fnuz").has_value());
+    EXPECT_FALSE(run::numberFormatNamed("").has_value());
+    EXPECT_EQ(run::numberFormatNames(), "e4m3, e5m2, fp16, bf16, fp32");
+    using config::Precision;
+    EXPECT_STREQ(run::formatOfArm(Precision::Fp32).name, "fp16");
+    EXPECT_STREQ(run::formatOfArm(Precision::AmpFp16).name, "fp16");
+    EXPECT_STREQ(run::formatOfArm(Precision::PureFp16).name, "fp16");
+    EXPECT_STREQ(run::formatOfArm(Precision::AmpBf16).name, "bf16");
+    EXPECT_STREQ(run::formatOfArm(Precision::Fp8).name, "bf16");
+    EXPECT_EQ(run::describe(run::kE4m3),
+              "e4m3 (largest 448, smallest normal 2^-6, subnormal 2^-9)");
+    EXPECT_EQ(run::powerOfTwoText(0x1p-24), "2^-24");
+    EXPECT_EQ(run::powerOfTwoText(3.0), "3");
+}
+
+// Values past the format's largest are saturated (finite ones only: inf and NaN are
+// non-finite), the headroom is to that format's largest, and underflow is under its
+// smallest subnormal and normal.
+TEST(FormatNumerics, E4m3SaturationUnderflowAndHeadroom) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const auto t = at::tensor({447.0, 448.0, 449.0, -1000.0, 0.001, 0.01, 0.0, 2.0}, at::kFloat);
+    const auto r = numerics::observe({{"x", t}}, NumericsKind::Grad, 3, 1.0, 1.0, run::kE4m3)[0];
+    EXPECT_EQ(r.format, "e4m3");
+    EXPECT_DOUBLE_EQ(r.saturated, 2.0 / 8);            // 449, -1000
+    EXPECT_DOUBLE_EQ(r.underflow_subnormal, 1.0 / 8);  // 0.001 < 2^-9
+    EXPECT_DOUBLE_EQ(r.underflow_normal, 2.0 / 8);     // and 0.01 < 2^-6
+    EXPECT_DOUBLE_EQ(r.absmax, 1000.0);
+    EXPECT_DOUBLE_EQ(r.headroom_log2, std::log2(448.0 / 1000.0));
+    EXPECT_DOUBLE_EQ(r.scale, 1.0);
+    const auto bad = numerics::observe({{"x", at::tensor({inf, std::nan(""), 500.0, 1.0})}},
+                                       NumericsKind::Grad, 3, 1.0, 1.0, run::kE4m3)[0];
+    EXPECT_EQ(bad.nonfinite, 2);
+    EXPECT_DOUBLE_EQ(bad.saturated, 0.25);  // 500 only
+    // The same values in fp16's range: nothing saturates.
+    EXPECT_EQ(one(t, 1.0).saturated, 0.0);
+    EXPECT_EQ(one(t, 1.0).format, "fp16");
+    // A multiplier moves values past it: 2 × 2^15 > 65504.
+    EXPECT_DOUBLE_EQ(one(t, 32768.0).saturated, 5.0 / 8);
+}
+
+// A cast tensor's scale multiplies its values before the cast: shares, abs-max and
+// headroom are of the scaled values, the record keeps the scale apart from the loss
+// scale; a scale or multiplier that is not a positive number is refused.
+TEST(FormatNumerics, ACastTensorIsMeasuredAtItsScale) {
+    numerics::Observation o(NumericsKind::Cast, 5, 1.0, 1024.0, run::kE5m2);
+    const auto t = at::tensor({5e-7, 0.5, 1000.0}, at::kFloat);
+    o.add("blocks.0.qkv:grad_output", t, 64.0);
+    o.add("blocks.0.qkv:input", t, 1.0);
+    const auto rows = o.finish();
+    ASSERT_EQ(rows.size(), 2u);
+    const auto& scaled = rows[0];
+    EXPECT_EQ(scaled.kind, NumericsKind::Cast);
+    EXPECT_EQ(scaled.format, "e5m2");
+    EXPECT_DOUBLE_EQ(scaled.scale, 64.0);
+    EXPECT_DOUBLE_EQ(scaled.loss_scale, 1024.0);
+    EXPECT_DOUBLE_EQ(scaled.absmax, 64000.0);
+    EXPECT_DOUBLE_EQ(scaled.saturated, 1.0 / 3);         // 64000 > 57344
+    EXPECT_DOUBLE_EQ(scaled.underflow_subnormal, 0.0);   // 3.2e-5 > 2^-16
+    EXPECT_DOUBLE_EQ(scaled.underflow_normal, 1.0 / 3);  // but < 2^-14
+    EXPECT_DOUBLE_EQ(scaled.headroom_log2, std::log2(57344.0 / 64000.0));
+    const auto& plain = rows[1];
+    EXPECT_DOUBLE_EQ(plain.scale, 1.0);
+    EXPECT_DOUBLE_EQ(plain.saturated, 0.0);
+    EXPECT_DOUBLE_EQ(plain.underflow_subnormal, 1.0 / 3);  // 5e-7 < 2^-16
+    EXPECT_EQ(std::string(run::toString(NumericsKind::Cast)), "cast");
+    EXPECT_EQ(run::numericsKindFromString("cast"), NumericsKind::Cast);
+    numerics::Observation again(NumericsKind::Cast, 5, 1.0, 1.0, run::kE4m3);
+    EXPECT_THROW(again.add("x", t, 0.0), std::invalid_argument);
+    EXPECT_THROW(again.add("x", t, std::nan("")), std::invalid_argument);
+    EXPECT_THROW(numerics::Observation(NumericsKind::Grad, 1, -1.0, 1.0), std::invalid_argument);
+}
+
+// The ATen path against a reference computed value by value in long double: every
+// format, the three dtypes, power-of-two multipliers and an FP8 layer's arbitrary
+// scale, with values at and one step either side of every limit.
+TEST(FormatNumerics, EveryFormatMatchesAReferenceValueByValue) {
+    at::manual_seed(11);
+    const auto spread =
+        (at::randn({4000}, at::kDouble) * at::exp2(at::randint(-140, 130, {4000}, at::kDouble)))
+            .to(at::kFloat);
+    for (const auto& format : run::numberFormats()) {
+        for (double multiplier : {1.0, 65536.0, 1.0 / 1024.0, 448.0 / 3.7, 0.3}) {
+            // The limits as the multiplier moves them, and their float neighbours.
+            std::vector<float> edges;
+            for (double limit :
+                 {format.smallest_subnormal, format.smallest_normal, format.largest}) {
+                const double t = limit / multiplier;
+                if (!(t < std::numeric_limits<float>::max())) {
+                    continue;
+                }
+                float f = static_cast<float>(t);
+                for (int k = 0; k < 3; ++k) {
+                    f = std::nextafter(f, 0.0f);
+                }
+                for (int k = 0; k < 7; ++k, f = std::nextafter(f, INFINITY)) {
+                    edges.push_back(f);
+                    edges.push_back(-f);
+                }
+            }
+            const auto values =
+                at::cat({spread, at::tensor(edges, at::kFloat), at::tensor({0.0f, INFINITY})});
+            for (auto dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+                SCOPED_TRACE(std::string(format.name) + ", " + numerics::dtypeName(dtype) +
+                             ", multiplier " + std::to_string(multiplier));
+                const auto t = values.to(dtype);
+                const auto got = numerics::observe({{"x", t}}, NumericsKind::Grad, 1, multiplier,
+                                                   1.0, format)[0];
+                const auto held = t.to(at::kDouble).contiguous();
+                const double* v = held.data_ptr<double>();
+                int64_t sub = 0, normal = 0, saturated = 0, nonfinite = 0;
+                for (int64_t i = 0; i < held.numel(); ++i) {
+                    const long double a = std::fabs(static_cast<long double>(v[i])) * multiplier;
+                    if (!std::isfinite(v[i])) {
+                        ++nonfinite;
+                        continue;
+                    }
+                    sub += a > 0 && a < format.smallest_subnormal;
+                    normal += a > 0 && a < format.smallest_normal;
+                    saturated += a > format.largest;
+                }
+                const double n = static_cast<double>(held.numel());
+                EXPECT_EQ(got.nonfinite, nonfinite);
+                EXPECT_DOUBLE_EQ(got.underflow_subnormal, static_cast<double>(sub) / n);
+                EXPECT_DOUBLE_EQ(got.underflow_normal, static_cast<double>(normal) / n);
+                EXPECT_DOUBLE_EQ(got.saturated, static_cast<double>(saturated) / n);
+                EXPECT_EQ(got.format, format.name);
+            }
+        }
+    }
+}
+
+// The limits as compared in a dtype: at or above, at or below, and above the limit,
+// each a value of the dtype and exact.
+TEST(FormatNumerics, LimitsRoundTowardTheirComparison) {
+    EXPECT_EQ(numerics::roundUpIn(at::kHalf, 65504.0), 65504.0);
+    EXPECT_EQ(numerics::nextAboveIn(at::kHalf, 65504.0), INFINITY);
+    EXPECT_EQ(numerics::roundDownIn(at::kBFloat16, 65504.0), 65280.0);  // bf16 has 8 bits
+    EXPECT_EQ(numerics::roundUpIn(at::kBFloat16, 65504.0), 65536.0);
+    EXPECT_EQ(numerics::nextAboveIn(at::kBFloat16, 448.0), 450.0);
+    EXPECT_EQ(numerics::roundUpIn(at::kHalf, 1e-9), std::ldexp(1.0, -24));
+    EXPECT_EQ(numerics::roundDownIn(at::kHalf, 1e9), 65504.0);
+    EXPECT_EQ(numerics::roundUpIn(at::kHalf, 1e9), INFINITY);
+    EXPECT_EQ(numerics::roundUpIn(at::kFloat, 0.1), static_cast<double>(0.1f));  // 0.1f > 0.1
+    EXPECT_EQ(numerics::roundDownIn(at::kFloat, 0.1),
+              static_cast<double>(std::nextafter(0.1f, 0.0f)));
+    EXPECT_EQ(numerics::roundUpIn(at::kDouble, 0.1), 0.1);
+    // bf16 values between 65280 and 65536 do not exist: 65536 is past fp16's largest.
+    const auto r = one(at::tensor({65280.0, 65536.0}, at::kFloat).to(at::kBFloat16), 1.0);
+    EXPECT_DOUBLE_EQ(r.saturated, 0.5);
+}
+
 namespace {
 
 struct Collect : run::TrainObserver {
@@ -190,6 +398,8 @@ TEST(NumericsInTraining, EveryNthStepRecordsEachGradient) {
             EXPECT_EQ(r.step, 2 * static_cast<int64_t>(i / 4 + 1));
             EXPECT_DOUBLE_EQ(r.loss_scale, 1.0);  // no scaler: the gradients as they are
             EXPECT_EQ(r.dtype, "float32");        // master gradients stay fp32
+            // bf16's range for a bf16 arm; fp16's for fp32, the reference
+            EXPECT_EQ(r.format, precision == config::Precision::AmpBf16 ? "bf16" : "fp16");
             EXPECT_GT(r.numel, 0);
             EXPECT_GT(r.absmax, 0.0);
             EXPECT_EQ(r.nonfinite, 0);
@@ -201,6 +411,7 @@ TEST(NumericsInTraining, EveryNthStepRecordsEachGradient) {
         EXPECT_EQ(outputs[3].name, "layers.3");
         EXPECT_EQ(outputs[3].step, 2);
         EXPECT_EQ(outputs[3].numel, 16 * 4);  // micro-batch × classes
+        EXPECT_EQ(outputs[3].format, grads[0].format);
         EXPECT_EQ(outputs[1].dtype,
                   precision == config::Precision::AmpBf16 ? "bfloat16" : "float32");
         ASSERT_EQ(c.steps.size(), 6u);

@@ -1,5 +1,6 @@
-// The numerics table (schema 7, indexed by step in 8): round trip, replacement,
-// cascade, export, the recorder, and files of the schemas before them.
+// The numerics table (schema 7, indexed by step in 8, formats, saturation, scales and
+// cast tensors in 12): round trip, replacement, cascade, export, the recorder, and
+// files of the schemas before them.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -114,10 +115,13 @@ TEST_F(NumericsStoreTest, ExportedInCsvAndJson) {
     NumericsStore(*db).insert(run, {row(5, NumericsKind::Grad, "head.weight", 2.0)});
     std::ostringstream csv;
     const int64_t lines = ampbench::store::exportCsv(*db, {run}, csv);
-    EXPECT_EQ(lines, 7);
+    EXPECT_EQ(lines, 10);
     EXPECT_NE(csv.str().find(",numerics,5,,grad:head.weight:underflow_subnormal,0.125\n"),
               std::string::npos)
         << csv.str();
+    EXPECT_NE(csv.str().find(",numerics,5,,grad:head.weight:format,fp16\n"), std::string::npos);
+    EXPECT_NE(csv.str().find(",numerics,5,,grad:head.weight:saturated,0\n"), std::string::npos);
+    EXPECT_NE(csv.str().find(",numerics,5,,grad:head.weight:scale,1\n"), std::string::npos);
     std::ostringstream json;
     ampbench::store::exportJson(*db, {run}, json);
     const auto doc = nlohmann::json::parse(json.str());
@@ -126,6 +130,121 @@ TEST_F(NumericsStoreTest, ExportedInCsvAndJson) {
     EXPECT_EQ(n[0].at("name"), "head.weight");
     EXPECT_EQ(n[0].at("kind"), "grad");
     EXPECT_DOUBLE_EQ(n[0].at("headroom_log2").get<double>(), std::log2(65504.0 / 2.0));
+}
+
+NumericsRecord castRow(int64_t step, const std::string& name) {
+    NumericsRecord r = row(step, NumericsKind::Cast, name, 500.0);
+    r.format = "e4m3";
+    r.saturated = 0.0625;
+    r.scale = 0.75;
+    r.headroom_log2 = std::log2(448.0 / 500.0);
+    r.dtype = "bfloat16";
+    return r;
+}
+
+// A cast tensor's row keeps its format, saturated share and scale through the store
+// and both exports; a gradient's says fp16 and its defaults.
+TEST_F(NumericsStoreTest, FormatSaturationAndScaleOfACastAreKeptAndExported) {
+    auto db = Database::open(file("c.db"));
+    const int64_t run = addRun(*db);
+    NumericsStore store(*db);
+    store.insert(run, {row(5, NumericsKind::Grad, "head.weight", 2.0),
+                       castRow(5, "blocks.0.qkv:input"), castRow(5, "blocks.0.qkv:weight")});
+    const auto casts = store.rows(run, NumericsKind::Cast);
+    ASSERT_EQ(casts.size(), 2u);
+    EXPECT_EQ(casts[0].name, "blocks.0.qkv:input");
+    EXPECT_EQ(casts[0].format, "e4m3");
+    EXPECT_DOUBLE_EQ(casts[0].saturated, 0.0625);
+    EXPECT_DOUBLE_EQ(casts[0].scale, 0.75);
+    EXPECT_DOUBLE_EQ(casts[0].loss_scale, 65536.0);
+    const auto all = store.rows(run);
+    ASSERT_EQ(all.size(), 3u);
+    EXPECT_EQ(all[0].kind, NumericsKind::Grad);  // gradients, then casts
+    EXPECT_EQ(all[0].format, "fp16");
+    EXPECT_DOUBLE_EQ(all[0].scale, 1.0);
+    EXPECT_EQ(store.rowsOfSteps(run, 4, 5).size(), 3u);
+    std::ostringstream csv;
+    EXPECT_EQ(ampbench::store::exportCsv(*db, {run}, csv), 30);
+    EXPECT_NE(csv.str().find(",numerics,5,,cast:blocks.0.qkv:input:format,e4m3\n"),
+              std::string::npos)
+        << csv.str();
+    EXPECT_NE(csv.str().find(",numerics,5,,cast:blocks.0.qkv:input:saturated,0.0625\n"),
+              std::string::npos);
+    EXPECT_NE(csv.str().find(",numerics,5,,cast:blocks.0.qkv:weight:scale,0.75\n"),
+              std::string::npos);
+    std::ostringstream json;
+    ampbench::store::exportJson(*db, {run}, json);
+    const auto n = nlohmann::json::parse(json.str()).at("runs").at(0).at("numerics");
+    ASSERT_EQ(n.size(), 3u);
+    EXPECT_EQ(n[1].at("kind"), "cast");
+    EXPECT_EQ(n[1].at("format"), "e4m3");
+    EXPECT_DOUBLE_EQ(n[1].at("saturated").get<double>(), 0.0625);
+    EXPECT_DOUBLE_EQ(n[1].at("scale").get<double>(), 0.75);
+    EXPECT_EQ(n[0].at("format"), "fp16");
+}
+
+// A file of schema 11 (numerics without formats, kind only grad or activation) keeps
+// every row when opened for writing: they read as measured, against fp16, nothing
+// saturated, no scale, and cast rows can be added; read-only it reads the same.
+TEST_F(NumericsStoreTest, Schema11RowsMigrateAsFp16AndCastsCanBeAdded) {
+    const std::string path = file("v11.db");
+    int64_t run = 0;
+    {
+        auto db = Database::open(path);
+        run = addRun(*db);
+        NumericsStore(*db).insert(run, {row(10, NumericsKind::Grad, "w", 2.0),
+                                        row(10, NumericsKind::Activation, "fc", kInf),
+                                        row(20, NumericsKind::Grad, "w", 4.0)});
+        StepRecord s;
+        s.step = 20;
+        s.samples = 640;
+        db->insertSteps(run, {s});
+    }
+    rawExec(path, ampbench::test::kBackToSchema11);
+    // The old table refuses a cast row: the downgrade is real.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    EXPECT_NE(sqlite3_exec(raw,
+                           "INSERT INTO numerics(run_id, step, kind, name) VALUES(1, 1, 'cast', "
+                           "'x')",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+    auto expectAsMeasured = [&](const Database& db) {
+        const auto rows = NumericsStore(db).rows(run);
+        ASSERT_EQ(rows.size(), 3u);
+        for (const auto& r : rows) {
+            EXPECT_EQ(r.format, "fp16") << r.name;
+            EXPECT_EQ(r.saturated, 0.0);
+            EXPECT_EQ(r.scale, 1.0);
+        }
+        EXPECT_DOUBLE_EQ(rows[1].absmax, 4.0);
+        EXPECT_EQ(rows[2].absmax, kInf);
+        EXPECT_EQ(rows[2].headroom_log2, -kInf);
+        EXPECT_DOUBLE_EQ(rows[2].loss_scale, 65536.0);
+    };
+    {
+        auto reader = Database::open(path, Database::Mode::ReadOnly);
+        EXPECT_EQ(reader->schemaVersion(), 11);
+        expectAsMeasured(*reader);
+    }
+    auto db = Database::open(path);
+    EXPECT_EQ(db->schemaVersion(), Database::kSchemaVersion);
+    EXPECT_EQ(rawCount(path, "PRAGMA user_version"), Database::kSchemaVersion);
+    expectAsMeasured(*db);
+    EXPECT_EQ(db->stepCount(run), 1);
+    EXPECT_EQ(rawCount(path,
+                       "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = "
+                       "'numerics_by_run_step'"),
+              1);
+    EXPECT_EQ(NumericsStore(*db).insert(run, {castRow(20, "fc:input")}), 1);
+    const auto casts = NumericsStore(*db).rows(run, NumericsKind::Cast);
+    ASSERT_EQ(casts.size(), 1u);
+    EXPECT_EQ(casts[0].format, "e4m3");
+    EXPECT_DOUBLE_EQ(casts[0].scale, 0.75);
+    // Deleting the run still deletes its rows: the new table keeps the cascade.
+    db->deleteRun(run);
+    EXPECT_EQ(NumericsStore(*db).count(run), 0);
 }
 
 // A file of schema 6 keeps every row when it is migrated to the newest schema;

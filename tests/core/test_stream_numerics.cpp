@@ -33,8 +33,9 @@ namespace {
 using ampbench::test::kInf;
 using ampbench::test::kNaN;
 
-/// A step's records: two gradients (one overflowed: inf absmax, -inf headroom) and an
-/// activation with digits that need all 17, a denormal share and an all-zero headroom.
+/// A step's records: a gradient, a tensor an FP8 layer cast (overflowed: inf absmax,
+/// -inf headroom; e4m3, a saturated share, a scale) and an activation, with digits
+/// that need all 17, a denormal share and an all-zero headroom.
 std::vector<NumericsRecord> numericsOf(int64_t step) {
     NumericsRecord grad;
     grad.step = step;
@@ -43,12 +44,16 @@ std::vector<NumericsRecord> numericsOf(int64_t step) {
     grad.absmax = 1.0 / 3.0 * static_cast<double>(step);
     grad.underflow_subnormal = 5e-324;
     grad.underflow_normal = 0.1 + 0.2;
-    grad.headroom_log2 = std::log2(kFp16Max / grad.absmax);
+    grad.headroom_log2 = std::log2(65504.0 / grad.absmax);
     grad.numel = (int64_t{1} << 53) + 1;
     grad.loss_scale = 65536.0;
     grad.dtype = "float16";
     NumericsRecord broken = grad;
-    broken.name = "blocks.0.qkv.weight \"q\" ✓";
+    broken.kind = NumericsKind::Cast;
+    broken.name = "blocks.0.qkv:weight \"q\" ✓";
+    broken.format = "e4m3";
+    broken.saturated = 1.0 / 3.0;
+    broken.scale = 0.1 + 0.2;
     broken.absmax = kInf;
     broken.headroom_log2 = -kInf;
     broken.underflow_normal = kNaN;
@@ -70,7 +75,10 @@ void expectSameNumerics(const NumericsRecord& a, const NumericsRecord& b) {
     EXPECT_BITS(a.absmax, b.absmax);
     EXPECT_BITS(a.underflow_subnormal, b.underflow_subnormal);
     EXPECT_BITS(a.underflow_normal, b.underflow_normal);
+    EXPECT_BITS(a.saturated, b.saturated);
     EXPECT_BITS(a.headroom_log2, b.headroom_log2);
+    EXPECT_EQ(a.format, b.format);
+    EXPECT_BITS(a.scale, b.scale);
     EXPECT_EQ(a.nonfinite, b.nonfinite);
     EXPECT_EQ(a.numel, b.numel);
     EXPECT_BITS(a.loss_scale, b.loss_scale);
@@ -207,6 +215,56 @@ TEST(RecordStreamNumerics, BadGroupsNameTheirLineAndField) {
                  R"("nonfinite":"0")");
     EXPECT_EQ(errorOf(line),
               "line 4: numerics record: rows[0]: \"nonfinite\" must be a whole number, not \"0\"");
+}
+
+// A stream from a writer before formats has no "format", "saturated" or "scale": its
+// rows read as they were measured, against fp16, nothing saturated, no scale.
+TEST(RecordStreamNumerics, RowsWithoutFormatReadAsFp16) {
+    std::string line = encode(NumericsGroup{7, 5, numericsOf(5)});
+    EXPECT_NE(line.find(R"("format":"e4m3")"), std::string::npos) << line;
+    for (const char* key : {"format", "saturated", "scale"}) {
+        const std::string quoted = std::string("\"") + key + "\":";
+        for (auto at = line.find(quoted); at != std::string::npos; at = line.find(quoted)) {
+            const auto end = line.find_first_of(",}", line.find(':', at) + 1);
+            line.erase(at, end + 1 - at);  // the key, its value and the comma after it
+        }
+    }
+    ASSERT_EQ(line.find("saturated"), std::string::npos) << line;
+    const auto back = std::get<NumericsGroup>(decode(line, 1));
+    ASSERT_EQ(back.rows.size(), 3u);
+    for (const auto& r : back.rows) {
+        EXPECT_EQ(r.format, "fp16");
+        EXPECT_EQ(r.saturated, 0.0);
+        EXPECT_EQ(r.scale, 1.0);
+    }
+    EXPECT_EQ(back.rows[1].kind, NumericsKind::Cast);
+    EXPECT_EQ(back.rows[1].absmax, kInf);  // the rest as it was
+}
+
+// A format this build does not know, a saturated share outside 0…1 and a scale that
+// is not a positive number are named with the line and row.
+TEST(RecordStreamNumerics, BadFormatSaturationOrScaleIsNamed) {
+    const std::string good = encode(NumericsGroup{7, 5, numericsOf(5)});
+    auto with = [&](const std::string& from, const std::string& to) {
+        std::string line = good;
+        const auto at = line.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        return line.replace(at, from.size(), to);
+    };
+    EXPECT_EQ(errorOf(with(R"("format":"e4m3")", R"("format":"e3m4")")),
+              "line 4: numerics record: rows[1]: unknown number format \"e3m4\" (known: e4m3, "
+              "e5m2, fp16, bf16, fp32)");
+    EXPECT_EQ(errorOf(with(R"("format":"fp16")", R"("format":16)")),
+              "line 4: numerics record: rows[0]: \"format\" must be a string, not 16");
+    EXPECT_EQ(errorOf(with(R"("saturated":0.0,)", R"("saturated":1.5,)")),
+              "line 4: numerics record: rows[0]: \"saturated\" is a share of the values, from 0 "
+              "to 1, not 1.5");
+    EXPECT_EQ(
+        errorOf(with(R"("scale":1.0,)", R"("scale":0,)")),
+        "line 4: numerics record: rows[0]: \"scale\" must be a positive finite number, not 0");
+    EXPECT_EQ(errorOf(with(R"("scale":1.0,)", R"("scale":"Infinity",)")),
+              "line 4: numerics record: rows[0]: \"scale\" must be a positive finite number, not "
+              "\"Infinity\"");
 }
 
 TEST(RecordStreamNumerics, GroupsAreOnePerStepInStepOrder) {

@@ -86,6 +86,8 @@ class StreamCli : public ::testing::Test {
                 EXPECT_EQ(my_numerics[i].step, theirs_numerics[i].step);
                 EXPECT_EQ(my_numerics[i].name, theirs_numerics[i].name);
                 EXPECT_EQ(my_numerics[i].numel, theirs_numerics[i].numel);
+                EXPECT_EQ(my_numerics[i].format, theirs_numerics[i].format);
+                EXPECT_EQ(my_numerics[i].saturated, theirs_numerics[i].saturated);
             }
         }
     }

@@ -73,7 +73,7 @@ class NumericsHeatmapTest : public QObject {
         const QPoint cell(map.plot()->xAxis->coordToPixel(1), map.plot()->yAxis->coordToPixel(0));
         const QString text = map.textAt(cell);
         QVERIFY2(text.contains("head.weight (grad), step 20"), qPrintable(text));
-        QVERIFY2(text.contains("< 2^-24 30.00%"), qPrintable(text));
+        QVERIFY2(text.contains("fp16: < 2^-24 30.00%"), qPrintable(text));
         QVERIFY(map.textAt(QPoint(-50, -50)).isEmpty());
         // The worst layers below.
         QVERIFY2(map.worstText().contains("blocks.0 (output)"), qPrintable(map.worstText()));
@@ -117,6 +117,11 @@ class NumericsHeatmapTest : public QObject {
         store::NumericsStore(*db).insert(
             first, {row(5, "head.weight", 0.25, 8.0), row(10, "head.weight", 0.5, 6.0)});
         store::NumericsStore(*db).insert(second, {row(5, "head.weight", 0.1, 9.0)});
+        auto cast = row(5, "blocks.0.qkv:input", 0.0, 0.5, run::NumericsKind::Cast);
+        cast.format = "e4m3";
+        cast.saturated = 0.125;
+        cast.scale = 0.25;
+        store::NumericsStore(*db).insert(first, {cast});
         auto content = report::prepareReport(*db, e);
         QVERIFY(content);
         content->plots = report::renderPlots(*content);
@@ -134,11 +139,19 @@ class NumericsHeatmapTest : public QObject {
         const std::string html = report::reportHtml(*content, report::ImageMode::Embedded);
         const size_t section = html.find("<h2>Per-layer numerics</h2>");
         const size_t plots = html.find(">Plots</h2>");
-        const size_t image = html.find("alt=\"amp, seed 1: headroom to fp16 overflow\"");
+        const size_t image = html.find(
+            "alt=\"amp, seed 1: headroom to fp16's largest, 65504 / e4m3's largest, 448\"");
         QVERIFY(section != std::string::npos && plots != std::string::npos);
         QVERIFY2(image != std::string::npos && image > section && image < plots,
                  "the heatmap sits in the numerics section");
         QCOMPARE(html.find("alt=\"amp, seed 2:"), std::string::npos);
+        // Its cast tensor with its format, scale and saturated share; the headroom
+        // table names each row's format.
+        QVERIFY(html.find("FP8 cast") != std::string::npos);
+        QVERIFY(html.find("<td>e4m3</td>") != std::string::npos);
+        QVERIFY(html.find("12.50%") != std::string::npos);
+        QVERIFY(html.find("e4m3's largest, 448") != std::string::npos);
+        QVERIFY(html.find("fp16's largest, 65504") != std::string::npos);
         (void)plain;
     }
 
@@ -200,6 +213,68 @@ class NumericsHeatmapTest : public QObject {
         QTRY_VERIFY(map.rowsLabelledEvery() < small);
         map.setRows({row(1, "head.weight", 0.0, 10.0)});
         QCOMPARE(map.rowsLabelledEvery(), 1);
+    }
+
+    // The metric menu names the formats of the rows shown, never a fixed 65504, and has
+    // the saturated share; an FP8 arm's cast tensors show with their format.
+    void metricsNameTheFormatsPresentAndSaturation() {
+        NumericsHeatmap map;
+        map.resize(800, 400);
+        map.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&map));
+        QVERIFY2(
+            map.metricText(analysis::NumericsMetric::Headroom).contains("fp16's largest, 65504"),
+            qPrintable(map.metricText(analysis::NumericsMetric::Headroom)));
+        auto grad = row(10, "head.weight", 0.0, 120.0);
+        grad.format = "bf16";
+        auto cast = row(10, "blocks.0.qkv:input", 0.01, 0.5, run::NumericsKind::Cast);
+        cast.format = "e4m3";
+        cast.saturated = 0.125;
+        cast.scale = 0.5;
+        map.setRows({grad, cast});
+        const QString headroom = map.metricText(analysis::NumericsMetric::Headroom);
+        QVERIFY2(headroom.contains("bf16's largest") && headroom.contains("e4m3's largest, 448"),
+                 qPrintable(headroom));
+        QVERIFY2(!headroom.contains("65504"), qPrintable(headroom));
+        QVERIFY2(map.metricText(analysis::NumericsMetric::UnderflowSubnormal).contains("2^-9"),
+                 qPrintable(map.metricText(analysis::NumericsMetric::UnderflowSubnormal)));
+        auto* box = map.findChild<QComboBox*>("numericsMetric");
+        QCOMPARE(box->count(), 4);
+        box->setCurrentIndex(static_cast<int>(analysis::NumericsMetric::Saturated));
+        QCOMPARE(map.metric(), analysis::NumericsMetric::Saturated);
+        QCOMPARE(map.grid().names[1], std::string("blocks.0.qkv:input (cast)"));
+        QCOMPARE(map.cellValue(1, 0), 0.125);
+        QVERIFY2(map.worstText().contains("e4m3"), qPrintable(map.worstText()));
+        QVERIFY2(map.worstText().contains("12.50%"), qPrintable(map.worstText()));
+    }
+
+    // Long tensor names are elided in the middle to a third of the plot, so labels leave
+    // the cells their room and never overlap; hovering a label gives the whole name.
+    void longNamesAreElidedWithTheWholeNameOnHover() {
+        NumericsHeatmap map;
+        map.resize(700, 400);
+        map.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&map));
+        const std::string long_name =
+            "encoder.layers.11.self_attention.query_key_value_projection.weight";
+        std::vector<run::NumericsRecord> rows = {row(1, long_name, 0.1, 10.0),
+                                                 row(1, "head.weight", 0.0, 12.0)};
+        map.setRows(rows);
+        map.plot()->replot();
+        const QString shown = map.rowLabel(0);
+        const QString whole = QString::fromStdString(long_name + " (grad)");
+        QVERIFY2(shown != whole && shown.contains(QChar(0x2026)), qPrintable(shown));
+        QVERIFY2(shown.startsWith("encoder.") && shown.endsWith("(grad)"), qPrintable(shown));
+        const QFontMetrics metrics(map.plot()->yAxis->tickLabelFont());
+        QVERIFY(metrics.horizontalAdvance(shown) <= map.plot()->width() / 3);
+        QCOMPARE(map.rowLabel(1), QString("head.weight (grad)"));  // short names stay whole
+        // The cells keep two thirds of the plot.
+        QVERIFY2(map.plot()->axisRect()->width() >= map.plot()->width() / 2,
+                 qPrintable(QString::number(map.plot()->axisRect()->width())));
+        const QPoint label(map.plot()->axisRect()->left() / 2, map.plot()->yAxis->coordToPixel(0));
+        QCOMPARE(map.labelAt(label), whole);
+        QVERIFY(map.textAt(label).isEmpty());
+        QVERIFY(map.labelAt(QPoint(map.plot()->axisRect()->center())).isEmpty());
     }
 
     void saysHowToRecordWhenThereIsNothing() {

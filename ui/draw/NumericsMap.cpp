@@ -26,8 +26,17 @@ int numericsLabelStride(size_t rows, int height, int line) {
     return std::max(1, static_cast<int>((rows + static_cast<size_t>(fit) - 1) / fit));
 }
 
+QString numericsRowLabel(const QCustomPlot& plot, const std::string& name, int width) {
+    const QString full = QString::fromStdString(name);
+    if (width <= 0) {
+        return full;
+    }
+    return QFontMetrics(plot.yAxis->tickLabelFont()).elidedText(full, Qt::ElideMiddle, width);
+}
+
 void drawNumericsMap(QCustomPlot& plot, QCPColorMap& map, QCPColorScale& scale,
-                     const analysis::NumericsGrid& grid, NumericsMetric metric, int label_every) {
+                     const analysis::NumericsGrid& grid, NumericsMetric metric, int label_every,
+                     int label_width) {
     const int rows = static_cast<int>(grid.names.size());
     const int columns = static_cast<int>(grid.steps.size());
     map.data()->setSize(std::max(columns, 1), std::max(rows, 1));
@@ -47,6 +56,8 @@ void drawNumericsMap(QCustomPlot& plot, QCPColorMap& map, QCPColorScale& scale,
     gradient.setNanHandling(QCPColorGradient::nhTransparent);
     map.setColorScale(&scale);
     map.setGradient(gradient);
+    // Headroom past 40 doublings is plenty in any format (bf16's is near 128 for most
+    // values): the scale's top.
     map.setDataRange(headroom ? QCPRange(-1, 40) : QCPRange(0, 1));
     scale.axis()->setLabel(headroom ? QObject::tr("log2 headroom")
                                     : QObject::tr("share of values"));
@@ -59,7 +70,7 @@ void drawNumericsMap(QCustomPlot& plot, QCPColorMap& map, QCPColorScale& scale,
     plot.xAxis->setLabel(QObject::tr("optimizer step"));
     QSharedPointer<QCPAxisTickerText> yt(new QCPAxisTickerText);
     for (int r = 0; r < rows; r += std::max(1, label_every)) {
-        yt->addTick(r, QString::fromStdString(grid.names[static_cast<size_t>(r)]));
+        yt->addTick(r, numericsRowLabel(plot, grid.names[static_cast<size_t>(r)], label_width));
     }
     plot.yAxis->setTicker(yt);
     plot.xAxis->setRange(-0.5, std::max(columns, 1) - 0.5);

@@ -2,10 +2,12 @@
 
 #include <QBuffer>
 #include <cmath>
+#include <cstdio>
 
 #include "core/analysis/Format.h"
 #include "core/analysis/IslandCost.h"
 #include "core/analysis/LayerNumerics.h"
+#include "core/run/NumberFormat.h"
 #include "ui/report/HtmlText.h"
 #include "ui/report/ReportPlots.h"
 
@@ -364,15 +366,24 @@ static std::string numericsHtml(const ReportContent& c, ImageMode mode) {
         return "";
     }
     std::string out =
-        "<h2>Per-layer numerics</h2>\n<p class=\"meta\">Gradients as fp16 held "
-        "them (unscaled \xC3\x97 the loss scale in use) and module outputs in the "
-        "dtype autocast gave them: the share of values under fp16's smallest "
-        "subnormal (2<sup>-24</sup>, flushed to zero) and smallest normal "
-        "(2<sup>-14</sup>), and the headroom to its largest value, log<sub>2</sub>"
-        "(65504 / abs-max).</p>\n";
+        "<h2>Per-layer numerics</h2>\n<p class=\"meta\">Each tensor against the number "
+        "format it is held in (the <i>format</i> column): gradients as the arm held them "
+        "(unscaled \xC3\x97 the loss scale in use), module outputs in the dtype autocast "
+        "gave them, and the tensors an FP8 layer casts at their scale. An fp32 arm is "
+        "measured against fp16 as the reference: would its tensors fit in fp16? Given are "
+        "the share of values under the format's smallest subnormal (flushed to zero) and "
+        "smallest normal, the share past its largest value (saturated: clipped or "
+        "overflowed), and the headroom to its largest value, log<sub>2</sub>(largest / "
+        "abs-max).</p>\n";
     for (const auto& rn : runs) {
         auto label = [](const analysis::LayerNumerics& l) {
-            return l.name + (l.kind == run::NumericsKind::Grad ? " (grad)" : " (output)");
+            return l.name + analysis::kindSuffix(l.kind);
+        };
+        auto largest = [](const std::string& format) {
+            const auto f = run::numberFormatNamed(format);
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%g", f ? f->largest : 0.0);
+            return f ? format + "'s largest, " + buf : format;
         };
         out += "<h3>" + escape(rn.arm) + ", seed " + std::to_string(rn.seed) + " (run " +
                std::to_string(rn.run_id) + "): " + std::to_string(rn.summary.layers.size()) +
@@ -388,22 +399,41 @@ static std::string numericsHtml(const ReportContent& c, ImageMode mode) {
         }
         std::vector<std::vector<html::Cell>> under;
         for (const auto& l : analysis::worstUnderflow(rn.summary, 8)) {
-            under.push_back(html::cells({label(l), formatPercent(l.max_underflow_subnormal, 2),
-                                         formatPercent(l.mean_underflow_subnormal, 2),
-                                         formatPercent(l.max_underflow_normal, 2)}));
+            under.push_back(html::cells(
+                {label(l), l.format, formatPercent(l.max_underflow_subnormal, 2),
+                 formatPercent(l.mean_underflow_subnormal, 2),
+                 formatPercent(l.max_underflow_normal, 2), formatPercent(l.max_saturated, 2)}));
         }
         if (!under.empty()) {
-            out += html::table({"most underflow", "< 2^-24 worst", "< 2^-24 mean", "< 2^-14 worst"},
-                               under, {1, 2, 3});
+            out += html::table({"most underflow", "format", "< subnormal worst", "< subnormal mean",
+                                "< normal worst", "saturated worst"},
+                               under, {2, 3, 4, 5});
         }
         std::vector<std::vector<html::Cell>> head;
         for (const auto& l : analysis::leastHeadroom(rn.summary, 8)) {
-            head.push_back(html::cells({label(l), analysis::formatHeadroom(l.min_headroom_log2),
-                                        std::to_string(l.min_headroom_step),
-                                        std::to_string(l.nonfinite_steps)}));
+            head.push_back(html::cells(
+                {label(l), largest(l.format), analysis::formatHeadroom(l.min_headroom_log2),
+                 std::to_string(l.min_headroom_step), formatPercent(l.max_saturated, 2),
+                 std::to_string(l.nonfinite_steps)}));
         }
-        out += html::table({"least headroom", "log2(65504/absmax)", "at step", "non-finite steps"},
-                           head, {1, 2, 3});
+        out += html::table({"least headroom", "headroom to", "log2(largest/absmax)", "at step",
+                            "saturated worst", "non-finite steps"},
+                           head, {2, 3, 4, 5});
+        std::vector<std::vector<html::Cell>> casts;
+        for (const auto& l : analysis::castTensors(rn.summary)) {
+            char scale[32], amax[32];
+            std::snprintf(scale, sizeof scale, "%g", l.last_scale);
+            std::snprintf(amax, sizeof amax, "%.4g", l.max_absmax);
+            casts.push_back(
+                html::cells({l.name, l.format, scale, amax, formatPercent(l.max_saturated, 2),
+                             formatPercent(l.max_underflow_subnormal, 2),
+                             formatPercent(l.max_underflow_normal, 2)}));
+        }
+        if (!casts.empty()) {
+            out += html::table({"FP8 cast", "format", "scale", "abs-max scaled", "saturated worst",
+                                "< subnormal worst", "< normal worst"},
+                               casts, {2, 3, 4, 5, 6});
+        }
     }
     return out;
 }

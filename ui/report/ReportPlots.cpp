@@ -78,7 +78,8 @@ std::vector<const RunData*> completeRuns(const ReportContent& c, const std::stri
 }
 
 /// The heatmaps of the first run of each arm that recorded per-layer numerics: the
-/// share under fp16's smallest subnormal, then the headroom to overflow.
+/// share under the smallest subnormal of each tensor's format, then the headroom to
+/// its largest value; titles and captions name the formats present.
 std::vector<PlotImage> numericsPlots(const ReportContent& c, const PlotOptions& o) {
     std::vector<PlotImage> out;
     std::vector<std::string> arms_done;
@@ -89,14 +90,16 @@ std::vector<PlotImage> numericsPlots(const ReportContent& c, const PlotOptions& 
         }
         arms_done.push_back(r.row.arm);
         const auto grid = analysis::numericsGrid(r.numerics);
+        const auto formats = analysis::formatsOf(analysis::summarizeNumerics(r.numerics));
         for (const auto metric :
              {analysis::NumericsMetric::UnderflowSubnormal, analysis::NumericsMetric::Headroom}) {
             const bool headroom = metric == analysis::NumericsMetric::Headroom;
             PlotOptions tall = o;
             tall.height = std::clamp(static_cast<int>(grid.names.size()) * 4 + 120, 240, 720);
+            const std::string label = analysis::metricLabel(metric, formats);
             const QString title =
-                QString::fromStdString(r.row.arm + ", seed " + std::to_string(r.row.seed) + ": ") +
-                (headroom ? "headroom to fp16 overflow" : "share under fp16's smallest subnormal");
+                QString::fromStdString(r.row.arm + ", seed " + std::to_string(r.row.seed) + ": " +
+                                       (headroom ? label.substr(0, label.find(" (log2")) : label));
             Plot plot(tall, title);
             auto* map = new QCPColorMap(plot->xAxis, plot->yAxis);
             auto* scale = new QCPColorScale(&*plot);
@@ -104,16 +107,19 @@ std::vector<PlotImage> numericsPlots(const ReportContent& c, const PlotOptions& 
             const int line = QFontMetrics(plot->yAxis->tickLabelFont()).height();
             draw::drawNumericsMap(
                 *plot, *map, *scale, grid, metric,
-                draw::numericsLabelStride(grid.names.size(), tall.height - 5 * line, line));
-            out.push_back(
-                {numericsPlotId(r.row.id, metric), title,
-                 headroom ? "Each tensor (row) at each recorded step (column): doublings of the "
-                            "value left before fp16's largest, 65504 (log2 65504 / abs-max; "
-                            "bottom of the scale: inf or NaN). Gradients as fp16 held them."
-                          : "Each tensor (row) at each recorded step (column): the share of its "
-                            "non-zero values under 2^-24, which fp16 flushes to zero at the loss "
-                            "scale in use.",
-                 plot.image()});
+                draw::numericsLabelStride(grid.names.size(), tall.height - 5 * line, line),
+                tall.width / 3);
+            const std::string caption =
+                headroom ? "Each tensor (row) at each recorded step (column): doublings of the "
+                           "value left before the largest of the format it is held in (" +
+                               label.substr(0, label.find(" (log2")) +
+                               "; log2 largest / abs-max; bottom of the scale: inf or NaN). "
+                               "Gradients as the arm held them; an fp32 arm against fp16, as "
+                               "the reference."
+                         : "Each tensor (row) at each recorded step (column): the " + label +
+                               " (non-zero values flushed to zero at the loss scale in use).";
+            out.push_back({numericsPlotId(r.row.id, metric), title, QString::fromStdString(caption),
+                           plot.image()});
         }
     }
     return out;
