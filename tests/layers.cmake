@@ -3,13 +3,16 @@
 # quietly rot.
 #   1. core/ includes no Qt: the CLI builds on a GPU server without it.
 #   2. The torch-free libraries (config, run, util, store, stream, analysis) include nothing of the
-#      engine (amp, data, models, parallel, probe, train) and no LibTorch.
+#      engine (amp, data, models, parallel, probe, train), nothing of script/ and no LibTorch.
 #   3. core/ includes nothing of ui/ or app/; ui/ nothing of app/.
 #   4. A header in a `private/` folder is included only by its own module (the folder
 #      that holds `private/`) and by tests.
 #   5. core/util/ is the ground floor: anything may include it, and it includes
 #      nothing of the project outside itself.
-#   6. ui/draw/ (the palette and heatmap the plots and the report share) includes nothing
+#   6. core/script/ (a Python training script as the model) includes no LibTorch and of
+#      the engine only its torch-free public headers (train/, probe/): it starts a
+#      process and reads its stream; nothing below it includes it.
+#   7. ui/draw/ (the palette and heatmap the plots and the report share) includes nothing
 #      of ui/ outside itself; ui/report/ nothing of ui/ but ui/draw/: the CLI links the
 #      report without the GUI's library.
 cmake_minimum_required(VERSION 3.16)
@@ -36,9 +39,17 @@ foreach(source IN LISTS sources)
             endif()
         endif()
         if(source MATCHES "^core/(config|run|util|store|stream|analysis)/")
-            if(header MATCHES "^core/(amp|data|models|parallel|probe|train)/|^(torch|ATen|c10)/")
+            if(header MATCHES "^core/(amp|data|models|parallel|probe|train|script)/|^(torch|ATen|c10)/")
                 string(APPEND problems "${source}: includes ${header} (a torch-free library)\n")
             endif()
+        endif()
+        if(source MATCHES "^core/(amp|data|models|numerics|parallel|probe|train)/"
+           AND header MATCHES "^core/script/")
+            string(APPEND problems "${source}: includes ${header} (the engine is below script)\n")
+        endif()
+        if(source MATCHES "^core/script/"
+           AND header MATCHES "^core/(amp|data|models|numerics|parallel)/|^(torch|ATen|c10)/")
+            string(APPEND problems "${source}: includes ${header} (script needs no LibTorch)\n")
         endif()
         if(source MATCHES "^core/util/" AND header MATCHES "^(core|ui|app|bench)/"
            AND NOT header MATCHES "^core/util/")

@@ -4,7 +4,9 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QPixmap>
+#include <QProxyStyle>
 #include <QStyle>
+#include <QStyleOption>
 
 namespace ampbench::ui {
 namespace {
@@ -45,6 +47,34 @@ QPalette darkPalette() {
     return p;
 }
 
+/// The style the application started with, with check boxes outlined in the text
+/// colour on a dark palette: Fusion draws an unticked box's edge darker than the
+/// window, which on a dark one leaves nothing to see.
+class OutlinedIndicators : public QProxyStyle {
+  public:
+    using QProxyStyle::QProxyStyle;
+
+    void drawPrimitive(PrimitiveElement element, const QStyleOption* option, QPainter* painter,
+                       const QWidget* widget) const override {
+        QProxyStyle::drawPrimitive(element, option, painter, widget);
+        if ((element != PE_IndicatorCheckBox && element != PE_IndicatorItemViewItemCheck) ||
+            !option || option->palette.color(QPalette::Window).lightness() >= 128) {
+            return;
+        }
+        const bool enabled = option->state & State_Enabled;
+        QColor edge =
+            option->palette.color(enabled ? QPalette::Active : QPalette::Disabled, QPalette::Text);
+        edge.setAlpha(enabled ? 150 : 90);
+        painter->save();
+        painter->setRenderHint(QPainter::Antialiasing, false);
+        painter->setPen(QPen(edge, 1));
+        painter->setBrush(Qt::NoBrush);
+        // Fusion's box is the indicator's rectangle less one pixel on the right and below.
+        painter->drawRect(option->rect.adjusted(0, 0, -1, -1));
+        painter->restore();
+    }
+};
+
 }  // namespace
 
 QPalette schemePalette(const QString& scheme) {
@@ -59,6 +89,9 @@ QPalette schemePalette(const QString& scheme) {
 
 void applyColorScheme(const QString& scheme) {
     systemPalette();  // kept before the first change
+    if (!dynamic_cast<OutlinedIndicators*>(QApplication::style())) {
+        QApplication::setStyle(new OutlinedIndicators(QApplication::style()->name()));
+    }
     QApplication::setPalette(schemePalette(scheme));
 }
 

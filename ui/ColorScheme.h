@@ -11,6 +11,8 @@ namespace ampbench::ui {
 /// "system", "light" or "dark"; anything else reads as "system".
 QPalette schemePalette(const QString& scheme);
 /// Makes `scheme` the application's palette; the desktop's is kept from the first call.
+/// The first call also wraps the application's style so that check boxes (in forms and
+/// table cells) are outlined in the text colour wherever the palette is dark.
 void applyColorScheme(const QString& scheme);
 
 enum class ToolIcon { Run, Stop };

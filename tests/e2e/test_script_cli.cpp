@@ -426,6 +426,36 @@ TEST_F(ScriptCli, TheScriptGetsItsArmsSettingsItsArgumentsAndThePackageOfThisChe
     }
 }
 
+TEST_F(ScriptCli, TheStoredSpecRepeatsTheScriptsArgumentsAndInterpreter) {
+    fs::create_directories(path("settings"));
+    const std::string env = "SETTINGS_DIR=" + path("settings") + " ";
+    auto r = test::shell(env + kCli + " --db " + db_ + " run --script " + kScripts +
+                         "/echo_settings.py --python " + python() +
+                         " --script-arg=--flag --script-arg \"it's two\""
+                         " --arm base=fp32 --seeds 1 --micro-steps 2 --warmup 1 --device cpu");
+    ASSERT_EQ(r.code, 0) << r.out;
+    std::string spec_json;
+    {
+        auto db = open();
+        spec_json = db->experiments().front().spec_json;
+    }
+    const auto stored = nlohmann::json::parse(spec_json);
+    EXPECT_EQ(stored.at("model").at("python"), python());
+    EXPECT_EQ(stored.at("model").at("args"), "--flag 'it'\\''s two'");
+    // The stored spec alone trains the script as it was: same interpreter, same words.
+    std::ofstream(path("spec.json")) << spec_json;
+    r = test::shell(env + kCli + " --db " + db_ + " run --config " + path("spec.json"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    auto db = open();
+    ASSERT_EQ(db->runs().size(), 2u);
+    for (const auto& run : db->runs()) {
+        const auto j = nlohmann::json::parse(
+            readFile(path("settings/run" + std::to_string(run.id) + ".json")));
+        EXPECT_EQ(j["argv"], nlohmann::json::array({"--flag", "it's two"})) << run.id;
+        EXPECT_EQ(run.status, RunStatus::Finished) << run.error;
+    }
+}
+
 TEST_F(ScriptCli, AMissingScriptOrInterpreterIsRefusedBeforeAnythingIsPlanned) {
     auto r = test::shell(kCli + " --db " + db_ + " run --script " + path("nope.py"));
     EXPECT_EQ(r.code, 3) << r.out;

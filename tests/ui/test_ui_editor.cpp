@@ -3,6 +3,7 @@
 #include <torch/csrc/jit/api/module.h>
 #include <QAction>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QGroupBox>
 #include <QLineEdit>
 #include <QListWidget>
@@ -72,6 +73,65 @@ class EditorTest : public QObject {
     Q_OBJECT
   private Q_SLOTS:
     void modelFileIsCheckedAndShownBesideTheProblems();
+
+    // The check before training waits for a valid spec; a model file that is not there
+    // is named at once all the same.
+    void aMissingModelFileIsMarkedEvenWhileOtherFieldsAreInvalid() {
+        QTemporaryDir dir;
+        ExperimentEditor editor;
+        auto spec = modelFileSpec(dir.filePath("gone.pt"));
+        spec.micro_batch = 0;  // invalid too
+        editor.setSpec(spec);
+        const QString all = listed(editor).join('\n');
+        QVERIFY2(all.contains("gone.pt") && all.contains("no such file"), qPrintable(all));
+        QVERIFY(editor.fieldWidget("model.file")->property("invalid").toBool());
+        QVERIFY(editor.fieldWidget("micro_batch")->property("invalid").toBool());
+        // A folder is no model file either; a training script's file is held to the same.
+        spec.model.file = dir.path().toStdString();
+        editor.setSpec(spec);
+        QVERIFY2(listed(editor).join('\n').contains("is a folder"),
+                 qPrintable(listed(editor).join('\n')));
+        spec.model.name = "script";
+        spec.model.file = dir.filePath("train.py").toStdString();
+        editor.setSpec(spec);
+        QVERIFY(editor.fieldWidget("model.file")->property("invalid").toBool());
+        QVERIFY2(listed(editor).join('\n').contains("no such file"),
+                 qPrintable(listed(editor).join('\n')));
+    }
+
+    // The facts beside the problems are of the spec shown: a changed model shows none
+    // until it is checked, an invalid spec none at all.
+    void theSetupPanelForgetsThePreviousModelWhenItChangesOrTurnsInvalid() {
+        ExperimentEditor editor;
+        QSignalSpy checked(&editor, &ExperimentEditor::setupChecked);
+        auto spec = *config::preset("default");
+        spec.data.name = "synthetic-images";
+        spec.model.name = "cnn";
+        editor.setSpec(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking() && !checked.isEmpty(), 30000);
+        QVERIFY2(editor.setupPanel()->factsText().contains("cnn"),
+                 qPrintable(editor.setupPanel()->factsText()));
+        // Invalid: nothing is checked, and the cnn's facts are gone.
+        spec.model.width = -3;
+        editor.setSpec(spec);
+        QVERIFY(!editor.isValid());
+        QVERIFY2(!editor.setupPanel()->factsText().contains("cnn"),
+                 qPrintable(editor.setupPanel()->factsText()));
+        QTest::qWait(600);  // past the pause a check waits for
+        QVERIFY(!editor.checking());
+        QVERIFY(editor.setupPanel()->factsText().isEmpty());
+        QCOMPARE(editor.setupPanel()->moduleTree()->topLevelItemCount(), 1);  // "(not checked)"
+        // Another model: the cnn's facts go at once, the mlp's come with its check.
+        spec.model.width = 16;
+        spec.model.name = "mlp";
+        checked.clear();
+        editor.setSpec(spec);
+        QVERIFY2(!editor.setupPanel()->factsText().contains("cnn"),
+                 qPrintable(editor.setupPanel()->factsText()));
+        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking() && !checked.isEmpty(), 30000);
+        QVERIFY2(editor.setupPanel()->factsText().contains("mlp"),
+                 qPrintable(editor.setupPanel()->factsText()));
+    }
 
     void defaultPresetIsValidAndRunnable() {
         test::Workspace ws;
@@ -317,7 +377,7 @@ class EditorTest : public QObject {
         ExperimentEditor editor;
         const QString json = R"({"name": "from-file", "micro_batch": "many",
             "model": {"name": "mlp", "width": -3}, "steps": 100,
-            "arms": [{"name": "a", "precision": "fp8"}, {"name": "b", "accumulation": 2}]})";
+            "arms": [{"name": "a", "precision": "fp4"}, {"name": "b", "accumulation": 2}]})";
         QString problem;
         QVERIFY(editor.loadJson(json, &problem));
         const config::ExperimentSpec spec = editor.spec();
@@ -330,7 +390,7 @@ class EditorTest : public QObject {
         QVERIFY2(anyContains(errors, "Micro-batch"), qPrintable(errors.join('\n')));
         QVERIFY(anyContains(errors, "Model \u203a Width = -3"));
         // An arm's problem names the arm and its row, and the field by its label.
-        QVERIFY2(anyContains(errors, "Arm \u201ca\u201d (row 1), Precision = \"fp8\""),
+        QVERIFY2(anyContains(errors, "Arm \u201ca\u201d (row 1), Precision = \"fp4\""),
                  qPrintable(errors.join('\n')));
         QVERIFY(editor.fieldWidget("micro_batch")->property("invalid").toBool());
         QVERIFY(editor.fieldWidget("model.width")->property("invalid").toBool());
@@ -353,12 +413,12 @@ class EditorTest : public QObject {
     void jsonArmLeftOutShiftsTheRowsNamed() {
         ExperimentEditor editor;
         QString problem;
-        QVERIFY(editor.loadJson(R"({"arms": [7, {"name": "b", "precision": "fp8"}]})", &problem));
+        QVERIFY(editor.loadJson(R"({"arms": [7, {"name": "b", "precision": "fp4"}]})", &problem));
         QCOMPARE(editor.spec().arms.size(), size_t(1));
         const QStringList errors = listed(editor);
         QVERIFY2(anyContains(errors,
                              "Arm \u201c"
-                             "b\u201d (row 1), Precision = \"fp8\""),
+                             "b\u201d (row 1), Precision = \"fp4\""),
                  qPrintable(errors.join('\n')));
         QVERIFY2(anyContains(errors, "Arm 1 in the file (not loaded) = 7: expected an object"),
                  qPrintable(errors.join('\n')));
@@ -536,7 +596,13 @@ class EditorTest : public QObject {
             ExperimentEditor editor;
             QVERIFY(editor.loadPreset(QString::fromStdString(name)));
             QCOMPARE(editor.spec(), *config::preset(name));
-            QVERIFY2(editor.isValid(), name.c_str());
+            for (const auto& e : editor.errors()) {
+                // A preset for the user's own files names them before they are picked.
+                const bool toPick =
+                    e.field == "model.file" &&
+                    !QFileInfo::exists(QString::fromStdString(config::preset(name)->model.file));
+                QVERIFY2(toPick, qPrintable(QString::fromStdString(name + ": " + e.toString())));
+            }
         }
     }
 };

@@ -3,10 +3,13 @@
 // side by side overlap, plot titles are whole, and the verdict's text wraps at
 // word boundaries only.
 #include <QAbstractTextDocumentLayout>
+#include <QCheckBox>
 #include <QLayout>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStyleOptionButton>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTextBlock>
 #include <QTextBrowser>
 #include <QTextLayout>
@@ -15,6 +18,7 @@
 
 #include "UiTestSupport.h"
 #include "core/store/Database.h"
+#include "ui/ColorScheme.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
 #include "ui/plots/PlotLegend.h"
@@ -151,6 +155,19 @@ void settle() {
     }
 }
 
+/// The largest difference in lightness between a pixel of `area` and `around`.
+int mostContrast(const QImage& image, const QRect& area, const QColor& around) {
+    int most = 0;
+    const QRect inside = area.intersected(image.rect());
+    for (int y = inside.top(); y <= inside.bottom(); ++y) {
+        for (int x = inside.left(); x <= inside.right(); ++x) {
+            most =
+                std::max(most, std::abs(image.pixelColor(x, y).lightness() - around.lightness()));
+        }
+    }
+    return most;
+}
+
 /// Lines of the verdict's text that end inside a word (a word broken for lack of room).
 QStringList brokenWords(QTextBrowser* browser) {
     QStringList out;
@@ -212,6 +229,34 @@ struct Judged : test::Workspace {
 class LayoutTest : public QObject {
     Q_OBJECT
   private Q_SLOTS:
+    // View › Colours › dark: an unticked check box, in a form or a table's cell, stands
+    // out from what is around it.
+    void anUntickedCheckBoxIsVisibleOnTheDarkColours() {
+        applyColorScheme(QStringLiteral("dark"));
+        QCheckBox box(QStringLiteral("Deterministic"));
+        box.resize(box.sizeHint());
+        QStyleOptionButton option;
+        option.initFrom(&box);
+        const QRect indicator =
+            box.style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option, &box);
+        const int boxContrast =
+            mostContrast(box.grab().toImage(), indicator, box.palette().color(QPalette::Window));
+        QTableWidget table(1, 1);
+        auto* item = new QTableWidgetItem;
+        item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+        item->setCheckState(Qt::Unchecked);
+        table.setItem(0, 0, item);
+        table.resize(200, 100);
+        table.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&table));
+        const QRect cell = table.visualItemRect(item).adjusted(1, 1, -1, -1);
+        const int cellContrast = mostContrast(table.viewport()->grab().toImage(), cell,
+                                              table.palette().color(QPalette::Base));
+        applyColorScheme(QStringLiteral("system"));
+        QVERIFY2(boxContrast >= 60, qPrintable(QString::number(boxContrast)));
+        QVERIFY2(cellContrast >= 60, qPrintable(QString::number(cellContrast)));
+    }
+
     void everyTabLaysOutOnALaptopScreen() {
         Judged f;
         f.window->runModel()->setCheckedRuns(f.runs);

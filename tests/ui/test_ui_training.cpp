@@ -1,8 +1,12 @@
 // The training worker behind the window: a tiny experiment end to end into the
 // plots, and Cancel in the middle of a run.
+#include <signal.h>
 #include <QAction>
+#include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -12,6 +16,7 @@
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "UiTestSupport.h"
 #include "core/config/SpecJson.h"
@@ -24,6 +29,7 @@
 #include "ui/plots/PlotsView.h"
 #include "ui/runs/CompareView.h"
 #include "ui/runs/SummaryTableModel.h"
+#include "ui/runs/VerdictPanel.h"
 #include "ui/training/ThreadPriority.h"
 #include "ui/training/TrainingController.h"
 #include "ui/training/TrainingWorker.h"
@@ -33,7 +39,53 @@ using namespace ampbench::ui;
 
 namespace {
 constexpr int kTrainTimeoutMs = 240000;
+
+/// Whether Debian's /usr/bin/python3 imports `module` (ampbench from this checkout).
+bool pythonImports(const char* module) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(AMPBENCH_PYTHON_DIR));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral("/usr/bin/python3"),
+            {QStringLiteral("-c"), QStringLiteral("import ") + module});
+    return p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
 }
+
+/// Every problem the editor lists, a line each.
+QString errorText(const ExperimentEditor& editor) {
+    QStringList lines;
+    for (const auto& e : editor.errors()) {
+        lines << QString::fromStdString(e.toString());
+    }
+    return lines.join('\n');
+}
+
+/// The user's training script as the model, run by /usr/bin/python3 on the CPU: fp32
+/// and bf16 arms (or fp32 alone), one run per arm and seed.
+config::ExperimentSpec scriptSpec(const QString& script, const QString& args,
+                                  std::vector<uint64_t> seeds, int64_t steps, int arms = 2) {
+    config::ExperimentSpec s = test::tinySpec(steps);
+    s.name = "script";
+    s.model.name = "script";
+    s.model.file = script.toStdString();
+    s.model.python = "/usr/bin/python3";
+    s.model.args = args.toStdString();
+    s.micro_batch = 32;
+    s.eval_interval = 0;
+    s.seeds = std::move(seeds);
+    s.arms.resize(1);
+    s.arms[0] = config::ArmSpec{};
+    s.arms[0].name = "fp32";
+    s.arms[0].precision = config::Precision::Fp32;
+    if (arms > 1) {
+        config::ArmSpec bf16;
+        bf16.name = "bf16";
+        bf16.precision = config::Precision::AmpBf16;
+        s.arms.push_back(bf16);
+    }
+    return s;
+}
+}  // namespace
 // The spies below record in the emitting (training) thread, so a signal can land
 // before a wait() would start: tests poll the spies with QTRY_* instead.
 
@@ -285,6 +337,181 @@ class TrainingTest : public QObject {
         QTRY_VERIFY(ws.window->runAction()->isEnabled());
         QCOMPARE(ws.window->currentRun(), qint64(0));
         QVERIFY(ws.window->queuedRuns().isEmpty());
+    }
+
+    // A spec whose model is `script`: the user's Python loop trains each run from the
+    // desktop, its records streaming into the planned runs as they come.
+    void aTrainingScriptTrainsEveryArmWithLiveRowsAndAVerdict() {
+        if (!pythonImports("torch")) {
+            QSKIP("/usr/bin/python3 has no torch (apt-get install python3-torch)");
+        }
+        if (!QFileInfo::exists(QStringLiteral("/usr/share/datasets/fashion-mnist"))) {
+            QSKIP("Fashion-MNIST is not at /usr/share/datasets/fashion-mnist");
+        }
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        ws.window->editor()->setSpec(
+            scriptSpec(AMPBENCH_EXAMPLE_SCRIPT, "--train-samples 512 --eval-samples 256", {1}, 6));
+        QTRY_VERIFY_WITH_TIMEOUT(!ws.window->editor()->checking(), kTrainTimeoutMs);
+        QVERIFY2(ws.window->runAction()->isEnabled(), qPrintable(errorText(*ws.window->editor())));
+
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
+        QSignalSpy started(worker, &TrainingWorker::runStarted);
+        QSignalSpy finishedRuns(worker, &TrainingWorker::runFinished);
+        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
+        QSignalSpy failed(worker, &TrainingWorker::failed);
+        // Live: each run's progress arrives while it trains, before its end.
+        QMap<qint64, int> progressBeforeEnd;
+        QSet<qint64> ended;
+        connect(worker, &TrainingWorker::progress, this, [&](qint64 id, qint64, qint64, double) {
+            if (!ended.contains(id)) {
+                ++progressBeforeEnd[id];
+            }
+        });
+        connect(worker, &TrainingWorker::runFinished, this,
+                [&](qint64 id, run::RunStatus, const QString&) { ended.insert(id); });
+
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), kTrainTimeoutMs);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
+        QCOMPARE(finished[0][1].toBool(), false);
+        const auto ids = planned[0][1].value<QList<qint64>>();
+        QCOMPARE(ids.size(), 2);
+        QCOMPARE(started.size(), 2);
+        QCOMPARE(finishedRuns.size(), 2);
+        for (const auto& args : finishedRuns) {
+            QVERIFY2(args[1].value<run::RunStatus>() == run::RunStatus::Finished,
+                     qPrintable(args[2].toString()));
+        }
+        QTRY_COMPARE(ended.size(), 2);  // queued to this thread after the spies'
+        for (qint64 id : ids) {
+            QVERIFY2(progressBeforeEnd.value(id) > 0, qPrintable(QString::number(id)));
+        }
+
+        // The rows the script recorded are the runs' own, read back from the file.
+        auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        const auto stored =
+            nlohmann::json::parse(db->experiment(finished[0][0].toLongLong())->spec_json);
+        QCOMPARE(QString::fromStdString(stored.at("model").at("name")), QStringLiteral("script"));
+        for (qint64 id : ids) {
+            const auto row = db->run(id);
+            QVERIFY(row->status == run::RunStatus::Finished);
+            const auto steps = db->steps(id);
+            QCOMPARE(steps.size(), size_t(6));
+            for (size_t i = 0; i < steps.size(); ++i) {
+                QCOMPARE(steps[i].step, int64_t(i + 1));
+                QVERIFY(std::isfinite(steps[i].loss));
+                QVERIFY(steps[i].step_ms > 0);
+            }
+            QCOMPARE(steps.back().samples, int64_t(6 * 32));
+            const auto evals = db->evals(id);
+            QCOMPARE(evals.size(), size_t(1));
+            QVERIFY(evals[0].val_accuracy > 0 && evals[0].val_accuracy <= 1);
+        }
+        // bf16 autocast really ran in the bf16 arm: its losses are not fp32's.
+        QVERIFY(db->steps(ids[0]).back().loss != db->steps(ids[1]).back().loss);
+
+        // In the window as a built-in experiment is: plotted and judged.
+        QTRY_VERIFY(ws.window->runAction()->isEnabled());
+        ws.window->session()->pollNow();
+        QTRY_COMPARE(ws.window->cache()->runs(), ids);
+        PlotsView* plots = ws.window->compare()->plots();
+        plots->redrawNow();
+        QCOMPARE(plots->lossPlot()->curves().size(), 2);
+        QCOMPARE(plots->lossPlot()->curves()[0]->data()->size(), 6);
+        QTRY_COMPARE_WITH_TIMEOUT(ws.window->compare()->verdictExperiment(),
+                                  finished[0][0].toLongLong(), 20000);
+        const QString verdict = ws.window->compare()->verdictPanel()->plainText();
+        QVERIFY2(verdict.contains(QStringLiteral("bf16")), qPrintable(verdict));
+    }
+
+    void aTrainingScriptRunCanBeCancelledAloneOrWithTheQueue() {
+        if (!pythonImports("ampbench")) {
+            QSKIP("/usr/bin/python3 does not run");
+        }
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        const QString pidFile = ws.dir.filePath(QStringLiteral("pid"));
+        ws.window->editor()->setSpec(
+            scriptSpec(QStringLiteral(AMPBENCH_TEST_SCRIPTS "/slow_steps.py"), "'" + pidFile + "'",
+                       {1, 2, 3}, 1200, 1));
+        MainWindow::CancelChoice answer = MainWindow::CancelChoice::ThisRun;
+        ws.window->setCancelChooser([&](const QString&, int) { return answer; });
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
+        QSignalSpy started(worker, &TrainingWorker::runStarted);
+        QSignalSpy progress(worker, &TrainingWorker::progress);
+        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
+        QSignalSpy failed(worker, &TrainingWorker::failed);
+
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !progress.isEmpty() && progress.last()[1].toLongLong() >= 3 || !failed.isEmpty(),
+            kTrainTimeoutMs);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
+        const auto ids = planned[0][1].value<QList<qint64>>();
+        QCOMPARE(ids.size(), 3);
+        // This run alone: its script is stopped, the next run's starts.
+        ws.window->cancelAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(started.size() >= 2, 60000);
+        QCOMPARE(started[1][0].toLongLong(), ids[1]);
+        QVERIFY(finished.isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty() && progress.last()[0].toLongLong() == ids[1] &&
+                                     progress.last()[1].toLongLong() >= 3,
+                                 60000);
+        // Then everything: the last run never starts.
+        answer = MainWindow::CancelChoice::Everything;
+        ws.window->cancelAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        QCOMPARE(finished[0][1].toBool(), true);
+        QCOMPARE(started.size(), 2);
+
+        auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        for (int i = 0; i < 2; ++i) {
+            const auto row = db->run(ids[i]);
+            QVERIFY2(row->status == run::RunStatus::Cancelled,
+                     qPrintable(QString::fromStdString(row->error)));
+            QVERIFY(db->stepCount(ids[i]) >= 3);  // every row it recorded is kept
+        }
+        QVERIFY(db->run(ids[2])->status == run::RunStatus::Cancelled);
+        QCOMPARE(db->stepCount(ids[2]), int64_t(0));
+        // The script's process ended with its run.
+        bool ok = false;
+        QFile file(pidFile);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const pid_t pid = static_cast<pid_t>(file.readAll().trimmed().toLongLong(&ok));
+        QVERIFY(ok && pid > 0);
+        QTRY_VERIFY(::kill(pid, 0) != 0);
+        QTRY_VERIFY(ws.window->runAction()->isEnabled());
+    }
+
+    // The interpreter the spec names is the one that runs: one that is not there is
+    // named on its field before anything is planned.
+    void aTrainingScriptsMissingInterpreterIsNamedOnItsField() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        config::ExperimentSpec spec =
+            scriptSpec(QStringLiteral(AMPBENCH_TEST_SCRIPTS "/slow_steps.py"), "x", {1}, 4);
+        spec.model.python = ws.dir.filePath(QStringLiteral("no-such-python")).toStdString();
+        ws.window->editor()->setSpec(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            ws.window->editor()->fieldWidget("model.python")->property("invalid").toBool(),
+            kTrainTimeoutMs);
+        QVERIFY(!ws.window->runAction()->isEnabled());
+        const QString problems = errorText(*ws.window->editor());
+        QVERIFY2(problems.contains(QStringLiteral("no-such-python")), qPrintable(problems));
+        // The worker refuses it too, writing nothing.
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy failed(worker, &TrainingWorker::failed);
+        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
+        QVERIFY(ws.window->training()->start(spec, ws.dbPath()));
+        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), kTrainTimeoutMs);
+        QVERIFY2(failed[0][0].toString().contains(QStringLiteral("model.python")),
+                 qPrintable(failed[0][0].toString()));
+        QVERIFY(planned.isEmpty());
+        auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        QVERIFY(db->experiments().empty());
     }
 
     void aFailingRunIsShownAndTheNextOneStarts() {

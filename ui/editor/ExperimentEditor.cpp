@@ -23,6 +23,8 @@
 #include "core/config/SpecJson.h"
 #include "core/parallel/Machine.h"
 #include "core/probe/Environment.h"
+#include "core/script/ScriptRun.h"
+#include "core/util/FileKind.h"
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ChoiceDelegate.h"
 #include "ui/editor/FieldMarks.h"
@@ -62,6 +64,23 @@ config::ExperimentSpec checkedSpec(config::ExperimentSpec s) {
     s.device = config::DeviceKind::Cpu;
     s.micro_batch = std::min(s.micro_batch, 8);
     return s;
+}
+
+/// Why the model file of a torchscript or script model cannot be read: missing, a
+/// folder, a FIFO or device; empty when it is a regular file (or none is named).
+std::string modelFileProblem(const config::ExperimentSpec& s) {
+    if ((s.model.name != "torchscript" && s.model.name != "script") || s.model.file.empty()) {
+        return {};
+    }
+    const util::FileKind kind = util::fileKind(s.model.file);
+    if (kind == util::FileKind::Regular) {
+        return {};
+    }
+    if (kind == util::FileKind::Missing) {
+        return "no such file";
+    }
+    return "is " + util::describeFileKind(kind) + ", not a " +
+           (s.model.name == "script" ? "script" : "model file");
 }
 
 std::vector<config::FieldError> toFieldErrors(const train::SetupReport& report) {
@@ -242,8 +261,11 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
         }
         checkedKey_ = pendingKey_;
         setup_->showChecking();
-        checkWatcher_->setFuture(QtConcurrent::run(
-            [spec = checkedSpec(pendingSpec_)] { return train::checkSetup(spec, true, false); }));
+        checkWatcher_->setFuture(QtConcurrent::run([spec = checkedSpec(pendingSpec_)] {
+            // A training script: its file and its interpreter, no batch of ours.
+            return spec.model.name == "script" ? script::checkScriptSetup(spec)
+                                               : train::checkSetup(spec, true, false);
+        }));
     });
     connect(checkWatcher_, &QFutureWatcher<train::SetupReport>::finished, this,
             &ExperimentEditor::checkFinished);
@@ -399,11 +421,24 @@ void ExperimentEditor::revalidate() {
     for (auto& e : config::checkRanks(s, machine)) {
         errors_.push_back(std::move(e));
     }
+    // A model file that is not there is named at once, whatever else is wrong: the
+    // check that would find it waits for the other problems.
+    if (!unparsed.count("model.file")) {
+        if (const std::string why = modelFileProblem(s); !why.empty()) {
+            errors_.push_back({"model.file", s.model.file, why});
+        }
+    }
     if (errors_.empty()) {
         scheduleCheck(s);
         if (checkKey(s) == checkedKey_) {
             errors_.insert(errors_.end(), setupErrors_.begin(), setupErrors_.end());
         }
+    } else {
+        // What was checked before describes another spec: no facts until it is valid.
+        checkTimer_->stop();
+        checkedKey_.clear();
+        setupErrors_.clear();
+        setup_->showNotChecked(tr("checked once the problems are fixed"));
     }
 
     warnings_ = config::warnings(s);
@@ -461,6 +496,7 @@ void ExperimentEditor::scheduleCheck(const config::ExperimentSpec& spec) {
     }
     pendingKey_ = key;
     pendingSpec_ = spec;
+    setup_->showChecking();  // the facts shown were of the model or data before
     checkTimer_->start();
 }
 
@@ -470,10 +506,12 @@ bool ExperimentEditor::checking() const {
 
 void ExperimentEditor::checkFinished() {
     const train::SetupReport report = checkWatcher_->result();
-    if (checkTimer_->isActive()) {
-        return;  // the spec changed meanwhile: the next check's result is the one to show
+    if (checkTimer_->isActive() || checkedKey_.empty()) {
+        // The spec changed meanwhile (the next check's result is the one to show) or
+        // has problems now (nothing is shown until they are fixed).
+        return;
     }
-    setup_->showReport(report);
+    setup_->showReport(report, pendingSpec_.model.name == "script");
     setupErrors_ = toFieldErrors(report);
     revalidate();
     Q_EMIT setupChecked();
@@ -482,7 +520,7 @@ void ExperimentEditor::checkFinished() {
 void ExperimentEditor::showSetupProblems(const train::SetupReport& report) {
     checkTimer_->stop();
     checkedKey_ = checkKey(spec());
-    setup_->showReport(report);
+    setup_->showReport(report, spec().model.name == "script");
     setupErrors_ = toFieldErrors(report);
     revalidate();
 }

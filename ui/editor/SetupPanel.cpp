@@ -64,12 +64,27 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
 
 void SetupPanel::showChecking() {
     state_->setText(tr("<b>Model and data</b>: checking\u2026"));
+    clearFacts(tr("(checking\u2026)"));
 }
 
-void SetupPanel::showReport(const train::SetupReport& r) {
+void SetupPanel::showNotChecked(const QString& why) {
+    state_->setText(tr("<b>Model and data</b>: %1").arg(why.toHtmlEscaped()));
+    clearFacts(tr("(not checked)"));
+}
+
+void SetupPanel::clearFacts(const QString& treeLine) {
+    facts_->clear();
+    // The tree stays, one line in it: hiding it moved the form above by its height.
+    tree_->clear();
+    auto* line = new QTreeWidgetItem(tree_, {treeLine});
+    line->setFlags(Qt::NoItemFlags);
+}
+
+void SetupPanel::showReport(const train::SetupReport& r, bool script) {
     const QLocale locale;
-    state_->setText(r.ok() ? tr("<b>Model and data</b>: one batch trained on the CPU")
-                           : tr("<b>Model and data</b>: cannot train (see the problems)"));
+    state_->setText(!r.ok()  ? tr("<b>Model and data</b>: cannot train (see the problems)")
+                    : script ? tr("<b>Training script</b>: found, and its Python imports ampbench")
+                             : tr("<b>Model and data</b>: one batch trained on the CPU"));
     QStringList lines;
     if (!r.model.empty()) {
         lines << tr("Model: %1").arg(QString::fromStdString(r.model).toHtmlEscaped());

@@ -16,9 +16,14 @@ class SetupPanel : public QWidget {
   public:
     explicit SetupPanel(QWidget* parent = nullptr);
 
-    /// Says a check is under way (the last facts stay until it ends).
+    /// Says a check is under way; the facts of the spec checked before are gone (they
+    /// describe another model or data), the tree keeps its place.
     void showChecking();
-    void showReport(const ampbench::train::SetupReport& report);
+    /// Says nothing is checked while the spec has problems (`why`), with no facts.
+    void showNotChecked(const QString& why);
+    /// `script`: the report of a training script (its file and interpreter checked,
+    /// nothing trained here).
+    void showReport(const ampbench::train::SetupReport& report, bool script = false);
     QString factsText() const;
     QTreeWidget* moduleTree() const { return tree_; }
 
@@ -27,6 +32,9 @@ class SetupPanel : public QWidget {
     void moduleChosen(const QString& path);
 
   private:
+    /// Empties the facts and the tree, leaving one line in the tree that says why.
+    void clearFacts(const QString& treeLine);
+
     QLabel* facts_ = nullptr;
     QLabel* state_ = nullptr;
     QTreeWidget* tree_ = nullptr;

@@ -417,6 +417,21 @@ void PlotPanel::fitAxisLabels() {
         const int fit = rect.width() / (widest + ticks.horizontalAdvance(QStringLiteral("00")));
         xAxis->ticker()->setTickCount(std::clamp(fit, 2, kMaxXTicks));
     }
+    if (categoryTicker_ && xAxis->ticker() == categoryTicker_ && rect.width() > 0) {
+        // A column is the distance between two categories' centres (their keys are 1
+        // apart) at the x range on show, less a gap.
+        const QFontMetrics ticks(xAxis->tickLabelFont());
+        const double perKey = rect.width() / std::max(1e-9, xAxis->range().size());
+        const int column = std::max(24, static_cast<int>(perKey) - 8);
+        categoryTicker_->clear();
+        for (const auto& [key, whole] : categoryTicks_) {
+            QStringList lines = whole.split('\n');
+            for (QString& line : lines) {
+                line = ticks.elidedText(line, Qt::ElideMiddle, column);
+            }
+            categoryTicker_->addTick(key, lines.join('\n'));
+        }
+    }
     for (QCPAxis* axis : {xAxis, yAxis, yAxis2}) {
         // The drawing code sets whole labels; one that differs from what this panel
         // last shortened it to is a new whole label.
@@ -436,6 +451,26 @@ void PlotPanel::fitAxisLabels() {
             axis->setLabel(fit);
         }
     }
+}
+
+void PlotPanel::setCategoryTicks(const QVector<QPair<double, QString>>& ticks) {
+    categoryTicks_ = ticks;
+    categoryTicker_.reset(new QCPAxisTickerText);
+    for (const auto& [key, whole] : ticks) {
+        categoryTicker_->addTick(key, whole);  // fitted to the columns before they show
+    }
+    xAxis->setTicker(categoryTicker_);
+    labelsFittedTo_ = QSize();  // fit them at the next layout, at this size too
+}
+
+QStringList PlotPanel::categoryTickLabels() const {
+    QStringList out;
+    if (categoryTicker_ && xAxis->ticker() == categoryTicker_) {
+        for (const QString& label : categoryTicker_->ticks()) {
+            out << label;
+        }
+    }
+    return out;
 }
 
 QString PlotPanel::wholeLabel(QCPAxis* axis) const {

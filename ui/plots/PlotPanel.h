@@ -51,6 +51,14 @@ class PlotPanel : public QCustomPlot {
     /// An axis's label as set, before the screen cut it to the axis's length.
     QString wholeLabel(QCPAxis* axis) const;
 
+    /// One x tick per category (an arm's bars), each label whole ("arm" or
+    /// "arm\nexperiment"): every line that does not fit its column's width loses its
+    /// middle, fitted again whenever the panel's width changes, so no label runs into
+    /// its neighbour.
+    void setCategoryTicks(const QVector<QPair<double, QString>>& ticks);
+    /// The labels as the x axis shows them now.
+    QStringList categoryTickLabels() const;
+
     /// Removes every curve, companion and bar (the hover marker stays).
     void clearCurves();
     /// A curve with a legend entry; hidden when the user hid `label` earlier.
@@ -174,6 +182,8 @@ class PlotPanel : public QCustomPlot {
     QHash<QCPAxis*, QString> wholeLabels_;   // as the drawing code set them
     QHash<QCPAxis*, QString> fittedLabels_;  // as this panel last showed them
     QSize labelsFittedTo_;
+    QVector<QPair<double, QString>> categoryTicks_;  // whole, as setCategoryTicks had them
+    QSharedPointer<QCPAxisTickerText> categoryTicker_;
 };
 
 }  // namespace ampbench::ui

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include <QFontMetrics>
 #include <QObject>
 
 #include "core/analysis/Summary.h"
@@ -87,13 +86,8 @@ void drawArmBars(PlotPanel& panel, const PlotInput& in) {
     panel.yAxis->setLabel(QStringLiteral("samples/s (solid)"));
     panel.yAxis2->setVisible(true);
     panel.yAxis2->setLabel(QStringLiteral("peak MiB (hatched)"));
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    QVector<QPair<double, QString>> ticks;
     double maxRate = 0, maxMem = 0;
-    // Each label gets its column's width; names that do not fit lose their middle
-    // (the hover over a bar names it in full).
-    const QFontMetrics fm(panel.xAxis->tickLabelFont());
-    const int column = std::max(
-        24, panel.axisRect()->width() / std::max<int>(1, static_cast<int>(in.groups.size())) - 6);
     const bool several = std::any_of(in.groups.begin(), in.groups.end(), [&](const PlotGroup& g) {
         return g.experiment != in.groups.front().experiment;
     });
@@ -101,11 +95,9 @@ void drawArmBars(PlotPanel& panel, const PlotInput& in) {
         const PlotGroup& g = in.groups[i];
         const analysis::ArmSummary* a = findArm(arms, g.label);
         const double key = static_cast<double>(i);
-        QString tick = fm.elidedText(g.arm, Qt::ElideMiddle, column);
-        if (several) {
-            tick += "\n" + fm.elidedText(g.experiment, Qt::ElideMiddle, column);
-        }
-        ticker->addTick(key, tick);
+        // Each label gets its column's width, fitted by the panel at its size; names
+        // that do not fit lose their middle (the hover over a bar names it in full).
+        ticks.append({key, several ? g.arm + "\n" + g.experiment : g.arm});
         if (!a) {
             continue;
         }
@@ -126,7 +118,7 @@ void drawArmBars(PlotPanel& panel, const PlotInput& in) {
         maxRate = std::max(maxRate, sps);
         maxMem = std::max(maxMem, mib);
     }
-    panel.xAxis->setTicker(ticker);
+    panel.setCategoryTicks(ticks);
     panel.xAxis->setLabel(QString());
     panel.xAxis->setSubTicks(false);
     panel.setMessage(in.groups.empty() ? QObject::tr("No runs on show") : QString());

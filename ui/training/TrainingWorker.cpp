@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "core/script/ScriptRun.h"
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
 #include "core/train/SetupCheck.h"
@@ -173,7 +174,18 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         }
         return &runCancel_;
     };
-    const auto result = train::runExperiment(*db, spec, cancel_, hooks, options_);
+    train::ExperimentResult result;
+    if (spec.model.name == "script") {
+        // The user's Python script trains each run; its records stream in as they come.
+        db->requireIntact();  // a damaged file is named before the spec's problems
+        script::ScriptSettings settings;
+        settings.say = [this](const std::string& line) {
+            Q_EMIT note(QString::fromStdString(line));
+        };
+        result = script::runScriptExperiment(*db, train::validSpec(spec), cancel_, hooks, settings);
+    } else {
+        result = train::runExperiment(*db, spec, cancel_, hooks, options_);
+    }
     Q_EMIT experimentFinished(result.plan.experiment_id, result.cancelled);
 }
 

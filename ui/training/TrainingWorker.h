@@ -52,7 +52,9 @@ class TrainingWorker : public QObject {
 
     /// Training thread (invoke queued). Lowers the thread's priority to
     /// kTrainingNice, opens `dbPath`, plans the experiment and executes its runs
-    /// in order. Never throws: a failure to open or plan ends
+    /// in order: a spec whose model is `script` through the user's Python script
+    /// (core/script, its interpreter model.python), started from this thread, which
+    /// outlives it. Never throws: a failure to open or plan ends
     /// in failed(); a failing run ends in runFinished() with status Failed and the
     /// next run starts.
     void runExperiment(const ampbench::config::ExperimentSpec& spec, const QString& dbPath);

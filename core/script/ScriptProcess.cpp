@@ -1,5 +1,5 @@
-// The process side of `run --script` (ScriptProcess.h).
-#include "cli/ScriptProcess.h"
+// The process side of a training script (ScriptProcess.h).
+#include "core/script/ScriptProcess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -10,37 +10,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
-#include "cli/ExitCodes.h"
-#include "cli/Interrupt.h"
-#include "cli/Progress.h"
-#include "cli/StreamOutput.h"
-#include "cli/Terminal.h"
-#include "core/analysis/ComparisonTable.h"
 #include "core/analysis/Format.h"
-#include "core/analysis/Summary.h"
-#include "core/config/PlannedArm.h"
-#include "core/data/DataError.h"
-#include "core/probe/Environment.h"
-#include "core/store/Database.h"
-#include "core/store/RunRecorder.h"
-#include "core/stream/RecordStream.h"
-#include "core/train/Experiment.h"
-#include "core/train/Trainer.h"
 
-extern char** environ;
-
-namespace ampbench::cli {
+namespace ampbench::script {
 using Clock = std::chrono::steady_clock;
 
 std::string signalName(int sig) {
@@ -69,6 +48,111 @@ std::string stepsText(int64_t step) {
 }
 
 }  // namespace
+
+void ScriptStream::line(const std::string& text) {
+    ++line_;
+    if (refused_ || text.find_first_not_of(" \t\r") == std::string::npos) {
+        return;
+    }
+    stream::Record record;
+    try {
+        record = stream::decode(text, line_);
+    } catch (const stream::StreamError& e) {
+        problem(std::string(e.what()) + "; skipped");
+        return;
+    }
+    if (const auto* h = std::get_if<stream::Header>(&record)) {
+        if (h->stream_version != stream::kStreamVersion) {
+            problem("line " + std::to_string(line_) + ": the stream is version " +
+                    std::to_string(h->stream_version) + " and this build reads version " +
+                    std::to_string(stream::kStreamVersion) +
+                    " only (install the ampbench package of this build); nothing after "
+                    "it was read");
+            refused_ = true;
+            return;
+        }
+        header_ = true;
+        environment_ = h->environment_json;
+        return;
+    }
+    if (!header_) {
+        problem("line " + std::to_string(line_) +
+                ": the record stream does not begin with a header; nothing was read");
+        refused_ = true;
+        return;
+    }
+    if (auto* r = std::get_if<stream::RowRecord>(&record)) {
+        if (!ours(r->run, "a row")) {
+            return;
+        }
+        if (!sequenced(r->row.seq)) {
+            return;
+        }
+        if (const auto* s = std::get_if<run::StepRecord>(&r->row.record)) {
+            ++steps_;
+            last_step_ = s->step;
+            sink_.onStep(*s);
+        } else if (const auto* e = std::get_if<run::EvalRecord>(&r->row.record)) {
+            sink_.onEval(*e);
+        } else {
+            sink_.onEvent(std::get<run::EventRecord>(r->row.record));
+        }
+        ++rows_;
+    } else if (auto* g = std::get_if<stream::NumericsGroup>(&record)) {
+        if (ours(g->run, "per-layer numerics")) {
+            sink_.onNumerics(g->rows);
+        }
+    } else if (const auto* s = std::get_if<stream::StatusRecord>(&record)) {
+        if (ours(s->run, "a status")) {
+            status_ = *s;
+        }
+    } else {
+        // The recorder sends neither when the workbench reads it: the run is the
+        // one planned here, not a copy of another database's.
+        problem("line " + std::to_string(line_) +
+                ": an experiment or run record; a script's rows belong to the run planned "
+                "here, so it was skipped");
+    }
+}
+
+void ScriptStream::checkComplete() {
+    if (status_ && status_->last_seq > last_seq_) {
+        problem("the script's recorder wrote " + std::to_string(status_->last_seq) + " records, " +
+                std::to_string(last_seq_) + " arrived");
+    }
+}
+
+bool ScriptStream::ours(int64_t run, const char* what) {
+    if (run == run_id_) {
+        return true;
+    }
+    problem("line " + std::to_string(line_) + ": " + what + " of run " + std::to_string(run) +
+            ", not of this run (" + std::to_string(run_id_) + "); skipped");
+    return false;
+}
+
+bool ScriptStream::sequenced(int64_t seq) {
+    if (seq <= last_seq_) {
+        problem("line " + std::to_string(line_) + ": record " + std::to_string(seq) +
+                " again or out of order (the last was " + std::to_string(last_seq_) + "); skipped");
+        return false;
+    }
+    if (seq - last_seq_ > 1) {
+        problem("line " + std::to_string(line_) + ": records " + std::to_string(last_seq_ + 1) +
+                "-" + std::to_string(seq - 1) + " missing; the records after them were kept");
+    }
+    last_seq_ = seq;
+    return true;
+}
+
+void ScriptStream::problem(const std::string& text) {
+    if (problems_++ == 0) {
+        first_problem_ = text;
+    }
+    if (problems_ <= kProblemsSaid && say_) {
+        say_(who_ + ": record stream " + analysis::printable(text, false));
+    }
+}
 
 Child spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
     int records[2];
@@ -352,4 +436,4 @@ ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelTo
     return end;
 }
 
-}  // namespace ampbench::cli
+}  // namespace ampbench::script

@@ -1,0 +1,417 @@
+// A training script trains each planned run (ScriptRun.h).
+#include "core/script/ScriptRun.h"
+
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "core/analysis/Format.h"
+#include "core/config/PlannedArm.h"
+#include "core/probe/Environment.h"
+#include "core/script/ScriptProcess.h"
+#include "core/store/RunRecorder.h"
+#include "core/train/Trainer.h"
+#include "core/util/Words.h"
+
+extern char** environ;
+
+namespace ampbench::script {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+/// The settings of one planned run for the script, as AMPBENCH_* variables.
+std::vector<std::pair<std::string, std::string>> armVariables(const config::ExperimentSpec& spec,
+                                                              const train::ExperimentPlan& plan,
+                                                              const train::PlannedRun& r,
+                                                              const config::PlannedArm& planned,
+                                                              const std::string& device) {
+    const config::ArmSpec& arm = planned.arm;
+    const bool cuda = device.rfind("cuda", 0) == 0;
+    const config::Precision precision =
+        planned.precision ? *planned.precision : config::resolvePrecision(arm.precision, cuda);
+    auto number = [](double v) {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+        return std::string(buf);
+    };
+    nlohmann::json scaler = {{"init_scale", arm.scaler.init_scale},
+                             {"growth_factor", arm.scaler.growth_factor},
+                             {"backoff_factor", arm.scaler.backoff_factor},
+                             {"growth_interval", arm.scaler.growth_interval}};
+    return {
+        {"AMPBENCH_STREAM_FD", std::to_string(kScriptStreamFd)},
+        {"AMPBENCH_RUN_ID", std::to_string(r.run_id)},
+        {"AMPBENCH_EXPERIMENT_ID", std::to_string(plan.experiment_id)},
+        {"AMPBENCH_EXPERIMENT", spec.name},
+        {"AMPBENCH_ARM", r.arm},
+        {"AMPBENCH_ARM_INDEX", std::to_string(r.arm_index)},
+        {"AMPBENCH_SEED", std::to_string(r.seed)},
+        {"AMPBENCH_PRECISION", config::toString(precision)},
+        {"AMPBENCH_ACCUMULATION", std::to_string(arm.accumulation)},
+        {"AMPBENCH_LR",
+         number(std::isnan(planned.lr) ? config::scaledLearningRate(spec, arm) : planned.lr)},
+        {"AMPBENCH_BASE_LR", number(spec.optimizer.lr)},
+        {"AMPBENCH_LR_RULE", config::toString(arm.lr_rule)},
+        {"AMPBENCH_MICRO_BATCH", std::to_string(spec.micro_batch)},
+        {"AMPBENCH_EFFECTIVE_BATCH", std::to_string(planned.effective_batch)},
+        {"AMPBENCH_PLANNED_STEPS", std::to_string(r.planned_steps)},
+        {"AMPBENCH_MICRO_STEPS", std::to_string(spec.micro_steps)},
+        {"AMPBENCH_WARMUP_STEPS", std::to_string(spec.warmup_steps)},
+        {"AMPBENCH_EVAL_INTERVAL", std::to_string(spec.eval_interval)},
+        {"AMPBENCH_DEVICE", device},
+        {"AMPBENCH_DATA", spec.data.path},
+        {"AMPBENCH_DATA_DIR", spec.data.dir},
+        {"AMPBENCH_GRAD_CLIP", number(arm.grad_clip)},
+        {"AMPBENCH_LOSS_SCALING", arm.loss_scaling ? "1" : "0"},
+        {"AMPBENCH_SCALER", scaler.dump()},
+        {"AMPBENCH_ARM_JSON", config::plannedArmToJson(planned)},
+    };
+}
+
+std::string precisionOf(const std::vector<std::pair<std::string, std::string>>& vars) {
+    for (const auto& [k, v] : vars) {
+        if (k == "AMPBENCH_PRECISION") {
+            return v;
+        }
+    }
+    return {};
+}
+
+/// The child's environment: this process's, less any AMPBENCH_* of its own (a stream
+/// path set by hand must not take the run's records elsewhere), plus `vars`, the
+/// package's folder first on PYTHONPATH and unbuffered output.
+std::vector<std::string> childEnvironment(
+    const std::vector<std::pair<std::string, std::string>>& vars, const std::string& package) {
+    std::vector<std::string> out;
+    std::string pythonpath;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string entry = *e;
+        if (entry.rfind("AMPBENCH_", 0) == 0 || entry.rfind("PYTHONUNBUFFERED=", 0) == 0) {
+            continue;
+        }
+        if (entry.rfind("PYTHONPATH=", 0) == 0) {
+            pythonpath = entry.substr(11);
+            continue;
+        }
+        out.push_back(entry);
+    }
+    for (const auto& [k, v] : vars) {
+        out.push_back(k + "=" + v);
+    }
+    if (!package.empty()) {
+        pythonpath = pythonpath.empty() ? package : package + ":" + pythonpath;
+    }
+    if (!pythonpath.empty()) {
+        out.push_back("PYTHONPATH=" + pythonpath);
+    }
+    out.push_back("PYTHONUNBUFFERED=1");
+    return out;
+}
+
+/// What every run of one experiment shares.
+struct Context {
+    const config::ExperimentSpec& spec;
+    const train::ExperimentPlan& plan;
+    const ScriptSettings& settings;
+    std::vector<std::string> argv;
+    std::string package;
+    std::string device;
+    std::string env_json;
+};
+
+void say(const ScriptSettings& s, const std::string& line) {
+    if (s.say) {
+        s.say(line);
+    }
+}
+
+/// Trains one planned run with the script, recording into `db` (and telling `extra`).
+run::RunOutcome trainOne(store::Database& db, const Context& c, const train::PlannedRun& r,
+                         const run::CancelToken& cancel, run::TrainObserver* extra) {
+    const std::string who =
+        "run " + std::to_string(r.run_id) + " (" + r.arm + ", seed " + std::to_string(r.seed) + ")";
+    run::RunOutcome outcome;
+    const auto started = Clock::now();
+    try {
+        const auto row = db.run(r.run_id);
+        const config::PlannedArm planned =
+            config::plannedArmFromJson(row ? row->spec_json : std::string());
+        store::RunRecorder recorder(db, r.run_id);
+        std::vector<run::TrainObserver*> targets{&recorder};
+        if (extra) {
+            targets.push_back(extra);
+        }
+        train::ObserverFanout sink(targets);
+        const auto vars = armVariables(c.spec, c.plan, r, planned, c.device);
+        run::RunInfo info;
+        info.arm = r.arm;
+        info.precision = precisionOf(vars);
+        info.device = c.device;
+        info.seed = r.seed;
+        info.planned_steps = r.planned_steps;
+        info.micro_batch = c.spec.micro_batch;
+        info.accumulation = planned.arm.accumulation;
+        info.lr = planned.lr;
+        info.env_json = c.env_json;
+        try {
+            sink.onStart(info);
+            sink.onEvent({0, run::EventKind::Info,
+                          "trained by the script " + util::joinWords(c.argv) +
+                              " (AMPBENCH_PRECISION=" + info.precision +
+                              "; the workbench records what the script reports and does not "
+                              "change its dtypes)",
+                          0.0});
+            ScriptStream reader(r.run_id, sink, who, c.settings.say);
+            ScriptEnd end;
+            try {
+                const Child child = spawn(c.argv, childEnvironment(vars, c.package));
+                end = runChild(child, reader, cancel, c.settings.silence_s);
+            } catch (const std::runtime_error& e) {
+                end.exited = true;
+                end.code = 127;
+                end.stderr_tail = e.what();
+            }
+            if (end.recording_error.empty()) {
+                reader.checkComplete();
+            }
+            outcome = judgeEnd(end, reader, c.settings.silence_s);
+            outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
+            sink.onFinish(outcome);
+        } catch (const std::exception& e) {
+            outcome.status = run::RunStatus::Failed;
+            outcome.failure = run::FailureKind::Recording;
+            outcome.error = e.what();
+            outcome.record_error = e.what();
+            say(c.settings, who + ": " + e.what());
+        }
+    } catch (const std::exception& e) {  // the run's row could not be read or taken
+        outcome.status = run::RunStatus::Failed;
+        outcome.failure = run::FailureKind::Recording;
+        outcome.error = e.what();
+        outcome.record_error = e.what();
+        say(c.settings, who + ": " + e.what());
+    }
+    return outcome;
+}
+
+}  // namespace
+
+std::string interpreterFor(const config::ModelSpec& model, const std::string& given) {
+    if (!given.empty()) {
+        return given;
+    }
+    if (!model.python.empty()) {
+        return model.python;
+    }
+    const char* env = std::getenv("AMPBENCH_PYTHON");
+    return env && *env ? env : "python3";
+}
+
+std::vector<std::string> commandLine(const config::ModelSpec& model, const std::string& python) {
+    std::string error;
+    const auto words = util::splitWords(model.args, error);
+    if (!words) {
+        throw std::invalid_argument("model.args: " + error);
+    }
+    std::error_code ec;
+    const fs::path script = fs::absolute(model.file, ec);
+    std::vector<std::string> argv{python, ec ? model.file : script.string()};
+    argv.insert(argv.end(), words->begin(), words->end());
+    return argv;
+}
+
+std::string scriptFileProblem(const std::string& path) {
+    struct stat st {};
+    if (path.empty()) {
+        return "no script named";
+    }
+    if (::stat(path.c_str(), &st) != 0) {
+        return errno == ENOENT ? "no such file" : std::strerror(errno);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        return "is a folder, not a script";
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return "is not a regular file";
+    }
+    if (access(path.c_str(), R_OK) != 0) {
+        return "cannot be read (permission denied)";
+    }
+    return {};
+}
+
+InterpreterCheck checkInterpreter(const std::string& python, const std::string& package) {
+    InterpreterCheck out;
+    const std::vector<std::string> argv{python, "-c", "import ampbench"};
+    Child child;
+    try {
+        child = spawn(argv, childEnvironment({}, package));
+    } catch (const std::exception& e) {
+        out.cannot_start = true;
+        out.detail = e.what();
+        return out;
+    }
+    int status = 0;
+    std::string err;
+    char buf[4096];
+    for (;;) {
+        const ssize_t got = read(child.err_fd, buf, sizeof buf);
+        if (got > 0) {
+            err.append(buf, static_cast<size_t>(got));
+            continue;
+        }
+        if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+            pollfd p{child.err_fd, POLLIN, 0};
+            poll(&p, 1, 200);
+            continue;
+        }
+        break;
+    }
+    while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    close(child.stream_fd);
+    close(child.err_fd);
+    out.detail = lastLine(err);
+    out.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    out.cannot_start =
+        !out.ok && WIFEXITED(status) && WEXITSTATUS(status) == 127 && err.find("cannot start") == 0;
+    return out;
+}
+
+train::SetupReport checkScriptSetup(const config::ExperimentSpec& spec,
+                                    const ScriptSettings& settings) {
+    using Kind = train::SetupProblem::Kind;
+    train::SetupReport r;
+    const std::string python = interpreterFor(spec.model, settings.python);
+    const std::string file = fs::path(spec.model.file).filename().string();
+    r.model = "training script " + (file.empty() ? spec.model.file : file) + ", run by " + python;
+    try {
+        r.device = settings.device.empty() ? train::resolveDevice(spec.device) : settings.device;
+    } catch (const std::exception& e) {
+        r.problems.push_back({Kind::Mismatch, "device", e.what()});
+    }
+    for (size_t i = 0; i < spec.arms.size(); ++i) {
+        if (spec.arms[i].ranks > 1) {
+            r.problems.push_back(
+                {Kind::Mismatch, "arms[" + std::to_string(i) + "].ranks",
+                 "a script trains in one process; data-parallel arms are for the built-in "
+                 "models"});
+        }
+    }
+    if (const std::string why = scriptFileProblem(spec.model.file); !why.empty()) {
+        r.problems.push_back({Kind::Unreadable, "model.file", spec.model.file + ": " + why});
+    }
+    std::string error;
+    if (!util::splitWords(spec.model.args, error)) {
+        r.problems.push_back({Kind::Mismatch, "model.args", error});
+    }
+    const InterpreterCheck check =
+        checkInterpreter(python, settings.package.empty() ? pythonPackageDir() : settings.package);
+    if (check.cannot_start) {
+        r.problems.push_back({Kind::Unreadable, "model.python",
+                              python + ": " + check.detail +
+                                  " (name the Python interpreter, e.g. /usr/bin/python3)"});
+    } else if (!check.ok) {
+        r.problems.push_back(
+            {Kind::Mismatch, "model.python",
+             python + " cannot import the ampbench package (" + check.detail +
+                 "); it is installed with the workbench (/usr/lib/python3/dist-packages) or "
+                 "found in a checkout's python/ folder"});
+    }
+    return r;
+}
+
+std::string pythonPackageDir() {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec || exe.empty()) {
+        return {};
+    }
+    const fs::path bin = exe.parent_path();
+    // An installed binary: <prefix>/bin next to <prefix>/lib/python3/dist-packages.
+    const fs::path installed = bin.parent_path() / "lib" / "python3" / "dist-packages";
+    if (fs::exists(installed / "ampbench" / "__init__.py", ec)) {
+        return installed.string();
+    }
+    // A build tree inside a checkout: python/ in a folder above the binary.
+    for (fs::path dir = bin; !dir.empty(); dir = dir.parent_path()) {
+        if (fs::exists(dir / "python" / "ampbench" / "__init__.py", ec)) {
+            return (dir / "python").string();
+        }
+        if (dir == dir.parent_path()) {
+            break;
+        }
+    }
+    return {};
+}
+
+train::ExperimentResult runScriptExperiment(store::Database& db, const config::ValidSpec& valid,
+                                            const run::CancelToken& cancel,
+                                            const train::ExperimentHooks& hooks,
+                                            const ScriptSettings& settings, int64_t rerun_of) {
+    db.requireIntact();  // nothing is added to a damaged file
+    const config::ExperimentSpec& spec = valid.spec();
+    if (!hooks.setup_checked) {
+        train::SetupReport report = checkScriptSetup(spec, settings);
+        if (!report.ok()) {
+            throw train::SetupError(std::move(report));
+        }
+    }
+    const std::string python = interpreterFor(spec.model, settings.python);
+    const std::string package = settings.package.empty() ? pythonPackageDir() : settings.package;
+    const std::string device =
+        settings.device.empty() ? train::resolveDevice(spec.device) : settings.device;
+    const std::string env_json = settings.environment_json.empty()
+                                     ? probe::toJson(probe::probeEnvironment(device))
+                                     : settings.environment_json;
+    std::vector<std::string> argv = commandLine(spec.model, python);
+    train::ExperimentResult result;
+    result.plan = train::planExperiment(db, valid, rerun_of);
+    if (hooks.planned) {
+        hooks.planned(result.plan);
+    }
+    const Context context{spec, result.plan, settings, std::move(argv), package, device, env_json};
+    for (const auto& run : result.plan.runs) {
+        if (cancel.cancelled()) {
+            result.cancelled = true;
+            break;
+        }
+        if (hooks.skip && hooks.skip(run)) {
+            db.finishRun(run.run_id, run::RunStatus::Cancelled,
+                         "removed from the queue before it started", run::FailureKind::Cancelled);
+            continue;
+        }
+        const run::CancelToken* own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
+        run::TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
+        const run::RunOutcome outcome = trainOne(db, context, run, own ? *own : cancel, extra);
+        result.any_failed = result.any_failed || outcome.status == run::RunStatus::Failed;
+        if (hooks.finished) {
+            hooks.finished(run, outcome);
+        }
+        // A run cancelled by its own token ends alone; the queue goes on.
+        if (outcome.status == run::RunStatus::Cancelled && (!own || cancel.cancelled())) {
+            result.cancelled = true;
+            break;
+        }
+    }
+    if (result.cancelled || cancel.cancelled()) {
+        result.cancelled = true;
+        train::cancelQueued(db, result.plan);
+    }
+    return result;
+}
+
+}  // namespace ampbench::script

@@ -1,0 +1,82 @@
+#pragma once
+// A training script as the model: the user's own Python loop trains each planned run
+// of an experiment, recording through the ampbench package (python/ampbench) into a
+// pipe read here into that run's rows as they come. The CLI's `run --script` and the
+// desktop's worker both train a spec whose model is `script` through this.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config/ExperimentSpec.h"
+#include "core/config/Validation.h"
+#include "core/run/TrainObserver.h"
+#include "core/store/Database.h"
+#include "core/train/Experiment.h"
+#include "core/train/SetupCheck.h"
+
+namespace ampbench::script {
+
+/// How the scripts of one experiment are started and watched.
+struct ScriptSettings {
+    /// The interpreter: empty takes interpreterFor(spec.model).
+    std::string python;
+    /// A script that records nothing for this long is stopped (0: never).
+    double silence_s = 900;
+    /// The folder of the ampbench package put first on the script's PYTHONPATH; empty
+    /// takes pythonPackageDir().
+    std::string package;
+    /// The device (`cpu`, `cuda:0`) and environment the runs record; empty: resolved
+    /// and probed here.
+    std::string device;
+    std::string environment_json;
+    /// Lines for the user: problems with a record stream, a run that could not be
+    /// recorded. Empty: not said.
+    std::function<void(const std::string&)> say;
+};
+
+/// The interpreter for a script: `given`, else the spec's model.python, else
+/// $AMPBENCH_PYTHON, else python3 on the PATH.
+std::string interpreterFor(const config::ModelSpec& model, const std::string& given = {});
+
+/// The command that trains one run: the interpreter, the script's absolute path and the
+/// spec's model.args as words. std::invalid_argument when model.args does not split
+/// (validation names it first).
+std::vector<std::string> commandLine(const config::ModelSpec& model, const std::string& python);
+
+/// What is wrong with the script file at `path` ("no such file", "is a folder, not a
+/// script"); empty when it is a readable regular file.
+std::string scriptFileProblem(const std::string& path);
+
+/// Whether `python` starts and imports the ampbench package.
+struct InterpreterCheck {
+    bool ok = false;
+    bool cannot_start = false;  ///< not found or not executable (else: no ampbench package)
+    std::string detail;         ///< the last line it printed, or why it did not start
+};
+InterpreterCheck checkInterpreter(const std::string& python, const std::string& package);
+
+/// The check before a script trains: the script file, the interpreter with the ampbench
+/// package, the device, arms a script cannot train (data-parallel ranks). Each problem
+/// names the field to change (model.file, model.python, arms[i].ranks, device).
+train::SetupReport checkScriptSetup(const config::ExperimentSpec& spec,
+                                    const ScriptSettings& settings = {});
+
+/// The folder holding the ampbench Python package for a child's PYTHONPATH: the
+/// checkout's python/ above this binary, or <prefix>/lib/python3/dist-packages next
+/// to it; empty when neither has it (Debian's python3 finds the installed one).
+std::string pythonPackageDir();
+
+/// As train::runExperiment, with the script as the trainer: checks the file, the spec
+/// and (unless hooks.setup_checked) checkScriptSetup (train::SetupError, nothing
+/// written), plans the experiment, starts the script once per run, one run at a time,
+/// with the arm's settings in AMPBENCH_* variables, records what it streams into that
+/// run, and marks what never started as cancelled. The hooks' skip, run_cancel,
+/// starting and finished are heard as there. Planning throws as planExperiment does.
+train::ExperimentResult runScriptExperiment(store::Database& db, const config::ValidSpec& spec,
+                                            const run::CancelToken& cancel,
+                                            const train::ExperimentHooks& hooks = {},
+                                            const ScriptSettings& settings = {},
+                                            int64_t rerun_of = 0);
+
+}  // namespace ampbench::script
