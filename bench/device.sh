@@ -71,6 +71,14 @@
 #             after it under the profiler, the kernels the record adds). Also runs the
 #             GPU checks of the fused statistics kernel and the attention.
 #             Databases and the analyses' JSON go to $OUT.
+#   fp8       FP8 arms (compute capability 8.9+): the Fp8 tests, then bf16 against fp8 on
+#             the GPT-2-sized decoder (d 768, 12 layers, B16, T1024) and a wide one (d 2048,
+#             4 layers, B8): each arm alone for FP8_SPEED_STEPS (80) steps (median step
+#             time, peak memory), the PyTorch reference on the same cells
+#             (bench/fp8_reference.py: torch._scaled_mm with the same recipe, eager casts;
+#             FP8_COMPILE=1 adds torch.compile), and FP8_STEPS (1000) steps on three seeds in
+#             fast-verdict mode with the verdict. FP8_PARTS picks some of "checks speed
+#             reference loss"; FP8_RECIPE delayed|current; FP8_LOSS_CELLS "gpt2 wide".
 #   multigpu  data-parallel arms and runs spread over GPUs (two GPUs or more): the
 #             data-parallel and trainer tests, then (1) ResNet-50 amp-fp16 channels-last
 #             on 1 GPU and data-parallel on 2 at the same per-GPU batch (each arm's
@@ -136,7 +144,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' bench/device.sh;
 MODE=${1:-${MODE:-bench}}
 case "$MODE" in
     help | -h | --help) usage; exit 0 ;;
-    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism | bundle | rerun | numerics | multigpu | verdict) ;;
+    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism | bundle | rerun | numerics | multigpu | verdict | fp8) ;;
     *) echo "device.sh: unknown mode '$MODE'" >&2; echo >&2; usage >&2; exit 2 ;;
 esac
 
@@ -177,7 +185,7 @@ cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMPBENCH_BUILD_GU
 grep -E "ampbench:" "$OUT/configure.log" || true
 TARGETS=()
 [[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
-[[ $MODE == determinism || $MODE == verdict ]] && TARGETS=(--target ampbench-cli test_engine)
+[[ $MODE == determinism || $MODE == verdict || $MODE == fp8 ]] && TARGETS=(--target ampbench-cli test_engine)
 [[ $MODE == multigpu ]] && TARGETS=(--target ampbench-cli test_data_parallel test_engine)
 [[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics test_engine bench_profile_step)
 cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" > "$OUT/build.log" 2>&1 \
@@ -206,7 +214,8 @@ run_suite() {
 run_checks() {
     echo "== tests ($1)"
     ./build/cuda/tests/test_engine --gtest_filter="$1" > "$OUT/tests.log" 2>&1 || true
-    grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|tests? ran" "$OUT/tests.log" | head -30 || true
+    grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|tests? ran" "$OUT/tests.log" | head -30 || true
+    grep -E ": Failure$" -A4 "$OUT/tests.log" | head -40 || true
     # What the GPU tests print of their measurements.
     grep -E "^(device busy share|graph run [0-9]|largest relative|graph vs eager|fast verdict on the GPU)" "$OUT/tests.log" || true
 }
@@ -299,6 +308,58 @@ PY
     fi
     echo "== time to the verdict (wall clock, s; ratio to the first line)"
     [[ -s $OUT/verdict-times.txt ]] && awk 'NR == 1 {base = $2} {printf "%-16s %7.1f s  %5.2fx\n", $1, $2, base / $2}' "$OUT/verdict-times.txt"
+    ;;
+
+fp8)
+    PARTS=" ${FP8_PARTS:-checks speed reference loss} "
+    [[ $PARTS == *" checks "* ]] && run_checks 'Fp8*'
+    # The cells: the GPT-2-sized decoder (d 768, 12 layers, B16, T1024) and a wide one
+    # (d 2048, 4 layers, 16 heads, B8, T1024), bf16 against fp8, from the preset's spec.
+    $CLI --db "$OUT/spec.db" run --preset gpt2-small-synthetic --device cuda --dry-run > "$OUT/gpt2.json"
+    rm -f "$OUT"/spec.db*
+    python3 - "$OUT" "${FP8_RECIPE:-delayed}" <<'PY'
+import json, sys
+out, recipe = sys.argv[1], sys.argv[2]
+base = json.load(open(f"{out}/gpt2.json"))
+base["arms"] = [{"name": "bf16", "precision": "amp-bf16"},
+                {"name": "fp8", "precision": "fp8", "fp8_recipe": recipe}]
+base["eval_interval"] = 0
+json.dump(base, open(f"{out}/fp8-gpt2.json", "w"), indent=1)
+wide = dict(base, model=dict(base["model"], width=2048, depth=4, heads=16), micro_batch=8)
+json.dump(wide, open(f"{out}/fp8-wide.json", "w"), indent=1)
+PY
+    if [[ $PARTS == *" speed "* ]]; then
+        for cell in gpt2 wide; do
+            echo "== fp8 speed, $cell: each arm alone, ${FP8_SPEED_STEPS:-80} steps"
+            rm -f "$OUT/speed-$cell.db"*
+            $CLI --db "$OUT/speed-$cell.db" run --config "$OUT/fp8-$cell.json" --seeds 1 \
+                --micro-steps "${FP8_SPEED_STEPS:-80}" --device cuda -q > "$OUT/speed-$cell.txt" 2>&1 \
+                || echo "(speed $cell: exit $?)"
+            grep -E "^ *(bf16|fp8)|fp8:|faster|verdict|rror|failed" "$OUT/speed-$cell.txt" | head -14
+            $CLI --db "$OUT/speed-$cell.db" show 2 2>/dev/null | grep -E "fp8:" | head -2 || true
+        done
+    fi
+    if [[ $PARTS == *" reference "* ]]; then
+        echo "== PyTorch reference (bench/fp8_reference.py, eager casts)"
+        python3 bench/fp8_reference.py --label gpt2 --steps 60 2>&1 | tee "$OUT/reference-gpt2.txt" | grep pytorch || true
+        python3 bench/fp8_reference.py --label wide --width 2048 --depth 4 --heads 16 --batch 8 --steps 60 2>&1 \
+            | tee "$OUT/reference-wide.txt" | grep pytorch || true
+        if [[ ${FP8_COMPILE:-0} == 1 ]]; then
+            python3 bench/fp8_reference.py --label gpt2 --steps 60 --compile 2>&1 | tee "$OUT/reference-gpt2-compiled.txt" | grep pytorch || true
+        fi
+    fi
+    if [[ $PARTS == *" loss "* ]]; then
+        for cell in ${FP8_LOSS_CELLS:-gpt2 wide}; do
+            echo "== fp8 loss, $cell: ${FP8_STEPS:-1000} steps on seeds 1 2 3, fast verdict"
+            rm -f "$OUT/loss-$cell.db"*
+            t=$(date +%s)
+            $CLI --db "$OUT/loss-$cell.db" run --config "$OUT/fp8-$cell.json" --seeds 1 2 3 \
+                --micro-steps "${FP8_STEPS:-1000}" --fast-verdict --device cuda > "$OUT/loss-$cell.txt" 2>&1 \
+                || echo "(loss $cell: exit $?)"
+            echo "($(( $(date +%s) - t )) s)"
+            grep -vE "^\s*$" "$OUT/loss-$cell.txt" | tail -30
+        done
+    fi
     ;;
 
 overhead)

@@ -1,23 +1,31 @@
 #include "core/amp/PrecisionPolicy.h"
 
+#include "core/amp/Fp8Linear.h"
+
 namespace ampbench::amp {
 
 PrecisionPolicy::PrecisionPolicy(config::Precision precision, const config::ScalerSpec& scaler,
                                  c10::Device device, bool loss_scaling)
     : precision_(precision),
-      autocast_(precision == config::Precision::AmpFp16 || precision == config::Precision::AmpBf16),
+      // fp8: everything but the FP8 Linear layers runs under bf16 autocast.
+      autocast_(precision == config::Precision::AmpFp16 ||
+                precision == config::Precision::AmpBf16 || precision == config::Precision::Fp8),
       // fp32 keeps bf16 as the (unused) autocast dtype: LibTorch 1.13's CPU autocast
       // refuses any other, even when autocast is off.
       dtype_(precision == config::Precision::AmpFp16 || precision == config::Precision::PureFp16
                  ? at::kHalf
                  : at::kBFloat16),
-      device_type_(device.type()) {
+      device_type_(device.type()),
+      device_(device) {
     if (precision == config::Precision::AmpFp16 && loss_scaling) {
         scaler_ = std::make_unique<LossScaler>(scaler, device);
     }
 }
 
 std::string PrecisionPolicy::unsupported() const {
+    if (precision_ == config::Precision::Fp8) {
+        return fp8Unavailable(device_);
+    }
     if (halfModel()) {
         return device_type_ == c10::DeviceType::CUDA
                    ? std::string()

@@ -16,8 +16,9 @@ namespace ampbench::amp {
 
 class PrecisionPolicy {
   public:
-    /// `precision` is resolved (fp32, amp-fp16 or amp-bf16, never amp). fp16 gets a
-    /// loss scaler with `scaler`'s settings on `device`.
+    /// `precision` is resolved (never amp). fp16 gets a loss scaler with `scaler`'s
+    /// settings on `device`; fp8 runs under bf16 autocast (its Linear layers are
+    /// Fp8Linears, which the trainer sets on the model).
     PrecisionPolicy(config::Precision precision, const config::ScalerSpec& scaler,
                     c10::Device device, bool loss_scaling = true);
 
@@ -58,6 +59,7 @@ class PrecisionPolicy {
     bool autocast_;
     at::ScalarType dtype_;
     c10::DeviceType device_type_;
+    c10::Device device_;
     std::unique_ptr<LossScaler> scaler_;
 };
 

@@ -25,8 +25,10 @@ namespace {
 /// the leading dimensions and lets the GEMM add the bias. Profiling the GPT-2
 /// workload on the H200 (bench/profile_step.cpp) found that separate add costing
 /// 4 ms of a 280 ms fp32 step and about 6 ms per micro-batch under fp16 autocast.
-at::Tensor linear(const nn::Linear& layer, const at::Tensor& x) {
-    return at::linear(x, layer->weight, layer->bias);
+/// Through `hook` where the arm sets one (FP8).
+at::Tensor linear(LinearHook* hook, const nn::Linear& layer, const at::Tensor& x) {
+    return hook ? hook->linear(x, layer->weight, layer->bias)
+                : at::linear(x, layer->weight, layer->bias);
 }
 
 nn::Conv2d conv(int in, int out, int k, int stride = 1) {
@@ -58,16 +60,25 @@ std::vector<std::string> childPaths(const std::string& prefix, size_t n) {
     return out;
 }
 
-/// A Sequential's forward, each child through the tap under its path.
+/// A Sequential's forward, each child through the tap under its path and each Linear
+/// child through the hook.
 at::Tensor runSequence(nn::Sequential& seq, const std::vector<std::string>& paths, ModuleTap* tap,
-                       at::Tensor x) {
-    if (!tap) {
+                       LinearHook* hook, at::Tensor x) {
+    if (!tap && !hook) {
         return seq->forward(x);
     }
     size_t i = 0;
     for (auto& child : *seq) {
-        x = tapped(tap, paths.at(i++), x,
-                   [&child](const at::Tensor& in) { return child.forward(in); });
+        auto run = [&child, hook](const at::Tensor& in) {
+            if (hook) {
+                if (auto lin = std::dynamic_pointer_cast<nn::LinearImpl>(child.ptr())) {
+                    return hook->linear(in, lin->weight, lin->bias);
+                }
+            }
+            return child.forward(in);
+        };
+        const std::string& path = paths.at(i++);
+        x = tap ? tapped(tap, path, x, run) : run(x);
     }
     return x;
 }
@@ -141,7 +152,7 @@ MlpImpl::MlpImpl(const config::ModelSpec& spec, const data::InputShape& shape) {
 }
 
 at::Tensor MlpImpl::forward(const at::Tensor& input) {
-    return runSequence(layers_, paths_, tap_, input);
+    return runSequence(layers_, paths_, tap_, linear_hook_, input);
 }
 
 // ---------------------------------------------------------------- CNN
@@ -173,11 +184,12 @@ std::vector<std::string> CnnImpl::tapPoints() const {
 
 at::Tensor CnnImpl::forward(const at::Tensor& input) {
     if (!tap_) {
-        return head_->forward(dropout_->forward(features_->forward(input)));
+        return linear(linear_hook_, head_, dropout_->forward(features_->forward(input)));
     }
-    auto x = runSequence(features_, feature_paths_, tap_, input);
+    auto x = runSequence(features_, feature_paths_, tap_, nullptr, input);
     x = tapped(tap_, "dropout", x, [this](const at::Tensor& in) { return dropout_->forward(in); });
-    return tapped(tap_, "head", x, [this](const at::Tensor& in) { return head_->forward(in); });
+    return tapped(tap_, "head", x,
+                  [this](const at::Tensor& in) { return linear(linear_hook_, head_, in); });
 }
 
 // ---------------------------------------------------------------- ResNet
@@ -228,7 +240,7 @@ at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
             shortcut_ ? tapped(tap_, shortcut_path_, x,
                                [this](const at::Tensor& in) { return shortcut_->forward(in); })
                       : x;
-        auto y = runSequence(body_, body_paths_, tap_, x) + identity;
+        auto y = runSequence(body_, body_paths_, tap_, nullptr, x) + identity;
         return y.relu_();
     }
     auto identity = shortcut_ ? shortcut_->forward(x) : x;
@@ -297,7 +309,7 @@ void ResNetImpl::setTap(ModuleTap* tap) {
 }
 
 at::Tensor ResNetImpl::forward(const at::Tensor& input) {
-    auto x = runSequence(stem_, stem_paths_, tap_, input);
+    auto x = runSequence(stem_, stem_paths_, tap_, nullptr, input);
     for (size_t i = 0; i < blocks_->size(); ++i) {
         auto* b = (*blocks_)[i]->as<ResidualBlock>();
         ModuleTap* tap = tap_;
@@ -308,7 +320,8 @@ at::Tensor ResNetImpl::forward(const at::Tensor& input) {
         x = checkpointing_ && is_training() ? checkpoint(block, x) : block(x);
     }
     x = x.mean({2, 3});
-    return tapped(tap_, "head", x, [this](const at::Tensor& in) { return head_->forward(in); });
+    return tapped(tap_, "head", x,
+                  [this](const at::Tensor& in) { return linear(linear_hook_, head_, in); });
 }
 
 // ---------------------------------------------------------------- Transformer
@@ -377,9 +390,9 @@ at::Tensor DecoderBlockImpl::forward(const at::Tensor& x) {
     if (tap_) {
         return tappedForward(x);
     }
-    auto y = attn_->forward(linear(qkv_, ln1_->forward(x)));
-    auto h = x + drop_->forward(linear(proj_, y));
-    auto m = linear(fc2_, at::gelu(linear(fc1_, ln2_->forward(h))));
+    auto y = attn_->forward(linear(hook_, qkv_, ln1_->forward(x)));
+    auto h = x + drop_->forward(linear(hook_, proj_, y));
+    auto m = linear(hook_, fc2_, at::gelu(linear(hook_, fc1_, ln2_->forward(h))));
     return h + drop_->forward(m);
 }
 
@@ -388,18 +401,19 @@ at::Tensor DecoderBlockImpl::tappedForward(const at::Tensor& x) {
     auto where = [this](const char* part) { return path_ + "." + part; };
     auto ln1 =
         tapped(tap_, where("ln1"), x, [this](const at::Tensor& in) { return ln1_->forward(in); });
-    auto qkv =
-        tapped(tap_, where("qkv"), ln1, [this](const at::Tensor& in) { return linear(qkv_, in); });
+    auto qkv = tapped(tap_, where("qkv"), ln1,
+                      [this](const at::Tensor& in) { return linear(hook_, qkv_, in); });
     auto y = tapped(tap_, where("attn"), qkv,
                     [this](const at::Tensor& in) { return attn_->forward(in); });
-    auto h = x + drop_->forward(tapped(tap_, where("proj"), y,
-                                       [this](const at::Tensor& in) { return linear(proj_, in); }));
+    auto h = x + drop_->forward(tapped(tap_, where("proj"), y, [this](const at::Tensor& in) {
+        return linear(hook_, proj_, in);
+    }));
     auto ln2 =
         tapped(tap_, where("ln2"), h, [this](const at::Tensor& in) { return ln2_->forward(in); });
-    auto f1 =
-        tapped(tap_, where("fc1"), ln2, [this](const at::Tensor& in) { return linear(fc1_, in); });
+    auto f1 = tapped(tap_, where("fc1"), ln2,
+                     [this](const at::Tensor& in) { return linear(hook_, fc1_, in); });
     auto m = tapped(tap_, where("fc2"), at::gelu(f1),
-                    [this](const at::Tensor& in) { return linear(fc2_, in); });
+                    [this](const at::Tensor& in) { return linear(hook_, fc2_, in); });
     return h + drop_->forward(m);
 }
 
@@ -448,6 +462,13 @@ void TransformerImpl::setTap(ModuleTap* tap) {
     }
 }
 
+void TransformerImpl::setLinearHook(LinearHook* hook) {
+    Network::setLinearHook(hook);
+    for (size_t i = 0; i < blocks_->size(); ++i) {
+        (*blocks_)[i]->as<DecoderBlock>()->setLinearHook(hook);
+    }
+}
+
 at::Tensor TransformerImpl::forward(const at::Tensor& tokens) {
     const auto t = tokens.size(1);
     auto positions = at::arange(t, tokens.options().dtype(at::kLong));
@@ -464,7 +485,8 @@ at::Tensor TransformerImpl::forward(const at::Tensor& tokens) {
         x = checkpointing_ && is_training() ? checkpoint(block, x) : block(x);
     }
     x = tapped(tap_, "ln_f", x, [this](const at::Tensor& in) { return ln_f_->forward(in); });
-    return tapped(tap_, "head", x, [this](const at::Tensor& in) { return linear(head_, in); });
+    return tapped(tap_, "head", x,
+                  [this](const at::Tensor& in) { return linear(linear_hook_, head_, in); });
 }
 
 }  // namespace ampbench::models

@@ -32,6 +32,16 @@ class ModuleTap {
     virtual at::Tensor output(const std::string& path, const at::Tensor& out) = 0;
 };
 
+/// How a built-in model's Linear layers multiply: the trainer sets one for an arm
+/// whose Linear layers compute in another format (FP8); without one each layer is
+/// at::linear. `weight` identifies the layer.
+class LinearHook {
+  public:
+    virtual ~LinearHook() = default;
+    virtual at::Tensor linear(const at::Tensor& x, const at::Tensor& weight,
+                              const at::Tensor& bias) = 0;
+};
+
 /// `f(x)` as the module at `path`, through `tap` (in fp32 when it says so, its output
 /// shown to it); just `f(x)` without a tap.
 at::Tensor tapped(ModuleTap* tap, const std::string& path, const at::Tensor& x,
@@ -56,6 +66,9 @@ class Network : public torch::nn::Module {
     virtual std::vector<std::string> tapPoints() const { return {}; }
     virtual void setTap(ModuleTap* tap) { tap_ = tap; }
     ModuleTap* tap() const { return tap_; }
+    /// Every Linear layer of the model multiplies through `hook` (null: at::linear).
+    virtual void setLinearHook(LinearHook* hook) { linear_hook_ = hook; }
+    LinearHook* linearHook() const { return linear_hook_; }
     /// Every parameter's dotted name ("features.0.weight"), in parameters()' order.
     virtual std::vector<std::string> parameterNames() const;
     /// Whether the model has convolutions (so channels-last can apply).
@@ -69,6 +82,7 @@ class Network : public torch::nn::Module {
   protected:
     bool checkpointing_ = false;
     ModuleTap* tap_ = nullptr;
+    LinearHook* linear_hook_ = nullptr;
 };
 
 class MlpImpl : public Network {
@@ -167,11 +181,13 @@ class DecoderBlockImpl : public torch::nn::Module {
     at::Tensor forward(const at::Tensor& x);
     /// Its modules' outputs go through `tap` under `path` ("blocks.0").
     void setTap(ModuleTap* tap, const std::string& path);
+    void setLinearHook(LinearHook* hook) { hook_ = hook; }
     static std::vector<std::string> tapPoints(const std::string& path);
 
   private:
     at::Tensor tappedForward(const at::Tensor& x);
     ModuleTap* tap_ = nullptr;
+    LinearHook* hook_ = nullptr;
     std::string path_;
     torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
     torch::nn::Linear qkv_{nullptr}, proj_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
@@ -189,6 +205,7 @@ class TransformerImpl : public Network {
     bool checkpointable() const override { return true; }
     std::vector<std::string> tapPoints() const override;
     void setTap(ModuleTap* tap) override;
+    void setLinearHook(LinearHook* hook) override;
 
   private:
     torch::nn::Embedding tok_{nullptr}, pos_{nullptr};

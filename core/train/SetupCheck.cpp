@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "core/amp/Fp8Linear.h"
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
 #include "core/models/Registry.h"
@@ -104,6 +105,15 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
     }
     for (const auto& e : config::checkRanks(spec, parallel::rankCapacity(device.is_cuda()))) {
         problem(Kind::Mismatch, e.field, e.message);  // more ranks than GPUs, no backend
+    }
+    for (size_t i = 0; i < spec.arms.size(); ++i) {
+        if (spec.arms[i].precision != config::Precision::Fp8) {
+            continue;
+        }
+        if (const std::string why = amp::fp8Unavailable(device); !why.empty()) {
+            problem(Kind::Mismatch, "arms[" + std::to_string(i) + "].precision",
+                    "arm '" + spec.arms[i].name + "': " + why);
+        }
     }
     std::shared_ptr<const data::Dataset> dataset;
     try {

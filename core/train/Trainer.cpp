@@ -112,6 +112,19 @@ void RunLoop::setUp() {
             }
         }
     }
+    if (arm_.precision == Precision::Fp8) {
+        if (spec_.model.name == "torchscript") {
+            throw RunFailure("arm '" + arm_.name +
+                             "': fp8 computes the Linear layers of the built-in models; a model "
+                             "file's run inside TorchScript and cannot be swapped");
+        }
+        try {
+            fp8_ = std::make_unique<amp::Fp8Linears>(*model_, arm_, device_);
+        } catch (const std::runtime_error& e) {
+            throw RunFailure("arm '" + arm_.name + "': " + e.what());
+        }
+        model_->setLinearHook(fp8_.get());
+    }
     precision_->prepareModel(model_->parameters(), model_->buffers());
     model_->train();
     params_ = model_->parameters();
@@ -276,6 +289,9 @@ bool RunLoop::trainStep(int64_t s) {
         return false;
     }
     StepRecord& rec = *opened;
+    if (fp8_ && numerics_->due(s)) {
+        fp8_->countNextStep();  // its casts' saturation and underflow, with the step's numerics
+    }
     at::Tensor loss_sum;
     std::vector<std::pair<at::Tensor, at::Tensor>> replay;  // a broken step's batches
     for (int k = 0; k < k_; ++k) {
@@ -310,6 +326,11 @@ bool RunLoop::trainStep(int64_t s) {
     at::Tensor scale_used = precision_->scaleInUse();
     if (numerics_->due(s)) {
         numerics_->record(s, params_, precision_->scaler());
+        if (fp8_) {
+            if (auto casts = fp8_->takeCastRecords(s); !casts.empty()) {
+                obs_.onNumerics(casts);  // before the step's own record, as the others
+            }
+        }
         rec.timed = false;  // its time includes the records: kept out of the medians
     }
     const bool probing = recorder_->probing(s);
@@ -441,6 +462,16 @@ RunOutcome RunLoop::run() {
                   device_.str());
     }
     event(0, EventKind::Info, "optimizer: " + updater_->describe());
+    if (fp8_) {
+        const bool delayed = arm_.fp8_recipe == config::Fp8Recipe::Delayed;
+        event(0, EventKind::Info,
+              "fp8: " + amp::describe(fp8_->plan()) + "; " +
+                  (delayed ? "delayed scaling over the last " + std::to_string(arm_.fp8_history) +
+                                 " casts"
+                           : std::string("current scaling")) +
+                  (arm_.fp8_margin > 0 ? ", margin 2^" + std::to_string(arm_.fp8_margin) : "") +
+                  "; everything else under bf16 autocast");
+    }
     if (spec_.model.name == "torchscript") {
         const auto file = models::inspectScripted(spec_.model.file);
         event(0, EventKind::Info,

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/amp/Fp8Linear.h"
 #include "core/amp/PrecisionPolicy.h"
 #include "core/config/ExperimentSpec.h"
 #include "core/data/Datasets.h"
@@ -138,6 +139,7 @@ class RunLoop {
     std::unique_ptr<TaskHead> head_;
     std::vector<at::Tensor> params_;
     std::unique_ptr<NumericsRecorder> numerics_;  // per-layer numerics, FP32 islands
+    std::unique_ptr<amp::Fp8Linears> fp8_;        // fp8 arms: the model's Linear layers
     std::unique_ptr<ParameterUpdater> updater_;
     std::unique_ptr<data::Prefetcher> prefetcher_;
     std::unique_ptr<parallel::Communicator> comm_;  // data-parallel runs only

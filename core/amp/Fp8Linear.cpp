@@ -1,0 +1,344 @@
+#include "core/amp/Fp8Linear.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/version.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#if defined(AMPBENCH_WITH_CUDA) && \
+    (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+#define AMPBENCH_FP8 1
+#include <ATen/autocast_mode.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "core/amp/Fp8Cuda.h"
+#endif
+
+namespace ampbench::amp {
+
+std::string fp8Unavailable(c10::Device device) {
+#ifndef AMPBENCH_FP8
+    (void)device;
+    return std::string("fp8 needs LibTorch 2.4 or later built with CUDA (this build: LibTorch ") +
+           TORCH_VERSION +
+#ifdef AMPBENCH_WITH_CUDA
+           " with CUDA)";
+#else
+           ", CPU only)";
+#endif
+#else
+    if (!device.is_cuda()) {
+        return "fp8 runs on CUDA only (this run: " + device.str() + ")";
+    }
+    const cudaDeviceProp* p =
+        at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index());
+    if (p->major * 10 + p->minor < 89) {
+        return "fp8 needs a GPU of compute capability 8.9 or later (Ada, Hopper, Blackwell); " +
+               std::string(p->name) + " has " + std::to_string(p->major) + "." +
+               std::to_string(p->minor);
+    }
+    return {};
+#endif
+}
+
+std::vector<Fp8LayerPlan> planFp8Layers(const models::Network& model) {
+    std::vector<Fp8LayerPlan> out;
+    for (const auto& item : model.named_modules("", /*include_self=*/false)) {
+        const auto lin = std::dynamic_pointer_cast<torch::nn::LinearImpl>(item.value());
+        if (!lin) {
+            continue;
+        }
+        Fp8LayerPlan p;
+        p.path = item.key();
+        p.out = lin->weight.size(0);
+        p.in = lin->weight.size(1);
+        auto why = [](int64_t n, const char* what) { return std::to_string(n) + " " + what; };
+        if (p.out % 16 != 0) {
+            p.why_not = why(p.out, "outputs: not a multiple of 16");
+        } else if (p.in % 16 != 0) {
+            p.why_not = why(p.in, "inputs: not a multiple of 16");
+        } else if (std::min(p.in, p.out) < kFp8MinFeatures) {
+            p.why_not = why(std::min(p.in, p.out), p.in < p.out ? "inputs" : "outputs") +
+                        ": under " + std::to_string(kFp8MinFeatures) + ", too small to gain";
+        }
+        p.fp8 = p.why_not.empty();
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+std::string describe(const std::vector<Fp8LayerPlan>& plan) {
+    int64_t fp8 = 0;
+    std::string rest;
+    for (const auto& p : plan) {
+        if (p.fp8) {
+            ++fp8;
+        } else {
+            rest += (rest.empty() ? "" : "; ") + p.path + " (" + p.why_not + ")";
+        }
+    }
+    std::string text = std::to_string(fp8) + " of " + std::to_string(plan.size()) +
+                       " Linear layers in FP8 (forward e4m3, gradients e5m2)";
+    if (!rest.empty()) {
+        text += "; in bf16: " + rest;
+    }
+    return text;
+}
+
+namespace {
+enum Role { kInput, kWeight, kGradOutput, kRoles };
+const char* const kRoleNames[kRoles] = {"input", "weight", "grad_output"};
+}  // namespace
+
+struct Fp8Linears::Layer {
+    const Fp8LayerPlan* plan = nullptr;
+    Fp8Scaling scaling[kRoles];
+    config::Fp8Recipe recipe = config::Fp8Recipe::Delayed;
+    const bool* counting = nullptr;  // the owner's flag
+    at::Tensor counts;               // [roles, 4] int64 while counting
+    int64_t numel[kRoles] = {0, 0, 0};
+    at::Tensor inv_used[kRoles];  // the last cast's 1 / scale, while counting
+};
+
+#ifdef AMPBENCH_FP8
+namespace {
+
+cuda::Element elementOf(const at::Tensor& t) {
+    switch (t.scalar_type()) {
+        case at::kFloat:
+            return cuda::Element::Float;
+        case at::kHalf:
+            return cuda::Element::Half;
+        case at::kBFloat16:
+            return cuda::Element::BFloat16;
+        default:
+            throw std::runtime_error(std::string("fp8: cannot cast a ") +
+                                     c10::toString(t.scalar_type()) + " tensor");
+    }
+}
+
+struct Cast {
+    at::Tensor q;    // the FP8 values, row-major as given
+    at::Tensor qt;   // their transpose, row-major
+    at::Tensor inv;  // [1] float32: 1 / scale, what the matmul decodes with
+};
+
+/// The fused cast of the matrix `x` (dense, rows × cols) and its transpose with
+/// `layer`'s state for `role`.
+Cast castFp8(const at::Tensor& x, Fp8Linears::Layer& layer, Role role) {
+    Fp8Scaling& s = layer.scaling[role];
+    const bool e4m3 = role != kGradOutput;
+    const auto dtype = e4m3 ? at::kFloat8_e4m3fn : at::kFloat8_e5m2;
+    const int64_t rows = x.size(0), cols = x.size(1);
+    Cast c;
+    c.q = at::empty({rows, cols}, x.options().dtype(dtype));
+    c.qt = at::empty({cols, rows}, x.options().dtype(dtype));
+    c.inv = at::empty({1}, x.options().dtype(at::kFloat));
+    void* stream = c10::cuda::getCurrentCUDAStream().stream();
+    const float margin = std::ldexp(1.0f, s.margin);
+    const auto fmt = e4m3 ? cuda::Fp8Format::E4m3 : cuda::Fp8Format::E5m2;
+    unsigned long long* counts =
+        *layer.counting
+            ? reinterpret_cast<unsigned long long*>(layer.counts[role].data_ptr<int64_t>())
+            : nullptr;
+    float* amax = s.amax.data_ptr<float>();
+    const bool from_amax = layer.recipe == config::Fp8Recipe::Current || !s.primed;
+    if (from_amax) {
+        cuda::amaxOf(x.data_ptr(), elementOf(x), x.numel(), amax, stream);
+    }
+    cuda::castTransposeToFp8(x.data_ptr(), elementOf(x), rows, cols, c.q.data_ptr(),
+                             c.qt.data_ptr(), fmt, from_amax ? nullptr : s.scale.data_ptr<float>(),
+                             from_amax ? amax : nullptr, margin, c.inv.data_ptr<float>(),
+                             from_amax ? nullptr : amax, counts, stream);
+    // The history and the next scale (for a current tensor only the record of its amax).
+    cuda::pushAmax(s.history.data_ptr<float>(), static_cast<int>(s.history.numel()), amax,
+                   s.scale.data_ptr<float>(), static_cast<float>(s.largest), margin, stream);
+    s.primed = true;
+    if (*layer.counting) {
+        layer.numel[role] += x.numel();
+        layer.inv_used[role] = c.inv;
+    }
+    return c;
+}
+
+/// What stands for a layer without bias (an input of no elements, no gradient).
+const at::Tensor& kNoBias() {
+    static const at::Tensor none = at::empty({0});
+    return none;
+}
+
+/// y = x Wᵀ + b with x and W in e4m3; backward: dx = dy W and dW = dyᵀ x with dy in
+/// e5m2. The scaled matmul takes its first operand row-major, its second
+/// column-major (a transposed row-major tensor).
+class Fp8LinearFunction : public torch::autograd::Function<Fp8LinearFunction> {
+  public:
+    static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::Tensor x,
+                              at::Tensor weight, at::Tensor bias, int64_t layer_id) {
+        auto* layer = reinterpret_cast<Fp8Linears::Layer*>(layer_id);
+        const int64_t in = weight.size(1), out = weight.size(0);
+        const auto x2 = x.reshape({-1, in}).contiguous();
+        const Cast xq = castFp8(x2, *layer, kInput);
+        const Cast wq = castFp8(weight.contiguous(), *layer, kWeight);
+        const bool has_bias = bias.numel() > 0;
+        std::optional<at::Tensor> b;
+        if (has_bias) {
+            b = bias.to(at::kBFloat16);
+        }
+        // W [out, in] row-major is Wᵀ column-major: the matmul's second operand.
+        auto y = at::_scaled_mm(xq.q, wq.q.t(), xq.inv, wq.inv, b, std::nullopt, at::kBFloat16,
+                                /*use_fast_accum=*/true);
+        // The backward needs the transposes only (xᵀ, Wᵀ, row-major).
+        ctx->save_for_backward({xq.qt, wq.qt, xq.inv, wq.inv});
+        ctx->saved_data["layer"] = layer_id;
+        ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+        ctx->saved_data["bias"] = has_bias;
+        ctx->saved_data["bias_dtype"] = static_cast<int64_t>(bias.scalar_type());
+        auto shape = x.sizes().vec();
+        shape.back() = out;
+        return y.view(shape);
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        auto* layer = reinterpret_cast<Fp8Linears::Layer*>(ctx->saved_data["layer"].toInt());
+        const auto saved = ctx->get_saved_variables();
+        const at::Tensor& xt = saved[0];  // xᵀ [in, M]
+        const at::Tensor& wt = saved[1];  // Wᵀ [in, out]
+        const int64_t in = wt.size(0), out = wt.size(1);
+        const auto x_dtype = static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt());
+        const auto dy = grads[0].reshape({-1, out}).contiguous();
+        const Cast g = castFp8(dy, *layer, kGradOutput);
+        // dx [M, in] = dy [M, out] · W [out, in]; W column-major is Wᵀ row-major.
+        auto dx = at::_scaled_mm(g.q, wt.t(), g.inv, saved[3], std::nullopt, std::nullopt, x_dtype,
+                                 /*use_fast_accum=*/false);
+        // dW [out, in] = dyᵀ [out, M] · x [M, in]; x column-major is xᵀ row-major.
+        auto dw = at::_scaled_mm(g.qt, xt.t(), g.inv, saved[2], std::nullopt, std::nullopt,
+                                 at::kFloat, /*use_fast_accum=*/false);
+        at::Tensor db;
+        if (ctx->saved_data["bias"].toBool()) {
+            db = dy.sum(at::IntArrayRef{0}, /*keepdim=*/false, at::kFloat)
+                     .to(static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()));
+        }
+        auto shape = grads[0].sizes().vec();
+        shape.back() = in;
+        return {dx.view(shape), dw, db, at::Tensor()};
+    }
+};
+
+}  // namespace
+#endif
+
+Fp8Linears::Fp8Linears(models::Network& model, const config::ArmSpec& arm, c10::Device device)
+    : plan_(planFp8Layers(model)), recipe_(arm.fp8_recipe) {
+    if (const std::string why = fp8Unavailable(device); !why.empty()) {
+        throw std::runtime_error(why);
+    }
+    const auto named = model.named_modules("", /*include_self=*/false);
+    for (const auto& p : plan_) {
+        if (!p.fp8) {
+            continue;
+        }
+        const auto lin = std::dynamic_pointer_cast<torch::nn::LinearImpl>(named[p.path]);
+        auto layer = std::make_unique<Layer>();
+        layer->plan = &p;
+        layer->recipe = recipe_;
+        layer->counting = &counting_;
+        for (int r = 0; r < kRoles; ++r) {
+            layer->scaling[r] = Fp8Scaling::make(
+                arm.fp8_history, r == kGradOutput ? kE5m2Max : kE4m3Max, arm.fp8_margin, device);
+        }
+        by_weight_[lin->weight.unsafeGetTensorImpl()] = layer.get();
+        layers_.push_back(std::move(layer));
+    }
+}
+
+Fp8Linears::~Fp8Linears() = default;
+
+at::Tensor Fp8Linears::linear(const at::Tensor& x, const at::Tensor& weight,
+                              const at::Tensor& bias) {
+#ifdef AMPBENCH_FP8
+    const auto it = by_weight_.find(weight.unsafeGetTensorImpl());
+    // Inside an FP32 island autocast is off: the layer stays fp32 as the island asks.
+    const bool island = !at::autocast::is_autocast_enabled(at::kCUDA);
+    const int64_t rows = x.dim() > 0 && x.size(-1) > 0 ? x.numel() / x.size(-1) : 0;
+    if (it != by_weight_.end() && !island && rows > 0 && rows % 16 == 0 && x.is_cuda()) {
+        // A custom function's inputs must be defined tensors: no bias is an empty one.
+        return Fp8LinearFunction::apply(x, weight, bias.defined() ? bias : kNoBias(),
+                                        reinterpret_cast<int64_t>(it->second));
+    }
+#endif
+    return at::linear(x, weight, bias);
+}
+
+void Fp8Linears::countNextStep() {
+    counting_ = true;
+    for (auto& l : layers_) {
+        l->counts = at::zeros({kRoles, 4},  // cuda::kCastCounts
+                              l->scaling[0].amax.options().dtype(at::kLong));
+        for (int r = 0; r < kRoles; ++r) {
+            l->numel[r] = 0;
+            l->inv_used[r] = at::Tensor();
+        }
+    }
+}
+
+std::vector<run::NumericsRecord> Fp8Linears::takeCastRecords(int64_t step) {
+    std::vector<run::NumericsRecord> out;
+    if (!counting_) {
+        return out;
+    }
+    counting_ = false;
+    // One gather for every layer: per role the counts, the amax the cast pushed and
+    // the decode scale it used.
+    std::vector<at::Tensor> parts;
+    std::vector<std::pair<Layer*, int>> which;
+    for (auto& l : layers_) {
+        for (int r = 0; r < kRoles; ++r) {
+            if (l->numel[r] == 0 || !l->inv_used[r].defined()) {
+                continue;
+            }
+            parts.push_back(at::cat({l->counts[r].to(at::kDouble),
+                                     l->scaling[r].history.narrow(0, 0, 1).to(at::kDouble),
+                                     l->inv_used[r].to(at::kDouble)}));
+            which.emplace_back(l.get(), r);
+        }
+    }
+    if (parts.empty()) {
+        return out;
+    }
+    const auto host = at::stack(parts).cpu();
+    const auto a = host.accessor<double, 2>();
+    for (size_t i = 0; i < which.size(); ++i) {
+        const auto [layer, r] = which[i];
+        const double n = static_cast<double>(layer->numel[r]);
+        const double scale = 1.0 / a[i][5];
+        run::NumericsRecord rec;
+        rec.step = step;
+        rec.kind = run::NumericsKind::Cast;
+        rec.name = layer->plan->path + ":" + kRoleNames[r];
+        rec.format = r == kGradOutput ? "e5m2" : "e4m3";
+        rec.dtype = rec.format == "e5m2" ? "float8_e5m2" : "float8_e4m3fn";
+        rec.saturated = a[i][0] / n;
+        rec.underflow_subnormal = a[i][1] / n;
+        rec.underflow_normal = a[i][2] / n;
+        rec.nonfinite = static_cast<int64_t>(a[i][3]);
+        rec.numel = layer->numel[r];
+        rec.scale = scale;
+        const double amax = a[i][4];
+        rec.absmax = std::isfinite(amax) ? amax * scale : std::numeric_limits<double>::infinity();
+        const double largest = layer->scaling[r].largest;
+        rec.headroom_log2 = rec.nonfinite > 0 || !std::isfinite(rec.absmax)
+                                ? -std::numeric_limits<double>::infinity()
+                            : rec.absmax > 0 ? std::log2(largest / rec.absmax)
+                                             : std::numeric_limits<double>::infinity();
+        out.push_back(std::move(rec));
+    }
+    return out;
+}
+
+}  // namespace ampbench::amp

@@ -1,0 +1,76 @@
+#pragma once
+// The FP8 arm's Linear layers: each built-in model's Linear multiplies through this
+// hook. A layer whose shapes the scaled matmul takes computes forward e4m3 × e4m3,
+// the input gradient e5m2 × e4m3 and the weight gradient e5m2 × e4m3 ("hybrid"),
+// each with per-tensor scales kept on the device (Fp8Scaling.h) and fused casts
+// (Fp8Cuda.h), bf16 out (the weight gradient fp32, for the fp32 master weights).
+// Any other layer, and every layer inside an FP32 island (autocast off), runs as
+// at::linear under the arm's bf16 autocast.
+#include <ATen/core/Tensor.h>
+
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/amp/Fp8Scaling.h"
+#include "core/config/ExperimentSpec.h"
+#include "core/models/Models.h"
+#include "core/run/Numerics.h"
+
+namespace ampbench::amp {
+
+/// Empty where this build and `device` can run FP8 arms; else why not, naming the
+/// requirement (LibTorch 2.4 or later with CUDA; a GPU of compute capability 8.9 or
+/// later: Ada, Hopper, Blackwell).
+std::string fp8Unavailable(c10::Device device);
+
+/// The smallest width (in and out features) a layer computes in FP8 with: below it
+/// the casts cost more than the faster matmul saves.
+inline constexpr int64_t kFp8MinFeatures = 128;
+
+/// One Linear layer of the model and whether it computes in FP8.
+struct Fp8LayerPlan {
+    std::string path;  ///< "blocks.0.qkv"
+    int64_t in = 0, out = 0;
+    bool fp8 = false;
+    std::string why_not;  ///< "50257 outputs: not a multiple of 16"
+};
+
+/// Every Linear layer of `model` in module order, each with its FP8 decision.
+std::vector<Fp8LayerPlan> planFp8Layers(const models::Network& model);
+/// "24 of 25 Linear layers in FP8; in bf16: head (50257 outputs: not a multiple of 16)".
+std::string describe(const std::vector<Fp8LayerPlan>& plan);
+
+class Fp8Linears : public models::LinearHook {
+  public:
+    /// The arm's recipe; the model's layers planned and their scaling state made on
+    /// `device`. Throws std::runtime_error where fp8Unavailable says why.
+    Fp8Linears(models::Network& model, const config::ArmSpec& arm, c10::Device device);
+    ~Fp8Linears() override;
+
+    at::Tensor linear(const at::Tensor& x, const at::Tensor& weight,
+                      const at::Tensor& bias) override;
+    const std::vector<Fp8LayerPlan>& plan() const { return plan_; }
+
+    /// From the next forward on, each FP8 cast also counts its saturated, flushed and
+    /// non-finite values (on the device) until takeCastRecords().
+    void countNextStep();
+    /// One record per FP8 tensor cast since countNextStep() (input, weight, output
+    /// gradient of each layer): amax, scale, saturated and flushed shares in its
+    /// format; one host read. Empty if none was counted.
+    std::vector<run::NumericsRecord> takeCastRecords(int64_t step);
+
+    struct Layer;  // a layer's three scaling states (Fp8Linear.cpp)
+
+  private:
+    std::vector<Fp8LayerPlan> plan_;
+    std::vector<std::unique_ptr<Layer>> layers_;
+    std::unordered_map<const void*, Layer*> by_weight_;
+    config::Fp8Recipe recipe_;
+    bool counting_ = false;
+};
+
+}  // namespace ampbench::amp

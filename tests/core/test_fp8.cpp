@@ -1,0 +1,411 @@
+// FP8 arms: the spec, the scaling arithmetic (on CPU tensors), which Linear layers
+// take the scaled matmul, the hook every built-in model's Linear layers go through,
+// and the refusal where the device or the build has no FP8 — then, on a GPU of
+// compute capability 8.9 or later, the FP8 Linear against bf16, its saturation
+// count, a run and a run captured into a CUDA graph.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <torch/nn/modules/linear.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/amp/AutocastGuard.h"
+#include "core/amp/Fp8Linear.h"
+#include "core/amp/Fp8Scaling.h"
+#include "core/config/SpecJson.h"
+#include "core/config/Validation.h"
+#include "core/models/Registry.h"
+#include "core/train/SetupCheck.h"
+#include "core/train/Trainer.h"
+#include "tests/core/CudaSpecs.h"
+
+using namespace ampbench;
+using config::Precision;
+
+namespace {
+
+double at1(const at::Tensor& t) {
+    return t.to(at::kDouble).cpu().reshape({-1})[0].item<double>();
+}
+
+at::Tensor one(double v) {
+    return at::full({1}, v, at::kFloat);
+}
+
+/// Counts the Linear calls of a forward and computes them as at::linear.
+struct CountingHook : models::LinearHook {
+    int calls = 0;
+    at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) override {
+        ++calls;
+        return at::linear(x, w, b);
+    }
+};
+
+config::ExperimentSpec decoderOn(config::DeviceKind device, int width, int vocab) {
+    config::ExperimentSpec s;
+    s.model.name = "transformer";
+    s.model.width = width;
+    s.model.depth = 2;
+    s.model.heads = 4;
+    s.data.name = "synthetic-tokens";
+    s.data.seq_len = 32;
+    s.data.vocab = vocab;
+    s.micro_batch = 8;
+    s.micro_steps = 20;
+    s.eval_interval = 0;
+    s.eval_batches = 1;
+    s.device = device;
+    s.arms = {{"bf16", Precision::AmpBf16}, {"fp8", Precision::Fp8}};
+    return s;
+}
+
+}  // namespace
+
+TEST(Fp8, TheSpecCarriesTheRecipeAndRefusesAModelFile) {
+    std::vector<config::FieldError> errors;
+    auto spec = config::specFromJsonText(
+        R"({"arms": [{"name": "bf16", "precision": "amp-bf16"},
+                     {"name": "f8", "precision": "fp8", "fp8_recipe": "current",
+                      "fp8_history": 32, "fp8_margin": 1}]})",
+        errors);
+    ASSERT_TRUE(errors.empty()) << errors.front().toString();
+    ASSERT_EQ(spec.arms.size(), 2u);
+    EXPECT_EQ(spec.arms[1].precision, Precision::Fp8);
+    EXPECT_EQ(spec.arms[1].fp8_recipe, config::Fp8Recipe::Current);
+    EXPECT_EQ(spec.arms[1].fp8_history, 32);
+    EXPECT_EQ(spec.arms[1].fp8_margin, 1);
+    EXPECT_TRUE(config::validate(spec).empty());
+    std::vector<config::FieldError> again;
+    EXPECT_EQ(config::specFromJsonText(config::specToJsonText(spec), again), spec);
+
+    spec.arms[1].fp8_history = 0;
+    auto bad = config::validate(spec);
+    ASSERT_FALSE(bad.empty());
+    EXPECT_EQ(bad.front().field, "arms[1].fp8_history");
+
+    spec.arms[1].fp8_history = 16;
+    spec.model.name = "torchscript";
+    spec.model.file = "model.pt";
+    bool named = false;
+    for (const auto& e : config::validate(spec)) {
+        if (e.field == "arms[1].precision") {
+            named = true;
+            EXPECT_NE(e.message.find("TorchScript"), std::string::npos) << e.message;
+        }
+    }
+    EXPECT_TRUE(named) << "an fp8 arm on a model file must be refused, naming its precision";
+}
+
+TEST(Fp8, TheScaleFollowsTheLargestAmaxOfTheHistory) {
+    auto s = amp::Fp8Scaling::make(3, amp::kE4m3Max, 0, c10::kCPU);
+    EXPECT_EQ(at1(s.scale), 1.0);
+    auto cast = [&s](double amax) {
+        s.amax.fill_(amax);
+        s.push();
+        return at1(s.scale);
+    };
+    EXPECT_DOUBLE_EQ(cast(2.0), 224.0);  // 448 / 2
+    EXPECT_DOUBLE_EQ(cast(4.0), 112.0);
+    EXPECT_DOUBLE_EQ(cast(1.0), 112.0);  // 4 is still in the history (1, 4, 2)
+    EXPECT_DOUBLE_EQ(cast(1.0), 112.0);  // (1, 1, 4)
+    EXPECT_DOUBLE_EQ(cast(1.0), 448.0);  // 4 rolled out: (1, 1, 1)
+    EXPECT_EQ(at1(s.amax), 0.0) << "the amax of the next cast starts from zero";
+    EXPECT_DOUBLE_EQ(at1(s.history[0]), 1.0);
+
+    // A non-finite cast neither sets the scale nor poisons it while in the history.
+    EXPECT_DOUBLE_EQ(cast(std::numeric_limits<double>::infinity()), 448.0);
+    EXPECT_DOUBLE_EQ(cast(std::nan("")), 448.0);
+    EXPECT_DOUBLE_EQ(cast(8.0), 56.0);
+
+    auto margin = amp::Fp8Scaling::make(1, amp::kE5m2Max, 2, c10::kCPU);
+    margin.amax.fill_(1.0);
+    margin.push();
+    EXPECT_DOUBLE_EQ(at1(margin.scale), 57344.0 / 4.0) << "2^margin of room below the largest";
+}
+
+TEST(Fp8, TheScaleKeepsThePreviousWhereAmaxIsUnusable) {
+    const auto prev = one(3.0);
+    EXPECT_EQ(at1(amp::scaleFromAmax(one(0.0), prev, amp::kE4m3Max, 0)), 3.0);
+    EXPECT_EQ(at1(amp::scaleFromAmax(one(INFINITY), prev, amp::kE4m3Max, 0)), 3.0);
+    EXPECT_EQ(at1(amp::scaleFromAmax(one(NAN), prev, amp::kE4m3Max, 0)), 3.0);
+    const double tiny = at1(amp::scaleFromAmax(one(1e-44), prev, amp::kE4m3Max, 0));
+    EXPECT_TRUE(std::isfinite(tiny)) << "a tiny amax gives the largest float, not inf";
+    EXPECT_EQ(at1(amp::scaleFromAmax(one(0.5), prev, amp::kE4m3Max, 1)), 448.0);
+}
+
+TEST(Fp8, TheCastSaturatesAtTheLargestAndKeepsNonFiniteVisible) {
+    const auto x = at::tensor({1000.0f, -1000.0f, 1.0f, INFINITY, -INFINITY, 0.0f});
+    const auto y = amp::scaledForCast(x, one(1.0), amp::kE4m3Max);
+    EXPECT_EQ(y[0].item<float>(), 448.0f);
+    EXPECT_EQ(y[1].item<float>(), -448.0f);
+    EXPECT_EQ(y[2].item<float>(), 1.0f);
+    EXPECT_TRUE(std::isnan(y[3].item<float>())) << "an overflow upstream must not saturate away";
+    EXPECT_TRUE(std::isnan(y[4].item<float>()));
+    EXPECT_EQ(y[5].item<float>(), 0.0f);
+    // 2 × 64 = 128 lies on both formats' grids (where LibTorch rounds to them).
+    const auto scaled = amp::scaledForCast(at::tensor({2.0f}), one(64.0), amp::kE5m2Max);
+    EXPECT_EQ(scaled[0].item<float>(), 128.0f);
+}
+
+TEST(Fp8, LayersTheScaledMatmulCannotTakeStayInBf16AndAreNamed) {
+    data::InputShape tokens;
+    tokens.seq_len = 32;
+    tokens.vocab = 1000;  // 1000 = 16 × 62.5: the head cannot
+    auto spec = decoderOn(config::DeviceKind::Cpu, 256, 1000).model;
+    auto model = models::modelFor(spec, tokens, c10::kCPU);
+    const auto plan = amp::planFp8Layers(*model);
+    ASSERT_EQ(plan.size(), 2u * 4u + 1u);  // qkv, proj, fc1, fc2 per block, the head
+    for (const auto& p : plan) {
+        if (p.path == "head") {
+            EXPECT_FALSE(p.fp8);
+            EXPECT_EQ(p.why_not, "1000 outputs: not a multiple of 16");
+        } else {
+            EXPECT_TRUE(p.fp8) << p.path << ": " << p.why_not;
+        }
+    }
+    const std::string text = amp::describe(plan);
+    EXPECT_NE(text.find("8 of 9 Linear layers in FP8"), std::string::npos) << text;
+    EXPECT_NE(text.find("in bf16: head (1000 outputs: not a multiple of 16)"), std::string::npos)
+        << text;
+
+    config::ModelSpec mlp;
+    mlp.name = "mlp";
+    mlp.width = 32;
+    mlp.depth = 1;
+    const auto small = amp::planFp8Layers(*models::modelFor(mlp, data::InputShape{}, c10::kCPU));
+    ASSERT_EQ(small.size(), 2u);
+    EXPECT_FALSE(small[0].fp8);
+    EXPECT_NE(small[0].why_not.find("too small"), std::string::npos) << small[0].why_not;
+}
+
+TEST(Fp8, EveryLinearLayerOfEachBuiltInModelGoesThroughTheHook) {
+    data::InputShape images;  // 1 × 28 × 28, 10 classes
+    data::InputShape tokens;
+    tokens.seq_len = 16;
+    tokens.vocab = 64;
+    struct Case {
+        std::string name;
+        data::InputShape shape;
+        at::Tensor input;
+    };
+    const std::vector<Case> cases = {
+        {"mlp", images, at::randn({4, 1, 28, 28})},
+        {"cnn", images, at::randn({4, 1, 28, 28})},
+        {"resnet", images, at::randn({4, 1, 28, 28})},
+        {"transformer", tokens, at::randint(64, {4, 16}, at::kLong)},
+    };
+    for (const auto& c : cases) {
+        config::ModelSpec spec;
+        spec.name = c.name;
+        spec.width = 16;
+        spec.depth = 2;
+        spec.heads = 2;
+        spec.blocks = {1, 1};
+        torch::manual_seed(1);
+        auto model = models::modelFor(spec, c.shape, c10::kCPU);
+        model->eval();
+        const auto plain = model->forward(c.input);
+        CountingHook hook;
+        model->setLinearHook(&hook);
+        const auto hooked = model->forward(c.input);
+        EXPECT_EQ(hook.calls, static_cast<int>(amp::planFp8Layers(*model).size())) << c.name;
+        EXPECT_TRUE(at::equal(plain, hooked)) << c.name;
+        model->setLinearHook(nullptr);
+    }
+}
+
+TEST(Fp8, AnFp8ArmIsRefusedBeforeAnythingRunsWhereThereIsNoFp8) {
+    if (amp::fp8Unavailable(c10::Device(c10::kCPU)).empty()) {
+        GTEST_SKIP() << "the CPU cannot be refused by a build that has no FP8 refusal to give";
+    }
+    const auto spec = decoderOn(config::DeviceKind::Cpu, 128, 64);
+    const auto report = train::checkSetup(spec, /*run_batch=*/false, /*own_threads=*/false);
+    bool named = false;
+    for (const auto& p : report.problems) {
+        if (p.field == "arms[1].precision") {
+            named = true;
+            EXPECT_NE(p.message.find("arm 'fp8': fp8"), std::string::npos) << p.message;
+            EXPECT_TRUE(p.message.find("CUDA") != std::string::npos) << p.message;
+        }
+    }
+    EXPECT_TRUE(named) << report.problemText();
+    EXPECT_EQ(report.problems.size(), 1u) << report.problemText();
+}
+
+// ------------------------------------------------------------------ on the GPU
+
+#define REQUIRE_FP8()                                                           \
+    REQUIRE_CUDA();                                                             \
+    if (const auto why = amp::fp8Unavailable(test_cuda::kCuda); !why.empty()) { \
+        GTEST_SKIP() << why;                                                    \
+    }
+
+namespace {
+
+/// One Linear layer as a model, so Fp8Linears can plan it.
+struct OneLinearImpl : models::Network {
+    torch::nn::Linear fc{nullptr};
+    OneLinearImpl(int in, int out) { fc = register_module("fc", torch::nn::Linear(in, out)); }
+    at::Tensor forward(const at::Tensor& x) override {
+        return linearHook() ? linearHook()->linear(x, fc->weight, fc->bias)
+                            : at::linear(x, fc->weight, fc->bias);
+    }
+};
+
+double relativeError(const at::Tensor& got, const at::Tensor& want) {
+    const auto w = want.to(at::kDouble);
+    return ((got.to(at::kDouble) - w).norm() / w.norm()).item<double>();
+}
+
+}  // namespace
+
+// e4m3 keeps 3 mantissa bits (a value's error up to 2^-4), e5m2 2: over a sum of 512
+// products the errors average out to a few per cent of the result's norm. The
+// bounds are that with room: 8 % forward, 15 % for the gradients of e5m2.
+TEST(Fp8Cuda, ALinearMatchesFp32ForwardAndBothGradientsWithinTheFormatsPrecision) {
+    REQUIRE_FP8();
+    torch::manual_seed(3);
+    auto net = std::make_shared<OneLinearImpl>(512, 768);
+    net->to(test_cuda::kCuda);
+    config::ArmSpec arm{"fp8", Precision::Fp8};
+    amp::Fp8Linears fp8(*net, arm, test_cuda::kCuda);
+    ASSERT_TRUE(fp8.plan().at(0).fp8) << fp8.plan().at(0).why_not;
+
+    const auto x0 = at::randn({4, 64, 512}, at::device(test_cuda::kCuda));
+    const auto dy = at::randn({4, 64, 768}, at::device(test_cuda::kCuda)) * 1e-3;
+    auto run = [&](bool use_fp8) {
+        net->zero_grad();
+        auto x = x0.clone().requires_grad_(true);
+        net->setLinearHook(use_fp8 ? &fp8 : nullptr);
+        at::Tensor y;
+        {
+            amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, use_fp8, true);
+            y = net->forward(x);
+        }
+        y.backward(dy.to(y.scalar_type()));
+        return std::vector<at::Tensor>{y.detach().to(at::kFloat), x.grad().clone(),
+                                       net->fc->weight.grad().clone(),
+                                       net->fc->bias.grad().clone()};
+    };
+    const auto want = run(false);           // fp32
+    for (int pass = 0; pass < 3; ++pass) {  // the first from current amax, then delayed
+        const auto got = run(true);
+        EXPECT_LT(relativeError(got[0], want[0]), 0.08) << "forward, pass " << pass;
+        EXPECT_LT(relativeError(got[1], want[1]), 0.15) << "input gradient, pass " << pass;
+        EXPECT_LT(relativeError(got[2], want[2]), 0.15) << "weight gradient, pass " << pass;
+        EXPECT_LT(relativeError(got[3], want[3]), 0.02) << "bias gradient, pass " << pass;
+        EXPECT_EQ(got[2].scalar_type(), at::kFloat) << "fp32 master weights get fp32 gradients";
+    }
+}
+
+TEST(Fp8Cuda, ADelayedScaleThatFallsBehindSaturatesAndTheRecordsCountIt) {
+    REQUIRE_FP8();
+    auto net = std::make_shared<OneLinearImpl>(256, 256);
+    net->to(test_cuda::kCuda);
+    config::ArmSpec arm{"fp8", Precision::Fp8};
+    arm.fp8_history = 1;
+    amp::Fp8Linears fp8(*net, arm, test_cuda::kCuda);
+    net->setLinearHook(&fp8);
+    amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
+    const auto x = at::rand({64, 256}, at::device(test_cuda::kCuda));  // amax just under 1
+    {
+        at::NoGradGuard no_grad;
+        net->forward(x);  // scale ≈ 448 from then on
+    }
+    fp8.countNextStep();
+    {
+        at::NoGradGuard no_grad;
+        net->forward(x * 100);  // the delayed scale puts most values far over 448
+    }
+    const auto records = fp8.takeCastRecords(7);
+    ASSERT_EQ(records.size(), 2u);  // the input and the weight; no backward ran
+    const auto& in = records[0];
+    EXPECT_EQ(in.name, "fc:input");
+    EXPECT_EQ(in.format, "e4m3");
+    EXPECT_EQ(in.kind, run::NumericsKind::Cast);
+    EXPECT_EQ(in.step, 7);
+    EXPECT_EQ(in.numel, 64 * 256);
+    EXPECT_GT(in.saturated, 0.9) << "x·100 at the scale of x";
+    EXPECT_NEAR(in.scale, 448.0, 1.0);
+    EXPECT_LT(records[1].saturated, 1e-9) << "the weight's scale follows the weight";
+    EXPECT_TRUE(fp8.takeCastRecords(8).empty()) << "counting ends with the records taken";
+}
+
+TEST(Fp8Cuda, AnFp8ArmTrainsRecordsItsCastsAndNamesItsLayers) {
+    REQUIRE_FP8();
+    auto spec = test_cuda::cudaDecoderSpec(256, 2, 4, 64, 1000, 16, 40, Precision::Fp8);
+    spec.numerics_every = 10;
+    struct Seen : run::TrainObserver {
+        std::vector<double> losses;
+        std::vector<run::NumericsRecord> casts;
+        std::string layers;
+        void onStep(const run::StepRecord& r) override { losses.push_back(r.loss); }
+        void onEvent(const run::EventRecord& e) override {
+            if (e.message.find("Linear layers in FP8") != std::string::npos)
+                layers = e.message;
+        }
+        void onNumerics(const std::vector<run::NumericsRecord>& rows) override {
+            for (const auto& r : rows)
+                if (r.kind == run::NumericsKind::Cast)
+                    casts.push_back(r);
+        }
+    } seen;
+    run::CancelToken cancel;
+    const auto out = train::trainRun(spec, 0, 1, seen, cancel);
+    ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+    EXPECT_NE(seen.layers.find("8 of 9 Linear layers in FP8"), std::string::npos) << seen.layers;
+    ASSERT_FALSE(seen.casts.empty());
+    for (const auto& c : seen.casts) {
+        EXPECT_TRUE(std::isfinite(c.scale) && c.scale > 0) << c.name;
+        EXPECT_EQ(c.format, c.name.find(":grad_output") != std::string::npos ? "e5m2" : "e4m3");
+    }
+    ASSERT_GE(seen.losses.size(), 40u);
+    EXPECT_LT(seen.losses.back(), seen.losses.front()) << "it learns";
+}
+
+TEST(Fp8Cuda, AnFp8StepCapturesIntoACudaGraphWithNoHostRead) {
+    REQUIRE_FP8();
+    auto spec = test_cuda::cudaDecoderSpec(256, 2, 4, 64, 1024, 16, 30, Precision::Fp8);
+    spec.arms[0].cuda_graph = true;
+    struct Seen : run::TrainObserver {
+        std::vector<std::string> warnings;
+        int steps = 0;
+        void onStep(const run::StepRecord&) override { ++steps; }
+        void onEvent(const run::EventRecord& e) override {
+            if (e.kind == run::EventKind::Warning)
+                warnings.push_back(e.message);
+        }
+    } seen;
+    run::CancelToken cancel;
+    const auto out = train::trainRun(spec, 0, 1, seen, cancel);
+    ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+    EXPECT_EQ(seen.steps, 30);
+    for (const auto& w : seen.warnings) {
+        EXPECT_EQ(w.find("eager"), std::string::npos) << "the capture fell back: " << w;
+    }
+}
+
+// The cast takes 16-byte loads where the input allows them and one value at a time
+// where it does not (a view that starts mid-storage): both give the same bytes.
+TEST(Fp8Cuda, AnInputThatIsNotAlignedCastsAsTheAlignedOneDoes) {
+    REQUIRE_FP8();
+    torch::manual_seed(5);
+    auto net = std::make_shared<OneLinearImpl>(256, 256);
+    net->to(test_cuda::kCuda);
+    config::ArmSpec arm{"fp8", Precision::Fp8};
+    arm.fp8_recipe = config::Fp8Recipe::Current;  // no state carried from one call to the next
+    amp::Fp8Linears fp8(*net, arm, test_cuda::kCuda);
+    net->setLinearHook(&fp8);
+    const auto storage = at::randn({64 * 256 + 1}, at::device(test_cuda::kCuda));
+    const auto misaligned = storage.narrow(0, 1, 64 * 256).view({64, 256});
+    const auto aligned = misaligned.clone();
+    ASSERT_NE(reinterpret_cast<uintptr_t>(misaligned.data_ptr()) % 16, 0u);
+    at::NoGradGuard no_grad;
+    amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
+    EXPECT_TRUE(at::equal(net->forward(misaligned), net->forward(aligned)));
+}
