@@ -456,17 +456,29 @@ constexpr FindingEntry kFindings[] = {
      nullptr},
     {FindingCode::DeviceBusy, "device_busy", nullptr,
      [](const Finding& f) -> std::string {
-         return "GPU busy " + formatPercent(f.value("busy"), 0) + " of the step: its work takes " +
-                formatMs(f.value("device_ms")) + " on the device when nothing keeps it waiting, " +
-                "of a " + formatMs(f.value("step_ms")) + " step (median over " +
-                count(f.value("runs")) + " runs)";
+         return "GPU busy " + formatPercent(f.value("busy"), 0) + " of " +
+                (f.value("eager_pass") != 0 ? "an eager step, the arm alone on it" : "the step") +
+                ": its work takes " + formatMs(f.value("device_ms")) +
+                " on the device when nothing keeps it waiting, of a " +
+                formatMs(f.value("step_ms")) + " step (median over " + count(f.value("runs")) +
+                " runs)";
      }},
     {FindingCode::LaunchBound, "launch_bound", nullptr,
      [](const Finding& f) -> std::string {
-         return "AMP cannot pay here: the GPU is busy " + formatPercent(f.value("busy"), 0) +
-                " of the step (" + formatMs(f.value("device_ms")) + " of work in a " +
-                formatMs(f.value("step_ms")) +
-                " step); the rest is the GPU waiting for the host to launch the next kernel, "
+         const bool pass = f.value("eager_pass") != 0;
+         const std::string what = "the GPU is busy " + formatPercent(f.value("busy"), 0) + " of " +
+                                  (pass ? "an eager step" : "the step") + " (" +
+                                  formatMs(f.value("device_ms")) + " of work in a " +
+                                  formatMs(f.value("step_ms")) + " step)";
+         if (pass && f.value("graph") != 0) {
+             // A fast verdict: the eager pass measured it, the runs trained as graphs.
+             return "Launched op by op, AMP cannot pay here: " + what +
+                    "; the rest is the GPU waiting for the host. This arm trained as a CUDA "
+                    "graph, which takes that wait away: its speed-up above is the graph "
+                    "pass's. A larger micro-batch (or a larger model) gives the GPU more work.";
+         }
+         return "AMP cannot pay here: " + what +
+                "; the rest is the GPU waiting for the host to launch the next kernel, "
                 "which faster arithmetic cannot shorten. " +
                 (f.value("graph") != 0
                      ? std::string("This arm already replays its step as a CUDA graph: a larger "

@@ -64,8 +64,8 @@ enum class FindingCode {
     PureFp16Control,      ///<
     NoScaleControl,       ///<
     // added later; reasons and next checks alike
-    DeviceBusy,   ///< busy, device_ms, step_ms, runs (a reason)
-    LaunchBound,  ///< busy, device_ms, step_ms, graph (a next check)
+    DeviceBusy,   ///< busy, device_ms, step_ms, runs, eager_pass (a reason)
+    LaunchBound,  ///< busy, device_ms, step_ms, graph, eager_pass (a next check)
 };
 /// The last code. Finding.cpp's table of names and sentences is held to every code up
 /// to it at compile time: a new code goes after it, becomes this, and gets its entry.

@@ -39,7 +39,7 @@ namespace {
 
 /// A run's device time of one step against its median timed step: {share, device ms,
 /// step ms}, or nothing when it measured none.
-std::optional<std::array<double, 3>> busyOf(const RunData& run) {
+std::optional<std::array<double, 4>> busyOf(const RunData& run) {
     double device_ms = kUnknown;
     for (const auto& ev : run.events) {
         if (ev.kind == run::EventKind::DeviceBusy && std::isfinite(ev.value) && ev.value > 0) {
@@ -55,8 +55,8 @@ std::optional<std::array<double, 3>> busyOf(const RunData& run) {
                 pass->device_ms > 0 && !pass->step_ms.empty()) {
                 const double step_ms = pass->medianStepMs();
                 if (std::isfinite(step_ms) && step_ms > 0) {
-                    return std::array<double, 3>{std::min(1.0, pass->device_ms / step_ms),
-                                                 pass->device_ms, step_ms};
+                    return std::array<double, 4>{std::min(1.0, pass->device_ms / step_ms),
+                                                 pass->device_ms, step_ms, 1.0};
                 }
             }
         }
@@ -74,7 +74,7 @@ std::optional<std::array<double, 3>> busyOf(const RunData& run) {
     }
     // Event times of a step and of its work alone differ by their noise: a share
     // just above 1 is a device that is never idle.
-    return std::array<double, 3>{std::min(1.0, device_ms / step_ms), device_ms, step_ms};
+    return std::array<double, 4>{std::min(1.0, device_ms / step_ms), device_ms, step_ms, 0.0};
 }
 
 }  // namespace
@@ -145,6 +145,7 @@ Health armHealth(const std::vector<const RunData*>& runs) {
             shares.push_back((*busy)[0]);
             device.push_back((*busy)[1]);
             steps.push_back((*busy)[2]);
+            h.busy_from_eager_pass = h.busy_from_eager_pass || (*busy)[3] != 0;
         }
     }
     if (!shares.empty()) {

@@ -54,6 +54,9 @@ struct Health {
     double busy_step_ms = kUnknown;  ///< and of their median step time
     int busy_runs = 0;
     bool launch_bound = false;  ///< device_busy_share < kLaunchBoundShare
+    /// The share came from the arm's eager pass alone (a fast verdict's packed runs
+    /// measure nothing of their own), not from the runs as they trained.
+    bool busy_from_eager_pass = false;
 };
 
 Health armHealth(const std::vector<const RunData*>& runs);

@@ -49,6 +49,11 @@ ExperimentData packed(bool with_graph) {
             s.precision = amp ? "amp-fp16" : "fp32";
             s.ms_per_sample = 1.0;  // shared: alike, and not the GPU's alone
             RunData r = makeRun(id++, s);
+            if (with_graph) {  // what fastVerdictSpec stores for an arm whose graph was timed
+                auto arm = nlohmann::json::parse(r.row.spec_json);
+                arm["cuda_graph"] = true;
+                r.row.spec_json = arm.dump();
+            }
             if (seed == 1) {
                 r.events.push_back(run::aloneTimingEvent(
                     pass("eager", amp ? 2.5 : 2.0, 128, amp ? 60 : 100, amp ? 0.5 : 1.8)));
@@ -133,7 +138,28 @@ TEST(FastVerdict, PackedRunsTakeTheirSpeedAndMemoryFromEachArmAlone) {
     // The eager pass says how busy a plain run keeps the GPU: amp 0.5 of 2.5 ms.
     EXPECT_NEAR(amp.health.device_busy_share, 0.2, 0.01);
     EXPECT_TRUE(amp.health.launch_bound);
+    EXPECT_TRUE(amp.health.busy_from_eager_pass);
     EXPECT_NEAR(verdictOf(a, "fp32").health.device_busy_share, 0.9, 0.01);
+    // ... and the sentence says so: the runs trained as graphs, the figure is eager's.
+    std::string busy, launch;
+    for (const auto& f : amp.reasons) {
+        if (f.code == FindingCode::DeviceBusy) {
+            busy = describe(f);
+        }
+    }
+    for (const auto& f : amp.next_checks) {
+        if (f.code == FindingCode::LaunchBound) {
+            launch = describe(f);
+        }
+    }
+    EXPECT_NE(busy.find("GPU busy 20% of an eager step, the arm alone on it"), std::string::npos)
+        << busy;
+    EXPECT_NE(launch.find("Launched op by op, AMP cannot pay here: the GPU is busy 20% of an "
+                          "eager step"),
+              std::string::npos)
+        << launch;
+    EXPECT_NE(launch.find("This arm trained as a CUDA graph"), std::string::npos) << launch;
+    EXPECT_EQ(launch.find("already replays"), std::string::npos) << launch;
 }
 
 TEST(FastVerdict, EagerPassesAloneAreUsedAndSaidSoWhereNoGraphWasTimed) {
