@@ -17,7 +17,7 @@
 
 #include "core/amp/AutocastGuard.h"
 #include "core/amp/LossScaler.h"
-#include "core/amp/PrecisionPolicy.h"
+#include "core/amp/Precision.h"
 #include "core/config/LrSchedule.h"
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
@@ -58,8 +58,7 @@ void RunLoop::setUp() {
     const bool cuda = device_.is_cuda();
     stream_ = std::make_unique<RunStream>(device_);
     applyCpuThreads(spec_.cpu_threads);
-    precision_ = std::make_unique<amp::PrecisionPolicy>(resolvePrecision(arm_.precision, cuda),
-                                                        arm_.scaler, device_, arm_.loss_scaling);
+    precision_ = amp::Precision::make(resolvePrecision(arm_.precision, cuda), arm_, device_);
     if (const std::string why = precision_->unsupported(); !why.empty()) {
         throw RunFailure("arm '" + arm_.name + "': " + why);
     }
@@ -112,20 +111,11 @@ void RunLoop::setUp() {
             }
         }
     }
-    if (arm_.precision == Precision::Fp8) {
-        if (spec_.model.name == "torchscript") {
-            throw RunFailure("arm '" + arm_.name +
-                             "': fp8 computes the Linear layers of the built-in models; a model "
-                             "file's run inside TorchScript and cannot be swapped");
-        }
-        try {
-            fp8_ = std::make_unique<amp::Fp8Linears>(*model_, arm_, device_);
-        } catch (const std::runtime_error& e) {
-            throw RunFailure("arm '" + arm_.name + "': " + e.what());
-        }
-        model_->setLinearHook(fp8_.get());
+    try {
+        precision_->prepare(*model_);  // pure fp16 casts it; fp8 takes its Linear layers
+    } catch (const std::runtime_error& e) {
+        throw RunFailure("arm '" + arm_.name + "': " + e.what());
     }
-    precision_->prepareModel(model_->parameters(), model_->buffers());
     model_->train();
     params_ = model_->parameters();
     if (opt_.ranks.active()) {
@@ -289,8 +279,8 @@ bool RunLoop::trainStep(int64_t s) {
         return false;
     }
     StepRecord& rec = *opened;
-    if (fp8_ && numerics_->due(s)) {
-        fp8_->countNextStep();  // its casts' saturation and underflow, with the step's numerics
+    if (numerics_->due(s)) {
+        precision_->beforeRecordedStep();  // fp8: its casts count, with the step's numerics
     }
     at::Tensor loss_sum;
     std::vector<std::pair<at::Tensor, at::Tensor>> replay;  // a broken step's batches
@@ -326,10 +316,8 @@ bool RunLoop::trainStep(int64_t s) {
     at::Tensor scale_used = precision_->scaleInUse();
     if (numerics_->due(s)) {
         numerics_->record(s, params_, precision_->scaler());
-        if (fp8_) {
-            if (auto casts = fp8_->takeCastRecords(s); !casts.empty()) {
-                obs_.onNumerics(casts);  // before the step's own record, as the others
-            }
+        if (auto own = precision_->recordedStep(s); !own.empty()) {
+            obs_.onNumerics(own);  // before the step's own record, as the others
         }
         rec.timed = false;  // its time includes the records: kept out of the medians
     }
@@ -433,7 +421,7 @@ RunOutcome RunLoop::run() {
     memory_->resetPeak();
     RunInfo info;
     info.arm = arm_.name;
-    info.precision = config::toString(precision_->precision());
+    info.precision = config::toString(precision_->kind());
     info.device = device_.str();
     info.seed = seed_;
     info.planned_steps = planned_;
@@ -458,19 +446,12 @@ RunOutcome RunLoop::run() {
     }
     if (arm_.precision == Precision::Amp) {
         event(0, EventKind::Info,
-              "precision 'amp' runs as " + config::toString(precision_->precision()) + " on " +
+              "precision 'amp' runs as " + config::toString(precision_->kind()) + " on " +
                   device_.str());
     }
     event(0, EventKind::Info, "optimizer: " + updater_->describe());
-    if (fp8_) {
-        const bool delayed = arm_.fp8_recipe == config::Fp8Recipe::Delayed;
-        event(0, EventKind::Info,
-              "fp8: " + amp::describe(fp8_->plan()) + "; " +
-                  (delayed ? "delayed scaling over the last " + std::to_string(arm_.fp8_history) +
-                                 " casts"
-                           : std::string("current scaling")) +
-                  (arm_.fp8_margin > 0 ? ", margin 2^" + std::to_string(arm_.fp8_margin) : "") +
-                  "; everything else under bf16 autocast");
+    for (const std::string& note : precision_->startNotes()) {
+        event(0, EventKind::Info, note);
     }
     if (spec_.model.name == "torchscript") {
         const auto file = models::inspectScripted(spec_.model.file);

@@ -11,8 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/amp/Fp8Linear.h"
-#include "core/amp/PrecisionPolicy.h"
+#include "core/amp/Precision.h"
 #include "core/config/ExperimentSpec.h"
 #include "core/data/Datasets.h"
 #include "core/data/Prefetcher.h"
@@ -132,14 +131,13 @@ class RunLoop {
     c10::Device device_;
 
     std::unique_ptr<RunStream> stream_;  // first made, last gone: every tensor lives on it
-    std::unique_ptr<amp::PrecisionPolicy> precision_;
+    std::unique_ptr<amp::Precision> precision_;
     std::shared_ptr<const data::Dataset> dataset_;
     data::InputShape shape_;
     std::shared_ptr<models::Network> model_;
     std::unique_ptr<TaskHead> head_;
     std::vector<at::Tensor> params_;
     std::unique_ptr<NumericsRecorder> numerics_;  // per-layer numerics, FP32 islands
-    std::unique_ptr<amp::Fp8Linears> fp8_;        // fp8 arms: the model's Linear layers
     std::unique_ptr<ParameterUpdater> updater_;
     std::unique_ptr<data::Prefetcher> prefetcher_;
     std::unique_ptr<parallel::Communicator> comm_;  // data-parallel runs only
