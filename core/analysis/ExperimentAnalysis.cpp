@@ -171,11 +171,22 @@ MetricBand validationBand(const std::string& arm, const std::vector<const RunDat
     return evaluationBand(arm, evals, accuracy);
 }
 
-ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisOptions& options) {
-    ExperimentAnalysis a;
-    a.experiment_id = data.experiment.id;
-    a.name = data.experiment.name;
-    a.reruns = compareReruns(data);
+namespace {
+
+/// The runs of an experiment by what they may enter. Looking up an arm without runs
+/// gives an empty list (or no run), as every step expects.
+struct RunSets {
+    std::map<std::string, std::vector<const RunData*>> complete;  ///< not partial
+    std::map<std::string, std::vector<const RunData*>> finished;  ///< enter the figures
+    std::map<std::string, std::vector<const RunData*>> every;     ///< partial runs too
+    std::map<std::string, const RunData*> first_of_arm;
+    std::map<int64_t, RunSummary> summaries;  ///< of the complete runs, by run id
+};
+
+/// Which arm is the baseline (the chosen one where it names an arm, else the first);
+/// returns the arms in table order, the baseline first.
+std::vector<std::string> orderArms(ExperimentAnalysis& a, const ExperimentData& data,
+                                   const AnalysisOptions& options) {
     auto order = armOrder(data);
     a.arm_order = order;
     a.baseline = order.empty() ? std::string() : order.front();
@@ -184,8 +195,12 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
         a.baseline = options.baseline;
         std::rotate(order.begin(), chosen, chosen + 1);  // the baseline leads every table
     }
+    return order;
+}
 
-    // Environment: the device decides what "amp" and "peak memory" mean.
+/// What the device makes "amp" and "peak memory" mean, whether runs repeat exactly,
+/// and whether their times compare (one machine).
+void describeEnvironment(ExperimentAnalysis& a, const ExperimentData& data) {
     std::set<std::string> machines;
     for (const auto& r : data.runs) {
         const json env = parseOrEmpty(r.row.env_json);
@@ -214,26 +229,27 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
                              " different machines or devices; step times and memory are only "
                              "comparable between runs of the same one");
     }
+}
 
-    // Partition: partial runs are named and left out.
-    std::map<std::string, std::vector<const RunData*>> complete, finished;
-    std::map<int64_t, RunSummary> summaries;
-    std::map<std::string, const RunData*> first_of_arm;
-    std::map<std::string, std::vector<const RunData*>> every;  // partial runs too
+/// Which runs are partial (named and left out), complete and finished; the complete
+/// runs' summaries and each arm's, in table order.
+RunSets partitionRuns(ExperimentAnalysis& a, const ExperimentData& data,
+                      const std::vector<std::string>& order) {
+    RunSets sets;
     for (const auto& r : data.runs) {
-        first_of_arm.emplace(r.row.arm, &r);
-        every[r.row.arm].push_back(&r);
+        sets.first_of_arm.emplace(r.row.arm, &r);
+        sets.every[r.row.arm].push_back(&r);
         if (isIncomplete(r.row.status)) {
             a.incomplete.push_back({r.row.id, r.row.arm, r.row.seed, r.row.status, r.row.last_step,
                                     r.row.planned_steps});
             continue;
         }
-        complete[r.row.arm].push_back(&r);
+        sets.complete[r.row.arm].push_back(&r);
         if (entersFigures(r.row.status, static_cast<int64_t>(r.steps.size()))) {
-            finished[r.row.arm].push_back(&r);
+            sets.finished[r.row.arm].push_back(&r);
         }
         auto s = summarizeRun(r.row, r.steps, r.evals);
-        summaries[r.row.id] = s;
+        sets.summaries[r.row.id] = s;
         a.runs.push_back(s);
     }
     const auto arm_summaries = summarizeArms(a.runs, a.baseline);
@@ -244,8 +260,14 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
             }
         }
     }
+    return sets;
+}
 
-    // Curves: one EMA horizon in samples for every run, then a common grid.
+/// The loss curves: one EMA horizon in samples for every run, then a common grid for
+/// the baseline's noise band and each arm's mean.
+void buildCurves(ExperimentAnalysis& a, const ExperimentData& data,
+                 const std::vector<std::string>& order, RunSets& sets,
+                 const AnalysisOptions& options) {
     double max_samples = 0;
     for (const auto& r : data.runs) {
         if (!r.steps.empty()) {
@@ -255,7 +277,7 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
     const double tau = options.smoothing * max_samples;
     std::map<int64_t, size_t> curve_of_run;
     for (const auto& arm : order) {
-        for (const auto* r : complete[arm]) {
+        for (const auto* r : sets.complete[arm]) {
             if (!r->steps.empty()) {
                 curve_of_run[r->row.id] = a.run_curves.size();
                 a.run_curves.push_back(lossCurve(*r, tau));
@@ -271,100 +293,146 @@ ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisO
     };
     std::vector<const RunCurve*> all_finished;
     for (const auto& arm : order) {
-        auto c = curvesOf(finished[arm]);
+        auto c = curvesOf(sets.finished[arm]);
         all_finished.insert(all_finished.end(), c.begin(), c.end());
     }
     const auto grid = commonGrid(all_finished, options.grid_points);
-    a.band = noiseBand(curvesOf(finished[a.baseline]), grid);
+    a.band = noiseBand(curvesOf(sets.finished[a.baseline]), grid);
     for (const auto& arm : order) {
-        if (!finished[arm].empty() && !grid.empty()) {
-            a.arm_curves.push_back({arm, static_cast<int>(finished[arm].size()),
-                                    meanCurve(curvesOf(finished[arm]), grid)});
+        if (!sets.finished[arm].empty() && !grid.empty()) {
+            a.arm_curves.push_back({arm, static_cast<int>(sets.finished[arm].size()),
+                                    meanCurve(curvesOf(sets.finished[arm]), grid)});
         }
     }
-    // Validation: the metric every finished run has, as mean and sd per arm.
+}
+
+/// Validation: the metric every finished run has (accuracy where all have one, else
+/// loss), as mean and sd per arm.
+void buildValidation(ExperimentAnalysis& a, const std::vector<std::string>& order, RunSets& sets) {
     bool any_eval = false, accuracy = true;
     for (const auto& arm : order) {
-        for (const auto* r : finished[arm]) {
+        for (const auto* r : sets.finished[arm]) {
             for (const auto& e : r->evals) {
                 any_eval = true;
                 accuracy = accuracy && std::isfinite(e.val_accuracy);
             }
         }
     }
-    if (any_eval) {
-        a.validation_metric = accuracy ? "val_accuracy" : "val_loss";
-        for (const auto& arm : order) {
-            if (!finished[arm].empty()) {
-                MetricBand b = validationBand(arm, finished[arm], accuracy);
-                if (!b.x.empty()) {
-                    a.validation.push_back(std::move(b));
-                }
+    if (!any_eval) {
+        return;
+    }
+    a.validation_metric = accuracy ? "val_accuracy" : "val_loss";
+    for (const auto& arm : order) {
+        if (!sets.finished[arm].empty()) {
+            MetricBand b = validationBand(arm, sets.finished[arm], accuracy);
+            if (!b.x.empty()) {
+                a.validation.push_back(std::move(b));
             }
         }
     }
-    if (finished[a.baseline].empty() && !a.baseline.empty()) {
-        a.warnings.push_back("the baseline arm " + a.baseline +
-                             " has no finished run: there is nothing to judge the others against");
-    }
+}
 
-    // Max-batch results: the latest finished search of each arm.
+/// The largest batch of each arm: its latest finished search's.
+std::map<std::string, int64_t> maxBatches(const ExperimentData& data) {
     std::map<std::string, int64_t> max_batch;
     for (const auto& s : data.batch_searches) {
         if (s.status == "finished" && s.max_batch > 0) {
             max_batch[s.arm] = s.max_batch;
         }
     }
+    return max_batch;
+}
 
-    // Verdicts.
+/// An arm's speed and memory against the baseline: from each arm alone where the
+/// runs were packed (fast verdict), else from the finished runs; and its max batch.
+Gains armGains(const std::string& arm, const std::string& baseline, RunSets& sets,
+               std::map<std::string, int64_t>& max_batch) {
+    Gains g = computeGains(sets.finished[baseline], sets.finished[arm]);
+    if (auto alone = aloneGains(sets.every[baseline], sets.every[arm])) {
+        alone->optimizer_steps = g.optimizer_steps;
+        g = *alone;
+    }
+    g.max_batch = max_batch.count(arm) ? max_batch[arm] : 0;
+    g.base_max_batch = max_batch.count(baseline) ? max_batch[baseline] : 0;
+    if (g.max_batch > 0 && g.base_max_batch > 0) {
+        g.max_batch_ratio =
+            static_cast<double>(g.max_batch) / static_cast<double>(g.base_max_batch);
+    }
+    return g;
+}
+
+/// One arm's verdict: what it trains with, its health and gains, and for any arm but
+/// the baseline how its curve, final metric and time to target compare.
+ArmVerdict judgeArm(const std::string& arm, const ExperimentAnalysis& a, RunSets& sets,
+                    const ArmFacts& base_facts, const std::string& model,
+                    std::map<std::string, int64_t>& max_batch, const VerdictThresholds& thresholds,
+                    const AnalysisOptions& options) {
+    ArmVerdict v;
+    v.arm = arm;
+    v.facts = factsOf(sets.first_of_arm[arm], a.device);
+    v.facts.baseline = a.baseline;
+    v.facts.device = a.device;
+    v.facts.base_lr = base_facts.lr;
+    v.facts.base_effective_batch = base_facts.effective_batch;
+    v.facts.model = model;
+    v.facts.aa_copy =
+        arm != a.baseline && sameSettings(sets.first_of_arm[arm], sets.first_of_arm[a.baseline]);
+    v.runs_used = static_cast<int>(sets.complete[arm].size());
+    v.health = armHealth(sets.complete[arm]);
+    v.gains = armGains(arm, a.baseline, sets, max_batch);
+    if (arm == a.baseline) {
+        v.verdict = Verdict::Baseline;
+        v.gains.speedup_ci = {kUnknown, kUnknown};  // against itself: no interval to give
+    } else {
+        for (const auto& c : a.arm_curves) {
+            if (c.arm == arm) {
+                v.curve = compareCurves(a.band, c.mean, options.tail_fraction);
+            }
+        }
+        const auto& base = sets.finished[a.baseline];
+        v.final_gap = finalMetricGap(base, sets.finished[arm], sets.summaries);
+        v.time_to_target = timeToTarget(base, sets.finished[arm], v.final_gap);
+    }
+    decideVerdict(v, a.band.seeds, thresholds);
+    return v;
+}
+
+/// Every arm's verdict, in table order, under the spec's margin where it is wider.
+void judgeArms(ExperimentAnalysis& a, const ExperimentData& data,
+               const std::vector<std::string>& order, RunSets& sets,
+               const AnalysisOptions& options) {
+    auto max_batch = maxBatches(data);
     const json spec = parseOrEmpty(data.experiment.spec_json);
     const std::string model =
         spec.contains("model") ? field<std::string>(spec["model"], "name", "") : std::string();
-    const ArmFacts base_facts = factsOf(first_of_arm[a.baseline], a.device);
-    for (const auto& arm : order) {
-        ArmVerdict v;
-        v.arm = arm;
-        v.facts = factsOf(first_of_arm[arm], a.device);
-        v.facts.baseline = a.baseline;
-        v.facts.device = a.device;
-        v.facts.base_lr = base_facts.lr;
-        v.facts.base_effective_batch = base_facts.effective_batch;
-        v.facts.model = model;
-        v.facts.aa_copy =
-            arm != a.baseline && sameSettings(first_of_arm[arm], first_of_arm[a.baseline]);
-        v.runs_used = static_cast<int>(complete[arm].size());
-        v.health = armHealth(complete[arm]);
-        v.gains = computeGains(finished[a.baseline], finished[arm]);
-        if (auto alone = aloneGains(every[a.baseline], every[arm])) {
-            // Packed runs (fast verdict): speed and memory from each arm alone.
-            alone->optimizer_steps = v.gains.optimizer_steps;
-            v.gains = *alone;
-        }
-        v.gains.max_batch = max_batch.count(arm) ? max_batch[arm] : 0;
-        v.gains.base_max_batch = max_batch.count(a.baseline) ? max_batch[a.baseline] : 0;
-        if (v.gains.max_batch > 0 && v.gains.base_max_batch > 0) {
-            v.gains.max_batch_ratio = static_cast<double>(v.gains.max_batch) /
-                                      static_cast<double>(v.gains.base_max_batch);
-        }
-        if (arm == a.baseline) {
-            v.verdict = Verdict::Baseline;
-            v.gains.speedup_ci = {kUnknown, kUnknown};  // against itself: no interval to give
-        } else {
-            for (const auto& c : a.arm_curves) {
-                if (c.arm == arm) {
-                    v.curve = compareCurves(a.band, c.mean, options.tail_fraction);
-                }
-            }
-            v.final_gap = finalMetricGap(finished[a.baseline], finished[arm], summaries);
-            v.time_to_target = timeToTarget(finished[a.baseline], finished[arm], v.final_gap);
-        }
-        VerdictThresholds thresholds = options.thresholds;
-        if (data.spec_ok) {
-            thresholds.margin = std::max(thresholds.margin, data.spec.tolerance_margin);
-        }
-        decideVerdict(v, a.band.seeds, thresholds);
-        a.verdicts.push_back(std::move(v));
+    const ArmFacts base_facts = factsOf(sets.first_of_arm[a.baseline], a.device);
+    VerdictThresholds thresholds = options.thresholds;
+    if (data.spec_ok) {
+        thresholds.margin = std::max(thresholds.margin, data.spec.tolerance_margin);
     }
+    for (const auto& arm : order) {
+        a.verdicts.push_back(
+            judgeArm(arm, a, sets, base_facts, model, max_batch, thresholds, options));
+    }
+}
+
+}  // namespace
+
+ExperimentAnalysis analyzeExperiment(const ExperimentData& data, const AnalysisOptions& options) {
+    ExperimentAnalysis a;
+    a.experiment_id = data.experiment.id;
+    a.name = data.experiment.name;
+    a.reruns = compareReruns(data);
+    const auto order = orderArms(a, data, options);
+    describeEnvironment(a, data);
+    RunSets sets = partitionRuns(a, data, order);
+    buildCurves(a, data, order, sets, options);
+    buildValidation(a, order, sets);
+    if (sets.finished[a.baseline].empty() && !a.baseline.empty()) {
+        a.warnings.push_back("the baseline arm " + a.baseline +
+                             " has no finished run: there is nothing to judge the others against");
+    }
+    judgeArms(a, data, order, sets, options);
     return a;
 }
 

@@ -87,44 +87,65 @@ std::string SetupReport::summary() const {
 SetupError::SetupError(SetupReport report)
     : std::runtime_error(report.problemText()), report_(std::move(report)) {}
 
-SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool own_threads) {
+namespace {
+
+/// The check's state as it goes: each step adds to the report and says whether the
+/// next one can run (a step that cannot leaves the report as it is).
+struct SetupCheck {
+    const config::ExperimentSpec& spec;
+    bool run_batch;
     SetupReport r;
-    if (own_threads) {
-        applyCpuThreads(spec.cpu_threads);  // as the runs will: the pool starts at their size
-    }
-    auto problem = [&](Kind kind, std::string field, std::string message) {
-        r.problems.push_back({kind, std::move(field), std::move(message)});
-        return r;
-    };
-    c10::Device device(c10::kCPU);
-    try {
-        r.device = resolveDevice(spec.device);
-        device = c10::Device(r.device);
-    } catch (const std::exception& e) {
-        return problem(Kind::Mismatch, "device", e.what());
-    }
-    for (const auto& e : config::checkRanks(spec, parallel::rankCapacity(device.is_cuda()))) {
-        problem(Kind::Mismatch, e.field, e.message);  // more ranks than GPUs, no backend
-    }
-    for (size_t i = 0; i < spec.arms.size(); ++i) {
-        if (spec.arms[i].precision != config::Precision::Fp8) {
-            continue;
-        }
-        if (const std::string why = amp::fp8Unavailable(device); !why.empty()) {
-            problem(Kind::Mismatch, "arms[" + std::to_string(i) + "].precision",
-                    "arm '" + spec.arms[i].name + "': " + why);
-        }
-    }
+    c10::Device device{c10::kCPU};
     std::shared_ptr<const data::Dataset> dataset;
-    try {
-        dataset = data::openDataset(spec.data);
-    } catch (const data::DataError& e) {
-        problem(Kind::Unreadable, dataField(spec.data), e.what());
-    } catch (const std::exception& e) {
-        problem(Kind::Unreadable, dataField(spec.data), dataName(spec.data) + ": " + e.what());
-    }
     data::InputShape shape;
-    if (dataset) {
+    config::Task task{};
+    std::shared_ptr<models::Network> model;
+
+    bool problem(Kind kind, std::string field, std::string message) {
+        r.problems.push_back({kind, std::move(field), std::move(message)});
+        return false;
+    }
+
+    /// Whether the spec's device exists here.
+    bool findDevice() {
+        try {
+            r.device = resolveDevice(spec.device);
+            device = c10::Device(r.device);
+        } catch (const std::exception& e) {
+            return problem(Kind::Mismatch, "device", e.what());
+        }
+        return true;
+    }
+
+    /// Whether the device can hold the spec's ranks and every FP8 arm.
+    void checkArmsOnDevice() {
+        for (const auto& e : config::checkRanks(spec, parallel::rankCapacity(device.is_cuda()))) {
+            problem(Kind::Mismatch, e.field, e.message);  // more ranks than GPUs, no backend
+        }
+        for (size_t i = 0; i < spec.arms.size(); ++i) {
+            if (spec.arms[i].precision != config::Precision::Fp8) {
+                continue;
+            }
+            if (const std::string why = amp::fp8Unavailable(device); !why.empty()) {
+                problem(Kind::Mismatch, "arms[" + std::to_string(i) + "].precision",
+                        "arm '" + spec.arms[i].name + "': " + why);
+            }
+        }
+    }
+
+    /// Whether the data opens, holds training samples, has the split evaluated on and
+    /// enough samples for one micro-batch (else no batch is tried).
+    void openData() {
+        try {
+            dataset = data::openDataset(spec.data);
+        } catch (const data::DataError& e) {
+            problem(Kind::Unreadable, dataField(spec.data), e.what());
+        } catch (const std::exception& e) {
+            problem(Kind::Unreadable, dataField(spec.data), dataName(spec.data) + ": " + e.what());
+        }
+        if (!dataset) {
+            return;
+        }
         shape = dataset->shape();
         r.data = dataset->describe().empty() ? spec.data.name : dataset->describe();
         r.train_size = dataset->trainSize();
@@ -147,7 +168,13 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
             run_batch = false;
         }
     }
-    if (spec.model.name == "torchscript") {
+
+    /// Whether the model file (if any) is a readable TorchScript archive.
+    bool describeModel() {
+        if (spec.model.name != "torchscript") {
+            r.model = "built-in " + spec.model.name;
+            return true;
+        }
         try {
             const auto file = models::inspectScripted(spec.model.file);
             r.model = models::describe(file);
@@ -157,63 +184,53 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
         } catch (const models::ModelError& e) {
             return problem(Kind::Unreadable, "model.file", e.what());
         }
-    } else {
-        r.model = "built-in " + spec.model.name;
+        return true;
     }
-    if (!dataset) {
-        return r;
-    }
-    const config::Task task = resolveTask(spec, shape);
-    r.task = config::toString(task);
-    const TaskHead head(task);
-    std::shared_ptr<models::Network> model;
-    try {
-        torch::manual_seed(spec.seeds.empty() ? 1 : spec.seeds.front());
-        model = models::modelFor(spec.model, shape, device);
-    } catch (const models::ModelError& e) {
-        return problem(Kind::Unreadable, "model.file", e.what());
-    } catch (const std::exception& e) {
-        return problem(Kind::Mismatch, "model.name", firstLine(e.what()));
-    }
-    r.parameters = models::parameterCount(*model);
-    for (const auto& part : model->parts()) {
-        r.module_tree.push_back((part.path.empty() ? std::string("(model)") : part.path) + "  " +
-                                part.type +
-                                (part.parameters ? "  " + std::to_string(part.parameters) : ""));
-    }
-    // FP32 islands name modules of this model: every pattern must match one.
-    for (size_t i = 0; i < spec.arms.size(); ++i) {
-        const auto& arm = spec.arms[i];
-        const auto islands = numerics::splitPatterns(arm.fp32_modules);
-        if (islands.empty()) {
-            continue;
+
+    /// Whether the model builds (or loads) for the data's shapes on the device.
+    bool buildModel() {
+        task = resolveTask(spec, shape);
+        r.task = config::toString(task);
+        try {
+            torch::manual_seed(spec.seeds.empty() ? 1 : spec.seeds.front());
+            model = models::modelFor(spec.model, shape, device);
+        } catch (const models::ModelError& e) {
+            return problem(Kind::Unreadable, "model.file", e.what());
+        } catch (const std::exception& e) {
+            return problem(Kind::Mismatch, "model.name", firstLine(e.what()));
         }
-        const std::string field = "arms[" + std::to_string(i) + "].fp32_modules";
-        const auto points = model->tapPoints();
-        const std::string why =
-            points.empty() ? "fp32_modules needs a built-in model: a model file's forward runs "
-                             "inside TorchScript, where autocast cannot be switched per module"
-                           : numerics::unmatchedPatterns(islands, points);
-        if (!why.empty()) {
-            r.problems.push_back({Kind::Mismatch, field, "arm '" + arm.name + "': " + why});
+        r.parameters = models::parameterCount(*model);
+        for (const auto& part : model->parts()) {
+            r.module_tree.push_back(
+                (part.path.empty() ? std::string("(model)") : part.path) + "  " + part.type +
+                (part.parameters ? "  " + std::to_string(part.parameters) : ""));
+        }
+        return true;
+    }
+
+    /// Whether every FP32 island pattern names a module of this model.
+    void checkIslands() {
+        for (size_t i = 0; i < spec.arms.size(); ++i) {
+            const auto& arm = spec.arms[i];
+            const auto islands = numerics::splitPatterns(arm.fp32_modules);
+            if (islands.empty()) {
+                continue;
+            }
+            const std::string field = "arms[" + std::to_string(i) + "].fp32_modules";
+            const auto points = model->tapPoints();
+            const std::string why =
+                points.empty() ? "fp32_modules needs a built-in model: a model file's forward runs "
+                                 "inside TorchScript, where autocast cannot be switched per module"
+                               : numerics::unmatchedPatterns(islands, points);
+            if (!why.empty()) {
+                r.problems.push_back({Kind::Mismatch, field, "arm '" + arm.name + "': " + why});
+            }
         }
     }
-    if (!run_batch || r.train_size == 0) {
-        return r;
-    }
-    const std::string where = modelName(spec.model) + " on " + dataName(spec.data);
-    data::Batch batch;
-    try {
-        const int64_t n = std::min<int64_t>(spec.micro_batch, r.train_size);
-        batch = dataset->trainBatch(at::arange(n, at::kLong));
-    } catch (const data::DataError& e) {
-        return problem(Kind::Unreadable, dataField(spec.data), e.what());
-    }
-    try {
-        model->train();
-        auto x = batch.input.to(device);
-        auto y = batch.target.to(device);
-        at::Tensor out;
+
+    /// Whether the model takes a batch of the data's inputs; sets `out`. Failures to
+    /// allocate and the model file's own errors go on to tryOneBatch.
+    bool forward(const at::Tensor& x, const std::string& where, at::Tensor& out) {
         try {
             out = model->forward(x);
         } catch (const models::ModelError&) {
@@ -234,16 +251,32 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
                                shapeText(x.sizes()) + " " + dtypeName(x.scalar_type()) + ": " +
                                firstLine(c10 ? c10->what_without_backtrace() : e.what()));
         }
+        return true;
+    }
+
+    /// Whether the output fits the task, the fp32 loss is finite and gradients reach
+    /// the parameters (all of them, or a warning names how many do not).
+    void trainStep(const data::Batch& batch, const std::string& where) {
+        model->train();
+        auto x = batch.input.to(device);
+        auto y = batch.target.to(device);
+        at::Tensor out;
+        if (!forward(x, where, out)) {
+            return;
+        }
         r.output = toVector(out.sizes());
+        const TaskHead head(task);
         if (std::string why = head.mismatch(out, y, shape); !why.empty()) {
-            return problem(Kind::Mismatch, "model.task", where + ": " + why);
+            problem(Kind::Mismatch, "model.task", where + ": " + why);
+            return;
         }
         at::Tensor loss = head.loss(out, y);
         r.loss = loss.item<double>();
         if (!std::isfinite(r.loss)) {
-            return problem(Kind::Mismatch, dataField(spec.data),
-                           where + ": the loss of the first batch is " + std::to_string(r.loss) +
-                               " in fp32 (inputs or targets hold NaN or inf?)");
+            problem(Kind::Mismatch, dataField(spec.data),
+                    where + ": the loss of the first batch is " + std::to_string(r.loss) +
+                        " in fp32 (inputs or targets hold NaN or inf?)");
+            return;
         }
         loss.backward();
         int64_t without = 0;
@@ -253,31 +286,68 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
             }
         }
         if (without == static_cast<int64_t>(model->parameters().size())) {
-            return problem(Kind::Mismatch, "model.file",
-                           where + ": no parameter received a gradient (is the output detached?)");
-        }
-        if (without > 0) {
+            problem(Kind::Mismatch, "model.file",
+                    where + ": no parameter received a gradient (is the output detached?)");
+        } else if (without > 0) {
             r.warnings.push_back(where + ": " + std::to_string(without) +
                                  " parameter tensors receive no gradient from the loss");
         }
-    } catch (const models::ModelError& e) {
-        return problem(Kind::Mismatch, "model.file", where + ": " + e.what());
-    } catch (const c10::OutOfMemoryError&) {
-        // Not a problem of the spec: each run meets the limit and records it.
-        r.warnings.push_back(where + ": the checked batch did not fit in memory");
-    } catch (const std::bad_alloc&) {
-        r.warnings.push_back(where + ": the checked batch did not fit in memory");
-    } catch (const c10::Error& e) {
-        if (allocationFailure(e.what_without_backtrace())) {
-            r.warnings.push_back(where + ": the checked batch did not fit in memory");
-            return r;
-        }
-        return problem(Kind::Mismatch, "model.task",
-                       where + ": " + firstLine(e.what_without_backtrace()));
-    } catch (const std::exception& e) {
-        return problem(Kind::Mismatch, "model.task", where + ": " + firstLine(e.what()));
     }
-    return r;
+
+    /// Whether one micro-batch reads and trains; running out of memory is a warning,
+    /// not a problem of the spec: each run meets the limit and records it.
+    void tryOneBatch() {
+        const std::string where = modelName(spec.model) + " on " + dataName(spec.data);
+        data::Batch batch;
+        try {
+            const int64_t n = std::min<int64_t>(spec.micro_batch, r.train_size);
+            batch = dataset->trainBatch(at::arange(n, at::kLong));
+        } catch (const data::DataError& e) {
+            problem(Kind::Unreadable, dataField(spec.data), e.what());
+            return;
+        }
+        const std::string no_fit = where + ": the checked batch did not fit in memory";
+        try {
+            trainStep(batch, where);
+        } catch (const models::ModelError& e) {
+            problem(Kind::Mismatch, "model.file", where + ": " + e.what());
+        } catch (const c10::OutOfMemoryError&) {
+            r.warnings.push_back(no_fit);
+        } catch (const std::bad_alloc&) {
+            r.warnings.push_back(no_fit);
+        } catch (const c10::Error& e) {
+            if (allocationFailure(e.what_without_backtrace())) {
+                r.warnings.push_back(no_fit);
+            } else {
+                problem(Kind::Mismatch, "model.task",
+                        where + ": " + firstLine(e.what_without_backtrace()));
+            }
+        } catch (const std::exception& e) {
+            problem(Kind::Mismatch, "model.task", where + ": " + firstLine(e.what()));
+        }
+    }
+};
+
+}  // namespace
+
+SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool own_threads) {
+    if (own_threads) {
+        applyCpuThreads(spec.cpu_threads);  // as the runs will: the pool starts at their size
+    }
+    SetupCheck check{spec, run_batch, {}};
+    if (!check.findDevice()) {
+        return check.r;
+    }
+    check.checkArmsOnDevice();
+    check.openData();
+    if (!check.describeModel() || !check.dataset || !check.buildModel()) {
+        return check.r;
+    }
+    check.checkIslands();
+    if (check.run_batch && check.r.train_size != 0) {
+        check.tryOneBatch();
+    }
+    return check.r;
 }
 
 }  // namespace ampbench::train
