@@ -11,18 +11,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/numerics/DeviceFloat.cuh"
+
 namespace ampbench::amp::cuda {
 namespace {
 
-__device__ __forceinline__ float toFloat(float x) {
-    return x;
-}
-__device__ __forceinline__ float toFloat(__half x) {
-    return __half2float(x);
-}
-__device__ __forceinline__ float toFloat(__nv_bfloat16 x) {
-    return __bfloat162float(x);
-}
+using cuda_device::toFloat;
 
 constexpr int kThreads = 256;
 

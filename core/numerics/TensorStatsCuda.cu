@@ -9,18 +9,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/numerics/DeviceFloat.cuh"
+
 namespace ampbench::numerics::cuda {
 namespace {
 
-__device__ __forceinline__ float toFloat(float x) {
-    return x;
-}
-__device__ __forceinline__ float toFloat(__half x) {
-    return __half2float(x);
-}
-__device__ __forceinline__ float toFloat(__nv_bfloat16 x) {
-    return __bfloat162float(x);
-}
+using cuda_device::toFloat;
 
 // Plain (no initialisers) so an array of it can live in shared memory.
 struct Tally {
