@@ -21,9 +21,11 @@
 #include "ui/ColorScheme.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
+#include "ui/plots/PlotInput.h"
 #include "ui/plots/PlotLegend.h"
 #include "ui/plots/PlotPanel.h"
 #include "ui/plots/PlotsView.h"
+#include "ui/plots/TimingPlots.h"
 #include "ui/runs/CompareView.h"
 #include "ui/runs/RunTreeModel.h"
 #include "ui/runs/VerdictPanel.h"
@@ -229,6 +231,57 @@ struct Judged : test::Workspace {
 class LayoutTest : public QObject {
     Q_OBJECT
   private Q_SLOTS:
+    // Compare's bars per arm: a long arm name loses its middle to fit its column at the
+    // panel's width as it is now, never running into its neighbour's label, and comes
+    // back whole when the panel is wide enough.
+    void longArmNamesUnderTheBarsFitTheirColumnsAtEveryWidth() {
+        PlotPanel panel(QStringLiteral("Throughput and peak memory per arm"));
+        PlotInput in;
+        for (const char* arm : {"fp32-baseline-with-a-very-long-descriptive-name",
+                                "bf16-autocast-with-an-even-longer-descriptive-name-x"}) {
+            PlotGroup g;
+            g.label = g.arm = QString::fromLatin1(arm);
+            g.experiment = QStringLiteral("e");
+            in.groups.push_back(g);
+        }
+        const QFontMetrics fm(panel.xAxis->tickLabelFont());
+        auto check = [&](int width) {
+            panel.resize(width, 300);
+            panel.replot();
+            const QStringList shown = panel.categoryTickLabels();
+            if (shown.size() != 2) {
+                return QStringLiteral("%1 labels").arg(shown.size());
+            }
+            // Centred under its bars: wider than the distance between two centres
+            // runs into the next label.
+            const int column =
+                static_cast<int>(panel.xAxis->coordToPixel(1) - panel.xAxis->coordToPixel(0));
+            for (int i = 0; i < 2; ++i) {
+                if (fm.horizontalAdvance(shown[i]) > column) {
+                    return QStringLiteral("'%1' is wider than its %2-pixel column at %3")
+                        .arg(shown[i])
+                        .arg(column)
+                        .arg(width);
+                }
+                if (!shown[i].startsWith(in.groups[size_t(i)].arm.left(4)) ||
+                    !shown[i].endsWith(in.groups[size_t(i)].arm.right(2))) {
+                    return QStringLiteral("'%1' lost its start or end").arg(shown[i]);
+                }
+            }
+            return QString();
+        };
+        panel.resize(1600, 300);  // drawn wide, then narrowed: fitted again
+        drawArmBars(panel, in);
+        for (int width : {1600, 500, 300, 900}) {
+            const QString problem = check(width);
+            QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        }
+        panel.resize(1600, 300);
+        panel.replot();
+        QCOMPARE(panel.categoryTickLabels(),
+                 (QStringList{in.groups[0].arm, in.groups[1].arm}));  // whole again
+    }
+
     // View › Colours › dark: an unticked check box, in a form or a table's cell, stands
     // out from what is around it.
     void anUntickedCheckBoxIsVisibleOnTheDarkColours() {
