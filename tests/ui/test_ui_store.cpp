@@ -274,6 +274,97 @@ class StoreTest : public QObject {
         QVERIFY(compare->verdictPanel()->plainText().contains("2 experiments"));
     }
 
+    // A running run's evaluation shows on the Validation tab as soon as it is
+    // recorded, before any run has finished, drawn as running (dotted, named so) and
+    // never as a finished arm's band; the next evaluation extends it.
+    void validationTabShowsARunningRunsEvaluationAsSoonAsItIsRecorded() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto writer = store::Database::open(ws.dbPath().toStdString());
+        const int64_t exp = writer->createExperiment("live", "{}");
+        const int64_t run = writer->createRun(exp, "amp", 0, 3, "{}", 60);
+        writer->markRunning(run, "{}");
+        writer->insertSteps(run, steps(1, 5));
+        ws.window->session()->pollNow();
+        CompareView* compare = ws.window->compare();
+        VerdictPanel* panel = compare->verdictPanel();
+        ws.window->runModel()->setCheckedRuns({run});
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), 20000);
+        QVERIFY(!panel->tabs()->isTabEnabled(2));  // nothing evaluated yet
+
+        run::EvalRecord e;
+        e.step = 5;
+        e.samples = 5 * 64;
+        e.val_loss = 0.9;
+        e.val_accuracy = 0.62;
+        writer->insertEvals(run, {e});
+        ws.window->session()->pollNow();
+        QTRY_VERIFY_WITH_TIMEOUT(panel->tabs()->isTabEnabled(2), 20000);
+        QCustomPlot* plot = panel->validationPlot();
+        QCOMPARE(plot->graphCount(), 1);  // the running run alone: no band without a finished run
+        QCPGraph* live = plot->graph(0);
+        QCOMPARE(live->name(), QString("amp \u00b7 seed 3 (running)"));
+        QVERIFY(live->pen().style() == Qt::DotLine);
+        QCOMPARE(live->data()->size(), 1);
+        QCOMPARE(live->data()->at(0)->key, 320.0);
+        QCOMPARE(live->data()->at(0)->value, 62.0);  // accuracy in %
+        QCOMPARE(plot->yAxis->label(), QString("validation accuracy (%)"));
+        QVERIFY(plot->yAxis->range().contains(62.0));
+        QVERIFY(plot->xAxis->range().contains(320.0));
+
+        writer->insertSteps(run, steps(6, 10));
+        e.step = 10;
+        e.samples = 10 * 64;
+        e.val_accuracy = 0.7;
+        writer->insertEvals(run, {e});
+        ws.window->session()->pollNow();
+        QTRY_COMPARE_WITH_TIMEOUT(panel->validationPlot()->graph(0)->data()->size(), 2, 20000);
+        QCOMPARE(panel->validationPlot()->graph(0)->data()->at(1)->value, 70.0);
+    }
+
+    // Beside finished runs, a running run is its own dotted curve, after the finished
+    // arm's band and tolerance, and leaves the band as the finished runs made it.
+    void aRunningRunsEvaluationsAreDrawnApartFromTheFinishedBand() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto writer = store::Database::open(ws.dbPath().toStdString());
+        const int64_t exp = writer->createExperiment("mixed", "{}");
+        QList<qint64> ids;
+        auto evalAt = [](int64_t step, double accuracy) {
+            run::EvalRecord e;
+            e.step = step;
+            e.samples = step * 64;
+            e.val_loss = 1.0;
+            e.val_accuracy = accuracy;
+            return e;
+        };
+        for (uint64_t seed : {1, 2}) {
+            const int64_t r = writer->createRun(exp, "fp32", 0, seed, "{}", 20);
+            writer->markRunning(r, "{}");
+            writer->insertSteps(r, steps(1, 20));
+            writer->insertEvals(r, {evalAt(10, 0.70), evalAt(20, 0.80)});
+            writer->finishRun(r, run::RunStatus::Finished, "");
+            ids << r;
+        }
+        const int64_t running = writer->createRun(exp, "fp32", 0, 3, "{}", 20);
+        writer->markRunning(running, "{}");
+        writer->insertSteps(running, steps(1, 10));
+        writer->insertEvals(running, {evalAt(10, 0.40)});
+        ids << running;
+        ws.window->session()->pollNow();
+        CompareView* compare = ws.window->compare();
+        ws.window->runModel()->setCheckedRuns(ids);
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), 20000);
+        QCustomPlot* plot = compare->verdictPanel()->validationPlot();
+        QVERIFY(compare->verdictPanel()->tabs()->isTabEnabled(2));
+        QCOMPARE(plot->graphCount(), 4);  // band edges, mean, then the running run
+        QCOMPARE(plot->graph(2)->name(), QString("fp32 mean \u00b1 2\u03c3 (2 seeds)"));
+        QCOMPARE(plot->graph(2)->data()->at(0)->value, 70.0);  // 0.40 is not in the mean
+        QCOMPARE(plot->graph(3)->name(), QString("fp32 \u00b7 seed 3 (running)"));
+        QVERIFY(plot->graph(3)->pen().style() == Qt::DotLine);
+        QCOMPARE(plot->graph(3)->data()->at(0)->value, 40.0);
+    }
+
     void runsOfAnotherProcessAppearLive() {
         test::Workspace ws;
         QVERIFY(ws.open());

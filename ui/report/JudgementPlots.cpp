@@ -132,16 +132,76 @@ bool drawDeviation(QCustomPlot& plot, const ExperimentAnalysis& a) {
     return true;
 }
 
-bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a) {
+std::vector<RunningEvaluations> runningEvaluations(const analysis::ExperimentData& data) {
+    std::vector<RunningEvaluations> out;
+    for (const auto& r : data.runs) {
+        if (r.row.status == run::RunStatus::Running && !r.evals.empty()) {
+            out.push_back({r.row.id, r.row.arm, r.row.seed, r.evals});
+        }
+    }
+    return out;
+}
+
+namespace {
+
+/// Accuracy when the finished runs were judged on it; with none finished, when every
+/// running evaluation has one.
+bool validationOnAccuracy(const ExperimentAnalysis& a,
+                          const std::vector<const RunningEvaluations*>& live) {
+    if (!a.validation_metric.empty()) {
+        return a.validation_metric == "val_accuracy";
+    }
+    for (const auto* r : live) {
+        for (const auto& e : r->evals) {
+            if (!std::isfinite(e.val_accuracy)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+double evalValue(const run::EvalRecord& e, bool accuracy) {
+    const double v = accuracy ? e.val_accuracy * 100.0 : e.val_loss;
+    return std::isfinite(v) ? v : kNaN;
+}
+
+/// One running run: dotted, hollow markers, named as running, so it never reads as a
+/// finished arm's band.
+void addRunning(QCustomPlot& plot, const ExperimentAnalysis& a, const RunningEvaluations& r,
+                const QVector<double>& x, const QVector<double>& y) {
+    const QColor col = draw::armColor(armIndex(a, r.arm));
+    auto* g = plot.addGraph();
+    g->setData(x, y);
+    g->setPen(QPen(col, 1.6, Qt::DotLine));
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(col, 1.6), Qt::white, 7));
+    g->setName(q(r.arm + " \xC2\xB7 seed " + std::to_string(r.seed) + " (running)"));
+}
+
+}  // namespace
+
+bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a,
+                    const std::vector<RunningEvaluations>& running) {
     reset(plot);
-    if (a.validation.empty()) {
+    std::vector<const RunningEvaluations*> live;
+    for (const auto& r : running) {
+        if (!r.evals.empty()) {
+            live.push_back(&r);
+        }
+    }
+    if (a.validation.empty() && live.empty()) {
         return false;
     }
-    const bool accuracy = a.validation_metric == "val_accuracy";
+    const bool accuracy = validationOnAccuracy(a, live);
     const double scale = accuracy ? 100.0 : 1.0;
+    // Columns only when the finished runs evaluated once, at the end: a running run
+    // that evaluated along the way is drawn over samples seen.
     const bool final_only =
+        !a.validation.empty() &&
         std::all_of(a.validation.begin(), a.validation.end(),
-                    [](const analysis::MetricBand& b) { return b.x.size() == 1; });
+                    [](const analysis::MetricBand& b) { return b.x.size() == 1; }) &&
+        std::all_of(live.begin(), live.end(),
+                    [](const RunningEvaluations* r) { return r->evals.size() == 1; });
     const double tol = verdictTolerance(a);
     const analysis::MetricBand* base = nullptr;
     for (const auto& b : a.validation) {
@@ -162,9 +222,11 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a) {
     if (final_only) {
         // One column per arm: the mean with ±2σ bars.
         QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+        std::vector<std::string> columns;
         for (size_t i = 0; i < a.validation.size(); ++i) {
             const auto& b = a.validation[i];
             const QColor col = draw::armColor(armIndex(a, b.arm));
+            columns.push_back(b.arm);
             ticker->addTick(static_cast<double>(i), q(b.arm));
             auto* g = plot.addGraph();
             g->setData(QVector<double>{static_cast<double>(i)}, QVector<double>{b.mean[0] * scale});
@@ -184,10 +246,22 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a) {
                            static_cast<double>(a.validation.size()) - 0.5,
                            draw::armColor(armIndex(a, a.baseline)), tol_name);
         }
+        // A running run's evaluation beside its arm's column (a column of its own
+        // when no run of the arm finished).
+        for (const auto* r : live) {
+            auto at = std::find(columns.begin(), columns.end(), r->arm);
+            if (at == columns.end()) {
+                ticker->addTick(static_cast<double>(columns.size()), q(r->arm));
+                at = columns.insert(columns.end(), r->arm);
+            }
+            const double column = static_cast<double>(at - columns.begin()) + 0.2;
+            addRunning(plot, a, *r, {column}, {evalValue(r->evals.back(), accuracy)});
+            plot.graph(plot.graphCount() - 1)->setLineStyle(QCPGraph::lsNone);
+        }
         plot.xAxis->setTicker(ticker);
         plot.xAxis->grid()->setVisible(false);
         plot.rescaleAxes();
-        plot.xAxis->setRange(-0.6, static_cast<double>(a.validation.size()) - 0.4);
+        plot.xAxis->setRange(-0.6, static_cast<double>(columns.size()) - 0.4);
         plot.xAxis->setLabel("");
     } else {
         double x0 = std::numeric_limits<double>::infinity(), x1 = 0;
@@ -215,13 +289,22 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a) {
             toleranceLines(plot, base->mean.back() * scale, tol * scale, x0 + 0.75 * (x1 - x0), x1,
                            draw::armColor(armIndex(a, a.baseline)), tol_name);
         }
+        for (const auto* r : live) {
+            QVector<double> x, y;
+            for (const auto& e : r->evals) {
+                x.push_back(static_cast<double>(e.samples));
+                y.push_back(evalValue(e, accuracy));
+            }
+            addRunning(plot, a, *r, x, y);
+        }
         plot.rescaleAxes();
         plot.xAxis->scaleRange(1.04, plot.xAxis->range().center());
         plot.xAxis->setLabel("samples seen");
     }
     if (accuracy && base && !final_only) {
-        // Zoom to the second half of the run, where the final metric is read: the early
-        // evaluations would flatten the tolerance into a line.
+        // Zoom to the second half of each curve, where the final metric is read: the
+        // early evaluations would flatten the tolerance into a line. A running run's
+        // latest half stays in view too.
         double lo = std::numeric_limits<double>::infinity(), hi = -lo;
         double from_x = std::numeric_limits<double>::infinity(), to_x = 0;
         for (const auto& b : a.validation) {
@@ -233,6 +316,18 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a) {
             }
             from_x = std::min(from_x, b.x[from]);
             to_x = std::max(to_x, b.x.back());
+        }
+        for (const auto* r : live) {
+            const size_t from = r->evals.size() / 2;
+            for (size_t i = from; i < r->evals.size(); ++i) {
+                const double v = evalValue(r->evals[i], accuracy);
+                if (std::isfinite(v)) {
+                    lo = std::min(lo, v);
+                    hi = std::max(hi, v);
+                }
+            }
+            from_x = std::min(from_x, static_cast<double>(r->evals[from].samples));
+            to_x = std::max(to_x, static_cast<double>(r->evals.back().samples));
         }
         if (std::isfinite(tol)) {
             lo = std::min(lo, (base->mean.back() - tol) * scale);

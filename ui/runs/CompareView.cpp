@@ -27,6 +27,7 @@
 #include "ui/data/StoreTask.h"
 #include "ui/plots/PlotInput.h"
 #include "ui/plots/PlotsView.h"
+#include "ui/report/JudgementPlots.h"
 #include "ui/runs/RunTreeModel.h"
 #include "ui/runs/SummaryTableModel.h"
 #include "ui/runs/VerdictPanel.h"
@@ -250,10 +251,13 @@ QString CompareView::verdictInputs() const {
         if (const RunSeries* s = cache_.series(id)) {
             const int64_t last = s->steps.empty() ? 0 : s->steps.back().step;
             const int64_t planned = std::max<int64_t>(1, s->row.planned_steps);
-            parts << QStringLiteral("%1:%2:%3")
+            // Every new evaluation too: the Validation tab draws a running run's as
+            // soon as it is recorded.
+            parts << QStringLiteral("%1:%2:%3:%4")
                          .arg(id)
                          .arg(static_cast<int>(s->row.status))
-                         .arg(last * kVerdictProgressSteps / planned);
+                         .arg(last * kVerdictProgressSteps / planned)
+                         .arg(s->evals.size());
         }
     }
     return parts.join(',');
@@ -286,7 +290,12 @@ void CompareView::refreshVerdict() {
     analysis::AnalysisOptions options;
     options.baseline = baseline_->currentText().toStdString();  // unknown: the spec's first
     verdictBusy_ = true;
-    using Analysis = std::optional<analysis::ExperimentAnalysis>;
+    // The judgement of the finished runs, and what the running ones evaluated so far.
+    struct Judged {
+        analysis::ExperimentAnalysis analysis;
+        std::vector<report::RunningEvaluations> running;
+    };
+    using Analysis = std::optional<Judged>;
     runStoreTask<Analysis>(
         this, session_.path(),
         [experiment, options](const store::Database& db) -> Analysis {
@@ -300,12 +309,13 @@ void CompareView::refreshVerdict() {
                     throw std::runtime_error(problem);
                 }
             }
-            return analysis::analyzeExperiment(*data, options);
+            return Judged{analysis::analyzeExperiment(*data, options),
+                          report::runningEvaluations(*data)};
         },
         [this, experiment](StoreTaskResult<Analysis>& result) {
             verdictBusy_ = false;
             if (result.value && *result.value) {
-                verdict_->setAnalysis(**result.value);
+                verdict_->setAnalysis((*result.value)->analysis, (*result.value)->running);
                 verdictShown_ = experiment;
             } else if (!result.error.isEmpty()) {
                 showVerdictMessage(

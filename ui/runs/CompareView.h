@@ -33,8 +33,9 @@ class CompareView : public QWidget {
     /// refresh; changes in between are folded into one analysis.
     static constexpr int kVerdictDelayMs = 400;
     /// While runs train, the verdict is analysed again only when a ticked run changes
-    /// status or passes another tenth of its planned steps: each analysis reads the
-    /// whole experiment, and on a CPU run it competes with training.
+    /// status, records an evaluation or passes another tenth of its planned steps:
+    /// each analysis reads the whole experiment, and on a CPU run it competes with
+    /// training.
     static constexpr int kVerdictProgressSteps = 10;
 
     CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& session, Settings& settings,

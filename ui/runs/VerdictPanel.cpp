@@ -49,13 +49,15 @@ VerdictPanel::VerdictPanel(QWidget* parent)
     tabs_->addTab(validation_, tr("Validation"));
     tabs_->setTabToolTip(2, tr("Each arm's validation metric as mean \u00b1 2\u03c3 over its "
                                "seeds, with the verdict's tolerance around the baseline's final "
-                               "mean (dashed)."));
+                               "mean (dashed). Runs still training are drawn on their own, "
+                               "dotted, as they evaluate."));
     text_->setOpenLinks(false);
     text_->setReadOnly(true);
     clear();
 }
 
-void VerdictPanel::setAnalysis(const analysis::ExperimentAnalysis& analysis) {
+void VerdictPanel::setAnalysis(const analysis::ExperimentAnalysis& analysis,
+                               const std::vector<report::RunningEvaluations>& running) {
     std::string body = "<p><b>" + html::escape(analysis.name) + "</b> (experiment " +
                        std::to_string(analysis.experiment_id) + ") \u00b7 each arm against <b>" +
                        html::escape(analysis.baseline) + "</b></p>";
@@ -76,7 +78,7 @@ void VerdictPanel::setAnalysis(const analysis::ExperimentAnalysis& analysis) {
     }
     text_->setHtml(QString::fromStdString(body));
     tabs_->setTabEnabled(1, report::drawDeviation(*deviation_, analysis));
-    tabs_->setTabEnabled(2, report::drawValidation(*validation_, analysis));
+    tabs_->setTabEnabled(2, report::drawValidation(*validation_, analysis, running));
     deviation_->replot();
     validation_->replot();
 }

@@ -7,7 +7,10 @@
 // files agree.
 #include <QWidget>
 
+#include <vector>
+
 #include "core/analysis/ExperimentAnalysis.h"
+#include "ui/report/JudgementPlots.h"
 
 class QCustomPlot;
 class QTabWidget;
@@ -19,7 +22,10 @@ namespace ampbench::ui {
 class VerdictPanel : public QWidget {
   public:
     explicit VerdictPanel(QWidget* parent = nullptr);
-    void setAnalysis(const analysis::ExperimentAnalysis& analysis);
+    /// `running`: the evaluations of runs still training, drawn live on the Validation
+    /// tab beside the finished runs' bands (the verdict itself judges finished runs).
+    void setAnalysis(const analysis::ExperimentAnalysis& analysis,
+                     const std::vector<report::RunningEvaluations>& running = {});
     /// Shows a placeholder (e.g. "Pick runs of one experiment to see its verdict").
     void clear(const QString& message = {});
     /// The HTML on show (for tests).
