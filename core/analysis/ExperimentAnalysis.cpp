@@ -47,6 +47,7 @@ ArmFacts factsOf(const RunData* run, const std::string& device) {
     f.effective_batch = planned.effective_batch;
     f.channels_last = planned.arm.channels_last;
     f.cuda_graph = planned.arm.cuda_graph;
+    f.fp8_recipe = planned.arm.fp8_recipe;
     f.loss_scaling = planned.arm.loss_scaling;
     return f;
 }

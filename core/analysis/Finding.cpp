@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <iterator>
 #include <limits>
 #include <ostream>
@@ -33,6 +34,13 @@ std::string scaleText(double v) {
         return formatNumber(v, 0);
     }
     return v >= 1 ? formatNumber(v, 0) : formatNumber(v, 6);
+}
+
+/// Four significant digits: an FP8 scale is no round number ("12.5", "3712", "1.2e+06").
+std::string significant(double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", v);
+    return text;
 }
 
 std::string count(double v) {
@@ -485,6 +493,21 @@ constexpr FindingEntry kFindings[] = {
                                    "micro-batch (or a larger model) gives the GPU work to do.")
                      : std::string("Try cuda_graph: true (the step as one launch) or a larger "
                                    "micro-batch."));
+     }},
+    {FindingCode::Fp8Saturation, "fp8_saturation", nullptr,
+     [](const Finding& f) -> std::string {
+         std::string text = "FP8 saturation first in `" + f.name("name") + "` (" +
+                            f.name("format") + ") at step " + count(f.value("step")) + ": " +
+                            formatPercent(f.value("share"), 2) +
+                            " of its values clipped at the format's largest, scale " +
+                            significant(f.value("scale")) + " (seed " + count(f.value("seed")) +
+                            "); " + count(f.value("saturated")) + " of " +
+                            count(f.value("recorded")) + " recorded casts saturated.";
+         return text + (f.name("recipe") == "delayed"
+                            ? " A tensor that grows faster than its amax history lags: a margin "
+                              "(fp8_margin) or current scaling keeps it under the largest value."
+                            : " Its own amax sets its scale, so this is the margin: raise "
+                              "fp8_margin.");
      }},
 };
 

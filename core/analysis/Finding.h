@@ -66,10 +66,12 @@ enum class FindingCode {
     // added later; reasons and next checks alike
     DeviceBusy,   ///< busy, device_ms, step_ms, runs, eager_pass (a reason)
     LaunchBound,  ///< busy, device_ms, step_ms, graph, eager_pass (a next check)
+    /// step, share, scale, seed, saturated, recorded; name, format, recipe (a reason)
+    Fp8Saturation,
 };
 /// The last code. Finding.cpp's table of names and sentences is held to every code up
 /// to it at compile time: a new code goes after it, becomes this, and gets its entry.
-constexpr FindingCode kLastFindingCode = FindingCode::LaunchBound;
+constexpr FindingCode kLastFindingCode = FindingCode::Fp8Saturation;
 
 struct Finding {
     FindingCode code = FindingCode::NoFinishedRun;

@@ -79,6 +79,30 @@ std::optional<std::array<double, 4>> busyOf(const RunData& run) {
 
 }  // namespace
 
+/// The run's FP8 casts that saturated: counted, and the first (earliest step, then
+/// the largest share) kept.
+void addSaturation(const RunData& run, Health& h) {
+    const run::NumericsRecord* first = nullptr;
+    for (const auto& r : run.numerics) {
+        if (r.kind != run::NumericsKind::Cast) {
+            continue;
+        }
+        ++h.recorded_casts;
+        if (!(r.saturated > 0)) {
+            continue;
+        }
+        ++h.saturated_casts;
+        if (!first || r.step < first->step ||
+            (r.step == first->step && r.saturated > first->saturated)) {
+            first = &r;
+        }
+    }
+    if (first) {
+        h.fp8_saturated.push_back({run.row.seed, first->step, first->name, first->format,
+                                   first->saturated, first->scale});
+    }
+}
+
 Health armHealth(const std::vector<const RunData*>& runs) {
     Health h;
     double wait_ms = 0, step_ms = 0;
@@ -141,6 +165,7 @@ Health armHealth(const std::vector<const RunData*>& runs) {
         if (run->row.status == run::RunStatus::Failed) {
             h.failures.push_back({run->row.seed, run->row.failure, run->row.error});
         }
+        addSaturation(*run, h);
         if (const auto busy = busyOf(*run)) {
             shares.push_back((*busy)[0]);
             device.push_back((*busy)[1]);

@@ -54,6 +54,19 @@ struct Health {
     double busy_step_ms = kUnknown;  ///< and of their median step time
     int busy_runs = 0;
     bool launch_bound = false;  ///< device_busy_share < kLaunchBoundShare
+    /// FP8 casts that saturated (kind `cast` numerics rows with values clipped at the
+    /// format's largest): the first one by step, and how many recorded casts did.
+    struct Saturation {
+        uint64_t seed = 0;
+        int64_t step = 0;
+        std::string name;    ///< "blocks.3.fc1:input"
+        std::string format;  ///< "e4m3"
+        double share = 0;    ///< of its values
+        double scale = 1;    ///< the scale it was cast with
+    };
+    std::vector<Saturation> fp8_saturated;  ///< the first per run, runs in order
+    int64_t saturated_casts = 0;            ///< recorded casts with any value saturated
+    int64_t recorded_casts = 0;             ///< recorded casts, over the arm's runs
     /// The share came from the arm's eager pass alone (a fast verdict's packed runs
     /// measure nothing of their own), not from the runs as they trained.
     bool busy_from_eager_pass = false;

@@ -113,6 +113,23 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
                                     {{"where", h.skipped_where}}));
     }
     addOverflowOrigins(v);
+    if (!h.fp8_saturated.empty()) {
+        const auto& first =
+            *std::min_element(h.fp8_saturated.begin(), h.fp8_saturated.end(),
+                              [](const Health::Saturation& a, const Health::Saturation& b) {
+                                  return a.step < b.step;
+                              });
+        v.reasons.push_back(finding(FindingCode::Fp8Saturation,
+                                    {{"step", static_cast<double>(first.step)},
+                                     {"share", first.share},
+                                     {"scale", first.scale},
+                                     {"seed", static_cast<double>(first.seed)},
+                                     {"saturated", static_cast<double>(h.saturated_casts)},
+                                     {"recorded", static_cast<double>(h.recorded_casts)}},
+                                    {{"name", first.name},
+                                     {"format", first.format},
+                                     {"recipe", config::toString(f.fp8_recipe)}}));
+    }
     if (h.scaler_active && std::isfinite(h.min_loss_scale)) {
         v.reasons.push_back(finding(FindingCode::LossScaleRange,
                                     {{"min", h.min_loss_scale}, {"final", h.final_loss_scale}}));

@@ -41,7 +41,8 @@ struct ArmFacts {
     std::string model;           ///< the experiment's model: mlp, cnn, resnet, transformer
     bool channels_last = false;  ///< the arm feeds convolutions NHWC tensors
     bool cuda_graph = false;     ///< the arm replays its step as a CUDA graph
-    bool loss_scaling = true;    ///< fp16: false is the no-scaler negative control
+    config::Fp8Recipe fp8_recipe = config::Fp8Recipe::Delayed;  ///< fp8 arms' scaling
+    bool loss_scaling = true;  ///< fp16: false is the no-scaler negative control
     /// The baseline's settings again on other seeds (an A/A check): any difference
     /// is noise, so its verdict and speed-up measure the method's false alarms.
     bool aa_copy = false;

@@ -270,3 +270,64 @@ TEST(Verdict, TheDeviceBusyShareIsAReasonAndALowOneIsLaunchBound) {
     EXPECT_FALSE(has(verdictOf(cpu, "amp").reasons, FindingCode::DeviceBusy));
     EXPECT_FALSE(has(verdictOf(cpu, "amp").next_checks, FindingCode::LaunchBound));
 }
+
+// An fp8 arm's cast records say where FP8 first clipped values: the earliest cast that
+// saturated (the largest share at that step) is a reason naming the tensor, its
+// format, share and scale, with how many recorded casts saturated and, for delayed
+// scaling, the margin or current scaling as the way out.
+TEST(Verdict, TheFirstFp8CastThatSaturatedIsNamed) {
+    ExperimentData d;
+    d.experiment.id = 1;
+    d.experiment.name = "fp8";
+    int64_t id = 1;
+    for (const char* arm : {"bf16", "fp8"}) {
+        for (uint64_t seed = 1; seed <= 2; ++seed) {
+            RunShape s;
+            s.arm = arm;
+            s.seed = seed;
+            s.precision = std::string(arm) == "fp8" ? "fp8" : "amp-bf16";
+            RunData r = makeRun(id++, s);
+            if (std::string(arm) == "fp8") {
+                for (int64_t step : {10, 20, 30}) {
+                    for (const char* name : {"blocks.0.fc1:input", "blocks.1.fc2:grad_output"}) {
+                        run::NumericsRecord c;
+                        c.step = step;
+                        c.kind = run::NumericsKind::Cast;
+                        c.name = name;
+                        c.format = std::string(name).find("grad") != std::string::npos ? "e5m2"
+                                                                                       : "e4m3";
+                        c.scale = 12.5;
+                        // seed 2's fc1 input clips from step 20 on, its gradient at 30.
+                        c.saturated = seed == 2 && step >= 20 && c.format == "e4m3" ? 0.021
+                                      : seed == 2 && step == 30                      ? 0.5
+                                                                                     : 0.0;
+                        r.numerics.push_back(c);
+                    }
+                }
+            }
+            d.runs.push_back(std::move(r));
+        }
+    }
+    const auto a = analyzeExperiment(d);
+    const auto& fp8 = verdictOf(a, "fp8");
+    EXPECT_EQ(fp8.health.recorded_casts, 12);
+    EXPECT_EQ(fp8.health.saturated_casts, 3);
+    std::string text;
+    for (const auto& f : fp8.reasons) {
+        if (f.code == FindingCode::Fp8Saturation) {
+            text = describe(f);
+        }
+    }
+    EXPECT_NE(text.find("FP8 saturation first in `blocks.0.fc1:input` (e4m3) at step 20: 2.10% "
+                        "of its values clipped"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("scale 12.5 (seed 2); 3 of 12 recorded casts saturated"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("fp8_margin"), std::string::npos) << text;
+    for (const auto& f : verdictOf(a, "bf16").reasons) {
+        EXPECT_NE(f.code, FindingCode::Fp8Saturation);
+    }
+    EXPECT_EQ(codeName(FindingCode::Fp8Saturation), "fp8_saturation");
+}
