@@ -466,6 +466,35 @@ class EditorTest : public QObject {
         QCOMPARE(editor.spec().micro_batch, 9);
     }
 
+    // The FP8 recipe's cells are for fp8 arms: greyed elsewhere with the reason, and the
+    // history greyed under current scaling, which keeps none.
+    void fp8CellsAreForFp8ArmsOnly() {
+        config::ExperimentSpec spec = *config::preset("smoke");
+        config::ArmSpec fp8{"fp8", config::Precision::Fp8};
+        config::ArmSpec now = fp8;
+        now.name = "fp8-now";
+        now.fp8_recipe = config::Fp8Recipe::Current;
+        spec.arms = {{"bf16", config::Precision::AmpBf16}, fp8, now};
+        ExperimentEditor editor;
+        editor.setSpec(spec);
+        ArmsTableModel* arms = editor.armsModel();
+        const int recipe = ArmsTableModel::columnOf("fp8_recipe");
+        const int history = ArmsTableModel::columnOf("fp8_history");
+        const int margin = ArmsTableModel::columnOf("fp8_margin");
+        QVERIFY(recipe >= 0 && history >= 0 && margin >= 0);
+        auto enabled = [&](int row, int column) {
+            return arms->flags(arms->index(row, column)).testFlag(Qt::ItemIsEnabled);
+        };
+        auto tip = [&](int row, int column) {
+            return arms->index(row, column).data(Qt::ToolTipRole).toString();
+        };
+        QVERIFY(!enabled(0, recipe) && !enabled(0, history) && !enabled(0, margin));
+        QVERIFY2(tip(0, recipe).contains("runs amp-bf16"), qPrintable(tip(0, recipe)));
+        QVERIFY(enabled(1, recipe) && enabled(1, history) && enabled(1, margin));
+        QVERIFY(enabled(2, recipe) && !enabled(2, history) && enabled(2, margin));
+        QVERIFY2(tip(2, history).contains("current scaling"), qPrintable(tip(2, history)));
+    }
+
     // The loss scaler's cells do nothing for an arm without a scaler: greyed, not
     // editable, and their tooltip says why. amp has one on CUDA only.
     void scalerCellsDisabledForArmsWithoutAScaler() {

@@ -36,6 +36,12 @@ bool isScalerColumn(int c) {
     return f && f->path.rfind("scaler.", 0) == 0;
 }
 
+/// The FP8 recipe's settings ("fp8_recipe", "fp8_history", "fp8_margin").
+bool isFp8Column(int c) {
+    const auto* f = columnField(c);
+    return f && f->path.rfind("fp8_", 0) == 0;
+}
+
 bool isLossScalingColumn(int c) {
     const auto* f = columnField(c);
     return f && f->path == "loss_scaling";
@@ -172,6 +178,18 @@ void ArmsTableModel::setAmpIsFp16(bool fp16) {
 }
 
 QString ArmsTableModel::unusedReason(int row, int column) const {
+    if (isFp8Column(column) && row >= 0 && row < rowCount()) {
+        const ArmSpec& a = arms_[static_cast<size_t>(row)];
+        if (a.precision != config::Precision::Fp8) {
+            return tr("Not used: this arm runs %1 (the FP8 settings are for fp8 arms)")
+                .arg(QString::fromStdString(config::toString(a.precision)));
+        }
+        if (columnField(column)->path == "fp8_history" &&
+            a.fp8_recipe != config::Fp8Recipe::Delayed) {
+            return tr("Not used: current scaling keeps no history");
+        }
+        return {};
+    }
     const bool scaler = isScalerColumn(column);
     if ((!scaler && !isLossScalingColumn(column)) || row < 0 || row >= rowCount()) {
         return {};
