@@ -46,6 +46,15 @@ namespace ampbench::train {
 using namespace run;  // the records a run emits
 using config::Precision;
 void RunLoop::setUp() {
+    setUpDevice();
+    setUpModel();
+    setUpData();
+    setUpMeasures();
+}
+
+// The arm's device (a rank's own GPU), its stream and threads, its precision, and the
+// process-wide switches (determinism, TF32, cuDNN benchmark) as the arm asks.
+void RunLoop::setUpDevice() {
     if (arm_.ranks != opt_.ranks.world) {
         throw RunFailure("arm '" + arm_.name + "' trains on " + std::to_string(arm_.ranks) +
                          " ranks, but this process was started as rank " +
@@ -75,6 +84,12 @@ void RunLoop::setUp() {
         ctx.setBenchmarkCuDNN(spec_.cudnn_benchmark && !spec_.deterministic);
         ctx.setDeterministicCuDNN(spec_.deterministic);
     }
+}
+
+// The data, the task head and the model as the arm trains it (checkpointing, numerics
+// taps and islands, channels_last, the precision's own preparation), its ranks.
+void RunLoop::setUpModel() {
+    const bool cuda = device_.is_cuda();
     dataset_ = data::openDataset(spec_.data);
     shape_ = dataset_->shape();
     head_ = std::make_unique<TaskHead>(resolveTask(spec_, shape_), spec_.model.label_smoothing);
@@ -123,6 +138,11 @@ void RunLoop::setUp() {
         sync_ = std::make_unique<parallel::GradientSync>(*comm_);
         sync_->broadcastState(params_, model_->buffers());
     }
+}
+
+// The optimizer at the arm's learning rate, the planned steps and the batches' source
+// (a few generated batches kept on the device, else the prefetcher).
+void RunLoop::setUpData() {
     k_ = arm_.accumulation;
     lr_ = config::scaledLearningRate(spec_, arm_);
     updater_ = makeUpdater(params_, spec_.optimizer, lr_, device_, /*allow_fused=*/true,
@@ -149,6 +169,10 @@ void RunLoop::setUp() {
                                                          spec_.data.prefetch, device_.is_cuda(),
                                                          comm_ ? comm_->rank() : 0, world());
     }
+}
+
+// The step graph where the arm asks for one, and what measures the steps.
+void RunLoop::setUpMeasures() {
     if (arm_.cuda_graph) {
         if (!device_.is_cuda() || !StepGraph::available() || !updater_->skipsOnDevice()) {
             throw RunFailure("arm '" + arm_.name +
@@ -419,6 +443,36 @@ RunOutcome RunLoop::run() {
     t0_ = Clock::now();
     setUp();
     memory_->resetPeak();
+    start();
+    t0_ = Clock::now();
+    recorder_->begin();
+    RunOutcome out;
+    for (int64_t s = 1; s <= planned_; ++s) {
+        StepGraph::betweenSteps();
+        if (cancel_.cancelled() || !trainStep(s)) {
+            out.status = RunStatus::Cancelled;
+            out.failure = FailureKind::Cancelled;
+            break;
+        }
+        const bool eval = evalDue(s);
+        if (eval || recorder_->flushDue()) {
+            flush();
+        }
+        if (eval) {
+            recorder_->breakChain();  // the evaluation is no part of the next step
+            obs_.onEval(evaluate(s));
+        }
+    }
+    flush();
+    finish(out);
+    out.steps_done = recorder_->stepsDone();
+    out.wall_s = secondsSince(t0_);
+    return out;
+}
+
+// The run's start for the observer: what it is (RunInfo, the environment) and the
+// events at step 0 that say how it trains.
+void RunLoop::start() {
     RunInfo info;
     info.arm = arm_.name;
     info.precision = config::toString(precision_->kind());
@@ -474,26 +528,11 @@ RunOutcome RunLoop::run() {
               "per-layer numerics are recorded on the eager steps before capture only: a "
               "CUDA-graph arm replays its step without them");
     }
-    t0_ = Clock::now();
-    recorder_->begin();
-    RunOutcome out;
-    for (int64_t s = 1; s <= planned_; ++s) {
-        StepGraph::betweenSteps();
-        if (cancel_.cancelled() || !trainStep(s)) {
-            out.status = RunStatus::Cancelled;
-            out.failure = FailureKind::Cancelled;
-            break;
-        }
-        const bool eval = evalDue(s);
-        if (eval || recorder_->flushDue()) {
-            flush();
-        }
-        if (eval) {
-            recorder_->breakChain();  // the evaluation is no part of the next step
-            obs_.onEval(evaluate(s));
-        }
-    }
-    flush();
+}
+
+// After the last step: the device-busy figure, the numerics' cost, the parameters or
+// the model file asked for, the ranks' summaries and the shared-GPU warning.
+void RunLoop::finish(const RunOutcome& out) {
     const bool shared = opt_.shared_device && opt_.shared_device();
     recorder_->reportDeviceBusy(shared);
     if (const std::string note = numerics_->costNote(secondsSince(t0_) * 1000.0); !note.empty()) {
@@ -530,9 +569,6 @@ RunOutcome RunLoop::run() {
                   std::to_string(spec_.runs_per_gpu) +
                   "): its step times and memory are not the GPU's alone");
     }
-    out.steps_done = recorder_->stepsDone();
-    out.wall_s = secondsSince(t0_);
-    return out;
 }
 
 void applyCpuThreads(int cpu_threads) {

@@ -87,7 +87,13 @@ class RunLoop {
     }
 
   private:
-    void setUp();
+    void setUp();  // the four parts below, in order
+    void setUpDevice();
+    void setUpModel();
+    void setUpData();
+    void setUpMeasures();
+    void start();                             // RunInfo and the events at step 0
+    void finish(const run::RunOutcome& out);  // what follows the last step
     data::Batch nextBatch(double& wait_ms);
     /// The step's next micro-batch on the device as the arm feeds the model (its
     /// precision's input, channels_last); the wait for it is added to `rec`.
