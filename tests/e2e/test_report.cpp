@@ -513,6 +513,93 @@ TEST(ReportRendering, AFlatLossScaleIsALineNotAPage) {
     EXPECT_TRUE(report::renderPdf(c).startsWith("%PDF"));
 }
 
+// An fp8 arm whose casts were recorded gets its scale history in the numerics section
+// (HTML and PDF); an arm whose numerics hold no cast gets none.
+TEST(ReportRendering, AnFp8ArmWithCastsHasItsScaleHistoryAndOthersNone) {
+    ensureApp();
+    report::ReportContent c;
+    c.data = fp16Experiment();
+    for (auto& r : c.data.runs) {
+        if (r.row.arm == "amp-fp16") {
+            r.row.arm = "fp8";
+            const std::string from = R"("precision":"amp-fp16")";
+            r.row.spec_json.replace(r.row.spec_json.find(from), from.size(),
+                                    R"("precision":"fp8")");
+        }
+    }
+    auto numerics = [](int64_t step, const std::string& name, run::NumericsKind kind, double scale,
+                       double saturated) {
+        run::NumericsRecord n;
+        n.step = step;
+        n.kind = kind;
+        n.name = name;
+        n.format = kind == run::NumericsKind::Cast ? "e4m3" : "fp16";
+        n.scale = scale;
+        n.saturated = saturated;
+        n.absmax = 100;
+        n.headroom_log2 = 2;
+        n.numel = 64;
+        n.dtype = "float32";
+        return n;
+    };
+    analysis::RunData& fp32 = c.data.runs[0];
+    analysis::RunData& fp8 = c.data.runs[3];
+    ASSERT_EQ(fp8.row.arm, "fp8");
+    for (int64_t step = 50; step <= 300; step += 50) {
+        fp32.numerics.push_back(numerics(step, "head.weight", run::NumericsKind::Grad, 1, 0));
+        for (const char* role : {"input", "weight", "grad_output"}) {
+            fp8.numerics.push_back(numerics(
+                step, std::string("blocks.0.fc:") + role, run::NumericsKind::Cast,
+                std::exp2(step / 50.0), step == 300 && role == std::string("input") ? 0.02 : 0));
+        }
+    }
+    c.analysis = analysis::analyzeExperiment(c.data);
+    c.plots = report::renderPlots(c);
+    const QString id = report::scalesPlotId(fp8.row.id);
+    const report::PlotImage* scales = nullptr;
+    for (const auto& p : c.plots) {
+        EXPECT_NE(p.id, report::scalesPlotId(fp32.row.id)) << "fp32 recorded no cast";
+        if (p.id == id) {
+            scales = &p;
+        }
+    }
+    ASSERT_TRUE(scales) << "the fp8 arm's scale history is rendered";
+    EXPECT_FALSE(scales->image.isNull());
+    const std::string caption = scales->caption.toStdString();
+    EXPECT_NE(caption.find("3 cast tensors (1 input, 1 weight, 1 grad_output) at 6 steps"),
+              std::string::npos)
+        << caption;
+    EXPECT_NE(caption.find("1 saturated: blocks.0.fc:input (e4m3, worst 2.00%, 1 step, first "
+                           "at step 300)"),
+              std::string::npos)
+        << caption;
+    const std::string html = report::reportHtml(c, report::ImageMode::Embedded);
+    const size_t fp32_section = html.find("<h3>fp32, seed 1");
+    const size_t fp8_section = html.find("<h3>fp8, seed 1");
+    const size_t history = html.find("<h4>FP8 scale history</h4>");
+    ASSERT_NE(fp32_section, std::string::npos);
+    ASSERT_NE(fp8_section, std::string::npos);
+    ASSERT_NE(history, std::string::npos);
+    EXPECT_GT(history, fp8_section) << "the figure sits with the fp8 run's tables";
+    EXPECT_EQ(html.find("<h4>FP8 scale history</h4>", history + 1), std::string::npos)
+        << "one figure, for the one run with casts";
+    EXPECT_NE(html.find("alt=\"fp8, seed 1: FP8 per-tensor scales\""), std::string::npos);
+    EXPECT_TRUE(report::renderPdf(c).startsWith("%PDF"));
+    if (const char* dump = std::getenv("AMPBENCH_SCALES_DUMP")) {  // for looking at it by eye
+        scales->image.save(QString::fromUtf8(dump));
+    }
+
+    // Without casts: the numerics section, no scale history.
+    fp8.numerics.clear();
+    c.plots = report::renderPlots(c);
+    for (const auto& p : c.plots) {
+        EXPECT_FALSE(p.id.endsWith("-scales")) << p.id.toStdString();
+    }
+    const std::string plain = report::reportHtml(c, report::ImageMode::Embedded);
+    EXPECT_NE(plain.find("<h2>Per-layer numerics</h2>"), std::string::npos);
+    EXPECT_EQ(plain.find("FP8 scale history"), std::string::npos);
+}
+
 TEST(VerdictPanel, ShowsEveryArmWithItsVerdict) {
     ensureApp();
     analysis::ExperimentAnalysis a;

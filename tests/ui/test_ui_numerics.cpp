@@ -45,6 +45,16 @@ run::NumericsRecord row(int64_t step, const std::string& name, double sub, doubl
     return r;
 }
 
+/// A tensor an FP8 layer cast at `step` with per-tensor scale `scale`.
+run::NumericsRecord castRow(int64_t step, const std::string& name, double scale,
+                            double saturated = 0.0) {
+    auto r = row(step, name, 0.0, 1.0, run::NumericsKind::Cast);
+    r.format = name.find(":grad_output") != std::string::npos ? "e5m2" : "e4m3";
+    r.scale = scale;
+    r.saturated = saturated;
+    return r;
+}
+
 }  // namespace
 
 class NumericsHeatmapTest : public QObject {
@@ -104,6 +114,89 @@ class NumericsHeatmapTest : public QObject {
         QCOMPARE(history->numerics()->cellValue(0, 0), 0.25);
     }
 
+    // A run with FP8 casts shows each role's scales over the steps it recorded, the
+    // saturated tensor named; a run without casts hides the plot.
+    void historyShowsTheScaleHistoryOnlyForARunWithCasts() {
+        test::Workspace w;
+        QVERIFY(w.open());
+        w.window->show();
+        auto writer = store::Database::open(w.dbPath().toStdString());
+        const int64_t e = writer->createExperiment("scales", "{}");
+        const int64_t fp8 = writer->createRun(e, "fp8", 0, 1, "{}", 40);
+        const int64_t amp = writer->createRun(e, "amp", 1, 1, "{}", 40);
+        std::vector<run::NumericsRecord> casts;
+        // 20 layers, three casts each: 60 tensors at 4 steps.
+        for (int64_t step : {10, 20, 30, 40}) {
+            for (int layer = 0; layer < 20; ++layer) {
+                const std::string name = "blocks." + std::to_string(layer) + ".qkv:";
+                casts.push_back(castRow(step, name + "input", std::exp2(layer % 4)));
+                casts.push_back(castRow(step, name + "weight", std::exp2(-2 - layer % 3)));
+                casts.push_back(castRow(step, name + "grad_output", std::exp2(10 + step / 10),
+                                        layer == 7 && step >= 30 ? 0.05 : 0.0));
+            }
+        }
+        store::NumericsStore(*writer).insert(fp8, casts);
+        store::NumericsStore(*writer).insert(amp, {row(10, "head.weight", 0.1, 8.0)});
+        w.window->session()->pollNow();
+        HistoryView* history = w.window->history();
+        QTreeView* tree = history->tree();
+        const QModelIndex parent = tree->model()->index(0, 0);
+        tree->expand(parent);
+        auto select = [&](int64_t run) {
+            for (int i = 0; i < tree->model()->rowCount(parent); ++i) {
+                tree->setCurrentIndex(tree->model()->index(i, 0, parent));
+                if (history->selected() == qMakePair(qint64(run), true)) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        QTRY_VERIFY(select(fp8));
+        NumericsHeatmap* view = history->numerics();
+        QTRY_VERIFY(!view->isHidden());
+        QTRY_COMPARE(view->scales().curves.size(), size_t(60));
+        QCustomPlot* plot = view->scalePlot();
+        QVERIFY(!plot->isHidden());
+        QCOMPARE(view->scales().steps, (std::vector<int64_t>{10, 20, 30, 40}));
+        QCOMPARE(view->scales().bands.size(), size_t(3));  // input, weight, grad_output
+        // Each role's median over every step; the band's least and largest scales.
+        int medians = 0;
+        QString legend;
+        for (int i = 0; i < plot->graphCount(); ++i) {
+            QCPGraph* g = plot->graph(i);
+            if (g->name().contains("median")) {
+                ++medians;
+                QCOMPARE(g->data()->size(), 4);
+            }
+            legend += g->name() + "\n";
+        }
+        QCOMPARE(medians, 3);
+        const auto& input = view->scales().bands[0];
+        QCOMPARE(input.min[0], 0.0);
+        QCOMPARE(input.max[0], 3.0);
+        QCOMPARE(input.median[0], 1.5);
+        // The one tensor that saturated is drawn and named, its steps marked.
+        QCOMPARE(view->scales().saturated.size(), size_t(1));
+        QVERIFY2(legend.contains("blocks.7.qkv:grad_output (e5m2), saturated up to 5.00%"),
+                 qPrintable(legend));
+        QVERIFY2(legend.contains("grad_output: median, band least\u2013largest (20 tensors)"),
+                 qPrintable(legend));
+        // Hovering names the step's numbers, the ends of the bands by tensor.
+        plot->replot();
+        const QPoint at(plot->xAxis->coordToPixel(31), plot->yAxis->coordToPixel(5));
+        const QString text = view->scaleTextAt(at);
+        QVERIFY2(text.startsWith("step 30: scale"), qPrintable(text));
+        QVERIFY2(text.contains("input (20 tensors): median 2^1.50, least 2^0"), qPrintable(text));
+        QVERIFY2(text.contains("saturated: blocks.7.qkv:grad_output (e5m2) 5.00% at scale 2^13"),
+                 qPrintable(text));
+        // A run without casts: its heatmap, no scale plot.
+        QTRY_VERIFY(select(amp));
+        QTRY_COMPARE(view->grid().names.size(), size_t(1));
+        QVERIFY(view->scales().empty());
+        QVERIFY(plot->isHidden());
+        QVERIFY(view->scaleTextAt(at).isEmpty());
+    }
+
     // The report: each arm's first run with numerics gets the two heatmaps, shown with
     // that run's tables in the Per-layer numerics section and not among the plots.
     void reportShowsEachArmsHeatmaps() {
@@ -132,10 +225,13 @@ class NumericsHeatmapTest : public QObject {
                 QVERIFY(!p.image.isNull());
             }
         }
-        QCOMPARE(ids.size(), size_t(2));  // the amp arm's first run only; fp32 recorded none
+        // The amp arm's first run only (fp32 recorded none): its heatmaps, and its cast's
+        // scale history.
+        QCOMPARE(ids.size(), size_t(3));
         QCOMPARE(ids[0],
                  report::numericsPlotId(first, analysis::NumericsMetric::UnderflowSubnormal));
         QCOMPARE(ids[1], report::numericsPlotId(first, analysis::NumericsMetric::Headroom));
+        QCOMPARE(ids[2], report::scalesPlotId(first));
         const std::string html = report::reportHtml(*content, report::ImageMode::Embedded);
         const size_t section = html.find("<h2>Per-layer numerics</h2>");
         const size_t plots = html.find(">Plots</h2>");

@@ -9,12 +9,14 @@
 #include <QLabel>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QSplitter>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 
 #include "ui/draw/NumericsMap.h"
+#include "ui/draw/ScaleHistoryPlot.h"
 
 namespace ampbench::ui {
 
@@ -54,8 +56,20 @@ NumericsHeatmap::NumericsHeatmap(QWidget* parent) : QWidget(parent) {
     map_ = new QCPColorMap(plot_->xAxis, plot_->yAxis);
     scale_ = new QCPColorScale(plot_);
     plot_->plotLayout()->addElement(0, 1, scale_);
-    layout->addWidget(plot_, 1);
     plot_->installEventFilter(this);  // its height decides how many names fit
+    scale_plot_ = new QCustomPlot;
+    scale_plot_->setObjectName("numericsScales");
+    scale_plot_->setMinimumHeight(160);
+    scale_plot_->setMouseTracking(true);
+    // The heatmap and the scales share the height as the reader drags it.
+    auto* plots = new QSplitter(Qt::Vertical);
+    plots->setObjectName("numericsPlots");
+    plots->setChildrenCollapsible(false);
+    plots->addWidget(plot_);
+    plots->addWidget(scale_plot_);
+    plots->setStretchFactor(0, 1);
+    plots->setStretchFactor(1, 1);
+    layout->addWidget(plots, 1);
     worst_ = new QLabel;
     worst_->setObjectName("numericsWorst");
     worst_->setTextFormat(Qt::PlainText);
@@ -84,12 +98,22 @@ NumericsHeatmap::NumericsHeatmap(QWidget* parent) : QWidget(parent) {
             QToolTip::showText(plot_->mapToGlobal(e->pos()), text, plot_);
         }
     });
+    connect(scale_plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+        const QString text = scaleTextAt(e->pos());
+        if (text.isEmpty()) {
+            QToolTip::hideText();
+        } else {
+            QToolTip::showText(scale_plot_->mapToGlobal(e->pos()), text, scale_plot_);
+        }
+    });
     redraw();
 }
 
 void NumericsHeatmap::setRows(std::vector<run::NumericsRecord> rows) {
     rows_ = std::move(rows);
     grid_ = analysis::numericsGrid(rows_);
+    scales_ = analysis::scaleHistory(rows_);
+    draw::drawScaleHistory(*scale_plot_, scales_, draw::ScaleLegend::Right);
     nameMetrics();
     redraw();
 }
@@ -160,6 +184,24 @@ QString NumericsHeatmap::rowLabel(int row) const {
     return draw::numericsRowLabel(*plot_, grid_.names[static_cast<size_t>(row)], label_width_);
 }
 
+QString NumericsHeatmap::scaleTextAt(const QPoint& pos) const {
+    if (scales_.empty() || !scale_plot_->axisRect()->rect().contains(pos)) {
+        return {};
+    }
+    const double x = scale_plot_->xAxis->pixelToCoord(pos.x());
+    // The step nearest the pointer: the steps recorded need not be evenly spaced.
+    const auto& steps = scales_.steps;
+    auto it = std::lower_bound(steps.begin(), steps.end(), x, [](int64_t step, double at) {
+        return static_cast<double>(step) < at;
+    });
+    if (it == steps.end() || (it != steps.begin() &&
+                              x - static_cast<double>(*(it - 1)) < static_cast<double>(*it) - x)) {
+        --it;
+    }
+    return QString::fromStdString(
+        analysis::scaleStepText(scales_, static_cast<size_t>(it - steps.begin())));
+}
+
 QString NumericsHeatmap::worstText() const {
     return worst_->text();
 }
@@ -169,6 +211,7 @@ void NumericsHeatmap::redraw() {
     empty_->setVisible(!any);
     plot_->setVisible(any);
     worst_area_->setVisible(any);
+    scale_plot_->setVisible(!scales_.empty());
     labelRows();
     if (any) {
         worst_->setText(QString::fromStdString(
@@ -176,6 +219,9 @@ void NumericsHeatmap::redraw() {
         fitWorst();
     }
     plot_->replot();
+    if (!scales_.empty()) {
+        scale_plot_->replot();
+    }
 }
 
 // Draws the map with as many tensor names as fit the plot's height (every k-th

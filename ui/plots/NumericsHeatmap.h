@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/analysis/LayerNumerics.h"
+#include "core/analysis/ScaleHistory.h"
 
 class QComboBox;
 class QCustomPlot;
@@ -18,7 +19,9 @@ namespace ampbench::ui {
 /// against, by the headroom to its largest, or by the share past it (saturated); the
 /// metric menu names the formats present. Hovering a cell shows its numbers, hovering
 /// a tensor's name (elided in the middle when long) shows it whole; the worst layers
-/// are listed below. No rows: a line saying how to record them. GUI thread only.
+/// are listed below. A run with FP8 casts also gets its per-tensor scales over the
+/// steps (by role, the saturated tensors named; hovering names a step's numbers).
+/// No rows: a line saying how to record them. GUI thread only.
 class NumericsHeatmap : public QWidget {
     Q_OBJECT
   public:
@@ -41,6 +44,11 @@ class NumericsHeatmap : public QWidget {
     double cellValue(int row, int column) const;
     QCustomPlot* plot() const { return plot_; }
     QString worstText() const;
+    /// The FP8 casts' scale history, shown only when the rows hold casts.
+    QCustomPlot* scalePlot() const { return scale_plot_; }
+    const analysis::ScaleHistory& scales() const { return scales_; }
+    /// The numbers at the step nearest a point of the scale plot, empty without casts.
+    QString scaleTextAt(const QPoint& plot_pos) const;
 
     /// Rows between two labelled tensor names (1: every name shown).
     int rowsLabelledEvery() const { return rows_labelled_every_; }
@@ -58,6 +66,7 @@ class NumericsHeatmap : public QWidget {
     int label_width_ = 0;  // pixels a tensor's name may take (0: whole)
     std::vector<run::NumericsRecord> rows_;
     analysis::NumericsGrid grid_;
+    analysis::ScaleHistory scales_;
     analysis::NumericsMetric metric_ = analysis::NumericsMetric::UnderflowSubnormal;
     QComboBox* metric_box_ = nullptr;
     QCustomPlot* plot_ = nullptr;
@@ -66,6 +75,7 @@ class NumericsHeatmap : public QWidget {
     QLabel* worst_ = nullptr;
     QScrollArea* worst_area_ = nullptr;  // holds worst_
     QLabel* empty_ = nullptr;
+    QCustomPlot* scale_plot_ = nullptr;
 };
 
 }  // namespace ampbench::ui

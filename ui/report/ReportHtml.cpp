@@ -397,6 +397,11 @@ static std::string numericsHtml(const ReportContent& c, ImageMode mode) {
                 }
             }
         }
+        for (const auto& p : c.plots) {
+            if (p.id == scalesPlotId(rn.run_id)) {
+                out += "<h4>FP8 scale history</h4>\n" + imageHtml(p, mode);
+            }
+        }
         std::vector<std::vector<html::Cell>> under;
         for (const auto& l : analysis::worstUnderflow(rn.summary, 8)) {
             under.push_back(html::cells(

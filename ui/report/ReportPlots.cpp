@@ -12,6 +12,7 @@
 #include "core/analysis/Statistics.h"
 #include "ui/draw/NumericsMap.h"
 #include "ui/draw/Palette.h"
+#include "ui/draw/ScaleHistoryPlot.h"
 #include "ui/report/JudgementPlots.h"
 
 namespace ampbench::report {
@@ -120,6 +121,24 @@ std::vector<PlotImage> numericsPlots(const ReportContent& c, const PlotOptions& 
                                " (non-zero values flushed to zero at the loss scale in use).";
             out.push_back({numericsPlotId(r.row.id, metric), title, QString::fromStdString(caption),
                            plot.image()});
+        }
+        const auto scales = analysis::scaleHistory(r.numerics);
+        if (!scales.empty()) {
+            PlotOptions tall = o;
+            tall.height = std::max(o.height, 420);  // the legend names up to five tensors
+            const QString title = QString::fromStdString(
+                r.row.arm + ", seed " + std::to_string(r.row.seed) + ": FP8 per-tensor scales");
+            Plot plot(tall, title);
+            draw::drawScaleHistory(*plot, scales);
+            const std::string caption =
+                "The scale each FP8 cast multiplied its tensor by before the cast, on a log2 "
+                "axis, at each recorded optimizer step: per role the median and the band from "
+                "the least to the largest scale among the role's tensors; the tensors that "
+                "saturated (values past the format's largest) drawn on their own, a cross "
+                "where they did. " +
+                analysis::scaleHistorySummary(scales, 5) + ".";
+            out.push_back(
+                {scalesPlotId(r.row.id), title, QString::fromStdString(caption), plot.image()});
         }
     }
     return out;
@@ -401,6 +420,10 @@ std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptio
         p.display_width = options.width;
     }
     return out;
+}
+
+QString scalesPlotId(int64_t run_id) {
+    return QString("numerics-%1-scales").arg(run_id);
 }
 
 QString numericsPlotId(int64_t run_id, analysis::NumericsMetric metric) {

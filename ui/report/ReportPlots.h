@@ -19,10 +19,13 @@ struct PlotOptions {
 /// distribution and the loss-scale timeline with skipped steps.
 /// With per-layer numerics, also two heatmaps for the first run of each arm that
 /// recorded them (ids from numericsPlotId; the report shows them with that run's
-/// tables, not among the plots).
+/// tables, not among the plots), and for such a run with FP8 casts its scale history
+/// (scalesPlotId).
 std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptions& options = {});
 
 /// "numerics-RUN-underflow" or "numerics-RUN-headroom".
 QString numericsPlotId(int64_t run_id, analysis::NumericsMetric metric);
+/// "numerics-RUN-scales": the FP8 casts' scales over the steps.
+QString scalesPlotId(int64_t run_id);
 
 }  // namespace ampbench::report
