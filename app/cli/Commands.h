@@ -102,6 +102,9 @@ struct LaunchOptions {
     std::string time_limit;                   ///< --time; empty: the partition's default
     int gpus_per_task = 0;                    ///< --gpus-per-task; 0: none asked for
     std::vector<std::string> sbatch_options;  ///< passed to sbatch as they are, one word each
+    // launch --resume --experiment ID: a new collector for a Slurm experiment's array.
+    bool resume = false;
+    int64_t experiment = 0;
 };
 /// Starts the experiment as a detached job (it outlives the terminal or SSH session)
 /// that trains into the database as `run` does, waits until it planned the

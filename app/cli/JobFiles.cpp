@@ -372,6 +372,39 @@ void holdJobLock(const std::string& db_path, int64_t id) {
     }
 }
 
+void takeOverJobLock(const std::string& db_path, int64_t id) {
+    const std::string path = jobLockFile(db_path, id);
+    const int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        holdJobLock(db_path, id);  // none there (removed, or never made): a new one
+        return;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+        ::close(fd);
+        holdJobLock(db_path, id);  // not a lock file of ours: replaced, never used
+        return;
+    }
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    if (::fcntl(fd, F_SETLK, &lock) != 0) {
+        const int error = errno;
+        const pid_t holder = lockHolder(path);
+        ::close(fd);
+        if (holder > 0) {
+            throw JobFileError(path + " is held by pid " + std::to_string(holder) +
+                               ", which still records experiment " + std::to_string(id));
+        }
+        throw JobFileError("cannot lock " + path + ": " + std::strerror(error));
+    }
+    // Kept open (and locked) until this process exits.
+}
+
+pid_t jobLockHolder(const std::string& db_path, int64_t id) {
+    return lockHolder(jobLockFile(db_path, id));
+}
+
 JobProcess jobProcess(const std::string& db_path, const Job& job) {
     const long long start = processStart(job.pid);
     if (start == 0 || start != job.pid_start) {

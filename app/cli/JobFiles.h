@@ -89,6 +89,14 @@ long long processStart(pid_t pid);
 /// descriptor is never closed; the kernel lets go when the process ends).
 void holdJobLock(const std::string& db_path, int64_t id);
 
+/// Takes the job's lock for a process that carries on an ended job's work (a
+/// collector started again), without replacing the lock file: a job still holding it
+/// is found, never doubled. JobFileError naming the holder's pid when one holds it.
+void takeOverJobLock(const std::string& db_path, int64_t id);
+
+/// The process that holds the job's lock, 0 when none does.
+pid_t jobLockHolder(const std::string& db_path, int64_t id);
+
 /// Whether the process a job file names is there, and whether it is that job.
 enum class JobProcess {
     Gone,         ///< no process with that pid and start time

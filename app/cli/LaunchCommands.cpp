@@ -35,6 +35,7 @@
 #include "cli/JobFiles.h"
 #include "cli/Launcher.h"
 #include "cli/Progress.h"
+#include "cli/Slurm.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
 #include "core/config/BuildInfo.h"
@@ -227,6 +228,9 @@ std::unique_ptr<Launcher> launcherFor(const std::string& scheduler) {
 }
 
 int commandLaunch(const std::string& db_path, RunOverrides o, const LaunchOptions& l) {
+    if (l.resume) {
+        return resumeCollector(db_path, l.experiment, l.wait_s);
+    }
     if (!l.slurm && (!l.partition.empty() || l.gpus_per_task > 0 || !l.time_limit.empty() ||
                      !l.sbatch_options.empty())) {
         say(stderr,
@@ -593,6 +597,15 @@ int commandHost(const std::string& data_dir, bool as_json) {
                                {"compute_capability", gpu.compute_capability},
                                {"driver", gpu.driver_version}});
     }
+    // What `launch --slurm` would find on this PATH (a desktop's Test connection of a
+    // cluster's login host names the missing ones): each tool's path, empty when absent.
+    json tools = json::object();
+    for (const char* tool : {"sbatch", "squeue", "sacct", "scancel"}) {
+        tools[tool] = slurm::findProgram(tool);
+    }
+    out["slurm_tools"] = tools;
+    const char* path_env = std::getenv("PATH");
+    out["path"] = path_env ? path_env : "";
     if (!data_dir.empty()) {
         std::error_code ec;
         json d = {{"path", data_dir}, {"exists", fs::is_directory(data_dir, ec)}};
@@ -620,6 +633,14 @@ int commandHost(const std::string& data_dir, bool as_json) {
     if (out["cuda"].empty()) {
         say(stdout, "CUDA none visible\n");
     }
+    std::string found, absent;
+    for (const auto& [tool, where] : out["slurm_tools"].items()) {
+        std::string& list = where.get<std::string>().empty() ? absent : found;
+        list += (list.empty() ? "" : ", ") + tool;
+    }
+    say(stdout, "Slurm %s%s%s\n", found.empty() ? "none" : found.c_str(),
+        absent.empty() || found.empty() ? "" : "; not on PATH: ",
+        absent.empty() || found.empty() ? "" : absent.c_str());
     if (out.contains("data")) {
         say(stdout, "data %s: %s\n", data_dir.c_str(),
             out["data"]["exists"].get<bool>()

@@ -42,6 +42,10 @@ nlohmann::json runJson(const store::RunRow& r, bool job_dead);
 /// a collector), from that process's state and the runs.
 std::string jobState(JobProcess process, bool has_job, const std::vector<store::RunRow>& runs);
 
+/// `launch --resume --experiment ID`: a new collector for a Slurm experiment whose
+/// collector died; refused while one lives (naming its pid). Prints one JSON line.
+int resumeCollector(const std::string& db_path, int64_t experiment_id, double wait_s);
+
 /// `slurm-task`: one task of a launched job array, on its node (SlurmTask.cpp).
 int commandSlurmTask(const std::string& dir, int task);
 

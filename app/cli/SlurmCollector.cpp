@@ -84,6 +84,8 @@ struct Link {
     std::optional<stream::StatusRecord> end;  ///< the stream's last word, not applied yet
     std::vector<store::SequencedRecord> pending;
     std::vector<run::NumericsRecord> numerics;
+    /// On resume: the runs a requeue already added for this arm and seed, oldest first.
+    std::vector<int64_t> later;
 };
 
 struct TaskWatch {
@@ -104,8 +106,16 @@ struct TaskWatch {
 class Collector {
   public:
     Collector(store::Database& db, std::string dir, std::string job_id, int64_t experiment,
-              const slurm::TaskList& list)
-        : db_(db), dir_(std::move(dir)), job_id_(std::move(job_id)), experiment_(experiment) {
+              const slurm::TaskList& list, bool resume)
+        : db_(db),
+          dir_(std::move(dir)),
+          job_id_(std::move(job_id)),
+          experiment_(experiment),
+          resume_(resume) {
+        std::vector<store::RunRow> existing;
+        if (resume_) {
+            existing = db_.runs(experiment_);
+        }
         for (size_t i = 0; i < list.tasks.size(); ++i) {
             TaskWatch t;
             t.index = static_cast<int>(i);
@@ -113,6 +123,15 @@ class Collector {
                 Link link;
                 link.planned = r;
                 link.local = r.run_id;
+                for (const auto& e : existing) {
+                    if (e.id > r.run_id && e.arm_index == r.arm_index && e.seed == r.seed &&
+                        e.rerun_of == 0) {
+                        link.later.push_back(e.id);  // runs() lists them by id
+                    }
+                }
+                if (resume_) {
+                    takeOver(link);
+                }
                 t.runs.push_back(std::move(link));
             }
             tasks_.push_back(std::move(t));
@@ -180,29 +199,53 @@ class Collector {
     }
 
   private:
-    /// Reads what is new in every task's newest stream; true when anything was.
+    /// On resume: what the database says of the run a link records into. An end some
+    /// collector recorded stays; a run the dead collector left reads running (or
+    /// queued) again under this process, so readers do not show it interrupted.
+    void takeOver(Link& link) {
+        const auto row = db_.run(link.local);
+        if (!row) {
+            throw store::StoreError(store::StoreError::Kind::NotFound,
+                                    db_.path() + " has no run " + std::to_string(link.local) +
+                                        " of experiment " + std::to_string(experiment_) +
+                                        ", which its task list names");
+        }
+        link.started = !row->started_at.empty() || db_.lastSeq(link.local) > 0;
+        if (!store::Database::endedWithoutWriter(*row)) {
+            link.ended = true;
+            return;
+        }
+        db_.resumeRun(link.local, link.started ? run::RunStatus::Running : run::RunStatus::Queued);
+        if (row->status == run::RunStatus::Interrupted) {
+            say(stderr, "run %lld: taken over again (%s)\n", static_cast<long long>(link.local),
+                link.started ? "running" : "queued");
+        }
+    }
+
+    /// Reads what is new in every task's streams; true when anything was. Attempts
+    /// are taken in order, each read to its end before the next begins: a collector
+    /// started again, or one that polled late, reads every attempt into its own run.
     bool readStreams() {
         bool grew = false;
         for (auto& t : tasks_) {
-            int newest = t.attempt;
-            while (newest < t.attempt + 1000 &&
-                   ::access(slurm::streamFile(dir_, t.index, newest + 1).c_str(), F_OK) == 0) {
-                ++newest;
-            }
-            if (newest > t.attempt) {
+            while (::access(slurm::streamFile(dir_, t.index, t.attempt + 1).c_str(), F_OK) == 0) {
+                const int next = t.attempt + 1;
                 if (t.attempt >= 0) {
-                    grew |= readStream(t);  // the earlier attempt's last rows first
+                    while (readStream(t)) {  // the earlier attempt's last rows first
+                        grew = true;
+                        flush();
+                    }
                     flush();
-                    supersede(t, newest);
+                    supersede(t, next);
                 }
-                t.attempt = newest;
+                t.attempt = next;
                 t.offset = 0;
                 t.partial.clear();
                 t.line = 0;
                 t.refused = false;
                 t.remote.clear();
                 say(stderr, "%s: attempt %d streams into %s\n", taskName(job_id_, t.index).c_str(),
-                    newest, slurm::streamFile(dir_, t.index, newest).c_str());
+                    next, slurm::streamFile(dir_, t.index, next).c_str());
             }
             if (t.attempt >= 0) {
                 grew |= readStream(t);
@@ -220,9 +263,16 @@ class Collector {
                 continue;
             }
             const auto row = db_.run(link.local);
-            const int64_t fresh = db_.createRun(
-                experiment_, link.planned.arm, link.planned.arm_index, link.planned.seed,
-                link.planned.arm_json, link.planned.planned_steps, link.planned.inputs_json);
+            // A collector before this one may have added the new attempt's run already.
+            const bool known = !link.later.empty();
+            const int64_t fresh =
+                known ? link.later.front()
+                      : db_.createRun(experiment_, link.planned.arm, link.planned.arm_index,
+                                      link.planned.seed, link.planned.arm_json,
+                                      link.planned.planned_steps, link.planned.inputs_json);
+            if (known) {
+                link.later.erase(link.later.begin());
+            }
             if (!link.ended) {
                 db_.finishRun(link.local, run::RunStatus::Interrupted,
                               taskName(job_id_, t.index) + " was requeued by Slurm at step " +
@@ -240,6 +290,9 @@ class Collector {
             link.started = false;
             link.ended = false;
             link.end.reset();
+            if (known) {
+                takeOver(link);
+            }
         }
     }
 
@@ -304,7 +357,10 @@ class Collector {
                     link = &t.runs[i];
                 }
             }
-            if (link && !link->started && !link->ended && r->status != run::RunStatus::Queued) {
+            if (link && !link->started && link->ended && r->status != run::RunStatus::Queued) {
+                link->started = true;  // its end is recorded: only a requeue needs to know
+            } else if (link && !link->started && !link->ended &&
+                       r->status != run::RunStatus::Queued) {
                 try {
                     db_.markRunning(link->local, r->env_json);
                     link->started = true;
@@ -509,6 +565,7 @@ class Collector {
     std::string dir_;
     std::string job_id_;
     int64_t experiment_;
+    bool resume_ = false;
     std::string time_limit_;
     std::vector<TaskWatch> tasks_;
     bool accounting_ = true;
@@ -519,8 +576,8 @@ class Collector {
 }  // namespace
 
 int collectArray(store::Database& db, const std::string& dir, const std::string& job_id,
-                 int64_t experiment, const slurm::TaskList& list) {
-    return Collector(db, dir, job_id, experiment, list).run();
+                 int64_t experiment, const slurm::TaskList& list, bool resume) {
+    return Collector(db, dir, job_id, experiment, list, resume).run();
 }
 
 }  // namespace ampbench::cli

@@ -13,9 +13,12 @@ namespace ampbench::cli {
 
 /// Collects job array `job_id`'s streams (in `dir`) into experiment `experiment`'s
 /// runs until Slurm says every task has ended and their streams are read to the end;
-/// returns the experiment's exit code.
+/// returns the experiment's exit code. With `resume`, carries on where a collector
+/// that died left off: the streams are read again from their start (rows the
+/// database holds are not added twice), runs its death left interrupted are taken
+/// over, and the runs a requeue added are found in the database, not created again.
 int collectArray(store::Database& db, const std::string& dir, const std::string& job_id,
-                 int64_t experiment, const slurm::TaskList& list);
+                 int64_t experiment, const slurm::TaskList& list, bool resume = false);
 
 /// The last lines of a task's output (what it said before it ended), at most ~600 bytes.
 std::string outputTail(const std::string& path);

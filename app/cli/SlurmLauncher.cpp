@@ -215,6 +215,84 @@ int runCollector(const std::string& db_path, const config::ValidSpec& valid, con
     return code;
 }
 
+/// The detached collector of `launch --resume`: takes the job over from the one that
+/// died, then collects as it would have. Tells the launcher "resumed ID" or "failed CODE".
+int runResumedCollector(const std::string& db_path, Job job, int report) {
+    auto tell = [&](const std::string& what) {
+        if (report >= 0) {
+            writeAll(report, what + "\n");
+            ::close(report);
+            report = -1;
+        }
+    };
+    const int64_t id = job.experiment_id;
+    const std::string dir = slurmDir(db_path, id);
+    try {
+        takeOverJobLock(db_path, id);  // before the file that names this pid
+    } catch (const JobFileError& e) {
+        say(stderr, "launch --resume: %s; a second collector is not started\n", e.what());
+        tell("failed " + std::to_string(kUsage));
+        return kUsage;
+    }
+    std::unique_ptr<store::Database> db;
+    slurm::TaskList list;
+    try {
+        list = slurm::readTaskList(slurm::taskListFile(dir));
+    } catch (const std::exception& e) {
+        say(stderr, "launch --resume: %s\n", e.what());
+        tell("failed " + std::to_string(kDataMissing));
+        return kDataMissing;
+    }
+    try {
+        db = store::Database::open(db_path);
+        db->requireIntact();
+        if (!db->experiment(id)) {
+            say(stderr, "launch --resume: %s has no experiment %lld (it was deleted?)\n",
+                db_path.c_str(), static_cast<long long>(id));
+            tell("failed " + std::to_string(kNotFound));
+            return kNotFound;
+        }
+    } catch (const store::StoreError& e) {
+        say(stderr, "%s\n", e.what());
+        tell("failed " + std::to_string(kStoreError));
+        return kStoreError;
+    }
+    const pid_t dead = job.pid;
+    job.pid = ::getpid();
+    job.pid_start = processStart(::getpid());
+    job.exit_code.reset();
+    job.ended_at = 0;
+    try {
+        writeJob(db_path, job);
+    } catch (const JobFileError& e) {
+        say(stderr, "launch --resume: %s\n", e.what());
+        tell("failed " + std::to_string(kIoError));
+        return kIoError;
+    }
+    say(stderr,
+        "experiment %lld: collector started again (pid %d, the one before was pid %d) for "
+        "Slurm job array %s; its streams are read again from the start\n",
+        static_cast<long long>(id), static_cast<int>(job.pid), static_cast<int>(dead),
+        job.scheduler_job.c_str());
+    tell("resumed " + std::to_string(id));
+    int code = kRunsFailed;
+    try {
+        code = collectArray(*db, dir, job.scheduler_job, id, list, true);
+    } catch (const std::exception& e) {
+        say(stderr, "the collector stopped: %s\n", e.what());
+    }
+    job.exit_code = code;
+    job.ended_at = static_cast<int64_t>(std::time(nullptr));
+    try {
+        writeJob(db_path, job);
+    } catch (const JobFileError& e) {
+        say(stderr, "%s\n", e.what());
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    return code;
+}
+
 class SlurmLauncher final : public Launcher {
   public:
     int launch(const std::string& db_path, const config::ValidSpec& valid,
@@ -445,6 +523,109 @@ int SlurmLauncher::cancel(const std::string& db_path, const Job& job, double tim
 }
 
 }  // namespace
+
+int resumeCollector(const std::string& db_path, int64_t id, double wait_s) {
+    std::optional<Job> job;
+    try {
+        if (checkJobsDir(db_path, false)) {
+            job = readJob(jobFile(db_path, id), id);
+        }
+    } catch (const JobFileError& e) {
+        say(stderr, "launch --resume: %s\n", e.what());
+        return kIoError;
+    }
+    if (!job) {
+        say(stderr,
+            "launch --resume: no launched job for experiment %lld in %s (only experiments "
+            "started with `launch --slurm` have a collector to start again)\n",
+            static_cast<long long>(id), db_path.c_str());
+        return kNotFound;
+    }
+    if (job->scheduler != "slurm") {
+        say(stderr,
+            "launch --resume: experiment %lld was launched on this machine, not with --slurm: "
+            "its runs trained inside the job itself, and there is no stream to collect; "
+            "`rerun` trains a run again\n",
+            static_cast<long long>(id));
+        return kUsage;
+    }
+    if (job->scheduler_job.empty()) {
+        say(stderr,
+            "launch --resume: experiment %lld's job array was never submitted (%s names no "
+            "Slurm job): there is nothing to collect\n",
+            static_cast<long long>(id), jobFile(db_path, id).c_str());
+        return kUsage;
+    }
+    const JobProcess process = jobProcess(db_path, *job);
+    const pid_t holder = jobLockHolder(db_path, id);
+    if (process == JobProcess::Ours || holder > 0) {
+        say(stderr,
+            "launch --resume: experiment %lld's collector is running (pid %d); a second one is "
+            "not started (`status --experiment %lld` shows its progress)\n",
+            static_cast<long long>(id), static_cast<int>(holder > 0 ? holder : job->pid),
+            static_cast<long long>(id));
+        return kUsage;
+    }
+    if (const std::string missing = missingTools({"squeue"}); !missing.empty()) {
+        say(stderr, "launch --resume: %s\n", missing.c_str());
+        return kUsage;
+    }
+    if (job->exit_code) {
+        say(stderr,
+            "launch --resume: experiment %lld's collector ended with exit code %d; its "
+            "streams are read again for anything it did not record\n",
+            static_cast<long long>(id), *job->exit_code);
+    }
+    // The log carries on where the dead collector's stopped.
+    const std::string log_path = job->log.empty() ? jobLogFile(db_path, id) : job->log;
+    int log = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (log < 0) {
+        log = createLog(log_path);
+    }
+    if (log < 0) {
+        say(stderr, "launch --resume: cannot open the collector's log %s: %s\n", log_path.c_str(),
+            std::strerror(errno));
+        return kIoError;
+    }
+    job->log = log_path;
+    const Job taken = *job;
+    const DetachedStart start = startDetached(
+        log, [&](int report) { return runResumedCollector(db_path, taken, report); }, wait_s,
+        [](const std::string& said) { return said.find('\n') != std::string::npos; });
+    if (!start.started) {
+        say(stderr, "launch --resume: %s\n", start.error.c_str());
+        return kIoError;
+    }
+    const std::string& said = start.said;
+    if (said.rfind("resumed ", 0) == 0) {
+        std::optional<Job> now;
+        try {
+            now = readJob(jobFile(db_path, id), id);
+        } catch (const JobFileError& e) {
+            say(stderr, "launch --resume: %s\n", e.what());
+        }
+        if (!now) {
+            return kIoError;
+        }
+        printJson({{"experiment_id", id},
+                   {"pid", static_cast<int>(now->pid)},
+                   {"log", now->log},
+                   {"runs", now->runs},
+                   {"scheduler", "slurm"},
+                   {"slurm_job_id", now->scheduler_job},
+                   {"resumed", true},
+                   {"version", config::buildVersion()}});
+        return kOk;
+    }
+    // Its words are the last lines of the log it shares with the collector before it.
+    say(stderr, "%s\n", outputTail(log_path).c_str());
+    if (said.rfind("failed ", 0) == 0) {
+        const int code = std::atoi(said.c_str() + 7);
+        return code == kOk ? kRunsFailed : code;
+    }
+    say(stderr, "launch --resume: the collector did not start within %.0f s\n", wait_s);
+    return kRunsFailed;
+}
 
 std::unique_ptr<Launcher> makeSlurmLauncher() {
     return std::make_unique<SlurmLauncher>();

@@ -178,6 +178,26 @@ Command addLaunch(CLI::App& app) {
                      "one more sbatch option, passed as it is, e.g. --sbatch-option=--qos=long "
                      "(repeatable; with --slurm)")
         ->allow_extra_args(false);
+    // A new collector for an experiment already launched: it plans nothing, so every
+    // spec and submission option is refused beside it.
+    auto* resume = launch->add_flag(
+        "--resume", launch_options.resume,
+        "start a new collector for a --slurm experiment whose collector was killed (with "
+        "--experiment): it records what the tasks streamed since and follows the array to "
+        "its end");
+    auto* experiment = launch
+                           ->add_option("--experiment", launch_options.experiment,
+                                        "the experiment to resume (with --resume)")
+                           ->check(CLI::PositiveNumber);
+    resume->needs(experiment);
+    experiment->needs(resume);
+    for (CLI::Option* opt : launch->get_options()) {
+        const std::string name = opt->get_name();
+        if (opt != resume && opt != experiment && name != "--wait" && name != "--help" &&
+            name != "--slurm") {
+            resume->excludes(opt);
+        }
+    }
     return {launch, [spec, options](const std::string& db) {
                 return cli::commandLaunch(db, *spec, *options);
             }};

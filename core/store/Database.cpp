@@ -432,6 +432,40 @@ void Database::finishRun(int64_t run_id, run::RunStatus status, const std::strin
     changeOne(db_, path_, st, "run " + std::to_string(run_id));
 }
 
+bool Database::endedWithoutWriter(const RunRow& r) {
+    if (r.status == run::RunStatus::Running || r.status == run::RunStatus::Queued)
+        return true;
+    return r.status == run::RunStatus::Interrupted && r.failure == run::FailureKind::Interrupted &&
+           (r.error == kInterruptedError || r.error == kNeverStarted);
+}
+
+void Database::resumeRun(int64_t run_id, run::RunStatus status) {
+    if (status != run::RunStatus::Running && status != run::RunStatus::Queued) {
+        fail(StoreError::Kind::Io, path_ + ": run " + std::to_string(run_id) +
+                                       " can only be resumed as running or queued, not " +
+                                       run::toString(status));
+    }
+    // Only the text the writer's death left is replaced: an end some process
+    // recorded (finished, failed, a requeue) stays as it is.
+    Statement st(db_, path_,
+                 "UPDATE runs SET status = ?2, ended_at = '', error = '', failure = '', "
+                 "owner_pid = ?3, owner_host = ?4, owner_token = ?5 WHERE id = ?1 AND "
+                 "(status IN ('running', 'queued') OR (status = 'interrupted' AND "
+                 "failure = 'interrupted' AND error IN (?6, ?7)))",
+                 "resuming run " + std::to_string(run_id));
+    st.bindInt(1, run_id).bindText(2, run::toString(status)).bindInt(3, owner::currentPid());
+    st.bindText(4, owner::hostName()).bindText(5, owner::currentToken());
+    st.bindText(6, kInterruptedError).bindText(7, kNeverStarted).run();
+    if (sqlite3_changes(db_) == 0) {
+        const auto row = run(run_id);
+        if (!row)
+            fail(StoreError::Kind::NotFound, path_ + " has no run " + std::to_string(run_id));
+        fail(StoreError::Kind::InUse, path_ + ": run " + std::to_string(run_id) + " ended " +
+                                          run::toString(row->status) +
+                                          " and is not resumed: " + row->error);
+    }
+}
+
 void Database::renameExperiment(int64_t experiment_id, const std::string& name) {
     Statement st(db_, path_, "UPDATE experiments SET name = ?2 WHERE id = ?1",
                  "renaming experiment " + std::to_string(experiment_id));

@@ -52,6 +52,14 @@ class Database {
     void markRunning(int64_t run_id, const std::string& env_json);
     void finishRun(int64_t run_id, run::RunStatus status, const std::string& error,
                    run::FailureKind failure = run::FailureKind::None);
+    /// Takes over a run whose writer died before recording its end (it reads
+    /// interrupted only for that, see endedWithoutWriter): it reads `status` (running
+    /// or queued) again, owned by this process, its start time and environment kept.
+    /// StoreError NotFound when no such run, InUse when its end was recorded.
+    void resumeRun(int64_t run_id, run::RunStatus status);
+    /// Whether `r` reads interrupted only because the process writing it ended
+    /// without recording an end (not an end that any process recorded).
+    static bool endedWithoutWriter(const RunRow& r);
     void renameExperiment(int64_t experiment_id, const std::string& name);
     void setExperimentNotes(int64_t experiment_id, const std::string& notes);
     void setRunNotes(int64_t run_id, const std::string& notes);

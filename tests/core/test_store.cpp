@@ -393,6 +393,70 @@ TEST_F(StoreTest, RecoversRunsOfDeadProcessesOnThisHost) {
     EXPECT_EQ(Database::open(path)->recoveredRuns(), 0);
 }
 
+TEST_F(StoreTest, ARunItsDeadWriterLeftCanBeTakenOverButNoRecordedEndIsUndone) {
+    const std::string path = file("resume.db");
+    int64_t orphan = 0, never = 0, requeued = 0, finished = 0;
+    std::string started_at;
+    {
+        auto db = Database::open(path);
+        const auto f = addRun(*db);
+        orphan = f.run;
+        never = db->createRun(f.experiment, "fp32", 0, 1, "{}", 10);
+        requeued = db->createRun(f.experiment, "fp32", 0, 2, "{}", 10);
+        finished = db->createRun(f.experiment, "fp32", 0, 3, "{}", 10);
+        for (int64_t id : {orphan, requeued, finished})
+            db->markRunning(id, "{\"device\":\"cpu\"}");
+        db->finishRun(requeued, RunStatus::Interrupted, "requeued by Slurm at step 3",
+                      FailureKind::Interrupted);
+        db->finishRun(finished, RunStatus::Finished, "");
+        started_at = db->run(orphan)->started_at;
+        const pid_t child = fork();
+        ASSERT_GE(child, 0);
+        if (child == 0)
+            _exit(0);
+        ASSERT_EQ(waitpid(child, nullptr, 0), child);
+        const std::string sql = "UPDATE runs SET owner_pid = " + std::to_string(child) +
+                                " WHERE id IN (" + std::to_string(orphan) + ", " +
+                                std::to_string(never) + ")";
+        ASSERT_EQ(sqlite3_exec(db->handle(), sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    }
+    auto db = Database::open(path);  // marks the dead writer's two runs interrupted
+    ASSERT_EQ(db->recoveredRuns(), 2);
+    for (int64_t id : {orphan, never})
+        EXPECT_TRUE(Database::endedWithoutWriter(*db->run(id)));
+    EXPECT_FALSE(Database::endedWithoutWriter(*db->run(requeued)));
+    EXPECT_FALSE(Database::endedWithoutWriter(*db->run(finished)));
+
+    db->resumeRun(orphan, RunStatus::Running);
+    db->resumeRun(never, RunStatus::Queued);
+    const auto r = db->run(orphan);
+    EXPECT_EQ(r->status, RunStatus::Running);
+    EXPECT_EQ(r->started_at, started_at);  // its start and environment are kept
+    EXPECT_EQ(r->env_json, "{\"device\":\"cpu\"}");
+    EXPECT_TRUE(r->error.empty());
+    EXPECT_EQ(db->run(never)->status, RunStatus::Queued);
+    // Owned by this process now: opening again recovers nothing.
+    EXPECT_EQ(Database::open(path)->recoveredRuns(), 0);
+    // Taken over, it can end as it truly did.
+    db->finishRun(orphan, RunStatus::Finished, "");
+    EXPECT_EQ(db->run(orphan)->status, RunStatus::Finished);
+
+    for (int64_t id : {requeued, finished, orphan}) {
+        const auto before = db->run(id);
+        try {
+            db->resumeRun(id, RunStatus::Running);
+            ADD_FAILURE() << "run " << id << " was resumed after its end was recorded";
+        } catch (const StoreError& e) {
+            EXPECT_EQ(e.kind(), StoreError::Kind::InUse);
+            EXPECT_NE(std::string(e.what()).find("is not resumed"), std::string::npos) << e.what();
+        }
+        EXPECT_EQ(db->run(id)->status, before->status);
+        EXPECT_EQ(db->run(id)->error, before->error);
+    }
+    EXPECT_THROW(db->resumeRun(99999, RunStatus::Running), StoreError);
+    EXPECT_THROW(db->resumeRun(never, RunStatus::Finished), StoreError);
+}
+
 TEST_F(StoreTest, RefusesGarbageFileUntouched) {
     const std::string path = file("notes.txt");
     {

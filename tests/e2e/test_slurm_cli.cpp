@@ -294,6 +294,137 @@ TEST_F(SlurmCli, ARequeuedTaskTrainsAgainInANewRunAndRepeatsNoRow) {
     EXPECT_EQ(status["jobs"][0]["runs"][0]["superseded_by"], runs[1].id);
 }
 
+TEST_F(SlurmCli, AKilledCollectorStartedAgainRecordsEveryRowAndTheRunsEndFinished) {
+    const json launched = launch(kSpecAnySeeds + " --micro-steps 4000 --seeds 1 2");
+    const int64_t id = launched.value("experiment_id", 0);
+    ASSERT_GT(id, 0);
+    const pid_t collector = launched.value("pid", 0);
+    ASSERT_GT(collector, 0);
+    auto runs = Database::open(db_, Database::Mode::ReadOnly)->runs(id);
+    ASSERT_EQ(runs.size(), 2u);
+    waitSteps(runs[0].id, 20, 120);
+    ASSERT_EQ(::kill(collector, SIGKILL), 0);
+    for (int i = 0; i < 100 && ::kill(collector, 0) == 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_NE(::kill(collector, 0), 0) << "the collector outlived SIGKILL";
+    // The tasks train on while nobody collects; a writer opening the database then
+    // records the dead collector's runs interrupted.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    const int64_t steps_then = Database::open(db_, Database::Mode::ReadOnly)->stepCount(runs[0].id);
+    {
+        auto db = Database::open(db_);
+        for (const auto& r : db->runs(id)) {
+            EXPECT_EQ(r.status, RunStatus::Interrupted) << "run " << r.id;
+        }
+    }
+    const std::string idText = std::to_string(id);
+    const auto resumed = test::shell(kCli + " --db " + db_ + " launch --resume --experiment " +
+                                     idText + " </dev/null 2>&1");
+    ASSERT_EQ(resumed.code, 0) << resumed.out;
+    const json again = json::parse(resumed.out, nullptr, false);
+    ASSERT_FALSE(again.is_discarded()) << resumed.out;
+    EXPECT_EQ(again.value("resumed", false), true);
+    EXPECT_EQ(again.value("slurm_job_id", ""), launched.value("slurm_job_id", ""));
+    const int pid = again.value("pid", 0);
+    ASSERT_GT(pid, 0);
+    EXPECT_NE(pid, collector);
+    // The runs its death left interrupted read as training (or queued) again.
+    for (const auto& r : Database::open(db_, Database::Mode::ReadOnly)->runs(id)) {
+        EXPECT_NE(r.status, RunStatus::Interrupted) << "run " << r.id << ": " << r.error;
+    }
+    // A second collector beside the living one is refused, naming it.
+    const auto second = cli("launch --resume --experiment " + idText + " 2>&1");
+    EXPECT_EQ(second.code, 2) << second.out;
+    EXPECT_NE(second.out.find("pid " + std::to_string(pid)), std::string::npos) << second.out;
+    const json job = waitEnded(id, 120);
+    EXPECT_EQ(job.value("exit_code", -1), 0)
+        << readText(db_ + ".jobs/" + std::to_string(id) + ".log");
+    EXPECT_EQ(job.value("pid", 0), pid);
+    runs = Database::open(db_, Database::Mode::ReadOnly)->runs(id);
+    ASSERT_EQ(runs.size(), 2u);  // a resumed collector adds no run
+    for (size_t i = 0; i < runs.size(); ++i) {
+        EXPECT_EQ(runs[i].status, RunStatus::Finished) << runs[i].error;
+        EXPECT_EQ(runs[i].last_step, runs[i].planned_steps);
+        EXPECT_FALSE(runs[i].started_at.empty());
+        const auto streamed =
+            streamRows(slurmDir(id) / ("task-" + std::to_string(i) + ".attempt-0.jsonl"));
+        ASSERT_FALSE(streamed.empty());
+        EXPECT_EQ(databaseRows(runs[i].id), streamed) << "run " << runs[i].id;
+    }
+    EXPECT_GT(static_cast<int64_t>(databaseRows(runs[0].id).size()), steps_then);
+    // Started again once it has ended, it reads the streams again and adds nothing.
+    const auto after = test::shell(kCli + " --db " + db_ + " launch --resume --experiment " +
+                                   idText + " </dev/null 2>&1");
+    ASSERT_EQ(after.code, 0) << after.out;
+    EXPECT_EQ(waitEnded(id, 60).value("exit_code", -1), 0);
+    for (const auto& r : Database::open(db_, Database::Mode::ReadOnly)->runs(id)) {
+        EXPECT_EQ(r.status, RunStatus::Finished) << r.error;
+        EXPECT_EQ(databaseRows(r.id),
+                  streamRows(slurmDir(id) / ("task-" + std::to_string(r.id == runs[0].id ? 0 : 1) +
+                                             ".attempt-0.jsonl")));
+    }
+}
+
+TEST_F(SlurmCli, ACollectorKilledAfterARequeueIsStartedAgainWithoutAThirdRun) {
+    const json launched = launch(kSpec + " --micro-steps 1500");
+    const int64_t id = launched.value("experiment_id", 0);
+    ASSERT_GT(id, 0);
+    const int64_t first = Database::open(db_, Database::Mode::ReadOnly)->runs(id).at(0).id;
+    waitSteps(first, 20, 120);
+    const auto requeued =
+        test::shell("scontrol requeue " + launched.value("slurm_job_id", "") + "_0");
+    ASSERT_EQ(requeued.code, 0) << requeued.out;
+    // Killed once it has seen the requeue and added the new attempt's run.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (Database::open(db_, Database::Mode::ReadOnly)->runs(id).size() < 2 &&
+           std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_EQ(::kill(launched.value("pid", 0), SIGKILL), 0);
+    const auto resumed = cli("launch --resume --experiment " + std::to_string(id) + " 2>&1");
+    ASSERT_EQ(resumed.code, 0) << resumed.out;
+    EXPECT_EQ(waitEnded(id, 120).value("exit_code", -1), 0)
+        << readText(db_ + ".jobs/" + std::to_string(id) + ".log");
+    const auto runs = Database::open(db_, Database::Mode::ReadOnly)->runs(id);
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[0].status, RunStatus::Interrupted);
+    EXPECT_NE(runs[0].error.find("requeued"), std::string::npos) << runs[0].error;
+    EXPECT_EQ(runs[1].status, RunStatus::Finished) << runs[1].error;
+    EXPECT_EQ(databaseRows(runs[0].id), streamRows(slurmDir(id) / "task-0.attempt-0.jsonl"));
+    EXPECT_EQ(databaseRows(runs[1].id), streamRows(slurmDir(id) / "task-0.attempt-1.jsonl"));
+}
+
+TEST(SlurmResume, ResumingALocalJobOrAnUnknownExperimentIsRefusedInWords) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("ampbench-slurm-resume-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string cli = kCli + " --db " + (dir / "bench.db").string() + " ";
+    const auto none = test::shell(cli + "launch --resume --experiment 7 </dev/null 2>&1");
+    EXPECT_EQ(none.code, 5) << none.out;
+    EXPECT_NE(none.out.find("no launched job for experiment 7"), std::string::npos) << none.out;
+    const auto mixed =
+        test::shell(cli + "launch --resume --experiment 7 --seeds 2 </dev/null 2>&1");
+    EXPECT_EQ(mixed.code, 2) << mixed.out;
+    // A job of this machine trains inside itself: there is no stream to collect.
+    const auto local = test::shell(cli + "launch " + kSpec + " --micro-steps 20 </dev/null");
+    ASSERT_EQ(local.code, 0) << local.out;
+    const json j = json::parse(local.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << local.out;
+    const auto resumed =
+        test::shell(cli + "launch --resume --experiment " +
+                    std::to_string(j.value("experiment_id", 0)) + " </dev/null 2>&1");
+    EXPECT_EQ(resumed.code, 2) << resumed.out;
+    EXPECT_NE(resumed.out.find("launched on this machine, not with --slurm"), std::string::npos)
+        << resumed.out;
+    test::shell(cli + "cancel --experiment " + std::to_string(j.value("experiment_id", 0)) +
+                " </dev/null >/dev/null 2>&1");
+    if (!::testing::Test::HasFailure()) {
+        fs::remove_all(dir);
+    }
+}
+
 TEST_F(SlurmCli, APendingArraySaysWhyAndACancelBeforeItStartsLeavesItsRunsCancelled) {
     // Held at submission (an sbatch option passed as it is): pending, reason JobHeldUser.
     const json launched = launch(kSpec + " --micro-steps 100 --sbatch-option=--hold");

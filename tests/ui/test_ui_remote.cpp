@@ -534,6 +534,52 @@ class RemoteUiTest : public QObject {
         QVERIFY2(r.message.contains(QStringLiteral("train.npz")), qPrintable(r.message));
     }
 
+    // A cluster's login host: Test connection asks the host's CLI, over the transport,
+    // which of Slurm's client tools its PATH has, and names the missing ones.
+    void connectionTestOfASlurmHostNamesTheMissingSlurmTools() {
+        const QString bin = server_.filePath(QStringLiteral("slurm-bin"));
+        QVERIFY(QDir().mkpath(bin));
+        // The stand-in ssh needs a shell on PATH; the Slurm tools are stand-ins too.
+        QVERIFY(QFile::link(QStringLiteral("/bin/sh"), bin + QStringLiteral("/sh")));
+        for (const char* tool : {"sbatch", "squeue"}) {
+            QFile f(bin + QLatin1Char('/') + QLatin1String(tool));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("#!/bin/sh\nexit 0\n");
+            f.close();
+            QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+        }
+        const QByteArray path = qgetenv("PATH");
+        struct Restore {
+            QByteArray path;
+            ~Restore() { qputenv("PATH", path); }
+        } restore{path};
+        qputenv("PATH", bin.toLocal8Bit());
+        RemoteHost h = host();
+        h.slurm = true;
+        ConnectionResult r = testConnection(h);
+        QVERIFY2(r.kind == Kind::SlurmMissing, qPrintable(r.message));
+        QVERIFY(!r.ok());
+        QVERIFY2(r.message.contains(QStringLiteral("sacct, scancel not on PATH on gpu")),
+                 qPrintable(r.message));
+        QVERIFY2(r.message.contains(QStringLiteral("(sbatch, squeue found)")),
+                 qPrintable(r.message));
+        QVERIFY2(r.message.contains(bin), qPrintable(r.message));  // the PATH it searched
+
+        for (const char* tool : {"sacct", "scancel"}) {
+            QVERIFY(QFile::copy(bin + QStringLiteral("/sbatch"),
+                                bin + QLatin1Char('/') + QLatin1String(tool)));
+        }
+        r = testConnection(h);
+        QVERIFY2(r.ok(), qPrintable(r.message));
+        QVERIFY2(r.message.contains(QStringLiteral("Slurm: sbatch, squeue, sacct, scancel found")),
+                 qPrintable(r.message));
+        // A GPU server is not asked about Slurm at all.
+        QFile::remove(bin + QStringLiteral("/sacct"));
+        r = testConnection(host());
+        QVERIFY2(r.ok(), qPrintable(r.message));
+        QVERIFY(!r.message.contains(QStringLiteral("Slurm")));
+    }
+
     void dialogShowsTheTestResult() {
         ui::test::Workspace ws;
         ws.settings->setSshCommand(QStringLiteral(AMPBENCH_FAKE_SSH));

@@ -133,18 +133,42 @@ ConnectionResult classifyHostCall(const RemoteHost& host, ConnectionResult r, in
                  .arg(host.label, r.version, QString::fromUtf8(config::buildVersion()));
     lines << QObject::tr("Devices: %1").arg(r.devices.join(QStringLiteral("; ")));
     r.kind = ConnectionResult::Kind::Ok;
+    if (host.slurm) {
+        // The CLI looks them up on the PATH a launch over this transport gets, which
+        // may differ from an interactive login's (modules loaded in a profile).
+        const QJsonObject tools = o.value(QStringLiteral("slurm_tools")).toObject();
+        QStringList found, missing;
+        for (const char* tool : {"sbatch", "squeue", "sacct", "scancel"}) {
+            const QString name = QString::fromLatin1(tool);
+            (tools.value(name).toString().isEmpty() ? missing : found) << name;
+        }
+        if (!missing.isEmpty()) {
+            r.kind = ConnectionResult::Kind::SlurmMissing;
+            lines << QObject::tr(
+                         "Slurm: %1 not on PATH on %2 (%3 found). Launching there needs "
+                         "sbatch, squeue and scancel, and sacct tells how a task ended once "
+                         "squeue has forgotten it: load Slurm's module in the shell's startup "
+                         "file (~/.bashrc) or ask the cluster's admins.\nPATH there: %4")
+                         .arg(missing.join(QStringLiteral(", ")), host.label,
+                              found.isEmpty() ? QObject::tr("none")
+                                              : found.join(QStringLiteral(", ")),
+                              o.value(QStringLiteral("path")).toString());
+        } else {
+            lines << QObject::tr("Slurm: %1 found").arg(found.join(QStringLiteral(", ")));
+        }
+    }
     if (!host.dataDir.trimmed().isEmpty()) {
         const QJsonObject d = o.value(QStringLiteral("data")).toObject();
         const QJsonArray entries = d.value(QStringLiteral("entries")).toArray();
         if (!d.value(QStringLiteral("exists")).toBool()) {
-            r.kind = ConnectionResult::Kind::DataMissing;
+            r.kind = r.ok() ? ConnectionResult::Kind::DataMissing : r.kind;
             r.data = QObject::tr("missing");
             lines << QObject::tr(
                          "Data: %1 does not exist on %2. Copy your data there (e.g. "
                          "rsync) or correct the folder.")
                          .arg(host.dataDir, host.label);
         } else if (entries.isEmpty()) {
-            r.kind = ConnectionResult::Kind::DataMissing;
+            r.kind = r.ok() ? ConnectionResult::Kind::DataMissing : r.kind;
             r.data = QObject::tr("empty");
             lines << QObject::tr("Data: %1 on %2 is empty.").arg(host.dataDir, host.label);
         } else {

@@ -22,6 +22,7 @@ struct ConnectionResult {
         CliMissing,    ///< exit 127 or "not found" from the remote shell
         Incompatible,  ///< another version, or one without the remote commands
         DataMissing,   ///< the remote data folder is absent or empty
+        SlurmMissing,  ///< a Slurm host without some of Slurm's client tools on PATH
         Failed,        ///< anything else the remote CLI said
     };
     Kind kind = Kind::Failed;
