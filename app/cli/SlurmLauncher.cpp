@@ -60,6 +60,29 @@ using nlohmann::json;
 namespace ampbench::cli {
 namespace {
 
+/// The collector's work and its end: follows the array (collectArray) and records the
+/// exit code and end time in the job file, whatever stopped it.
+int collectToTheEnd(store::Database& db, const std::string& dir, const std::string& job_id,
+                    int64_t id, const slurm::TaskList& list, bool resume,
+                    const std::string& db_path, Job& job) {
+    int code = kRunsFailed;
+    try {
+        code = collectArray(db, dir, job_id, id, list, resume);
+    } catch (const std::exception& e) {
+        say(stderr, "the collector stopped: %s\n", e.what());
+    }
+    job.exit_code = code;
+    job.ended_at = static_cast<int64_t>(std::time(nullptr));
+    try {
+        writeJob(db_path, job);
+    } catch (const JobFileError& e) {
+        say(stderr, "%s\n", e.what());
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    return code;
+}
+
 /// The detached collector: plans, submits, collects. Tells the launcher on `report`
 /// ("planned ID" once the array is submitted, or "failed CODE") and closes it.
 int runCollector(const std::string& db_path, const config::ValidSpec& valid, const LaunchOptions& l,
@@ -197,22 +220,7 @@ int runCollector(const std::string& db_path, const config::ValidSpec& valid, con
         static_cast<long long>(id), analysis::printable(spec.name, false).c_str(), plan.runs.size(),
         job_id.c_str(), db_path.c_str());
     tell("planned " + std::to_string(id));
-    int code = kRunsFailed;
-    try {
-        code = collectArray(*db, dir, job_id, id, list);
-    } catch (const std::exception& e) {
-        say(stderr, "the collector stopped: %s\n", e.what());
-    }
-    job.exit_code = code;
-    job.ended_at = static_cast<int64_t>(std::time(nullptr));
-    try {
-        writeJob(db_path, job);
-    } catch (const JobFileError& e) {
-        say(stderr, "%s\n", e.what());
-    }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    return code;
+    return collectToTheEnd(*db, dir, job_id, id, list, /*resume=*/false, db_path, job);
 }
 
 /// The detached collector of `launch --resume`: takes the job over from the one that
@@ -275,22 +283,7 @@ int runResumedCollector(const std::string& db_path, Job job, int report) {
         static_cast<long long>(id), static_cast<int>(job.pid), static_cast<int>(dead),
         job.scheduler_job.c_str());
     tell("resumed " + std::to_string(id));
-    int code = kRunsFailed;
-    try {
-        code = collectArray(*db, dir, job.scheduler_job, id, list, true);
-    } catch (const std::exception& e) {
-        say(stderr, "the collector stopped: %s\n", e.what());
-    }
-    job.exit_code = code;
-    job.ended_at = static_cast<int64_t>(std::time(nullptr));
-    try {
-        writeJob(db_path, job);
-    } catch (const JobFileError& e) {
-        say(stderr, "%s\n", e.what());
-    }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    return code;
+    return collectToTheEnd(*db, dir, job.scheduler_job, id, list, /*resume=*/true, db_path, job);
 }
 
 class SlurmLauncher final : public Launcher {

@@ -294,13 +294,13 @@ TEST(Verdict, TheFirstFp8CastThatSaturatedIsNamed) {
                         c.step = step;
                         c.kind = run::NumericsKind::Cast;
                         c.name = name;
-                        c.format = std::string(name).find("grad") != std::string::npos ? "e5m2"
-                                                                                       : "e4m3";
+                        c.format =
+                            std::string(name).find("grad") != std::string::npos ? "e5m2" : "e4m3";
                         c.scale = 12.5;
                         // seed 2's fc1 input clips from step 20 on, its gradient at 30.
                         c.saturated = seed == 2 && step >= 20 && c.format == "e4m3" ? 0.021
-                                      : seed == 2 && step == 30                      ? 0.5
-                                                                                     : 0.0;
+                                      : seed == 2 && step == 30                     ? 0.5
+                                                                                    : 0.0;
                         r.numerics.push_back(c);
                     }
                 }
@@ -322,8 +322,7 @@ TEST(Verdict, TheFirstFp8CastThatSaturatedIsNamed) {
                         "of its values clipped"),
               std::string::npos)
         << text;
-    EXPECT_NE(text.find("scale 12.5 (seed 2); 3 of 12 recorded casts saturated"),
-              std::string::npos)
+    EXPECT_NE(text.find("scale 12.5 (seed 2); 3 of 12 recorded casts saturated"), std::string::npos)
         << text;
     EXPECT_NE(text.find("fp8_margin"), std::string::npos) << text;
     for (const auto& f : verdictOf(a, "bf16").reasons) {
