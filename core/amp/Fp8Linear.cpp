@@ -234,7 +234,7 @@ class Fp8LinearFunction : public torch::autograd::Function<Fp8LinearFunction> {
 #endif
 
 Fp8Linears::Fp8Linears(models::Network& model, const config::ArmSpec& arm, c10::Device device)
-    : plan_(planFp8Layers(model)), recipe_(arm.fp8_recipe) {
+    : plan_(planFp8Layers(model)) {
     if (const std::string why = fp8Unavailable(device); !why.empty()) {
         throw std::runtime_error(why);
     }
@@ -246,7 +246,7 @@ Fp8Linears::Fp8Linears(models::Network& model, const config::ArmSpec& arm, c10::
         const auto lin = std::dynamic_pointer_cast<torch::nn::LinearImpl>(named[p.path]);
         auto layer = std::make_unique<Layer>();
         layer->plan = &p;
-        layer->recipe = recipe_;
+        layer->recipe = arm.fp8_recipe;
         layer->counting = &counting_;
         for (int r = 0; r < kRoles; ++r) {
             layer->scaling[r] = Fp8Scaling::make(

@@ -69,7 +69,6 @@ class Fp8Linears : public models::LinearHook {
     std::vector<Fp8LayerPlan> plan_;
     std::vector<std::unique_ptr<Layer>> layers_;
     std::unordered_map<const void*, Layer*> by_weight_;
-    config::Fp8Recipe recipe_;
     bool counting_ = false;
 };
 

@@ -1,6 +1,7 @@
 #include "core/amp/Precision.h"
 
 #include "core/amp/Fp8Linear.h"
+#include "core/config/PlannedArm.h"
 
 namespace ampbench::amp {
 
@@ -80,12 +81,12 @@ class Fp8Format : public amp::Precision {
         : amp::Precision(config::Precision::Fp8, true, at::kBFloat16, device), arm_(arm) {}
     std::string unsupported() const override { return fp8Unavailable(device()); }
     void prepare(models::Network& model) override {
-        if (planFp8Layers(model).empty()) {
+        layers_ = std::make_unique<Fp8Linears>(model, arm_, device());
+        if (layers_->plan().empty()) {
             throw std::runtime_error(
                 "fp8 computes the Linear layers of the built-in models, and this model has "
                 "none it can reach (a model file's layers run inside TorchScript)");
         }
-        layers_ = std::make_unique<Fp8Linears>(model, arm_, device());
         model.setLinearHook(layers_.get());
     }
     std::vector<std::string> startNotes() const override {
@@ -126,10 +127,8 @@ std::unique_ptr<Precision> Precision::make(config::Precision precision, const co
             return std::make_unique<PureFp16Format>(device);
         case config::Precision::Fp8:
             return std::make_unique<Fp8Format>(arm, device);
-        case config::Precision::Amp:  // resolved before: fp16 on CUDA, bf16 elsewhere
-            return std::make_unique<AutocastFormat>(
-                device.is_cuda() ? config::Precision::AmpFp16 : config::Precision::AmpBf16, arm,
-                device);
+        case config::Precision::Amp:  // as planning resolves it on this device
+            return make(config::resolvePrecision(precision, device.is_cuda()), arm, device);
         case config::Precision::Fp32:
             break;
     }

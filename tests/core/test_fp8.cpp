@@ -409,3 +409,36 @@ TEST(Fp8Cuda, AnInputThatIsNotAlignedCastsAsTheAlignedOneDoes) {
     amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
     EXPECT_TRUE(at::equal(net->forward(misaligned), net->forward(aligned)));
 }
+
+// The kernels keep each tensor's scale as Fp8Scaling, the arithmetic the CPU tests
+// check, says: over casts of known amax, with a history of 3 and a margin of 1, each
+// cast's scale is the reference's (the first from its own amax, then delayed).
+TEST(Fp8Cuda, TheKernelsScaleAsTheReferenceArithmeticDoes) {
+    REQUIRE_FP8();
+    auto net = std::make_shared<OneLinearImpl>(256, 256);
+    net->to(test_cuda::kCuda);
+    config::ArmSpec arm{"fp8", Precision::Fp8};
+    arm.fp8_history = 3;
+    arm.fp8_margin = 1;
+    amp::Fp8Linears fp8(*net, arm, test_cuda::kCuda);
+    net->setLinearHook(&fp8);
+    auto ref = amp::Fp8Scaling::make(3, amp::kE4m3Max, 1, c10::kCPU);
+    at::NoGradGuard no_grad;
+    amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
+    int64_t step = 0;
+    for (double amax : {2.0, 8.0, 1.0, 0.5, 0.5, 0.5, 4.0}) {
+        const double want = ref.primed
+                                ? at1(ref.scale)
+                                : at1(amp::scaleFromAmax(one(amax), ref.scale, amp::kE4m3Max, 1));
+        auto x = at::full({64, 256}, amax / 2, at::device(test_cuda::kCuda));
+        x.index_put_({0, 0}, -amax);  // the amax, exactly
+        fp8.countNextStep();
+        net->forward(x);
+        const auto records = fp8.takeCastRecords(++step);
+        ASSERT_FALSE(records.empty());
+        EXPECT_EQ(records[0].name, "fc:input");
+        EXPECT_NEAR(records[0].scale, want, want * 1e-6) << "cast " << step << ", amax " << amax;
+        ref.amax.fill_(amax);
+        ref.push();
+    }
+}
