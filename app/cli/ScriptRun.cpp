@@ -87,12 +87,12 @@ int runScript(const std::string& db_path, const config::ValidSpec& given, const 
     config::ExperimentSpec named = given.spec();
     named.model.name = "script";
     named.model.file = script.string();
-    if (!o.script_args.empty()) {
-        std::string error;
-        std::vector<std::string> words =
-            util::splitWords(named.model.args, error).value_or(std::vector<std::string>{});
-        words.insert(words.end(), o.script_args.begin(), o.script_args.end());
-        named.model.args = util::joinWords(words);
+    std::string split_error;
+    if (auto words = util::splitWords(named.model.args, split_error);
+        words && !o.script_args.empty()) {
+        // Stored arguments that do not split stay as they are: validation names them.
+        words->insert(words->end(), o.script_args.begin(), o.script_args.end());
+        named.model.args = util::joinWords(*words);
     }
     if (!o.python.empty()) {
         named.model.python = o.python;

@@ -166,38 +166,30 @@ run::RunOutcome trainOne(store::Database& db, const Context& c, const train::Pla
         info.accumulation = planned.arm.accumulation;
         info.lr = planned.lr;
         info.env_json = c.env_json;
+        sink.onStart(info);
+        sink.onEvent({0, run::EventKind::Info,
+                      "trained by the script " + util::joinWords(c.argv) +
+                          " (AMPBENCH_PRECISION=" + info.precision +
+                          "; the workbench records what the script reports and does not "
+                          "change its dtypes)",
+                      0.0});
+        ScriptStream reader(r.run_id, sink, who, c.settings.say);
+        ScriptEnd end;
         try {
-            sink.onStart(info);
-            sink.onEvent({0, run::EventKind::Info,
-                          "trained by the script " + util::joinWords(c.argv) +
-                              " (AMPBENCH_PRECISION=" + info.precision +
-                              "; the workbench records what the script reports and does not "
-                              "change its dtypes)",
-                          0.0});
-            ScriptStream reader(r.run_id, sink, who, c.settings.say);
-            ScriptEnd end;
-            try {
-                const Child child = spawn(c.argv, childEnvironment(vars, c.package));
-                end = runChild(child, reader, cancel, c.settings.silence_s);
-            } catch (const std::runtime_error& e) {
-                end.exited = true;
-                end.code = 127;
-                end.stderr_tail = e.what();
-            }
-            if (end.recording_error.empty()) {
-                reader.checkComplete();
-            }
-            outcome = judgeEnd(end, reader, c.settings.silence_s);
-            outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
-            sink.onFinish(outcome);
-        } catch (const std::exception& e) {
-            outcome.status = run::RunStatus::Failed;
-            outcome.failure = run::FailureKind::Recording;
-            outcome.error = e.what();
-            outcome.record_error = e.what();
-            say(c.settings, who + ": " + e.what());
+            const Child child = spawn(c.argv, childEnvironment(vars, c.package));
+            end = runChild(child, reader, cancel, c.settings.silence_s);
+        } catch (const std::runtime_error& e) {
+            end.exited = true;
+            end.code = 127;
+            end.stderr_tail = e.what();
         }
-    } catch (const std::exception& e) {  // the run's row could not be read or taken
+        if (end.recording_error.empty()) {
+            reader.checkComplete();
+        }
+        outcome = judgeEnd(end, reader, c.settings.silence_s);
+        outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
+        sink.onFinish(outcome);
+    } catch (const std::exception& e) {  // the run's row could not be read, taken or recorded
         outcome.status = run::RunStatus::Failed;
         outcome.failure = run::FailureKind::Recording;
         outcome.error = e.what();
