@@ -37,9 +37,14 @@ std::string describeSteps(const std::vector<int64_t>& steps, size_t max_items) {
 
 namespace {
 
-/// A run's device time of one step against its median timed step: {share, device ms,
-/// step ms}, or nothing when it measured none.
-std::optional<std::array<double, 4>> busyOf(const RunData& run) {
+/// A run's device time of one step against its median timed step.
+struct Busy {
+    double share = 0, device_ms = 0, step_ms = 0;
+    bool from_eager_pass = false;  ///< the arm's eager pass alone, not the run itself
+};
+
+/// How busy the run kept the GPU, or nothing when it measured none.
+std::optional<Busy> busyOf(const RunData& run) {
     double device_ms = kUnknown;
     for (const auto& ev : run.events) {
         if (ev.kind == run::EventKind::DeviceBusy && std::isfinite(ev.value) && ev.value > 0) {
@@ -55,8 +60,8 @@ std::optional<std::array<double, 4>> busyOf(const RunData& run) {
                 pass->device_ms > 0 && !pass->step_ms.empty()) {
                 const double step_ms = pass->medianStepMs();
                 if (std::isfinite(step_ms) && step_ms > 0) {
-                    return std::array<double, 4>{std::min(1.0, pass->device_ms / step_ms),
-                                                 pass->device_ms, step_ms, 1.0};
+                    return Busy{std::min(1.0, pass->device_ms / step_ms), pass->device_ms, step_ms,
+                                true};
                 }
             }
         }
@@ -74,13 +79,11 @@ std::optional<std::array<double, 4>> busyOf(const RunData& run) {
     }
     // Event times of a step and of its work alone differ by their noise: a share
     // just above 1 is a device that is never idle.
-    return std::array<double, 4>{std::min(1.0, device_ms / step_ms), device_ms, step_ms, 0.0};
+    return Busy{std::min(1.0, device_ms / step_ms), device_ms, step_ms, false};
 }
 
-}  // namespace
-
-/// The run's FP8 casts that saturated: counted, and the first (earliest step, then
-/// the largest share) kept.
+/// The run's FP8 casts that saturated: counted, and the arm's first (earliest step,
+/// then the largest share) kept.
 void addSaturation(const RunData& run, Health& h) {
     const run::NumericsRecord* first = nullptr;
     for (const auto& r : run.numerics) {
@@ -97,11 +100,13 @@ void addSaturation(const RunData& run, Health& h) {
             first = &r;
         }
     }
-    if (first) {
-        h.fp8_saturated.push_back({run.row.seed, first->step, first->name, first->format,
-                                   first->saturated, first->scale});
+    if (first && (!h.fp8_saturated || first->step < h.fp8_saturated->step)) {
+        h.fp8_saturated = Health::Saturation{run.row.seed,  first->step,      first->name,
+                                             first->format, first->saturated, first->scale};
     }
 }
+
+}  // namespace
 
 Health armHealth(const std::vector<const RunData*>& runs) {
     Health h;
@@ -167,10 +172,10 @@ Health armHealth(const std::vector<const RunData*>& runs) {
         }
         addSaturation(*run, h);
         if (const auto busy = busyOf(*run)) {
-            shares.push_back((*busy)[0]);
-            device.push_back((*busy)[1]);
-            steps.push_back((*busy)[2]);
-            h.busy_from_eager_pass = h.busy_from_eager_pass || (*busy)[3] != 0;
+            shares.push_back(busy->share);
+            device.push_back(busy->device_ms);
+            steps.push_back(busy->step_ms);
+            h.busy_from_eager_pass = h.busy_from_eager_pass || busy->from_eager_pass;
         }
     }
     if (!shares.empty()) {

@@ -2,6 +2,7 @@
 // Numerical and input health of an arm's runs: skipped steps, the loss scale,
 // non-finite values, failures, and how much of the step time went to waiting for data.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,9 +65,9 @@ struct Health {
         double share = 0;    ///< of its values
         double scale = 1;    ///< the scale it was cast with
     };
-    std::vector<Saturation> fp8_saturated;  ///< the first per run, runs in order
-    int64_t saturated_casts = 0;            ///< recorded casts with any value saturated
-    int64_t recorded_casts = 0;             ///< recorded casts, over the arm's runs
+    std::optional<Saturation> fp8_saturated;  ///< the arm's first, over its runs
+    int64_t saturated_casts = 0;              ///< recorded casts with any value saturated
+    int64_t recorded_casts = 0;               ///< recorded casts, over the arm's runs
     /// The share came from the arm's eager pass alone (a fast verdict's packed runs
     /// measure nothing of their own), not from the runs as they trained.
     bool busy_from_eager_pass = false;

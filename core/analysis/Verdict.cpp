@@ -113,12 +113,8 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
                                     {{"where", h.skipped_where}}));
     }
     addOverflowOrigins(v);
-    if (!h.fp8_saturated.empty()) {
-        const auto& first =
-            *std::min_element(h.fp8_saturated.begin(), h.fp8_saturated.end(),
-                              [](const Health::Saturation& a, const Health::Saturation& b) {
-                                  return a.step < b.step;
-                              });
+    if (h.fp8_saturated) {
+        const Health::Saturation& first = *h.fp8_saturated;
         v.reasons.push_back(finding(FindingCode::Fp8Saturation,
                                     {{"step", static_cast<double>(first.step)},
                                      {"share", first.share},

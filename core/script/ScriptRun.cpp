@@ -2,7 +2,6 @@
 #include "core/script/ScriptRun.h"
 
 #include <poll.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include "core/script/ScriptProcess.h"
 #include "core/store/RunRecorder.h"
 #include "core/train/Trainer.h"
+#include "core/util/FileKind.h"
 #include "core/util/Words.h"
 
 extern char** environ;
@@ -226,18 +226,15 @@ std::vector<std::string> commandLine(const config::ModelSpec& model, const std::
 }
 
 std::string scriptFileProblem(const std::string& path) {
-    struct stat st {};
     if (path.empty()) {
         return "no script named";
     }
-    if (::stat(path.c_str(), &st) != 0) {
-        return errno == ENOENT ? "no such file" : std::strerror(errno);
+    const util::FileKind kind = util::fileKind(path);
+    if (kind == util::FileKind::Missing) {
+        return "no such file";
     }
-    if (S_ISDIR(st.st_mode)) {
-        return "is a folder, not a script";
-    }
-    if (!S_ISREG(st.st_mode)) {
-        return "is not a regular file";
+    if (kind != util::FileKind::Regular) {
+        return "is " + util::describeFileKind(kind) + ", not a script";
     }
     if (access(path.c_str(), R_OK) != 0) {
         return "cannot be read (permission denied)";

@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/store/Database.h"
 #include "core/store/StoreError.h"
 
 namespace ampbench::store::schema {
@@ -309,8 +310,9 @@ using Migration = void (*)(sqlite3*, const std::string&);
 constexpr std::array<Migration, 12> kMigrations = {&createV1, &createV2,  &createV3,  &createV4,
                                                    &createV5, &createV6,  &createV7,  &createV8,
                                                    &createV9, &createV10, &createV11, &createV12};
-static_assert(kMigrations.size() == kNewestSchema,
-              "every schema version has its migration, and the newest is kNewestSchema");
+// A file of the newest schema is opened as such: never one migration short of it.
+static_assert(kMigrations.size() == Database::kSchemaVersion,
+              "every schema version has its migration, and Database opens at the newest");
 
 int64_t pragmaInt(sqlite3* db, const std::string& path, const char* sql, const char* what) {
     Statement st(db, path, sql, what);

@@ -72,6 +72,9 @@ std::string modelFileProblem(const config::ExperimentSpec& s) {
     if ((s.model.name != "torchscript" && s.model.name != "script") || s.model.file.empty()) {
         return {};
     }
+    if (s.model.name == "script") {
+        return script::scriptFileProblem(s.model.file);  // what the run's own check says
+    }
     const util::FileKind kind = util::fileKind(s.model.file);
     if (kind == util::FileKind::Regular) {
         return {};
@@ -79,8 +82,7 @@ std::string modelFileProblem(const config::ExperimentSpec& s) {
     if (kind == util::FileKind::Missing) {
         return "no such file";
     }
-    return "is " + util::describeFileKind(kind) + ", not a " +
-           (s.model.name == "script" ? "script" : "model file");
+    return "is " + util::describeFileKind(kind) + ", not a model file";
 }
 
 std::vector<config::FieldError> toFieldErrors(const train::SetupReport& report) {

@@ -13,10 +13,6 @@ namespace ampbench::store::schema {
 /// PRAGMA application_id of every workbench database: "AMPB" in ASCII.
 constexpr int32_t kApplicationId = 0x414D5042;
 
-/// The newest schema version, the one migrate() reaches with its last migration
-/// (Database::kSchemaVersion must be it: Database.cpp checks).
-constexpr int kNewestSchema = 12;
-
 /// How long a connection waits for another one's lock before giving up.
 constexpr int kBusyTimeoutMs = 5000;
 
