@@ -423,13 +423,16 @@ void PlotPanel::fitAxisLabels() {
         const QFontMetrics ticks(xAxis->tickLabelFont());
         const double perKey = rect.width() / std::max(1e-9, xAxis->range().size());
         const int column = std::max(24, static_cast<int>(perKey) - 8);
-        categoryTicker_->clear();
-        for (const auto& [key, whole] : categoryTicks_) {
-            QStringList lines = whole.split('\n');
-            for (QString& line : lines) {
-                line = ticks.elidedText(line, Qt::ElideMiddle, column);
+        if (column != categoryColumn_) {  // a hover's replot keeps the labels as they are
+            categoryColumn_ = column;
+            categoryTicker_->clear();
+            for (const auto& [key, whole] : categoryTicks_) {
+                QStringList lines = whole.split('\n');
+                for (QString& line : lines) {
+                    line = ticks.elidedText(line, Qt::ElideMiddle, column);
+                }
+                categoryTicker_->addTick(key, lines.join('\n'));
             }
-            categoryTicker_->addTick(key, lines.join('\n'));
         }
     }
     for (QCPAxis* axis : {xAxis, yAxis, yAxis2}) {
@@ -455,6 +458,7 @@ void PlotPanel::fitAxisLabels() {
 
 void PlotPanel::setCategoryTicks(const QVector<QPair<double, QString>>& ticks) {
     categoryTicks_ = ticks;
+    categoryColumn_ = -1;  // fitted afresh at the next replot
     categoryTicker_.reset(new QCPAxisTickerText);
     for (const auto& [key, whole] : ticks) {
         categoryTicker_->addTick(key, whole);  // fitted to the columns before they show

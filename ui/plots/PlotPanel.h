@@ -183,6 +183,7 @@ class PlotPanel : public QCustomPlot {
     QHash<QCPAxis*, QString> fittedLabels_;  // as this panel last showed them
     QSize labelsFittedTo_;
     QVector<QPair<double, QString>> categoryTicks_;  // whole, as setCategoryTicks had them
+    int categoryColumn_ = -1;                        // the column width they were fitted to
     QSharedPointer<QCPAxisTickerText> categoryTicker_;
 };
 
