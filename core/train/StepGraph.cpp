@@ -9,6 +9,7 @@
 
 #if defined(AMPBENCH_WITH_CUDA) && TORCH_VERSION_MAJOR >= 2
 #define AMPBENCH_GRAPHS 1
+#include <ATen/Functions.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -50,6 +51,38 @@ class Exclusive {
   private:
     int held_;
 };
+
+/// LibTorch takes the default CUDA generator out of capture mode only after CUDA has
+/// ended a capture without error; a capture CUDA refused (a host sync in the step, an
+/// operation graphs cannot hold) leaves it there, and every later random operation of
+/// the process (dropout, a CUDA randn) then fails with "Offset increment outside graph
+/// capture". A capture of one small operation, ended properly, takes it out again.
+void endGeneratorCapture() {
+    try {
+        at::Tensor t = at::zeros(
+            {1}, at::TensorOptions().device(c10::Device(c10::kCUDA, c10::cuda::current_device())));
+        c10::cuda::getCurrentCUDAStream().synchronize();
+        at::cuda::CUDAGraph repair;
+        repair.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+        t.add_(1);
+        repair.capture_end();
+        c10::cuda::getCurrentCUDAStream().synchronize();
+    } catch (...) {
+        // Nothing more can be done here; the run goes on eagerly and says why.
+    }
+}
+
+/// Ends a capture whose body threw: where CUDA refuses to end it, the generator is
+/// taken out of capture mode as above.
+void endRefusedCapture(std::unique_ptr<at::cuda::CUDAGraph> graph) {
+    try {
+        graph->capture_end();
+        return;
+    } catch (...) {
+    }
+    graph.reset();
+    endGeneratorCapture();
+}
 
 /// The stream of graphs made where the current stream is the default one (which
 /// cannot capture): one for the process (see the class comment).
@@ -149,13 +182,16 @@ void StepGraph::capture(const std::function<void()>& body) {
     try {
         body();
     } catch (...) {
-        try {
-            graph->capture_end();
-        } catch (...) {
-        }
+        endRefusedCapture(std::move(graph));
         throw;
     }
-    graph->capture_end();
+    try {
+        graph->capture_end();
+    } catch (...) {
+        graph.reset();
+        endGeneratorCapture();
+        throw;
+    }
     c10::cuda::getCurrentCUDAStream().synchronize();
     impl_->graph = std::move(graph);
 #else

@@ -182,22 +182,27 @@ TEST_F(FastVerdict, OnCudaEachArmIsTimedAloneAndTheRunsTrainPackedInGraphs) {
     }
 }
 
-TEST_F(FastVerdict, AStepThatCannotBeCapturedTrainsEagerlyAndSaysWhy) {
-    REQUIRE_CUDA();
-    // A model that reads a value back to the host in its forward: no graph holds that.
+/// A model file that reads a value back to the host in its forward (no graph holds
+/// that), with dropout after it where `dropout` is set.
+static std::string syncingModel(const std::string& path, bool dropout) {
     torch::manual_seed(3);
     torch::jit::Module m("__torch__.Syncing");
     m.register_attribute("training", c10::BoolType::get(), true);
     m.register_parameter("w1", (at::randn({32, 64}) * 0.1).requires_grad_(), false);
     m.register_parameter("w2", (at::randn({10, 32}) * 0.1).requires_grad_(), false);
-    m.define(
-        "def forward(self, x):\n"
-        "    h = torch.relu(torch.matmul(x.flatten(1), self.w1.t()))\n"
-        "    if bool(h.sum() < -1.0e30):\n"
-        "        h = h * 0.0\n"
-        "    return torch.matmul(h, self.w2.t())\n");
-    const std::string path = file("syncing.pt");
+    m.define(std::string("def forward(self, x):\n"
+                         "    h = torch.relu(torch.matmul(x.flatten(1), self.w1.t()))\n"
+                         "    if bool(h.sum() < -1.0e30):\n"
+                         "        h = h * 0.0\n") +
+             (dropout ? "    h = torch.dropout(h, 0.2, self.training)\n" : "") +
+             "    return torch.matmul(h, self.w2.t())\n");
     m.save(path);
+    return path;
+}
+
+TEST_F(FastVerdict, AStepThatCannotBeCapturedTrainsEagerlyAndSaysWhy) {
+    REQUIRE_CUDA();
+    const std::string path = syncingModel(file("syncing.pt"), false);
     config::ExperimentSpec spec = test_cuda::cudaSpec(32, 20, config::Precision::Fp32);
     spec.model.name = "torchscript";
     spec.model.file = path;
@@ -218,4 +223,23 @@ TEST_F(FastVerdict, AStepThatCannotBeCapturedTrainsEagerlyAndSaysWhy) {
                   e.message.find("could not be captured as a CUDA graph") != std::string::npos);
     }
     EXPECT_TRUE(warned);
+}
+
+TEST_F(FastVerdict, AfterAStepThatCouldNotBeCapturedRandomOperationsStillWork) {
+    REQUIRE_CUDA();
+    // CUDA refuses the capture; the eager steps after it draw dropout masks, and so
+    // does the process afterwards: the generator must have left capture mode.
+    config::ExperimentSpec spec = test_cuda::cudaSpec(32, 20, config::Precision::Fp32);
+    spec.model.name = "torchscript";
+    spec.model.file = syncingModel(file("syncing-dropout.pt"), true);
+    spec.data.name = "synthetic-images";
+    spec.data.channels = 1;
+    spec.data.height = spec.data.width = 8;
+    spec.arms[0].cuda_graph = true;
+    Events seen;
+    run::CancelToken cancel;
+    const auto out = train::trainRun(spec, 0, 1, seen, cancel, {});
+    ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+    EXPECT_EQ(seen.steps, 20);
+    EXPECT_NO_THROW(at::randn({64}, at::TensorOptions().device(at::kCUDA)).sum().item<float>());
 }
