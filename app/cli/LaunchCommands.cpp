@@ -114,8 +114,7 @@ int runJob(const std::string& db_path, const config::ValidSpec& valid,
     };
     int index = 0;
     hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
-        progress->beginRun(index++, run.arm, run.seed, run.planned_steps);
-        return progress.get();
+        return progress->beginRun(index++, run.arm, run.seed, run.planned_steps);
     };
     train::ExperimentResult result;
     int code = kOk;

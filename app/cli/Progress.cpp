@@ -6,31 +6,63 @@
 namespace ampbench::cli {
 using Clock = std::chrono::steady_clock;
 
+/// One run's lines.
+class Progress::Run : public run::TrainObserver {
+  public:
+    Run(int index, int run_count, const std::string& arm, uint64_t seed, int64_t planned,
+        bool terminal, bool quiet)
+        : index_(index),
+          run_count_(run_count),
+          arm_(arm),
+          seed_(seed),
+          planned_(planned),
+          terminal_(terminal),
+          quiet_(quiet),
+          run_start_(Clock::now()),
+          last_draw_(run_start_) {}
+    void onStep(const run::StepRecord& step) override;
+    void onEval(const run::EvalRecord& eval) override;
+    void onEvent(const run::EventRecord& event) override;
+    void onFinish(const run::RunOutcome& outcome) override;
+
+  private:
+    void draw(bool force);
+
+    const int index_;
+    const int run_count_;
+    const std::string arm_;
+    const uint64_t seed_;
+    const int64_t planned_;
+    const bool terminal_;
+    const bool quiet_;
+    int64_t step_ = 0;
+    double loss_ = 0;
+    Clock::time_point run_start_, last_draw_;
+};
+
 Progress::Progress(int run_count, bool terminal, bool quiet)
     : run_count_(run_count), terminal_(terminal), quiet_(quiet) {}
 
-void Progress::beginRun(int index, const std::string& arm, uint64_t seed, int64_t planned) {
-    index_ = index;
-    arm_ = arm;
-    seed_ = seed;
-    planned_ = planned;
-    step_ = 0;
-    last_acc_ = -1;
-    run_start_ = last_draw_ = Clock::now();
+Progress::~Progress() = default;
+
+run::TrainObserver* Progress::beginRun(int index, const std::string& arm, uint64_t seed,
+                                       int64_t planned) {
+    runs_.push_back(
+        std::make_unique<Run>(index, run_count_, arm, seed, planned, terminal_, quiet_));
     if (!quiet_ && !terminal_) {
-        say(stderr, "[run %d/%d] %s seed %llu: %lld optimizer steps\n", index_ + 1, run_count_,
-            arm_.c_str(), static_cast<unsigned long long>(seed_), static_cast<long long>(planned_));
+        say(stderr, "[run %d/%d] %s seed %llu: %lld optimizer steps\n", index + 1, run_count_,
+            arm.c_str(), static_cast<unsigned long long>(seed), static_cast<long long>(planned));
     }
+    return runs_.back().get();
 }
 
-void Progress::onStep(const run::StepRecord& step) {
+void Progress::Run::onStep(const run::StepRecord& step) {
     step_ = step.step;
     loss_ = step.loss;
     draw(false);
 }
 
-void Progress::onEval(const run::EvalRecord& eval) {
-    last_acc_ = eval.val_accuracy;
+void Progress::Run::onEval(const run::EvalRecord& eval) {
     if (!quiet_ && !terminal_) {
         say(stderr, "[run %d/%d] %s step %lld: val loss %.4f, val acc %.2f%%\n", index_ + 1,
             run_count_, arm_.c_str(), static_cast<long long>(eval.step), eval.val_loss,
@@ -38,7 +70,7 @@ void Progress::onEval(const run::EvalRecord& eval) {
     }
 }
 
-void Progress::onEvent(const run::EventRecord& event) {
+void Progress::Run::onEvent(const run::EventRecord& event) {
     if (quiet_ || event.kind == run::EventKind::SkippedStep || event.kind == run::EventKind::Info ||
         event.kind == run::EventKind::AloneTiming) {
         return;
@@ -50,7 +82,7 @@ void Progress::onEvent(const run::EventRecord& event) {
         run::toString(event.kind).c_str(), event.message.c_str());
 }
 
-void Progress::onFinish(const run::RunOutcome& outcome) {
+void Progress::Run::onFinish(const run::RunOutcome& outcome) {
     if (quiet_) {
         return;
     }
@@ -64,7 +96,7 @@ void Progress::onFinish(const run::RunOutcome& outcome) {
         outcome.error.c_str());
 }
 
-void Progress::draw(bool force) {
+void Progress::Run::draw(bool force) {
     if (quiet_) {
         return;
     }

@@ -267,8 +267,7 @@ int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const 
     };
     int index = 0;
     hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
-        progress->beginRun(index++, run.arm, run.seed, run.planned_steps);
-        return progress.get();
+        return progress->beginRun(index++, run.arm, run.seed, run.planned_steps);
     };
     hooks.finished = [&](const train::PlannedRun& run, const run::RunOutcome& outcome) {
         if (!outcome.record_error.empty()) {

@@ -163,8 +163,7 @@ int runScript(const std::string& db_path, const config::ValidSpec& given, const 
                                               isatty(STDERR_FILENO) != 0, o.quiet);
     };
     hooks.starting = [&](const train::PlannedRun& r) -> run::TrainObserver* {
-        progress->beginRun(index++, r.arm, r.seed, r.planned_steps);
-        return progress.get();
+        return progress->beginRun(index++, r.arm, r.seed, r.planned_steps);
     };
     hooks.finished = [&](const train::PlannedRun&, const run::RunOutcome& outcome) {
         failed = failed || outcome.status != run::RunStatus::Finished;
