@@ -168,7 +168,10 @@ void printWarnings(const config::ExperimentSpec& spec) {
 }  // namespace
 
 int preflight(const config::ExperimentSpec& spec, std::string& device, bool quiet) {
+    const auto t0 = std::chrono::steady_clock::now();
     const train::SetupReport report = train::checkSetup(spec);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!report.ok()) {
         say(stderr, "cannot train this spec (nothing was run):\n");
         for (const auto& p : report.problems) {
@@ -181,7 +184,8 @@ int preflight(const config::ExperimentSpec& spec, std::string& device, bool quie
         say(stderr, "warning: %s\n", analysis::printable(w, false).c_str());
     }
     if (!quiet) {
-        say(stderr, "%s\n", analysis::printable(report.summary(), false).c_str());
+        say(stderr, "%s (set-up checked in %.1f s)\n",
+            analysis::printable(report.summary(), false).c_str(), took);
     }
     device = report.device;
     return kOk;

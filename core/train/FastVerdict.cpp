@@ -1,6 +1,7 @@
 #include "core/train/private/FastVerdict.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -52,8 +53,10 @@ std::string passText(const config::ArmSpec& arm, const AlonePass& p) {
     const double ms = p.timing.medianStepMs();
     char step[32];
     std::snprintf(step, sizeof step, "%.3g ms", ms);
+    char took[32];
+    std::snprintf(took, sizeof took, " (%.1f s)", p.wall_s);
     std::string text = "arm '" + arm.name + "' alone, " + p.timing.mode + ": median step " + step +
-                       ", peak " + util::formatBytes(p.timing.peak_allocated);
+                       ", peak " + util::formatBytes(p.timing.peak_allocated) + took;
     if (p.timing.mode == "graph" && !p.captured) {
         text += " (its step could not be captured: it trains eagerly)";
     }
@@ -101,8 +104,11 @@ std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec,
             o.opening_events = {};
             o.parameters_out = nullptr;
             StepGraph::releasePools();  // the pass's reserved memory is its own
+            const auto t0 = std::chrono::steady_clock::now();
             const run::RunOutcome r =
                 trainRun(t, static_cast<int>(i), spec.seeds.front(), collector, cancel, o);
+            pass.wall_s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             pass.ok = r.status == run::RunStatus::Finished;
             pass.captured = graph && pass.ok && !collector.fellBack();
             pass.error = r.error.empty() ? run::toString(r.status) : r.error;
@@ -173,9 +179,15 @@ config::ExperimentSpec fastVerdictSpec(const config::ExperimentSpec& spec,
             }
             return t.empty() ? std::string("none") : t;
         };
+        double passes_s = 0;
+        for (const auto& p : passes) {
+            passes_s += p.wall_s;
+        }
+        char took[64];
+        std::snprintf(took, sizeof took, "; timing the arms alone took %.1f s", passes_s);
         note("fast verdict: " + std::to_string(runs) + " runs, " +
              std::to_string(out.runs_per_gpu) + " at a time per GPU" + why + "; CUDA graphs for " +
-             list(graphed) + "; eager for " + list(eager));
+             list(graphed) + "; eager for " + list(eager) + took);
     }
     return out;
 }

@@ -22,6 +22,7 @@ struct AlonePass {
     bool ok = false;        ///< the pass trained to its end
     bool captured = false;  ///< graph mode: the step was captured (no eager fallback)
     std::string error;      ///< why it did not, when it did not
+    double wall_s = 0;      ///< the pass's wall time, its set-up included
 };
 
 /// Each arm that trains on one GPU, alone on the device: a short pass in eager mode
@@ -33,7 +34,8 @@ std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec,
 
 /// The spec the fast verdict's runs train with: arms whose graph pass was captured
 /// get cuda_graph, and runs_per_gpu packs the runs over the GPUs as far as the
-/// largest pass's reserved memory lets them (85 % of the device). `note` says so.
+/// largest pass's reserved memory lets them (85 % of the device). `note` says so,
+/// with the time the passes took.
 config::ExperimentSpec fastVerdictSpec(const config::ExperimentSpec& spec,
                                        const std::vector<AlonePass>& passes, int gpus,
                                        const std::function<void(const std::string&)>& note);
