@@ -97,7 +97,9 @@
 #             (with VERDICT_REFERENCE=1) the PyTorch script bench/recipe.py (its 9 runs
 #             one after another). Prints the table of wall times, ratios and each
 #             database's verdict lines (show -e 1); the databases go to $OUT.
-#             VERDICT_PARTS picks some of "checks sequential packed graphs fast".
+#             VERDICT_PARTS picks some of "checks sequential packed graphs fast packing"
+#             (packing, not in the default: one fp32 graph run alone against nine packed,
+#             and the nine graph runs three at a time and without their evaluations).
 #   help      print this text.
 #
 # Environment:
@@ -301,6 +303,24 @@ PY
     [[ $PARTS == *" packed "* ]] && timed packed "$OUT/packed.db" --config "$OUT/recipe-packed.json"
     [[ $PARTS == *" graphs "* ]] && timed packed-graphs "$OUT/packed-graphs.db" --config "$OUT/recipe-packed-graphs.json"
     [[ $PARTS == *" fast "* ]] && timed fast-verdict "$OUT/fast.db" --preset fashion-mnist-recipe --fast-verdict
+    if [[ $PARTS == *" packing "* ]]; then
+        # How far packing pays for this model: one fp32 graph run alone against nine
+        # packed, and the recipe's nine graph runs three and nine at a time, with and
+        # without their evaluations.
+        python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+spec = json.load(open(f"{out}/recipe-packed-graphs.json"))
+one = dict(spec, seeds=[1], arms=[spec["arms"][0]], runs_per_gpu=1)
+json.dump(one, open(f"{out}/fp32-alone.json", "w"))
+json.dump(dict(one, seeds=list(range(1, 10)), runs_per_gpu=9), open(f"{out}/fp32-x9.json", "w"))
+json.dump(dict(spec, runs_per_gpu=3), open(f"{out}/graphs-3.json", "w"))
+json.dump(dict(spec, eval_interval=0), open(f"{out}/graphs-9-noeval.json", "w"))
+PY
+        for cell in fp32-alone fp32-x9 graphs-3 graphs-9-noeval; do
+            timed "$cell" "$OUT/$cell.db" --config "$OUT/$cell.json"
+        done
+    fi
     if [[ ${VERDICT_REFERENCE:-0} == 1 ]]; then
         t=$(date +%s.%N)
         python3 bench/recipe.py --data "$AMPBENCH_FASHION_MNIST" > "$OUT/reference.txt" 2>&1 || echo "(reference: exit $?)"
