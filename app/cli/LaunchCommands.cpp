@@ -35,6 +35,7 @@
 #include "cli/JobFiles.h"
 #include "cli/Launcher.h"
 #include "cli/Progress.h"
+#include "cli/ScriptRun.h"
 #include "cli/Slurm.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
@@ -52,10 +53,12 @@ using nlohmann::json;
 namespace ampbench::cli {
 namespace {
 
-/// The detached job: trains `spec` into the database with its output in the log.
-/// Tells the launcher on `report` ("planned ID" or "failed CODE") and closes it.
+/// The detached job: trains `spec` into the database with its output in the log, with
+/// the built-in trainer or, given `script` (checked by prepareScript), the user's
+/// training script. Tells the launcher on `report` ("planned ID" or "failed CODE") and
+/// closes it.
 int runJob(const std::string& db_path, const config::ValidSpec& valid,
-           const std::string& pending_log, int report) {
+           const std::string& pending_log, int report, const script::ScriptSettings* script) {
     const config::ExperimentSpec& spec = valid.spec();
     auto fail = [&](int code) {
         if (report >= 0) {
@@ -66,7 +69,9 @@ int runJob(const std::string& db_path, const config::ValidSpec& valid,
         return code;
     };
     std::string device;
-    if (int code = preflight(spec, device, false); code != kOk) {
+    if (script) {
+        device = script->device;  // the script, its interpreter and the device: checked
+    } else if (int code = preflight(spec, device, false); code != kOk) {
         return fail(code);
     }
     std::unique_ptr<store::Database> db;
@@ -101,10 +106,10 @@ int runJob(const std::string& db_path, const config::ValidSpec& valid,
         } catch (const JobFileError& e) {
             say(stderr, "%s\n", e.what());
         }
-        say(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
+        say(stderr, "experiment %lld '%s': %zu runs on %s%s, recording to %s\n",
             static_cast<long long>(plan.experiment_id),
             analysis::printable(spec.name, false).c_str(), plan.runs.size(), device.c_str(),
-            db_path.c_str());
+            script ? packingText(spec, *script).c_str() : "", db_path.c_str());
         progress = std::make_unique<Progress>(static_cast<int>(plan.runs.size()), false, false);
         if (report >= 0) {
             writeAll(report, "planned " + std::to_string(plan.experiment_id) + "\n");
@@ -116,11 +121,19 @@ int runJob(const std::string& db_path, const config::ValidSpec& valid,
     hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
         return progress->beginRun(index++, run.arm, run.seed, run.planned_steps);
     };
+    // A killed script ends its run interrupted, not failed: the job did not succeed.
+    bool unfinished = false;
+    hooks.finished = [&](const train::PlannedRun&, const run::RunOutcome& outcome) {
+        unfinished = unfinished || outcome.status != run::RunStatus::Finished;
+    };
     train::ExperimentResult result;
     int code = kOk;
     try {
-        result = train::runExperiment(*db, valid, cancel, hooks);
-        code = cancel.cancelled() ? kCancelled : result.any_failed ? kRunsFailed : kOk;
+        result = script ? script::runScriptExperiment(*db, valid, cancel, hooks, *script)
+                        : train::runExperiment(*db, valid, cancel, hooks);
+        code = cancel.cancelled()                ? kCancelled
+               : result.any_failed || unfinished ? kRunsFailed
+                                                 : kOk;
     } catch (const store::StoreError& e) {
         say(stderr, "%s\n", e.what());
         code = kStoreError;
@@ -200,6 +213,11 @@ json runJson(const store::RunRow& r, bool job_dead) {
 
 namespace {
 
+/// Starts the detached job on this machine; with `script` the user's training script
+/// trains the runs (LocalLauncher's launch for a spec whose model is "script").
+int launchHere(const std::string& db_path, const config::ValidSpec& valid, const LaunchOptions& l,
+               const script::ScriptSettings* script);
+
 /// This machine: the experiment trains in one detached process (setsid, double fork).
 class LocalLauncher final : public Launcher {
   public:
@@ -262,11 +280,34 @@ int commandLaunch(const std::string& db_path, RunOverrides o, const LaunchOption
         say(stderr, "warning: %s\n",
             analysis::printable(config::describe(w, spec.arms), false).c_str());
     }
+    if (!o.script.empty() || spec.model.name == "script") {  // the script is the model
+        if (l.slurm) {
+            say(stderr,
+                "launch --slurm: a training script does not run as a Slurm task; `launch "
+                "--script` trains it detached on this machine (on a cluster, inside an "
+                "allocation such as salloc's), and `run --script` in the foreground; nothing "
+                "was submitted\n");
+            return kUsage;
+        }
+        std::optional<config::ValidSpec> prepared;
+        script::ScriptSettings settings;
+        if (const int code = prepareScript(*valid, o, prepared, settings); code != kOk) {
+            return code;
+        }
+        return launchHere(db_path, *prepared, l, &settings);
+    }
     return (l.slurm ? makeSlurmLauncher() : makeLocalLauncher())->launch(db_path, *valid, l);
 }
 
 int LocalLauncher::launch(const std::string& db_path, const config::ValidSpec& valid,
                           const LaunchOptions& l) {
+    return launchHere(db_path, valid, l, nullptr);
+}
+
+namespace {
+
+int launchHere(const std::string& db_path, const config::ValidSpec& valid, const LaunchOptions& l,
+               const script::ScriptSettings* script) {
     try {
         store::Database::open(db_path);  // a file we cannot write fails here, not in the log
     } catch (const store::StoreError& e) {
@@ -303,7 +344,7 @@ int LocalLauncher::launch(const std::string& db_path, const config::ValidSpec& v
         log,
         [&](int report) {
             writeAll(report, "pid " + std::to_string(::getpid()) + "\n");
-            return runJob(db_path, valid, pending, report);
+            return runJob(db_path, valid, pending, report, script);
         },
         l.wait_s, [&](const std::string& said) { return !verdictOf(said).empty(); });
     if (!start.started) {
@@ -360,6 +401,8 @@ int LocalLauncher::launch(const std::string& db_path, const config::ValidSpec& v
     fs::remove(pending, ec);
     return code == kOk ? kRunsFailed : code;
 }
+
+}  // namespace
 
 int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_json) {
     std::unique_ptr<store::Database> db;

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
 #include "core/data/DataError.h"
+#include "core/parallel/Machine.h"
 #include "core/probe/Environment.h"
 #include "core/script/ScriptRun.h"
 #include "core/store/Database.h"
@@ -51,6 +53,24 @@ bool checkInterpreter(const std::string& python, const std::string& package) {
     return false;
 }
 
+}  // namespace
+
+std::string packingText(const config::ExperimentSpec& spec,
+                        const script::ScriptSettings& settings) {
+    const int gpus = script::packedGpus(spec, settings.device, settings.gpus);
+    if (gpus == 0) {
+        return {};
+    }
+    const int at_once = gpus * std::max(1, spec.runs_per_gpu);
+    if (settings.device.rfind("cuda", 0) != 0) {
+        return ", " + std::to_string(at_once) + " at a time (runs_per_gpu)";
+    }
+    return ", " + std::to_string(at_once) + " at a time (" + std::to_string(gpus) + " GPU" +
+           (gpus == 1 ? "" : "s") + " × runs_per_gpu " + std::to_string(spec.runs_per_gpu) + ")";
+}
+
+namespace {
+
 /// The table and each arm's verdict, as `run` prints them.
 void printResult(store::Database& db, const config::ExperimentSpec& spec,
                  const train::ExperimentPlan& plan, const std::string& device,
@@ -64,9 +84,8 @@ void printResult(store::Database& db, const config::ExperimentSpec& spec,
 
 }  // namespace
 
-int runScript(const std::string& db_path, const config::ValidSpec& given, const RunOverrides& o,
-              std::FILE* stream) {
-    const auto t0 = Clock::now();
+int prepareScript(const config::ValidSpec& given, const RunOverrides& o,
+                  std::optional<config::ValidSpec>& out, script::ScriptSettings& settings) {
     for (size_t i = 0; i < given.spec().arms.size(); ++i) {
         const config::ArmSpec& arm = given.spec().arms[i];
         if (arm.ranks > 1) {
@@ -101,9 +120,11 @@ int runScript(const std::string& db_path, const config::ValidSpec& given, const 
         named.name = fs::path(script_path).filename().string();
     }
     std::vector<config::FieldError> errors;
-    std::optional<config::ValidSpec> renamed = config::ValidSpec::check(named, errors);
-    const config::ValidSpec& valid = renamed ? *renamed : given;
-    const config::ExperimentSpec& spec = valid.spec();
+    out = config::ValidSpec::check(named, errors);
+    if (!out) {
+        out = given;
+    }
+    const config::ExperimentSpec& spec = out->spec();
     if (const std::string problem = script::scriptFileProblem(script_path); !problem.empty()) {
         say(stderr, "--script %s: %s (nothing was run)\n",
             analysis::printable(script_path, false).c_str(), problem.c_str());
@@ -113,7 +134,6 @@ int runScript(const std::string& db_path, const config::ValidSpec& given, const 
         say(stderr, "--script-silence %g: seconds from 0 (never) up\n", o.script_silence_s);
         return kUsage;
     }
-    script::ScriptSettings settings;
     settings.python = script::interpreterFor(spec.model, o.python);
     settings.silence_s = o.script_silence_s;
     settings.package = script::pythonPackageDir();
@@ -127,6 +147,20 @@ int runScript(const std::string& db_path, const config::ValidSpec& given, const 
         say(stderr, "device: %s (nothing was run)\n", e.what());
         return kUsage;
     }
+    settings.gpus = settings.device.rfind("cuda", 0) == 0 ? parallel::rankCapacity(true).gpus : 0;
+    return kOk;
+}
+
+int runScript(const std::string& db_path, const config::ValidSpec& given, const RunOverrides& o,
+              std::FILE* stream) {
+    const auto t0 = Clock::now();
+    std::optional<config::ValidSpec> prepared;
+    script::ScriptSettings settings;
+    if (const int code = prepareScript(given, o, prepared, settings); code != kOk) {
+        return code;
+    }
+    const config::ValidSpec& valid = *prepared;
+    const config::ExperimentSpec& spec = valid.spec();
     const std::string& device = settings.device;
     std::unique_ptr<store::Database> db;
     try {
@@ -150,13 +184,13 @@ int runScript(const std::string& db_path, const config::ValidSpec& given, const 
             streamer->planned(settings.environment_json, plan.experiment_id);
         }
         if (!o.quiet) {
-            say(stderr, "experiment %lld '%s': %zu runs of %s on %s, recording to %s\n",
+            say(stderr, "experiment %lld '%s': %zu runs of %s on %s%s, recording to %s\n",
                 static_cast<long long>(plan.experiment_id),
                 analysis::printable(spec.name, false).c_str(), plan.runs.size(),
                 analysis::printable(
                     util::joinWords(script::commandLine(spec.model, settings.python)), false)
                     .c_str(),
-                device.c_str(), db_path.c_str());
+                device.c_str(), packingText(spec, settings).c_str(), db_path.c_str());
         }
         interrupt = std::make_unique<InterruptScope>(cancel);
         progress = std::make_unique<Progress>(static_cast<int>(plan.runs.size()),

@@ -103,6 +103,9 @@ const std::vector<SpecFlag>& specFlags() {
         {"--warmup", "warmup_steps"},
         {"--eval-interval", "eval_interval"},
         {"--eval-batches", "eval_batches"},
+        {"--runs-per-gpu", "runs_per_gpu",
+         "runs one GPU trains at once (CUDA; a --script experiment on the CPU runs that many "
+         "scripts at once); above 1 each run that shared its device says so"},
     };
     return flags;
 }

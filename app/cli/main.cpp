@@ -105,6 +105,34 @@ struct Command {
     std::function<int(const std::string& db)> run;
 };
 
+/// --script and its flags, shared by `run` and `launch`: the user's own training script
+/// as the model (app/cli/ScriptRun.cpp).
+void addScriptOptions(CLI::App* cmd, cli::RunOverrides& ro) {
+    auto* script = cmd->add_option("--script", ro.script,
+                                   "your own Python training script, run once per arm and seed "
+                                   "with the arm's settings in AMPBENCH_* variables; it records "
+                                   "through the ampbench package (README: Your own training "
+                                   "script)");
+    cmd->add_option("--script-arg", ro.script_args,
+                    "an argument for the script, in order; repeat it (--script-arg=--epochs "
+                    "--script-arg=3 for one that starts with -)")
+        ->needs(script)
+        ->allow_extra_args(false);
+    cmd->add_option("--python", ro.python,
+                    "the Python interpreter for --script (default: $AMPBENCH_PYTHON, else python3)")
+        ->needs(script);
+    cmd->add_option("--script-silence", ro.script_silence_s,
+                    "seconds a script may go without recording before it is stopped and its run "
+                    "failed (default 900; 0: never)")
+        ->needs(script)
+        ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
+    for (const char* built_in : {"--model", "--save-weights"}) {
+        if (auto* opt = cmd->get_option_no_throw(built_in)) {
+            script->excludes(opt);
+        }
+    }
+}
+
 Command addRun(CLI::App& app) {
     auto options = std::make_shared<cli::RunOverrides>();
     cli::RunOverrides& ro = *options;
@@ -119,29 +147,7 @@ Command addRun(CLI::App& app) {
     run->add_flag("--stream", ro.stream,
                   "also write the record stream (newline-delimited JSON) on stdout as rows are "
                   "recorded, for `ingest` on another machine; human output goes to stderr");
-    auto* script = run->add_option("--script", ro.script,
-                                   "your own Python training script, run once per arm and seed "
-                                   "with the arm's settings in AMPBENCH_* variables; it records "
-                                   "through the ampbench package (README: Your own training "
-                                   "script)");
-    run->add_option("--script-arg", ro.script_args,
-                    "an argument for the script, in order; repeat it (--script-arg=--epochs "
-                    "--script-arg=3 for one that starts with -)")
-        ->needs(script)
-        ->allow_extra_args(false);
-    run->add_option("--python", ro.python,
-                    "the Python interpreter for --script (default: $AMPBENCH_PYTHON, else python3)")
-        ->needs(script);
-    run->add_option("--script-silence", ro.script_silence_s,
-                    "seconds a script may go without recording before it is stopped and its run "
-                    "failed (default 900; 0: never)")
-        ->needs(script)
-        ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
-    for (const char* built_in : {"--model", "--save-weights"}) {
-        if (auto* opt = run->get_option_no_throw(built_in)) {
-            script->excludes(opt);
-        }
-    }
+    addScriptOptions(run, ro);
     return {run, [options](const std::string& db) { return cli::commandRun(db, *options); }};
 }
 
@@ -155,6 +161,7 @@ Command addLaunch(CLI::App& app) {
         "start an experiment detached on this machine (it keeps training when the terminal or "
         "SSH session ends); prints one JSON line with the experiment id, pid and log");
     addSpecOptions(launch, lo);
+    addScriptOptions(launch, lo);
     launch->add_flag("--config-stdin", launch_options.config_stdin,
                      "read the experiment spec as JSON from stdin");
     launch
@@ -163,7 +170,8 @@ Command addLaunch(CLI::App& app) {
                      "most 7 days)")
         ->check(waitSeconds());
     launch->add_flag("--slurm", launch_options.slurm,
-                     "submit the runs as one Slurm job array (a task per run) with sbatch; a "
+                     "submit the runs as one Slurm job array (a task per run, or per group of "
+                     "runs_per_gpu runs trained side by side) with sbatch; a "
                      "collector on this host records the tasks' streams into the database");
     launch->add_option("--partition", launch_options.partition, "Slurm partition (with --slurm)");
     launch

@@ -5,21 +5,29 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "core/analysis/Format.h"
 #include "core/config/PlannedArm.h"
 #include "core/probe/Environment.h"
 #include "core/script/ScriptProcess.h"
 #include "core/store/RunRecorder.h"
+#include "core/train/GpuScheduler.h"
 #include "core/train/Trainer.h"
 #include "core/util/FileKind.h"
 #include "core/util/Words.h"
@@ -132,40 +140,113 @@ struct Context {
     std::string env_json;
 };
 
+/// Where one run trains: its device and environment, and, when runs train at once,
+/// the lock they share the database connection and the front end's observer through
+/// and whether another run held its GPU (or the CPU) while it trained.
+struct Slot {
+    std::string device;
+    std::string env_json;
+    std::mutex* lock = nullptr;
+    std::function<bool()> shared;
+};
+
 void say(const ScriptSettings& s, const std::string& line) {
     if (s.say) {
         s.say(line);
     }
 }
 
+/// Observers of runs that train at once, heard one call at a time: the connection
+/// their recorders write through and the front end's progress display are one each.
+class LockedObserver : public run::TrainObserver {
+  public:
+    LockedObserver(run::TrainObserver& target, std::mutex* mutex)
+        : target_(target), mutex_(mutex) {}
+    void onStart(const run::RunInfo& i) override {
+        locked([&] { target_.onStart(i); });
+    }
+    void onStep(const run::StepRecord& s) override {
+        locked([&] { target_.onStep(s); });
+    }
+    void onEval(const run::EvalRecord& e) override {
+        locked([&] { target_.onEval(e); });
+    }
+    void onEvent(const run::EventRecord& e) override {
+        locked([&] { target_.onEvent(e); });
+    }
+    void onNumerics(const std::vector<run::NumericsRecord>& rows) override {
+        locked([&] { target_.onNumerics(rows); });
+    }
+    void onFinish(const run::RunOutcome& o) override {
+        locked([&] { target_.onFinish(o); });
+    }
+
+  private:
+    template <class F>
+    void locked(F f) {
+        if (!mutex_) {
+            f();
+            return;
+        }
+        std::lock_guard<std::mutex> lock(*mutex_);
+        f();
+    }
+    run::TrainObserver& target_;
+    std::mutex* mutex_;
+};
+
+std::unique_lock<std::mutex> lockOf(std::mutex* m) {
+    return m ? std::unique_lock<std::mutex>(*m) : std::unique_lock<std::mutex>();
+}
+
+/// What a run that shared its device says of its figures.
+std::string sharedWarning(const std::string& device, int runs_per_gpu) {
+    const bool cuda = device.rfind("cuda", 0) == 0;
+    return cuda ? "this run shared its GPU (" + device +
+                      ") with other script runs for part of its time (runs_per_gpu " +
+                      std::to_string(runs_per_gpu) +
+                      "): its step times and memory are not the GPU's alone"
+                : "this run shared the CPU with other script runs for part of its time "
+                  "(runs_per_gpu " +
+                      std::to_string(runs_per_gpu) +
+                      "): its step times are not the CPU's alone (its memory is its own "
+                      "process's)";
+}
+
 /// Trains one planned run with the script, recording into `db` (and telling `extra`).
 run::RunOutcome trainOne(store::Database& db, const Context& c, const train::PlannedRun& r,
-                         const run::CancelToken& cancel, run::TrainObserver* extra) {
+                         const run::CancelToken& cancel, run::TrainObserver* extra,
+                         const Slot& slot) {
     const std::string who =
         "run " + std::to_string(r.run_id) + " (" + r.arm + ", seed " + std::to_string(r.seed) + ")";
     run::RunOutcome outcome;
     const auto started = Clock::now();
+    std::optional<store::RunRecorder> recorder;
     try {
-        const auto row = db.run(r.run_id);
-        const config::PlannedArm planned =
-            config::plannedArmFromJson(row ? row->spec_json : std::string());
-        store::RunRecorder recorder(db, r.run_id);
-        std::vector<run::TrainObserver*> targets{&recorder};
+        config::PlannedArm planned;
+        {
+            auto lock = lockOf(slot.lock);
+            const auto row = db.run(r.run_id);
+            planned = config::plannedArmFromJson(row ? row->spec_json : std::string());
+            recorder.emplace(db, r.run_id);
+        }
+        std::vector<run::TrainObserver*> targets{&*recorder};
         if (extra) {
             targets.push_back(extra);
         }
-        train::ObserverFanout sink(targets);
-        const auto vars = armVariables(c.spec, c.plan, r, planned, c.device);
+        train::ObserverFanout fanout(targets);
+        LockedObserver sink(fanout, slot.lock);
+        const auto vars = armVariables(c.spec, c.plan, r, planned, slot.device);
         run::RunInfo info;
         info.arm = r.arm;
         info.precision = precisionOf(vars);
-        info.device = c.device;
+        info.device = slot.device;
         info.seed = r.seed;
         info.planned_steps = r.planned_steps;
         info.micro_batch = c.spec.micro_batch;
         info.accumulation = planned.arm.accumulation;
         info.lr = planned.lr;
-        info.env_json = c.env_json;
+        info.env_json = slot.env_json;
         sink.onStart(info);
         sink.onEvent({0, run::EventKind::Info,
                       "trained by the script " + util::joinWords(c.argv) +
@@ -188,6 +269,10 @@ run::RunOutcome trainOne(store::Database& db, const Context& c, const train::Pla
         }
         outcome = judgeEnd(end, reader, c.settings.silence_s);
         outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
+        if (slot.shared && slot.shared() && end.recording_error.empty()) {
+            sink.onEvent({reader.lastStep(), run::EventKind::Warning,
+                          sharedWarning(slot.device, c.spec.runs_per_gpu), 0.0});
+        }
         sink.onFinish(outcome);
     } catch (const std::exception& e) {  // the run's row could not be read, taken or recorded
         outcome.status = run::RunStatus::Failed;
@@ -196,7 +281,99 @@ run::RunOutcome trainOne(store::Database& db, const Context& c, const train::Pla
         outcome.record_error = e.what();
         say(c.settings, who + ": " + e.what());
     }
+    auto lock = lockOf(slot.lock);
+    recorder.reset();  // what it still holds is written through the shared connection
     return outcome;
+}
+
+/// Runs of the experiment at once: `per_gpu` script processes on each of `gpus`
+/// GPUs (one slot group for the CPU), each on a thread of its own that starts its
+/// script and reads its stream, in plan order. One connection, one lock: the
+/// recorders write through `db` one at a time, as `run --stream` listens to it.
+void trainPacked(store::Database& db, const Context& c, const run::CancelToken& cancel,
+                 const train::ExperimentHooks& hooks, int gpus, train::ExperimentResult& result) {
+    const int per_gpu = std::max(1, c.spec.runs_per_gpu);
+    const bool cuda = c.device.rfind("cuda", 0) == 0;
+    train::GpuScheduler scheduler(gpus, per_gpu);
+    std::mutex mutex;  // guards db, scheduler, result, error and the hooks' calls
+    std::condition_variable freed;
+    std::exception_ptr error;
+    std::map<int, std::string> environments;
+    std::vector<std::thread> threads;
+    auto slotFree = [&] {
+        for (int g = 0; g < scheduler.gpus(); ++g) {
+            if (scheduler.load(g) < per_gpu) {
+                return true;
+            }
+        }
+        return false;
+    };
+    for (const auto& run : result.plan.runs) {
+        std::unique_lock<std::mutex> lock(mutex);
+        while (!cancel.cancelled() && !error && !result.cancelled && !slotFree()) {
+            freed.wait_for(lock, std::chrono::milliseconds(100));  // the cancel is polled
+        }
+        if (cancel.cancelled() || error || result.cancelled) {
+            result.cancelled = result.cancelled || cancel.cancelled();
+            break;
+        }
+        if (hooks.skip && hooks.skip(run)) {
+            db.finishRun(run.run_id, run::RunStatus::Cancelled,
+                         "removed from the queue before it started", run::FailureKind::Cancelled);
+            continue;
+        }
+        const int gpu = *scheduler.place(run.run_id, 1);
+        // One GPU keeps the device as resolved; over several, each run names its own.
+        std::string device = cuda && gpus > 1 ? "cuda:" + std::to_string(gpu) : c.device;
+        if (!environments.count(gpu)) {
+            environments[gpu] =
+                device != c.device ? probe::toJson(probe::probeEnvironment(device)) : c.env_json;
+        }
+        run::TrainObserver* extra = nullptr;
+        try {
+            extra = hooks.starting ? hooks.starting(run) : nullptr;
+        } catch (...) {
+            error = std::current_exception();
+            scheduler.finish(run.run_id);
+            break;
+        }
+        Slot slot{std::move(device), environments[gpu], &mutex,
+                  [&scheduler, &mutex, id = run.run_id] {
+                      std::lock_guard<std::mutex> l(mutex);
+                      return scheduler.shared(id);
+                  }};
+        threads.emplace_back([&, run, extra, slot = std::move(slot)] {
+            std::optional<run::RunOutcome> out;
+            std::exception_ptr failure;
+            try {
+                out = trainOne(db, c, run, cancel, extra, slot);
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            std::lock_guard<std::mutex> l(mutex);
+            try {
+                if (out) {
+                    result.any_failed = result.any_failed || out->status == run::RunStatus::Failed;
+                    result.cancelled = result.cancelled || out->status == run::RunStatus::Cancelled;
+                    if (hooks.finished) {
+                        hooks.finished(run, *out);
+                    }
+                }
+            } catch (...) {
+                failure = failure ? failure : std::current_exception();
+            }
+            error = error ? error : failure;
+            scheduler.finish(run.run_id);
+            freed.notify_all();
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    if (error) {
+        train::cancelQueued(db, result.plan);  // what never started does not wait for ever
+        std::rethrow_exception(error);
+    }
 }
 
 }  // namespace
@@ -323,6 +500,15 @@ train::SetupReport checkScriptSetup(const config::ExperimentSpec& spec,
     return r;
 }
 
+int packedGpus(const config::ExperimentSpec& spec, const std::string& device, int visible_gpus) {
+    if (device.rfind("cuda", 0) != 0) {
+        return spec.runs_per_gpu > 1 ? 1 : 0;  // the CPU: runs_per_gpu scripts at a time
+    }
+    const int visible = std::max(1, visible_gpus);
+    const int gpus = spec.gpus > 0 ? std::min(spec.gpus, visible) : visible;
+    return gpus > 1 || spec.runs_per_gpu > 1 ? gpus : 0;
+}
+
 std::string pythonPackageDir() {
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -373,27 +559,34 @@ train::ExperimentResult runScriptExperiment(store::Database& db, const config::V
         hooks.planned(result.plan);
     }
     const Context context{spec, result.plan, settings, std::move(argv), package, device, env_json};
-    for (const auto& run : result.plan.runs) {
-        if (cancel.cancelled()) {
-            result.cancelled = true;
-            break;
-        }
-        if (hooks.skip && hooks.skip(run)) {
-            db.finishRun(run.run_id, run::RunStatus::Cancelled,
-                         "removed from the queue before it started", run::FailureKind::Cancelled);
-            continue;
-        }
-        const run::CancelToken* own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
-        run::TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
-        const run::RunOutcome outcome = trainOne(db, context, run, own ? *own : cancel, extra);
-        result.any_failed = result.any_failed || outcome.status == run::RunStatus::Failed;
-        if (hooks.finished) {
-            hooks.finished(run, outcome);
-        }
-        // A run cancelled by its own token ends alone; the queue goes on.
-        if (outcome.status == run::RunStatus::Cancelled && (!own || cancel.cancelled())) {
-            result.cancelled = true;
-            break;
+    if (const int gpus = packedGpus(spec, device, settings.gpus); gpus > 0) {
+        trainPacked(db, context, cancel, hooks, gpus, result);  // side by side
+    } else {
+        const Slot alone{device, env_json, nullptr, {}};
+        for (const auto& run : result.plan.runs) {
+            if (cancel.cancelled()) {
+                result.cancelled = true;
+                break;
+            }
+            if (hooks.skip && hooks.skip(run)) {
+                db.finishRun(run.run_id, run::RunStatus::Cancelled,
+                             "removed from the queue before it started",
+                             run::FailureKind::Cancelled);
+                continue;
+            }
+            const run::CancelToken* own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
+            run::TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
+            const run::RunOutcome outcome =
+                trainOne(db, context, run, own ? *own : cancel, extra, alone);
+            result.any_failed = result.any_failed || outcome.status == run::RunStatus::Failed;
+            if (hooks.finished) {
+                hooks.finished(run, outcome);
+            }
+            // A run cancelled by its own token ends alone; the queue goes on.
+            if (outcome.status == run::RunStatus::Cancelled && (!own || cancel.cancelled())) {
+                result.cancelled = true;
+                break;
+            }
         }
     }
     if (result.cancelled || cancel.cancelled()) {

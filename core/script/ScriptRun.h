@@ -30,6 +30,9 @@ struct ScriptSettings {
     /// and probed here.
     std::string device;
     std::string environment_json;
+    /// CUDA devices visible to the scripts, for spreading runs over them (the front end
+    /// counts them; this library holds no LibTorch); 0 counts as one.
+    int gpus = 0;
     /// Lines for the user: problems with a record stream, a run that could not be
     /// recorded. Empty: not said.
     std::function<void(const std::string&)> say;
@@ -67,12 +70,21 @@ train::SetupReport checkScriptSetup(const config::ExperimentSpec& spec,
 /// to it; empty when neither has it (Debian's python3 finds the installed one).
 std::string pythonPackageDir();
 
+/// The GPUs script runs are spread over, 0 when they train one at a time: on CUDA
+/// min(spec.gpus or all, `visible_gpus`) when that is more than one or runs_per_gpu
+/// is; on the CPU 1 when runs_per_gpu > 1 (that many scripts at once), else 0.
+int packedGpus(const config::ExperimentSpec& spec, const std::string& device, int visible_gpus);
+
 /// As train::runExperiment, with the script as the trainer: checks the file, the spec
 /// and (unless hooks.setup_checked) checkScriptSetup (train::SetupError, nothing
-/// written), plans the experiment, starts the script once per run, one run at a time,
-/// with the arm's settings in AMPBENCH_* variables, records what it streams into that
-/// run, and marks what never started as cancelled. The hooks' skip, run_cancel,
-/// starting and finished are heard as there. Planning throws as planExperiment does.
+/// written), plans the experiment, starts the script once per run with the arm's
+/// settings in AMPBENCH_* variables, records what it streams into that run, and marks
+/// what never started as cancelled. Runs train one at a time, or when packedGpus says
+/// so up to runs_per_gpu scripts at once per GPU (on the CPU: at once), each with its
+/// own stream and rows, AMPBENCH_DEVICE naming its GPU when there are several, and a
+/// warning event on each run another run shared its device with. The hooks' skip,
+/// starting and finished are heard as there, one call at a time; run_cancel only when
+/// runs train one at a time. Planning throws as planExperiment does.
 train::ExperimentResult runScriptExperiment(store::Database& db, const config::ValidSpec& spec,
                                             const run::CancelToken& cancel,
                                             const train::ExperimentHooks& hooks = {},

@@ -163,3 +163,22 @@ TEST_F(ScriptSetup, DataParallelArmsAreRefusedOnTheirRanks) {
 }
 
 }  // namespace
+
+// Script runs train one at a time unless runs_per_gpu or more than one GPU packs them:
+// on the CPU runs_per_gpu scripts at once; on CUDA over min(spec.gpus or all, visible).
+TEST(ScriptPacking, RunsPackOnlyWhenRunsPerGpuOrSeveralGpusAllowIt) {
+    ampbench::config::ExperimentSpec spec;
+    EXPECT_EQ(ampbench::script::packedGpus(spec, "cpu", 0), 0) << "one at a time by default";
+    EXPECT_EQ(ampbench::script::packedGpus(spec, "cuda:0", 1), 0);
+    spec.runs_per_gpu = 3;
+    EXPECT_EQ(ampbench::script::packedGpus(spec, "cpu", 4), 1) << "the CPU is one group of slots";
+    EXPECT_EQ(ampbench::script::packedGpus(spec, "cuda:0", 0), 1) << "no count: one GPU";
+    EXPECT_EQ(ampbench::script::packedGpus(spec, "cuda:0", 4), 4);
+    spec.gpus = 2;
+    EXPECT_EQ(ampbench::script::packedGpus(spec, "cuda:0", 4), 2) << "the spec's gpus limit them";
+    EXPECT_EQ(ampbench::script::packedGpus(spec, "cuda:0", 1), 1) << "no more than are visible";
+    spec.runs_per_gpu = 1;
+    EXPECT_EQ(ampbench::script::packedGpus(spec, "cuda:0", 4), 2) << "a run per GPU, side by side";
+    EXPECT_EQ(ampbench::script::packedGpus(spec, "cpu", 4), 0)
+        << "spec.gpus means nothing on the CPU";
+}
