@@ -200,7 +200,17 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     if (!valid) {
         return kUsage;
     }
-    const config::ExperimentSpec& spec = valid->spec();
+    // A script experiment's spec is the one stored: the script as the model, its
+    // arguments and interpreter (what --dry-run prints and --save-spec writes).
+    const bool is_script = !o.script.empty() || valid->spec().model.name == "script";
+    std::optional<config::ValidSpec> prepared;
+    if (is_script && (o.dry_run || !o.save_spec.empty())) {
+        script::ScriptSettings settings;
+        if (const int code = prepareScript(*valid, o, prepared, settings); code != kOk) {
+            return code;
+        }
+    }
+    const config::ExperimentSpec& spec = prepared ? prepared->spec() : valid->spec();
     printWarnings(spec);
     if (!o.save_spec.empty()) {
         if (std::string clash = store::outputClash(o.save_spec, db_path); !clash.empty()) {
@@ -218,8 +228,9 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
         std::fputs((config::specToJsonText(spec) + "\n").c_str(), stdout);
         return kOk;
     }
-    if (!o.script.empty() || spec.model.name == "script")  // the script is the model
+    if (is_script) {  // the script is the model; it prepares from the spec as given
         return runScript(db_path, *valid, o, stream);
+    }
     std::string device;
     if (int code = preflight(spec, device, o.quiet); code != kOk) {
         return code;

@@ -12,13 +12,6 @@
 
 namespace ampbench::cli {
 
-/// Plans the experiment of `spec` (arms, seeds; the script is the model), runs
-/// `o.script` once per planned run with the arm's settings in AMPBENCH_* variables,
-/// records what it streams into that run, then prints the table and each arm's
-/// verdict as `run` does. The stored spec keeps the script's arguments (model.args:
-/// the spec's, then each --script-arg) and a --python interpreter, so a rerun repeats
-/// them. Exit codes as `run`'s; 3 when the script or the Python interpreter with the
-/// ampbench package cannot be found.
 /// What `run --script` and `launch --script` check before anything is planned: the
 /// spec as it is stored (`out`: model "script", the script's absolute path, model.args
 /// the spec's then each --script-arg, a --python interpreter, named for the script
@@ -33,6 +26,13 @@ int prepareScript(const config::ValidSpec& given, const RunOverrides& o,
 /// (2 GPUs × runs_per_gpu 2)"; empty when they train one at a time.
 std::string packingText(const config::ExperimentSpec& spec, const script::ScriptSettings& settings);
 
+/// Plans the experiment of `spec` (arms, seeds; the script is the model), runs
+/// `o.script` once per planned run with the arm's settings in AMPBENCH_* variables,
+/// records what it streams into that run, then prints the table and each arm's
+/// verdict as `run` does. The stored spec keeps the script's arguments (model.args:
+/// the spec's, then each --script-arg) and a --python interpreter, so a rerun repeats
+/// them. Exit codes as `run`'s; 3 when the script or the Python interpreter with the
+/// ampbench package cannot be found.
 int runScript(const std::string& db_path, const config::ValidSpec& spec, const RunOverrides& o,
               std::FILE* stream = nullptr);
 

@@ -35,8 +35,9 @@ std::shared_ptr<Network> makeModel(const config::ModelSpec& spec, const data::In
     }
     if (spec.name == "script") {
         throw std::invalid_argument(
-            "model 'script' is a training script: it trains through `ampbench-cli run "
-            "--script` (or `run --config` with this spec), not in the built-in trainer");
+            "model 'script' is a training script: the script trains it, once per arm and seed "
+            "(`ampbench-cli run --script`, `run --config` with this spec, or the desktop's Run), "
+            "not the built-in trainer");
     }
     throw std::invalid_argument("unknown model '" + spec.name +
                                 "' (known: mlp, cnn, resnet, transformer, torchscript)");

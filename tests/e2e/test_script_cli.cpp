@@ -456,6 +456,21 @@ TEST_F(ScriptCli, TheStoredSpecRepeatsTheScriptsArgumentsAndInterpreter) {
     }
 }
 
+TEST_F(ScriptCli, DryRunAndSaveSpecShowTheSpecAsItIsStoredWithTheScriptAsTheModel) {
+    const std::string script = std::string(kScripts) + "/echo_settings.py";
+    auto r = test::shell(kCli + " --db " + db_ + " run --script " + script + " --python " +
+                         python() + " --script-arg=--flag --arm base=fp32 --seeds 1 --save-spec " +
+                         path("saved.json") + " --dry-run 2>/dev/null");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto printed = nlohmann::json::parse(r.out);
+    EXPECT_EQ(printed.at("model").at("name"), "script");
+    EXPECT_EQ(printed.at("model").at("file"), fs::absolute(script).string());
+    EXPECT_EQ(printed.at("model").at("args"), "--flag");
+    EXPECT_EQ(printed.at("model").at("python"), python());
+    EXPECT_EQ(nlohmann::json::parse(readFile(path("saved.json"))), printed);
+    EXPECT_FALSE(fs::exists(db_));  // a dry run plans nothing
+}
+
 TEST_F(ScriptCli, AMissingScriptOrInterpreterIsRefusedBeforeAnythingIsPlanned) {
     auto r = test::shell(kCli + " --db " + db_ + " run --script " + path("nope.py"));
     EXPECT_EQ(r.code, 3) << r.out;
