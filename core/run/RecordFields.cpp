@@ -1,6 +1,15 @@
 #include "core/run/RecordFields.h"
 
+#include <stdexcept>
+
 namespace ampbench::run {
+
+NumericsKind EnumText<NumericsKind>::parse(const std::string& text) {
+    if (const auto kind = numericsKindFromString(text))
+        return *kind;
+    throw std::invalid_argument("unknown numerics kind \"" + text +
+                                "\" (expected grad, activation, cast)");
+}
 
 const std::vector<RecordField<StepRecord>>& stepFields() {
     using S = StepRecord;
@@ -29,6 +38,40 @@ const std::vector<RecordField<EvalRecord>>& evalFields() {
         {"step", &E::step, false},     {"samples", &E::samples, false},
         {"val_loss", &E::val_loss},    {"val_accuracy", &E::val_accuracy},
         {"wall_s", &E::wall_s, false},
+    };
+    return fields;
+}
+
+// The export lists an event as one line (its kind, its value), not a line per field.
+const std::vector<RecordField<EventRecord>>& eventFields() {
+    using V = EventRecord;
+    static const std::vector<RecordField<V>> fields = {
+        {"step", &V::step, false},
+        {"kind", &V::kind, false},
+        {"message", &V::message, false},
+        {"value", &V::value},
+    };
+    return fields;
+}
+
+// The export's metric lines follow this order; dtype is no metric line.
+const std::vector<RecordField<NumericsRecord>>& numericsFields() {
+    using N = NumericsRecord;
+    static const std::vector<RecordField<N>> fields = {
+        {"step", &N::step, false},
+        {"kind", &N::kind, false},
+        {"name", &N::name, false},
+        {"absmax", &N::absmax},
+        {"underflow_subnormal", &N::underflow_subnormal},
+        {"underflow_normal", &N::underflow_normal},
+        {"saturated", &N::saturated, true, 12},
+        {"headroom_log2", &N::headroom_log2},
+        {"nonfinite", &N::nonfinite},
+        {"numel", &N::numel},
+        {"loss_scale", &N::loss_scale},
+        {"scale", &N::scale, true, 12},
+        {"format", &N::format, true, 12},
+        {"dtype", &N::dtype, false},
     };
     return fields;
 }

@@ -13,10 +13,11 @@
 #include <limits>
 
 #include "core/run/FileKind.h"
+#include "core/store/ImportStore.h"
 #include "core/store/OutputFile.h"
+#include "core/store/RecordStore.h"
 #include "core/store/private/MappedFault.h"
 #include "core/store/private/Owner.h"
-#include "core/store/private/RecordSql.h"
 #include "core/store/private/Schema.h"
 
 namespace ampbench::store {
@@ -499,64 +500,67 @@ void Database::deleteRun(int64_t run_id) {
     changeOne(db_, path_, st, "run " + std::to_string(run_id));
 }
 
-// --- metric rows ---
-
-namespace {
-
-/// Each of `rows` with run_id and the next seq: the first seq given.
-template <class R>
-int64_t insertRecords(sqlite3* db, const std::string& path, int64_t first, int64_t run_id,
-                      const char* table, const std::vector<run::RecordField<R>>& fields,
-                      const std::vector<R>& rows, const std::string& what) {
-    Statement st(db, path, schema::insertSql("INSERT OR REPLACE", table, fields), what);
-    int64_t seq = first;
-    for (const R& r : rows) {
-        st.bindInt(1, run_id);
-        st.bindInt(schema::bindFields(st, 2, fields, r), seq++).run();
-    }
-    return first;
-}
-
-}  // namespace
+// --- record rows and origins: forwards ---
 
 int64_t Database::insertSteps(int64_t run_id, const std::vector<StepRecord>& rows) {
-    if (rows.empty())
-        return 0;
-    ImplicitTransaction tx(db_, path_);
-    const int64_t first =
-        insertRecords(db_, path_, nextSeq(run_id), run_id, "steps", run::stepFields(), rows,
-                      "saving steps of run " + std::to_string(run_id));
-    tx.commit();
-    return first;
+    return RecordStore(*this).insertSteps(run_id, rows);
 }
 
 int64_t Database::insertEvals(int64_t run_id, const std::vector<EvalRecord>& rows) {
-    if (rows.empty())
-        return 0;
-    ImplicitTransaction tx(db_, path_);
-    const int64_t first =
-        insertRecords(db_, path_, nextSeq(run_id), run_id, "evals", run::evalFields(), rows,
-                      "saving evaluations of run " + std::to_string(run_id));
-    tx.commit();
-    return first;
+    return RecordStore(*this).insertEvals(run_id, rows);
 }
 
 int64_t Database::insertEvents(int64_t run_id, const std::vector<EventRecord>& rows) {
-    if (rows.empty())
-        return 0;
-    ImplicitTransaction tx(db_, path_);
-    const int64_t first = nextSeq(run_id);
-    int64_t seq = first;
-    Statement st(db_, path_,
-                 "INSERT INTO events(run_id, step, kind, message, value, seq) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-                 "saving events of run " + std::to_string(run_id));
-    for (const EventRecord& r : rows) {
-        st.bindInt(1, run_id).bindInt(2, r.step).bindText(3, run::toString(r.kind));
-        st.bindText(4, r.message).bindReal(5, r.value).bindInt(6, seq++).run();
-    }
-    tx.commit();
-    return first;
+    return RecordStore(*this).insertEvents(run_id, rows);
+}
+
+std::vector<StepRecord> Database::steps(int64_t run_id, int64_t after_step, int64_t limit) const {
+    return RecordStore(*this).steps(run_id, after_step, limit);
+}
+
+std::vector<EvalRecord> Database::evals(int64_t run_id, int64_t after_step) const {
+    return RecordStore(*this).evals(run_id, after_step);
+}
+
+std::vector<EventRecord> Database::events(int64_t run_id) const {
+    return RecordStore(*this).events(run_id);
+}
+
+int64_t Database::stepCount(int64_t run_id) const {
+    return RecordStore(*this).stepCount(run_id);
+}
+
+int64_t Database::lastSeq(int64_t run_id) const {
+    return RecordStore(*this).lastSeq(run_id);
+}
+
+std::vector<SequencedRecord> Database::recordsSince(int64_t run_id, int64_t after_seq,
+                                                    int64_t limit) const {
+    return RecordStore(*this).recordsSince(run_id, after_seq, limit);
+}
+
+std::optional<int64_t> Database::experimentFromOrigin(const std::string& origin, int64_t id) const {
+    return ImportStore(*this).experimentFromOrigin(origin, id);
+}
+
+std::optional<int64_t> Database::runFromOrigin(const std::string& origin, int64_t id) const {
+    return ImportStore(*this).runFromOrigin(origin, id);
+}
+
+// --- the connection ---
+
+static_assert(Database::kLockWaitMs == schema::kBusyTimeoutMs, "the connection's usual lock wait");
+
+void Database::setLockWait(int milliseconds) {
+    sqlite3_busy_timeout(db_, milliseconds);
+}
+
+std::string Database::databaseId() const {
+    if (schema_version_ < 9)
+        return {};
+    Statement st(db_, path_, "SELECT value FROM database_info WHERE key = 'database_id'",
+                 "reading the database's id");
+    return st.step() ? st.text(0) : std::string();
 }
 
 // --- reading ---
@@ -618,61 +622,6 @@ std::vector<RunRow> Database::rerunsOf(int64_t experiment_id) const {
     while (st.step())
         out.push_back(readRun(st, path_));
     return out;
-}
-
-std::vector<StepRecord> Database::steps(int64_t run_id, int64_t after_step, int64_t limit) const {
-    Statement st(db_, path_,
-                 "SELECT " + schema::columns(run::stepFields()) +
-                     " FROM steps WHERE run_id = ?1 AND step > ?2 ORDER BY step LIMIT ?3",
-                 "reading steps of run " + std::to_string(run_id));
-    st.bindInt(1, run_id).bindInt(2, after_step).bindInt(3, limit > 0 ? limit : -1);
-    std::vector<StepRecord> out;
-    while (st.step())
-        out.push_back(schema::readFields(st, 0, run::stepFields()));
-    return out;
-}
-
-std::vector<EvalRecord> Database::evals(int64_t run_id, int64_t after_step) const {
-    Statement st(db_, path_,
-                 "SELECT " + schema::columns(run::evalFields()) +
-                     " FROM evals WHERE run_id = ?1 AND step > ?2 ORDER BY step",
-                 "reading evaluations of run " + std::to_string(run_id));
-    st.bindInt(1, run_id).bindInt(2, after_step);
-    std::vector<EvalRecord> out;
-    while (st.step())
-        out.push_back(schema::readFields(st, 0, run::evalFields()));
-    return out;
-}
-
-std::vector<EventRecord> Database::events(int64_t run_id) const {
-    Statement st(db_, path_,
-                 "SELECT step, kind, message, value FROM events WHERE run_id = ?1 "
-                 "ORDER BY step, id",
-                 "reading events of run " + std::to_string(run_id));
-    st.bindInt(1, run_id);
-    std::vector<EventRecord> out;
-    while (st.step()) {
-        EventRecord r;
-        r.step = st.i64(0);
-        try {
-            r.kind = run::eventKindFromString(st.text(1));
-        } catch (const std::invalid_argument& e) {
-            fail(StoreError::Kind::Io, path_ + ": an event of run " + std::to_string(run_id) +
-                                           " is unreadable: " + e.what());
-        }
-        r.message = st.text(2);
-        r.value = st.real(3);
-        out.push_back(std::move(r));
-    }
-    return out;
-}
-
-int64_t Database::stepCount(int64_t run_id) const {
-    Statement st(db_, path_, "SELECT COUNT(*) FROM steps WHERE run_id = ?1",
-                 "counting steps of run " + std::to_string(run_id));
-    st.bindInt(1, run_id);
-    st.step();
-    return st.i64(0);
 }
 
 // data_version moves on other connections' commits; total_changes on our own.

@@ -102,39 +102,24 @@ class Database {
     static std::vector<std::string> parseTags(const std::string& text);
     static std::string joinTags(const std::vector<std::string>& tags);  ///< "a, b"
 
-    // --- metric rows (one transaction per call; the RunRecorder batches) ---
-    // Each row gets the run's next sequence number, in the order given; each call
-    // returns the number of its first row (0 when `rows` is empty).
+    // --- record rows: thin forwards to RecordStore (RecordStore.h), which holds the
+    // steps, evaluations, events and their sequence numbers; see it for what each does ---
     int64_t insertSteps(int64_t run_id, const std::vector<run::StepRecord>& rows);
     int64_t insertEvals(int64_t run_id, const std::vector<run::EvalRecord>& rows);
     int64_t insertEvents(int64_t run_id, const std::vector<run::EventRecord>& rows);
-
-    // --- the record sequence (schema 6; Sequence.cpp) ---
-    /// The highest sequence number of the run's rows; 0 when it has none.
+    std::vector<run::StepRecord> steps(int64_t run_id, int64_t after_step = 0,
+                                       int64_t limit = 0) const;
+    std::vector<run::EvalRecord> evals(int64_t run_id, int64_t after_step = 0) const;
+    std::vector<run::EventRecord> events(int64_t run_id) const;
+    int64_t stepCount(int64_t run_id) const;
     int64_t lastSeq(int64_t run_id) const;
-    /// The step of the run's last step row with seq <= `seq`; 0 when there is none.
-    int64_t stepAtSeq(int64_t run_id, int64_t seq) const;
-    /// The run's rows with seq > `after_seq`, in seq order; at most `limit` (0 = all).
     std::vector<SequencedRecord> recordsSince(int64_t run_id, int64_t after_seq,
                                               int64_t limit = 0) const;
-    /// A row insertSequenced did not store because the run holds another at its seq
-    /// (or a step or evaluation of its step under another seq): its index in the rows
-    /// given and what is stored instead.
-    struct SequenceConflict {
-        size_t index = 0;
-        std::string problem;
-    };
-    struct SequencedInsert {
-        int64_t added = 0;    ///< rows stored
-        int64_t present = 0;  ///< rows the run held already, field for field
-        std::vector<SequenceConflict> conflicts;
-    };
-    /// Stores rows under the sequence numbers they carry (what an ingest reads from
-    /// another database). A row the run holds already, equal field for field (NaN
-    /// equal to NaN), is counted present; one whose seq holds another row (of any kind),
-    /// or a step or evaluation whose step is stored under another seq, is a conflict:
-    /// the stored row stays as it is.
-    SequencedInsert insertSequenced(int64_t run_id, const std::vector<SequencedRecord>& rows);
+    /// Forwards to ImportStore (ImportStore.h): the local run or experiment imported
+    /// last from `origin`'s id `id`.
+    std::optional<int64_t> experimentFromOrigin(const std::string& origin, int64_t id) const;
+    std::optional<int64_t> runFromOrigin(const std::string& origin, int64_t id) const;
+
     /// How long a statement waits for another connection's lock before it fails with
     /// StoreError(Busy); kLockWaitMs unless set. A writer that retries with a policy of
     /// its own (store::LockPolicy) waits less per try.
@@ -143,39 +128,9 @@ class Database {
     /// The listener hears what a RunRecorder on this connection commits; null for none.
     void setRecordListener(RecordListener* listener) { listener_ = listener; }
     RecordListener* recordListener() const { return listener_; }
-
-    // --- rows read from another database (an ingested stream; Sequence.cpp) ---
-    // An imported row is keyed by its origin (a label: `ingest --origin` or the
-    // writer's host name), the id of the database it came from (schema 9; empty when
-    // its stream carried none) and its id there.
     /// This database's own id (random, made with schema 9), which the streams it
     /// writes carry; empty for an older file opened read-only.
     std::string databaseId() const;
-    /// The local experiment or run made from `origin`'s id in database `database`.
-    std::optional<int64_t> experimentFromOrigin(const std::string& origin,
-                                                const std::string& database, int64_t id) const;
-    std::optional<int64_t> runFromOrigin(const std::string& origin, const std::string& database,
-                                         int64_t id) const;
-    /// The same from any database under that label: the one imported last.
-    std::optional<int64_t> experimentFromOrigin(const std::string& origin, int64_t id) const;
-    std::optional<int64_t> runFromOrigin(const std::string& origin, int64_t id) const;
-    /// The database an experiment or run imported without one came from, once a
-    /// stream that names it shows the same rows (what older streams brought).
-    void setExperimentOriginDatabase(int64_t experiment_id, const std::string& database);
-    void setRunOriginDatabase(int64_t run_id, const std::string& database);
-    /// A new experiment holding `remote`'s name, spec and creation time, marked as
-    /// coming from `origin` and `database` (its id there: remote.id).
-    int64_t importExperiment(const ExperimentRow& remote, const std::string& origin,
-                             const std::string& database = {});
-    /// A new run of local experiment `experiment_id` holding `remote`'s fields, marked
-    /// as coming from `origin` and `database` (its id there: remote.id). It has no
-    /// owner here: no process on this machine trains it, so it is never taken for
-    /// interrupted.
-    int64_t importRun(const RunRow& remote, int64_t experiment_id, const std::string& origin,
-                      const std::string& database = {});
-    /// What may change on the other side while it trains: status, failure, error,
-    /// environment and the start and end times.
-    void updateImportedRun(int64_t run_id, const RunRow& remote);
 
     // --- reading ---
     std::vector<ExperimentRow> experiments() const;
@@ -184,12 +139,6 @@ class Database {
     std::optional<RunRow> run(int64_t id) const;
     /// Runs that repeat a run of this experiment (`ampbench-cli rerun`), oldest first.
     std::vector<RunRow> rerunsOf(int64_t experiment_id) const;
-    /// Steps with step > after_step, in order; limit 0 = all.
-    std::vector<run::StepRecord> steps(int64_t run_id, int64_t after_step = 0,
-                                       int64_t limit = 0) const;
-    std::vector<run::EvalRecord> evals(int64_t run_id, int64_t after_step = 0) const;
-    std::vector<run::EventRecord> events(int64_t run_id) const;
-    int64_t stepCount(int64_t run_id) const;
     /// A number that changes whenever any connection commits (PRAGMA data_version);
     /// watchers poll it to skip work when nothing is new.
     int64_t dataVersion() const;
@@ -209,11 +158,6 @@ class Database {
     std::string notTrashed(const char* alias) const;
     /// Throws StoreError(Io) naming `what` on a read-only connection to an older schema.
     void requireSchema5(const char* what) const;
-    void requireSchema6(const char* what) const;
-    /// " AND origin_database = ?N" from schema 9 on (nothing before: no database ids).
-    std::string sameDatabase(int param) const;
-    /// The next sequence number of the run's rows.
-    int64_t nextSeq(int64_t run_id) const;
 
     std::string path_;
     sqlite3* db_ = nullptr;  // owned; closed in the destructor

@@ -85,52 +85,54 @@ int64_t exportCsv(const Database& db, const std::vector<int64_t>& run_ids, std::
             ++lines;
         };
         // A line per metric field of each step and evaluation (run/RecordFields.h).
-        auto metrics = [&](const char* table, const auto& fields, const auto& record) {
-            const std::string n = number(record.samples);
+        auto metrics = [&](const char* table, int64_t step, const std::string& samples,
+                           const std::string& metric_prefix, const auto& fields,
+                           const auto& record) {
             run::visitFields(fields, record, [&](const auto& f, const auto& value) {
                 if (!f.metric) {
                     return;
                 }
-                if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
-                    line(table, record.step, n, f.name, value ? "1" : "0");
+                using T = std::decay_t<decltype(value)>;
+                const std::string metric = metric_prefix + f.name;
+                if constexpr (std::is_same_v<T, bool>) {
+                    line(table, step, samples, metric, value ? "1" : "0");
+                } else if constexpr (std::is_same_v<T, std::string>) {
+                    line(table, step, samples, metric, csvField(value));
+                } else if constexpr (std::is_enum_v<T>) {
+                    line(table, step, samples, metric, run::EnumText<T>::text(value));
                 } else {
-                    line(table, record.step, n, f.name, number(value));
+                    line(table, step, samples, metric, number(value));
                 }
             });
         };
         for (const auto& s : db.steps(id))
-            metrics("step", run::stepFields(), s);
+            metrics("step", s.step, number(s.samples), "", run::stepFields(), s);
         for (const auto& e : db.evals(id))
-            metrics("eval", run::evalFields(), e);
-        // Events carry no sample count; the column stays empty.
+            metrics("eval", e.step, number(e.samples), "", run::evalFields(), e);
+        // An event is one line: its kind is the metric, its value the value. Events carry
+        // no sample count; the column stays empty.
         for (const auto& ev : db.events(id))
             line("event", ev.step, "", run::toString(ev.kind), number(ev.value));
         // Per-layer numerics: metric "KIND:NAME:FIELD", e.g. "grad:head.weight:absmax";
         // the format the row is against is the value of its "format" line ("e4m3").
         for (const auto& r : NumericsStore(db).rows(id)) {
             const std::string m = std::string(run::toString(r.kind)) + ":" + r.name + ":";
-            line("numerics", r.step, "", m + "absmax", number(r.absmax));
-            line("numerics", r.step, "", m + "underflow_subnormal", number(r.underflow_subnormal));
-            line("numerics", r.step, "", m + "underflow_normal", number(r.underflow_normal));
-            line("numerics", r.step, "", m + "saturated", number(r.saturated));
-            line("numerics", r.step, "", m + "headroom_log2", number(r.headroom_log2));
-            line("numerics", r.step, "", m + "nonfinite", number(r.nonfinite));
-            line("numerics", r.step, "", m + "numel", number(r.numel));
-            line("numerics", r.step, "", m + "loss_scale", number(r.loss_scale));
-            line("numerics", r.step, "", m + "scale", number(r.scale));
-            line("numerics", r.step, "", m + "format", csvField(r.format));
+            metrics("numerics", r.step, "", m, run::numericsFields(), r);
         }
     }
     return lines;
 }
 
-/// Every field of a record by name; NaN as null.
+/// Every field of a record by name; NaN and the infinities as "nan", "inf", "-inf".
 template <class R>
 json fieldsJson(const std::vector<run::RecordField<R>>& fields, const R& record) {
     json j = json::object();
     run::visitFields(fields, record, [&](const auto& f, const auto& value) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, double>) {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, double>) {
             j[f.name] = real(value);
+        } else if constexpr (std::is_enum_v<T>) {
+            j[f.name] = run::EnumText<T>::text(value);
         } else {
             j[f.name] = value;
         }
@@ -149,29 +151,11 @@ void exportJson(const Database& db, const std::vector<int64_t>& run_ids, std::os
         for (const auto& e : db.evals(id))
             evals.push_back(fieldsJson(run::evalFields(), e));
         json events = json::array();
-        for (const auto& ev : db.events(id)) {
-            events.push_back({{"step", ev.step},
-                              {"kind", run::toString(ev.kind)},
-                              {"message", ev.message},
-                              {"value", real(ev.value)}});
-        }
+        for (const auto& ev : db.events(id))
+            events.push_back(fieldsJson(run::eventFields(), ev));
         json numerics = json::array();
-        for (const auto& r : NumericsStore(db).rows(id)) {
-            numerics.push_back({{"step", r.step},
-                                {"kind", run::toString(r.kind)},
-                                {"name", r.name},
-                                {"format", r.format},
-                                {"absmax", real(r.absmax)},
-                                {"underflow_subnormal", real(r.underflow_subnormal)},
-                                {"underflow_normal", real(r.underflow_normal)},
-                                {"saturated", real(r.saturated)},
-                                {"headroom_log2", real(r.headroom_log2)},
-                                {"nonfinite", r.nonfinite},
-                                {"numel", r.numel},
-                                {"loss_scale", real(r.loss_scale)},
-                                {"scale", real(r.scale)},
-                                {"dtype", r.dtype}});
-        }
+        for (const auto& r : NumericsStore(db).rows(id))
+            numerics.push_back(fieldsJson(run::numericsFields(), r));
         runs.push_back({{"id", run.id},
                         {"experiment_id", run.experiment_id},
                         {"experiment", run.experiment_name},

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/store/NumericsStore.h"
+#include "core/store/RecordStore.h"
 #include "core/store/private/Schema.h"
 
 namespace ampbench::store {
@@ -196,9 +197,10 @@ bool RunRecorder::tryWrite(milliseconds wait) {
     try {
         if (own)
             db_.begin();
-        first_step = db_.insertSteps(run_id_, steps_);
-        first_eval = db_.insertEvals(run_id_, evals_);
-        first_event = db_.insertEvents(run_id_, events_);
+        const RecordStore records(db_);
+        first_step = records.insertSteps(run_id_, steps_);
+        first_eval = records.insertEvals(run_id_, evals_);
+        first_event = records.insertEvents(run_id_, events_);
         NumericsStore(db_).insert(run_id_, numerics_);
         if (own)
             db_.commit();

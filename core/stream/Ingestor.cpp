@@ -272,19 +272,19 @@ Ingestor::Resolved Ingestor::resolveExperiment(const store::ExperimentRow& e) {
         const auto here = db_.experiment(local);
         return here ? experimentDifference(*here, e) : std::string("it is gone");
     };
-    if (const auto local = db_.experimentFromOrigin(source_.label, source_.database, e.id)) {
+    if (const auto local = imports_.experimentFromOrigin(source_.label, source_.database, e.id)) {
         out.local = *local;
         out.mismatch = differs(*local);
     } else if (const auto legacy =
                    source_.database.empty()
                        ? std::nullopt
-                       : db_.experimentFromOrigin(source_.label, std::string(), e.id);
+                       : imports_.experimentFromOrigin(source_.label, std::string(), e.id);
                legacy && differs(*legacy).empty()) {
         // Read before from a stream that did not name its database: the same one.
-        db_.setExperimentOriginDatabase(*legacy, source_.database);
+        imports_.setExperimentOriginDatabase(*legacy, source_.database);
         out.local = *legacy;
     } else {
-        out.local = db_.importExperiment(e, source_.label, source_.database);
+        out.local = imports_.importExperiment(e, source_.label, source_.database);
         out.added = true;
     }
     tx.commit();
@@ -318,21 +318,21 @@ Ingestor::Resolved Ingestor::resolveRun(const store::RunRow& r, int64_t local_ex
         const auto here = db_.run(local);
         return here ? runDifference(*here, r, local_experiment) : std::string("it is gone");
     };
-    if (const auto local = db_.runFromOrigin(source_.label, source_.database, r.id)) {
+    if (const auto local = imports_.runFromOrigin(source_.label, source_.database, r.id)) {
         out.local = *local;
         out.mismatch = differs(*local);
     } else if (const auto legacy = source_.database.empty()
                                        ? std::nullopt
-                                       : db_.runFromOrigin(source_.label, std::string(), r.id);
+                                       : imports_.runFromOrigin(source_.label, std::string(), r.id);
                legacy && differs(*legacy).empty()) {
-        db_.setRunOriginDatabase(*legacy, source_.database);
+        imports_.setRunOriginDatabase(*legacy, source_.database);
         out.local = *legacy;
     } else {
-        out.local = db_.importRun(r, local_experiment, source_.label, source_.database);
+        out.local = imports_.importRun(r, local_experiment, source_.label, source_.database);
         out.added = true;
     }
     if (out.mismatch.empty() && !out.added)
-        db_.updateImportedRun(out.local, r);
+        imports_.updateImportedRun(out.local, r);
     tx.commit();
     return out;
 }
@@ -351,12 +351,13 @@ void Ingestor::runRecord(const store::RunRow& r) {
     }
     if (const auto it = runs_.find(r.id); it != runs_.end() && it->second.checked) {
         withLock("run " + std::to_string(r.id),
-                 [&] { db_.updateImportedRun(it->second.local, r); });
+                 [&] { imports_.updateImportedRun(it->second.local, r); });
         return;
     }
     auto exp = experiments_.find(r.experiment_id);
     if (exp == experiments_.end()) {
-        if (auto local = db_.experimentFromOrigin(source_.label, source_.database, r.experiment_id))
+        if (auto local =
+                imports_.experimentFromOrigin(source_.label, source_.database, r.experiment_id))
             exp = experiments_.emplace(r.experiment_id, *local).first;
     }
     if (exp == experiments_.end()) {
@@ -388,7 +389,7 @@ void Ingestor::runRecord(const store::RunRow& r) {
     }
     RunState state;
     state.local = found.local;
-    state.last_seq = found.added ? 0 : db_.lastSeq(found.local);
+    state.last_seq = found.added ? 0 : records_.lastSeq(found.local);
     state.checked = true;
     local_runs_.push_back(state.local);
     runs_.emplace(r.id, std::move(state));
@@ -397,12 +398,12 @@ void Ingestor::runRecord(const store::RunRow& r) {
 Ingestor::RunState* Ingestor::known(int64_t remote_run) {
     if (auto it = runs_.find(remote_run); it != runs_.end())
         return &it->second;
-    const auto local = db_.runFromOrigin(source_.label, source_.database, remote_run);
+    const auto local = imports_.runFromOrigin(source_.label, source_.database, remote_run);
     if (!local)
         return nullptr;
     RunState state;
     state.local = *local;
-    state.last_seq = db_.lastSeq(*local);
+    state.last_seq = records_.lastSeq(*local);
     local_runs_.push_back(*local);
     return &runs_.emplace(remote_run, std::move(state)).first->second;
 }
@@ -499,7 +500,7 @@ void Ingestor::status(const StatusRecord& s) {
         local->status = s.status;
         local->failure = s.failure;
         local->error = s.error;
-        db_.updateImportedRun(state->local, *local);
+        imports_.updateImportedRun(state->local, *local);
         tx.commit();
         applied = true;
     });
@@ -524,7 +525,7 @@ void Ingestor::commit() {
         const store::NumericsStore numerics(db_);
         for (auto& [remote, state] : runs_) {
             if (!state.pending.empty()) {
-                const auto result = db_.insertSequenced(state.local, state.pending);
+                const auto result = records_.insertSequenced(state.local, state.pending);
                 counts.rows_added += result.added;
                 counts.rows_present += result.present;
                 counts.rows_refused += static_cast<int64_t>(result.conflicts.size());
@@ -597,7 +598,7 @@ std::optional<int64_t> lastSeqFromOrigin(const store::Database& db, const std::s
 
 std::optional<int64_t> lastSeqFromOrigin(const store::Database& db, const std::string& origin,
                                          const std::string& database, int64_t remote_run) {
-    const auto local = db.runFromOrigin(origin, database, remote_run);
+    const auto local = store::ImportStore(db).runFromOrigin(origin, database, remote_run);
     if (!local)
         return std::nullopt;
     return db.lastSeq(*local);

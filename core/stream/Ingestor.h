@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "core/store/Database.h"
+#include "core/store/ImportStore.h"
+#include "core/store/RecordStore.h"
 #include "core/store/RunRecorder.h"
 #include "core/stream/RecordStream.h"
 
@@ -147,6 +149,8 @@ class Ingestor {
     std::string sourceName() const;
 
     store::Database& db_;
+    store::ImportStore imports_{db_};
+    store::RecordStore records_{db_};
     std::string fixed_origin_;
     std::optional<IngestLockWait> lock_wait_;
     IngestSource source_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "core/config/BuildInfo.h"
@@ -163,15 +165,17 @@ class Fields {
     std::string where_;
 };
 
-/// {"type", "run", "seq", then every field of the record}: doubles exact, NaN and
-/// the infinities as strings.
+/// Every field of a record by its key: doubles exact, NaN and the infinities as
+/// strings, enumerations as their names.
 template <class R>
-json fieldsJson(const char* type, const RowRecord& r,
-                const std::vector<run::RecordField<R>>& fields, const R& record) {
-    json j = {{"type", type}, {"run", r.run}, {"seq", r.row.seq}};
+json fieldsJson(const std::vector<run::RecordField<R>>& fields, const R& record) {
+    json j = json::object();
     run::visitFields(fields, record, [&](const auto& f, const auto& value) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, double>) {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, double>) {
             j[f.name] = number(value);
+        } else if constexpr (std::is_enum_v<T>) {
+            j[f.name] = run::EnumText<T>::text(value);
         } else {
             j[f.name] = value;
         }
@@ -179,39 +183,50 @@ json fieldsJson(const char* type, const RowRecord& r,
     return j;
 }
 
-json rowJson(const RowRecord& r) {
-    json j;
-    if (const auto* s = std::get_if<run::StepRecord>(&r.row.record)) {
-        j = fieldsJson("step", r, run::stepFields(), *s);
-    } else if (const auto* e = std::get_if<run::EvalRecord>(&r.row.record)) {
-        j = fieldsJson("eval", r, run::evalFields(), *e);
+/// A numerics record's rows carry every field but the step, which is the record's.
+const std::vector<run::RecordField<run::NumericsRecord>>& numericsRowFields() {
+    static const auto fields = [] {
+        std::vector<run::RecordField<run::NumericsRecord>> out;
+        for (const auto& f : run::numericsFields()) {
+            if (std::string(f.name) != "step")
+                out.push_back(f);
+        }
+        return out;
+    }();
+    return fields;
+}
+
+/// The type a row record names: "step", "eval" or "event".
+template <class R>
+constexpr const char* rowType() {
+    if constexpr (std::is_same_v<R, run::StepRecord>) {
+        return "step";
+    } else if constexpr (std::is_same_v<R, run::EvalRecord>) {
+        return "eval";
     } else {
-        const auto& v = std::get<run::EventRecord>(r.row.record);
-        j = {{"type", "event"},          {"run", r.run},
-             {"seq", r.row.seq},         {"step", v.step},
-             {"kind", toString(v.kind)}, {"message", v.message},
-             {"value", number(v.value)}};
+        static_assert(std::is_same_v<R, run::EventRecord>);
+        return "event";
     }
-    return j;
+}
+
+/// {"type", "run", "seq", then every field of the record}.
+json rowJson(const RowRecord& r) {
+    return std::visit(
+        [&](const auto& record) {
+            using R = std::decay_t<decltype(record)>;
+            json j = fieldsJson(run::recordFields<R>(), record);
+            j["type"] = rowType<R>();
+            j["run"] = r.run;
+            j["seq"] = r.row.seq;
+            return j;
+        },
+        r.row.record);
 }
 
 json numericsJson(const NumericsGroup& g) {
     json rows = json::array();
-    for (const run::NumericsRecord& r : g.rows) {
-        rows.push_back({{"kind", run::toString(r.kind)},
-                        {"name", r.name},
-                        {"format", r.format},
-                        {"absmax", number(r.absmax)},
-                        {"underflow_subnormal", number(r.underflow_subnormal)},
-                        {"underflow_normal", number(r.underflow_normal)},
-                        {"saturated", number(r.saturated)},
-                        {"headroom_log2", number(r.headroom_log2)},
-                        {"nonfinite", r.nonfinite},
-                        {"numel", r.numel},
-                        {"loss_scale", number(r.loss_scale)},
-                        {"scale", number(r.scale)},
-                        {"dtype", r.dtype}});
-    }
+    for (const run::NumericsRecord& r : g.rows)
+        rows.push_back(fieldsJson(numericsRowFields(), r));
     return {{"type", "numerics"}, {"run", g.run}, {"step", g.step}, {"rows", std::move(rows)}};
 }
 
@@ -296,17 +311,31 @@ Record decodeHeader(const json& j, const Fields& f) {
     return h;
 }
 
-/// A record whose every field is read from its key, as its type asks.
+/// A record whose every field is read from its key, as its type asks. A field a later
+/// schema added (RecordField::since) may be missing, as from writers before it: the
+/// record keeps its default then.
 template <class R>
 R fieldsOf(const Fields& f, const std::vector<run::RecordField<R>>& fields) {
     R record;
     run::visitFields(fields, record, [&](const auto& field, auto& value) {
+        if (field.since > 0 && !f.has(field.name))
+            return;
         using T = std::decay_t<decltype(value)>;
         if constexpr (std::is_same_v<T, double>) {
             value = f.real(field.name);
         } else if constexpr (std::is_same_v<T, bool>) {
             value = f.flag(field.name);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+            value = f.text(field.name);
+        } else if constexpr (std::is_enum_v<T>) {
+            const std::string text = f.text(field.name);
+            try {
+                value = run::EnumText<T>::parse(text);
+            } catch (const std::invalid_argument&) {
+                f.wrong(std::string("unknown ") + run::EnumText<T>::what + " \"" + text + "\"");
+            }
         } else {
+            static_assert(std::is_same_v<T, int64_t>);
             value = f.i64(field.name);
         }
     });
@@ -322,21 +351,13 @@ Record decodeRow(const std::string& type, const Fields& f) {
     } else if (type == "eval") {
         r.row.record = fieldsOf(f, run::evalFields());
     } else {
-        run::EventRecord e;
-        e.step = f.i64("step");
-        const std::string kind = f.text("kind");
-        try {
-            e.kind = run::eventKindFromString(kind);
-        } catch (const std::invalid_argument&) {
-            f.wrong("unknown event kind \"" + kind + "\"");
-        }
-        e.message = f.text("message");
-        e.value = f.real("value");
-        r.row.record = std::move(e);
+        r.row.record = fieldsOf(f, run::eventFields());
     }
     return r;
 }
 
+// Beyond their types, a row's format must be one this build knows, saturated a share
+// and scale a positive finite factor (checked only where the writer sent them).
 Record decodeNumerics(const Fields& f) {
     NumericsGroup g;
     g.run = f.positive("run");
@@ -350,41 +371,16 @@ Record decodeNumerics(const Fields& f) {
         if (!rows[i].is_object())
             f.wrong(where + " must be an object, not " + rows[i].dump());
         const Fields r(rows[i], f.type(), f.line(), where);
-        run::NumericsRecord n;
+        run::NumericsRecord n = fieldsOf(r, numericsRowFields());
         n.step = g.step;
-        const std::string kind = r.text("kind");
-        const auto parsed = run::numericsKindFromString(kind);
-        if (!parsed)
-            r.wrong("unknown numerics kind \"" + kind + "\"");
-        n.kind = *parsed;
-        n.name = r.text("name");
-        // Writers before formats sent none of these three: their rows are against fp16,
-        // with nothing saturated counted and no scale.
-        if (r.has("format")) {
-            n.format = r.text("format");
-            if (!run::numberFormatNamed(n.format))
-                r.wrong("unknown number format \"" + n.format +
-                        "\" (known: " + run::numberFormatNames() + ")");
-        }
-        n.absmax = r.real("absmax");
-        n.underflow_subnormal = r.real("underflow_subnormal");
-        n.underflow_normal = r.real("underflow_normal");
-        if (r.has("saturated")) {
-            n.saturated = r.real("saturated");
-            if (!(n.saturated >= 0.0 && n.saturated <= 1.0))
-                r.wrong("\"saturated\" is a share of the values, from 0 to 1, not " +
-                        r.at("saturated").dump());
-        }
-        n.headroom_log2 = r.real("headroom_log2");
-        n.nonfinite = r.i64("nonfinite");
-        n.numel = r.i64("numel");
-        n.loss_scale = r.real("loss_scale");
-        if (r.has("scale")) {
-            n.scale = r.real("scale");
-            if (!(n.scale > 0.0) || !std::isfinite(n.scale))
-                r.wrong("\"scale\" must be a positive finite number, not " + r.at("scale").dump());
-        }
-        n.dtype = r.text("dtype");
+        if (r.has("format") && !run::numberFormatNamed(n.format))
+            r.wrong("unknown number format \"" + n.format +
+                    "\" (known: " + run::numberFormatNames() + ")");
+        if (r.has("saturated") && !(n.saturated >= 0.0 && n.saturated <= 1.0))
+            r.wrong("\"saturated\" is a share of the values, from 0 to 1, not " +
+                    r.at("saturated").dump());
+        if (r.has("scale") && (!(n.scale > 0.0) || !std::isfinite(n.scale)))
+            r.wrong("\"scale\" must be a positive finite number, not " + r.at("scale").dump());
         g.rows.push_back(std::move(n));
     }
     return g;

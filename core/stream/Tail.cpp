@@ -28,8 +28,8 @@ Tail::Tail(const store::Database& db, std::vector<int64_t> run_ids, int64_t sinc
         // Never beyond what is stored: a status must not promise rows that do not exist.
         Watched w;
         w.id = id;
-        w.last_seq = std::min(after, db_.lastSeq(id));
-        w.numerics_step = w.last_seq > 0 ? db_.stepAtSeq(id, w.last_seq) : 0;
+        w.last_seq = std::min(after, records_.lastSeq(id));
+        w.numerics_step = w.last_seq > 0 ? records_.stepAtSeq(id, w.last_seq) : 0;
         runs_.push_back(w);
     }
 }
@@ -54,7 +54,7 @@ void Tail::status(Watched& w, const store::RunRow& row, const Sink& out) {
 void Tail::sendRows(Watched& w, const Sink& out) {
     const store::NumericsStore numerics(db_);
     for (;;) {
-        const auto rows = db_.recordsSince(w.id, w.last_seq, kChunk);
+        const auto rows = records_.recordsSince(w.id, w.last_seq, kChunk);
         int64_t top = w.numerics_step;
         for (const auto& r : rows) {
             if (const auto* s = std::get_if<run::StepRecord>(&r.record))

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/store/Database.h"
+#include "core/store/RecordStore.h"
 #include "core/stream/RecordStream.h"
 
 namespace ampbench::stream {
@@ -53,6 +54,7 @@ class Tail {
     void sendRows(Watched& w, const Sink& out);
 
     const store::Database& db_;
+    store::RecordStore records_{db_};
     std::vector<Watched> runs_;
     std::vector<int64_t> experiments_sent_;
 };

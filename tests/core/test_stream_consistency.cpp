@@ -15,6 +15,7 @@
 #include "ScratchDir.h"
 #include "StoreDowngrade.h"
 #include "core/store/Database.h"
+#include "core/store/ImportStore.h"
 #include "core/store/RunRecorder.h"
 #include "core/store/StoreError.h"
 #include "core/stream/Ingestor.h"
@@ -22,6 +23,7 @@
 #include "core/stream/Tail.h"
 
 using ampbench::store::Database;
+using ampbench::store::ImportStore;
 using ampbench::store::SequencedRecord;
 using ampbench::store::StoreError;
 using namespace ampbench::run;
@@ -139,8 +141,8 @@ TEST_F(StreamConsistency, TwoDatabasesUnderOneHostNameStayApart) {
     EXPECT_EQ(second.counts.experiments, 1);
     EXPECT_EQ(second.counts.runs, 1);
     ASSERT_EQ(local->runs().size(), 2u);
-    const auto mine_a = local->runFromOrigin("localhost", a->databaseId(), run_a);
-    const auto mine_b = local->runFromOrigin("localhost", b->databaseId(), run_b);
+    const auto mine_a = ImportStore(*local).runFromOrigin("localhost", a->databaseId(), run_a);
+    const auto mine_b = ImportStore(*local).runFromOrigin("localhost", b->databaseId(), run_b);
     ASSERT_TRUE(mine_a && mine_b);
     EXPECT_NE(*mine_a, *mine_b);
     EXPECT_EQ(rowsOf(*local, *mine_a), rowsOf(*a, run_a));
@@ -177,8 +179,10 @@ TEST_F(StreamConsistency, StreamsOfTwoDatabasesInOneInputStayApart) {
     EXPECT_EQ(in.counts().runs, 2);
     ASSERT_EQ(in.sources().size(), 2u);
     EXPECT_EQ(in.sources()[1].database, b->databaseId());
-    EXPECT_EQ(rowsOf(*local, *local->runFromOrigin("gpu", a->databaseId(), run)), rowsOf(*a, run));
-    EXPECT_EQ(rowsOf(*local, *local->runFromOrigin("gpu", b->databaseId(), run)), rowsOf(*b, run));
+    EXPECT_EQ(rowsOf(*local, *ImportStore(*local).runFromOrigin("gpu", a->databaseId(), run)),
+              rowsOf(*a, run));
+    EXPECT_EQ(rowsOf(*local, *ImportStore(*local).runFromOrigin("gpu", b->databaseId(), run)),
+              rowsOf(*b, run));
 }
 
 // Streams of older builds carry no database id: they map by label and ids as before,
@@ -195,7 +199,7 @@ TEST_F(StreamConsistency, StreamsWithoutADatabaseIdIngestAsBefore) {
     EXPECT_TRUE(second.problems.empty()) << second.all();
     EXPECT_EQ(second.counts.rows_added, 0);
     EXPECT_EQ(second.counts.rows_present, first.counts.rows_added);
-    const auto mine = local->runFromOrigin("localhost", std::string(), run);
+    const auto mine = ImportStore(*local).runFromOrigin("localhost", std::string(), run);
     ASSERT_TRUE(mine);
     EXPECT_EQ(rowsOf(*local, *mine), rowsOf(*a, run));
     EXPECT_EQ(local->runFromOrigin("localhost", run), mine);
@@ -218,7 +222,7 @@ TEST_F(StreamConsistency, AnOlderStreamResumedWithTheDatabaseIdContinuesTheSameR
     EXPECT_EQ(rest.counts.runs, 0);
     EXPECT_EQ(rest.counts.experiments, 0);
     ASSERT_EQ(local->runs().size(), 1u);
-    const auto mine = local->runFromOrigin("localhost", a->databaseId(), run);
+    const auto mine = ImportStore(*local).runFromOrigin("localhost", a->databaseId(), run);
     ASSERT_TRUE(mine);
     EXPECT_EQ(rowsOf(*local, *mine), rowsOf(*a, run));
     EXPECT_EQ(local->run(*mine)->status, RunStatus::Finished);
@@ -286,7 +290,7 @@ TEST_F(StreamConsistency, ARecordReusingASeqWithOtherContentIsReportedAndTheStor
     auto local = Database::open(file("local.db"));
     const auto lines = streamOf(*a, {run});
     ASSERT_TRUE(ingest(*local, lines).problems.empty());
-    const int64_t mine = *local->runFromOrigin("localhost", a->databaseId(), run);
+    const int64_t mine = *ImportStore(*local).runFromOrigin("localhost", a->databaseId(), run);
     const auto before = rowsOf(*local, mine);
 
     StepRecord changed = stepOf(5);
@@ -328,7 +332,7 @@ TEST_F(StreamConsistency, TwoNewRecordsUnderOneSeqKeepTheFirst) {
     ASSERT_EQ(r.problems.size(), 1u) << r.all();
     EXPECT_EQ(r.problems[0].kind, IngestProblem::Kind::Conflict);
     EXPECT_EQ(r.problems[0].line, 5);
-    const int64_t mine = *local->runFromOrigin("localhost", a->databaseId(), run);
+    const int64_t mine = *ImportStore(*local).runFromOrigin("localhost", a->databaseId(), run);
     EXPECT_EQ(local->steps(mine).size(), 2u);
     EXPECT_TRUE(local->events(mine).empty());
 }
@@ -350,7 +354,8 @@ TEST_F(StreamConsistency, RowsAfterARunsFinalStatusAreReportedAndSkipped) {
     EXPECT_EQ(r.problems[0].line, static_cast<int64_t>(lines.size()));
     EXPECT_NE(r.problems[0].message.find("after the run's final status"), std::string::npos)
         << r.all();
-    EXPECT_EQ(local->lastSeq(*local->runFromOrigin("localhost", a->databaseId(), run)), last);
+    EXPECT_EQ(local->lastSeq(*ImportStore(*local).runFromOrigin("localhost", a->databaseId(), run)),
+              last);
 }
 
 // A status that counts fewer records than are here is reported and not applied.
@@ -371,7 +376,8 @@ TEST_F(StreamConsistency, AStatusCountingFewerRecordsThanAreHereIsNotApplied) {
               std::string::npos)
         << r.all();
     EXPECT_EQ(r.counts.statuses, 0);
-    const auto mine = local->run(*local->runFromOrigin("localhost", a->databaseId(), run));
+    const auto mine =
+        local->run(*ImportStore(*local).runFromOrigin("localhost", a->databaseId(), run));
     EXPECT_EQ(mine->status, RunStatus::Running);
 }
 
@@ -532,7 +538,7 @@ TEST_F(StreamConsistency, SequenceNumbersAtTheTopOfInt64AreReportedAndResumable)
     EXPECT_NE(r.problems[0].message.find("records 2-9223372036854775805 missing"),
               std::string::npos)
         << r.all();
-    const int64_t mine = *local->runFromOrigin("localhost", a->databaseId(), run);
+    const int64_t mine = *ImportStore(*local).runFromOrigin("localhost", a->databaseId(), run);
     EXPECT_EQ(lastSeqFromOrigin(*local, "localhost", run).value_or(-1), kTop);
     std::vector<Record> sent;
     Tail tail(*local, {mine}, kTop - 1);

@@ -16,6 +16,7 @@
 #include "StreamTestSupport.h"
 #include "core/store/Database.h"
 #include "core/store/NumericsStore.h"
+#include "core/store/RecordStore.h"
 #include "core/store/RunRecorder.h"
 #include "core/stream/Ingestor.h"
 #include "core/stream/RecordStream.h"
@@ -24,6 +25,7 @@
 namespace fs = std::filesystem;
 using ampbench::store::Database;
 using ampbench::store::NumericsStore;
+using ampbench::store::RecordStore;
 using ampbench::store::SequencedRecord;
 using namespace ampbench::run;
 using namespace ampbench::stream;
@@ -318,8 +320,8 @@ TEST_F(StreamNumerics, TailSinceAStepSendsOnlyTheLaterGroups) {
             seq_of_15 = r.seq;
     }
     ASSERT_GT(seq_of_15, 0);
-    EXPECT_EQ(remote->stepAtSeq(run, seq_of_15), 15);
-    EXPECT_EQ(remote->stepAtSeq(run, 0), 0);
+    EXPECT_EQ(RecordStore(*remote).stepAtSeq(run, seq_of_15), 15);
+    EXPECT_EQ(RecordStore(*remote).stepAtSeq(run, 0), 0);
     EXPECT_EQ(NumericsStore(*remote).rowsOfSteps(run, 15, 20).size(), 3u);
     EXPECT_TRUE(NumericsStore(*remote).rowsOfSteps(run, 20, 30).empty());
 
@@ -330,7 +332,7 @@ TEST_F(StreamNumerics, TailSinceAStepSendsOnlyTheLaterGroups) {
 
     // Resumed after step 9's row (steps 1-10 are seqs 1-10): step 10's group too.
     const int64_t before_10 = 9;
-    EXPECT_EQ(remote->stepAtSeq(run, before_10), 9);
+    EXPECT_EQ(RecordStore(*remote).stepAtSeq(run, before_10), 9);
     EXPECT_EQ(numericsLines(streamOf(*remote, run, before_10)).size(), 2u);
 }
 
