@@ -200,16 +200,21 @@ static std::string syncingModel(const std::string& path, bool dropout) {
     return path;
 }
 
-TEST_F(FastVerdict, AStepThatCannotBeCapturedTrainsEagerlyAndSaysWhy) {
-    REQUIRE_CUDA();
-    const std::string path = syncingModel(file("syncing.pt"), false);
+/// A graph arm of that model on 8×8 images, 20 steps.
+static config::ExperimentSpec syncingSpec(const std::string& model) {
     config::ExperimentSpec spec = test_cuda::cudaSpec(32, 20, config::Precision::Fp32);
     spec.model.name = "torchscript";
-    spec.model.file = path;
+    spec.model.file = model;
     spec.data.name = "synthetic-images";
     spec.data.channels = 1;
     spec.data.height = spec.data.width = 8;
     spec.arms[0].cuda_graph = true;
+    return spec;
+}
+
+TEST_F(FastVerdict, AStepThatCannotBeCapturedTrainsEagerlyAndSaysWhy) {
+    REQUIRE_CUDA();
+    const config::ExperimentSpec spec = syncingSpec(syncingModel(file("syncing.pt"), false));
     Events seen;
     run::CancelToken cancel;
     const auto out = train::trainRun(spec, 0, 1, seen, cancel, {});
@@ -229,13 +234,7 @@ TEST_F(FastVerdict, AfterAStepThatCouldNotBeCapturedRandomOperationsStillWork) {
     REQUIRE_CUDA();
     // CUDA refuses the capture; the eager steps after it draw dropout masks, and so
     // does the process afterwards: the generator must have left capture mode.
-    config::ExperimentSpec spec = test_cuda::cudaSpec(32, 20, config::Precision::Fp32);
-    spec.model.name = "torchscript";
-    spec.model.file = syncingModel(file("syncing-dropout.pt"), true);
-    spec.data.name = "synthetic-images";
-    spec.data.channels = 1;
-    spec.data.height = spec.data.width = 8;
-    spec.arms[0].cuda_graph = true;
+    const config::ExperimentSpec spec = syncingSpec(syncingModel(file("syncing-dropout.pt"), true));
     Events seen;
     run::CancelToken cancel;
     const auto out = train::trainRun(spec, 0, 1, seen, cancel, {});
