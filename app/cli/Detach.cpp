@@ -17,13 +17,12 @@
 
 #include "cli/ExitCodes.h"
 #include "cli/Terminal.h"
+#include "core/util/OwnExecutable.h"
 
 namespace ampbench::cli {
 
 std::string ownExecutable() {
-    std::error_code ec;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string() : self.string();
+    return util::ownExecutable();
 }
 
 std::string readText(const std::string& path) {

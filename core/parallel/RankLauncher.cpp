@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/run/RemoveTree.h"
+#include "core/util/OwnExecutable.h"
 
 namespace ampbench::parallel {
 namespace {
@@ -37,12 +38,11 @@ std::string workerExecutable() {
     if (const char* env = std::getenv("AMPBENCH_CLI"); env && *env) {
         return env;
     }
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) {
+    const std::string self = util::ownExecutable();
+    if (self.empty()) {
         return "ampbench-cli";
     }
-    return (self.parent_path() / "ampbench-cli").string();
+    return (std::filesystem::path(self).parent_path() / "ampbench-cli").string();
 }
 
 RankLauncher::RankLauncher(const std::string& executable, const std::string& db_path,
