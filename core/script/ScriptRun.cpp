@@ -25,11 +25,13 @@
 #include "core/analysis/Format.h"
 #include "core/config/PlannedArm.h"
 #include "core/probe/Environment.h"
+#include "core/run/SerialObserver.h"
 #include "core/script/ScriptProcess.h"
 #include "core/store/RunRecorder.h"
 #include "core/train/GpuScheduler.h"
 #include "core/train/Trainer.h"
 #include "core/util/FileKind.h"
+#include "core/util/OwnExecutable.h"
 #include "core/util/Words.h"
 
 extern char** environ;
@@ -156,45 +158,6 @@ void say(const ScriptSettings& s, const std::string& line) {
     }
 }
 
-/// Observers of runs that train at once, heard one call at a time: the connection
-/// their recorders write through and the front end's progress display are one each.
-class LockedObserver : public run::TrainObserver {
-  public:
-    LockedObserver(run::TrainObserver& target, std::mutex* mutex)
-        : target_(target), mutex_(mutex) {}
-    void onStart(const run::RunInfo& i) override {
-        locked([&] { target_.onStart(i); });
-    }
-    void onStep(const run::StepRecord& s) override {
-        locked([&] { target_.onStep(s); });
-    }
-    void onEval(const run::EvalRecord& e) override {
-        locked([&] { target_.onEval(e); });
-    }
-    void onEvent(const run::EventRecord& e) override {
-        locked([&] { target_.onEvent(e); });
-    }
-    void onNumerics(const std::vector<run::NumericsRecord>& rows) override {
-        locked([&] { target_.onNumerics(rows); });
-    }
-    void onFinish(const run::RunOutcome& o) override {
-        locked([&] { target_.onFinish(o); });
-    }
-
-  private:
-    template <class F>
-    void locked(F f) {
-        if (!mutex_) {
-            f();
-            return;
-        }
-        std::lock_guard<std::mutex> lock(*mutex_);
-        f();
-    }
-    run::TrainObserver& target_;
-    std::mutex* mutex_;
-};
-
 std::unique_lock<std::mutex> lockOf(std::mutex* m) {
     return m ? std::unique_lock<std::mutex>(*m) : std::unique_lock<std::mutex>();
 }
@@ -235,7 +198,7 @@ run::RunOutcome trainOne(store::Database& db, const Context& c, const train::Pla
             targets.push_back(extra);
         }
         train::ObserverFanout fanout(targets);
-        LockedObserver sink(fanout, slot.lock);
+        run::SerialObserver sink(fanout, slot.lock);
         const auto vars = armVariables(c.spec, c.plan, r, planned, slot.device);
         run::RunInfo info;
         info.arm = r.arm;
@@ -510,11 +473,11 @@ int packedGpus(const config::ExperimentSpec& spec, const std::string& device, in
 }
 
 std::string pythonPackageDir() {
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (ec || exe.empty()) {
+    const fs::path exe = util::ownExecutable();
+    if (exe.empty()) {
         return {};
     }
+    std::error_code ec;
     const fs::path bin = exe.parent_path();
     // An installed binary: <prefix>/bin next to <prefix>/lib/python3/dist-packages.
     const fs::path installed = bin.parent_path() / "lib" / "python3" / "dist-packages";
