@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "core/run/RecordFields.h"
+#include "core/run/RecordJson.h"
 #include "core/store/NumericsStore.h"
 #include "core/store/OutputFile.h"
 
@@ -123,39 +124,22 @@ int64_t exportCsv(const Database& db, const std::vector<int64_t>& run_ids, std::
     return lines;
 }
 
-/// Every field of a record by name; NaN and the infinities as "nan", "inf", "-inf".
-template <class R>
-json fieldsJson(const std::vector<run::RecordField<R>>& fields, const R& record) {
-    json j = json::object();
-    run::visitFields(fields, record, [&](const auto& f, const auto& value) {
-        using T = std::decay_t<decltype(value)>;
-        if constexpr (std::is_same_v<T, double>) {
-            j[f.name] = real(value);
-        } else if constexpr (std::is_enum_v<T>) {
-            j[f.name] = run::EnumText<T>::text(value);
-        } else {
-            j[f.name] = value;
-        }
-    });
-    return j;
-}
-
 void exportJson(const Database& db, const std::vector<int64_t>& run_ids, std::ostream& out) {
     json runs = json::array();
     for (int64_t id : run_ids) {
         const RunRow run = requireRun(db, id);
         json steps = json::array();
         for (const auto& s : db.steps(id))
-            steps.push_back(fieldsJson(run::stepFields(), s));
+            steps.push_back(run::fieldsJson(run::stepFields(), s, real));
         json evals = json::array();
         for (const auto& e : db.evals(id))
-            evals.push_back(fieldsJson(run::evalFields(), e));
+            evals.push_back(run::fieldsJson(run::evalFields(), e, real));
         json events = json::array();
         for (const auto& ev : db.events(id))
-            events.push_back(fieldsJson(run::eventFields(), ev));
+            events.push_back(run::fieldsJson(run::eventFields(), ev, real));
         json numerics = json::array();
         for (const auto& r : NumericsStore(db).rows(id))
-            numerics.push_back(fieldsJson(run::numericsFields(), r));
+            numerics.push_back(run::fieldsJson(run::numericsFields(), r, real));
         runs.push_back({{"id", run.id},
                         {"experiment_id", run.experiment_id},
                         {"experiment", run.experiment_name},

@@ -12,6 +12,7 @@
 #include "core/config/Validation.h"
 #include "core/run/NumberFormat.h"
 #include "core/run/RecordFields.h"
+#include "core/run/RecordJson.h"
 
 namespace ampbench::stream {
 namespace {
@@ -165,24 +166,6 @@ class Fields {
     std::string where_;
 };
 
-/// Every field of a record by its key: doubles exact, NaN and the infinities as
-/// strings, enumerations as their names.
-template <class R>
-json fieldsJson(const std::vector<run::RecordField<R>>& fields, const R& record) {
-    json j = json::object();
-    run::visitFields(fields, record, [&](const auto& f, const auto& value) {
-        using T = std::decay_t<decltype(value)>;
-        if constexpr (std::is_same_v<T, double>) {
-            j[f.name] = number(value);
-        } else if constexpr (std::is_enum_v<T>) {
-            j[f.name] = run::EnumText<T>::text(value);
-        } else {
-            j[f.name] = value;
-        }
-    });
-    return j;
-}
-
 /// A numerics record's rows carry every field but the step, which is the record's.
 const std::vector<run::RecordField<run::NumericsRecord>>& numericsRowFields() {
     static const auto fields = [] {
@@ -214,7 +197,7 @@ json rowJson(const RowRecord& r) {
     return std::visit(
         [&](const auto& record) {
             using R = std::decay_t<decltype(record)>;
-            json j = fieldsJson(run::recordFields<R>(), record);
+            json j = run::fieldsJson(run::recordFields<R>(), record, number);
             j["type"] = rowType<R>();
             j["run"] = r.run;
             j["seq"] = r.row.seq;
@@ -226,7 +209,7 @@ json rowJson(const RowRecord& r) {
 json numericsJson(const NumericsGroup& g) {
     json rows = json::array();
     for (const run::NumericsRecord& r : g.rows)
-        rows.push_back(fieldsJson(numericsRowFields(), r));
+        rows.push_back(run::fieldsJson(numericsRowFields(), r, number));
     return {{"type", "numerics"}, {"run", g.run}, {"step", g.step}, {"rows", std::move(rows)}};
 }
 
