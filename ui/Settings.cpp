@@ -26,6 +26,7 @@ constexpr const char* kHostPort = "port";
 constexpr const char* kHostCli = "cli";
 constexpr const char* kHostDatabase = "database";
 constexpr const char* kHostData = "data";
+constexpr const char* kHostTransport = "transport";
 constexpr const char* kHostSlurm = "slurm";
 constexpr const char* kHostPartition = "slurm_partition";
 constexpr const char* kHostGpus = "slurm_gpus_per_task";
@@ -169,6 +170,7 @@ QList<RemoteHost> Settings::remoteHosts() const {
         h.cli = settings_->value(kHostCli, h.cli).toString();
         h.database = settings_->value(kHostDatabase).toString();
         h.dataDir = settings_->value(kHostData).toString();
+        h.transport = settings_->value(kHostTransport, h.transport).toString();
         h.slurm = settings_->value(kHostSlurm, false).toBool();
         h.partition = settings_->value(kHostPartition).toString();
         h.gpusPerTask = settings_->value(kHostGpus, 0).toInt();
@@ -194,6 +196,7 @@ void Settings::setRemoteHosts(const QList<RemoteHost>& hosts) {
         settings_->setValue(kHostCli, h.cli);
         settings_->setValue(kHostDatabase, h.database);
         settings_->setValue(kHostData, h.dataDir);
+        settings_->setValue(kHostTransport, h.transport);
         settings_->setValue(kHostSlurm, h.slurm);
         settings_->setValue(kHostPartition, h.partition);
         settings_->setValue(kHostGpus, h.gpusPerTask);

@@ -96,7 +96,8 @@ int commandIngest(const std::string& db_path, const std::string& file, const std
 struct LaunchOptions {
     bool config_stdin = false;
     double wait_s = 300;  ///< for the job to plan its experiment (its setup check)
-    // Slurm (launch --slurm): one job array, a task per run, submitted through sbatch.
+    // Slurm (launch --slurm): one job array, a task per run (or per group of
+    // runs_per_gpu runs), submitted through sbatch.
     bool slurm = false;
     std::string partition;                    ///< --partition; empty: the cluster's default
     std::string time_limit;                   ///< --time; empty: the partition's default

@@ -36,6 +36,7 @@
 #include "core/config/SpecJson.h"
 #include "core/store/Database.h"
 #include "core/store/NumericsStore.h"
+#include "core/store/RecordStore.h"
 #include "core/stream/RecordStream.h"
 #include "core/train/Experiment.h"
 
@@ -413,7 +414,7 @@ class Collector {
             for (auto& t : tasks_) {
                 for (auto& l : t.runs) {
                     if (!l.pending.empty()) {
-                        const auto r = db_.insertSequenced(l.local, l.pending);
+                        const auto r = store::RecordStore(db_).insertSequenced(l.local, l.pending);
                         for (const auto& c : r.conflicts) {
                             conflicts.push_back("run " + std::to_string(l.local) + ": " +
                                                 c.problem);

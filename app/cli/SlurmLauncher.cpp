@@ -1,5 +1,6 @@
 // `launch --slurm`, and `status` and `cancel` of what it started: an experiment's runs
-// as one Slurm job array, a task per run.
+// as one Slurm job array, a task per run, or per group of runs_per_gpu runs that the
+// task trains side by side on its GPU.
 //
 // On the login host, launch starts a collector (setsid, double fork, as a local job
 // is started) that plans the experiment in the database, so the experiment id it
@@ -140,6 +141,9 @@ int runCollector(const std::string& db_path, const config::ValidSpec& valid, con
         if (::mkdir(dir.c_str(), 0700) != 0) {
             throw std::runtime_error("cannot create " + dir + ": " + std::strerror(errno));
         }
+        // runs_per_gpu packs runs as `run` packs them on one GPU: a task per group of
+        // that many runs, in plan order, trained side by side in the task.
+        const size_t per_task = static_cast<size_t>(std::max(1, spec.runs_per_gpu));
         for (const auto& r : plan.runs) {
             const auto row = db->run(r.run_id);
             slurm::TaskRun t;
@@ -150,14 +154,18 @@ int runCollector(const std::string& db_path, const config::ValidSpec& valid, con
             t.planned_steps = r.planned_steps;
             t.arm_json = row ? row->spec_json : std::string();
             t.inputs_json = row ? row->inputs_json : std::string();
-            list.tasks.push_back({t});
+            if (list.tasks.empty() || list.tasks.back().size() >= per_task) {
+                list.tasks.emplace_back();
+            }
+            list.tasks.back().push_back(t);
         }
         writePrivateFile(slurm::taskListFile(dir), slurm::taskListText(list));
         const std::string found = ownExecutable();
         const std::string self = found.empty() ? std::string("ampbench-cli") : found;
         writePrivateFile(slurm::batchScript(dir),
                          "#!/bin/sh\n# Experiment " + std::to_string(id) + " of " + db_path +
-                             ": one task per run (written by ampbench-cli launch --slurm)\nexec " +
+                             ": one task per group of " + std::to_string(per_task) +
+                             " runs (written by ampbench-cli launch --slurm)\nexec " +
                              slurm::shellQuote(self) + " slurm-task --dir " +
                              slurm::shellQuote(dir) + " --task \"$SLURM_ARRAY_TASK_ID\"\n",
                          0700);
@@ -216,9 +224,11 @@ int runCollector(const std::string& db_path, const config::ValidSpec& valid, con
     } catch (const JobFileError& e) {
         say(stderr, "%s\n", e.what());
     }
-    say(stderr, "experiment %lld '%s': %zu runs as Slurm job array %s, recording to %s\n",
+    say(stderr,
+        "experiment %lld '%s': %zu runs as Slurm job array %s of %zu tasks (up to %d runs "
+        "each, runs_per_gpu), recording to %s\n",
         static_cast<long long>(id), analysis::printable(spec.name, false).c_str(), plan.runs.size(),
-        job_id.c_str(), db_path.c_str());
+        job_id.c_str(), list.tasks.size(), std::max(1, spec.runs_per_gpu), db_path.c_str());
     tell("planned " + std::to_string(id));
     return collectToTheEnd(*db, dir, job_id, id, list, /*resume=*/false, db_path, job);
 }
@@ -301,12 +311,6 @@ int SlurmLauncher::launch(const std::string& db_path, const config::ValidSpec& v
         !missing.empty()) {
         say(stderr, "launch --slurm: %s\n", missing.c_str());
         return kUsage;
-    }
-    if (valid.spec().runs_per_gpu > 1) {
-        say(stderr,
-            "launch --slurm: runs_per_gpu is %d, but each run is a task of its own; ask Slurm "
-            "to share a GPU between tasks (GRES sharing or MPS, --sbatch-option) to pack them\n",
-            valid.spec().runs_per_gpu);
     }
     try {
         store::Database::open(db_path);  // a file we cannot write fails here, not in the log

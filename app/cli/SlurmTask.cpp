@@ -1,6 +1,7 @@
 // `ampbench-cli slurm-task`: one task of a job array that `launch --slurm` submitted,
 // on its compute node. It never opens the experiment's database (SQLite's WAL needs
 // one host's shared memory, and cluster file systems lock badly): it trains its runs
+// (one, or a group of runs_per_gpu runs side by side, as `run` packs them on a GPU)
 // into a scratch database on the node's own disk and writes their record stream into
 // the jobs folder, where the collector on the login host ingests it. Each attempt
 // (Slurm's restart count) writes a stream of its own, so a requeued task starts a
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "cli/Commands.h"
@@ -24,6 +26,7 @@
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
+#include "core/config/Validation.h"
 #include "core/probe/Environment.h"
 #include "core/run/RemoveTree.h"
 #include "core/store/Database.h"
@@ -111,7 +114,11 @@ int commandSlurmTask(const std::string& dir, int task) {
     }
     std::vector<config::FieldError> errors;
     const config::ExperimentSpec spec = config::specFromJsonText(list.spec_json, errors);
-    if (!errors.empty()) {
+    std::optional<config::ValidSpec> valid;
+    if (errors.empty()) {
+        valid = config::ValidSpec::check(spec, errors);
+    }
+    if (!valid) {
         printErrors(
             "slurm-task: the experiment's spec in " + slurm::taskListFile(dir) + " has errors",
             errors, spec.arms);
@@ -174,35 +181,43 @@ int commandSlurmTask(const std::string& dir, int task) {
                              std::ref(stream_problem));
         run::CancelToken cancel;
         {
-            // scancel and the time limit send SIGTERM: the run stops between
-            // micro-batches and says so, with every row recorded.
+            // scancel and the time limit send SIGTERM: the runs stop between
+            // micro-batches and say so, with every row recorded.
             InterruptScope interrupt(cancel);
+            // The task's runs train as `run` trains them: a packed group side by side
+            // on the task's GPU, one at a time on a CPU.
+            train::ExperimentHooks hooks;
+            hooks.setup_checked = true;  // the login host checked it before planning
+            hooks.finished = [&](const train::PlannedRun& p, const run::RunOutcome& out) {
+                say(stderr, "run %lld: %s%s%s\n", static_cast<long long>(login_id.at(p.run_id)),
+                    run::toString(out.status).c_str(), out.error.empty() ? "" : ": ",
+                    analysis::printable(out.error, false).c_str());
+            };
+            train::ExperimentPlan plan;
+            plan.experiment_id = experiment;
+            plan.runs = runs;
             bool failed = false;
-            for (const auto& p : runs) {
-                if (cancel.cancelled()) {
-                    db->finishRun(p.run_id, run::RunStatus::Cancelled,
-                                  "cancelled before it started", run::FailureKind::Cancelled);
-                    continue;
-                }
-                try {
-                    const run::RunOutcome out = train::executeRun(*db, spec, p, cancel);
-                    failed = failed || out.status == run::RunStatus::Failed;
-                    say(stderr, "run %lld: %s%s%s\n", static_cast<long long>(login_id[p.run_id]),
-                        run::toString(out.status).c_str(), out.error.empty() ? "" : ": ",
-                        analysis::printable(out.error, false).c_str());
-                } catch (const std::exception& e) {
-                    say(stderr, "run %lld: %s\n", static_cast<long long>(login_id[p.run_id]),
-                        e.what());
+            bool cancelled = false;
+            try {
+                const train::ExperimentResult result =
+                    train::trainPlanned(*db, *valid, plan, cancel, hooks);
+                failed = result.any_failed;
+                cancelled = result.cancelled;
+            } catch (const std::exception& e) {
+                // Every run it left unended fails with its words; the rows stay.
+                for (const auto& p : runs) {
                     const auto row = db->run(p.run_id);
                     if (row && (row->status == run::RunStatus::Queued ||
                                 row->status == run::RunStatus::Running)) {
+                        say(stderr, "run %lld: %s\n", static_cast<long long>(login_id.at(p.run_id)),
+                            e.what());
                         db->finishRun(p.run_id, run::RunStatus::Failed, e.what(),
                                       run::FailureKind::Runtime);
                     }
-                    failed = true;
                 }
+                failed = true;
             }
-            code = cancel.cancelled() ? kCancelled : failed ? kRunsFailed : kOk;
+            code = cancelled || cancel.cancelled() ? kCancelled : failed ? kRunsFailed : kOk;
         }
         stop = true;
         streamer.join();

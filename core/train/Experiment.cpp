@@ -218,6 +218,45 @@ void cancelQueued(store::Database& db, const ExperimentPlan& plan) {
 
 namespace {
 
+/// Trains `result.plan`'s runs, side by side where the spec and the device allow it,
+/// else one at a time, and marks what never started as cancelled.
+void trainPlan(store::Database& db, const config::ExperimentSpec& trained,
+               const CancelToken& cancel, const ExperimentHooks& hooks, const TrainOptions& with,
+               ExperimentResult& result) {
+    if (const int gpus = spreadGpus(trained); gpus > 0) {
+        trainSpread(db, trained, cancel, hooks, with, gpus, result);  // side by side
+    } else {
+        for (const auto& run : result.plan.runs) {  // one at a time
+            if (cancel.cancelled()) {
+                result.cancelled = true;
+                break;
+            }
+            if (hooks.skip && hooks.skip(run)) {
+                db.finishRun(run.run_id, RunStatus::Cancelled,
+                             "removed from the queue before it started", FailureKind::Cancelled);
+                continue;
+            }
+            const CancelToken* own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
+            TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
+            const RunOutcome outcome =
+                executeRun(db, trained, run, own ? *own : cancel, extra, with);
+            result.any_failed = result.any_failed || outcome.status == RunStatus::Failed;
+            if (hooks.finished) {
+                hooks.finished(run, outcome);
+            }
+            // A run cancelled by its own token ends alone; the queue goes on.
+            if (outcome.status == RunStatus::Cancelled && (!own || cancel.cancelled())) {
+                result.cancelled = true;
+                break;
+            }
+        }
+    }
+    if (result.cancelled || cancel.cancelled()) {
+        result.cancelled = true;
+        cancelQueued(db, result.plan);
+    }
+}
+
 /// runExperiment once the file is known intact.
 ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& valid,
                                  const CancelToken& cancel, const ExperimentHooks& hooks,
@@ -265,38 +304,7 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
     if (hooks.planned) {
         hooks.planned(result.plan);
     }
-    if (const int gpus = spreadGpus(trained); gpus > 0) {
-        trainSpread(db, trained, cancel, hooks, with, gpus, result);  // side by side
-    } else {
-        for (const auto& run : result.plan.runs) {  // one at a time
-            if (cancel.cancelled()) {
-                result.cancelled = true;
-                break;
-            }
-            if (hooks.skip && hooks.skip(run)) {
-                db.finishRun(run.run_id, RunStatus::Cancelled,
-                             "removed from the queue before it started", FailureKind::Cancelled);
-                continue;
-            }
-            const CancelToken* own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
-            TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
-            const RunOutcome outcome =
-                executeRun(db, trained, run, own ? *own : cancel, extra, with);
-            result.any_failed = result.any_failed || outcome.status == RunStatus::Failed;
-            if (hooks.finished) {
-                hooks.finished(run, outcome);
-            }
-            // A run cancelled by its own token ends alone; the queue goes on.
-            if (outcome.status == RunStatus::Cancelled && (!own || cancel.cancelled())) {
-                result.cancelled = true;
-                break;
-            }
-        }
-    }
-    if (result.cancelled || cancel.cancelled()) {
-        result.cancelled = true;
-        cancelQueued(db, result.plan);
-    }
+    trainPlan(db, trained, cancel, hooks, with, result);
     return result;
 }
 
@@ -314,6 +322,15 @@ ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec
                                const TrainOptions& options, int64_t rerun_of) {
     db.requireIntact();  // a damaged file is named before the spec's problems
     return runOnIntactFile(db, validSpec(spec), cancel, hooks, options, rerun_of);
+}
+
+ExperimentResult trainPlanned(store::Database& db, const config::ValidSpec& spec,
+                              ExperimentPlan plan, const CancelToken& cancel,
+                              const ExperimentHooks& hooks, const TrainOptions& options) {
+    ExperimentResult result;
+    result.plan = std::move(plan);
+    trainPlan(db, spec.spec(), cancel, hooks, options, result);
+    return result;
 }
 
 config::ExperimentSpec storedSpec(const store::Database& db, int64_t experiment_id) {

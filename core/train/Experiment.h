@@ -80,14 +80,14 @@ struct ExperimentHooks {
     std::function<void(const std::string&)> note;
     /// The front end ran checkSetup on this spec already (and stopped on a problem).
     bool setup_checked = false;
-    /// Runs trained one at a time only (not spread over GPUs). Before each run: true
-    /// leaves it out; it is recorded cancelled, "removed from the queue before it
-    /// started", and the next run starts.
+    /// Before each run (side by side: when a GPU is free for it): true leaves it out;
+    /// it is recorded cancelled, "removed from the queue before it started", and the
+    /// next run starts.
     std::function<bool(const PlannedRun&)> skip;
-    /// Runs trained one at a time only. Before each run: a token that cancels that
-    /// run alone, after which the queue goes on; null for the experiment's token. The
-    /// experiment's token does not reach a run given its own: a front end that
-    /// cancels everything sets both.
+    /// Before each run: a token that cancels that run alone, after which the queue
+    /// goes on; null for the experiment's token. Runs side by side each need a token
+    /// of their own, alive until their `finished`. The experiment's token does not
+    /// reach a run given its own: a front end that cancels everything sets both.
     std::function<const run::CancelToken*(const PlannedRun&)> run_cancel;
 };
 
@@ -110,6 +110,14 @@ ExperimentResult runExperiment(store::Database& db, const config::ValidSpec& spe
 ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec& spec,
                                const run::CancelToken& cancel, const ExperimentHooks& hooks = {},
                                const TrainOptions& options = {}, int64_t rerun_of = 0);
+
+/// Trains runs planned already (`plan`, in `db`) as runExperiment trains its own after
+/// planning: side by side where the spec and the device allow it (runs_per_gpu, several
+/// GPUs), else one at a time; what never started after a cancel is recorded cancelled.
+/// A Slurm task trains its group of packed runs this way.
+ExperimentResult trainPlanned(store::Database& db, const config::ValidSpec& spec,
+                              ExperimentPlan plan, const run::CancelToken& cancel,
+                              const ExperimentHooks& hooks = {}, const TrainOptions& options = {});
 
 /// The spec as a ValidSpec, or SpecError naming every problem.
 config::ValidSpec validSpec(const config::ExperimentSpec& spec);

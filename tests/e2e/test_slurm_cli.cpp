@@ -15,6 +15,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "Shell.h"
@@ -206,6 +207,102 @@ TEST_F(SlurmCli, TheSmokeComparisonAsAJobArrayIsIngestedRowForRow) {
     for (const auto& r : entry["runs"]) {
         EXPECT_EQ(r["slurm"]["state"], "COMPLETED") << r.dump();
     }
+}
+
+/// Every row a task's stream holds for the run of arm `arm` and seed `seed` (a packed
+/// task streams several runs), encoded as a stream line under run 0.
+std::vector<std::string> streamRowsOf(const fs::path& file, int arm, uint64_t seed) {
+    std::vector<std::string> rows;
+    std::set<int64_t> ids;  // the task's own ids of that run (one per attempt)
+    std::ifstream in(file);
+    std::string line;
+    int64_t n = 0;
+    while (std::getline(in, line)) {
+        auto record = stream::decode(line, ++n);
+        if (auto* run = std::get_if<ampbench::store::RunRow>(&record)) {
+            if (run->arm_index == arm && run->seed == seed) {
+                ids.insert(run->id);
+            }
+        } else if (auto* row = std::get_if<stream::RowRecord>(&record)) {
+            if (ids.count(row->run) != 0) {
+                row->run = 0;
+                rows.push_back(stream::encode(*row));
+            }
+        }
+    }
+    return rows;
+}
+
+/// A spec file that packs `runs_per_gpu` runs per GPU; the flags give the rest.
+std::string packedSpec(const fs::path& dir, int runs_per_gpu) {
+    const fs::path file = dir / "packed.json";
+    std::ofstream(file) << json{{"runs_per_gpu", runs_per_gpu}}.dump();
+    return "--config " + file.string() + " ";
+}
+
+TEST_F(SlurmCli, PackedRunsBecomeATaskPerGroupAndEachRunIsIngestedRowForRow) {
+    const json launched =
+        launch(packedSpec(dir_, 2) + kSpecAnySeeds + " --micro-steps 60 --seeds 1 2 3 4");
+    const int64_t id = launched.value("experiment_id", 0);
+    ASSERT_GT(id, 0);
+    EXPECT_EQ(launched.value("runs", 0), 4);
+    // Two tasks of two runs each, in plan order.
+    const auto list = ampbench::cli::slurm::readTaskList((slurmDir(id) / "tasks.json").string());
+    ASSERT_EQ(list.tasks.size(), 2u);
+    EXPECT_EQ(list.tasks[0].size(), 2u);
+    EXPECT_EQ(list.tasks[1].size(), 2u);
+    const json job = waitEnded(id, 120);
+    EXPECT_EQ(job.value("exit_code", -1), 0)
+        << readText(db_ + ".jobs/" + std::to_string(id) + ".log");
+    auto db = Database::open(db_, Database::Mode::ReadOnly);
+    const auto runs = db->runs(id);
+    ASSERT_EQ(runs.size(), 4u);  // packing adds no run and loses none
+    for (size_t i = 0; i < runs.size(); ++i) {
+        EXPECT_EQ(runs[i].status, RunStatus::Finished) << runs[i].error;
+        EXPECT_EQ(runs[i].last_step, runs[i].planned_steps);
+        EXPECT_EQ(list.tasks[i / 2][i % 2].run_id, runs[i].id);
+        const auto streamed =
+            streamRowsOf(slurmDir(id) / ("task-" + std::to_string(i / 2) + ".attempt-0.jsonl"),
+                         runs[i].arm_index, runs[i].seed);
+        ASSERT_FALSE(streamed.empty()) << "run " << runs[i].id;
+        EXPECT_EQ(databaseRows(runs[i].id), streamed) << "run " << runs[i].id;
+    }
+    EXPECT_FALSE(fs::exists(slurmDir(id) / "task-2.attempt-0.jsonl"));
+    // status names each run's task as Slurm saw it: one array of two tasks.
+    const json status = json::parse(
+        cli("status --experiment " + std::to_string(id) + " --json").out, nullptr, false);
+    ASSERT_FALSE(status.is_discarded());
+    const json& entry = status["jobs"][0];
+    EXPECT_EQ(entry["state"], "finished");
+    EXPECT_EQ(entry["slurm"]["tasks"].size(), 2u) << entry.dump();
+    for (size_t i = 0; i < entry["runs"].size(); ++i) {
+        const json& r = entry["runs"][i];
+        EXPECT_EQ(r["slurm"]["task"], static_cast<int>(i / 2)) << r.dump();
+        EXPECT_EQ(r["slurm"]["state"], "COMPLETED") << r.dump();
+    }
+}
+
+TEST_F(SlurmCli, CancellingAPackedTaskEndsEachOfItsRunsCancelledWithItsRowsKept) {
+    const json launched =
+        launch(packedSpec(dir_, 2) + kSpecAnySeeds + " --micro-steps 1000000 --seeds 1 2");
+    const int64_t id = launched.value("experiment_id", 0);
+    ASSERT_GT(id, 0);
+    auto runs = Database::open(db_, Database::Mode::ReadOnly)->runs(id);
+    ASSERT_EQ(runs.size(), 2u);
+    waitSteps(runs[0].id, 20, 60);
+    const auto cancelled = cli("cancel --experiment " + std::to_string(id) + " --timeout 60");
+    EXPECT_EQ(cancelled.code, 0) << cancelled.out;
+    EXPECT_EQ(waitEnded(id, 60).value("exit_code", -1), 130);
+    runs = Database::open(db_, Database::Mode::ReadOnly)->runs(id);
+    // The CPU trains the task's runs one at a time: the first was training, the
+    // second had not started.
+    EXPECT_EQ(runs[0].status, RunStatus::Cancelled) << runs[0].error;
+    EXPECT_GE(Database::open(db_, Database::Mode::ReadOnly)->stepCount(runs[0].id), 20);
+    EXPECT_EQ(databaseRows(runs[0].id), streamRowsOf(slurmDir(id) / "task-0.attempt-0.jsonl",
+                                                     runs[0].arm_index, runs[0].seed));
+    EXPECT_EQ(runs[1].status, RunStatus::Cancelled) << runs[1].error;
+    EXPECT_EQ(runs[1].error, "cancelled before it started");
+    EXPECT_EQ(runs[1].last_step, 0);
 }
 
 TEST_F(SlurmCli, ACancelledArrayLeavesItsRunsCancelledWithTheirRowsKept) {

@@ -6,6 +6,7 @@
 
 #include "core/analysis/Format.h"
 #include "core/config/BuildInfo.h"
+#include "ui/remote/Transport.h"
 
 namespace ampbench::ui {
 namespace {
@@ -204,15 +205,21 @@ ConnectionTest::ConnectionTest(QObject* parent) : QObject(parent) {
     });
 }
 
+ConnectionTest::~ConnectionTest() = default;
+
 void ConnectionTest::start(const QString& ssh, const RemoteHost& host) {
+    start(transportFor(ssh, host), host);
+}
+
+void ConnectionTest::start(std::unique_ptr<Transport> transport, const RemoteHost& host) {
     process_.disconnect(this);
     if (process_.state() != QProcess::NotRunning) {
         process_.kill();
         process_.waitForFinished(1000);
     }
-    ssh_ = ssh;
+    transport_ = std::move(transport);
     host_ = host;
-    if (QString problem = destinationProblem(host.destination); !problem.isEmpty()) {
+    if (QString problem = transport_->problem(); !problem.isEmpty()) {
         // Nothing runs for a host that ssh would take for an option or a shell for
         // syntax; the answer still comes as a signal, like every other.
         ConnectionResult r;
@@ -224,9 +231,7 @@ void ConnectionTest::start(const QString& ssh, const RemoteHost& host) {
     }
     step_ = 1;
     // The first call names the CLI alone: --version needs no database.
-    RemoteHost bare = host;
-    bare.database.clear();
-    QStringList argv = remoteCommand(ssh, bare, {QStringLiteral("--version")});
+    QStringList argv = transport_->command({QStringLiteral("--version")}, false);
     connect(&process_, &QProcess::finished, this, [this] { callEnded(true); });
     connect(&process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
         if (e == QProcess::FailedToStart) {
@@ -245,18 +250,19 @@ void ConnectionTest::callEnded(bool started) {
     if (step_ == 1) {
         first_ = classifyVersionCall(host_, started, code, out, err,
                                      QString::fromUtf8(config::buildVersion()));
+        if (!started) {
+            first_.message = transport_->notStarted(process_.program());
+        }
         if (!first_.ok()) {
             finish(first_);
             return;
         }
         step_ = 2;
-        RemoteHost bare = host_;
-        bare.database.clear();
         QStringList args{QStringLiteral("host"), QStringLiteral("--json")};
         if (!host_.dataDir.trimmed().isEmpty()) {
             args << QStringLiteral("--data") << host_.dataDir.trimmed();
         }
-        QStringList argv = remoteCommand(ssh_, bare, args);
+        QStringList argv = transport_->command(args, false);
         // Start the next call once this QProcess has left its finished() signal.
         QMetaObject::invokeMethod(
             this, [this, argv]() mutable { process_.start(argv.takeFirst(), argv); },

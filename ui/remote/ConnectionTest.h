@@ -7,10 +7,13 @@
 #include <QString>
 #include <QStringList>
 #include <QTimer>
+#include <memory>
 
 #include "ui/remote/RemoteHost.h"
 
 namespace ampbench::ui {
+
+class Transport;
 
 struct ConnectionResult {
     enum class Kind {
@@ -50,8 +53,12 @@ class ConnectionTest : public QObject {
   public:
     static constexpr int kTimeoutMs = 30000;
     explicit ConnectionTest(QObject* parent = nullptr);
-    /// Starts the test; a test in progress is abandoned.
+    ~ConnectionTest() override;
+    /// Starts the test through the host's transport (transportFor; `ssh`: Settings'
+    /// ssh command); a test in progress is abandoned.
     void start(const QString& ssh, const RemoteHost& host);
+    /// The same through another transport (this machine: makeLocalTransport).
+    void start(std::unique_ptr<Transport> transport, const RemoteHost& host);
     bool isRunning() const { return process_.state() != QProcess::NotRunning; }
 
   Q_SIGNALS:
@@ -63,7 +70,7 @@ class ConnectionTest : public QObject {
 
     QProcess process_;
     QTimer timeout_;
-    QString ssh_;
+    std::unique_ptr<Transport> transport_;
     RemoteHost host_;
     int step_ = 0;  // 1: --version, 2: host --json
     ConnectionResult first_;

@@ -32,6 +32,8 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
     label_->setPlaceholderText(tr("gpu-server"));
     destination_ = new QLineEdit;
     destination_->setPlaceholderText(tr("user@gpu.example.org"));
+    // This machine through the same commands: runs launched detached, followed here.
+    local_ = new QCheckBox(tr("This machine (no ssh: ampbench-cli runs here, detached)"));
     port_ = new QSpinBox;
     port_->setRange(0, 65535);
     port_->setSpecialValueText(tr("ssh's default"));
@@ -44,12 +46,15 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
     auto* form = new QFormLayout;
     form->addRow(tr("&Label:"), label_);
     form->addRow(tr("&Host:"), destination_);
+    form->addRow(QString(), local_);
     form->addRow(tr("&Port:"), port_);
     form->addRow(tr("ampbench-&cli:"), cli_);
     form->addRow(tr("&Database:"), database_);
     form->addRow(tr("Data &folder:"), data_);
     // A cluster's login host: the experiment goes to Slurm as one job array.
-    slurm_ = new QCheckBox(tr("Slurm (a cluster's login host: one job array, a task per run)"));
+    slurm_ = new QCheckBox(
+        tr("Slurm (a cluster's login host: one job array, a task per run or per group of "
+           "runs_per_gpu runs)"));
     partition_ = new QLineEdit;
     partition_->setPlaceholderText(tr("the cluster's default"));
     gpus_ = new QSpinBox;
@@ -118,6 +123,10 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
         storeForm();
         showSlurmFields();
     });
+    connect(local_, &QCheckBox::toggled, this, [this] {
+        storeForm();
+        showSshFields();
+    });
 
     for (const auto& h : hosts_) {
         list_->addItem(h.label);
@@ -134,6 +143,12 @@ void HostsDialog::showSlurmFields() {
     }
 }
 
+void HostsDialog::showSshFields() {
+    const bool ssh = local_->isEnabled() && !local_->isChecked();
+    destination_->setEnabled(ssh);
+    port_->setEnabled(ssh);
+}
+
 void HostsDialog::storeForm() {
     if (showing_ || current_ < 0 || current_ >= hosts_.size()) {
         return;
@@ -142,6 +157,7 @@ void HostsDialog::storeForm() {
     h.label = label_->text().trimmed();
     h.destination = destination_->text().trimmed();
     h.port = port_->value();
+    h.transport = local_->isChecked() ? QStringLiteral("local") : QStringLiteral("ssh");
     h.cli =
         cli_->text().trimmed().isEmpty() ? QStringLiteral("ampbench-cli") : cli_->text().trimmed();
     h.database = database_->text().trimmed();
@@ -163,6 +179,7 @@ void HostsDialog::showForm() {
     label_->setText(h.label);
     destination_->setText(h.destination);
     port_->setValue(h.port);
+    local_->setChecked(h.transport == QStringLiteral("local"));
     cli_->setText(any ? h.cli : QString());
     database_->setText(h.database);
     data_->setText(h.dataDir);
@@ -171,11 +188,12 @@ void HostsDialog::showForm() {
     gpus_->setValue(h.gpusPerTask);
     timeLimit_->setText(h.timeLimit);
     sbatch_->setText(h.sbatchOptions);
-    for (QWidget* w : std::initializer_list<QWidget*>{label_, destination_, port_, cli_, database_,
-                                                      data_, slurm_, test_, remove_}) {
+    for (QWidget* w : std::initializer_list<QWidget*>{label_, destination_, port_, local_, cli_,
+                                                      database_, data_, slurm_, test_, remove_}) {
         w->setEnabled(any);
     }
     showSlurmFields();
+    showSshFields();
     list_->setCurrentRow(current_);
     result_->clear();
     showing_ = false;
@@ -213,20 +231,23 @@ void HostsDialog::testConnection() {
         return;
     }
     RemoteHost h = hosts_[current_];
+    const bool local = h.transport == QStringLiteral("local");
     if (h.label.isEmpty()) {
-        h.label = h.destination;
+        h.label = local ? tr("this machine") : h.destination;
     }
-    if (h.destination.isEmpty()) {
+    if (!local && h.destination.isEmpty()) {
         result_->setText(tr("Give the host as user@host first."));
         return;
     }
-    if (QString problem = destinationProblem(h.destination); !problem.isEmpty()) {
+    if (QString problem = local ? QString() : destinationProblem(h.destination);
+        !problem.isEmpty()) {
         result_->setText(
             QStringLiteral("<p style='color:#b3261e'>%1</p>").arg(problem.toHtmlEscaped()));
         return;
     }
     test_->setEnabled(false);
-    result_->setText(tr("Connecting to %1\u2026").arg(h.destination));
+    result_->setText(local ? tr("Asking ampbench-cli here\u2026")
+                           : tr("Connecting to %1\u2026").arg(h.destination));
     tester_->start(ssh_->text(), h);
 }
 

@@ -37,6 +37,7 @@ class HostsDialog : public QDialog {
 
     QLineEdit* labelEdit() const { return label_; }
     QLineEdit* destinationEdit() const { return destination_; }
+    QCheckBox* localBox() const { return local_; }
     QSpinBox* portEdit() const { return port_; }
     QLineEdit* cliEdit() const { return cli_; }
     QLineEdit* databaseEdit() const { return database_; }
@@ -57,6 +58,7 @@ class HostsDialog : public QDialog {
   private:
     void storeForm();        // the form into hosts_[current_]
     void showSlurmFields();  // the Slurm settings editable only for a Slurm host
+    void showSshFields();    // host and port editable only for a host reached by ssh
     void showForm();
     void showResult(const ConnectionResult& r);
 
@@ -67,6 +69,7 @@ class HostsDialog : public QDialog {
     QListWidget* list_ = nullptr;
     QLineEdit* label_ = nullptr;
     QLineEdit* destination_ = nullptr;
+    QCheckBox* local_ = nullptr;  ///< transport: this machine, no ssh
     QSpinBox* port_ = nullptr;
     QLineEdit* cli_ = nullptr;
     QLineEdit* database_ = nullptr;

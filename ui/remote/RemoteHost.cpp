@@ -110,11 +110,15 @@ QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others) {
             return QObject::tr("Another host is labelled \u201c%1\u201d").arg(host.label);
         }
     }
-    if (QString problem = destinationProblem(host.destination); !problem.isEmpty()) {
-        return problem;
-    }
-    if (host.port < 0 || host.port > 65535) {
-        return QObject::tr("The port is a number from 1 to 65535 (0: ssh's default)");
+    if (host.transport == QStringLiteral("ssh")) {
+        if (QString problem = destinationProblem(host.destination); !problem.isEmpty()) {
+            return problem;
+        }
+        if (host.port < 0 || host.port > 65535) {
+            return QObject::tr("The port is a number from 1 to 65535 (0: ssh's default)");
+        }
+    } else if (host.transport != QStringLiteral("local")) {
+        return QObject::tr("Transport “%1”: “ssh” or “local”").arg(host.transport);
     }
     if (host.cli.trimmed().isEmpty()) {
         return QObject::tr("Give the path of ampbench-cli on the host");

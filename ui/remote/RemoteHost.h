@@ -1,7 +1,8 @@
 #pragma once
 // A machine that trains for this desktop (a GPU server), reached through the system's
 // OpenSSH as a plain command prefix: `ssh -o BatchMode=yes [-p PORT] user@host` and
-// then `ampbench-cli --db DB <command>` there. No daemon, no open port.
+// then `ampbench-cli --db DB <command>` there. No daemon, no open port. A host reached
+// "locally" is this machine: the same commands run here without ssh (Transport.h).
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -15,6 +16,9 @@ struct RemoteHost {
     QString cli = QStringLiteral("ampbench-cli");  ///< the remote ampbench-cli
     QString database;  ///< the remote database; empty: the remote default
     QString dataDir;   ///< the remote data folder; empty: the spec's paths as they are
+    /// How it is reached (transportFor): "ssh" (OpenSSH to `destination`) or "local"
+    /// (this machine: no ssh, no destination; runs detached, followed as a server's).
+    QString transport = QStringLiteral("ssh");
     /// Scheduler: Slurm. The host is a cluster's login host; an experiment goes to
     /// `launch --slurm` as one job array with these settings.
     bool slurm = false;
@@ -24,8 +28,8 @@ struct RemoteHost {
     QString sbatchOptions;  ///< more sbatch options, separated by spaces ("--qos=long")
     bool operator==(const RemoteHost& o) const {
         return label == o.label && destination == o.destination && port == o.port && cli == o.cli &&
-               database == o.database && dataDir == o.dataDir && slurm == o.slurm &&
-               partition == o.partition && gpusPerTask == o.gpusPerTask &&
+               database == o.database && dataDir == o.dataDir && transport == o.transport &&
+               slurm == o.slurm && partition == o.partition && gpusPerTask == o.gpusPerTask &&
                timeLimit == o.timeLimit && sbatchOptions == o.sbatchOptions;
     }
     bool operator!=(const RemoteHost& o) const { return !(*this == o); }

@@ -8,7 +8,6 @@
 #include "core/config/SpecJson.h"
 #include "core/store/Database.h"
 #include "core/stream/Ingestor.h"
-#include "ui/remote/ConnectionTest.h"
 
 namespace ampbench::ui {
 namespace {
@@ -56,7 +55,11 @@ int RemoteRun::backoffMs(int attempt, int unitMs) {
 
 RemoteRun::RemoteRun(const QString& ssh, const RemoteHost& host, const QString& localDb,
                      QObject* parent)
-    : QObject(parent), ssh_(ssh), host_(host), localPath_(localDb) {
+    : RemoteRun(transportFor(ssh, host), host, localDb, parent) {}
+
+RemoteRun::RemoteRun(std::unique_ptr<Transport> transport, const RemoteHost& host,
+                     const QString& localDb, QObject* parent)
+    : QObject(parent), transport_(std::move(transport)), host_(host), localPath_(localDb) {
     retry_.setSingleShot(true);
     connect(&retry_, &QTimer::timeout, this, &RemoteRun::startTail);
 }
@@ -91,7 +94,7 @@ void RemoteRun::fail(const QString& message) {
 
 QProcess* RemoteRun::newProcess(const QStringList& args) {
     auto* p = new QProcess(this);
-    QStringList argv = remoteCommand(ssh_, host_, args);
+    QStringList argv = transport_->command(args);
     p->setProgram(argv.takeFirst());
     p->setArguments(argv);
     return p;
@@ -123,7 +126,7 @@ bool RemoteRun::openLocal() {
 }
 
 bool RemoteRun::hostUsable() {
-    if (QString problem = destinationProblem(host_.destination); !problem.isEmpty()) {
+    if (QString problem = transport_->problem(); !problem.isEmpty()) {
         fail(problem);
         return false;
     }
@@ -141,7 +144,7 @@ void RemoteRun::start(const config::ExperimentSpec& spec) {
     connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError e) {
         if (e == QProcess::FailedToStart) {
             p->deleteLater();
-            fail(tr("The transport (%1) did not start: is OpenSSH installed?").arg(p->program()));
+            fail(transport_->notStarted(p->program()));
         }
     });
     p->start();
@@ -155,7 +158,7 @@ void RemoteRun::launchEnded(QProcess* p) {
     const QString err = QString::fromUtf8(p->readAllStandardError());
     const int code = p->exitStatus() == QProcess::NormalExit ? p->exitCode() : -1;
     if (code != 0) {
-        QString why = transportFailure(host_, code, err);
+        QString why = transport_->failure(code, err);
         // The remote shell's own "not found" (exit 127), not a missing data file's.
         if (why.isEmpty() &&
             (code == 127 || err.contains(host_.cli + QStringLiteral(": not found")) ||
@@ -257,10 +260,11 @@ void RemoteRun::startTail() {
     connect(tail_, &QProcess::finished, this, &RemoteRun::tailEnded);
     connect(tail_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
         if (e == QProcess::FailedToStart) {
+            const QString program = tail_->program();
             tail_->disconnect(this);
             tail_->deleteLater();
             tail_ = nullptr;
-            fail(tr("The transport (%1) did not start: is OpenSSH installed?").arg(ssh_));
+            fail(transport_->notStarted(program));
         }
     });
     tail_->setStandardInputFile(QProcess::nullDevice());
@@ -348,7 +352,7 @@ void RemoteRun::tailEnded(int exitCode, QProcess::ExitStatus status) {
     ++attempt_;
     ++reconnects_;
     const int delay = backoffMs(attempt_, backoffUnitMs_);
-    QString why = transportFailure(host_, code, tailErr_);
+    QString why = transport_->failure(code, tailErr_);
     if (why.isEmpty()) {
         why = code < 0 ? tr("the connection to %1 was lost").arg(host_.label)
                        : tr("the tail on %1 ended (exit %2) before the runs did")
@@ -384,7 +388,7 @@ void RemoteRun::cancel() {
             }
             return;
         }
-        QString why = transportFailure(host_, code, err);
+        QString why = transport_->failure(code, err);
         Q_EMIT message(
             tr("Cancel on %1 failed: %2").arg(host_.label, why.isEmpty() ? lastLines(err) : why));
     });

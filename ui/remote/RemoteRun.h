@@ -1,9 +1,9 @@
 #pragma once
-// An experiment trained on a host and followed here: `launch` through the transport
-// (the spec as JSON on stdin), then `tail --experiment ID --follow --stream`, whose
-// lines a stream::Ingestor writes into the local database (origin: the host's label),
-// where the runs tree and the plots pick them up as they do a local run's. When the
-// tail dies before the runs ended (the link dropped), it reconnects after 1, 2, 4 …
+// An experiment trained on a host and followed here: `launch` through the host's
+// Transport (OpenSSH, or this machine without ssh; the spec as JSON on stdin), then `tail
+// --experiment ID --follow --stream`, whose lines a stream::Ingestor writes into the local database
+// (origin: the host's label), where the runs tree and the plots pick them up as they do a local
+// run's. When the tail dies before the runs ended (the link dropped), it reconnects after 1, 2, 4 …
 // up to 30 s and resumes after the last sequence number held here. Cancel runs
 // `cancel --experiment ID` there. GUI thread only.
 #include <QElapsedTimer>
@@ -15,6 +15,7 @@
 
 #include "core/config/ExperimentSpec.h"
 #include "ui/remote/RemoteHost.h"
+#include "ui/remote/Transport.h"
 
 namespace ampbench::store {
 class Database;
@@ -39,7 +40,12 @@ class RemoteRun : public QObject {
     static int backoffMs(int attempt, int unitMs = 1000);
 
     /// `localDb`: the database the runs are copied into (opened here, read-write).
+    /// The host is reached through its transport (transportFor; `ssh`: Settings' ssh
+    /// command).
     RemoteRun(const QString& ssh, const RemoteHost& host, const QString& localDb,
+              QObject* parent = nullptr);
+    /// The same through another transport (this machine: makeLocalTransport).
+    RemoteRun(std::unique_ptr<Transport> transport, const RemoteHost& host, const QString& localDb,
               QObject* parent = nullptr);
     ~RemoteRun() override;  ///< stops following; the job on the host trains on
 
@@ -78,8 +84,8 @@ class RemoteRun : public QObject {
     void stateChanged(ampbench::ui::RemoteRun::State state);
 
   private:
-    /// False (and failed, nothing started) when the host is no host: an ssh option
-    /// or shell syntax (destinationProblem).
+    /// False (and failed, nothing started) when the transport refuses the host (for
+    /// ssh: an ssh option or shell syntax, destinationProblem).
     bool hostUsable();
     /// Opens the local database once; false (and failed) when it cannot.
     bool openLocal();
@@ -95,7 +101,7 @@ class RemoteRun : public QObject {
     void setState(State s);
     void fail(const QString& message);
 
-    QString ssh_;
+    std::unique_ptr<Transport> transport_;
     RemoteHost host_;
     QString localPath_;
     std::unique_ptr<store::Database> db_;
