@@ -4,6 +4,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QCoreApplication>
 #include <QDesktopServices>
 #include <QDialogButtonBox>
 #include <QFile>
@@ -38,6 +39,7 @@
 #include "core/train/Experiment.h"
 #include "ui/AboutDialog.h"
 #include "ui/ColorScheme.h"
+#include "ui/HelpWindow.h"
 #include "ui/Settings.h"
 #include "ui/capacity/CapacityView.h"
 #include "ui/data/RunDataCache.h"
@@ -171,52 +173,76 @@ AboutDialog* MainWindow::showAbout() {
     return dialog;
 }
 
-QDialog* MainWindow::showShortcuts() {
-    auto* dialog = new QDialog(this);
-    dialog->setWindowTitle(tr("Keyboard shortcuts"));
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    auto* table = new QTableWidget(0, 2, dialog);
-    table->setObjectName("shortcuts");
-    table->setHorizontalHeaderLabels({tr("Keys"), tr("Command")});
-    table->verticalHeader()->hide();
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    auto addRow = [table](const QString& keys, const QString& what) {
-        const int row = table->rowCount();
-        table->insertRow(row);
-        table->setItem(row, 0, new QTableWidgetItem(keys));
-        table->setItem(row, 1, new QTableWidgetItem(what));
+QList<QPair<QString, QString>> MainWindow::shortcutRows() const {
+    QList<QPair<QString, QString>> rows;
+    QSet<const QAction*> listed;
+    auto keys = [](const QAction* a) {
+        QStringList out;
+        for (const QKeySequence& k : a->shortcuts()) {
+            out << k.toString(QKeySequence::NativeText);
+        }
+        return out.join(QStringLiteral(", "));
     };
+    auto name = [](const QAction* a) { return QString(a->text()).remove(QChar('&')); };
     // The menus' own shortcuts, so the list never disagrees with them.
     std::function<void(QMenu*, const QString&)> walk = [&](QMenu* menu, const QString& path) {
         for (QAction* a : menu->actions()) {
-            const QString name = QString(a->text()).remove(QChar('&'));
             if (a->menu()) {
-                walk(a->menu(), path + name + QStringLiteral(" \u203a "));
-            } else if (!a->shortcut().isEmpty()) {
-                addRow(a->shortcut().toString(QKeySequence::NativeText), path + name);
+                walk(a->menu(), path + name(a) + QStringLiteral(" \u203a "));
+            } else if (!a->shortcuts().isEmpty()) {
+                rows.append({keys(a), path + name(a)});
+                listed.insert(a);
             }
         }
     };
     for (QAction* top : menuBar()->actions()) {
         if (top->menu()) {
-            walk(top->menu(), QString(top->text()).remove(QChar('&')) + QStringLiteral(" \u203a "));
+            walk(top->menu(), name(top) + QStringLiteral(" \u203a "));
         }
     }
-    addRow(tr("Wheel"), tr("Plots: zoom the panel under the pointer (every panel follows)"));
-    addRow(tr("Drag"), tr("Plots: pan"));
-    addRow(tr("Double-click"), tr("Plots: maximise a panel, or restore the grid"));
-    addRow(tr("Right-click"), tr("Plots: export or copy a panel as a figure"));
-    addRow(tr("Click a title"), tr("Plots: choose what the panel shows"));
-    table->resizeColumnsToContents();
-    table->horizontalHeader()->setStretchLastSection(true);
-    auto* close = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
-    connect(close, &QDialogButtonBox::rejected, dialog, &QDialog::close);
-    auto* layout = new QVBoxLayout(dialog);
-    layout->addWidget(table);
-    layout->addWidget(close);
-    dialog->resize(560, 420);
-    dialog->show();
-    return dialog;
+    // Actions of the tabs (History's undo, say), named by the tab they work in.
+    for (int i = 0; i < tabs_->count(); ++i) {
+        QWidget* page = tabs_->widget(i);
+        QList<QAction*> actions = page->findChildren<QAction*>();
+        for (QWidget* w : page->findChildren<QWidget*>()) {
+            actions += w->actions();
+        }
+        actions += page->actions();
+        for (QAction* a : actions) {
+            if (!a->shortcuts().isEmpty() && !listed.contains(a)) {
+                rows.append(
+                    {keys(a),
+                     tr("%1 tab: %2").arg(QString(tabs_->tabText(i)).remove('&'), name(a))});
+                listed.insert(a);
+            }
+        }
+    }
+    rows.append({tr("Wheel"), tr("Plots: zoom the panel under the pointer (every panel follows)")});
+    rows.append({tr("Drag"), tr("Plots: pan")});
+    rows.append({tr("Double-click"), tr("Plots: maximise a panel, or restore the grid")});
+    rows.append({tr("Right-click"), tr("Plots: export or copy a panel as a figure")});
+    rows.append({tr("Click a title"), tr("Plots: choose what the panel shows")});
+    return rows;
+}
+
+HelpWindow* MainWindow::showHelp(const QString& topic) {
+    if (!help_) {
+        help_ = new HelpWindow(readmePath(QCoreApplication::applicationDirPath()), shortcutRows(),
+                               this);
+    } else {
+        help_->setShortcuts(shortcutRows());  // the actions as they are now
+    }
+    if (!topic.isEmpty()) {
+        help_->showTopic(topic);
+    }
+    help_->show();
+    help_->raise();
+    help_->activateWindow();
+    return help_;
+}
+
+HelpWindow* MainWindow::showShortcuts() {
+    return showHelp(HelpWindow::shortcutsTopic());
 }
 
 void MainWindow::buildMenus() {
@@ -280,8 +306,26 @@ void MainWindow::buildMenus() {
     }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this,
+    help->addAction(tr("&Contents"), QKeySequence::HelpContents, this, [this] { showHelp(); });
+    // The README's sections, read when the menu opens (the installed README, else the
+    // source tree's).
+    QMenu* topics = help->addMenu(tr("&Topics"));
+    connect(topics, &QMenu::aboutToShow, this, [this, topics] {
+        topics->clear();
+        QFile file(readmePath(QCoreApplication::applicationDirPath()));
+        if (file.open(QIODevice::ReadOnly | QIODevice::Text)) {
+            for (const HelpSection& s :
+                 markdownSections(QString::fromUtf8(file.readAll()), tr("Overview"))) {
+                topics->addAction(s.title, this, [this, t = s.title] { showHelp(t); });
+            }
+        }
+        if (topics->isEmpty()) {
+            topics->addAction(tr("README not found"))->setEnabled(false);
+        }
+    });
+    help->addAction(tr("&Keyboard shortcuts"), QKeySequence(tr("Ctrl+/")), this,
                     [this] { showShortcuts(); });
+    help->addSeparator();
     about_ = help->addAction(tr("&About AMP Workbench"), this, [this] { showAbout(); });
     about_->setMenuRole(QAction::AboutRole);
 
@@ -301,6 +345,7 @@ void MainWindow::connectTraining() {
     connect(training_, &TrainingController::runningChanged, this, [this](bool running) {
         if (!running) {
             currentRun_ = 0;
+            running_.clear();
             queue_.clear();
         }
         progress_->setVisible(running);
@@ -361,6 +406,7 @@ void MainWindow::connectTraining() {
             });
     connect(w, &TrainingWorker::runStarted, this, [this](qint64 runId) {
         currentRun_ = runId;
+        running_.insert(runId);
         currentStep_ = currentPlanned_ = 0;
         begun_.insert(runId);
         updateActions();
@@ -384,8 +430,17 @@ void MainWindow::connectTraining() {
             [this](qint64 runId, run::RunStatus status, const QString& error) {
                 ++runsDone_;
                 begun_.insert(runId);
+                running_.remove(runId);
                 if (runId == currentRun_) {
+                    // Side by side, another run may still train: it becomes the one
+                    // Cancel asks about.
                     currentRun_ = 0;
+                    for (qint64 id : queue_) {
+                        if (running_.contains(id)) {
+                            currentRun_ = id;
+                            break;
+                        }
+                    }
                 }
                 updateActions();
                 session_->pollNow();
@@ -540,6 +595,13 @@ void MainWindow::cancelRun() {
         tr("%1%2. Its steps so far are kept, but it ends cancelled and the verdict leaves it "
            "out.")
             .arg(runName(currentRun_), at);
+    if (const int beside = static_cast<int>(running_.size()) - 1; beside > 0) {
+        question += ' ' + (beside == 1 ? tr("One more run trains beside it (right-click a run in "
+                                            "the run list to cancel that one alone).")
+                                       : tr("%1 more runs train beside it (right-click a run in "
+                                            "the run list to cancel that one alone).")
+                                             .arg(beside));
+    }
     if (queued > 0) {
         question +=
             ' ' + (queued == 1 ? tr("One more run is queued behind it: it will not start if "
@@ -579,21 +641,29 @@ void MainWindow::cancelRun() {
 }
 
 bool MainWindow::cancelCurrentRun() {
-    if (currentRun_ == 0 || !training_->isRunning()) {
+    return cancelRunningRun(currentRun_);
+}
+
+bool MainWindow::cancelRunningRun(qint64 runId) {
+    if (runId == 0 || !running_.contains(runId) || !training_->isRunning()) {
         return false;
     }
-    training_->cancelRun(currentRun_);
-    statusBar()->showMessage(
-        tr("Cancelling %1; the queue goes on\u2026").arg(runName(currentRun_)));
+    if (!training_->cancelRun(runId)) {
+        statusBar()->showMessage(
+            tr("%1 trains packed beside the others (a script's runs) and stops only with them: "
+               "Run \u203a Cancel stops them all")
+                .arg(runName(runId)),
+            10000);
+        return false;
+    }
+    statusBar()->showMessage(tr("Cancelling %1; the other runs go on\u2026").arg(runName(runId)));
     return true;
 }
 
 bool MainWindow::removeQueuedRun(qint64 runId) {
     if (!queuedRuns().contains(runId) || !training_->removeQueued(runId)) {
         statusBar()->showMessage(
-            tr("%1 is not waiting in the queue here (started, ended, or trained side by side "
-               "with others on the GPUs, which cancel together)")
-                .arg(runName(runId)),
+            tr("%1 is not waiting in the queue here (it has started or ended)").arg(runName(runId)),
             10000);
         return false;
     }
@@ -641,9 +711,9 @@ void MainWindow::showPickerMenu(const QPoint& at) {
     }
     const qint64 id = index.siblingAtColumn(0).data(RunTreeModel::IdRole).toLongLong();
     QMenu menu(this);
-    if (id == currentRun_ && training_->isRunning()) {
-        menu.addAction(tr("Cancel this run (the queue goes on)"), this,
-                       [this] { cancelCurrentRun(); });
+    if (running_.contains(id) && training_->isRunning()) {
+        menu.addAction(tr("Cancel this run (the others go on)"), this,
+                       [this, id] { cancelRunningRun(id); });
     } else if (queuedRuns().contains(id)) {
         menu.addAction(tr("Remove from the queue"), this, [this, id] { removeQueuedRun(id); });
     }
@@ -755,7 +825,7 @@ bool MainWindow::findMaxBatch(qint64 experimentId, const train::CapacityOptions&
         return false;
     }
     progress_->setRange(0, 0);  // trials have no known count: a busy bar
-    capacity_->beginSearch();
+    capacity_->beginSearch(experimentId);
     capacity_->setProgressText(tr("Searching the max batch of experiment %1's %2 arms\u2026")
                                    .arg(experimentId)
                                    .arg(spec.arms.size()));

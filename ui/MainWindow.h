@@ -1,6 +1,8 @@
 #pragma once
 #include <QList>
 #include <QMainWindow>
+#include <QPair>
+#include <QPointer>
 #include <QSet>
 #include <QString>
 #include <functional>
@@ -20,6 +22,7 @@ class CapacityView;
 class CompareView;
 class ExperimentEditor;
 class AboutDialog;
+class HelpWindow;
 class HistoryView;
 class HostsDialog;
 class RemoteRun;
@@ -55,6 +58,9 @@ class MainWindow : public QMainWindow {
     /// Stops the run training now; the runs queued after it train. False when no run
     /// of an experiment trains here.
     bool cancelCurrentRun();
+    /// Stops run `runId`, one of those training here now (side by side on GPUs or
+    /// alone); the others and the queue go on. False when it does not train here.
+    bool cancelRunningRun(qint64 runId);
     /// Leaves a queued run of the training experiment out (no rows to lose: it never
     /// started). False, with the reason on the status bar, when it has started or is
     /// not queued here.
@@ -88,9 +94,16 @@ class MainWindow : public QMainWindow {
     /// Help › About: versions, commit, build type, the open database, the README.
     /// Non-modal; the dialog deletes itself when closed.
     AboutDialog* showAbout();
-    /// Help › Keyboard shortcuts: every menu command's keys, and the plots' mouse
-    /// gestures. Non-modal; the dialog deletes itself when closed.
-    QDialog* showShortcuts();
+    /// Help › Keyboard shortcuts: the help window's page of every command's keys
+    /// (shortcutRows) and the plots' mouse gestures.
+    HelpWindow* showShortcuts();
+    /// Help › Contents (and › Topics): the README's sections beside a list of them,
+    /// at `topic` (a section's title or anchor; empty: where it was). Non-modal; one
+    /// window, raised again.
+    HelpWindow* showHelp(const QString& topic = {});
+    /// Keys and what they do: every action of the menus and the tabs that has a
+    /// shortcut, read from the actions themselves, then the plots' mouse gestures.
+    QList<QPair<QString, QString>> shortcutRows() const;
 
   Q_SIGNALS:
     void errorShown(const QString& title, const QString& message);
@@ -163,6 +176,7 @@ class MainWindow : public QMainWindow {
     QAction* cancel_ = nullptr;
     QAction* export_ = nullptr;
     QAction* about_ = nullptr;
+    QPointer<HelpWindow> help_;  // made on first use, kept while the window lives
     RemoteRun* remote_ = nullptr;
     bool exporting_ = false;
     QMenu* recent_ = nullptr;
@@ -179,7 +193,8 @@ class MainWindow : public QMainWindow {
     int runsTotal_ = 0;
     QList<qint64> queue_;     // the experiment's runs in the order they train
     int runPosition_ = 0;     // 1-based place in queue_ of the run training now
-    qint64 currentRun_ = 0;   // training now (0: none)
+    qint64 currentRun_ = 0;   // of running_, the one Cancel asks about (0: none)
+    QSet<qint64> running_;    // every run training now (several side by side on GPUs)
     qint64 currentStep_ = 0;  // its last step reported, of currentPlanned_
     qint64 currentPlanned_ = 0;
     QSet<qint64> begun_;  // runs of queue_ started, finished or removed

@@ -65,13 +65,8 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
     if (int code = preflight(spec, device); code != kOk) {
         return code;
     }
-    // Checked before any trial: a budget no batch can fit ends here, one above what
-    // the device has is clamped.
+    // Checked before any trial: a budget above what the device has is clamped.
     const train::BudgetCheck budget = train::checkBudget(device, f.budget_bytes);
-    if (!budget.error.empty()) {
-        say(stderr, "--budget: %s\n", budget.error.c_str());
-        return kUsage;
-    }
     if (!budget.warning.empty()) {
         say(stderr, "warning: %s\n", budget.warning.c_str());
     }
@@ -84,12 +79,13 @@ int commandFindBatch(const std::string& db_path, const RunOverrides& overrides,
     opts.finder.max_trials = f.max_trials;
     opts.finder.resolution = f.resolution;
     std::string limit = budget.bytes > 0 ? "budget " + analysis::formatBytes(budget.bytes) +
-                                               (device == "cpu" ? " of peak resident memory" : "")
+                                               " of memory a trial adds"
                                          : std::string("up to the device's memory");
     if (device == "cpu") {
         opts.cpu_base_bytes = train::measureCpuBase(spec);
-        limit += "; each trial measured on its own, from the " +
-                 analysis::formatBytes(opts.cpu_base_bytes) + " this process holds between trials";
+        limit += "; each trial measured on its own, above the " +
+                 analysis::formatBytes(opts.cpu_base_bytes) +
+                 " this process holds between trials (not counted)";
     }
     say(stderr, "max-batch search on %s; %s\n", device.c_str(), limit.c_str());
     run::CancelToken cancel;

@@ -341,8 +341,9 @@ Command addFindBatch(CLI::App& app) {
     findExperiment->excludes(find->get_option("--preset"));
     findExperiment->excludes(find->get_option("--config"));
     find->add_option("--budget", budget,
-                     "peak-memory limit, e.g. 8G or 512M (default: the GPU's memory on CUDA, half "
-                     "the RAM on CPU)");
+                     "limit on the memory a trial adds, not counting what the process holds "
+                     "already, e.g. 8G or 512M (default: the GPU's memory on CUDA, half the RAM "
+                     "on CPU)");
     find->add_option("--margin", fb.margin, "safety margin below the max batch (0.05 = 5%)")
         ->check(CLI::Range(0.0, 0.9));
     find->add_option("--start", fb.start, "first batch tried")->check(CLI::PositiveNumber);

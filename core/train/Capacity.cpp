@@ -63,29 +63,23 @@ BudgetCheck checkBudget(const std::string& device, int64_t requested, int64_t cp
     const bool cpu = device == "cpu";
     out.bytes = requested > 0 ? requested : (cpu ? defaultCpuBudget() : 0);
     const int64_t total = probe::deviceMemoryBytes(c10::Device(device));
-    if (requested > 0 && total > 0 && requested > total) {
-        out.warning = "the budget of " + util::formatBytes(requested) + " is more than " + device +
-                      " has (" + util::formatBytes(total) + "); using " + util::formatBytes(total);
-        out.bytes = total;
-    }
-    if (cpu) {
-        // Trials count from the base, not from what earlier searches in this
-        // process left resident (glibc keeps some freed heap however it is trimmed).
-        const int64_t resident = cpu_base > 0 ? cpu_base : probe::residentBytes();
-        if (resident > 0 && out.bytes <= resident) {
-            out.error = "the budget of " + util::formatBytes(out.bytes) +
-                        " is below what this process already holds before any trial (" +
-                        util::formatBytes(resident) +
-                        " resident, LibTorch included): no batch can fit; give a budget above " +
-                        util::formatBytes(resident);
-        }
+    // On CPU a trial adds to what the process holds: the budget is the memory beside it.
+    const int64_t resident =
+        !cpu ? 0 : std::max<int64_t>(0, cpu_base > 0 ? cpu_base : probe::residentBytes());
+    const int64_t room = total - resident;
+    if (total > 0 && room > 0 && out.bytes > room) {
+        out.warning = "the budget of " + util::formatBytes(out.bytes) + " is more than " + device +
+                      " has (" + util::formatBytes(total) +
+                      (cpu ? ", " + util::formatBytes(resident) + " of it held by this process"
+                           : std::string()) +
+                      "); using " + util::formatBytes(room);
+        out.bytes = room;
     }
     return out;
 }
 
 BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int64_t batch,
-                         int64_t budget_bytes, int trial_steps, const CancelToken& cancel,
-                         int64_t cpu_base_bytes) {
+                         int64_t budget_bytes, int trial_steps, const CancelToken& cancel) {
     const auto started = Clock::now();
     const bool cpu = resolveDevice(spec.device) == "cpu";
     auto s = spec;
@@ -115,10 +109,9 @@ BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int6
     t.peak_bytes = obs.peak;
     if (cpu) {
         // What the trial added to the resident set it started from (the run resets
-        // the peak again after its set-up, which stays resident), on top of the base.
+        // the peak again after its set-up, which stays resident).
         const int64_t peak = std::max(obs.peak, probe::peakResidentBytes());
-        const int64_t rise = std::max<int64_t>(0, peak - window.resident);
-        t.peak_bytes = (cpu_base_bytes > 0 ? cpu_base_bytes : window.resident) + rise;
+        t.peak_bytes = std::max<int64_t>(0, peak - window.resident);
     }
     // The first step includes one-time set-up (cuDNN algorithm search): take the last.
     t.step_ms = obs.ms.empty() ? 0.0 : obs.ms.back();
@@ -184,16 +177,28 @@ ArmCapacity findArmCapacity(
     };
     // The smallest batch the fitted peaks put over the budget (0: none fitted yet).
     const auto predictedFailure = [&]() -> int64_t {
-        if (!cpu || cap.budget_bytes <= 0 || fitted.size() < 2) {
+        if (fitted.empty()) {
             return 0;
         }
         const auto& a = fitted.front();
         const auto& b = fitted.back();
+        // Peaks of small batches a few MiB apart put the failure anywhere: extrapolated
+        // beyond three more doublings the outlook stays unknown instead of swinging by
+        // minutes, unless the upper bound, which ends the doubling anyway, is in reach.
+        const double reach = double(kOutlookReach) * double(b.batch);
+        const int64_t bound =
+            double(options.finder.upper_bound) <= reach ? options.finder.upper_bound + 1 : 0;
+        if (!cpu || cap.budget_bytes <= 0 || fitted.size() < 2) {
+            return bound;
+        }
         const double per_sample = double(b.peak_bytes - a.peak_bytes) / double(b.batch - a.batch);
         if (per_sample <= 0) {
-            return 0;
+            return bound;  // peaks that do not grow (noise on a small model) say nothing
         }
         const double room = double(cap.budget_bytes - b.peak_bytes) / per_sample;
+        if (b.batch + room > reach) {
+            return bound;
+        }
         return b.batch + std::max<int64_t>(1, static_cast<int64_t>(std::floor(room)) + 1);
     };
     auto trial = [&](int64_t batch) {
@@ -213,8 +218,8 @@ ArmCapacity findArmCapacity(
                 return t;
             }
         }
-        auto t = runBatchTrial(spec, arm_index, batch, cap.budget_bytes, options.trial_steps,
-                               cancel, cpu_base);
+        auto t =
+            runBatchTrial(spec, arm_index, batch, cap.budget_bytes, options.trial_steps, cancel);
         if (t.fits()) {
             fitted.push_back(t);
             std::sort(fitted.begin(), fitted.end(),
@@ -233,12 +238,7 @@ ArmCapacity findArmCapacity(
             on_trial(t, searchOutlook(done, options.finder, predictedFailure()));
         }
     };
-    if (budget.error.empty()) {
-        cap.result = findMaxBatch(trial, options.finder, &cancel, record);
-    } else {
-        cap.result.error = budget.error;  // checked before any trial: none could fit
-        cap.result.budget_error = true;
-    }
+    cap.result = findMaxBatch(trial, options.finder, &cancel, record);
     const auto overBudget = [](const BatchTrial& t) {
         return t.outcome == TrialOutcome::OverBudget ||
                t.outcome == TrialOutcome::PredictedOverBudget;
@@ -280,6 +280,14 @@ std::vector<ArmCapacity> findCapacities(
     std::vector<ArmCapacity> out;
     double finished_seconds = 0;  // of the arms done
     const int arms = static_cast<int>(spec.arms.size());
+    // A trial trains trial_steps × K micro-batches, so an arm's search costs in
+    // proportion to its accumulation K: arms not started are estimated from the
+    // seconds per unit of K of the arms so far (an accum-4 arm takes about 4 times
+    // an fp32 arm's time, which a plain mean of the arms put at 1).
+    const auto weight = [&](int arm) {
+        return static_cast<double>(std::max(1, spec.arms[static_cast<size_t>(arm)].accumulation));
+    };
+    double finished_weight = 0;  // of the arms done
     for (int arm = 0; arm < arms && !cancel.cancelled(); ++arm) {
         const auto started = Clock::now();
         out.push_back(findArmCapacity(
@@ -294,12 +302,18 @@ std::vector<ArmCapacity> findCapacities(
                 p.trial = t;
                 if (outlook.known()) {
                     const double this_arm = secondsSince(started) + outlook.seconds_left;
-                    const double per_arm = (finished_seconds + this_arm) / (arm + 1);
-                    p.seconds_left = outlook.seconds_left + per_arm * (arms - arm - 1);
+                    const double per_weight =
+                        (finished_seconds + this_arm) / (finished_weight + weight(arm));
+                    double later = 0;
+                    for (int next = arm + 1; next < arms; ++next) {
+                        later += weight(next);
+                    }
+                    p.seconds_left = outlook.seconds_left + per_weight * later;
                 }
                 on_trial(p);
             }));
         finished_seconds += secondsSince(started);
+        finished_weight += weight(arm);
     }
     return out;
 }

@@ -15,14 +15,16 @@ namespace ampbench::train {
 
 struct CapacityOptions {
     FinderOptions finder;
-    /// Peak-memory limit a trial must stay under. 0 = the device's own limit on
-    /// CUDA (out-of-memory is caught in-process), half the machine's memory on CPU
-    /// (where running out kills processes, so the finder never goes there).
+    /// Limit on the memory a trial adds: on CUDA its allocator peak, on CPU what its
+    /// resident set rises above the set it started from (the process's own, LibTorch
+    /// and a GUI included, is not counted). 0 = the device's own limit on CUDA
+    /// (out-of-memory is caught in-process), half the machine's memory on CPU (where
+    /// running out kills processes, so the finder never goes there).
     int64_t budget_bytes = 0;
     int trial_steps = 3;  ///< optimizer steps per trial
-    /// CPU: the resident set a trial's peak is counted from (see runBatchTrial).
-    /// 0: measured when the search starts (measureCpuBase); findCapacities measures
-    /// it once for all arms, so every arm is held to the same starting point.
+    /// CPU: the resident set before the search (measureCpuBase); a budget is held to
+    /// the memory free beside it. 0: measured when the search starts; findCapacities
+    /// measures it once for all arms.
     int64_t cpu_base_bytes = 0;
 };
 
@@ -35,6 +37,11 @@ int64_t measureCpuBase(const config::ExperimentSpec& spec);
 /// reset before the reset counts as not taken.
 constexpr int64_t kCpuPeakResetTolerance = int64_t{8} << 20;
 
+/// CPU: the time left of an arm still doubling is given only once the batch its
+/// fitted peaks put over the budget lies within this factor of the largest batch
+/// that fit (or the upper bound does).
+constexpr int64_t kOutlookReach = 8;
+
 /// Half of the machine's physical memory.
 int64_t defaultCpuBudget();
 
@@ -42,13 +49,10 @@ int64_t defaultCpuBudget();
 struct BudgetCheck {
     int64_t bytes = 0;    ///< budget to use; 0 on CUDA means the device's own limit
     std::string warning;  ///< the request was more than the device has, and was clamped
-    std::string error;    ///< no batch can fit: the budget is below what the process holds
 };
-/// A request above the device's memory is clamped to it (with a warning); on CPU a
-/// budget at or below this process's resident set before any trial is an error,
-/// since the peak a trial is measured by includes that set.
-/// `cpu_base`: the resident set a CPU trial's peak counts from (measureCpuBase);
-/// 0 takes this process's resident set now.
+/// A request above the device's memory is clamped to it (with a warning); on CPU to
+/// the memory beside this process's resident set before the search, `cpu_base`
+/// (measureCpuBase; 0 takes the resident set now), since a trial adds to that set.
 BudgetCheck checkBudget(const std::string& device, int64_t requested, int64_t cpu_base = 0);
 
 /// One trial: `trial_steps` optimizer steps of arm `arm_index` at micro-batch `batch`.
@@ -58,12 +62,11 @@ BudgetCheck checkBudget(const std::string& device, int64_t requested, int64_t cp
 /// CPU: the trial is measured on its own. Freed heap is returned to the system and
 /// the peak resident set reset, and the reset verified (VmHWM within
 /// kCpuPeakResetTolerance of VmRSS; otherwise Error: the peak cannot be told apart
-/// from earlier trials'). The peak is then `cpu_base_bytes` plus what the
-/// resident set rose above its value at the reset (0: the raw VmHWM), so memory an
-/// earlier trial or arm left behind counts in no later one.
+/// from earlier trials'). The peak is what the resident set rose above its value at
+/// the reset: the process's own memory (a GUI's included) and what an earlier trial
+/// or arm left behind count in no trial.
 BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int64_t batch,
-                         int64_t budget_bytes, int trial_steps, const run::CancelToken& cancel,
-                         int64_t cpu_base_bytes = 0);
+                         int64_t budget_bytes, int trial_steps, const run::CancelToken& cancel);
 
 struct ArmCapacity {
     std::string arm;
@@ -93,8 +96,9 @@ struct CapacityProgress {
     int arms = 0;  ///< arms in all
     BatchTrial trial;
     /// The whole search: the rest of this arm (searchOutlook) and, for each arm not
-    /// started, the mean duration of the arms so far (this one's elapsed time plus
-    /// its rest). NaN while it cannot be estimated.
+    /// started, the seconds per unit of accumulation K of the arms so far (this one's
+    /// elapsed time plus its rest) times its K (a trial trains K micro-batches a
+    /// step). NaN while it cannot be estimated.
     double seconds_left = NAN;
 };
 

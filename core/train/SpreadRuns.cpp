@@ -12,47 +12,10 @@
 #include <vector>
 
 #include "core/parallel/Communicator.h"
+#include "core/run/SerialObserver.h"
 #include "core/train/GpuScheduler.h"
 
 namespace ampbench::train {
-namespace {
-
-/// A front end's observer heard by runs training at once: one call at a time (the
-/// front end's progress display is written for one run at a time).
-class SerialObserver : public run::TrainObserver {
-  public:
-    SerialObserver(run::TrainObserver& target, std::mutex& mutex)
-        : target_(target), mutex_(mutex) {}
-    void onStart(const run::RunInfo& i) override {
-        locked([&] { target_.onStart(i); });
-    }
-    void onStep(const run::StepRecord& s) override {
-        locked([&] { target_.onStep(s); });
-    }
-    void onEval(const run::EvalRecord& e) override {
-        locked([&] { target_.onEval(e); });
-    }
-    void onEvent(const run::EventRecord& e) override {
-        locked([&] { target_.onEvent(e); });
-    }
-    void onNumerics(const std::vector<run::NumericsRecord>& rows) override {
-        locked([&] { target_.onNumerics(rows); });
-    }
-    void onFinish(const run::RunOutcome& o) override {
-        locked([&] { target_.onFinish(o); });
-    }
-
-  private:
-    template <class F>
-    void locked(F f) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        f();
-    }
-    run::TrainObserver& target_;
-    std::mutex& mutex_;
-};
-
-}  // namespace
 
 bool canTrainSideBySide(const config::ExperimentSpec& spec) {
     // TF32 is one switch for the whole process (at::globalContext()): a TF32 arm
@@ -88,6 +51,7 @@ void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
         const int ranks = spec.arms.at(static_cast<size_t>(run.arm_index)).ranks;
         std::optional<int> first;
         run::TrainObserver* extra = nullptr;
+        const run::CancelToken* own = nullptr;  // the run's alone, when the front end gives one
         {
             std::unique_lock<std::mutex> lock(mutex);
             if (ranks > scheduler.gpus()) {  // checkRanks stops this before planning
@@ -103,29 +67,41 @@ void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
             if (!first) {
                 break;
             }
+            // Asked when the run's turn comes, as one at a time: a run taken out of
+            // the queue while it waited for a GPU never starts.
+            if (hooks.skip && hooks.skip(run)) {
+                scheduler.finish(run.run_id);
+                db.finishRun(run.run_id, run::RunStatus::Cancelled,
+                             "removed from the queue before it started",
+                             run::FailureKind::Cancelled);
+                continue;
+            }
+            own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
             extra = hooks.starting ? hooks.starting(run) : nullptr;
         }
-        threads.emplace_back([&, run, extra, gpu = *first] {
-            std::optional<SerialObserver> serial;
+        threads.emplace_back([&, run, extra, own, gpu = *first] {
+            std::optional<run::SerialObserver> serial;
             if (extra) {
-                serial.emplace(*extra, observers);
+                serial.emplace(*extra, &observers);
             }
             try {
-                auto own = store::Database::open(db.path());  // a connection per thread
+                auto connection = store::Database::open(db.path());  // a connection per thread
                 TrainOptions o = options;
                 o.ranks.first_gpu = gpu;
                 o.shared_device = [&scheduler, &mutex, id = run.run_id] {
                     std::lock_guard<std::mutex> lock(mutex);
                     return scheduler.shared(id);
                 };
-                const run::RunOutcome out =
-                    executeRun(*own, spec, run, cancel, serial ? &*serial : nullptr, o);
+                const run::RunOutcome out = executeRun(*connection, spec, run, own ? *own : cancel,
+                                                       serial ? &*serial : nullptr, o);
                 std::lock_guard<std::mutex> lock(mutex);
                 result.any_failed = result.any_failed || out.status == run::RunStatus::Failed;
                 if (hooks.finished) {
                     hooks.finished(run, out);
                 }
-                result.cancelled = result.cancelled || out.status == run::RunStatus::Cancelled;
+                // A run cancelled by its own token ends alone; the others go on.
+                result.cancelled = result.cancelled || (out.status == run::RunStatus::Cancelled &&
+                                                        (!own || cancel.cancelled()));
                 scheduler.finish(run.run_id);
             } catch (...) {
                 std::lock_guard<std::mutex> lock(mutex);

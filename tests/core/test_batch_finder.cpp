@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -303,15 +304,52 @@ TEST(Capacity, BudgetBelowOneSampleSaysSo) {
     s.cpu_threads = 1;
     s.arms = {{"fp32"}};
     train::CapacityOptions o;
-    o.budget_bytes = 1 << 20;  // 1 MiB: less than the process itself
+    o.budget_bytes = 1;  // less than any trial adds
     o.trial_steps = 1;
     run::CancelToken cancel;
     auto cap = train::findArmCapacity(s, 0, o, cancel);
     EXPECT_EQ(cap.result.max_batch, 0);
-    // Found before any trial: the process alone holds more than the budget.
-    EXPECT_TRUE(cap.result.trials.empty());
-    EXPECT_NE(cap.result.error.find("no batch can fit"), std::string::npos) << cap.result.summary();
+    ASSERT_FALSE(cap.result.trials.empty());
+    EXPECT_EQ(cap.result.trials.back().batch, 1);
+    EXPECT_TRUE(cap.result.budget_error);
+    EXPECT_NE(cap.result.error.find("below what one sample needs"), std::string::npos)
+        << cap.result.summary();
     EXPECT_EQ(cap.result.summary().find("not a memory limit"), std::string::npos);
+}
+
+// A budget is what the search adds: the memory the process holds before it (LibTorch,
+// a GUI's widgets) is not counted, so a budget below that set still finds batches.
+TEST(Capacity, TheBudgetCountsWhatTheSearchAddsNotTheProcess) {
+    if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
+        GTEST_SKIP() << "CPU budget check";
+    }
+    config::ExperimentSpec s;
+    s.model.name = "mlp";
+    s.model.width = 64;
+    s.model.depth = 1;
+    s.data.name = "synthetic-images";
+    s.data.channels = 1;
+    s.data.height = s.data.width = 8;
+    s.device = config::DeviceKind::Cpu;
+    s.cpu_threads = 1;
+    s.arms = {{"fp32"}};
+    train::CapacityOptions o;
+    o.cpu_base_bytes = train::measureCpuBase(s);
+    ASSERT_GT(o.cpu_base_bytes, int64_t{64} << 20) << "LibTorch alone holds more than this";
+    o.budget_bytes = o.cpu_base_bytes / 2;  // half of what the process holds already
+    const auto check = train::checkBudget("cpu", o.budget_bytes, o.cpu_base_bytes);
+    EXPECT_EQ(check.bytes, o.budget_bytes);
+    EXPECT_TRUE(check.warning.empty()) << check.warning;
+    o.trial_steps = 1;
+    o.finder.upper_bound = 64;
+    run::CancelToken cancel;
+    auto cap = train::findArmCapacity(s, 0, o, cancel);
+    EXPECT_TRUE(cap.result.error.empty()) << cap.result.summary();
+    EXPECT_EQ(cap.result.max_batch, 64) << cap.result.summary();
+    for (const auto& t : cap.result.trials) {
+        EXPECT_TRUE(t.fits()) << "batch " << t.batch << ": " << t.message;
+        EXPECT_LT(t.peak_bytes, o.budget_bytes) << "batch " << t.batch;
+    }
 }
 
 // Each arm's trials are measured on their own: an arm finds the same max batch
@@ -339,7 +377,7 @@ TEST(Capacity, AnArmFindsTheSameMaxBatchInEitherOrder) {
     o.finder.resolution = 0.125;
     // Both searches count from the same base, so what differs is only what ran before.
     o.cpu_base_bytes = train::measureCpuBase(s);
-    o.budget_bytes = o.cpu_base_bytes + (64 << 20);
+    o.budget_bytes = 64 << 20;  // what each trial may add to that base
     run::CancelToken cancel;
     auto search = [&](std::vector<config::ArmSpec> arms) {
         s.arms = std::move(arms);
@@ -370,4 +408,85 @@ TEST(Capacity, AnArmFindsTheSameMaxBatchInEitherOrder) {
                     double(16 << 20))
             << arm << " at batch " << x.batch;
     }
+}
+
+// The time left counts an arm not started by its accumulation K (a trial trains K
+// micro-batches a step): after an fp32 arm, an accum-4 arm is put at four times its
+// duration, not at the mean of the arms so far.
+TEST(Capacity, TheTimeLeftWeighsArmsNotStartedByTheirAccumulation) {
+    if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
+        GTEST_SKIP() << "CPU search";
+    }
+    config::ExperimentSpec s;
+    s.model.name = "mlp";
+    s.model.width = 64;
+    s.model.depth = 1;
+    s.data.name = "synthetic-images";
+    s.data.channels = 1;
+    s.data.height = s.data.width = 8;
+    s.device = config::DeviceKind::Cpu;
+    s.cpu_threads = 1;
+    config::ArmSpec accum{"fp32-accum4"};
+    accum.accumulation = 4;
+    s.arms = {config::ArmSpec{"fp32"}, accum};
+    train::CapacityOptions o;
+    o.trial_steps = 2;
+    o.finder.start = 8;
+    o.finder.upper_bound = 64;  // 8, 16, 32, 64 fit: the arm's rest is known, then 0
+    run::CancelToken cancel;
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point first{}, last{};
+    double first_trial = 0;
+    double left_after_first_arm = NAN;
+    train::findCapacities(s, o, cancel, nullptr, 0, [&](const train::CapacityProgress& p) {
+        if (p.arm != 0) {
+            return;
+        }
+        last = Clock::now();
+        if (first_trial == 0) {
+            first = last;
+            first_trial = p.trial.seconds;
+        }
+        left_after_first_arm = p.seconds_left;
+    });
+    ASSERT_TRUE(std::isfinite(left_after_first_arm));
+    const double first_arm = std::chrono::duration<double>(last - first).count() + first_trial;
+    ASSERT_GT(first_arm, 0);
+    EXPECT_NEAR(left_after_first_arm / first_arm, 4.0, 0.5)
+        << left_after_first_arm << " s left after a first arm of " << first_arm << " s";
+}
+
+// A failure extrapolated far beyond the batches tried gives no time left (the
+// outlook would swing by minutes between trials); within reach of the largest fit,
+// or of the upper bound, it does.
+TEST(Capacity, AFailureFarBeyondTheTrialsSoFarGivesNoTimeLeft) {
+    if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
+        GTEST_SKIP() << "CPU search";
+    }
+    config::ExperimentSpec s;
+    s.model.name = "mlp";
+    s.model.width = 64;
+    s.model.depth = 1;
+    s.data.name = "synthetic-images";
+    s.data.channels = 1;
+    s.data.height = s.data.width = 8;
+    s.device = config::DeviceKind::Cpu;
+    s.cpu_threads = 1;
+    s.arms = {config::ArmSpec{"fp32"}};
+    train::CapacityOptions o;
+    o.budget_bytes = int64_t{2} << 30;  // far above what batches up to 4096 add here
+    o.trial_steps = 1;
+    o.finder.start = 8;
+    o.finder.upper_bound = 4096;
+    run::CancelToken cancel;
+    std::map<int64_t, train::SearchOutlook> outlooks;
+    auto cap = train::findArmCapacity(
+        s, 0, o, cancel, nullptr, 0, [&](const BatchTrial& t, const train::SearchOutlook& outlook) {
+            outlooks[t.batch] = outlook;
+        });
+    ASSERT_EQ(cap.result.max_batch, 4096) << cap.result.summary();
+    ASSERT_TRUE(outlooks.count(16) && outlooks.count(512));
+    EXPECT_FALSE(outlooks[16].known()) << outlooks[16].seconds_left << " s from batches 8 and 16";
+    EXPECT_TRUE(outlooks[512].known()) << "the upper bound is within reach of 512";
+    EXPECT_EQ(outlooks[4096].trials_left, 0);
 }

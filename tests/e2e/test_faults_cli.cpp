@@ -325,13 +325,15 @@ TEST_F(CliFaults, DatabaseFilesMadeImmutableMidRunEndWithTheReasonAndKeepTheRows
     EXPECT_NE(db->runs().at(0).status, RunStatus::Running);
 }
 
-// 9. Memory budgets: more than the machine has is clamped with a warning; less
-// than the process already holds is refused before any trial.
-TEST_F(CliFaults, BudgetsAreCheckedBeforeAnyTrial) {
-    const auto tiny = cli("find-batch --preset smoke --device cpu --arm f=fp32 --budget 1M");
-    EXPECT_EQ(tiny.code, 2) << tiny.out;
-    EXPECT_NE(tiny.out.find("no batch can fit"), std::string::npos) << tiny.out;
-    EXPECT_EQ(tiny.out.find("batch      8"), std::string::npos) << "a trial ran: " << tiny.out;
+// 9. Memory budgets (what a trial adds, not what the process holds): more than the
+// machine has is clamped with a warning; one below what a single sample adds is
+// named as such, once, and the search fails.
+TEST_F(CliFaults, BudgetsAreClampedAndOneTooSmallIsNamed) {
+    const auto tiny =
+        cli("find-batch --preset smoke --device cpu --arm f=fp32 --budget 4K --trial-steps 1");
+    EXPECT_EQ(tiny.code, 1) << tiny.out;
+    EXPECT_NE(tiny.out.find("below what one sample needs"), std::string::npos) << tiny.out;
+    EXPECT_NE(tiny.out.find("batch      1"), std::string::npos) << "no trial at 1: " << tiny.out;
 
     const auto huge =
         cli("find-batch --preset smoke --device cpu --arm f=fp32 --budget 1T --max-trials 1 "

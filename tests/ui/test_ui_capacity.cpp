@@ -1,4 +1,5 @@
 // The Max batch tab's progress: sizes in MiB/GiB, the search's time left.
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -67,14 +68,48 @@ class CapacityTest : public QObject {
         if (view->chart().bars[0].status != "running") {
             QSKIP("a search row of this process reads as another's here");
         }
-        QCOMPARE(view->barLabel(0), QStringLiteral("searching (running)"));
+        QCOMPARE(view->barLabel(0), QStringLiteral("searching"));
         view->showTrial(0, 1, "fp32", 256, "fits", 300 << 20, 20.0);
         view->showTrial(0, 1, "fp32", 512, "fits", 500 << 20, 10.0);
         view->showTrial(0, 1, "fp32", 1024, "over_budget", 900 << 20, 5.0);
         QCOMPARE(view->fitSoFar("fp32"), qint64(512));
-        QCOMPARE(view->barLabel(0), QStringLiteral("512 fit so far (running)"));
+        QCOMPARE(view->barLabel(0), QStringLiteral("512 fit so far, searching"));
+        QVERIFY(!view->barLabel(0).contains("none fit"));
         view->beginSearch();  // the next search starts afresh
         QCOMPARE(view->fitSoFar("fp32"), qint64(0));
+    }
+
+    // While a search runs, an arm it has not reached says it waits, not how an
+    // earlier search of it ended.
+    void anArmNotReachedYetWaits() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        const int64_t e =
+            db->createExperiment("capacity", config::specToJsonText(test::tinySpec()));
+        store::BatchSearchStore searches(*db);
+        store::BatchSearchRow row;
+        row.experiment_id = e;
+        row.arm = "amp";
+        row.precision = "bf16";
+        row.device = "cpu";
+        const int64_t id = searches.create(row);
+        row.status = "failed";
+        row.note = "an earlier search";
+        searches.finish(id, row);
+        ws.window->session()->pollNow();
+        CapacityView* view = ws.window->capacity();
+        view->setExperiment(e);
+        QTRY_COMPARE(int(view->chart().bars.size()), 1);
+        QCOMPARE(view->barLabel(0), QStringLiteral("none fit (failed)"));
+        view->setBusy(true);
+        view->beginSearch(e);
+        QCOMPARE(view->barLabel(0), QStringLiteral("waiting"));
+        view->showTrial(0, 1, "amp", 8, "fits", 10 << 20, NAN);  // the search reached it
+        QCOMPARE(view->barLabel(0), QStringLiteral("none fit (failed)"));
+        view->setBusy(false);
+        view->beginSearch(e);
+        QCOMPARE(view->barLabel(0), QStringLiteral("none fit (failed)"));  // nothing runs
     }
 
     // A search on the worker: every trial's line reaches the tab with a time left
@@ -108,25 +143,77 @@ class CapacityTest : public QObject {
         QVERIFY2(known >= int(spec.arms.size()), qPrintable(QString::number(known)));
         QCOMPARE(trials.last()[6].toDouble(), 0.0);  // the last trial of the last arm
 
-        view->budgetField()->setText("1M");
+        // A budget below what one sample adds: one error for every arm, named once.
+        view->budgetField()->setText("4K");
         finished.clear();
         QSignalSpy errors(ws.window.get(), &MainWindow::errorShown);
         QTRY_VERIFY(view->findButton()->isEnabled());  // once the window heard of the end
         view->findButton()->click();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTrainTimeoutMs);
         const QString error = finished[0][2].toString();
-        QVERIFY2(error.contains("1.00 MiB") && !error.contains(kRawBytes), qPrintable(error));
+        QVERIFY2(error.contains("4.00 KiB") && !error.contains(kRawBytes), qPrintable(error));
+        QVERIFY2(spec.arms.size() > 1 && error.count("below what one sample needs") == 1 &&
+                     !error.contains('\n'),
+                 qPrintable(error));
+        QVERIFY2(error.contains("in every arm"), qPrintable(error));
+        // The banner wraps: a long error does not widen the window past a laptop screen.
+        QVERIFY(ws.window->minimumSizeHint().width() <= 1024);
         // Said once where it is read: the tab's banner (and each arm's note), no
         // message box over the tab on show, a pointer on the status bar.
-        QTRY_VERIFY(view->progressText().contains("1.00 MiB"));
+        QTRY_VERIFY(view->progressText().contains("4.00 KiB"));
         QCOMPARE(errors.count(), 0);
-        QVERIFY(!ws.window->statusBar()->currentMessage().contains("1.00 MiB"));
+        QVERIFY(!ws.window->statusBar()->currentMessage().contains("4.00 KiB"));
         QVERIFY(ws.window->statusBar()->currentMessage().contains("Max batch"));
         QTRY_VERIFY(view->table()->rowCount() == int(spec.arms.size()));
         for (int row = 0; row < view->table()->rowCount(); ++row) {
             const QString note = view->table()->item(row, view->table()->columnCount() - 1)->text();
             QVERIFY2(!note.contains(kRawBytes), qPrintable(note));
         }
+    }
+
+    // The budget counts what the search adds, not the window's own memory: a budget
+    // of half what this process already holds (LibTorch, Qt, the window) finds every
+    // arm's batches.
+    void theBudgetLeavesOutTheWindowsOwnMemory() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        const config::ExperimentSpec spec = test::tinySpec();
+        store::Database::open(ws.dbPath().toStdString())
+            ->createExperiment("capacity", config::specToJsonText(spec));
+        ws.window->session()->pollNow();
+        ws.window->show();
+        ws.window->showCapacity();
+        CapacityView* view = ws.window->capacity();
+        view->setTrialSteps(1);
+        view->upperBoundField()->setValue(16);
+        const qint64 resident = residentMiB();
+        QVERIFY2(resident > 128, qPrintable(QString::number(resident)));
+        view->budgetField()->setText(QString("%1M").arg(resident / 2));
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy finished(worker, &TrainingWorker::batchSearchFinished);
+        view->findButton()->click();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTrainTimeoutMs);
+        QVERIFY2(finished[0][2].toString().isEmpty(), qPrintable(finished[0][2].toString()));
+        QTRY_COMPARE(int(view->chart().bars.size()), int(spec.arms.size()));
+        for (const auto& bar : view->chart().bars) {
+            QCOMPARE(bar.max_batch, int64_t{16});
+            QVERIFY2(bar.peak_at_max < (resident / 2) << 20, bar.arm.c_str());
+        }
+    }
+
+  private:
+    /// This process's resident set in MiB (VmRSS).
+    static qint64 residentMiB() {
+        QFile status("/proc/self/status");
+        if (!status.open(QIODevice::ReadOnly | QIODevice::Text)) {
+            return 0;
+        }
+        for (const QByteArray& line : status.readAll().split('\n')) {
+            if (line.startsWith("VmRSS:")) {
+                return line.mid(6).trimmed().split(' ').first().toLongLong() / 1024;
+            }
+        }
+        return 0;
     }
 };
 

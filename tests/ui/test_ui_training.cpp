@@ -486,6 +486,47 @@ class TrainingTest : public QObject {
         QTRY_VERIFY(ws.window->runAction()->isEnabled());
     }
 
+    // Scripts packed side by side (runs_per_gpu on the CPU) have no token of their own:
+    // "cancel this run" says they stop only together instead of doing nothing, and
+    // Cancel stops them all.
+    void packedScriptRunsSayTheyStopOnlyTogether() {
+        if (!pythonImports("ampbench")) {
+            QSKIP("/usr/bin/python3 does not run");
+        }
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        const QString pidFile = ws.dir.filePath(QStringLiteral("pid"));
+        config::ExperimentSpec spec =
+            scriptSpec(QStringLiteral(AMPBENCH_TEST_SCRIPTS "/slow_steps.py"), "'" + pidFile + "'",
+                       {1, 2}, 1200, 1);
+        spec.runs_per_gpu = 2;
+        ws.window->editor()->setSpec(spec);
+        ws.window->setCancelChooser(
+            [](const QString&, int) { return MainWindow::CancelChoice::Everything; });
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
+        QSignalSpy started(worker, &TrainingWorker::runStarted);
+        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
+        QSignalSpy failed(worker, &TrainingWorker::failed);
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(started.size() == 2 || !failed.isEmpty(), kTrainTimeoutMs);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
+        const auto ids = planned[0][1].value<QList<qint64>>();
+        QVERIFY(!ws.window->cancelRunningRun(ids[0]));
+        QVERIFY2(ws.window->statusBar()->currentMessage().contains("stops only with them"),
+                 qPrintable(ws.window->statusBar()->currentMessage()));
+        QVERIFY(!ws.window->cancelRunningRun(ids[1] + 100));  // not a run of this experiment
+        QTest::qWait(300);
+        QVERIFY(finished.isEmpty());  // nothing was stopped
+        ws.window->cancelAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        QCOMPARE(finished[0][1].toBool(), true);
+        auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        for (qint64 id : ids) {
+            QVERIFY(db->run(id)->status == run::RunStatus::Cancelled);
+        }
+    }
+
     // The interpreter the spec names is the one that runs: one that is not there is
     // named on its field before anything is planned.
     void aTrainingScriptsMissingInterpreterIsNamedOnItsField() {

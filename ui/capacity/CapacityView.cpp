@@ -61,9 +61,9 @@ CapacityView::CapacityView(StoreSession& session, QWidget* parent)
     budget_->setPlaceholderText(tr("default"));
     budget_->setMaximumWidth(90);
     budget_->setToolTip(
-        tr("Peak-memory limit a trial must stay under, e.g. 40G or 512M. Empty: the GPU's own "
-           "memory on CUDA (out-of-memory is caught), half the RAM on CPU (where running out "
-           "kills the process)."));
+        tr("Limit on the memory a trial adds, e.g. 40G or 512M; what the workbench holds "
+           "already is not counted. Empty: the GPU's own memory on CUDA (out-of-memory is "
+           "caught), half the RAM on CPU (where running out kills the process)."));
     margin_ = new QDoubleSpinBox;
     margin_->setObjectName("capacityMargin");
     margin_->setRange(0, 90);
@@ -107,6 +107,7 @@ CapacityView::CapacityView(StoreSession& session, QWidget* parent)
     progress_ = new QLabel;
     progress_->setObjectName("capacityProgress");
     progress_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    progress_->setWordWrap(true);  // a long error must not widen the window past the screen
     layout->addWidget(progress_);
 
     plot_ = new PlotPanel(tr("Largest micro-batch that trains, per arm"));
@@ -192,6 +193,7 @@ QString CapacityView::showTrial(int armIndex, int arms, const QString& arm, qint
                              .arg(QString(outcome).replace('_', ' '))
                              .arg(qs(analysis::formatBytes(peakBytes)))
                              .arg(qs(train::formatSecondsLeft(secondsLeft)));
+    armsHeard_.insert(arm);
     if (outcome == QLatin1String("fits")) {
         qint64& best = fitSoFar_[arm];
         best = std::max(best, batch);
@@ -200,23 +202,40 @@ QString CapacityView::showTrial(int armIndex, int arms, const QString& arm, qint
     return line;
 }
 
+void CapacityView::beginSearch(qint64 experimentId) {
+    fitSoFar_.clear();
+    armsHeard_.clear();
+    searching_ = experimentId;
+    showChart();
+}
+
+bool CapacityView::waiting(const analysis::CapacityBar& bar) const {
+    return busy_ && searching_ != 0 && searching_ == experiment() && bar.status != "running" &&
+           !armsHeard_.contains(qs(bar.arm));
+}
+
 QString CapacityView::barLabel(int index) const {
     if (index < 0 || index >= static_cast<int>(chart_.bars.size())) {
         return {};
     }
     const analysis::CapacityBar& b = chart_.bars[static_cast<size_t>(index)];
+    if (waiting(b)) {
+        return tr("waiting");
+    }
     const bool running = b.status == "running";
     // A search under way has its maximum only at the end: "none fit" then read as a
     // verdict while batches of 512 had already fit.
-    const qint64 fit = running ? fitSoFar(qs(b.arm)) : 0;
-    QString text = b.max_batch > 0 ? QString::number(b.max_batch)
-                   : running       ? (fit > 0 ? tr("%1 fit so far").arg(fit) : tr("searching"))
-                                   : tr("none fit");
+    if (running && b.max_batch == 0) {
+        const qint64 fit = fitSoFar(qs(b.arm));
+        return fit > 0 ? tr("%1 fit so far, searching").arg(fit) : tr("searching");
+    }
+    QString text = b.max_batch > 0 ? QString::number(b.max_batch) : tr("none fit");
     if (std::isfinite(b.ratio)) {
         text += QStringLiteral(" \u00b7 ") + qs(analysis::formatRatio(b.ratio));
     }
     if (b.status != "finished") {
-        text += QStringLiteral(" (") + qs(b.status) + QStringLiteral(")");
+        text +=
+            QStringLiteral(" (") + (running ? tr("searching") : qs(b.status)) + QStringLiteral(")");
     }
     return text;
 }
@@ -316,8 +335,9 @@ void CapacityView::showChart() {
         QCPBars* bar = plot_->addBars(arm, draw::armColor(static_cast<int>(i)));
         bar->setWidth(0.6);
         // A running search's bar grows with what fit so far.
-        const qint64 height =
-            b.max_batch > 0 || b.status != "running" ? b.max_batch : fitSoFar(arm);
+        const qint64 height = waiting(b)                                 ? 0
+                              : b.max_batch > 0 || b.status != "running" ? b.max_batch
+                                                                         : fitSoFar(arm);
         bar->addData(key, static_cast<double>(height));
         top = std::max(top, static_cast<double>(height));
         auto* label = new QCPItemText(plot_);
@@ -350,7 +370,8 @@ void CapacityView::showChart() {
         cell(PeakCol, qs(analysis::formatBytes(b.peak_at_max)));
         cell(RatioCol, qs(analysis::formatRatio(b.ratio)));
         cell(TrialsCol, QString::number(b.trials));
-        cell(StatusCol, qs(b.status), false);
+        cell(StatusCol,
+             waiting(b) ? tr("waiting (last search %1)").arg(qs(b.status)) : qs(b.status), false);
         cell(NoteCol, qs(b.note), false);
     }
     plot_->xAxis->setTicker(ticker);

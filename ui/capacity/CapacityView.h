@@ -1,5 +1,6 @@
 #pragma once
 #include <QHash>
+#include <QSet>
 #include <QString>
 #include <QWidget>
 
@@ -43,12 +44,14 @@ class CapacityView : public QWidget {
     /// (train::formatSecondsLeft: "—" until it is known); returns the line.
     QString showTrial(int armIndex, int arms, const QString& arm, qint64 batch,
                       const QString& outcome, qint64 peakBytes, double secondsLeft);
-    /// A new search starts: the batches found to fit so far are forgotten.
-    void beginSearch() { fitSoFar_.clear(); }
+    /// A search of `experimentId` starts: the batches found to fit so far are
+    /// forgotten, and its arms wait (their bars say so, not an earlier search's end)
+    /// until their first trial.
+    void beginSearch(qint64 experimentId = 0);
     /// The largest micro-batch arm `arm` trained at in this search so far (0: none yet).
     qint64 fitSoFar(const QString& arm) const { return fitSoFar_.value(arm, 0); }
-    /// What the chart writes over arm `index`'s bar ("512 · 1.00×", "256 fit so far
-    /// (running)", "none fit (finished)").
+    /// What the chart writes over arm `index`'s bar ("512 · 1.00×", "256 fit so far,
+    /// searching", "waiting", "none fit (cancelled)").
     QString barLabel(int index) const;
 
     /// The finder options the fields describe; nullopt (and `problem` says which
@@ -89,7 +92,11 @@ class CapacityView : public QWidget {
     QTableWidget* table_ = nullptr;
     analysis::CapacityChart chart_;
     QHash<QString, qint64> fitSoFar_;  // arm → largest batch that fit in the running search
-    QString device_;                   // of the experiment on show, from its spec
+    QSet<QString> armsHeard_;          // arms with a trial in the running search
+    qint64 searching_ = 0;             // the experiment the running search is of
+    /// Arm `arm`'s bar shows an earlier search while the running one has yet to reach it.
+    bool waiting(const analysis::CapacityBar& bar) const;
+    QString device_;  // of the experiment on show, from its spec
     int trialSteps_ = 3;
     bool busy_ = false;
     bool stale_ = false;  // the store changed while the tab was hidden

@@ -58,10 +58,8 @@ void TrainingController::cancel() {
     }
 }
 
-void TrainingController::cancelRun(qint64 runId) {
-    if (running_) {
-        worker_->cancelRun(runId);
-    }
+bool TrainingController::cancelRun(qint64 runId) {
+    return running_ && worker_->cancelRun(runId);
 }
 
 bool TrainingController::removeQueued(qint64 runId) {

@@ -27,8 +27,10 @@ class TrainingController : public QObject {
                         const QString& dbPath, const ampbench::train::CapacityOptions& options);
     /// Returns at once; the worker stops within one micro-batch.
     void cancel();
-    /// Returns at once: run `runId` stops within one micro-batch, the queue goes on.
-    void cancelRun(qint64 runId);
+    /// Returns at once: run `runId` stops within one micro-batch, the others go on.
+    /// False when nothing runs or the run can stop only with the others
+    /// (TrainingWorker::cancelRun).
+    bool cancelRun(qint64 runId);
     /// Leaves a queued run out; false when it has started (or nothing runs).
     bool removeQueued(qint64 runId);
     bool isRunning() const { return running_; }

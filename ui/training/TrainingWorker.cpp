@@ -1,6 +1,7 @@
 #include "ui/training/TrainingWorker.h"
 
 #include <QStringList>
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <limits>
@@ -11,6 +12,7 @@
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
 #include "core/train/SetupCheck.h"
+#include "core/util/Format.h"
 #include "ui/training/ThreadPriority.h"
 
 namespace ampbench::ui {
@@ -55,26 +57,74 @@ class ProgressRelay : public run::TrainObserver {
 
 }  // namespace
 
+QString batchSearchError(const std::vector<train::ArmCapacity>& results) {
+    // A budget too small for one sample is one problem however many arms hit it:
+    // said once, with the most one sample added (each arm's own is in its row).
+    QStringList short_arms;
+    QString widest;
+    int64_t most = 0;
+    int64_t budget = 0;
+    QStringList others;
+    for (const auto& c : results) {
+        const auto& r = c.result;
+        if (r.error.empty()) {
+            continue;
+        }
+        if (r.budget_error && !r.trials.empty() && r.trials.back().batch == 1) {
+            short_arms << QString::fromStdString(c.arm);
+            if (r.trials.back().peak_bytes >= most) {
+                most = r.trials.back().peak_bytes;
+                widest = QString::fromStdString(c.arm);
+            }
+            budget = c.budget_bytes;
+        } else {
+            const QString line = QString::fromStdString(c.arm + ": " + r.error);
+            if (!others.contains(line)) {
+                others << line;
+            }
+        }
+    }
+    if (!short_arms.isEmpty()) {
+        const QString where =
+            short_arms.size() == static_cast<int>(results.size()) && results.size() > 1
+                ? TrainingWorker::tr("every arm")
+                : short_arms.join(QStringLiteral(", "));
+        others.prepend(TrainingWorker::tr("the budget of %1 is below what one sample needs in %2 "
+                                          "(batch 1 adds up to %3, in %4); give a budget above %3")
+                           .arg(QString::fromStdString(util::formatBytes(budget)), where,
+                                QString::fromStdString(util::formatBytes(most)), widest));
+    }
+    return others.join(QStringLiteral("\n"));
+}
+
 TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) {
     registerMetaTypes();
 }
 
 void TrainingWorker::cancel() {
-    cancel_.cancel();
-    runCancel_.cancel();  // a run with its own token hears only that one
+    cancel_.cancel();  // before the lock: a run starting now sees it (run_cancel below)
+    const std::lock_guard<std::mutex> lock(removedMutex_);
+    for (auto& [id, token] : runTokens_) {
+        token->cancel();  // a run with its own token hears only that one
+    }
 }
 
-void TrainingWorker::cancelRun(qint64 runId) {
-    // Either this sees the run started, or the run's start sees this request.
-    cancelRunId_.store(runId);
-    if (current_.load() == runId) {
-        runCancel_.cancel();
+bool TrainingWorker::cancelRun(qint64 runId) {
+    // Either this finds the run's token, or the run's start finds this request.
+    const std::lock_guard<std::mutex> lock(removedMutex_);
+    if (together_.contains(runId)) {
+        return false;
     }
+    cancelRuns_.insert(runId);
+    if (auto it = runTokens_.find(runId); it != runTokens_.end()) {
+        it->second->cancel();
+    }
+    return true;
 }
 
 bool TrainingWorker::removeQueued(qint64 runId) {
     const std::lock_guard<std::mutex> lock(removedMutex_);
-    if (started_.contains(runId) || sideBySide_) {
+    if (started_.contains(runId)) {
         return false;
     }
     removed_.insert(runId);
@@ -83,13 +133,12 @@ bool TrainingWorker::removeQueued(qint64 runId) {
 
 void TrainingWorker::resetCancel() {
     cancel_.reset();
-    runCancel_.reset();
-    cancelRunId_.store(0);
-    current_.store(0);
     const std::lock_guard<std::mutex> lock(removedMutex_);
+    runTokens_.clear();
+    cancelRuns_.clear();
+    together_.clear();
     removed_.clear();
     started_.clear();
-    sideBySide_ = false;
 }
 
 bool TrainingWorker::cancelRequested() const {
@@ -134,11 +183,11 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
     };
     hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
         {
-            // Runs side by side on GPUs start without the one-at-a-time hooks: the
-            // queue can then only be cancelled whole.
+            // run_cancel comes first where the run can stop alone.
             const std::lock_guard<std::mutex> lock(removedMutex_);
-            sideBySide_ = sideBySide_ || !started_.contains(run.run_id);
-            started_.insert(run.run_id);
+            if (runTokens_.count(run.run_id) == 0) {
+                together_.insert(run.run_id);
+            }
         }
         const double runSamples = plannedSamples(spec, run);
         remaining -= runSamples;
@@ -148,7 +197,6 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         return relay.get();
     };
     hooks.finished = [&](const train::PlannedRun& run, const run::RunOutcome& outcome) {
-        current_.store(0);
         Q_EMIT runFinished(run.run_id, outcome.status, QString::fromStdString(outcome.error));
     };
     hooks.note = [this](const std::string& line) { Q_EMIT note(QString::fromStdString(line)); };
@@ -166,13 +214,15 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
                            tr("removed from the queue before it started"));
         return true;
     };
+    // Every run, one at a time or side by side, gets a token of its own.
     hooks.run_cancel = [&](const train::PlannedRun& run) -> const run::CancelToken* {
-        runCancel_.reset();
-        current_.store(run.run_id);
-        if (cancelRunId_.load() == run.run_id || cancel_.cancelled()) {
-            runCancel_.cancel();
+        const std::lock_guard<std::mutex> lock(removedMutex_);
+        auto& token = runTokens_[run.run_id];
+        token = std::make_unique<run::CancelToken>();
+        if (cancelRuns_.contains(run.run_id) || cancel_.cancelled()) {
+            token->cancel();
         }
-        return &runCancel_;
+        return token.get();
     };
     train::ExperimentResult result;
     if (spec.model.name == "script") {
@@ -203,14 +253,10 @@ void TrainingWorker::findBatch(const config::ExperimentSpec& spec, qint64 experi
                                   t.batch, QString::fromStdString(train::toString(t.outcome)),
                                   t.peak_bytes, p.arms, p.seconds_left);
             });
-        QStringList errors;
         for (const auto& c : results) {
             cancelled = cancelled || c.result.cancelled;
-            if (!c.result.error.empty()) {
-                errors << QString::fromStdString(c.arm + ": " + c.result.error);
-            }
         }
-        error = errors.join(QStringLiteral("\n"));
+        error = batchSearchError(results);
         cancelled = cancelled || cancel_.cancelled();
     } catch (const std::exception& e) {
         error = QString::fromStdString(e.what());

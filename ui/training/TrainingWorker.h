@@ -4,6 +4,8 @@
 #include <QSet>
 #include <QString>
 #include <atomic>
+#include <map>
+#include <memory>
 #include <mutex>
 
 #include "core/config/ExperimentSpec.h"
@@ -15,14 +17,20 @@
 
 namespace ampbench::ui {
 
-/// Trains experiments into a database, one run at a time.
+/// What a max-batch search's arms ended with, for one banner: a budget too small
+/// for one sample once (with the largest need; each arm's own is in its row), any
+/// other error once per arm; empty when every arm finished.
+QString batchSearchError(const std::vector<ampbench::train::ArmCapacity>& results);
+
+/// Trains experiments into a database, one run at a time or side by side on GPUs.
 ///
 /// Threads: the object lives on the training thread (TrainingController moves it
 /// there); runExperiment() executes on that thread and owns the database
 /// connection it opens. Signals leave through queued connections to the GUI
-/// thread. The only state touched from other threads is `cancel_`, an atomic
-/// flag (CancelToken) that cancel() sets directly without waiting for this
-/// thread's event loop, which is busy while a run trains.
+/// thread. The state touched from other threads is the cancel tokens (atomic
+/// flags that cancel() and cancelRun() set directly without waiting for this
+/// thread's event loop, which is busy while a run trains) and the queue's sets,
+/// under removedMutex_.
 class TrainingWorker : public QObject {
     Q_OBJECT
   public:
@@ -36,15 +44,16 @@ class TrainingWorker : public QObject {
 
     explicit TrainingWorker(QObject* parent = nullptr);
 
-    /// Any thread: the running run stops within one micro-batch and the runs
+    /// Any thread: the running runs stop within one micro-batch and the runs
     /// still queued are marked cancelled.
     void cancel();
     /// Any thread: run `runId` stops within one micro-batch (or, not started yet, at
-    /// its first); the runs queued after it train. Its rows so far are kept.
-    void cancelRun(qint64 runId);
+    /// its first); the others train, side by side or queued. Its rows so far are kept.
+    /// False when it started without a token of its own (a script's runs packed side
+    /// by side stop only together, with cancel()).
+    bool cancelRun(qint64 runId);
     /// Any thread: run `runId`, not started yet, is left out of the queue (recorded
-    /// cancelled, "removed from the queue"); false when it has started already, or
-    /// when the runs train side by side on several GPUs (cancelled together only).
+    /// cancelled, "removed from the queue"); false when it has started already.
     bool removeQueued(qint64 runId);
     /// GUI thread, before queueing the next runExperiment: forgets an earlier cancel.
     void resetCancel();
@@ -97,14 +106,15 @@ class TrainingWorker : public QObject {
   private:
     void execute(const ampbench::config::ExperimentSpec& spec, const QString& dbPath);
 
-    ampbench::run::CancelToken cancel_;     // set from any thread; read by the trainer
-    ampbench::run::CancelToken runCancel_;  // the running run's alone; cancel() sets it too
-    std::atomic<qint64> current_{0};        // the run training now (0: none)
-    std::atomic<qint64> cancelRunId_{0};    // the run asked to stop alone
-    std::mutex removedMutex_;
-    QSet<qint64> removed_;                   // queued runs to leave out; guarded by removedMutex_
-    QSet<qint64> started_;                   // runs begun; guarded by removedMutex_
-    bool sideBySide_ = false;                // runs spread over GPUs; guarded by removedMutex_
+    ampbench::run::CancelToken cancel_;  // set from any thread; read by the trainer
+    std::mutex removedMutex_;            // guards the members below up to options_
+    /// Each started run's own token (runs side by side train at once); cancel() sets
+    /// them all. Kept until resetCancel, so a run's token outlives its training.
+    std::map<qint64, std::unique_ptr<ampbench::run::CancelToken>> runTokens_;
+    QSet<qint64> cancelRuns_;                // runs asked to stop alone
+    QSet<qint64> removed_;                   // queued runs to leave out
+    QSet<qint64> started_;                   // runs begun
+    QSet<qint64> together_;                  // started without a token of their own
     ampbench::train::TrainOptions options_;  // training thread; set before the first run
 };
 
