@@ -1,0 +1,165 @@
+// The main window's run queue: cancelling the run training now, one run among those
+// side by side, or the rest; taking a queued run out; the run list's context menu
+// (MainWindow.cpp holds the rest of the window).
+#include "ui/MainWindow.h"
+
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QStandardItem>
+#include <QStatusBar>
+#include <QTreeView>
+
+#include "ui/remote/RemoteRun.h"
+#include "ui/runs/CompareView.h"
+#include "ui/runs/RunTreeModel.h"
+#include "ui/training/TrainingController.h"
+
+namespace ampbench::ui {
+
+void MainWindow::cancelRun() {
+    if (remoteActive()) {
+        remote_->cancel();
+        return;
+    }
+    if (currentRun_ == 0 || !training_->isRunning()) {
+        training_->cancel();  // a max-batch search, or between runs: all at once
+        statusBar()->showMessage(tr("Cancelling\u2026"));
+        return;
+    }
+    const int queued = static_cast<int>(queuedRuns().size());
+    const QString at = currentPlanned_ > 0
+                           ? tr(" is at step %1 of %2").arg(currentStep_).arg(currentPlanned_)
+                           : tr(" is starting");
+    QString question =
+        tr("%1%2. Its steps so far are kept, but it ends cancelled and the verdict leaves it "
+           "out.")
+            .arg(runName(currentRun_), at);
+    if (const int beside = static_cast<int>(running_.size()) - 1; beside > 0) {
+        question += ' ' + (beside == 1 ? tr("One more run trains beside it (right-click a run in "
+                                            "the run list to cancel that one alone).")
+                                       : tr("%1 more runs train beside it (right-click a run in "
+                                            "the run list to cancel that one alone).")
+                                             .arg(beside));
+    }
+    if (queued > 0) {
+        question +=
+            ' ' + (queued == 1 ? tr("One more run is queued behind it: it will not start if "
+                                    "you cancel it too.")
+                               : tr("%1 more runs are queued behind it: they will not "
+                                    "start if you cancel them too.")
+                                     .arg(queued));
+    }
+    CancelChoice choice = CancelChoice::Everything;
+    if (chooseCancel_) {
+        choice = chooseCancel_(question, queued);
+    } else if (messageBoxes_) {
+        QMessageBox box(QMessageBox::Question, tr("Cancel training"), question,
+                        QMessageBox::NoButton, this);
+        QPushButton* one = box.addButton(
+            queued > 0 ? tr("Cancel this run, train the queue") : tr("Cancel the run"),
+            QMessageBox::AcceptRole);
+        QPushButton* all = queued > 0 ? box.addButton(tr("Cancel it and the %1 queued").arg(queued),
+                                                      QMessageBox::DestructiveRole)
+                                      : nullptr;
+        QPushButton* keep = box.addButton(tr("Keep training"), QMessageBox::RejectRole);
+        box.setDefaultButton(keep);
+        box.exec();
+        choice = box.clickedButton() == one   ? CancelChoice::ThisRun
+                 : box.clickedButton() == all ? CancelChoice::Everything
+                                              : CancelChoice::Keep;
+    }
+    if (!training_->isRunning() || choice == CancelChoice::Keep) {
+        return;
+    }
+    if (choice == CancelChoice::ThisRun) {
+        cancelCurrentRun();
+        return;
+    }
+    training_->cancel();
+    statusBar()->showMessage(tr("Cancelling\u2026"));
+}
+
+bool MainWindow::cancelCurrentRun() {
+    return cancelRunningRun(currentRun_);
+}
+
+bool MainWindow::cancelRunningRun(qint64 runId) {
+    if (runId == 0 || !running_.contains(runId) || !training_->isRunning()) {
+        return false;
+    }
+    if (!training_->cancelRun(runId)) {
+        statusBar()->showMessage(
+            tr("%1 trains packed beside the others (a script's runs) and stops only with them: "
+               "Run \u203a Cancel stops them all")
+                .arg(runName(runId)),
+            10000);
+        return false;
+    }
+    statusBar()->showMessage(tr("Cancelling %1; the other runs go on\u2026").arg(runName(runId)));
+    return true;
+}
+
+bool MainWindow::removeQueuedRun(qint64 runId) {
+    if (!queuedRuns().contains(runId) || !training_->removeQueued(runId)) {
+        statusBar()->showMessage(
+            tr("%1 is not waiting in the queue here (it has started or ended)").arg(runName(runId)),
+            10000);
+        return false;
+    }
+    begun_.insert(runId);
+    statusBar()->showMessage(tr("%1 removed from the queue").arg(runName(runId)), 10000);
+    updateActions();
+    return true;
+}
+
+QList<qint64> MainWindow::queuedRuns() const {
+    QList<qint64> out;
+    if (!training_->isRunning()) {
+        return out;
+    }
+    for (qint64 id : queue_) {
+        if (!begun_.contains(id)) {
+            out.append(id);
+        }
+    }
+    return out;
+}
+
+QString MainWindow::runName(qint64 runId) const {
+    if (QStandardItem* item = runs_->runItem(runId)) {
+        return tr("Run #%1 (%2)").arg(runId).arg(item->text());
+    }
+    return tr("Run #%1").arg(runId);
+}
+
+void MainWindow::fillQueueMenu() {
+    queueMenu_->clear();
+    for (qint64 id : queuedRuns()) {
+        queueMenu_->addAction(runName(id), this, [this, id] { removeQueuedRun(id); });
+    }
+    if (queueMenu_->isEmpty()) {
+        queueMenu_->addAction(tr("No run is waiting"))->setEnabled(false);
+    }
+}
+
+void MainWindow::showPickerMenu(const QPoint& at) {
+    QTreeView* picker = compare_->picker();
+    const QModelIndex index = picker->indexAt(at);
+    if (!index.isValid() || !index.parent().isValid()) {
+        return;  // an experiment, or nothing
+    }
+    const qint64 id = index.siblingAtColumn(0).data(RunTreeModel::IdRole).toLongLong();
+    QMenu menu(this);
+    if (running_.contains(id) && training_->isRunning()) {
+        menu.addAction(tr("Cancel this run (the others go on)"), this,
+                       [this, id] { cancelRunningRun(id); });
+    } else if (queuedRuns().contains(id)) {
+        menu.addAction(tr("Remove from the queue"), this, [this, id] { removeQueuedRun(id); });
+    }
+    if (!menu.isEmpty()) {
+        menu.exec(picker->viewport()->mapToGlobal(at));
+    }
+}
+
+}  // namespace ampbench::ui
