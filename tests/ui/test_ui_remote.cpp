@@ -4,7 +4,8 @@
 // resumed, and Cancel through the transport. Then the same through a real OpenSSH
 // server (tests/e2e/RealSsh.h): Test connection, a run whose connection is killed
 // mid-stream, Cancel, a refused key, a missing CLI; and host strings that would be
-// ssh options or shell syntax, refused before anything runs.
+// ssh options or shell syntax, refused before anything runs. The local transport's
+// tests are in test_ui_transport.cpp.
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -15,6 +16,7 @@
 #include <QtTest>
 #include <memory>
 
+#include "RemoteTestSupport.h"
 #include "UiTestSupport.h"
 #include "core/config/BuildInfo.h"
 #include "core/store/Database.h"
@@ -32,40 +34,13 @@ using namespace ampbench;
 using namespace ampbench::ui;
 using Kind = ConnectionResult::Kind;
 
+using ui::test::remoteSpec;
+using ui::test::rowsOf;
+
 namespace {
 
-/// A synthetic experiment that trains some seconds per run on one CPU thread.
-config::ExperimentSpec remoteSpec(int64_t steps) {
-    config::ExperimentSpec s = ui::test::tinySpec(steps);
-    s.name = "remote-ui";
-    s.data.name = "synthetic-images";
-    s.model.name = "mlp";
-    s.model.width = 32;
-    s.micro_batch = 32;
-    s.eval_interval = 100;
-    s.seeds = {1};
-    return s;
-}
-
 ConnectionResult testConnection(const RemoteHost& host, const QString& ssh = AMPBENCH_FAKE_SSH) {
-    ConnectionTest t;
-    ConnectionResult result;
-    bool done = false;
-    QObject::connect(&t, &ConnectionTest::finished, [&](const ConnectionResult& r) {
-        result = r;
-        done = true;
-    });
-    t.start(ssh, host);
-    [&] { QTRY_VERIFY_WITH_TIMEOUT(done, 60000); }();
-    return result;
-}
-
-std::vector<std::string> rowsOf(const store::Database& db, int64_t run) {
-    std::vector<std::string> rows;
-    for (auto& r : db.recordsSince(run, 0)) {
-        rows.push_back(stream::encode(stream::Record{stream::RowRecord{0, r}}));
-    }
-    return rows;
+    return ui::test::testConnection(host, ssh);
 }
 
 }  // namespace
@@ -92,15 +67,7 @@ class RemoteUiTest : public QObject {
     QString realSsh(bool refusedKey = false) {
         return QString::fromStdString(sshd().sshProgram(refusedKey));
     }
-    RemoteHost host() const {
-        RemoteHost h;
-        h.label = QStringLiteral("gpu");
-        h.destination = QStringLiteral("me@gpu");
-        h.port = 2222;
-        h.cli = QStringLiteral(AMPBENCH_CLI_PATH);
-        h.database = server_.filePath(QStringLiteral("server.db"));
-        return h;
-    }
+    RemoteHost host() const { return ui::test::hostOf(server_); }
 
     /// Trains the long remote spec on `h` through `ssh`, cancels it once rows have come,
     /// and checks every run ended cancelled here with the rows the host holds.
@@ -391,158 +358,6 @@ class RemoteUiTest : public QObject {
                   QStringLiteral(".json"));
         QVERIFY(job.open(QIODevice::ReadOnly));
         QVERIFY(job.readAll().contains("\"scheduler\": \"slurm\""));
-    }
-
-    // The runner is one path whatever the transport: the same launch, tail --follow
-    // and cancel through the local transport, with no ssh on PATH at all. A run that
-    // finishes arrives row for row; a cancelled one ends cancelled with its rows.
-    void theLocalTransportRunsTheSameLaunchTailAndCancelWithoutSsh() {
-        const QDir bare(server_.filePath(QStringLiteral("no-ssh-bin")));
-        QVERIFY(bare.mkpath(QStringLiteral(".")));
-        const QByteArray path = qgetenv("PATH");
-        qputenv("PATH", bare.absolutePath().toLocal8Bit());
-        struct RestorePath {
-            QByteArray path;
-            ~RestorePath() { qputenv("PATH", path); }
-        } restore{path};
-        QVERIFY(QStandardPaths::findExecutable(QStringLiteral("ssh")).isEmpty());
-        RemoteHost h = host();
-        h.label = QStringLiteral("here");
-        // What ssh would take for an option means nothing to the local transport.
-        h.destination = QStringLiteral("-oProxyCommand=false");
-        h.database = server_.filePath(QStringLiteral("local transport's \"db\".db"));
-        // A program's own arguments: no quoting, nothing read by a shell.
-        QCOMPARE(makeLocalTransport(h)->command({QStringLiteral("cancel"), QStringLiteral("it's")}),
-                 QStringList({h.cli, QStringLiteral("--db"), h.database, QStringLiteral("cancel"),
-                              QStringLiteral("it's")}));
-        QVERIFY(makeLocalTransport(h)->problem().isEmpty());
-        const QString localDb = server_.filePath(QStringLiteral("local-transport-mine.db"));
-        auto mine = [&] {
-            return store::Database::open(localDb.toStdString(), store::Database::Mode::ReadOnly);
-        };
-        auto theirs = [&] {
-            return store::Database::open(h.database.toStdString(), store::Database::Mode::ReadOnly);
-        };
-        {
-            RemoteRun run(makeLocalTransport(h), h, localDb);
-            QSignalSpy launched(&run, &RemoteRun::launched);
-            QSignalSpy finished(&run, &RemoteRun::finished);
-            QSignalSpy failed(&run, &RemoteRun::failed);
-            run.start(remoteSpec(60));
-            QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), 60000);
-            QVERIFY2(failed.isEmpty(),
-                     failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
-            QCOMPARE(launched.count(), 1);
-            QCOMPARE(finished.first().first().toBool(), false);
-            const auto runs = theirs()->runs(run.remoteExperiment());
-            QCOMPARE(runs.size(), size_t(3));
-            for (const auto& r : runs) {
-                QVERIFY(r.status == run::RunStatus::Finished);
-                const auto id = mine()->runFromOrigin("here", r.id);
-                QVERIFY(id);
-                QVERIFY(mine()->run(*id)->status == run::RunStatus::Finished);
-                QVERIFY(rowsOf(*mine(), *id) == rowsOf(*theirs(), r.id));
-            }
-        }
-        {
-            RemoteRun run(makeLocalTransport(h), h, localDb);
-            QSignalSpy finished(&run, &RemoteRun::finished);
-            QSignalSpy failed(&run, &RemoteRun::failed);
-            run.start(remoteSpec(1000000));
-            QTRY_VERIFY_WITH_TIMEOUT(run.rowsAdded() > 20 || !failed.isEmpty(), 60000);
-            QVERIFY2(failed.isEmpty(),
-                     failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
-            run.cancel();
-            QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), 60000);
-            QVERIFY2(failed.isEmpty(),
-                     failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
-            QCOMPARE(finished.first().first().toBool(), true);
-            const auto runs = theirs()->runs(run.remoteExperiment());
-            QCOMPARE(runs.size(), size_t(3));
-            for (const auto& r : runs) {
-                QVERIFY(r.status == run::RunStatus::Cancelled);
-                const auto id = mine()->runFromOrigin("here", r.id);
-                QVERIFY(id);
-                QVERIFY(mine()->run(*id)->status == run::RunStatus::Cancelled);
-                QVERIFY(rowsOf(*mine(), *id) == rowsOf(*theirs(), r.id));
-            }
-            QVERIFY(mine()->stepCount(*mine()->runFromOrigin("here", runs[0].id)) > 20);
-        }
-    }
-
-    // A host reached "locally" is kept in the settings and Run on it goes through the
-    // window's one runner: launched detached here, followed into the open database,
-    // with no ssh on PATH.
-    void aLocalHostRunsFromTheWindowThroughTheSameRunner() {
-        const QDir bare(server_.filePath(QStringLiteral("no-ssh-bin")));
-        QVERIFY(bare.mkpath(QStringLiteral(".")));
-        const QByteArray path = qgetenv("PATH");
-        qputenv("PATH", bare.absolutePath().toLocal8Bit());
-        struct RestorePath {
-            QByteArray path;
-            ~RestorePath() { qputenv("PATH", path); }
-        } restore{path};
-        RemoteHost h = host();
-        h.label = QStringLiteral("detached");
-        h.transport = QStringLiteral("local");
-        h.destination.clear();  // a local host needs none
-        h.database = server_.filePath(QStringLiteral("detached.db"));
-        QCOMPARE(hostProblem(h, {}), QString());
-        // Test connection asks the same CLI here: its version and this machine's devices.
-        const ConnectionResult tested = testConnection(h, QStringLiteral("ssh"));
-        QVERIFY2(tested.ok(), qPrintable(tested.message));
-        QCOMPARE(tested.version, QString::fromUtf8(config::buildVersion()));
-        QVERIFY(!tested.devices.isEmpty());
-        ui::test::Workspace ws;
-        QVERIFY(ws.open());
-        ws.settings->setRemoteHosts({h});
-        QCOMPARE(ws.settings->remoteHosts().size(), 1);
-        QVERIFY(ws.settings->remoteHosts().first() == h);
-        ws.window->editor()->setHosts({QStringLiteral("detached")}, QStringLiteral("detached"));
-        ws.window->editor()->setSpec(remoteSpec(60));
-        QTRY_VERIFY(ws.window->runAction()->isEnabled());
-        QVERIFY(ws.window->runExperiment());
-        RemoteRun* remote = ws.window->remoteRun();
-        QVERIFY(remote);
-        QSignalSpy finished(remote, &RemoteRun::finished);
-        QSignalSpy failed(remote, &RemoteRun::failed);
-        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), 60000);
-        QVERIFY2(failed.isEmpty(),
-                 failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
-        auto mine =
-            store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
-        auto theirs =
-            store::Database::open(h.database.toStdString(), store::Database::Mode::ReadOnly);
-        const auto runs = mine->runs(remote->localExperiment());
-        QCOMPARE(runs.size(), size_t(3));
-        for (const auto& r : runs) {
-            QVERIFY(r.status == run::RunStatus::Finished);
-            QVERIFY(rowsOf(*mine, r.id) == rowsOf(*theirs, r.origin_run_id));
-        }
-        // A transport this build does not know is named, and nothing runs.
-        RemoteHost odd = h;
-        odd.transport = QStringLiteral("carrier-pigeon");
-        QVERIFY(hostProblem(odd, {}).contains(QStringLiteral("carrier-pigeon")));
-        RemoteRun none(QStringLiteral("ssh"), odd, ws.dbPath());
-        QSignalSpy refused(&none, &RemoteRun::failed);
-        none.start(remoteSpec(10));
-        QCOMPARE(refused.count(), 1);
-        QVERIFY(refused.first().first().toString().contains(QStringLiteral("carrier-pigeon")));
-    }
-
-    // A CLI that is not there is named as such, not as a missing OpenSSH.
-    void theLocalTransportNamesAMissingCli() {
-        RemoteHost h = host();
-        h.cli = server_.filePath(QStringLiteral("not installed/ampbench-cli"));
-        RemoteRun run(makeLocalTransport(h), h,
-                      server_.filePath(QStringLiteral("local-missing-cli.db")));
-        QSignalSpy failed(&run, &RemoteRun::failed);
-        run.start(remoteSpec(10));
-        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), 30000);
-        const QString why = failed.first().first().toString();
-        QVERIFY2(why.contains(QStringLiteral("did not start on this machine")), qPrintable(why));
-        QVERIFY2(why.contains(h.cli), qPrintable(why));
-        QVERIFY2(!why.contains(QStringLiteral("OpenSSH")), qPrintable(why));
     }
 
     void commandQuotesForTheRemoteShell() {
