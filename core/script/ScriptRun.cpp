@@ -526,31 +526,11 @@ train::ExperimentResult runScriptExperiment(store::Database& db, const config::V
         trainPacked(db, context, cancel, hooks, gpus, result);  // side by side
     } else {
         const Slot alone{device, env_json, nullptr, {}};
-        for (const auto& run : result.plan.runs) {
-            if (cancel.cancelled()) {
-                result.cancelled = true;
-                break;
-            }
-            if (hooks.skip && hooks.skip(run)) {
-                db.finishRun(run.run_id, run::RunStatus::Cancelled,
-                             "removed from the queue before it started",
-                             run::FailureKind::Cancelled);
-                continue;
-            }
-            const run::CancelToken* own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
-            run::TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
-            const run::RunOutcome outcome =
-                trainOne(db, context, run, own ? *own : cancel, extra, alone);
-            result.any_failed = result.any_failed || outcome.status == run::RunStatus::Failed;
-            if (hooks.finished) {
-                hooks.finished(run, outcome);
-            }
-            // A run cancelled by its own token ends alone; the queue goes on.
-            if (outcome.status == run::RunStatus::Cancelled && (!own || cancel.cancelled())) {
-                result.cancelled = true;
-                break;
-            }
-        }
+        train::trainOneAtATime(
+            db, cancel, hooks,
+            [&](const train::PlannedRun& run, const run::CancelToken& c,
+                run::TrainObserver* extra) { return trainOne(db, context, run, c, extra, alone); },
+            result);
     }
     if (result.cancelled || cancel.cancelled()) {
         result.cancelled = true;

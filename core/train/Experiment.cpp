@@ -206,6 +206,33 @@ RunOutcome executeRun(store::Database& db, const config::ExperimentSpec& spec,
     return out;
 }
 
+void trainOneAtATime(store::Database& db, const CancelToken& cancel, const ExperimentHooks& hooks,
+                     const TrainOne& train_one, ExperimentResult& result) {
+    for (const auto& run : result.plan.runs) {
+        if (cancel.cancelled()) {
+            result.cancelled = true;
+            break;
+        }
+        if (hooks.skip && hooks.skip(run)) {
+            db.finishRun(run.run_id, RunStatus::Cancelled,
+                         "removed from the queue before it started", FailureKind::Cancelled);
+            continue;
+        }
+        const CancelToken* own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
+        TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
+        const RunOutcome outcome = train_one(run, own ? *own : cancel, extra);
+        result.any_failed = result.any_failed || outcome.status == RunStatus::Failed;
+        if (hooks.finished) {
+            hooks.finished(run, outcome);
+        }
+        // A run cancelled by its own token ends alone; the queue goes on.
+        if (outcome.status == RunStatus::Cancelled && (!own || cancel.cancelled())) {
+            result.cancelled = true;
+            break;
+        }
+    }
+}
+
 void cancelQueued(store::Database& db, const ExperimentPlan& plan) {
     for (const auto& r : plan.runs) {
         auto row = db.run(r.run_id);
@@ -226,30 +253,12 @@ void trainPlan(store::Database& db, const config::ExperimentSpec& trained,
     if (const int gpus = spreadGpus(trained); gpus > 0) {
         trainSpread(db, trained, cancel, hooks, with, gpus, result);  // side by side
     } else {
-        for (const auto& run : result.plan.runs) {  // one at a time
-            if (cancel.cancelled()) {
-                result.cancelled = true;
-                break;
-            }
-            if (hooks.skip && hooks.skip(run)) {
-                db.finishRun(run.run_id, RunStatus::Cancelled,
-                             "removed from the queue before it started", FailureKind::Cancelled);
-                continue;
-            }
-            const CancelToken* own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
-            TrainObserver* extra = hooks.starting ? hooks.starting(run) : nullptr;
-            const RunOutcome outcome =
-                executeRun(db, trained, run, own ? *own : cancel, extra, with);
-            result.any_failed = result.any_failed || outcome.status == RunStatus::Failed;
-            if (hooks.finished) {
-                hooks.finished(run, outcome);
-            }
-            // A run cancelled by its own token ends alone; the queue goes on.
-            if (outcome.status == RunStatus::Cancelled && (!own || cancel.cancelled())) {
-                result.cancelled = true;
-                break;
-            }
-        }
+        trainOneAtATime(
+            db, cancel, hooks,
+            [&](const PlannedRun& run, const CancelToken& c, TrainObserver* extra) {
+                return executeRun(db, trained, run, c, extra, with);
+            },
+            result);
     }
     if (result.cancelled || cancel.cancelled()) {
         result.cancelled = true;

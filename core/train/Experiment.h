@@ -111,6 +111,19 @@ ExperimentResult runExperiment(store::Database& db, const config::ExperimentSpec
                                const run::CancelToken& cancel, const ExperimentHooks& hooks = {},
                                const TrainOptions& options = {}, int64_t rerun_of = 0);
 
+/// How one planned run trains, with the token that cancels it and the front end's
+/// observer of it (may be null): the built-in trainer, or a training script.
+using TrainOne =
+    std::function<run::RunOutcome(const PlannedRun&, const run::CancelToken&, run::TrainObserver*)>;
+
+/// Trains `result.plan`'s runs one after another through `train_one`, asking the hooks
+/// before (skip, run_cancel, starting) and after (finished) each; stops at a cancel of
+/// the experiment (result.cancelled), goes on after one run cancelled by its own token.
+/// What never started is left queued: the caller records it (cancelQueued).
+void trainOneAtATime(store::Database& db, const run::CancelToken& cancel,
+                     const ExperimentHooks& hooks, const TrainOne& train_one,
+                     ExperimentResult& result);
+
 /// Trains runs planned already (`plan`, in `db`) as runExperiment trains its own after
 /// planning: side by side where the spec and the device allow it (runs_per_gpu, several
 /// GPUs), else one at a time; what never started after a cancel is recorded cancelled.
