@@ -34,6 +34,22 @@ train::TrialFunction boundaryAt(int64_t limit, std::vector<int64_t>* tried = nul
     };
 }
 
+/// An MLP of `width` × `depth` on generated `channels`×`side`×`side` images, one CPU
+/// thread, one fp32 arm: the CPU searches' model.
+config::ExperimentSpec cpuMlp(int width, int depth, int channels, int side) {
+    config::ExperimentSpec s;
+    s.model.name = "mlp";
+    s.model.width = width;
+    s.model.depth = depth;
+    s.data.name = "synthetic-images";
+    s.data.channels = channels;
+    s.data.height = s.data.width = side;
+    s.device = config::DeviceKind::Cpu;
+    s.cpu_threads = 1;
+    s.arms = {config::ArmSpec{"fp32"}};
+    return s;
+}
+
 }  // namespace
 
 TEST(BatchFinder, FindsTheBoundaryExactly) {
@@ -252,16 +268,7 @@ TEST(Capacity, CpuBudgetIsRespectedOnARealModel) {
     if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
         GTEST_SKIP() << "CPU budget check";
     }
-    config::ExperimentSpec s;
-    s.model.name = "mlp";
-    s.model.width = 512;
-    s.model.depth = 2;
-    s.data.name = "synthetic-images";
-    s.data.channels = 3;
-    s.data.height = s.data.width = 64;
-    s.device = config::DeviceKind::Cpu;
-    s.cpu_threads = 1;
-    s.arms = {{"fp32"}};
+    config::ExperimentSpec s = cpuMlp(512, 2, 3, 64);
     // Measure the baseline (batch 1), then allow it plus ~60 MB.
     run::CancelToken cancel;
     auto one = train::runBatchTrial(s, 0, 1, 0, 1, cancel);
@@ -323,16 +330,7 @@ TEST(Capacity, TheBudgetCountsWhatTheSearchAddsNotTheProcess) {
     if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
         GTEST_SKIP() << "CPU budget check";
     }
-    config::ExperimentSpec s;
-    s.model.name = "mlp";
-    s.model.width = 64;
-    s.model.depth = 1;
-    s.data.name = "synthetic-images";
-    s.data.channels = 1;
-    s.data.height = s.data.width = 8;
-    s.device = config::DeviceKind::Cpu;
-    s.cpu_threads = 1;
-    s.arms = {{"fp32"}};
+    config::ExperimentSpec s = cpuMlp(64, 1, 1, 8);
     train::CapacityOptions o;
     o.cpu_base_bytes = train::measureCpuBase(s);
     ASSERT_GT(o.cpu_base_bytes, int64_t{64} << 20) << "LibTorch alone holds more than this";
@@ -359,15 +357,7 @@ TEST(Capacity, AnArmFindsTheSameMaxBatchInEitherOrder) {
     if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
         GTEST_SKIP() << "CPU budget check";
     }
-    config::ExperimentSpec s;
-    s.model.name = "mlp";
-    s.model.width = 256;
-    s.model.depth = 2;
-    s.data.name = "synthetic-images";
-    s.data.channels = 3;
-    s.data.height = s.data.width = 32;
-    s.device = config::DeviceKind::Cpu;
-    s.cpu_threads = 1;
+    config::ExperimentSpec s = cpuMlp(256, 2, 3, 32);
     config::ArmSpec fp32{"fp32"};
     config::ArmSpec accum{"fp32-accum4"};
     accum.accumulation = 4;
@@ -417,15 +407,7 @@ TEST(Capacity, TheTimeLeftWeighsArmsNotStartedByTheirAccumulation) {
     if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
         GTEST_SKIP() << "CPU search";
     }
-    config::ExperimentSpec s;
-    s.model.name = "mlp";
-    s.model.width = 64;
-    s.model.depth = 1;
-    s.data.name = "synthetic-images";
-    s.data.channels = 1;
-    s.data.height = s.data.width = 8;
-    s.device = config::DeviceKind::Cpu;
-    s.cpu_threads = 1;
+    config::ExperimentSpec s = cpuMlp(64, 1, 1, 8);
     config::ArmSpec accum{"fp32-accum4"};
     accum.accumulation = 4;
     s.arms = {config::ArmSpec{"fp32"}, accum};
@@ -463,16 +445,7 @@ TEST(Capacity, AFailureFarBeyondTheTrialsSoFarGivesNoTimeLeft) {
     if (train::resolveDevice(config::DeviceKind::Auto) != "cpu") {
         GTEST_SKIP() << "CPU search";
     }
-    config::ExperimentSpec s;
-    s.model.name = "mlp";
-    s.model.width = 64;
-    s.model.depth = 1;
-    s.data.name = "synthetic-images";
-    s.data.channels = 1;
-    s.data.height = s.data.width = 8;
-    s.device = config::DeviceKind::Cpu;
-    s.cpu_threads = 1;
-    s.arms = {config::ArmSpec{"fp32"}};
+    config::ExperimentSpec s = cpuMlp(64, 1, 1, 8);
     train::CapacityOptions o;
     o.budget_bytes = int64_t{2} << 30;  // far above what batches up to 4096 add here
     o.trial_steps = 1;
