@@ -30,34 +30,32 @@ std::string ImportStore::sameDatabase(int param) const {
     return db_.schemaVersion() >= 9 ? " AND origin_database = ?" + std::to_string(param) : "";
 }
 
-std::optional<int64_t> ImportStore::experimentFromOrigin(const std::string& origin,
-                                                         const std::string& database,
-                                                         int64_t id) const {
+std::optional<int64_t> ImportStore::originLookup(const char* table, const char* id_column,
+                                                 const std::string& origin,
+                                                 const std::string& database, int64_t id,
+                                                 const std::string& what) const {
     requireOrigins();
     if (db_.schemaVersion() < 9 && !database.empty())
         return std::nullopt;  // no row of an older file names a database
-    Statement st(
-        db_.handle(), db_.path(),
-        "SELECT id FROM experiments WHERE origin = ?1 AND origin_id = ?2" + sameDatabase(3),
-        "looking up an experiment from " + origin);
-    st.bindInt(2, id).bindText(1, origin);
+    Statement st(db_.handle(), db_.path(),
+                 std::string("SELECT id FROM ") + table + " WHERE origin = ?1 AND " + id_column +
+                     " = ?2" + sameDatabase(3),
+                 "looking up " + what + " from " + origin);
+    st.bindText(1, origin).bindInt(2, id);
     if (db_.schemaVersion() >= 9)
         st.bindText(3, database);
     return oneId(st);
 }
 
+std::optional<int64_t> ImportStore::experimentFromOrigin(const std::string& origin,
+                                                         const std::string& database,
+                                                         int64_t id) const {
+    return originLookup("experiments", "origin_id", origin, database, id, "an experiment");
+}
+
 std::optional<int64_t> ImportStore::runFromOrigin(const std::string& origin,
                                                   const std::string& database, int64_t id) const {
-    requireOrigins();
-    if (db_.schemaVersion() < 9 && !database.empty())
-        return std::nullopt;
-    Statement st(db_.handle(), db_.path(),
-                 "SELECT id FROM runs WHERE origin = ?1 AND origin_run_id = ?2" + sameDatabase(3),
-                 "looking up a run from " + origin);
-    st.bindText(1, origin).bindInt(2, id);
-    if (db_.schemaVersion() >= 9)
-        st.bindText(3, database);
-    return oneId(st);
+    return originLookup("runs", "origin_run_id", origin, database, id, "a run");
 }
 
 std::optional<int64_t> ImportStore::experimentFromOrigin(const std::string& origin,

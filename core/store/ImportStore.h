@@ -47,6 +47,10 @@ class ImportStore {
     void requireOrigins() const;
     /// " AND origin_database = ?N" from schema 9 on (nothing before: no database ids).
     std::string sameDatabase(int param) const;
+    /// The row of `table` brought from `origin`'s `database` whose `id_column` is `id`.
+    std::optional<int64_t> originLookup(const char* table, const char* id_column,
+                                        const std::string& origin, const std::string& database,
+                                        int64_t id, const std::string& what) const;
 
     const Database& db_;
 };
