@@ -569,7 +569,8 @@ class RemoteUiTest : public QObject {
         ws.settings->setSshCommand(QStringLiteral(AMPBENCH_FAKE_SSH));
         ws.settings->setRemoteHosts({host()});
         ws.window->editor()->setHosts({QStringLiteral("gpu")}, QStringLiteral("gpu"));
-        ws.window->editor()->setSpec(remoteSpec(600));
+        // Long enough to be training still when the link drops, on a busy machine too.
+        ws.window->editor()->setSpec(remoteSpec(3000));
         QTRY_VERIFY(ws.window->runAction()->isEnabled());
         QVERIFY(ws.window->runExperiment());
         RemoteRun* remote = ws.window->remoteRun();
