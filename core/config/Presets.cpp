@@ -82,6 +82,29 @@ ExperimentSpec recipeControls() {
     return s;
 }
 
+/// A second recipe for the calibration, where fp16 really loses quality: the
+/// recipe's CNN under AdamW (PyTorch's eps of 1e-8, cosine decay after a warm-up),
+/// 5 epochs. Held in fp16, Adam's second moment underflows for gradients below about
+/// 2.4e-4 and the update divides by eps alone, so pure fp16 breaks; the arms are the
+/// baseline, its A/A copy, AMP fp16 as it should be used, and the two fp16 controls.
+ExperimentSpec adamwControls() {
+    ExperimentSpec s = fashionMnistRecipe();
+    s.name = "fashion-mnist-adamw-controls";
+    s.device = DeviceKind::Cuda;
+    s.epochs = 5;
+    s.optimizer.kind = OptimizerKind::AdamW;
+    s.optimizer.lr = 2e-3;
+    s.optimizer.weight_decay = 0.05;
+    s.optimizer.nesterov = false;
+    s.optimizer.schedule = LrSchedule::Cosine;
+    s.optimizer.warmup_fraction = 0.05;
+    ArmSpec noscale = arm("amp-fp16-noscale", Precision::AmpFp16);
+    noscale.loss_scaling = false;
+    s.arms = {arm("fp32", Precision::Fp32), again(arm("fp32", Precision::Fp32), 1000),
+              arm("amp-fp16", Precision::AmpFp16), arm("pure-fp16", Precision::PureFp16), noscale};
+    return s;
+}
+
 /// Throughput arms for the GPU benchmarks. The accumulation arm keeps the lr:
 /// these presets measure speed and memory, not convergence.
 std::vector<ArmSpec> throughputArms() {
@@ -214,6 +237,11 @@ constexpr Preset kPresets[] = {
      "the negative controls pure fp16, fp16 without loss scaling and accumulation "
      "without LR rescaling (CUDA): what the verdict must catch",
      recipeControls},
+    {"adamw-controls",
+     "A second calibration recipe where fp16 loses quality: the recipe's CNN under AdamW "
+     "(eps 1e-8, cosine), 5 epochs; fp32, an A/A arm, AMP fp16 and the controls pure fp16 "
+     "and fp16 without loss scaling (CUDA)",
+     adamwControls},
     {"resnet50-synthetic",
      "ResNet-50 on synthetic 224x224 images, batch 128 (CUDA): fp32, TF32, AMP fp16, "
      "AMP bf16 and fp16 with accumulation 4, for throughput and memory",

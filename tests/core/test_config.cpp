@@ -61,6 +61,7 @@ TEST(Presets, NamesInOrderAndDescribed) {
                                                "aa-check",
                                                "fashion-mnist-recipe",
                                                "recipe-controls",
+                                               "adamw-controls",
                                                "resnet50-synthetic",
                                                "gpt2-small-synthetic",
                                                "your-model"};
@@ -160,6 +161,21 @@ TEST(Presets, AaCheckAndControls) {
     EXPECT_FALSE(c.arms[4].loss_scaling);
     EXPECT_EQ(c.arms[5].lr_rule, LrRule::None);
     EXPECT_EQ(seedsForArm(c, c.arms[1]), (std::vector<uint64_t>{1001, 1002, 1003}));
+
+    // The second calibration recipe: AdamW, whose second moment held in fp16 underflows.
+    const ExperimentSpec w = *preset("adamw-controls");
+    EXPECT_EQ(w.device, DeviceKind::Cuda);
+    EXPECT_EQ(w.optimizer.kind, OptimizerKind::AdamW);
+    EXPECT_DOUBLE_EQ(w.optimizer.eps, 1e-8);
+    names.clear();
+    for (const auto& a : w.arms) {
+        names.push_back(a.name);
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"fp32", "fp32-again", "amp-fp16", "pure-fp16",
+                                               "amp-fp16-noscale"}));
+    EXPECT_EQ(w.arms[3].precision, Precision::PureFp16);
+    EXPECT_FALSE(w.arms[4].loss_scaling);
+    EXPECT_TRUE(w.arms[2].loss_scaling);
 }
 
 TEST(Presets, GpuPresetsMeasureThroughput) {
