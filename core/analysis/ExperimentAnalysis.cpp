@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "core/config/PlannedArm.h"
 
@@ -108,9 +109,33 @@ TimeToTarget timeToTarget(const std::vector<const RunData*>& base,
     if (g.metric == "train_loss" || !std::isfinite(g.base_mean)) {
         return tt;
     }
-    tt.accuracy = g.metric == "val_accuracy";
-    tt.target = g.base_mean;
+    const bool accuracy = g.metric == "val_accuracy";
     const double slack = 1e-12;
+    // A baseline that ended no better than its first evaluation (an accuracy that
+    // stayed at 0 on data it cannot classify) sets no target worth reaching.
+    double first_sum = 0;
+    int firsts = 0;
+    for (const auto* r : base) {
+        std::vector<double> seen;
+        for (const auto& e : r->evals) {
+            const double m = accuracy ? e.val_accuracy : e.val_loss;
+            if (std::isfinite(m)) {
+                seen.push_back(m);
+            }
+        }
+        if (seen.size() > 1) {  // its first evaluation is not its last
+            first_sum += seen.front();
+            ++firsts;
+        }
+    }
+    if (firsts > 0) {
+        const double first = first_sum / firsts;
+        if (accuracy ? g.base_mean <= first + slack : g.base_mean >= first - slack) {
+            return tt;
+        }
+    }
+    tt.accuracy = accuracy;
+    tt.target = g.base_mean;
     auto mean_reach = [&](const std::vector<const RunData*>& runs, int& reached, double& wall,
                           double& samples) {
         double wall_sum = 0, samples_sum = 0;

@@ -282,6 +282,28 @@ TEST(Verdict, TimeToTargetIsTheFirstEvaluationAtTheBaselinesMetric) {
     EXPECT_TRUE(anyContains(verdictOf(a, "amp").reasons, "2.50\u00d7 as fast to the target"));
 }
 
+// A baseline whose accuracy never rose above its first evaluation (random tokens,
+// an accuracy of 0 throughout) sets no target: no "time to 0.00%" line.
+TEST(Verdict, ABaselineThatNeverImprovedSetsNoTimeToTarget) {
+    auto d = experiment(3, ampArm());
+    for (auto& r : d.runs) {
+        r.evals.back().val_accuracy = 0.0;
+        run::EvalRecord early = r.evals.back();
+        early.step = 200;
+        early.samples = 200 * kMicroBatch;
+        r.evals.insert(r.evals.begin(), early);
+    }
+    auto a = analyzeExperiment(d);
+    const auto& v = verdictOf(a, "amp");
+    EXPECT_EQ(v.time_to_target.runs, 0);
+    EXPECT_FALSE(anyContains(v.reasons, "time to the baseline"));
+    // The same runs with a rising accuracy do get one.
+    for (auto& r : d.runs) {
+        r.evals.back().val_accuracy = 0.5;
+    }
+    EXPECT_EQ(verdictOf(analyzeExperiment(d), "amp").time_to_target.runs, 3);
+}
+
 TEST(Verdict, OneSeedLeavesNoiseUnknown) {
     RunShape c = ampArm();
     c.shift = 0.03;
