@@ -18,8 +18,7 @@ class Progress::Run : public run::TrainObserver {
           planned_(planned),
           terminal_(terminal),
           quiet_(quiet),
-          run_start_(Clock::now()),
-          last_draw_(run_start_) {}
+          last_draw_(Clock::now()) {}
     void onStep(const run::StepRecord& step) override;
     void onEval(const run::EvalRecord& eval) override;
     void onEvent(const run::EventRecord& event) override;
@@ -37,7 +36,10 @@ class Progress::Run : public run::TrainObserver {
     const bool quiet_;
     int64_t step_ = 0;
     double loss_ = 0;
-    Clock::time_point run_start_, last_draw_;
+    // The rate behind the ETA counts from the first step heard of, so that the set-up,
+    // cuDNN's first choices and a graph's capture do not stretch it.
+    int64_t first_step_ = -1;
+    Clock::time_point last_draw_, first_seen_;
 };
 
 Progress::Progress(int run_count, bool terminal, bool quiet)
@@ -57,6 +59,10 @@ run::TrainObserver* Progress::beginRun(int index, const std::string& arm, uint64
 }
 
 void Progress::Run::onStep(const run::StepRecord& step) {
+    if (first_step_ < 0) {
+        first_step_ = step.step;
+        first_seen_ = Clock::now();
+    }
     step_ = step.step;
     loss_ = step.loss;
     draw(false);
@@ -106,9 +112,14 @@ void Progress::Run::draw(bool force) {
         return;
     }
     last_draw_ = now;
-    double elapsed = std::chrono::duration<double>(now - run_start_).count();
-    double frac = planned_ > 0 ? static_cast<double>(step_) / static_cast<double>(planned_) : 0.0;
-    double eta = frac > 0 ? elapsed * (1.0 - frac) / frac : 0.0;
+    const double since_first = std::chrono::duration<double>(now - first_seen_).count();
+    const double frac =
+        planned_ > 0 ? static_cast<double>(step_) / static_cast<double>(planned_) : 0.0;
+    std::string eta = "–";  // until a rate is known
+    if (first_step_ >= 0 && step_ > first_step_ && since_first > 0) {
+        const double per_step = since_first / static_cast<double>(step_ - first_step_);
+        eta = analysis::formatDuration(per_step * static_cast<double>(planned_ - step_));
+    }
     if (terminal_) {
         constexpr int kWidth = 28;
         int filled = static_cast<int>(frac * kWidth);
@@ -117,11 +128,11 @@ void Progress::Run::draw(bool force) {
         std::fputs("\r\033[K", stderr);
         say(stderr, "[run %d/%d] %-12s [%s] %lld/%lld loss %.4f ETA %s", index_ + 1, run_count_,
             arm_.c_str(), bar.c_str(), static_cast<long long>(step_),
-            static_cast<long long>(planned_), loss_, analysis::formatDuration(eta).c_str());
+            static_cast<long long>(planned_), loss_, eta.c_str());
     } else {
         say(stderr, "[run %d/%d] %s step %lld/%lld loss %.4f ETA %s\n", index_ + 1, run_count_,
             arm_.c_str(), static_cast<long long>(step_), static_cast<long long>(planned_), loss_,
-            analysis::formatDuration(eta).c_str());
+            eta.c_str());
     }
     std::fflush(stderr);
 }
