@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/amp/LossScaler.h"
 #include "core/train/private/OptimizerStep.h"
 #include "core/train/private/RunLoop.h"
 
@@ -18,7 +19,6 @@ bool RunLoop::graphStep(int64_t s, bool& fell_back) {
         return false;
     }
     StepRecord& rec = *opened;
-    const at::Tensor scale_used = precision_->scaleInUse();
     const int64_t samples_before = samples_;
     for (int k = 0; k < k_; ++k) {
         if (k > 0) {
@@ -60,12 +60,27 @@ bool RunLoop::graphStep(int64_t s, bool& fell_back) {
     if (update_graph_) {
         update_graph_->replay();
     }
+    // The graphs leave the step's loss, norm, scale and found-inf flag in one tensor:
+    // one copy a step keeps them (views of it), where four would cost four kernels
+    // and four allocations, which runs packed on one GPU pay for together.
+    const at::Tensor out = graph_out_.clone();
+    const bool scaled = precision_->scaler() != nullptr;
     recorder_->completeStep(
         rec,
-        {rec, graph_loss_.clone(), graph_norm_.defined() ? graph_norm_.clone() : at::Tensor(),
-         scale_used, graph_inf_.defined() ? graph_inf_.clone() : at::Tensor()},
+        {rec, out.select(0, 0), graph_norm_.defined() ? out.select(0, 1) : at::Tensor(),
+         scaled ? out.select(0, 2) : at::Tensor(),
+         graph_inf_.defined() ? out.select(0, 3) : at::Tensor()},
         samples_);
     return true;
+}
+
+void RunLoop::keepStepOutputs(const at::Tensor& loss, const at::Tensor& scale_used) {
+    const auto scalar = [&](const at::Tensor& t) {
+        return t.defined() ? t.detach().to(at::kFloat).reshape({})
+                           : at::zeros({}, static_x_.options().dtype(at::kFloat));
+    };
+    graph_out_.copy_(
+        at::stack({scalar(loss), scalar(graph_norm_), scalar(scale_used), scalar(graph_inf_)}));
 }
 
 void RunLoop::fallBackToEager(int64_t s, const std::string& why, const data::Batch& batch,
@@ -96,11 +111,18 @@ void RunLoop::captureGraphs(int64_t s) {
         return precision_->forward([&] { return lossOf(model_->forward(static_x_), static_y_); },
                                    /*cache=*/false);
     };
+    // The loss scale a step used, read inside its graph before the scaler updates it.
+    auto scaleUsed = [&] {
+        const amp::LossScaler* scaler = precision_->scaler();
+        return scaler ? scaler->scaleTensor().clone() : at::Tensor();
+    };
+    graph_out_ = at::zeros({4}, static_x_.options().dtype(at::kFloat));
     if (k_ == 1) {
         for (auto& p : params_) {
             p.mutable_grad().reset();
         }
         graph_->capture([&] {
+            const at::Tensor scale = scaleUsed();
             const at::Tensor loss = forward();
             graph_loss_ = loss.detach();
             precision_->backward(loss, 1);
@@ -108,6 +130,7 @@ void RunLoop::captureGraphs(int64_t s) {
                 finishOptimizerStep(params_, *updater_, precision_->scaler(), arm_.grad_clip, true);
             graph_norm_ = r.grad_norm;
             graph_inf_ = r.found_inf;
+            keepStepOutputs(graph_loss_, scale);
         });
         event(s, EventKind::Info, "training step captured as a CUDA graph; replayed from here on");
         return;
@@ -129,6 +152,7 @@ void RunLoop::captureGraphs(int64_t s) {
     });
     update_graph_ = std::make_unique<StepGraph>();
     update_graph_->capture([&] {
+        const at::Tensor scale = scaleUsed();
         auto r =
             finishOptimizerStep(params_, *updater_, precision_->scaler(), arm_.grad_clip, true);
         graph_norm_ = r.grad_norm;
@@ -136,6 +160,7 @@ void RunLoop::captureGraphs(int64_t s) {
         graph_loss_.copy_(loss_acc_ / static_cast<double>(k_));
         loss_acc_.zero_();
         at::_foreach_zero_(static_grads_);
+        keepStepOutputs(graph_loss_, scale);
     });
     // The optimizer step set the gradients to none on the host; the graphs keep theirs.
     for (size_t i = 0; i < params_.size(); ++i) {

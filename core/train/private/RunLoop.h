@@ -110,6 +110,8 @@ class RunLoop {
     /// undone and its first micro-batch kept for the eager step that repeats it.
     bool graphStep(int64_t s, bool& fell_back);
     void captureGraphs(int64_t s);
+    /// Inside a capture: the step's outputs into graph_out_ (undefined ones as 0).
+    void keepStepOutputs(const at::Tensor& loss, const at::Tensor& scale_used);
     void fallBackToEager(int64_t s, const std::string& why, const data::Batch& batch,
                          int64_t samples_before);
     /// The opening both steps share: a new record, the hook, the cancel check, the
@@ -164,6 +166,7 @@ class RunLoop {
     std::unique_ptr<StepGraph> update_graph_;  // K > 1: the optimizer step
     std::optional<data::Batch> held_batch_;    // drawn by a step that was undone
     at::Tensor static_x_, static_y_, graph_loss_, graph_norm_, graph_inf_, loss_acc_;
+    at::Tensor graph_out_;  // [4]: the step's loss, gradient norm, loss scale, found-inf
     std::vector<at::Tensor> static_grads_;  // K > 1: the gradients the graphs add into
 };
 
