@@ -78,7 +78,9 @@
 #             (bench/fp8_reference.py: torch._scaled_mm with the same recipe, eager casts;
 #             FP8_COMPILE=1 adds torch.compile), and FP8_STEPS (1000) steps on three seeds in
 #             fast-verdict mode with the verdict. FP8_PARTS picks some of "checks speed
-#             reference loss"; FP8_RECIPE delayed|current; FP8_LOSS_CELLS "gpt2 wide".
+#             reference loss recipes"; FP8_RECIPE delayed|current; FP8_LOSS_CELLS "gpt2 wide".
+#             recipes (not in the default): bf16, fp8 delayed and fp8 current scaling in
+#             one experiment on the GPT-2-sized cell, FP8_STEPS steps, seeds 1-3.
 #   multigpu  data-parallel arms and runs spread over GPUs (two GPUs or more): the
 #             data-parallel and trainer tests, then (1) ResNet-50 amp-fp16 channels-last
 #             on 1 GPU and data-parallel on 2 at the same per-GPU batch (each arm's
@@ -97,7 +99,9 @@
 #             (with VERDICT_REFERENCE=1) the PyTorch script bench/recipe.py (its 9 runs
 #             one after another). Prints the table of wall times, ratios and each
 #             database's verdict lines (show -e 1); the databases go to $OUT.
-#             VERDICT_PARTS picks some of "checks sequential packed graphs fast packing"
+#             VERDICT_PARTS picks some of "checks sequential packed graphs fast packing
+#             ceiling" (ceiling, not in the default: bench/pack_ceiling.py, the most that
+#             streams give this CNN with nothing of the workbench in the way)
 #             (packing, not in the default: one fp32 graph run alone against nine packed,
 #             and the nine graph runs three at a time and without their evaluations).
 #   help      print this text.
@@ -114,6 +118,10 @@
 #                                 PROFILE="gpt2:amp-bf16 gpt2:fp32".
 #   CAL_FIRST=1 CAL_REPS=5        calibration: the first repetition and how many.
 #   CAL_PARALLEL=5                calibration: repetitions at a time.
+#   CAL_PRESET=recipe-controls    calibration: the preset repeated (adamw-controls: the
+#                                 second recipe, where fp16 loses quality).
+#   CAL_FLAGS=                    calibration: more run flags (e.g. --fast-verdict).
+#   CAL_AA_TIMING=1               calibration: 0 leaves the A/A timing check out.
 #   CAL_KEEP_DBS=1                calibration: the repetitions' databases go into the
 #                                 results' archive too.
 #   CAL_DEADLINE=480              calibration: seconds after the start of the
@@ -292,9 +300,10 @@ PY
         local label=$1 db=$2; shift 2
         rm -f "$db"*
         local t=$(date +%s.%N)
+        # The run prints the verdict: its wall time is the time to the verdict.
         $CLI --db "$db" run "$@" --device cuda -q > "$OUT/$label.txt" 2>&1 || echo "($label: exit $?)"
-        $CLI --db "$db" show -e 1 >> "$OUT/$label.txt" 2>&1 || true
         local w=$(python3 -c "import time; print(f'{time.time() - $t:.1f}')")
+        $CLI --db "$db" show -e 1 >> "$OUT/$label.txt" 2>&1 || true
         echo "$label $w" >> "$OUT/verdict-times.txt"
         echo "== $label: $w s"; grep -E "^ *(fp32|amp|GPU|AMP)|verdict|busy|faster|shared" "$OUT/$label.txt" | head -24
     }
@@ -320,6 +329,12 @@ PY
         for cell in fp32-alone fp32-x9 graphs-3 graphs-9-noeval; do
             timed "$cell" "$OUT/$cell.db" --config "$OUT/$cell.json"
         done
+    fi
+    if [[ $PARTS == *" ceiling "* ]]; then
+        # The most that streams can give this CNN, without the workbench: graphs
+        # replayed round-robin from one thread, and one model at the packed batch.
+        echo "== packing ceiling (bench/pack_ceiling.py)"
+        python3 bench/pack_ceiling.py 2>&1 | tee "$OUT/ceiling.txt"
     fi
     if [[ ${VERDICT_REFERENCE:-0} == 1 ]]; then
         t=$(date +%s.%N)
@@ -367,6 +382,27 @@ PY
         if [[ ${FP8_COMPILE:-0} == 1 ]]; then
             python3 bench/fp8_reference.py --label gpt2 --steps 60 --compile 2>&1 | tee "$OUT/reference-gpt2-compiled.txt" | grep pytorch || true
         fi
+    fi
+    if [[ $PARTS == *" recipes "* ]]; then
+        # Delayed and current scaling beside bf16 in one experiment: the same seeds,
+        # packed as the fast verdict packs them, judged against bf16's seed band.
+        python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+spec = json.load(open(f"{out}/fp8-gpt2.json"))
+spec["arms"] = [{"name": "bf16", "precision": "amp-bf16"},
+                {"name": "fp8-delayed", "precision": "fp8", "fp8_recipe": "delayed"},
+                {"name": "fp8-current", "precision": "fp8", "fp8_recipe": "current"}]
+json.dump(spec, open(f"{out}/fp8-recipes.json", "w"), indent=1)
+PY
+        echo "== fp8 recipes, gpt2: ${FP8_STEPS:-1000} steps on seeds 1 2 3, fast verdict"
+        rm -f "$OUT/recipes.db"*
+        t=$(date +%s)
+        $CLI --db "$OUT/recipes.db" run --config "$OUT/fp8-recipes.json" --seeds 1 2 3 \
+            --micro-steps "${FP8_STEPS:-1000}" --fast-verdict --device cuda > "$OUT/recipes.txt" 2>&1 \
+            || echo "(recipes: exit $?)"
+        echo "($(( $(date +%s) - t )) s)"
+        grep -vE "^\s*$" "$OUT/recipes.txt" | tail -30
     fi
     if [[ $PARTS == *" loss "* ]]; then
         for cell in ${FP8_LOSS_CELLS:-gpt2 wide}; do
@@ -449,14 +485,17 @@ recipe)
 calibration)
     START=$t0
     DEADLINE=$(( START + ${CAL_DEADLINE:-480} ))
-    echo "== A/A timing check: preset aa-check, alone on the GPU"
-    rm -f "$OUT/aa-timing.db"
-    $CLI --db "$OUT/aa-timing.db" run --preset aa-check --device cuda -q | tee "$OUT/aa-timing.txt"
-    $CLI --db "$OUT/aa-timing.db" show -e 1 --json > "$OUT/aa-timing.json"
-    rm -f "$OUT"/aa-timing.db*
+    if [[ ${CAL_AA_TIMING:-1} == 1 ]]; then
+        echo "== A/A timing check: preset aa-check, alone on the GPU"
+        rm -f "$OUT/aa-timing.db"
+        $CLI --db "$OUT/aa-timing.db" run --preset aa-check --device cuda -q | tee "$OUT/aa-timing.txt"
+        $CLI --db "$OUT/aa-timing.db" show -e 1 --json > "$OUT/aa-timing.json"
+        rm -f "$OUT"/aa-timing.db*
+    fi
     first=${CAL_FIRST:-1} reps=${CAL_REPS:-5}
-    echo "== calibration: repetitions $first..$(( first + reps - 1 )) of recipe-controls," \
-         "${CAL_PARALLEL:-5} at a time"
+    export CAL_PRESET=${CAL_PRESET:-recipe-controls} CAL_FLAGS=${CAL_FLAGS:-}
+    echo "== calibration: repetitions $first..$(( first + reps - 1 )) of $CAL_PRESET" \
+         "${CAL_FLAGS:+($CAL_FLAGS) }${CAL_PARALLEL:-5} at a time"
     WORK=build/cuda/calibration
     mkdir -p "$WORK"
     one_rep() {
@@ -464,13 +503,15 @@ calibration)
         if (( left < 30 )); then echo "rep $r: not started (deadline)"; return 0; fi
         rm -f "$WORK/rep$r.db"*
         local rc=0 json="$WORK/rep$r.json"
-        timeout -s INT "$left" $CLI --db "$WORK/rep$r.db" run --preset recipe-controls \
+        local t=$(date +%s)
+        timeout -s INT "$left" $CLI --db "$WORK/rep$r.db" run --preset "$CAL_PRESET" $CAL_FLAGS \
             --device cuda --threads 2 --seeds $(( 3 * r - 2 )) $(( 3 * r - 1 )) $(( 3 * r )) -q \
             > "$WORK/rep$r.txt" 2>&1 || rc=$?
         # A repetition stopped at the deadline is kept apart: its arms have fewer seeds.
-        (( rc == 0 )) || json="$WORK/partial-rep$r.json"
+        # (Exit 1 is a run that failed, e.g. a control's loss turning NaN: complete.)
+        (( rc == 124 )) && json="$WORK/partial-rep$r.json"
         $CLI --db "$WORK/rep$r.db" show -e 1 --json > "$json" || true
-        echo "rep $r: exit $rc after $(( $(date +%s) - START )) s"
+        echo "rep $r: exit $rc after $(( $(date +%s) - START )) s ($(( $(date +%s) - t )) s its own)"
     }
     export -f one_rep
     export CLI WORK DEADLINE START
