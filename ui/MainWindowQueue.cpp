@@ -90,8 +90,8 @@ bool MainWindow::cancelRunningRun(qint64 runId) {
     }
     if (!training_->cancelRun(runId)) {
         statusBar()->showMessage(
-            tr("%1 trains packed beside the others (a script's runs) and stops only with them: "
-               "Run \u203a Cancel stops them all")
+            tr("%1 has no stop of its own (its trainer did not give one) and stops only with "
+               "the others: Run \u203a Cancel stops them all")
                 .arg(runName(runId)),
             10000);
         return false;

@@ -293,7 +293,9 @@ void trainPacked(store::Database& db, const Context& c, const run::CancelToken& 
                 device != c.device ? probe::toJson(probe::probeEnvironment(device)) : c.env_json;
         }
         run::TrainObserver* extra = nullptr;
+        const run::CancelToken* own = nullptr;  // the run's alone, when the front end gives one
         try {
+            own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
             extra = hooks.starting ? hooks.starting(run) : nullptr;
         } catch (...) {
             error = std::current_exception();
@@ -305,11 +307,11 @@ void trainPacked(store::Database& db, const Context& c, const run::CancelToken& 
                       std::lock_guard<std::mutex> l(mutex);
                       return scheduler.shared(id);
                   }};
-        threads.emplace_back([&, run, extra, slot = std::move(slot)] {
+        threads.emplace_back([&, run, extra, own, slot = std::move(slot)] {
             std::optional<run::RunOutcome> out;
             std::exception_ptr failure;
             try {
-                out = trainOne(db, c, run, cancel, extra, slot);
+                out = trainOne(db, c, run, own ? *own : cancel, extra, slot);
             } catch (...) {
                 failure = std::current_exception();
             }
@@ -317,7 +319,10 @@ void trainPacked(store::Database& db, const Context& c, const run::CancelToken& 
             try {
                 if (out) {
                     result.any_failed = result.any_failed || out->status == run::RunStatus::Failed;
-                    result.cancelled = result.cancelled || out->status == run::RunStatus::Cancelled;
+                    // A run cancelled by its own token ends alone; the others go on.
+                    result.cancelled =
+                        result.cancelled ||
+                        (out->status == run::RunStatus::Cancelled && (!own || cancel.cancelled()));
                     if (hooks.finished) {
                         hooks.finished(run, *out);
                     }

@@ -83,8 +83,8 @@ int packedGpus(const config::ExperimentSpec& spec, const std::string& device, in
 /// so up to runs_per_gpu scripts at once per GPU (on the CPU: at once), each with its
 /// own stream and rows, AMPBENCH_DEVICE naming its GPU when there are several, and a
 /// warning event on each run another run shared its device with. The hooks' skip,
-/// starting and finished are heard as there, one call at a time; run_cancel only when
-/// runs train one at a time. Planning throws as planExperiment does.
+/// run_cancel, starting and finished are heard as there, one call at a time, whether
+/// the runs train one at a time or side by side. Planning throws as planExperiment does.
 train::ExperimentResult runScriptExperiment(store::Database& db, const config::ValidSpec& spec,
                                             const run::CancelToken& cancel,
                                             const train::ExperimentHooks& hooks = {},

@@ -49,8 +49,8 @@ class TrainingWorker : public QObject {
     void cancel();
     /// Any thread: run `runId` stops within one micro-batch (or, not started yet, at
     /// its first); the others train, side by side or queued. Its rows so far are kept.
-    /// False when it started without a token of its own (a script's runs packed side
-    /// by side stop only together, with cancel()).
+    /// False when it started without a token of its own (a trainer that gives none:
+    /// such a run stops only with the others, with cancel()).
     bool cancelRun(qint64 runId);
     /// Any thread: run `runId`, not started yet, is left out of the queue (recorded
     /// cancelled, "removed from the queue"); false when it has started already.
