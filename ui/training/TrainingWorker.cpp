@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "core/parallel/Machine.h"
 #include "core/script/ScriptRun.h"
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
@@ -232,6 +233,10 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         settings.say = [this](const std::string& line) {
             Q_EMIT note(QString::fromStdString(line));
         };
+        // The GPUs the scripts may spread over, as the CLI counts them.
+        settings.device = train::resolveDevice(spec.device);
+        settings.gpus =
+            settings.device.rfind("cuda", 0) == 0 ? parallel::rankCapacity(true).gpus : 0;
         result = script::runScriptExperiment(*db, train::validSpec(spec), cancel_, hooks, settings);
     } else {
         result = train::runExperiment(*db, spec, cancel_, hooks, options_);
