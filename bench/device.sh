@@ -383,6 +383,16 @@ PY
             python3 bench/fp8_reference.py --label gpt2 --steps 60 --compile 2>&1 | tee "$OUT/reference-gpt2-compiled.txt" | grep pytorch || true
         fi
     fi
+    fp8_loss() {  # label, spec: FP8_STEPS steps on seeds 1-3 in fast-verdict mode, the verdict
+        echo "== fp8 $1: ${FP8_STEPS:-1000} steps on seeds 1 2 3, fast verdict"
+        rm -f "$OUT/$1.db"*
+        local t=$(date +%s)
+        $CLI --db "$OUT/$1.db" run --config "$2" --seeds 1 2 3 \
+            --micro-steps "${FP8_STEPS:-1000}" --fast-verdict --device cuda > "$OUT/$1.txt" 2>&1 \
+            || echo "($1: exit $?)"
+        echo "($(( $(date +%s) - t )) s)"
+        grep -vE "^\s*$" "$OUT/$1.txt" | tail -30
+    }
     if [[ $PARTS == *" recipes "* ]]; then
         # Delayed and current scaling beside bf16 in one experiment: the same seeds,
         # packed as the fast verdict packs them, judged against bf16's seed band.
@@ -395,25 +405,11 @@ spec["arms"] = [{"name": "bf16", "precision": "amp-bf16"},
                 {"name": "fp8-current", "precision": "fp8", "fp8_recipe": "current"}]
 json.dump(spec, open(f"{out}/fp8-recipes.json", "w"), indent=1)
 PY
-        echo "== fp8 recipes, gpt2: ${FP8_STEPS:-1000} steps on seeds 1 2 3, fast verdict"
-        rm -f "$OUT/recipes.db"*
-        t=$(date +%s)
-        $CLI --db "$OUT/recipes.db" run --config "$OUT/fp8-recipes.json" --seeds 1 2 3 \
-            --micro-steps "${FP8_STEPS:-1000}" --fast-verdict --device cuda > "$OUT/recipes.txt" 2>&1 \
-            || echo "(recipes: exit $?)"
-        echo "($(( $(date +%s) - t )) s)"
-        grep -vE "^\s*$" "$OUT/recipes.txt" | tail -30
+        fp8_loss recipes "$OUT/fp8-recipes.json"
     fi
     if [[ $PARTS == *" loss "* ]]; then
         for cell in ${FP8_LOSS_CELLS:-gpt2 wide}; do
-            echo "== fp8 loss, $cell: ${FP8_STEPS:-1000} steps on seeds 1 2 3, fast verdict"
-            rm -f "$OUT/loss-$cell.db"*
-            t=$(date +%s)
-            $CLI --db "$OUT/loss-$cell.db" run --config "$OUT/fp8-$cell.json" --seeds 1 2 3 \
-                --micro-steps "${FP8_STEPS:-1000}" --fast-verdict --device cuda > "$OUT/loss-$cell.txt" 2>&1 \
-                || echo "(loss $cell: exit $?)"
-            echo "($(( $(date +%s) - t )) s)"
-            grep -vE "^\s*$" "$OUT/loss-$cell.txt" | tail -30
+            fp8_loss "loss-$cell" "$OUT/fp8-$cell.json"
         done
     fi
     ;;
