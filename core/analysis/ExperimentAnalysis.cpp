@@ -5,7 +5,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <vector>
 
 #include "core/config/PlannedArm.h"
 
@@ -116,15 +115,16 @@ TimeToTarget timeToTarget(const std::vector<const RunData*>& base,
     double first_sum = 0;
     int firsts = 0;
     for (const auto* r : base) {
-        std::vector<double> seen;
+        double first = 0;
+        int finite = 0;
         for (const auto& e : r->evals) {
             const double m = accuracy ? e.val_accuracy : e.val_loss;
-            if (std::isfinite(m)) {
-                seen.push_back(m);
+            if (std::isfinite(m) && finite++ == 0) {
+                first = m;
             }
         }
-        if (seen.size() > 1) {  // its first evaluation is not its last
-            first_sum += seen.front();
+        if (finite > 1) {  // its first evaluation is not its last
+            first_sum += first;
             ++firsts;
         }
     }
