@@ -76,8 +76,14 @@ void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
                              run::FailureKind::Cancelled);
                 continue;
             }
-            own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
-            extra = hooks.starting ? hooks.starting(run) : nullptr;
+            try {  // a hook that throws must not leave the started threads unjoined
+                own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
+                extra = hooks.starting ? hooks.starting(run) : nullptr;
+            } catch (...) {
+                error = std::current_exception();
+                scheduler.finish(run.run_id);
+                break;
+            }
         }
         threads.emplace_back([&, run, extra, own, gpu = *first] {
             std::optional<run::SerialObserver> serial;

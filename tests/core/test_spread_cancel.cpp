@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include "core/run/RemoveTree.h"
@@ -161,4 +162,38 @@ TEST_F(SpreadCancel, CancellingEverythingStopsEveryRunSideBySide) {
         EXPECT_EQ(row.status, run::RunStatus::Cancelled) << "run " << row.id;
         EXPECT_LT(db->steps(row.id).size(), 100000u);
     }
+}
+
+// A front end's hook that throws as the second run starts: the first run, already
+// training on its thread, is waited for, and the error reaches the caller (before,
+// the exception left the loop with a thread still joinable: the process ended).
+TEST_F(SpreadCancel, AHookThatThrowsAsARunStartsWaitsForTheRunsStartedAndRethrows) {
+    auto spec = tinySpec(40);
+    spec.seeds = {1, 2};
+    spec.runs_per_gpu = 2;
+    auto db = store::Database::open(dir_ + "/e.db");
+    train::ExperimentResult result;
+    result.plan = train::planExperiment(*db, spec);
+    run::CancelToken cancel;
+    int starts = 0;
+    train::ExperimentHooks hooks;
+    hooks.starting = [&](const train::PlannedRun&) -> run::TrainObserver* {
+        if (++starts == 2) {
+            throw std::runtime_error("the front end cannot show this run");
+        }
+        return nullptr;
+    };
+    EXPECT_THROW(
+        {
+            try {
+                train::trainSpread(*db, spec, cancel, hooks, {}, 1, result);
+            } catch (const std::runtime_error& e) {
+                EXPECT_STREQ(e.what(), "the front end cannot show this run");
+                throw;
+            }
+        },
+        std::runtime_error);
+    const auto first = db->run(result.plan.runs.at(0).run_id);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->status, run::RunStatus::Finished) << "the run that started trained to its end";
 }
