@@ -2,6 +2,11 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+
+#ifdef __linux__
+#include <pthread.h>
+#endif
 
 namespace ampbench::data {
 
@@ -40,6 +45,16 @@ Batch Prefetcher::next() {
 }
 
 void Prefetcher::work() {
+#ifdef __linux__
+    pthread_setname_np(pthread_self(), "ampbench-data");  // in top -H, gdb, a profiler
+#endif
+    // One thread for this thread's ATen work. Each OpenMP parallel region ATen opens
+    // starts a team of as many threads as the intra-op count, however small the work:
+    // nine runs packed on a GPU, each with its loader gathering and pinning batches on
+    // every CPU, kept well over a hundred threads spinning against the runs' own. The
+    // global count this also sets is what threads that never set their own start
+    // with; each run sets its own (applyCpuThreads) as it starts.
+    at::set_num_threads(1);
     try {
         auto gen = at::detail::createCPUGenerator(seed_);
         const int64_t n = dataset_->trainSize();

@@ -17,7 +17,8 @@ namespace ampbench::data {
 /// Batches come out in the same order for the same seed. A data-parallel rank
 /// (`rank` of `world`) draws the global batch of batch_size × world from the same
 /// seeded order and keeps samples rank, rank + world, ...: 2 ranks of batch b see
-/// exactly the samples 1 rank of batch 2b sees.
+/// exactly the samples 1 rank of batch 2b sees. The thread does its ATen work on one
+/// CPU thread, as PyTorch's DataLoader workers do.
 class Prefetcher {
   public:
     Prefetcher(std::shared_ptr<const Dataset> dataset, int64_t batch_size, uint64_t seed, int depth,
