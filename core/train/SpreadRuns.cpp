@@ -11,6 +11,10 @@
 #include <thread>
 #include <vector>
 
+#ifdef __linux__
+#include <pthread.h>
+#endif
+
 #include "core/parallel/Communicator.h"
 #include "core/run/SerialObserver.h"
 #include "core/train/GpuScheduler.h"
@@ -86,6 +90,9 @@ void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
             }
         }
         threads.emplace_back([&, run, extra, own, gpu = *first] {
+#ifdef __linux__
+            pthread_setname_np(pthread_self(), "ampbench-run");  // in top -H, gdb, a profiler
+#endif
             std::optional<run::SerialObserver> serial;
             if (extra) {
                 serial.emplace(*extra, &observers);
