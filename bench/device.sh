@@ -103,7 +103,11 @@
 #             ceiling" (ceiling, not in the default: bench/pack_ceiling.py, the most that
 #             streams give this CNN with nothing of the workbench in the way)
 #             (packing, not in the default: one fp32 graph run alone against nine packed,
-#             and the nine graph runs three at a time and without their evaluations).
+#             and the nine graph runs three at a time and without their evaluations)
+#             (host, not in the default: the fast verdict twice and nine fp32 graph runs
+#             packed, with VERDICT_BASE's build alternating, then with 32 hardware work
+#             queues, CUDA_DEVICE_MAX_CONNECTIONS=32, and the ceiling so). Each cell
+#             prints its CPU seconds and its threads by name, sampled 10 s in.
 #   help      print this text.
 #
 # Environment:
@@ -127,6 +131,9 @@
 #   CAL_DEADLINE=480              calibration: seconds after the start of the
 #                                 script by which no repetition is started and any
 #                                 still running is stopped (its rows kept).
+#   VERDICT_BASE=.deps/base       verdict: an earlier commit's source tree (git archive
+#                                 COMMIT | tar -x -C .deps/base), built beside this one;
+#                                 the host part times its CLI on the same cells.
 #   NUMERICS_EVERY=10             numerics: optimizer steps between records.
 #   NUMERICS_STEPS=120            numerics: micro-steps per run.
 #   NUMERICS_PARTS="underflow overflow attention islands cost"   numerics: the cases to run
@@ -185,13 +192,16 @@ echo "== configure + build"
 TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 export CUDACXX=/usr/local/cuda/bin/nvcc TORCH_CUDA_ARCH_LIST=9.0
 t0=$(date +%s)
-cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMPBENCH_BUILD_GUI=OFF \
-    -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$DEPS" -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DSQLite3_INCLUDE_DIR="$DEPS/include" -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \
-    -DZLIB_INCLUDE_DIR="$DEPS/include" -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1 \
-    -DAMPBENCH_GTEST_SOURCE="$DEPS/src/googletest" -DCMAKE_INSTALL_RPATH='$ORIGIN/../lib' \
-    > "$OUT/configure.log" 2>&1 \
-    || { tail -40 "$OUT/configure.log"; exit 1; }
+configure() {  # source folder, build folder, log
+    cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMPBENCH_BUILD_GUI=OFF \
+        -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$DEPS" -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DSQLite3_INCLUDE_DIR="$DEPS/include" -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \
+        -DZLIB_INCLUDE_DIR="$DEPS/include" -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1 \
+        -DAMPBENCH_GTEST_SOURCE="$DEPS/src/googletest" -DCMAKE_INSTALL_RPATH='$ORIGIN/../lib' \
+        > "$3" 2>&1 \
+        || { tail -40 "$3"; exit 1; }
+}
+configure . build/cuda "$OUT/configure.log"
 grep -E "ampbench:" "$OUT/configure.log" || true
 TARGETS=()
 [[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
@@ -201,6 +211,17 @@ TARGETS=()
 cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" > "$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
+BASE_CLI=
+if [[ $MODE == verdict && -n ${VERDICT_BASE:-} ]]; then
+    # An earlier commit's source tree, built beside this one: its CLI times the same
+    # cells in the same call, alternating with this one's.
+    t0=$(date +%s)
+    configure "$VERDICT_BASE" build/cuda-base "$OUT/configure-base.log"
+    cmake --build build/cuda-base -j"$(nproc)" --target ampbench-cli > "$OUT/build-base.log" 2>&1 \
+        || { grep -E "error|Error" -A3 "$OUT/build-base.log" | head -40; exit 1; }
+    BASE_CLI=./build/cuda-base/app/ampbench-cli
+    echo "built the base ($VERDICT_BASE) in $(( $(date +%s) - t0 )) s"
+fi
 
 # The whole suite through ctest; prints failures, the summary and the skipped tests.
 run_suite() {
@@ -296,16 +317,28 @@ for arm in spec["arms"]:
     arm["cuda_graph"] = True
 json.dump(spec, open(f"{out}/recipe-packed-graphs.json", "w"), indent=1)
 PY
-    timed() {  # label, database, ampbench-cli run arguments
+    timed() {  # label, database, ampbench-cli run arguments (CLI=... picks the program)
         local label=$1 db=$2; shift 2
         rm -f "$db"*
-        local t=$(date +%s.%N)
-        # The run prints the verdict: its wall time is the time to the verdict.
-        $CLI --db "$db" run "$@" --device cuda -q > "$OUT/$label.txt" 2>&1 || echo "($label: exit $?)"
+        local t=$(date +%s.%N) cpu
+        # The run prints the verdict: its wall time is the time to the verdict. Its
+        # threads, busiest first, are sampled 10 s in; bash's time gives its CPU seconds.
+        ( sleep 10; ps -L -o tid=,pcpu=,comm= -p "$(pgrep -n -f "ampbench-cli --db $db")" 2>/dev/null \
+            | sort -k2 -nr > "$OUT/$label.threads" ) &
+        local sampler=$!
+        { TIMEFORMAT='%U %S'; time $CLI --db "$db" run "$@" --device cuda -q > "$OUT/$label.txt" 2>&1 \
+            || echo "($label: exit $?)"; } 2> "$OUT/$label.cpu"
         local w=$(python3 -c "import time; print(f'{time.time() - $t:.1f}')")
+        wait $sampler 2>/dev/null || true
+        cpu=$(awk '{printf "%.1f", $1 + $2}' "$OUT/$label.cpu")
         $CLI --db "$db" show -e 1 >> "$OUT/$label.txt" 2>&1 || true
-        echo "$label $w" >> "$OUT/verdict-times.txt"
-        echo "== $label: $w s"; grep -E "^ *(fp32|amp|GPU|AMP)|verdict|busy|faster|shared" "$OUT/$label.txt" | head -24
+        echo "$label $w $cpu" >> "$OUT/verdict-times.txt"
+        echo "== $label: $w s, CPU $cpu s"
+        grep -E "^ *(fp32|amp|GPU|AMP)|verdict|busy|faster|shared" "$OUT/$label.txt" | head -24
+        if [[ -s $OUT/$label.threads ]]; then
+            awk '{n[$3]++; c[$3] += $2} END {for (k in n) printf "  threads %-16s %3d, %6.0f%% CPU\n", k, n[k], c[k]}' \
+                "$OUT/$label.threads" | sort
+        fi
     }
     rm -f "$OUT/verdict-times.txt"
     [[ $PARTS == *" sequential "* ]] && timed sequential "$OUT/sequential.db" --preset fashion-mnist-recipe
@@ -330,6 +363,32 @@ PY
             timed "$cell" "$OUT/$cell.db" --config "$OUT/$cell.json"
         done
     fi
+    if [[ $PARTS == *" host "* ]]; then
+        # Where packed runs lose time on the host: the fast verdict and nine fp32 graph
+        # runs packed, with this build and (VERDICT_BASE) the base's, alternating, then
+        # with 32 hardware work queues instead of CUDA's 8 (CUDA_DEVICE_MAX_CONNECTIONS).
+        [[ -e $OUT/fp32-x9.json ]] || python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+spec = json.load(open(f"{out}/recipe-packed-graphs.json"))
+json.dump(dict(spec, seeds=list(range(1, 10)), arms=[spec["arms"][0]], runs_per_gpu=9),
+          open(f"{out}/fp32-x9.json", "w"))
+PY
+        for round in 1 2; do
+            if [[ -n $BASE_CLI ]]; then
+                CLI=$BASE_CLI timed "base-fast-$round" "$OUT/base-fast.db" --preset fashion-mnist-recipe --fast-verdict
+            fi
+            timed "fast-$round" "$OUT/fast.db" --preset fashion-mnist-recipe --fast-verdict
+        done
+        if [[ -n $BASE_CLI ]]; then
+            CLI=$BASE_CLI timed base-fp32-x9 "$OUT/base-fp32-x9.db" --config "$OUT/fp32-x9.json"
+        fi
+        timed fp32-x9 "$OUT/fp32-x9.db" --config "$OUT/fp32-x9.json"
+        CUDA_DEVICE_MAX_CONNECTIONS=32 timed fast-conn32 "$OUT/fast-c.db" --preset fashion-mnist-recipe --fast-verdict
+        CUDA_DEVICE_MAX_CONNECTIONS=32 timed fp32-x9-conn32 "$OUT/fp32-x9-c.db" --config "$OUT/fp32-x9.json"
+        echo "== packing ceiling with 32 hardware queues"
+        CUDA_DEVICE_MAX_CONNECTIONS=32 python3 bench/pack_ceiling.py 2>&1 | tee "$OUT/ceiling-conn32.txt"
+    fi
     if [[ $PARTS == *" ceiling "* ]]; then
         # The most that streams can give this CNN, without the workbench: graphs
         # replayed round-robin from one thread, and one model at the packed batch.
@@ -342,7 +401,7 @@ PY
         echo "pytorch-script $(python3 -c "import time; print(f'{time.time() - $t:.1f}')")" >> "$OUT/verdict-times.txt"
     fi
     echo "== time to the verdict (wall clock, s; ratio to the first line)"
-    [[ -s $OUT/verdict-times.txt ]] && awk 'NR == 1 {base = $2} {printf "%-16s %7.1f s  %5.2fx\n", $1, $2, base / $2}' "$OUT/verdict-times.txt"
+    [[ -s $OUT/verdict-times.txt ]] && awk 'NR == 1 {base = $2} {printf "%-16s %7.1f s  %5.2fx  CPU %s s\n", $1, $2, base / $2, $3}' "$OUT/verdict-times.txt"
     ;;
 
 fp8)
