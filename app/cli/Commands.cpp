@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/ExitCodes.h"
+#include "cli/OpenDatabase.h"
 #include "cli/Terminal.h"
 #include "core/analysis/AnalysisJson.h"
 #include "core/analysis/ComparisonTable.h"
@@ -25,15 +26,9 @@ namespace ampbench::cli {
 namespace {
 
 std::unique_ptr<store::Database> openForReading(const std::string& path, int& code) {
-    try {
-        auto db = store::Database::open(path, store::Database::Mode::ReadOnly);
-        code = kOk;
-        return db;
-    } catch (const store::StoreError& e) {
-        say(stderr, "%s\n", e.what());
-        code = kStoreError;
-        return nullptr;
-    }
+    auto db = openOrSay(path, store::Database::Mode::ReadOnly);
+    code = db ? kOk : kStoreError;
+    return db;
 }
 
 }  // namespace

@@ -34,6 +34,7 @@
 #include "cli/Interrupt.h"
 #include "cli/JobFiles.h"
 #include "cli/Launcher.h"
+#include "cli/OpenDatabase.h"
 #include "cli/Progress.h"
 #include "cli/ScriptRun.h"
 #include "cli/Slurm.h"
@@ -74,11 +75,8 @@ int runJob(const std::string& db_path, const config::ValidSpec& valid,
     } else if (int code = preflight(spec, device, false); code != kOk) {
         return fail(code);
     }
-    std::unique_ptr<store::Database> db;
-    try {
-        db = store::Database::open(db_path);
-    } catch (const store::StoreError& e) {
-        say(stderr, "%s\n", e.what());
+    std::unique_ptr<store::Database> db = openOrSay(db_path);
+    if (!db) {
         return fail(kStoreError);
     }
     run::CancelToken cancel;
@@ -405,11 +403,8 @@ int launchHere(const std::string& db_path, const config::ValidSpec& valid, const
 }  // namespace
 
 int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_json) {
-    std::unique_ptr<store::Database> db;
-    try {
-        db = store::Database::open(db_path, store::Database::Mode::ReadOnly);
-    } catch (const store::StoreError& e) {
-        say(stderr, "%s\n", e.what());
+    std::unique_ptr<store::Database> db = openOrSay(db_path, store::Database::Mode::ReadOnly);
+    if (!db) {
         return kStoreError;
     }
     bool have_dir = false;

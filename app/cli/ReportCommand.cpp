@@ -4,6 +4,7 @@
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
+#include "cli/OpenDatabase.h"
 #include "cli/Terminal.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/ExperimentData.h"
@@ -61,11 +62,8 @@ int commandReport(const std::string& db_path, const ReportOptions& o) {
             reportFormats().c_str(), static_cast<long long>(o.experiment_id));
         return kUsage;
     }
-    std::unique_ptr<store::Database> db;
-    try {
-        db = store::Database::open(db_path, store::Database::Mode::ReadOnly);
-    } catch (const store::StoreError& e) {
-        say(stderr, "%s\n", e.what());
+    std::unique_ptr<store::Database> db = openOrSay(db_path, store::Database::Mode::ReadOnly);
+    if (!db) {
         return kStoreError;
     }
     const auto experiment = db->experiment(o.experiment_id);

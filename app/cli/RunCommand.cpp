@@ -13,6 +13,7 @@
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
+#include "cli/OpenDatabase.h"
 #include "cli/Progress.h"
 #include "cli/ScriptRun.h"
 #include "cli/SpecFlags.h"
@@ -247,11 +248,8 @@ const std::chrono::steady_clock::time_point kProgramStart = std::chrono::steady_
 int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const std::string& device,
               bool quiet, int64_t rerun_of, std::FILE* stream) {
     const config::ExperimentSpec& spec = valid.spec();
-    std::unique_ptr<store::Database> db;
-    try {
-        db = store::Database::open(db_path);
-    } catch (const store::StoreError& e) {
-        say(stderr, "%s\n", e.what());
+    std::unique_ptr<store::Database> db = openOrSay(db_path);
+    if (!db) {
         return kStoreError;
     }
     // The stream hears the rows as the recorder commits them on this connection.

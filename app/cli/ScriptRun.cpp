@@ -12,6 +12,7 @@
 
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
+#include "cli/OpenDatabase.h"
 #include "cli/Progress.h"
 #include "cli/StreamOutput.h"
 #include "cli/Terminal.h"
@@ -162,11 +163,8 @@ int runScript(const std::string& db_path, const config::ValidSpec& given, const 
     const config::ValidSpec& valid = *prepared;
     const config::ExperimentSpec& spec = valid.spec();
     const std::string& device = settings.device;
-    std::unique_ptr<store::Database> db;
-    try {
-        db = store::Database::open(db_path);
-    } catch (const store::StoreError& e) {
-        say(stderr, "%s\n", e.what());
+    std::unique_ptr<store::Database> db = openOrSay(db_path);
+    if (!db) {
         return kStoreError;
     }
     StreamTap tap(*db, stream);
