@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,7 +19,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include "core/analysis/Format.h"
 #include "core/config/PlannedArm.h"
@@ -28,7 +26,6 @@
 #include "core/run/SerialObserver.h"
 #include "core/script/ScriptProcess.h"
 #include "core/store/RunRecorder.h"
-#include "core/train/GpuScheduler.h"
 #include "core/train/Trainer.h"
 #include "core/util/FileKind.h"
 #include "core/util/OwnExecutable.h"
@@ -143,8 +140,9 @@ struct Context {
 };
 
 /// Where one run trains: its device and environment, and, when runs train at once,
-/// the lock they share the database connection and the front end's observer through
-/// and whether another run held its GPU (or the CPU) while it trained.
+/// the lock they share the database connection through (the front end's observer is
+/// serialised by train::trainSideBySide) and whether another run held its GPU (or the
+/// CPU) while it trained.
 struct Slot {
     std::string device;
     std::string env_json;
@@ -249,99 +247,44 @@ run::RunOutcome trainOne(store::Database& db, const Context& c, const train::Pla
     return outcome;
 }
 
-/// Runs of the experiment at once: `per_gpu` script processes on each of `gpus`
+/// Runs of the experiment at once: `runs_per_gpu` script processes on each of `gpus`
 /// GPUs (one slot group for the CPU), each on a thread of its own that starts its
-/// script and reads its stream, in plan order. One connection, one lock: the
-/// recorders write through `db` one at a time, as `run --stream` listens to it.
+/// script and reads its stream, in plan order (train::trainSideBySide). One
+/// connection, one lock: the recorders write through `db` one at a time, as
+/// `run --stream` listens to it.
 void trainPacked(store::Database& db, const Context& c, const run::CancelToken& cancel,
                  const train::ExperimentHooks& hooks, int gpus, train::ExperimentResult& result) {
-    const int per_gpu = std::max(1, c.spec.runs_per_gpu);
     const bool cuda = c.device.rfind("cuda", 0) == 0;
-    train::GpuScheduler scheduler(gpus, per_gpu);
-    std::mutex mutex;  // guards db, scheduler, result, error and the hooks' calls
-    std::condition_variable freed;
-    std::exception_ptr error;
+    std::mutex db_lock;  // guards db: the one connection the runs' threads record through
+    std::mutex probes;   // guards environments: each GPU is probed once, by the first run on it
     std::map<int, std::string> environments;
-    std::vector<std::thread> threads;
-    auto slotFree = [&] {
-        for (int g = 0; g < scheduler.gpus(); ++g) {
-            if (scheduler.load(g) < per_gpu) {
-                return true;
-            }
-        }
-        return false;
-    };
-    for (const auto& run : result.plan.runs) {
-        std::unique_lock<std::mutex> lock(mutex);
-        while (!cancel.cancelled() && !error && !result.cancelled && !slotFree()) {
-            freed.wait_for(lock, std::chrono::milliseconds(100));  // the cancel is polled
-        }
-        if (cancel.cancelled() || error || result.cancelled) {
-            result.cancelled = result.cancelled || cancel.cancelled();
-            break;
-        }
-        if (hooks.skip && hooks.skip(run)) {
-            db.finishRun(run.run_id, run::RunStatus::Cancelled,
-                         "removed from the queue before it started", run::FailureKind::Cancelled);
-            continue;
-        }
-        const int gpu = *scheduler.place(run.run_id, 1);
-        // One GPU keeps the device as resolved; over several, each run names its own.
-        std::string device = cuda && gpus > 1 ? "cuda:" + std::to_string(gpu) : c.device;
-        if (!environments.count(gpu)) {
-            environments[gpu] =
-                device != c.device ? probe::toJson(probe::probeEnvironment(device)) : c.env_json;
-        }
-        run::TrainObserver* extra = nullptr;
-        const run::CancelToken* own = nullptr;  // the run's alone, when the front end gives one
-        try {
-            own = hooks.run_cancel ? hooks.run_cancel(run) : nullptr;
-            extra = hooks.starting ? hooks.starting(run) : nullptr;
-        } catch (...) {
-            error = std::current_exception();
-            scheduler.finish(run.run_id);
-            break;
-        }
-        Slot slot{std::move(device), environments[gpu], &mutex,
-                  [&scheduler, &mutex, id = run.run_id] {
-                      std::lock_guard<std::mutex> l(mutex);
-                      return scheduler.shared(id);
-                  }};
-        threads.emplace_back([&, run, extra, own, slot = std::move(slot)] {
-            std::optional<run::RunOutcome> out;
-            std::exception_ptr failure;
-            try {
-                out = trainOne(db, c, run, own ? *own : cancel, extra, slot);
-            } catch (...) {
-                failure = std::current_exception();
-            }
-            std::lock_guard<std::mutex> l(mutex);
-            try {
-                if (out) {
-                    result.any_failed = result.any_failed || out->status == run::RunStatus::Failed;
-                    // A run cancelled by its own token ends alone; the others go on.
-                    result.cancelled =
-                        result.cancelled ||
-                        (out->status == run::RunStatus::Cancelled && (!own || cancel.cancelled()));
-                    if (hooks.finished) {
-                        hooks.finished(run, *out);
-                    }
+    train::SideBySide places;
+    places.gpus = gpus;
+    places.runs_per_gpu = c.spec.runs_per_gpu;
+    places.db_lock = &db_lock;
+    train::trainSideBySide(
+        db, cancel, hooks, places,
+        [&](const train::PlannedRun& run, int gpu, const run::CancelToken& run_cancel,
+            run::TrainObserver* extra, const std::function<bool()>& shared_device) {
+            // One GPU keeps the device as resolved; over several, each run names its own.
+            std::string device = cuda && gpus > 1 ? "cuda:" + std::to_string(gpu) : c.device;
+            std::string env_json;
+            {
+                std::lock_guard<std::mutex> lock(probes);
+                auto it = environments.find(gpu);
+                if (it == environments.end()) {
+                    it = environments
+                             .emplace(gpu, device != c.device
+                                               ? probe::toJson(probe::probeEnvironment(device))
+                                               : c.env_json)
+                             .first;
                 }
-            } catch (...) {
-                failure = failure ? failure : std::current_exception();
+                env_json = it->second;
             }
-            error = error ? error : failure;
-            scheduler.finish(run.run_id);
-            freed.notify_all();
-        });
-    }
-    for (auto& t : threads) {
-        t.join();
-    }
-    if (error) {
-        train::cancelQueued(db, result.plan);  // what never started does not wait for ever
-        std::rethrow_exception(error);
-    }
+            const Slot slot{std::move(device), std::move(env_json), &db_lock, shared_device};
+            return trainOne(db, c, run, run_cancel, extra, slot);
+        },
+        result);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Runs a whole experiment into the store: one run per arm × seed, one at a time.
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -123,6 +124,43 @@ using TrainOne =
 void trainOneAtATime(store::Database& db, const run::CancelToken& cancel,
                      const ExperimentHooks& hooks, const TrainOne& train_one,
                      ExperimentResult& result);
+
+/// How one run trains beside others, on a thread of its own: on `ranks` consecutive
+/// GPUs from `first_gpu` on, stopped by the token given, telling the front end's
+/// observer (null when it gave none). `shared_device()` says whether another run held
+/// one of its GPUs at any time while it trained. The observer's calls hold the loop's
+/// lock (the hooks are called under it too), and so does `shared_device`: ask it
+/// outside the observer's calls.
+using TrainPlaced =
+    std::function<run::RunOutcome(const PlannedRun&, int first_gpu, const run::CancelToken&,
+                                  run::TrainObserver*, const std::function<bool()>& shared_device)>;
+
+/// Where trainSideBySide places runs.
+struct SideBySide {
+    int gpus = 1;          ///< GPUs (the CPU: one group of slots), at least 1
+    int runs_per_gpu = 1;  ///< runs that train at once on each GPU, at least 1
+    /// The GPUs a run takes (a data-parallel arm's ranks); empty: one each.
+    std::function<int(const PlannedRun&)> ranks;
+    /// Held while the loop writes to `db` (a run left out) where the runs' threads
+    /// write through the same connection; null where each run opens its own.
+    std::mutex* db_lock = nullptr;
+};
+
+/// Trains `result.plan`'s runs side by side, each on a thread of its own (named
+/// "ampbench-run") through `train_placed`, as many at once as `places` has room for,
+/// started in plan order. When a run's GPUs are free the hooks are asked, as
+/// trainOneAtATime asks them: skip (the run is recorded cancelled, "removed from the
+/// queue before it started"), run_cancel, starting; finished when it ends. Hooks and
+/// the observers they return are called one at a time. Stops starting runs at a cancel
+/// of the experiment (result.cancelled) or a run cancelled by it, goes on after one
+/// run cancelled by its own token. A hook or a run that throws stops the queue: the
+/// runs started are waited for, what never started is recorded cancelled
+/// (cancelQueued) and the first error is rethrown. A run needing more GPUs than
+/// `places.gpus` is an error before anything of it starts. Otherwise what never
+/// started is left queued, as trainOneAtATime leaves it.
+void trainSideBySide(store::Database& db, const run::CancelToken& cancel,
+                     const ExperimentHooks& hooks, const SideBySide& places,
+                     const TrainPlaced& train_placed, ExperimentResult& result);
 
 /// Trains runs planned already (`plan`, in `db`) as runExperiment trains its own after
 /// planning: side by side where the spec and the device allow it (runs_per_gpu, several

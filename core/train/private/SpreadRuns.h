@@ -19,7 +19,8 @@ bool canTrainSideBySide(const config::ExperimentSpec& spec);
 int spreadGpus(const config::ExperimentSpec& spec);
 
 /// Trains `result.plan`'s runs over `gpus` GPUs until done or cancelled; fills
-/// `result` as runExperiment's own loop does. Hooks are called one at a time.
+/// `result` as runExperiment's own loop does. The built-in trainer's run for
+/// trainSideBySide (Experiment.h): executeRun on a connection of the run's own.
 void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
                  const run::CancelToken& cancel, const ExperimentHooks& hooks,
                  const TrainOptions& options, int gpus, ExperimentResult& result);
