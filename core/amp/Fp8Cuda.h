@@ -1,15 +1,20 @@
 #pragma once
-// The fused FP8 casts on the GPU: one pass reads a tensor, scales, saturates and
-// writes it in FP8 while taking its largest |value|; a second kernel of one thread
-// keeps a delayed tensor's amax history and scale. Nothing is read back to the host.
-// The arithmetic is Fp8Scaling.h's. Compiled only where LibTorch has CUDA; plain
-// types here, so this header needs neither CUDA nor LibTorch.
+// The fused FP8 casts on the GPU: one pass reads a tensor (optionally through GELU),
+// scales, saturates and writes it in FP8 and its transpose, takes its largest |value|
+// and, where asked, its column sums (a Linear layer's bias gradient); the cast's last
+// block then rolls the tensor's amax history and sets its next scale. Nothing is read
+// back to the host and nothing else is launched per cast. The arithmetic is
+// Fp8Scaling.h's. Compiled only where LibTorch has CUDA; plain types here, so this
+// header needs neither CUDA nor LibTorch.
 #include <cstdint>
 
 namespace ampbench::amp::cuda {
 
 enum class Element { Float, Half, BFloat16 };
 enum class Fp8Format { E4m3, E5m2 };
+/// What the cast applies to each value before scaling: nothing, or the exact GELU
+/// (x · Φ(x), as at::gelu without approximation) computed in float32.
+enum class Activation { None, Gelu };
 
 /// Per cast, optional: [finite values whose scaled |value| is over the format's
 /// largest (saturated), non-zero values whose scaled |value| is below its smallest
@@ -17,28 +22,59 @@ enum class Fp8Format { E4m3, E5m2 };
 /// into; zero it first.
 constexpr int kCastCounts = 4;
 
-/// Queues on `stream` (a cudaStream_t of the current device) the cast of the
-/// row-major `rows` × `cols` matrix at `in` into `out` (rows × cols bytes) and its
-/// transpose into `out_t` (cols × rows, row-major), in one pass: out = saturate(in ×
-/// s), non-finite values NaN. s is `*scale` where `scale` is set; else it is computed
-/// from `*amax_in` as largest / amax / margin_factor (1 where amax is 0 or not
-/// finite). Writes 1 / s to `*inv_scale`; with `amax_out`, takes the largest |in|
-/// into it (atomically, so it must start at 0 or below the result; inf and NaN count
-/// as +inf); with `counts`, adds into them. The scaled matmul takes its first
-/// operand row-major and its second column-major, so a Linear layer's backward
-/// needs both layouts of its input, weight and output gradient.
-void castTransposeToFp8(const void* in, Element element, int64_t rows, int64_t cols, void* out,
-                        void* out_t, Fp8Format format, const float* scale, const float* amax_in,
-                        float margin_factor, float* inv_scale, float* amax_out,
-                        unsigned long long* counts, void* stream);
+/// One tensor's scaling state on the device (Fp8Scaling): the cast's last block
+/// pushes `*amax` into `history` (newest first), sets `*scale` = the format's largest
+/// / (the history's largest finite entry) / margin_factor where that is positive, and
+/// zeroes `*amax` and `*done`.
+struct ScalingState {
+    float* history = nullptr;  ///< null: no update
+    int length = 0;
+    float* amax = nullptr;
+    float* scale = nullptr;
+    unsigned int* done = nullptr;  ///< the blocks that finished; 0 between casts
+};
 
-/// Zeroes `*amax_out`, then takes the largest |in| into it.
-void amaxOf(const void* in, Element element, int64_t n, float* amax_out, void* stream);
+/// One cast of the row-major `rows` × `cols` matrix at `in`.
+struct CastJob {
+    const void* in = nullptr;
+    Element element = Element::BFloat16;
+    int64_t rows = 0, cols = 0;
+    Activation activation = Activation::None;
+    void* out = nullptr;    ///< rows × cols bytes: saturate(act(in) × s), non-finite NaN
+    void* out_t = nullptr;  ///< cols × rows bytes: its transpose, row-major
+    Fp8Format format = Fp8Format::E4m3;
+    /// s is `*scale` where set; else largest / `*amax_in` / margin_factor (1 where
+    /// amax is 0 or not finite).
+    const float* scale = nullptr;
+    const float* amax_in = nullptr;
+    float margin_factor = 1.f;
+    float* inv_scale = nullptr;  ///< receives 1 / s
+    /// Takes the largest |act(in)| (atomically: it must start at 0 or below the
+    /// result; inf and NaN count as +inf). May be null.
+    float* amax_out = nullptr;
+    unsigned long long* counts = nullptr;  ///< kCastCounts, added into; may be null
+    /// castPartialRows(rows) × cols float32: each tile row's column sums of act(in),
+    /// for sumColumnPartials. May be null.
+    float* column_partials = nullptr;
+    ScalingState state;  ///< updated after the cast where `state.history` is set
+};
 
-/// One thread: history[1..] = history[..-1], history[0] = *amax, then *scale =
-/// largest / (largest finite entry) / margin_factor where that is positive (else
-/// unchanged), then *amax = 0.
-void pushAmax(float* history, int length, float* amax, float* scale, float largest,
-              float margin_factor, void* stream);
+/// Rows of CastJob::column_partials a cast of `rows` rows needs at most.
+int64_t castPartialRows(int64_t rows);
+
+/// Queues `job` on `stream` (a cudaStream_t of the current device). The scaled matmul
+/// takes its first operand row-major and its second column-major, so a Linear
+/// layer's backward needs both layouts of its input, weight and output gradient.
+/// Returns the rows of column partials written (0 where none were asked for).
+int64_t castTransposeToFp8(const CastJob& job, void* stream);
+
+/// Zeroes `*amax_out`, then takes the largest |act(in)| into it.
+void amaxOf(const void* in, Element element, int64_t n, Activation activation, float* amax_out,
+            void* stream);
+
+/// out[c] = Σ_r partials[r][c] over `partial_rows` rows, in a fixed order (the same
+/// sum on every run).
+void sumColumnPartials(const float* partials, int64_t partial_rows, int64_t cols, float* out,
+                       void* stream);
 
 }  // namespace ampbench::amp::cuda

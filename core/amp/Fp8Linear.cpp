@@ -123,41 +123,67 @@ cuda::Element elementOf(const at::Tensor& t) {
 }
 
 struct Cast {
-    at::Tensor q;    // the FP8 values, row-major as given
-    at::Tensor qt;   // their transpose, row-major
-    at::Tensor inv;  // [1] float32: 1 / scale, what the matmul decodes with
+    at::Tensor q;            // the FP8 values, row-major as given
+    at::Tensor qt;           // their transpose, row-major
+    at::Tensor inv;          // [1] float32: 1 / scale, what the matmul decodes with
+    at::Tensor column_sums;  // [cols] float32, where asked: a bias gradient
 };
 
-/// The fused cast of the matrix `x` (dense, rows × cols) and its transpose with
-/// `layer`'s state for `role`.
-Cast castFp8(const at::Tensor& x, Fp8Linears::Layer& layer, Role role) {
+/// The fused cast of the matrix `x` (dense, rows × cols), through `activation`, and
+/// its transpose with `layer`'s state for `role`, which the cast's last block
+/// updates; with `column_sums`, also the sums of x's columns in float32, in the same
+/// pass (the bias gradient, without a second read of the output gradient).
+Cast castFp8(const at::Tensor& x, Fp8Linears::Layer& layer, Role role,
+             cuda::Activation activation = cuda::Activation::None, bool column_sums = false) {
     Fp8Scaling& s = layer.scaling[role];
     const bool e4m3 = role != kGradOutput;
     const auto dtype = e4m3 ? at::kFloat8_e4m3fn : at::kFloat8_e5m2;
     const int64_t rows = x.size(0), cols = x.size(1);
+    const auto f32 = x.options().dtype(at::kFloat);
     Cast c;
     c.q = at::empty({rows, cols}, x.options().dtype(dtype));
     c.qt = at::empty({cols, rows}, x.options().dtype(dtype));
-    c.inv = at::empty({1}, x.options().dtype(at::kFloat));
+    c.inv = at::empty({1}, f32);
+    at::Tensor partials;
+    if (column_sums) {
+        partials = at::empty({cuda::castPartialRows(rows), cols}, f32);
+    }
     void* stream = c10::cuda::getCurrentCUDAStream().stream();
-    const float margin = std::ldexp(1.0f, s.margin);
-    const auto fmt = e4m3 ? cuda::Fp8Format::E4m3 : cuda::Fp8Format::E5m2;
-    unsigned long long* counts =
-        *layer.counting
-            ? reinterpret_cast<unsigned long long*>(layer.counts[role].data_ptr<int64_t>())
-            : nullptr;
     float* amax = s.amax.data_ptr<float>();
     const bool from_amax = layer.recipe == config::Fp8Recipe::Current || !s.primed;
     if (from_amax) {
-        cuda::amaxOf(x.data_ptr(), elementOf(x), x.numel(), amax, stream);
+        cuda::amaxOf(x.data_ptr(), elementOf(x), x.numel(), activation, amax, stream);
     }
-    cuda::castTransposeToFp8(x.data_ptr(), elementOf(x), rows, cols, c.q.data_ptr(),
-                             c.qt.data_ptr(), fmt, from_amax ? nullptr : s.scale.data_ptr<float>(),
-                             from_amax ? amax : nullptr, margin, c.inv.data_ptr<float>(),
-                             from_amax ? nullptr : amax, counts, stream);
+    cuda::CastJob job;
+    job.in = x.data_ptr();
+    job.element = elementOf(x);
+    job.rows = rows;
+    job.cols = cols;
+    job.activation = activation;
+    job.out = c.q.data_ptr();
+    job.out_t = c.qt.data_ptr();
+    job.format = e4m3 ? cuda::Fp8Format::E4m3 : cuda::Fp8Format::E5m2;
+    job.scale = from_amax ? nullptr : s.scale.data_ptr<float>();
+    job.amax_in = from_amax ? amax : nullptr;
+    job.margin_factor = std::ldexp(1.0f, s.margin);
+    job.inv_scale = c.inv.data_ptr<float>();
+    job.amax_out = from_amax ? nullptr : amax;
+    job.counts = *layer.counting
+                     ? reinterpret_cast<unsigned long long*>(layer.counts[role].data_ptr<int64_t>())
+                     : nullptr;
+    job.column_partials = column_sums ? partials.data_ptr<float>() : nullptr;
     // The history and the next scale (for a current tensor only the record of its amax).
-    cuda::pushAmax(s.history.data_ptr<float>(), static_cast<int>(s.history.numel()), amax,
-                   s.scale.data_ptr<float>(), static_cast<float>(s.largest), margin, stream);
+    job.state.history = s.history.data_ptr<float>();
+    job.state.length = static_cast<int>(s.history.numel());
+    job.state.amax = amax;
+    job.state.scale = s.scale.data_ptr<float>();
+    job.state.done = reinterpret_cast<unsigned int*>(s.done.data_ptr<int32_t>());
+    const int64_t partial_rows = cuda::castTransposeToFp8(job, stream);
+    if (column_sums) {
+        c.column_sums = at::empty({cols}, f32);
+        cuda::sumColumnPartials(partials.data_ptr<float>(), partial_rows, cols,
+                                c.column_sums.data_ptr<float>(), stream);
+    }
     s.primed = true;
     if (*layer.counting) {
         layer.numel[role] += x.numel();
@@ -172,61 +198,96 @@ const at::Tensor& kNoBias() {
     return none;
 }
 
-/// y = x Wᵀ + b with x and W in e4m3; backward: dx = dy W and dW = dyᵀ x with dy in
-/// e5m2. The scaled matmul takes its first operand row-major, its second
-/// column-major (a transposed row-major tensor).
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+/// y = act(x) Wᵀ + b with act(x) and W in e4m3 (act applied inside the cast). The
+/// scaled matmul takes its first operand row-major, its second column-major (a
+/// transposed row-major tensor). Saves what fp8Backward needs, and x itself where
+/// act is not the identity.
+at::Tensor fp8Forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                      const at::Tensor& bias, int64_t layer_id, cuda::Activation act) {
+    auto* layer = reinterpret_cast<Fp8Linears::Layer*>(layer_id);
+    const int64_t in = weight.size(1), out = weight.size(0);
+    const auto x2 = x.reshape({-1, in}).contiguous();
+    const Cast xq = castFp8(x2, *layer, kInput, act);
+    const Cast wq = castFp8(weight.contiguous(), *layer, kWeight);
+    const bool has_bias = bias.numel() > 0;
+    std::optional<at::Tensor> b;
+    if (has_bias) {
+        b = bias.to(at::kBFloat16);
+    }
+    // W [out, in] row-major is Wᵀ column-major: the matmul's second operand.
+    auto y = at::_scaled_mm(xq.q, wq.q.t(), xq.inv, wq.inv, b, std::nullopt, at::kBFloat16,
+                            /*use_fast_accum=*/true);
+    // The backward needs the transposes only (xᵀ, Wᵀ, row-major), and x for act'.
+    if (act == cuda::Activation::None) {
+        ctx->save_for_backward({xq.qt, wq.qt, xq.inv, wq.inv});
+    } else {
+        ctx->save_for_backward({xq.qt, wq.qt, xq.inv, wq.inv, x});
+    }
+    ctx->saved_data["layer"] = layer_id;
+    ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+    ctx->saved_data["bias"] = has_bias;
+    ctx->saved_data["bias_dtype"] = static_cast<int64_t>(bias.scalar_type());
+    auto shape = x.sizes().vec();
+    shape.back() = out;
+    return y.view(shape);
+}
+
+/// The gradients of y = a Wᵀ + b with respect to a (the cast's input after act), W
+/// and b: dy in e5m2 with the bias gradient taken in its cast.
+variable_list fp8Backward(AutogradContext* ctx, const variable_list& grads) {
+    auto* layer = reinterpret_cast<Fp8Linears::Layer*>(ctx->saved_data["layer"].toInt());
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& xt = saved[0];  // xᵀ [in, M]
+    const at::Tensor& wt = saved[1];  // Wᵀ [in, out]
+    const int64_t in = wt.size(0), out = wt.size(1);
+    const auto x_dtype = static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt());
+    const bool has_bias = ctx->saved_data["bias"].toBool();
+    const auto dy = grads[0].reshape({-1, out}).contiguous();
+    const Cast g = castFp8(dy, *layer, kGradOutput, cuda::Activation::None, has_bias);
+    // dx [M, in] = dy [M, out] · W [out, in]; W column-major is Wᵀ row-major.
+    auto dx = at::_scaled_mm(g.q, wt.t(), g.inv, saved[3], std::nullopt, std::nullopt, x_dtype,
+                             /*use_fast_accum=*/false);
+    // dW [out, in] = dyᵀ [out, M] · x [M, in]; x column-major is xᵀ row-major.
+    auto dw = at::_scaled_mm(g.qt, xt.t(), g.inv, saved[2], std::nullopt, std::nullopt, at::kFloat,
+                             /*use_fast_accum=*/false);
+    at::Tensor db;
+    if (has_bias) {
+        db = g.column_sums.to(static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()));
+    }
+    auto shape = grads[0].sizes().vec();
+    shape.back() = in;
+    return {dx.view(shape), dw, db, at::Tensor()};
+}
+
+/// A Linear layer in FP8: y = x Wᵀ + b; backward dx = dy W and dW = dyᵀ x.
 class Fp8LinearFunction : public torch::autograd::Function<Fp8LinearFunction> {
   public:
-    static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::Tensor x,
-                              at::Tensor weight, at::Tensor bias, int64_t layer_id) {
-        auto* layer = reinterpret_cast<Fp8Linears::Layer*>(layer_id);
-        const int64_t in = weight.size(1), out = weight.size(0);
-        const auto x2 = x.reshape({-1, in}).contiguous();
-        const Cast xq = castFp8(x2, *layer, kInput);
-        const Cast wq = castFp8(weight.contiguous(), *layer, kWeight);
-        const bool has_bias = bias.numel() > 0;
-        std::optional<at::Tensor> b;
-        if (has_bias) {
-            b = bias.to(at::kBFloat16);
-        }
-        // W [out, in] row-major is Wᵀ column-major: the matmul's second operand.
-        auto y = at::_scaled_mm(xq.q, wq.q.t(), xq.inv, wq.inv, b, std::nullopt, at::kBFloat16,
-                                /*use_fast_accum=*/true);
-        // The backward needs the transposes only (xᵀ, Wᵀ, row-major).
-        ctx->save_for_backward({xq.qt, wq.qt, xq.inv, wq.inv});
-        ctx->saved_data["layer"] = layer_id;
-        ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
-        ctx->saved_data["bias"] = has_bias;
-        ctx->saved_data["bias_dtype"] = static_cast<int64_t>(bias.scalar_type());
-        auto shape = x.sizes().vec();
-        shape.back() = out;
-        return y.view(shape);
+    static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor weight,
+                              at::Tensor bias, int64_t layer_id) {
+        return fp8Forward(ctx, x, weight, bias, layer_id, cuda::Activation::None);
     }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        return fp8Backward(ctx, grads);
+    }
+};
 
-    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                   torch::autograd::variable_list grads) {
-        auto* layer = reinterpret_cast<Fp8Linears::Layer*>(ctx->saved_data["layer"].toInt());
-        const auto saved = ctx->get_saved_variables();
-        const at::Tensor& xt = saved[0];  // xᵀ [in, M]
-        const at::Tensor& wt = saved[1];  // Wᵀ [in, out]
-        const int64_t in = wt.size(0), out = wt.size(1);
-        const auto x_dtype = static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt());
-        const auto dy = grads[0].reshape({-1, out}).contiguous();
-        const Cast g = castFp8(dy, *layer, kGradOutput);
-        // dx [M, in] = dy [M, out] · W [out, in]; W column-major is Wᵀ row-major.
-        auto dx = at::_scaled_mm(g.q, wt.t(), g.inv, saved[3], std::nullopt, std::nullopt, x_dtype,
-                                 /*use_fast_accum=*/false);
-        // dW [out, in] = dyᵀ [out, M] · x [M, in]; x column-major is xᵀ row-major.
-        auto dw = at::_scaled_mm(g.qt, xt.t(), g.inv, saved[2], std::nullopt, std::nullopt,
-                                 at::kFloat, /*use_fast_accum=*/false);
-        at::Tensor db;
-        if (ctx->saved_data["bias"].toBool()) {
-            db = dy.sum(at::IntArrayRef{0}, /*keepdim=*/false, at::kFloat)
-                     .to(static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()));
-        }
-        auto shape = grads[0].sizes().vec();
-        shape.back() = in;
-        return {dx.view(shape), dw, db, at::Tensor()};
+/// GELU and the Linear layer after it in FP8: y = gelu(h) Wᵀ + b, the GELU computed
+/// in the input's cast, so gelu(h) is never written in bf16 and read back. Backward:
+/// the Linear's gradients, then dh = gelu'(h) · d(gelu(h)) as at::gelu's backward.
+class Fp8GeluLinearFunction : public torch::autograd::Function<Fp8GeluLinearFunction> {
+  public:
+    static at::Tensor forward(AutogradContext* ctx, at::Tensor h, at::Tensor weight,
+                              at::Tensor bias, int64_t layer_id) {
+        return fp8Forward(ctx, h, weight, bias, layer_id, cuda::Activation::Gelu);
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        auto out = fp8Backward(ctx, grads);
+        const at::Tensor h = ctx->get_saved_variables()[4];
+        out[0] = at::gelu_backward(out[0], h);
+        return out;
     }
 };
 
@@ -259,20 +320,43 @@ Fp8Linears::Fp8Linears(models::Network& model, const config::ArmSpec& arm, c10::
 
 Fp8Linears::~Fp8Linears() = default;
 
-at::Tensor Fp8Linears::linear(const at::Tensor& x, const at::Tensor& weight,
-                              const at::Tensor& bias) {
+Fp8Linears::Layer* Fp8Linears::fp8Layer(const at::Tensor& x, const at::Tensor& weight) const {
 #ifdef AMPBENCH_FP8
     const auto it = by_weight_.find(weight.unsafeGetTensorImpl());
     // Inside an FP32 island autocast is off: the layer stays fp32 as the island asks.
     const bool island = !at::autocast::is_autocast_enabled(at::kCUDA);
     const int64_t rows = x.dim() > 0 && x.size(-1) > 0 ? x.numel() / x.size(-1) : 0;
     if (it != by_weight_.end() && !island && rows > 0 && rows % 16 == 0 && x.is_cuda()) {
+        return it->second;
+    }
+#else
+    (void)x;
+    (void)weight;
+#endif
+    return nullptr;
+}
+
+at::Tensor Fp8Linears::linear(const at::Tensor& x, const at::Tensor& weight,
+                              const at::Tensor& bias) {
+#ifdef AMPBENCH_FP8
+    if (Layer* layer = fp8Layer(x, weight)) {
         // A custom function's inputs must be defined tensors: no bias is an empty one.
         return Fp8LinearFunction::apply(x, weight, bias.defined() ? bias : kNoBias(),
-                                        reinterpret_cast<int64_t>(it->second));
+                                        reinterpret_cast<int64_t>(layer));
     }
 #endif
     return at::linear(x, weight, bias);
+}
+
+at::Tensor Fp8Linears::geluLinear(const at::Tensor& x, const at::Tensor& weight,
+                                  const at::Tensor& bias) {
+#ifdef AMPBENCH_FP8
+    if (Layer* layer = fp8Layer(x, weight)) {
+        return Fp8GeluLinearFunction::apply(x, weight, bias.defined() ? bias : kNoBias(),
+                                            reinterpret_cast<int64_t>(layer));
+    }
+#endif
+    return LinearHook::geluLinear(x, weight, bias);
 }
 
 void Fp8Linears::countNextStep() {

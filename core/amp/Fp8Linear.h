@@ -53,6 +53,9 @@ class Fp8Linears : public models::LinearHook {
 
     at::Tensor linear(const at::Tensor& x, const at::Tensor& weight,
                       const at::Tensor& bias) override;
+    /// An FP8 layer takes gelu(x) inside its input's cast; any other as the default.
+    at::Tensor geluLinear(const at::Tensor& x, const at::Tensor& weight,
+                          const at::Tensor& bias) override;
     const std::vector<Fp8LayerPlan>& plan() const { return plan_; }
 
     /// From the next forward on, each FP8 cast also counts its saturated, flushed and
@@ -66,6 +69,10 @@ class Fp8Linears : public models::LinearHook {
     struct Layer;  // a layer's three scaling states (Fp8Linear.cpp)
 
   private:
+    /// The layer of `weight` where it computes in FP8 for the input `x` now (not in
+    /// an FP32 island, rows a multiple of 16, on CUDA); else null.
+    Layer* fp8Layer(const at::Tensor& x, const at::Tensor& weight) const;
+
     std::vector<Fp8LayerPlan> plan_;
     std::vector<std::unique_ptr<Layer>> layers_;
     std::unordered_map<const void*, Layer*> by_weight_;

@@ -23,6 +23,7 @@ Fp8Scaling Fp8Scaling::make(int history, double largest, int margin, c10::Device
     s.history = at::zeros({history}, f);
     s.scale = at::ones({1}, f);
     s.amax = at::zeros({1}, f);
+    s.done = at::zeros({1}, f.dtype(at::kInt));
     s.largest = largest;
     s.margin = margin;
     return s;

@@ -29,6 +29,9 @@ struct Fp8Scaling {
     at::Tensor history;  ///< [H] float32: the last casts' amax, newest first
     at::Tensor scale;    ///< [1] float32: what the next cast multiplies by
     at::Tensor amax;     ///< [1] float32: the largest |value| of the cast in progress
+    /// [1] int32: the blocks of the cast in progress that finished; the fused cast's
+    /// last block updates the history and the scale (Fp8Cuda.h) and zeroes it.
+    at::Tensor done;
     double largest = kE4m3Max;
     int margin = 0;
     /// Whether a cast has been seen: the first cast of a delayed tensor scales from

@@ -31,6 +31,12 @@ at::Tensor linear(LinearHook* hook, const nn::Linear& layer, const at::Tensor& x
                 : at::linear(x, layer->weight, layer->bias);
 }
 
+/// linear(hook, layer, gelu(x)), the hook free to fuse the two.
+at::Tensor geluLinear(LinearHook* hook, const nn::Linear& layer, const at::Tensor& x) {
+    return hook ? hook->geluLinear(x, layer->weight, layer->bias)
+                : at::linear(at::gelu(x), layer->weight, layer->bias);
+}
+
 nn::Conv2d conv(int in, int out, int k, int stride = 1) {
     return nn::Conv2d(nn::Conv2dOptions(in, out, k).stride(stride).padding(k / 2).bias(false));
 }
@@ -86,6 +92,11 @@ at::Tensor runSequence(nn::Sequential& seq, const std::vector<std::string>& path
 const std::string kNoPath;
 
 }  // namespace
+
+at::Tensor LinearHook::geluLinear(const at::Tensor& x, const at::Tensor& weight,
+                                  const at::Tensor& bias) {
+    return linear(at::gelu(x), weight, bias);
+}
 
 at::Tensor tapped(ModuleTap* tap, const std::string& path, const at::Tensor& x,
                   const std::function<at::Tensor(const at::Tensor&)>& f) {
@@ -392,7 +403,7 @@ at::Tensor DecoderBlockImpl::forward(const at::Tensor& x) {
     }
     auto y = attn_->forward(linear(hook_, qkv_, ln1_->forward(x)));
     auto h = x + drop_->forward(linear(hook_, proj_, y));
-    auto m = linear(hook_, fc2_, at::gelu(linear(hook_, fc1_, ln2_->forward(h))));
+    auto m = geluLinear(hook_, fc2_, linear(hook_, fc1_, ln2_->forward(h)));
     return h + drop_->forward(m);
 }
 

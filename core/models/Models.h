@@ -40,6 +40,11 @@ class LinearHook {
     virtual ~LinearHook() = default;
     virtual at::Tensor linear(const at::Tensor& x, const at::Tensor& weight,
                               const at::Tensor& bias) = 0;
+    /// linear(gelu(x)) with the exact GELU: a hook may apply the activation inside
+    /// its input's cast (one pass over x instead of two). By default at::gelu, then
+    /// linear().
+    virtual at::Tensor geluLinear(const at::Tensor& x, const at::Tensor& weight,
+                                  const at::Tensor& bias);
 };
 
 /// `f(x)` as the module at `path`, through `tap` (in fp32 when it says so, its output

@@ -247,13 +247,21 @@ TEST(Fp8, AnFp8ArmIsRefusedBeforeAnythingRunsWhereThereIsNoFp8) {
 
 namespace {
 
-/// One Linear layer as a model, so Fp8Linears can plan it.
+/// One Linear layer as a model, so Fp8Linears can plan it; with `gelu`, GELU first, as
+/// the decoder's MLP ends (through the hook's geluLinear where a hook is set).
 struct OneLinearImpl : models::Network {
     torch::nn::Linear fc{nullptr};
-    OneLinearImpl(int in, int out) { fc = register_module("fc", torch::nn::Linear(in, out)); }
+    bool gelu = false;
+    OneLinearImpl(int in, int out, bool gelu_first = false) : gelu(gelu_first) {
+        fc = register_module("fc", torch::nn::Linear(in, out));
+    }
     at::Tensor forward(const at::Tensor& x) override {
-        return linearHook() ? linearHook()->linear(x, fc->weight, fc->bias)
-                            : at::linear(x, fc->weight, fc->bias);
+        auto* hook = linearHook();
+        if (gelu) {
+            return hook ? hook->geluLinear(x, fc->weight, fc->bias)
+                        : at::linear(at::gelu(x), fc->weight, fc->bias);
+        }
+        return hook ? hook->linear(x, fc->weight, fc->bias) : at::linear(x, fc->weight, fc->bias);
     }
 };
 
@@ -262,44 +270,97 @@ double relativeError(const at::Tensor& got, const at::Tensor& want) {
     return ((got.to(at::kDouble) - w).norm() / w.norm()).item<double>();
 }
 
-}  // namespace
+/// The net's output and the gradients of its input, weight and bias for the output
+/// gradient `dy`: in FP8 through `fp8` (under bf16 autocast), else in fp32.
+std::vector<at::Tensor> outputAndGradients(OneLinearImpl& net, amp::Fp8Linears* fp8,
+                                           const at::Tensor& x0, const at::Tensor& dy) {
+    net.zero_grad();
+    auto x = x0.clone().requires_grad_(true);
+    net.setLinearHook(fp8);
+    at::Tensor y;
+    {
+        amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, fp8 != nullptr, true);
+        y = net.forward(x);
+    }
+    y.backward(dy.to(y.scalar_type()));
+    return {y.detach().to(at::kFloat), x.grad().to(at::kFloat), net.fc->weight.grad().clone(),
+            net.fc->bias.grad().clone()};
+}
 
+/// Three FP8 passes (the first scaled from its own amax, then delayed) against fp32.
 // e4m3 keeps 3 mantissa bits (a value's error up to 2^-4), e5m2 2: over a sum of 512
 // products the errors average out to a few per cent of the result's norm. The
 // bounds are that with room: 8 % forward, 15 % for the gradients of e5m2.
-TEST(Fp8Cuda, ALinearMatchesFp32ForwardAndBothGradientsWithinTheFormatsPrecision) {
-    REQUIRE_FP8();
-    torch::manual_seed(3);
-    auto net = std::make_shared<OneLinearImpl>(512, 768);
-    net->to(test_cuda::kCuda);
+void expectFp8WithinTheFormatsPrecision(OneLinearImpl& net, const at::Tensor& x0,
+                                        const at::Tensor& dy) {
     config::ArmSpec arm{"fp8", Precision::Fp8};
-    amp::Fp8Linears fp8(*net, arm, test_cuda::kCuda);
+    amp::Fp8Linears fp8(net, arm, test_cuda::kCuda);
     ASSERT_TRUE(fp8.plan().at(0).fp8) << fp8.plan().at(0).why_not;
-
-    const auto x0 = at::randn({4, 64, 512}, at::device(test_cuda::kCuda));
-    const auto dy = at::randn({4, 64, 768}, at::device(test_cuda::kCuda)) * 1e-3;
-    auto run = [&](bool use_fp8) {
-        net->zero_grad();
-        auto x = x0.clone().requires_grad_(true);
-        net->setLinearHook(use_fp8 ? &fp8 : nullptr);
-        at::Tensor y;
-        {
-            amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, use_fp8, true);
-            y = net->forward(x);
-        }
-        y.backward(dy.to(y.scalar_type()));
-        return std::vector<at::Tensor>{y.detach().to(at::kFloat), x.grad().clone(),
-                                       net->fc->weight.grad().clone(),
-                                       net->fc->bias.grad().clone()};
-    };
-    const auto want = run(false);           // fp32
-    for (int pass = 0; pass < 3; ++pass) {  // the first from current amax, then delayed
-        const auto got = run(true);
+    const auto want = outputAndGradients(net, nullptr, x0, dy);
+    for (int pass = 0; pass < 3; ++pass) {
+        const auto got = outputAndGradients(net, &fp8, x0, dy);
         EXPECT_LT(relativeError(got[0], want[0]), 0.08) << "forward, pass " << pass;
         EXPECT_LT(relativeError(got[1], want[1]), 0.15) << "input gradient, pass " << pass;
         EXPECT_LT(relativeError(got[2], want[2]), 0.15) << "weight gradient, pass " << pass;
         EXPECT_LT(relativeError(got[3], want[3]), 0.02) << "bias gradient, pass " << pass;
         EXPECT_EQ(got[2].scalar_type(), at::kFloat) << "fp32 master weights get fp32 gradients";
+    }
+    net.setLinearHook(nullptr);
+}
+}  // namespace
+
+TEST(Fp8Cuda, ALinearMatchesFp32ForwardAndBothGradientsWithinTheFormatsPrecision) {
+    REQUIRE_FP8();
+    torch::manual_seed(3);
+    auto net = std::make_shared<OneLinearImpl>(512, 768);
+    net->to(test_cuda::kCuda);
+    expectFp8WithinTheFormatsPrecision(
+        *net, at::randn({4, 64, 512}, at::device(test_cuda::kCuda)),
+        at::randn({4, 64, 768}, at::device(test_cuda::kCuda)) * 1e-3);
+}
+
+// The GELU computed inside the input's cast: the forward and all three gradients as
+// at::gelu then at::linear in fp32 compute them, within the same bounds.
+TEST(Fp8Cuda, GeluInsideTheInputsCastMatchesGeluThenLinearInFp32) {
+    REQUIRE_FP8();
+    torch::manual_seed(4);
+    auto net = std::make_shared<OneLinearImpl>(768, 256, /*gelu_first=*/true);
+    net->to(test_cuda::kCuda);
+    expectFp8WithinTheFormatsPrecision(
+        *net, at::randn({8, 32, 768}, at::device(test_cuda::kCuda)),
+        at::randn({8, 32, 256}, at::device(test_cuda::kCuda)) * 1e-2);
+}
+
+// The bias gradient comes out of the output gradient's cast (column sums per tile,
+// then the tiles' sums in a fixed order): it is the float32 sum of the output
+// gradient, and the same bits on every run.
+TEST(Fp8Cuda, TheBiasGradientIsTheOutputGradientsColumnSumsOnEveryRunAlike) {
+    REQUIRE_FP8();
+    torch::manual_seed(6);
+    auto net = std::make_shared<OneLinearImpl>(256, 384);
+    net->to(test_cuda::kCuda);
+    config::ArmSpec arm{"fp8", Precision::Fp8};
+    amp::Fp8Linears fp8(*net, arm, test_cuda::kCuda);
+    net->setLinearHook(&fp8);
+    // 4,128 rows: not a whole number of the cast's 64-row tiles.
+    const auto x = at::randn({4128, 256}, at::device(test_cuda::kCuda));
+    const auto dy = at::randn({4128, 384}, at::device(test_cuda::kCuda)).to(at::kBFloat16);
+    auto biasGrad = [&] {
+        net->zero_grad();
+        at::Tensor y;
+        {
+            amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
+            y = net->forward(x);
+        }
+        y.backward(dy);
+        return net->fc->bias.grad().clone();
+    };
+    const auto first = biasGrad();
+    const auto want = dy.to(at::kDouble).sum(0);
+    EXPECT_LT(relativeError(first, want), 1e-5);
+    EXPECT_EQ(first.scalar_type(), at::kFloat);
+    for (int pass = 0; pass < 3; ++pass) {
+        EXPECT_TRUE(at::equal(biasGrad(), first)) << "pass " << pass;
     }
 }
 
