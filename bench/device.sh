@@ -78,7 +78,9 @@
 #             (bench/fp8_reference.py: torch._scaled_mm with the same recipe, eager casts;
 #             FP8_COMPILE=1 adds torch.compile), and FP8_STEPS (1000) steps on three seeds in
 #             fast-verdict mode with the verdict. FP8_PARTS picks some of "checks speed
-#             reference loss recipes"; FP8_RECIPE delayed|current; FP8_LOSS_CELLS "gpt2 wide".
+#             reference loss recipes profile"; FP8_RECIPE delayed|current; FP8_LOSS_CELLS "gpt2 wide".
+#             profile (not in the default): each cell's two arms under the profiler, their
+#             kernel time per step by kind and the most fp8 could gain with free casts.
 #             recipes (not in the default): bf16, fp8 delayed and fp8 current scaling in
 #             one experiment on the GPT-2-sized cell, FP8_STEPS steps, seeds 1-3.
 #   multigpu  data-parallel arms and runs spread over GPUs (two GPUs or more): the
@@ -138,6 +140,8 @@
 #   NUMERICS_STEPS=120            numerics: micro-steps per run.
 #   NUMERICS_PARTS="underflow overflow attention islands cost"   numerics: the cases to run
 #                                 (also: profile, a recording step under the profiler).
+#   CUDA_FLAGS=-Xptxas=-v         more nvcc flags (this one: each kernel's registers and
+#                                 spills, in $OUT/build.log).
 #   OUT=build/cuda/results        where logs and results are written.
 #   AMPBENCH_FASHION_MNIST        Fashion-MNIST's folder; default .deps/data.
 #
@@ -198,6 +202,7 @@ configure() {  # source folder, build folder, log
         -DSQLite3_INCLUDE_DIR="$DEPS/include" -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \
         -DZLIB_INCLUDE_DIR="$DEPS/include" -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1 \
         -DAMPBENCH_GTEST_SOURCE="$DEPS/src/googletest" -DCMAKE_INSTALL_RPATH='$ORIGIN/../lib' \
+        -DCMAKE_CUDA_FLAGS="${CUDA_FLAGS:-}" \
         > "$3" 2>&1 \
         || { tail -40 "$3"; exit 1; }
 }
@@ -205,7 +210,8 @@ configure . build/cuda "$OUT/configure.log"
 grep -E "ampbench:" "$OUT/configure.log" || true
 TARGETS=()
 [[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
-[[ $MODE == determinism || $MODE == verdict || $MODE == fp8 ]] && TARGETS=(--target ampbench-cli test_engine)
+[[ $MODE == determinism || $MODE == verdict ]] && TARGETS=(--target ampbench-cli test_engine)
+[[ $MODE == fp8 ]] && TARGETS=(--target ampbench-cli test_engine bench_profile_step)
 [[ $MODE == multigpu ]] && TARGETS=(--target ampbench-cli test_data_parallel test_engine)
 [[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics test_engine bench_profile_step)
 cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" > "$OUT/build.log" 2>&1 \
@@ -431,6 +437,20 @@ PY
                 || echo "(speed $cell: exit $?)"
             grep -E "^ *(bf16|fp8)|fp8:|faster|verdict|rror|failed" "$OUT/speed-$cell.txt" | head -14
             $CLI --db "$OUT/speed-$cell.db" show 2 2>/dev/null | grep -E "fp8:" | head -2 || true
+        done
+    fi
+    if [[ $PARTS == *" profile "* ]]; then
+        # Each cell's bf16 and fp8 arm under the profiler (steps 12-16), their kernel
+        # time by kind, and the most fp8 could gain with its casts free.
+        mkdir -p build/cuda/profile
+        for cell in gpt2 wide; do
+            echo "== fp8 profile, $cell: kernel time per step by kind, bf16 against fp8"
+            for arm in bf16 fp8; do
+                timeout 150 ./build/cuda/bench/bench_profile_step "$OUT/fp8-$cell.json" "$arm" \
+                    "build/cuda/profile/$cell-$arm.json" 12 5 > /dev/null || echo "(profile $cell $arm: exit $?)"
+            done
+            python3 bench/kernels.py categories "build/cuda/profile/$cell-bf16.json" \
+                "build/cuda/profile/$cell-fp8.json" 5 | tee "$OUT/kinds-$cell.txt" || true
         done
     fi
     if [[ $PARTS == *" reference "* ]]; then

@@ -8,6 +8,10 @@ name in both, the largest differences first, and how busy the GPU was.
   kernels.py compare OURS.json REF.json STEPS
   kernels.py gaps TRACE.json [N=6]   where the device idled: the N longest gaps
                                      between kernels and the host work during each
+  kernels.py categories BASE.json OTHER.json STEPS   two arms of ours (bf16 and fp8, say)
+                                     kernel time per step by kind (GEMM, FP8 casts,
+                                     attention, norms, ...), and what OTHER's step would
+                                     take with its casts free: the most its format can gain
 
 `profile` reads Fashion-MNIST (the cnn workload) from $AMPBENCH_FASHION_MNIST, else
 from /usr/share/datasets/fashion-mnist.
@@ -77,6 +81,60 @@ def profile(workload, arm, trace, first, count):
           f"profiled into {trace}")
 
 
+# Kinds of kernel, the first pattern that matches a kernel's name (lower case) wins.
+KINDS = [
+    ("fp8 cast", ("casttranspose", "amaxkernel", "sumpartials")),
+    ("attention", ("flash", "fmha", "attention", "sdpa", "cudnn_generated_fort_native_sdpa")),
+    ("gemm", ("gemm", "nvjet", "cutlass", "xmma", "cublas", "sm90_", "sm80_")),
+    ("layer norm", ("layer_norm", "layernorm")),
+    ("gelu", ("gelu",)),
+    ("softmax / loss", ("softmax", "nll_loss", "cross_entropy")),
+    ("optimizer", ("multi_tensor", "adam", "foreach", "fused_")),
+    ("reduction", ("reduce_kernel", "reduce")),
+    ("copy / memset", ("[gpu_memcpy]", "[gpu_memset]", "copy")),
+    ("elementwise", ("elementwise", "vectorized", "unrolled")),
+]
+
+
+def kind_of(name):
+    low = name.lower()
+    for kind, patterns in KINDS:
+        if any(p in low for p in patterns):
+            return kind
+    return "other"
+
+
+def categories(base_path, other_path, steps):
+    def by_kind(path):
+        names, busy, span = load(path)
+        out = defaultdict(float)
+        for n, (us, _) in names.items():
+            out[kind_of(n)] += us / steps / 1000
+        return out, busy / steps / 1000, span / steps / 1000
+
+    base, base_busy, base_span = by_kind(base_path)
+    other, other_busy, other_span = by_kind(other_path)
+    print(f"{'kind':<16} {'base ms':>9} {'other ms':>9} {'diff':>8}   (kernel time per step)")
+    for kind in [k for k, _ in KINDS] + ["other"]:
+        if base.get(kind, 0) or other.get(kind, 0):
+            print(f"{kind:<16} {base.get(kind, 0):9.3f} {other.get(kind, 0):9.3f} "
+                  f"{other.get(kind, 0) - base.get(kind, 0):+8.3f}")
+    print(f"{'all kernels':<16} {base_busy:9.3f} {other_busy:9.3f} {other_busy - base_busy:+8.3f}")
+    print(f"{'step span':<16} {base_span:9.3f} {other_span:9.3f}")
+    for label, path in (("base", base_path), ("other", other_path)):
+        names = load(path)[0]
+        top = sorted(names.items(), key=lambda kv: -kv[1][0])[:12]
+        print(f"{label}: its 12 largest kernels (ms per step, launches per step, kind)")
+        for n, (us, count) in top:
+            print(f"  {us / steps / 1000:8.3f} {count / steps:6.1f}  {kind_of(n):<14} {short(n, 90)}")
+    casts = other.get("fp8 cast", 0)
+    if casts and other_span:
+        free = other_span - casts
+        print(f"base ÷ other, step span: {base_span / other_span:.3f}; with other's casts free "
+              f"({casts:.3f} ms): {base_span / free:.3f}; GEMMs base ÷ other: "
+              f"{base.get('gemm', 0) / max(other.get('gemm', 0), 1e-9):.3f}")
+
+
 def gaps(path, n):
     with open(path) as f:
         events = json.load(f)["traceEvents"]
@@ -112,6 +170,8 @@ if __name__ == "__main__":
         profile(a[0], a[1], a[2], int(a[3]) if len(a) > 3 else 12, int(a[4]) if len(a) > 4 else 5)
     elif sys.argv[1] == "compare":
         compare(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif sys.argv[1] == "categories":
+        categories(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif sys.argv[1] == "gaps":
         gaps(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 6)
     else:

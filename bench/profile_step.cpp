@@ -6,6 +6,9 @@
 //
 //   bench_profile_step WORKLOAD ARM TRACE.json [FIRST_STEP=12] [STEPS=5]
 //
+// WORKLOAD may also be a spec file (SPEC.json, as `ampbench-cli run --dry-run` writes
+// it); ARM is then the name of one of its arms, trained alone on its first seed.
+//
 // NUMERICS_EVERY=N in the environment records per-layer numerics every N steps.
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
@@ -13,9 +16,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "core/config/SpecJson.h"
 #include "core/train/Trainer.h"
 #include "workload_specs.h"
 
@@ -29,14 +36,33 @@ int main(int argc, char** argv) {
     const std::string workload = argv[1], arm = argv[2], trace = argv[3];
     const int64_t first = argc > 4 ? std::atoll(argv[4]) : 12;
     const int64_t count = argc > 5 ? std::atoll(argv[5]) : 5;
-    const auto cells = bench::workloadCells(workload, true);
-    auto cell = std::find_if(cells.begin(), cells.end(),
-                             [&](const bench::Cell& c) { return c.arm == arm; });
-    if (cell == cells.end()) {
-        std::fprintf(stderr, "no cell %s/%s\n", workload.c_str(), arm.c_str());
-        return 2;
+    config::ExperimentSpec spec;
+    if (workload.size() > 5 && workload.compare(workload.size() - 5, 5, ".json") == 0) {
+        std::ifstream in(workload);
+        std::stringstream text;
+        text << in.rdbuf();
+        std::vector<config::FieldError> errors;
+        spec = config::specFromJsonText(text.str(), errors);
+        auto named = std::find_if(spec.arms.begin(), spec.arms.end(),
+                                  [&](const config::ArmSpec& a) { return a.name == arm; });
+        if (!in || !errors.empty() || named == spec.arms.end()) {
+            std::fprintf(stderr, "%s: not a spec with an arm '%s'%s%s\n", workload.c_str(),
+                         arm.c_str(), errors.empty() ? "" : ": ",
+                         errors.empty() ? "" : errors.front().message.c_str());
+            return 2;
+        }
+        spec.arms = {*named};
+        spec.seeds = {spec.seeds.empty() ? 1 : spec.seeds.front()};
+    } else {
+        const auto cells = bench::workloadCells(workload, true);
+        auto cell = std::find_if(cells.begin(), cells.end(),
+                                 [&](const bench::Cell& c) { return c.arm == arm; });
+        if (cell == cells.end()) {
+            std::fprintf(stderr, "no cell %s/%s\n", workload.c_str(), arm.c_str());
+            return 2;
+        }
+        spec = cell->spec;
     }
-    config::ExperimentSpec spec = cell->spec;
     if (const char* every = std::getenv("NUMERICS_EVERY")) {  // per-layer numerics on
         spec.numerics_every = std::atoll(every);
     }
