@@ -423,8 +423,10 @@ at::Tensor DecoderBlockImpl::tappedForward(const at::Tensor& x) {
         tapped(tap_, where("ln2"), h, [this](const at::Tensor& in) { return ln2_->forward(in); });
     auto f1 = tapped(tap_, where("fc1"), ln2,
                      [this](const at::Tensor& in) { return linear(hook_, fc1_, in); });
-    auto m = tapped(tap_, where("fc2"), at::gelu(f1),
-                    [this](const at::Tensor& in) { return linear(hook_, fc2_, in); });
+    // GELU goes with fc2, as in forward(): a hook that fuses the two (FP8) computes the
+    // same on steps with a tap, and an fc2 island computes its GELU in fp32 too.
+    auto m = tapped(tap_, where("fc2"), f1,
+                    [this](const at::Tensor& in) { return geluLinear(hook_, fc2_, in); });
     return h + drop_->forward(m);
 }
 

@@ -40,10 +40,21 @@ at::Tensor one(double v) {
 /// Counts the Linear calls of a forward and computes them as at::linear.
 struct CountingHook : models::LinearHook {
     int calls = 0;
+    int gelu_calls = 0;
     at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) override {
         ++calls;
         return at::linear(x, w, b);
     }
+    at::Tensor geluLinear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) override {
+        ++gelu_calls;
+        return LinearHook::geluLinear(x, w, b);
+    }
+};
+
+/// A tap that only looks, as the numerics recorder's does between its records.
+struct LookingTap : models::ModuleTap {
+    bool fp32(const std::string&) const override { return false; }
+    at::Tensor output(const std::string&, const at::Tensor& out) override { return out; }
 };
 
 config::ExperimentSpec decoderOn(config::DeviceKind device, int width, int vocab) {
@@ -217,6 +228,31 @@ TEST(Fp8, EveryLinearLayerOfEachBuiltInModelGoesThroughTheHook) {
         EXPECT_TRUE(at::equal(plain, hooked)) << c.name;
         model->setLinearHook(nullptr);
     }
+}
+
+// The decoder hands GELU and fc2 to the hook together (so FP8 can take GELU inside
+// fc2's input cast) with a numerics tap set as without one: a run that records
+// numerics computes what one that does not computes.
+TEST(Fp8, TheDecoderHandsGeluAndFc2ToTheHookWithOrWithoutATap) {
+    data::InputShape tokens;
+    tokens.seq_len = 16;
+    tokens.vocab = 64;
+    auto spec = decoderOn(config::DeviceKind::Cpu, 32, 64).model;
+    torch::manual_seed(2);
+    auto model = models::modelFor(spec, tokens, c10::kCPU);
+    model->eval();
+    const auto x = at::randint(64, {2, 16}, at::kLong);
+    CountingHook hook;
+    model->setLinearHook(&hook);
+    const auto plain = model->forward(x);
+    EXPECT_EQ(hook.gelu_calls, spec.depth);
+    LookingTap tap;
+    model->setTap(&tap);
+    const auto tapped = model->forward(x);
+    EXPECT_EQ(hook.gelu_calls, 2 * spec.depth) << "the tapped forward went around the hook";
+    EXPECT_TRUE(at::equal(plain, tapped));
+    model->setTap(nullptr);
+    model->setLinearHook(nullptr);
 }
 
 TEST(Fp8, AnFp8ArmIsRefusedBeforeAnythingRunsWhereThereIsNoFp8) {
