@@ -1,6 +1,9 @@
 #include "core/train/private/TaskHead.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include "core/amp/AutocastGuard.h"
 
 namespace ampbench::train {
 
@@ -33,8 +36,30 @@ at::Tensor TaskHead::loss(const at::Tensor& output, const at::Tensor& target) co
     if (task_ == Task::Regression) {
         return at::mse_loss(asTarget(output, target).to(at::kFloat), target.to(at::kFloat));
     }
-    return at::cross_entropy_loss(output.reshape({-1, output.size(-1)}), target.reshape({-1}), {},
-                                  at::Reduction::Mean, /*ignore_index=*/-100, smoothing_);
+    const auto logits = output.reshape({-1, output.size(-1)});
+    const auto y = target.reshape({-1});
+    if (autocastLogits(logits) && smoothing_ == 0.0) {
+        return lowPrecisionCrossEntropy(logits, y);
+    }
+    return at::cross_entropy_loss(logits, y, {}, at::Reduction::Mean, /*ignore_index=*/-100,
+                                  smoothing_);
+}
+
+bool autocastLogits(const at::Tensor& logits) {
+    const auto t = logits.scalar_type();
+    return logits.is_cuda() && (t == at::kHalf || t == at::kBFloat16) &&
+           amp::AutocastGuard::isEnabled(c10::DeviceType::CUDA);
+}
+
+at::Tensor lowPrecisionCrossEntropy(const at::Tensor& logits, const at::Tensor& target) {
+    // Autocast would copy the logits to float32 for the loss (and its backward copy
+    // the gradient back): for a decoder's [B·T, V] logits two passes over the largest
+    // tensor of the step. log-softmax reads the half-precision logits and computes
+    // and writes in float32 (half_to_float), its backward writes the gradient in the
+    // logits' dtype: the same values without either copy.
+    c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+    const auto log_probs = at::_log_softmax(logits, 1, /*half_to_float=*/true);
+    return at::nll_loss(log_probs, target, {}, at::Reduction::Mean, /*ignore_index=*/-100);
 }
 
 void TaskHead::accumulate(const at::Tensor& output, const at::Tensor& target, Sums& sums) const {

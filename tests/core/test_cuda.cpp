@@ -21,6 +21,7 @@
 #include "core/train/Trainer.h"
 #include "core/train/private/ParameterUpdater.h"
 #include "core/train/private/StepGraph.h"
+#include "core/train/private/TaskHead.h"
 #include "tests/core/CudaSpecs.h"
 
 using namespace ampbench;
@@ -65,6 +66,40 @@ TEST(Cuda, AutocastFp16OnCuda) {
     }
     EXPECT_EQ(y.scalar_type(), at::kHalf);
     EXPECT_FALSE(amp::AutocastGuard::isEnabled(c10::DeviceType::CUDA));
+}
+
+// The token loss under autocast reads the half-precision logits without copying them
+// to float32: the loss and the logits' gradient as autocast's cross-entropy gives them.
+TEST(Cuda, TheLossOfHalfPrecisionLogitsNeedsNoFloat32Copy) {
+    REQUIRE_CUDA();
+    const train::TaskHead head(config::Task::Tokens);
+    for (auto dtype : {at::kBFloat16, at::kHalf}) {
+        const auto opts = at::TensorOptions().device(kCuda);
+        auto x = (at::randn({8, 64, 96}, opts) * 4).requires_grad_();
+        const auto w = at::randn({96, 5000}, opts).div(10);
+        const auto y = at::randint(5000, {8, 64}, opts.dtype(at::kLong));
+        at::Tensor ours, theirs, g_ours, g_theirs;
+        {
+            amp::AutocastGuard g(c10::DeviceType::CUDA, dtype);
+            const auto logits = at::matmul(x, w);
+            ASSERT_EQ(logits.scalar_type(), dtype);
+            ASSERT_TRUE(train::autocastLogits(logits));
+            ours = head.loss(logits, y);
+            theirs = at::cross_entropy_loss(logits.reshape({-1, 5000}), y.reshape({-1}));
+            ours.backward({}, /*retain_graph=*/true);
+            g_ours = x.grad().clone();
+            x.mutable_grad().zero_();
+            theirs.backward();
+            g_theirs = x.grad().clone();
+        }
+        EXPECT_EQ(ours.scalar_type(), at::kFloat);
+        EXPECT_NEAR(ours.item<double>(), theirs.item<double>(), 1e-5 * theirs.item<double>());
+        const double scale = g_theirs.abs().max().item<double>();
+        EXPECT_LE((g_ours - g_theirs).abs().max().item<double>(), 1e-2 * scale)
+            << c10::toString(dtype);
+        // Outside autocast (pure fp16, the control) the loss stays what the format gives.
+        EXPECT_FALSE(train::autocastLogits(at::zeros({4, 4}, opts.dtype(dtype))));
+    }
 }
 
 TEST(Cuda, AllocatorStatisticsSeeAnAllocation) {

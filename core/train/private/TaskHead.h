@@ -48,6 +48,15 @@ class TaskHead {
     double smoothing_ = 0.0;
 };
 
+/// Whether `logits` are autocast's half-precision output on CUDA, where
+/// lowPrecisionCrossEntropy applies (pure fp16 keeps its fp16 loss, as a control).
+bool autocastLogits(const at::Tensor& logits);
+
+/// The mean cross-entropy of [N, C] half-precision logits against [N] labels as
+/// autocast computes it (in float32), without copying the logits to float32: one
+/// pass less over them forward and one backward. CUDA only.
+at::Tensor lowPrecisionCrossEntropy(const at::Tensor& logits, const at::Tensor& target);
+
 using data::dtypeName;
 using data::shapeText;
 
