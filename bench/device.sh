@@ -80,7 +80,9 @@
 #             fast-verdict mode with the verdict. FP8_PARTS picks some of "checks speed
 #             reference loss recipes profile"; FP8_RECIPE delayed|current; FP8_LOSS_CELLS "gpt2 wide".
 #             profile (not in the default): each cell's two arms under the profiler, their
-#             kernel time per step by kind and the most fp8 could gain with free casts.
+#             kernel time per step by kind and the most fp8 could gain with free casts
+#             (and kernel by kernel in $OUT/kernels-CELL.txt). FP8_CHECKS: the GPU tests
+#             of part checks (default 'Fp8*').
 #             recipes (not in the default): bf16, fp8 delayed and fp8 current scaling in
 #             one experiment on the GPT-2-sized cell, FP8_STEPS steps, seeds 1-3.
 #   multigpu  data-parallel arms and runs spread over GPUs (two GPUs or more): the
@@ -412,7 +414,7 @@ PY
 
 fp8)
     PARTS=" ${FP8_PARTS:-checks speed reference loss} "
-    [[ $PARTS == *" checks "* ]] && run_checks 'Fp8*'
+    [[ $PARTS == *" checks "* ]] && run_checks "${FP8_CHECKS:-Fp8*}"
     # The cells: the GPT-2-sized decoder (d 768, 12 layers, B16, T1024) and a wide one
     # (d 2048, 4 layers, 16 heads, B8, T1024), bf16 against fp8, from the preset's spec.
     $CLI --db "$OUT/spec.db" run --preset gpt2-small-synthetic --device cuda --dry-run > "$OUT/gpt2.json"
@@ -451,6 +453,9 @@ PY
             done
             python3 bench/kernels.py categories "build/cuda/profile/$cell-bf16.json" \
                 "build/cuda/profile/$cell-fp8.json" 5 | tee "$OUT/kinds-$cell.txt" || true
+            # Kernel by kernel, the largest differences first (to $OUT only).
+            python3 bench/kernels.py compare "build/cuda/profile/$cell-fp8.json" \
+                "build/cuda/profile/$cell-bf16.json" 5 > "$OUT/kernels-$cell.txt" || true
         done
     fi
     if [[ $PARTS == *" reference "* ]]; then

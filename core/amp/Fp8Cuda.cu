@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "core/numerics/DeviceFloat.cuh"
 
@@ -181,6 +182,7 @@ struct Args {
     unsigned long long* counts = nullptr;
     float* partials = nullptr;
     ScalingState state;
+    RowNorm norm;
 };
 
 __device__ __forceinline__ float castScale(const Args& a) {
@@ -361,9 +363,20 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 3)
 #pragma unroll
             for (int k = 0; k < 8; ++k) {
                 float x[2][4];
+                float mean = 0.f, rstd = 1.f;
+                if constexpr (A == Activation::LayerNorm) {
+                    mean = __ldg(a.norm.mean + r + k);
+                    rstd = __ldg(a.norm.rstd + r + k);
+                }
 #pragma unroll
                 for (int j = 0; j < 8; ++j) {
-                    x[j / 4][j % 4] = activate<A>(v[k][j]);
+                    if constexpr (A == Activation::LayerNorm) {
+                        // As at::layer_norm: (x - mean) · rstd, then gamma and beta.
+                        x[j / 4][j % 4] = (v[k][j] - mean) * rstd * __ldg(a.norm.gamma + c + j) +
+                                          __ldg(a.norm.beta + c + j);
+                    } else {
+                        x[j / 4][j % 4] = activate<A>(v[k][j]);
+                    }
                     column[j] += x[j / 4][j % 4];
                 }
                 lo[k] = t.take4(x[0], s, a.largest, a.smallest, a.smallest_normal, a.format, count);
@@ -420,6 +433,54 @@ __global__ void amaxKernel(const T* __restrict__ in, int64_t n, float* amax_out)
     bits = blockMax(bits);
     if (threadIdx.x == 0) {
         atomicMax(reinterpret_cast<int*>(amax_out), bits);
+    }
+}
+
+// A warp a row: the row's sum, then the sum of its squared deviations from the mean
+// (a second read of the row, from cache), in float32.
+__global__ void rowStatisticsKernel(const float* __restrict__ in, int64_t rows, int64_t cols,
+                                    float eps, float* __restrict__ mean, float* __restrict__ rstd) {
+    const int lane = threadIdx.x % 32;
+    const int64_t row = static_cast<int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
+    if (row >= rows) {
+        return;
+    }
+    const float* p = in + row * cols;
+    const bool vec = cols % 4 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0;
+    auto warpSum = [](float v) {
+        for (int offset = 16; offset > 0; offset /= 2) {
+            v += __shfl_xor_sync(0xffffffffu, v, offset);
+        }
+        return v;
+    };
+    float sum = 0.f;
+    if (vec) {
+        for (int64_t c = lane * 4; c < cols; c += 128) {
+            const float4 q = *reinterpret_cast<const float4*>(p + c);
+            sum += (q.x + q.y) + (q.z + q.w);
+        }
+    } else {
+        for (int64_t c = lane; c < cols; c += 32) {
+            sum += p[c];
+        }
+    }
+    const float m = warpSum(sum) / static_cast<float>(cols);
+    float dev = 0.f;
+    if (vec) {
+        for (int64_t c = lane * 4; c < cols; c += 128) {
+            const float4 q = *reinterpret_cast<const float4*>(p + c);
+            dev += ((q.x - m) * (q.x - m) + (q.y - m) * (q.y - m)) +
+                   ((q.z - m) * (q.z - m) + (q.w - m) * (q.w - m));
+        }
+    } else {
+        for (int64_t c = lane; c < cols; c += 32) {
+            dev += (p[c] - m) * (p[c] - m);
+        }
+    }
+    const float var = warpSum(dev) / static_cast<float>(cols);
+    if (lane == 0) {
+        mean[row] = m;
+        rstd[row] = rsqrtf(var + eps);
     }
 }
 
@@ -481,7 +542,12 @@ template <typename T>
 void launchCast(const void* in, Activation act, bool wide, int blocks, const Args& a,
                 cudaStream_t st) {
     const T* typed = static_cast<const T*>(in);
-    if (act == Activation::Gelu) {
+    if (act == Activation::LayerNorm) {
+        if constexpr (std::is_same_v<T, float>) {
+            castTransposeBlockKernel<float, Activation::LayerNorm>
+                <<<blocks, kThreads, 0, st>>>(typed, a);
+        }
+    } else if (act == Activation::Gelu) {
         launchCastAs<T, Activation::Gelu>(typed, wide, blocks, a, st);
     } else {
         launchCastAs<T, Activation::None>(typed, wide, blocks, a, st);
@@ -505,7 +571,19 @@ int64_t castPartialRows(int64_t rows) {
     return (rows + kTile - 1) / kTile;  // the narrower tiles': the most rows
 }
 
+bool castCanNormalize(const CastJob& job) {
+    return job.element == Element::Float && job.rows % 8 == 0 && job.cols % 8 == 0 &&
+           reinterpret_cast<uintptr_t>(job.in) % 16 == 0 && job.scale != nullptr &&
+           job.amax_in == nullptr && job.norm.mean && job.norm.rstd && job.norm.gamma &&
+           job.norm.beta;
+}
+
 int64_t castTransposeToFp8(const CastJob& job, void* stream) {
+    if (job.activation == Activation::LayerNorm && !castCanNormalize(job)) {
+        throw std::invalid_argument(
+            "the FP8 cast with a LayerNorm needs float32 rows and columns in multiples of 8, "
+            "16-byte aligned, its statistics and a scale from the history");
+    }
     const auto st = static_cast<cudaStream_t>(stream);
     const bool e4m3 = job.format == Fp8Format::E4m3;
     Args a;
@@ -525,6 +603,7 @@ int64_t castTransposeToFp8(const CastJob& job, void* stream) {
     a.counts = job.counts;
     a.partials = job.column_partials;
     a.state = job.state;
+    a.norm = job.norm;
     // Whole 8-value chunks, 16-byte loads: the wide kernel; else one value at a time.
     const bool wide =
         job.rows % 8 == 0 && job.cols % 8 == 0 && reinterpret_cast<uintptr_t>(job.in) % 16 == 0;
@@ -569,6 +648,15 @@ void amaxOf(const void* in, Element element, int64_t n, Activation activation, f
             break;
     }
     check("the FP8 amax");
+}
+
+void rowStatistics(const float* in, int64_t rows, int64_t cols, double eps, float* mean,
+                   float* rstd, void* stream) {
+    const int64_t blocks = (rows + kThreads / 32 - 1) / (kThreads / 32);
+    rowStatisticsKernel<<<static_cast<unsigned>(blocks), kThreads, 0,
+                          static_cast<cudaStream_t>(stream)>>>(in, rows, cols,
+                                                               static_cast<float>(eps), mean, rstd);
+    check("the LayerNorm statistics");
 }
 
 void sumColumnPartials(const float* partials, int64_t partial_rows, int64_t cols, float* out,

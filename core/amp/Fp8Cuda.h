@@ -12,9 +12,19 @@ namespace ampbench::amp::cuda {
 
 enum class Element { Float, Half, BFloat16 };
 enum class Fp8Format { E4m3, E5m2 };
-/// What the cast applies to each value before scaling: nothing, or the exact GELU
-/// (x · Φ(x), as at::gelu without approximation) computed in float32.
-enum class Activation { None, Gelu };
+/// What the cast applies to each value before scaling: nothing, the exact GELU
+/// (x · Φ(x), as at::gelu without approximation), or a LayerNorm over each row
+/// ((x - mean) · rstd · gamma + beta, CastJob::norm), computed in float32.
+enum class Activation { None, Gelu, LayerNorm };
+
+/// The LayerNorm a cast applies (Activation::LayerNorm): each row's mean and
+/// 1 / sqrt(variance + eps) from rowStatistics, and the per-column gamma and beta.
+struct RowNorm {
+    const float* mean = nullptr;
+    const float* rstd = nullptr;
+    const float* gamma = nullptr;
+    const float* beta = nullptr;
+};
 
 /// Per cast, optional: [finite values whose scaled |value| is over the format's
 /// largest (saturated), non-zero values whose scaled |value| is below its smallest
@@ -57,7 +67,13 @@ struct CastJob {
     /// for sumColumnPartials. May be null.
     float* column_partials = nullptr;
     ScalingState state;  ///< updated after the cast where `state.history` is set
+    RowNorm norm;        ///< with Activation::LayerNorm
 };
+
+/// Whether castTransposeToFp8 can take `job` with Activation::LayerNorm: float32
+/// input, rows and columns multiples of 8, 16-byte aligned, its scale given (the
+/// LayerNorm's output is never written, so no pass can take its amax first).
+bool castCanNormalize(const CastJob& job);
 
 /// Rows of CastJob::column_partials a cast of `rows` rows needs at most.
 int64_t castPartialRows(int64_t rows);
@@ -71,6 +87,11 @@ int64_t castTransposeToFp8(const CastJob& job, void* stream);
 /// Zeroes `*amax_out`, then takes the largest |act(in)| into it.
 void amaxOf(const void* in, Element element, int64_t n, Activation activation, float* amax_out,
             void* stream);
+
+/// For each row of the float32 `rows` × `cols` matrix `in`: mean[r] and rstd[r] =
+/// 1 / sqrt(biased variance + eps), as a LayerNorm over the last dimension takes them.
+void rowStatistics(const float* in, int64_t rows, int64_t cols, double eps, float* mean,
+                   float* rstd, void* stream);
 
 /// out[c] = Σ_r partials[r][c] over `partial_rows` rows, in a fixed order (the same
 /// sum on every run).

@@ -5,6 +5,7 @@
 #include <torch/version.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
@@ -134,7 +135,8 @@ struct Cast {
 /// updates; with `column_sums`, also the sums of x's columns in float32, in the same
 /// pass (the bias gradient, without a second read of the output gradient).
 Cast castFp8(const at::Tensor& x, Fp8Linears::Layer& layer, Role role,
-             cuda::Activation activation = cuda::Activation::None, bool column_sums = false) {
+             cuda::Activation activation = cuda::Activation::None, bool column_sums = false,
+             const cuda::RowNorm& norm = {}) {
     Fp8Scaling& s = layer.scaling[role];
     const bool e4m3 = role != kGradOutput;
     const auto dtype = e4m3 ? at::kFloat8_e4m3fn : at::kFloat8_e5m2;
@@ -178,6 +180,7 @@ Cast castFp8(const at::Tensor& x, Fp8Linears::Layer& layer, Role role,
     job.state.amax = amax;
     job.state.scale = s.scale.data_ptr<float>();
     job.state.done = reinterpret_cast<unsigned int*>(s.done.data_ptr<int32_t>());
+    job.norm = norm;
     const int64_t partial_rows = cuda::castTransposeToFp8(job, stream);
     if (column_sums) {
         c.column_sums = at::empty({cols}, f32);
@@ -201,16 +204,17 @@ const at::Tensor& kNoBias() {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-/// y = act(x) Wᵀ + b with act(x) and W in e4m3 (act applied inside the cast). The
-/// scaled matmul takes its first operand row-major, its second column-major (a
-/// transposed row-major tensor). Saves what fp8Backward needs, and x itself where
-/// act is not the identity.
+/// y = act(x) Wᵀ + b with act(x) and W in e4m3 (act applied inside the cast, with
+/// `norm` for a LayerNorm). The scaled matmul takes its first operand row-major, its
+/// second column-major (a transposed row-major tensor). Saves what fp8Backward needs,
+/// then `also` (what act's backward needs).
 at::Tensor fp8Forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                      const at::Tensor& bias, int64_t layer_id, cuda::Activation act) {
+                      const at::Tensor& bias, int64_t layer_id, cuda::Activation act,
+                      const std::vector<at::Tensor>& also = {}, const cuda::RowNorm& norm = {}) {
     auto* layer = reinterpret_cast<Fp8Linears::Layer*>(layer_id);
     const int64_t in = weight.size(1), out = weight.size(0);
     const auto x2 = x.reshape({-1, in}).contiguous();
-    const Cast xq = castFp8(x2, *layer, kInput, act);
+    const Cast xq = castFp8(x2, *layer, kInput, act, false, norm);
     const Cast wq = castFp8(weight.contiguous(), *layer, kWeight);
     const bool has_bias = bias.numel() > 0;
     std::optional<at::Tensor> b;
@@ -220,12 +224,10 @@ at::Tensor fp8Forward(AutogradContext* ctx, const at::Tensor& x, const at::Tenso
     // W [out, in] row-major is Wᵀ column-major: the matmul's second operand.
     auto y = at::_scaled_mm(xq.q, wq.q.t(), xq.inv, wq.inv, b, std::nullopt, at::kBFloat16,
                             /*use_fast_accum=*/true);
-    // The backward needs the transposes only (xᵀ, Wᵀ, row-major), and x for act'.
-    if (act == cuda::Activation::None) {
-        ctx->save_for_backward({xq.qt, wq.qt, xq.inv, wq.inv});
-    } else {
-        ctx->save_for_backward({xq.qt, wq.qt, xq.inv, wq.inv, x});
-    }
+    // The backward needs the transposes only (xᵀ, Wᵀ, row-major), and what act' needs.
+    std::vector<at::Tensor> saved = {xq.qt, wq.qt, xq.inv, wq.inv};
+    saved.insert(saved.end(), also.begin(), also.end());
+    ctx->save_for_backward(saved);
     ctx->saved_data["layer"] = layer_id;
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["bias"] = has_bias;
@@ -281,13 +283,49 @@ class Fp8GeluLinearFunction : public torch::autograd::Function<Fp8GeluLinearFunc
   public:
     static at::Tensor forward(AutogradContext* ctx, at::Tensor h, at::Tensor weight,
                               at::Tensor bias, int64_t layer_id) {
-        return fp8Forward(ctx, h, weight, bias, layer_id, cuda::Activation::Gelu);
+        return fp8Forward(ctx, h, weight, bias, layer_id, cuda::Activation::Gelu, {h});
     }
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         auto out = fp8Backward(ctx, grads);
         const at::Tensor h = ctx->get_saved_variables()[4];
         out[0] = at::gelu_backward(out[0], h);
         return out;
+    }
+};
+
+/// A LayerNorm and the Linear layer after it in FP8: y = LN(x) Wᵀ + b, the LayerNorm
+/// applied in the input's cast from its rows' statistics (one read of x for them, one
+/// for the cast), so LN(x) is never written in float32 and read back. Backward: the
+/// Linear's gradients, then at::native_layer_norm_backward with those statistics.
+class Fp8LayerNormLinearFunction : public torch::autograd::Function<Fp8LayerNormLinearFunction> {
+  public:
+    static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor ln_weight,
+                              at::Tensor ln_bias, at::Tensor weight, at::Tensor bias,
+                              int64_t layer_id, double eps) {
+        const auto xc = x.contiguous();
+        const int64_t cols = xc.size(-1), rows = xc.numel() / cols;
+        auto stat_shape = xc.sizes().vec();
+        stat_shape.back() = 1;  // as at::native_layer_norm gives them
+        const auto mean = at::empty(stat_shape, xc.options());
+        const auto rstd = at::empty(stat_shape, xc.options());
+        cuda::rowStatistics(xc.data_ptr<float>(), rows, cols, eps, mean.data_ptr<float>(),
+                            rstd.data_ptr<float>(), c10::cuda::getCurrentCUDAStream().stream());
+        const auto gamma = ln_weight.contiguous(), beta = ln_bias.contiguous();
+        cuda::RowNorm norm;
+        norm.mean = mean.data_ptr<float>();
+        norm.rstd = rstd.data_ptr<float>();
+        norm.gamma = gamma.data_ptr<float>();
+        norm.beta = beta.data_ptr<float>();
+        return fp8Forward(ctx, xc, weight, bias, layer_id, cuda::Activation::LayerNorm,
+                          {xc, mean, rstd, gamma, beta}, norm);
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        auto linear = fp8Backward(ctx, grads);  // the gradient of LN(x) in x's dtype first
+        const auto saved = ctx->get_saved_variables();
+        const at::Tensor& x = saved[4];
+        auto [dx, dgamma, dbeta] = at::native_layer_norm_backward(
+            linear[0], x, {x.size(-1)}, saved[5], saved[6], saved[7], saved[8], {true, true, true});
+        return {dx, dgamma, dbeta, linear[1], linear[2], at::Tensor(), at::Tensor()};
     }
 };
 
@@ -357,6 +395,31 @@ at::Tensor Fp8Linears::geluLinear(const at::Tensor& x, const at::Tensor& weight,
     }
 #endif
     return LinearHook::geluLinear(x, weight, bias);
+}
+
+at::Tensor Fp8Linears::layerNormLinear(const at::Tensor& x, const at::Tensor& ln_weight,
+                                       const at::Tensor& ln_bias, double eps,
+                                       const at::Tensor& weight, const at::Tensor& bias) {
+#ifdef AMPBENCH_FP8
+    // Fused where the input's scale comes from its history (delayed scaling, after the
+    // first cast): the normalised values are never written, so no pass can take their
+    // amax before the cast. A float32 input (autocast's LayerNorm computes in float32)
+    // with whole 8-value chunks, as the wide cast takes them.
+    Layer* layer = fp8Layer(x, weight);
+    const auto is_float = [](const at::Tensor& t) {
+        return t.defined() && t.scalar_type() == at::kFloat;
+    };
+    if (layer && layer->recipe == config::Fp8Recipe::Delayed && layer->scaling[kInput].primed &&
+        is_float(x) && is_float(ln_weight) && is_float(ln_bias) && x.size(-1) % 8 == 0 &&
+        ln_weight.numel() == x.size(-1) && ln_bias.numel() == x.size(-1) &&
+        (!x.is_contiguous() || reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0)) {
+        ++norms_fused_;
+        return Fp8LayerNormLinearFunction::apply(x, ln_weight, ln_bias, weight,
+                                                 bias.defined() ? bias : kNoBias(),
+                                                 reinterpret_cast<int64_t>(layer), eps);
+    }
+#endif
+    return LinearHook::layerNormLinear(x, ln_weight, ln_bias, eps, weight, bias);
 }
 
 void Fp8Linears::countNextStep() {

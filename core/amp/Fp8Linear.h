@@ -56,7 +56,14 @@ class Fp8Linears : public models::LinearHook {
     /// An FP8 layer takes gelu(x) inside its input's cast; any other as the default.
     at::Tensor geluLinear(const at::Tensor& x, const at::Tensor& weight,
                           const at::Tensor& bias) override;
+    /// An FP8 layer under delayed scaling normalises inside its input's cast once its
+    /// history holds an amax; any other as the default.
+    at::Tensor layerNormLinear(const at::Tensor& x, const at::Tensor& ln_weight,
+                               const at::Tensor& ln_bias, double eps, const at::Tensor& weight,
+                               const at::Tensor& bias) override;
     const std::vector<Fp8LayerPlan>& plan() const { return plan_; }
+    /// How many layerNormLinear calls normalised inside the cast so far.
+    int64_t normsFused() const { return norms_fused_; }
 
     /// From the next forward on, each FP8 cast also counts its saturated, flushed and
     /// non-finite values (on the device) until takeCastRecords().
@@ -77,6 +84,7 @@ class Fp8Linears : public models::LinearHook {
     std::vector<std::unique_ptr<Layer>> layers_;
     std::unordered_map<const void*, Layer*> by_weight_;
     bool counting_ = false;
+    int64_t norms_fused_ = 0;
 };
 
 }  // namespace ampbench::amp

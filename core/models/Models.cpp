@@ -37,6 +37,14 @@ at::Tensor geluLinear(LinearHook* hook, const nn::Linear& layer, const at::Tenso
                 : at::linear(at::gelu(x), layer->weight, layer->bias);
 }
 
+/// linear(hook, layer, norm(x)), the hook free to fuse the two.
+at::Tensor layerNormLinear(LinearHook* hook, nn::LayerNorm& norm, const nn::Linear& layer,
+                           const at::Tensor& x) {
+    return hook ? hook->layerNormLinear(x, norm->weight, norm->bias, norm->options.eps(),
+                                        layer->weight, layer->bias)
+                : at::linear(norm->forward(x), layer->weight, layer->bias);
+}
+
 nn::Conv2d conv(int in, int out, int k, int stride = 1) {
     return nn::Conv2d(nn::Conv2dOptions(in, out, k).stride(stride).padding(k / 2).bias(false));
 }
@@ -96,6 +104,12 @@ const std::string kNoPath;
 at::Tensor LinearHook::geluLinear(const at::Tensor& x, const at::Tensor& weight,
                                   const at::Tensor& bias) {
     return linear(at::gelu(x), weight, bias);
+}
+
+at::Tensor LinearHook::layerNormLinear(const at::Tensor& x, const at::Tensor& ln_weight,
+                                       const at::Tensor& ln_bias, double eps,
+                                       const at::Tensor& weight, const at::Tensor& bias) {
+    return linear(at::layer_norm(x, {x.size(-1)}, ln_weight, ln_bias, eps), weight, bias);
 }
 
 at::Tensor tapped(ModuleTap* tap, const std::string& path, const at::Tensor& x,
@@ -401,13 +415,15 @@ at::Tensor DecoderBlockImpl::forward(const at::Tensor& x) {
     if (tap_) {
         return tappedForward(x);
     }
-    auto y = attn_->forward(linear(hook_, qkv_, ln1_->forward(x)));
+    auto y = attn_->forward(layerNormLinear(hook_, ln1_, qkv_, x));
     auto h = x + drop_->forward(linear(hook_, proj_, y));
-    auto m = geluLinear(hook_, fc2_, linear(hook_, fc1_, ln2_->forward(h)));
+    auto m = geluLinear(hook_, fc2_, layerNormLinear(hook_, ln2_, fc1_, h));
     return h + drop_->forward(m);
 }
 
 // The same block with each module's output through the tap (and in fp32 where it says).
+// The LayerNorms' outputs are tap points, so here each is computed on its own and a
+// hook cannot fuse it into the next layer's cast.
 at::Tensor DecoderBlockImpl::tappedForward(const at::Tensor& x) {
     auto where = [this](const char* part) { return path_ + "." + part; };
     auto ln1 =
@@ -496,6 +512,9 @@ at::Tensor TransformerImpl::forward(const at::Tensor& tokens) {
             return tapped(tap, path, in, [b](const at::Tensor& t) { return b->forward(t); });
         };
         x = checkpointing_ && is_training() ? checkpoint(block, x) : block(x);
+    }
+    if (!tap_) {
+        return layerNormLinear(linear_hook_, ln_f_, head_, x);
     }
     x = tapped(tap_, "ln_f", x, [this](const at::Tensor& in) { return ln_f_->forward(in); });
     return tapped(tap_, "head", x,

@@ -45,6 +45,12 @@ class LinearHook {
     /// linear().
     virtual at::Tensor geluLinear(const at::Tensor& x, const at::Tensor& weight,
                                   const at::Tensor& bias);
+    /// linear(layer_norm(x)) over x's last dimension with (ln_weight, ln_bias, eps): a
+    /// hook may normalise inside its input's cast (the normalised x never written). By
+    /// default at::layer_norm, then linear().
+    virtual at::Tensor layerNormLinear(const at::Tensor& x, const at::Tensor& ln_weight,
+                                       const at::Tensor& ln_bias, double eps,
+                                       const at::Tensor& weight, const at::Tensor& bias);
 };
 
 /// `f(x)` as the module at `path`, through `tap` (in fp32 when it says so, its output

@@ -49,6 +49,12 @@ struct CountingHook : models::LinearHook {
         ++gelu_calls;
         return LinearHook::geluLinear(x, w, b);
     }
+    int norm_calls = 0;
+    at::Tensor layerNormLinear(const at::Tensor& x, const at::Tensor& g, const at::Tensor& beta,
+                               double eps, const at::Tensor& w, const at::Tensor& b) override {
+        ++norm_calls;
+        return LinearHook::layerNormLinear(x, g, beta, eps, w, b);
+    }
 };
 
 /// A tap that only looks, as the numerics recorder's does between its records.
@@ -246,10 +252,14 @@ TEST(Fp8, TheDecoderHandsGeluAndFc2ToTheHookWithOrWithoutATap) {
     model->setLinearHook(&hook);
     const auto plain = model->forward(x);
     EXPECT_EQ(hook.gelu_calls, spec.depth);
+    // Each block's two LayerNorms with the Linear after them, and ln_f with the head.
+    EXPECT_EQ(hook.norm_calls, 2 * spec.depth + 1);
     LookingTap tap;
     model->setTap(&tap);
     const auto tapped = model->forward(x);
     EXPECT_EQ(hook.gelu_calls, 2 * spec.depth) << "the tapped forward went around the hook";
+    // A LayerNorm's output is a tap point: with a tap it is computed on its own.
+    EXPECT_EQ(hook.norm_calls, 2 * spec.depth + 1);
     EXPECT_TRUE(at::equal(plain, tapped));
     model->setTap(nullptr);
     model->setLinearHook(nullptr);
@@ -283,16 +293,31 @@ TEST(Fp8, AnFp8ArmIsRefusedBeforeAnythingRunsWhereThereIsNoFp8) {
 
 namespace {
 
-/// One Linear layer as a model, so Fp8Linears can plan it; with `gelu`, GELU first, as
-/// the decoder's MLP ends (through the hook's geluLinear where a hook is set).
+enum class First { Nothing, Gelu, LayerNorm };
+
+/// One Linear layer as a model, so Fp8Linears can plan it; GELU first, as the
+/// decoder's MLP ends, or a LayerNorm first, as its attention and MLP begin (through
+/// the hook's geluLinear or layerNormLinear where a hook is set).
 struct OneLinearImpl : models::Network {
     torch::nn::Linear fc{nullptr};
+    torch::nn::LayerNorm ln{nullptr};
     bool gelu = false;
-    OneLinearImpl(int in, int out, bool gelu_first = false) : gelu(gelu_first) {
+    OneLinearImpl(int in, int out, First first = First::Nothing) : gelu(first == First::Gelu) {
         fc = register_module("fc", torch::nn::Linear(in, out));
+        if (first == First::LayerNorm) {
+            ln = register_module("ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({in})));
+            torch::NoGradGuard no_grad;
+            ln->weight.normal_(1.0, 0.3);
+            ln->bias.normal_(0.0, 0.3);
+        }
     }
     at::Tensor forward(const at::Tensor& x) override {
         auto* hook = linearHook();
+        if (ln) {
+            return hook ? hook->layerNormLinear(x, ln->weight, ln->bias, ln->options.eps(),
+                                                fc->weight, fc->bias)
+                        : at::linear(ln->forward(x), fc->weight, fc->bias);
+        }
         if (gelu) {
             return hook ? hook->geluLinear(x, fc->weight, fc->bias)
                         : at::linear(at::gelu(x), fc->weight, fc->bias);
@@ -319,8 +344,13 @@ std::vector<at::Tensor> outputAndGradients(OneLinearImpl& net, amp::Fp8Linears* 
         y = net.forward(x);
     }
     y.backward(dy.to(y.scalar_type()));
-    return {y.detach().to(at::kFloat), x.grad().to(at::kFloat), net.fc->weight.grad().clone(),
-            net.fc->bias.grad().clone()};
+    std::vector<at::Tensor> out = {y.detach().to(at::kFloat), x.grad().to(at::kFloat),
+                                   net.fc->weight.grad().clone(), net.fc->bias.grad().clone()};
+    if (net.ln) {
+        out.push_back(net.ln->weight.grad().clone());
+        out.push_back(net.ln->bias.grad().clone());
+    }
+    return out;
 }
 
 /// Three FP8 passes (the first scaled from its own amax, then delayed) against fp32.
@@ -339,6 +369,10 @@ void expectFp8WithinTheFormatsPrecision(OneLinearImpl& net, const at::Tensor& x0
         EXPECT_LT(relativeError(got[1], want[1]), 0.15) << "input gradient, pass " << pass;
         EXPECT_LT(relativeError(got[2], want[2]), 0.15) << "weight gradient, pass " << pass;
         EXPECT_LT(relativeError(got[3], want[3]), 0.02) << "bias gradient, pass " << pass;
+        for (size_t i = 4; i < got.size(); ++i) {
+            EXPECT_LT(relativeError(got[i], want[i]), 0.15)
+                << (i == 4 ? "LayerNorm weight" : "LayerNorm bias") << " gradient, pass " << pass;
+        }
         EXPECT_EQ(got[2].scalar_type(), at::kFloat) << "fp32 master weights get fp32 gradients";
     }
     net.setLinearHook(nullptr);
@@ -360,11 +394,34 @@ TEST(Fp8Cuda, ALinearMatchesFp32ForwardAndBothGradientsWithinTheFormatsPrecision
 TEST(Fp8Cuda, GeluInsideTheInputsCastMatchesGeluThenLinearInFp32) {
     REQUIRE_FP8();
     torch::manual_seed(4);
-    auto net = std::make_shared<OneLinearImpl>(768, 256, /*gelu_first=*/true);
+    auto net = std::make_shared<OneLinearImpl>(768, 256, First::Gelu);
     net->to(test_cuda::kCuda);
     expectFp8WithinTheFormatsPrecision(
         *net, at::randn({8, 32, 768}, at::device(test_cuda::kCuda)),
         at::randn({8, 32, 256}, at::device(test_cuda::kCuda)) * 1e-2);
+}
+
+// The LayerNorm applied inside the input's cast (from the second pass on, once the
+// input's history holds an amax; the first normalises, then casts): the forward and
+// the gradients of the input, the Linear's and the LayerNorm's parameters as
+// at::layer_norm then at::linear in fp32 compute them, within the same bounds.
+TEST(Fp8Cuda, ALayerNormInsideTheInputsCastMatchesLayerNormThenLinearInFp32) {
+    REQUIRE_FP8();
+    torch::manual_seed(5);
+    auto net = std::make_shared<OneLinearImpl>(768, 512, First::LayerNorm);
+    net->to(test_cuda::kCuda);
+    const auto x = at::randn({8, 32, 768}, at::device(test_cuda::kCuda)) * 3 + 1;
+    expectFp8WithinTheFormatsPrecision(
+        *net, x, at::randn({8, 32, 512}, at::device(test_cuda::kCuda)) * 1e-2);
+    // The fused path was taken, and gives what LayerNorm then the FP8 cast gives.
+    config::ArmSpec arm{"fp8", Precision::Fp8};
+    amp::Fp8Linears fp8(*net, arm, test_cuda::kCuda);
+    const auto first = outputAndGradients(*net, &fp8, x, x.new_ones({8, 32, 512}) * 1e-2);
+    EXPECT_EQ(fp8.normsFused(), 0) << "the first cast has no history to scale by";
+    const auto fused = outputAndGradients(*net, &fp8, x, x.new_ones({8, 32, 512}) * 1e-2);
+    EXPECT_EQ(fp8.normsFused(), 1);
+    EXPECT_LT(relativeError(fused[0], first[0]), 0.02);
+    net->setLinearHook(nullptr);
 }
 
 // The bias gradient comes out of the output gradient's cast (column sums per tile,
