@@ -112,6 +112,8 @@
 #             packed, with VERDICT_BASE's build alternating, then with 32 hardware work
 #             queues, CUDA_DEVICE_MAX_CONNECTIONS=32, and the ceiling so). Each cell
 #             prints its CPU seconds and its threads by name, sampled 10 s in.
+#             (nobench, not in the default: the fast verdict with cuDNN's autotuning
+#             and with its heuristics, cudnn_benchmark false, alternating, twice each)
 #   help      print this text.
 #
 # Environment:
@@ -396,6 +398,20 @@ PY
         CUDA_DEVICE_MAX_CONNECTIONS=32 timed fp32-x9-conn32 "$OUT/fp32-x9-c.db" --config "$OUT/fp32-x9.json"
         echo "== packing ceiling with 32 hardware queues"
         CUDA_DEVICE_MAX_CONNECTIONS=32 python3 bench/pack_ceiling.py 2>&1 | tee "$OUT/ceiling-conn32.txt"
+    fi
+    if [[ $PARTS == *" nobench "* ]]; then
+        # cuDNN's autotuning (benchmark mode, the default) against its heuristics in the
+        # fast verdict: the alone passes tune each convolution in each dtype first.
+        python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+spec = json.load(open(f"{out}/recipe.json"))
+json.dump(dict(spec, cudnn_benchmark=False), open(f"{out}/recipe-nobench.json", "w"))
+PY
+        for round in 1 2; do
+            timed "fast-$round" "$OUT/fast.db" --preset fashion-mnist-recipe --fast-verdict
+            timed "fast-nobench-$round" "$OUT/fast-nb.db" --config "$OUT/recipe-nobench.json" --fast-verdict
+        done
     fi
     if [[ $PARTS == *" ceiling "* ]]; then
         # The most that streams can give this CNN, without the workbench: graphs

@@ -296,6 +296,7 @@ TEST(Capacity, CpuBudgetIsRespectedOnARealModel) {
     EXPECT_EQ(rows[0].status, "finished");
     EXPECT_EQ(rows[0].max_batch, cap.result.max_batch);
     EXPECT_EQ(rows[0].trials.size(), cap.result.trials.size());
+    db.reset();  // closed first: SQLite removes its -wal and -shm files on the last close
     std::filesystem::remove(db_path);
 }
 
