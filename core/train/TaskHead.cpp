@@ -47,7 +47,8 @@ at::Tensor TaskHead::loss(const at::Tensor& output, const at::Tensor& target) co
 
 bool autocastLogits(const at::Tensor& logits) {
     const auto t = logits.scalar_type();
-    return logits.is_cuda() && (t == at::kHalf || t == at::kBFloat16) &&
+    // ATen converts half to float inside log-softmax; for bf16 it refuses.
+    return logits.is_cuda() && t == at::kHalf &&
            amp::AutocastGuard::isEnabled(c10::DeviceType::CUDA);
 }
 
