@@ -546,6 +546,8 @@ void launchCast(const void* in, Activation act, bool wide, int blocks, const Arg
         if constexpr (std::is_same_v<T, float>) {
             castTransposeBlockKernel<float, Activation::LayerNorm>
                 <<<blocks, kThreads, 0, st>>>(typed, a);
+        } else {
+            throw std::invalid_argument("the FP8 cast normalises float32 input only");
         }
     } else if (act == Activation::Gelu) {
         launchCastAs<T, Activation::Gelu>(typed, wide, blocks, a, st);

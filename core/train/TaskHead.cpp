@@ -38,24 +38,23 @@ at::Tensor TaskHead::loss(const at::Tensor& output, const at::Tensor& target) co
     }
     const auto logits = output.reshape({-1, output.size(-1)});
     const auto y = target.reshape({-1});
-    if (autocastLogits(logits) && smoothing_ == 0.0) {
-        return lowPrecisionCrossEntropy(logits, y);
+    if (autocastFp16Logits(logits) && smoothing_ == 0.0) {
+        return fp16CrossEntropy(logits, y);
     }
     return at::cross_entropy_loss(logits, y, {}, at::Reduction::Mean, /*ignore_index=*/-100,
                                   smoothing_);
 }
 
-bool autocastLogits(const at::Tensor& logits) {
-    const auto t = logits.scalar_type();
+bool autocastFp16Logits(const at::Tensor& logits) {
     // ATen converts half to float inside log-softmax; for bf16 it refuses.
-    return logits.is_cuda() && t == at::kHalf &&
+    return logits.is_cuda() && logits.scalar_type() == at::kHalf &&
            amp::AutocastGuard::isEnabled(c10::DeviceType::CUDA);
 }
 
-at::Tensor lowPrecisionCrossEntropy(const at::Tensor& logits, const at::Tensor& target) {
+at::Tensor fp16CrossEntropy(const at::Tensor& logits, const at::Tensor& target) {
     // Autocast would copy the logits to float32 for the loss (and its backward copy
     // the gradient back): for a decoder's [B·T, V] logits two passes over the largest
-    // tensor of the step. log-softmax reads the half-precision logits and computes
+    // tensor of the step. log-softmax reads the fp16 logits and computes
     // and writes in float32 (half_to_float), its backward writes the gradient in the
     // logits' dtype: the same values without either copy.
     c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);

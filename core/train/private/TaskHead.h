@@ -48,14 +48,14 @@ class TaskHead {
     double smoothing_ = 0.0;
 };
 
-/// Whether `logits` are autocast's half-precision output on CUDA, where
-/// lowPrecisionCrossEntropy applies (pure fp16 keeps its fp16 loss, as a control).
-bool autocastLogits(const at::Tensor& logits);
+/// Whether `logits` are fp16 autocast's output on CUDA, where fp16CrossEntropy applies
+/// (pure fp16 keeps its fp16 loss, as a control; bf16 has no such conversion in ATen).
+bool autocastFp16Logits(const at::Tensor& logits);
 
-/// The mean cross-entropy of [N, C] half-precision logits against [N] labels as
-/// autocast computes it (in float32), without copying the logits to float32: one
-/// pass less over them forward and one backward. CUDA only.
-at::Tensor lowPrecisionCrossEntropy(const at::Tensor& logits, const at::Tensor& target);
+/// The mean cross-entropy of [N, C] fp16 logits against [N] labels as autocast
+/// computes it (in float32), without copying the logits to float32: one pass less over
+/// them forward and one backward. CUDA only.
+at::Tensor fp16CrossEntropy(const at::Tensor& logits, const at::Tensor& target);
 
 using data::dtypeName;
 using data::shapeText;
