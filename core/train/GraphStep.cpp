@@ -32,27 +32,28 @@ bool RunLoop::graphStep(int64_t s, bool& fell_back) {
                 return false;
             }
         }
-        const data::Batch b = microBatch(rec);
-        if (!graph_->captured()) {
-            static_x_ = at::empty_like(b.input);
-            static_y_ = at::empty_like(b.target);
+        if (graph_->captured()) {
+            samples_ += feedInputs(rec);
+            graph_->replay();
+            continue;
         }
+        const data::Batch b = microBatch(rec);
+        static_x_ = at::empty_like(b.input);
+        static_y_ = at::empty_like(b.target);
         static_x_.copy_(b.input, /*non_blocking=*/true);
         static_y_.copy_(b.target, /*non_blocking=*/true);
-        if (!graph_->captured()) {
-            try {
-                captureGraphs(s);
-            } catch (const c10::OutOfMemoryError&) {
-                throw;  // the run fails for it, as an eager run would
-            } catch (const c10::Error& e) {
-                fallBackToEager(s, e.what_without_backtrace(), b, samples_before);
-                fell_back = true;
-                return false;
-            } catch (const std::exception& e) {
-                fallBackToEager(s, e.what(), b, samples_before);
-                fell_back = true;
-                return false;
-            }
+        try {
+            captureGraphs(s);
+        } catch (const c10::OutOfMemoryError&) {
+            throw;  // the run fails for it, as an eager run would
+        } catch (const c10::Error& e) {
+            fallBackToEager(s, e.what_without_backtrace(), b, samples_before);
+            fell_back = true;
+            return false;
+        } catch (const std::exception& e) {
+            fallBackToEager(s, e.what(), b, samples_before);
+            fell_back = true;
+            return false;
         }
         graph_->replay();
         samples_ += b.input.size(0);
@@ -61,9 +62,16 @@ bool RunLoop::graphStep(int64_t s, bool& fell_back) {
         update_graph_->replay();
     }
     // The graphs leave the step's loss, norm, scale and found-inf flag in one tensor:
-    // one copy a step keeps them (views of it), where four would cost four kernels
-    // and four allocations, which runs packed on one GPU pay for together.
-    const at::Tensor out = graph_out_.clone();
+    // one copy a step keeps them, into the next row of a block of rows allocated once
+    // per kOutputRows steps (the pending steps' views keep a block alive until they
+    // are read back). Runs packed on one GPU share the allocator's lock, and each
+    // allocation a step takes it twice.
+    if (!out_rows_.defined() || out_next_ == out_rows_.size(0)) {
+        out_rows_ = at::empty({kOutputRows, graph_out_.size(0)}, graph_out_.options());
+        out_next_ = 0;
+    }
+    const at::Tensor out = out_rows_.select(0, out_next_++);
+    out.copy_(graph_out_, /*non_blocking=*/true);
     const bool scaled = precision_->scaler() != nullptr;
     recorder_->completeStep(
         rec,
@@ -72,6 +80,31 @@ bool RunLoop::graphStep(int64_t s, bool& fell_back) {
          graph_inf_.defined() ? out.select(0, 3) : at::Tensor()},
         samples_);
     return true;
+}
+
+int64_t RunLoop::feedInputs(StepRecord& rec) {
+    if (held_batch_ || !device_pool_.empty() || !prefetcher_) {
+        const data::Batch b = microBatch(rec);
+        static_x_.copy_(b.input, /*non_blocking=*/true);
+        static_y_.copy_(b.target, /*non_blocking=*/true);
+        return b.input.size(0);
+    }
+    double wait = 0;
+    data::Batch b = nextHostBatch(wait);
+    rec.data_wait_ms += wait;
+    // Straight from the loader's pinned memory into the graph's buffers when only the
+    // layout differs (channels_last: the copy rearranges on the device). A dtype the
+    // arm converts to (pure fp16) is converted on the device, as the eager step does:
+    // copy_ would convert on the host, into memory that is not pinned.
+    for (auto [dst, src] : {std::pair<at::Tensor*, at::Tensor*>{&static_x_, &b.input},
+                            std::pair<at::Tensor*, at::Tensor*>{&static_y_, &b.target}}) {
+        if (dst->scalar_type() == src->scalar_type()) {
+            dst->copy_(*src, /*non_blocking=*/true);
+        } else {
+            dst->copy_(src->to(device_, /*non_blocking=*/true), /*non_blocking=*/true);
+        }
+    }
+    return b.input.size(0);
 }
 
 void RunLoop::keepStepOutputs(const at::Tensor& loss, const at::Tensor& scale_used) {

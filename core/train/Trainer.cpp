@@ -191,14 +191,19 @@ void RunLoop::setUpMeasures() {
     }
 }
 
+data::Batch RunLoop::nextHostBatch(double& wait_ms) {
+    const auto t = Clock::now();
+    data::Batch b = prefetcher_->next();
+    wait_ms += msSince(t);
+    return b;
+}
+
 data::Batch RunLoop::nextBatch(double& wait_ms) {
     if (!device_pool_.empty()) {
         auto& b = device_pool_[pool_pos_++ % device_pool_.size()];
         return b;
     }
-    auto t = Clock::now();
-    data::Batch b = prefetcher_->next();
-    wait_ms += msSince(t);
+    data::Batch b = nextHostBatch(wait_ms);
     const bool async = device_.is_cuda();
     return {b.input.to(device_, async), b.target.to(device_, async)};
 }

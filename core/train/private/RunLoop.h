@@ -95,6 +95,8 @@ class RunLoop {
     void start();                             // RunInfo and the events at step 0
     void finish(const run::RunOutcome& out);  // what follows the last step
     data::Batch nextBatch(double& wait_ms);
+    /// The loader's next batch as it gave it (on the CPU, pinned for a CUDA run).
+    data::Batch nextHostBatch(double& wait_ms);
     /// The step's next micro-batch on the device as the arm feeds the model (its
     /// precision's input, channels_last); the wait for it is added to `rec`.
     data::Batch microBatch(run::StepRecord& rec);
@@ -110,6 +112,8 @@ class RunLoop {
     /// undone and its first micro-batch kept for the eager step that repeats it.
     bool graphStep(int64_t s, bool& fell_back);
     void captureGraphs(int64_t s);
+    /// A captured graph's next micro-batch into its input buffers; its sample count.
+    int64_t feedInputs(run::StepRecord& rec);
     /// Inside a capture: the step's outputs into graph_out_ (undefined ones as 0).
     void keepStepOutputs(const at::Tensor& loss, const at::Tensor& scale_used);
     void fallBackToEager(int64_t s, const std::string& why, const data::Batch& batch,
@@ -167,9 +171,13 @@ class RunLoop {
     std::optional<data::Batch> held_batch_;    // drawn by a step that was undone
     at::Tensor static_x_, static_y_, graph_loss_, graph_norm_, graph_inf_, loss_acc_;
     at::Tensor graph_out_;  // [4]: the step's loss, gradient norm, loss scale, found-inf
+    at::Tensor out_rows_;   // [kOutputRows, 4]: graph_out_ of the steps, row by row
+    int64_t out_next_ = 0;  // out_rows_'s next free row
     std::vector<at::Tensor> static_grads_;  // K > 1: the gradients the graphs add into
 };
 
+/// Rows of graph outputs allocated at once (a graph step copies its outputs into one).
+inline constexpr int64_t kOutputRows = 256;
 /// Eager steps before capture: cuDNN picks its algorithms, lazy state is created.
 inline constexpr int64_t kEagerStepsBeforeCapture = 3;
 /// How the warning of an arm whose step could not be captured begins.
