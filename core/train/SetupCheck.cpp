@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include "core/amp/Fp8Linear.h"
 #include "core/data/DataError.h"
@@ -339,7 +340,27 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
         return check.r;
     }
     check.checkArmsOnDevice();
-    check.openData();
+    {
+        // The device's context and its libraries load (CUDA: most of a second) while
+        // the data is read; the model's build reports any failure of the device.
+        struct Joined {
+            std::thread t;
+            ~Joined() {
+                if (t.joinable()) {
+                    t.join();
+                }
+            }
+        } warm;
+        if (check.device.is_cuda()) {
+            warm.t = std::thread([device = check.device] {
+                try {
+                    (void)at::empty({1}, at::TensorOptions().device(device));
+                } catch (...) {
+                }
+            });
+        }
+        check.openData();
+    }
     if (!check.describeModel() || !check.dataset || !check.buildModel()) {
         return check.r;
     }
