@@ -425,14 +425,22 @@ EvalRecord RunLoop::evaluate(int64_t s) {
         total = std::min<int64_t>(total, bs * spec_.eval_batches);
     }
     TaskHead::Sums sums;
+    // On CUDA each batch goes up from pinned memory without waiting: a copy from
+    // pageable memory waits for the stream's queue to drain, so every batch cost a
+    // round trip, and with runs packed on one GPU the trip waits behind their kernels
+    // too. The sums are read once, at the end.
+    const bool async = device_.is_cuda();
+    const auto up = [&](const at::Tensor& t) {
+        return async ? t.pin_memory().to(device_, /*non_blocking=*/true) : t.to(device_);
+    };
     for (int64_t start = 0; start < total; start += bs) {
         const int64_t count = std::min(bs, total - start);
         auto b = test ? dataset_->testBatch(start, count) : dataset_->valBatch(start, count);
-        auto x = precision_->input(b.input.to(device_));
+        auto x = precision_->input(up(b.input));
         if (arm_.channels_last) {
             x = x.contiguous(at::MemoryFormat::ChannelsLast);
         }
-        head_->accumulate(model_->forward(x), b.target.to(device_), sums);
+        head_->accumulate(model_->forward(x), up(b.target), sums);
     }
     model_->train();
     const auto count = static_cast<double>(sums.count);
