@@ -102,18 +102,21 @@
 #             each from the command to the verdict, wall clock; then
 #             (with VERDICT_REFERENCE=1) the PyTorch script bench/recipe.py (its 9 runs
 #             one after another). Prints the table of wall times, ratios and each
-#             database's verdict lines (show -e 1); the databases go to $OUT.
+#             database's verdict lines (show -e 1) and where each run's wall time went
+#             (bench/step_gaps.py); the databases go to $OUT.
 #             VERDICT_PARTS picks some of "checks sequential packed graphs fast packing
 #             ceiling" (ceiling, not in the default: bench/pack_ceiling.py, the most that
 #             streams give this CNN with nothing of the workbench in the way)
 #             (packing, not in the default: one fp32 graph run alone against nine packed,
 #             and the nine graph runs three at a time and without their evaluations)
-#             (host, not in the default: the fast verdict twice and nine fp32 graph runs
-#             packed, with VERDICT_BASE's build alternating, then with 32 hardware work
-#             queues, CUDA_DEVICE_MAX_CONNECTIONS=32, and the ceiling so). Each cell
-#             prints its CPU seconds and its threads by name, sampled 10 s in.
+#             (host, not in the default: the fast verdict in each of HOST_ROUNDS and nine
+#             fp32 graph runs packed, with VERDICT_BASE's build alternating; with
+#             HOST_CONN32=1 then with 32 hardware work queues,
+#             CUDA_DEVICE_MAX_CONNECTIONS=32, and the ceiling so). Each cell prints its
+#             CPU seconds and its threads by name, sampled 10 s in.
 #             (nobench, not in the default: the fast verdict with cuDNN's autotuning
-#             and with its heuristics, cudnn_benchmark false, alternating, twice each)
+#             and with its heuristics, cudnn_benchmark false, alternating, in each of
+#             NOBENCH_ROUNDS)
 #   help      print this text.
 #
 # Environment:
@@ -140,6 +143,8 @@
 #   VERDICT_BASE=.deps/base       verdict: an earlier commit's source tree (git archive
 #                                 COMMIT | tar -x -C .deps/base), built beside this one;
 #                                 the host part times its CLI on the same cells.
+#   VERDICT_CHECKS='Cuda.*:FastVerdict.*'  verdict: the GPU tests of its checks part.
+#   HOST_ROUNDS="1 2" NOBENCH_ROUNDS="1 2"  verdict: the rounds of the host and nobench parts.
 #   NUMERICS_EVERY=10             numerics: optimizer steps between records.
 #   NUMERICS_STEPS=120            numerics: micro-steps per run.
 #   NUMERICS_PARTS="underflow overflow attention islands cost"   numerics: the cases to run
@@ -314,7 +319,7 @@ tests)
 
 verdict)
     PARTS=" ${VERDICT_PARTS:-checks sequential packed graphs fast} "
-    [[ $PARTS == *" checks "* ]] && run_checks 'Cuda.*:FastVerdict.*'
+    [[ $PARTS == *" checks "* ]] && run_checks "${VERDICT_CHECKS:-Cuda.*:FastVerdict.*}"
     $CLI --db "$OUT/spec.db" run --preset fashion-mnist-recipe --device cuda --dry-run > "$OUT/recipe.json"
     rm -f "$OUT"/spec.db*
     python3 - "$OUT" <<'PY'
@@ -345,6 +350,8 @@ PY
         echo "$label $w $cpu" >> "$OUT/verdict-times.txt"
         echo "== $label: $w s, CPU $cpu s"
         grep -E "^ *(fp32|amp|GPU|AMP)|verdict|busy|faster|shared" "$OUT/$label.txt" | head -24
+        # Where each run's wall time went: its steps, its waits for data, its evaluations.
+        python3 bench/step_gaps.py "$db" > "$OUT/$label.gaps" 2>&1 && sed 's/^/  /' "$OUT/$label.gaps"
         if [[ -s $OUT/$label.threads ]]; then
             awk '{n[$3]++; c[$3] += $2} END {for (k in n) printf "  threads %-16s %3d, %6.0f%% CPU\n", k, n[k], c[k]}' \
                 "$OUT/$label.threads" | sort
@@ -384,7 +391,7 @@ spec = json.load(open(f"{out}/recipe-packed-graphs.json"))
 json.dump(dict(spec, seeds=list(range(1, 10)), arms=[spec["arms"][0]], runs_per_gpu=9),
           open(f"{out}/fp32-x9.json", "w"))
 PY
-        for round in 1 2; do
+        for round in ${HOST_ROUNDS:-1 2}; do
             if [[ -n $BASE_CLI ]]; then
                 CLI=$BASE_CLI timed "base-fast-$round" "$OUT/base-fast.db" --preset fashion-mnist-recipe --fast-verdict
             fi
@@ -394,10 +401,12 @@ PY
             CLI=$BASE_CLI timed base-fp32-x9 "$OUT/base-fp32-x9.db" --config "$OUT/fp32-x9.json"
         fi
         timed fp32-x9 "$OUT/fp32-x9.db" --config "$OUT/fp32-x9.json"
-        CUDA_DEVICE_MAX_CONNECTIONS=32 timed fast-conn32 "$OUT/fast-c.db" --preset fashion-mnist-recipe --fast-verdict
-        CUDA_DEVICE_MAX_CONNECTIONS=32 timed fp32-x9-conn32 "$OUT/fp32-x9-c.db" --config "$OUT/fp32-x9.json"
-        echo "== packing ceiling with 32 hardware queues"
-        CUDA_DEVICE_MAX_CONNECTIONS=32 python3 bench/pack_ceiling.py 2>&1 | tee "$OUT/ceiling-conn32.txt"
+        if [[ ${HOST_CONN32:-0} == 1 ]]; then
+            CUDA_DEVICE_MAX_CONNECTIONS=32 timed fast-conn32 "$OUT/fast-c.db" --preset fashion-mnist-recipe --fast-verdict
+            CUDA_DEVICE_MAX_CONNECTIONS=32 timed fp32-x9-conn32 "$OUT/fp32-x9-c.db" --config "$OUT/fp32-x9.json"
+            echo "== packing ceiling with 32 hardware queues"
+            CUDA_DEVICE_MAX_CONNECTIONS=32 python3 bench/pack_ceiling.py 2>&1 | tee "$OUT/ceiling-conn32.txt"
+        fi
     fi
     if [[ $PARTS == *" nobench "* ]]; then
         # cuDNN's autotuning (benchmark mode, the default) against its heuristics in the
@@ -408,7 +417,7 @@ out = sys.argv[1]
 spec = json.load(open(f"{out}/recipe.json"))
 json.dump(dict(spec, cudnn_benchmark=False), open(f"{out}/recipe-nobench.json", "w"))
 PY
-        for round in 1 2; do
+        for round in ${NOBENCH_ROUNDS:-1 2}; do
             timed "fast-$round" "$OUT/fast.db" --preset fashion-mnist-recipe --fast-verdict
             timed "fast-nobench-$round" "$OUT/fast-nb.db" --config "$OUT/recipe-nobench.json" --fast-verdict
         done
