@@ -71,7 +71,7 @@ bool RunLoop::graphStep(int64_t s, bool& fell_back) {
         out_next_ = 0;
     }
     const at::Tensor out = out_rows_.select(0, out_next_++);
-    out.copy_(graph_out_, /*non_blocking=*/true);
+    out.copy_(graph_out_);
     const bool scaled = precision_->scaler() != nullptr;
     recorder_->completeStep(
         rec,
@@ -83,7 +83,7 @@ bool RunLoop::graphStep(int64_t s, bool& fell_back) {
 }
 
 int64_t RunLoop::feedInputs(StepRecord& rec) {
-    if (held_batch_ || !device_pool_.empty() || !prefetcher_) {
+    if (held_batch_ || !device_pool_.empty()) {
         const data::Batch b = microBatch(rec);
         static_x_.copy_(b.input, /*non_blocking=*/true);
         static_y_.copy_(b.target, /*non_blocking=*/true);
