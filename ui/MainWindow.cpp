@@ -592,15 +592,16 @@ void MainWindow::showError(const QString& title, const QString& message) {
 void MainWindow::updateActions() {
     const bool running = training_->isRunning() || remoteActive();
     const bool writable = session_->isOpen() && !session_->isReadOnly();
-    run_->setEnabled(editor_->isValid() && writable && !running);
+    run_->setEnabled(editor_->readyToRun() && writable && !running);
     // Where Ctrl+R trains is on the button: "Run on" is kept across restarts, so a
     // remote host chosen last week would otherwise be used without a word.
     const QString host = editor_->runOn();
     run_->setText(host.isEmpty() ? tr("&Run experiment") : tr("&Run on %1").arg(host));
     const QString where = host.isEmpty() ? tr("on this machine")
                                          : tr("on %1 (Run on, in the Experiment tab)").arg(host);
-    run_->setToolTip(!writable            ? tr("Open a database you can write to first")
-                     : editor_->isValid() ? tr("Train every arm \u00d7 seed %1").arg(where)
+    run_->setToolTip(!writable               ? tr("Open a database you can write to first")
+                     : editor_->readyToRun() ? tr("Train every arm \u00d7 seed %1").arg(where)
+                     : editor_->isValid() ? tr("The training script's interpreter is being checked")
                                           : tr("Fix the problems listed in the editor first"));
     cancel_->setEnabled(running);
     const bool local = training_->isRunning() && currentRun_ != 0;

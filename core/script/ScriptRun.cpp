@@ -6,18 +6,22 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 
 #include "core/analysis/Format.h"
@@ -330,9 +334,133 @@ std::string scriptFileProblem(const std::string& path) {
     return {};
 }
 
-InterpreterCheck checkInterpreter(const std::string& python, const std::string& package) {
+namespace {
+
+/// Imports ampbench and torch and looks the other modules up, as a script run started
+/// in `folder` would find them; prints each one it cannot have on stderr. Its argv:
+/// -c, the folder (may be empty), the modules.
+constexpr const char* kImportProbe = R"(import importlib, importlib.util, sys
+sys.argv.pop(0)
+folder = sys.argv.pop(0)
+if folder:
+    sys.path.insert(0, folder)
+for name in sys.argv:
+    try:
+        if name in ("ampbench", "torch"):
+            importlib.import_module(name)
+        elif importlib.util.find_spec(name) is None:
+            raise ModuleNotFoundError("No module named %r" % name)
+    except BaseException as e:
+        text = (str(e).splitlines() or [""])[0]
+        sys.stderr.write("ampbench-missing\t%s\t%s: %s\n" % (name, type(e).__name__, text))
+)";
+
+constexpr const char* kMissingTag = "ampbench-missing\t";
+
+bool isIdentifier(const std::string& s) {
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) {
+        return false;
+    }
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+}
+
+std::string trimmed(const std::string& s) {
+    const size_t b = s.find_first_not_of(" \t\r");
+    if (b == std::string::npos) {
+        return {};
+    }
+    return s.substr(b, s.find_last_not_of(" \t\r") + 1 - b);
+}
+
+/// The top-level package of a dotted name ("torch" of "torch.nn as nn"); empty for a
+/// relative one or __future__.
+std::string topLevel(const std::string& spec) {
+    const std::string t = trimmed(spec);
+    const std::string word = t.substr(0, t.find_first_of(" \t("));
+    const std::string top = word.substr(0, word.find('.'));
+    return isIdentifier(top) && top != "__future__" ? top : std::string();
+}
+
+/// The names one file's unindented import lines give.
+std::vector<std::string> importsOf(const fs::path& path) {
+    std::ifstream in(path);
+    std::vector<std::string> out;
+    std::string line;
+    bool in_string = false;  // inside a triple-quoted string
+    while (std::getline(in, line)) {
+        while (!line.empty() && line.back() == '\\') {  // a continued line
+            std::string more;
+            line.pop_back();
+            if (!std::getline(in, more)) {
+                break;
+            }
+            line += " " + more;
+        }
+        size_t quotes = 0;
+        for (const char* q : {"\"\"\"", "'''"}) {
+            for (size_t at = line.find(q); at != std::string::npos; at = line.find(q, at + 3)) {
+                ++quotes;
+            }
+        }
+        const bool was_in_string = in_string;
+        in_string = in_string != (quotes % 2 == 1);
+        if (was_in_string) {
+            continue;
+        }
+        const std::string code = line.substr(0, line.find('#'));
+        if (code.rfind("import ", 0) == 0) {
+            std::stringstream names(code.substr(7));
+            for (std::string part; std::getline(names, part, ',');) {
+                if (const std::string top = topLevel(part); !top.empty()) {
+                    out.push_back(top);
+                }
+            }
+        } else if (code.rfind("from ", 0) == 0 && code.find(" import") != std::string::npos) {
+            if (const std::string top = topLevel(code.substr(5)); !top.empty()) {
+                out.push_back(top);
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::string> scriptImports(const std::string& path) {
+    std::vector<std::string> out;
+    auto add = [&out](const std::vector<std::string>& names) {
+        for (const auto& n : names) {
+            if (std::find(out.begin(), out.end(), n) == out.end()) {
+                out.push_back(n);
+            }
+        }
+    };
+    const std::vector<std::string> own = importsOf(path);
+    add(own);
+    const fs::path folder = fs::path(path).parent_path();
+    std::error_code ec;
+    for (const auto& name : own) {
+        for (const fs::path& beside : {folder / (name + ".py"), folder / name / "__init__.py"}) {
+            if (fs::is_regular_file(beside, ec)) {
+                add(importsOf(beside));
+            }
+        }
+    }
+    return out;
+}
+
+InterpreterCheck checkInterpreter(const std::string& python, const std::string& package,
+                                  const std::vector<std::string>& modules, double timeout_s,
+                                  const std::string& folder) {
     InterpreterCheck out;
-    const std::vector<std::string> argv{python, "-c", "import ampbench"};
+    std::vector<std::string> argv{python, "-c", kImportProbe, folder, "ampbench"};
+    for (const auto& m : modules) {
+        if (m != "ampbench") {
+            argv.push_back(m);
+        }
+    }
     Child child;
     try {
         child = spawn(argv, childEnvironment({}, package));
@@ -341,6 +469,8 @@ InterpreterCheck checkInterpreter(const std::string& python, const std::string& 
         out.detail = e.what();
         return out;
     }
+    const auto deadline =
+        Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
     int status = 0;
     std::string err;
     char buf[4096];
@@ -351,8 +481,15 @@ InterpreterCheck checkInterpreter(const std::string& python, const std::string& 
             continue;
         }
         if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            if (left.count() <= 0) {
+                out.timed_out = true;
+                kill(-child.pid, SIGKILL);
+                break;
+            }
             pollfd p{child.err_fd, POLLIN, 0};
-            poll(&p, 1, 200);
+            poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 200)));
             continue;
         }
         break;
@@ -361,10 +498,34 @@ InterpreterCheck checkInterpreter(const std::string& python, const std::string& 
     }
     close(child.stream_fd);
     close(child.err_fd);
-    out.detail = lastLine(err);
-    out.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    out.cannot_start =
-        !out.ok && WIFEXITED(status) && WEXITSTATUS(status) == 127 && err.find("cannot start") == 0;
+    std::string said;  // what it printed besides the probe's lines
+    std::stringstream lines(err);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind(kMissingTag, 0) == 0) {
+            const std::string rest = line.substr(std::strlen(kMissingTag));
+            const size_t tab = rest.find('\t');
+            out.missing.push_back(
+                {rest.substr(0, tab), tab == std::string::npos ? "" : rest.substr(tab + 1)});
+        } else {
+            said += line + "\n";
+        }
+    }
+    out.detail = lastLine(said);
+    if (out.timed_out) {
+        out.missing.clear();
+        return out;
+    }
+    const bool exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    out.cannot_start = !exited_ok && WIFEXITED(status) && WEXITSTATUS(status) == 127 &&
+                       err.find("cannot start") == 0;
+    if (!exited_ok && !out.cannot_start && out.missing.empty()) {
+        // It started and failed before the probe could say what: nothing imports.
+        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        out.missing.push_back({"ampbench", out.detail.empty()
+                                               ? "exited with status " + std::to_string(code)
+                                               : out.detail});
+    }
+    out.ok = exited_ok && out.missing.empty();
     return out;
 }
 
@@ -395,18 +556,66 @@ train::SetupReport checkScriptSetup(const config::ExperimentSpec& spec,
     if (!util::splitWords(spec.model.args, error)) {
         r.problems.push_back({Kind::Mismatch, "model.args", error});
     }
+    const std::string package = settings.package.empty() ? pythonPackageDir() : settings.package;
+    std::error_code ec;
+    const std::string folder = spec.model.file.empty()
+                                   ? std::string()
+                                   : fs::absolute(spec.model.file, ec).parent_path().string();
+    const std::vector<std::string> modules = scriptImports(spec.model.file);
     const InterpreterCheck check =
-        checkInterpreter(python, settings.package.empty() ? pythonPackageDir() : settings.package);
+        checkInterpreter(python, package, modules, settings.import_timeout_s, folder);
+    const std::string script_name = file.empty() ? std::string("the script") : file;
     if (check.cannot_start) {
         r.problems.push_back({Kind::Unreadable, "model.python",
                               python + ": " + check.detail +
                                   " (name the Python interpreter, e.g. /usr/bin/python3)"});
-    } else if (!check.ok) {
+    } else if (check.timed_out) {
         r.problems.push_back(
             {Kind::Mismatch, "model.python",
-             python + " cannot import the ampbench package (" + check.detail +
-                 "); it is installed with the workbench (/usr/lib/python3/dist-packages) or "
-                 "found in a checkout's python/ folder"});
+             python + " did not finish importing ampbench" +
+                 (modules.empty() ? std::string()
+                                  : " and the modules " + script_name + " imports") +
+                 " within " + analysis::formatNumber(settings.import_timeout_s, 0) +
+                 " s; check that it starts from a shell (" + python + " -c 'import torch')"});
+    }
+    for (const auto& m : check.missing) {
+        const std::string said = m.error.empty() ? std::string() : " (" + m.error + ")";
+        if (m.module == "ampbench") {
+            r.problems.push_back(
+                {Kind::Mismatch, "model.python",
+                 python + " cannot import the ampbench package" + said +
+                     (package.empty()
+                          ? "; no python/ folder with it was found beside the workbench: it is "
+                            "installed with the workbench (/usr/lib/python3/dist-packages), or "
+                            "put a checkout's python/ folder on PYTHONPATH"
+                          : "; the workbench puts " + package +
+                                " first on the script's PYTHONPATH for it, and that folder "
+                                "lacks ampbench/__init__.py")});
+        } else if (m.module == "torch") {
+            r.problems.push_back(
+                {Kind::Mismatch, "model.python",
+                 python + " cannot import torch, which " + script_name + " imports" + said +
+                     ": install PyTorch for this interpreter (on Debian: apt install "
+                     "python3-torch) or name one that has it in model.python"});
+        } else {
+            r.problems.push_back(
+                {Kind::Mismatch, "model.python",
+                 python + " cannot import " + m.module + ", which " + script_name + " imports" +
+                     said + ": install it for this interpreter (on Debian often python3-" +
+                     m.module + ", else pip install " + m.module +
+                     ") or name one that has it in model.python"});
+        }
+    }
+    if (r.ok()) {
+        const auto has = [&modules](const char* name) {
+            return std::find(modules.begin(), modules.end(), name) != modules.end();
+        };
+        const size_t others = modules.size() - (has("torch") ? 1 : 0) - (has("ampbench") ? 1 : 0);
+        r.model += std::string(has("torch") ? ", which imports torch and ampbench"
+                                            : ", which imports ampbench") +
+                   (others > 0 ? " and finds the " + std::to_string(others) +
+                                     " other modules the script imports"
+                               : std::string());
     }
     return r;
 }

@@ -23,6 +23,9 @@ struct ScriptSettings {
     std::string python;
     /// A script that records nothing for this long is stopped (0: never).
     double silence_s = 900;
+    /// How long the check before the runs waits for the interpreter to import the
+    /// script's modules (torch can take seconds on a cold disk).
+    double import_timeout_s = 60;
     /// The folder of the ampbench package put first on the script's PYTHONPATH; empty
     /// takes pythonPackageDir().
     std::string package;
@@ -51,17 +54,38 @@ std::vector<std::string> commandLine(const config::ModelSpec& model, const std::
 /// script"); empty when it is a readable regular file.
 std::string scriptFileProblem(const std::string& path);
 
-/// Whether `python` starts and imports the ampbench package.
+/// The modules a script needs, by top-level name in the order first seen: those its
+/// unindented `import a, b.c` and `from a.b import c` lines name (an import inside a
+/// try or a function is optional to it), then those of the modules beside it that it
+/// imports (helpers.py, helpers/__init__.py), one level down. Relative imports and
+/// __future__ are left out; an unreadable file gives none.
+std::vector<std::string> scriptImports(const std::string& path);
+
+/// Whether `python` starts and imports the ampbench package and `modules`.
 struct InterpreterCheck {
+    /// A module the interpreter cannot import, with what Python said.
+    struct Missing {
+        std::string module;
+        std::string error;  ///< "ModuleNotFoundError: No module named 'torch'"
+    };
     bool ok = false;
-    bool cannot_start = false;  ///< not found or not executable (else: no ampbench package)
+    bool cannot_start = false;  ///< not found or not executable
+    bool timed_out = false;     ///< stopped after the timeout, still importing
     std::string detail;         ///< the last line it printed, or why it did not start
+    std::vector<Missing> missing;
 };
-InterpreterCheck checkInterpreter(const std::string& python, const std::string& package);
+/// Starts `python` with `package` first on its PYTHONPATH and `folder` (the script's)
+/// on sys.path, as a script run would, and imports ampbench and torch (when named in
+/// `modules`) and looks up the other `modules` without running them. Stops it after
+/// `timeout_s`.
+InterpreterCheck checkInterpreter(const std::string& python, const std::string& package,
+                                  const std::vector<std::string>& modules = {},
+                                  double timeout_s = 60, const std::string& folder = {});
 
 /// The check before a script trains: the script file, the interpreter with the ampbench
-/// package, the device, arms a script cannot train (data-parallel ranks). Each problem
-/// names the field to change (model.file, model.python, arms[i].ranks, device).
+/// package and the modules the script imports (scriptImports), the device, arms a script cannot
+/// train (data-parallel ranks). Each problem names the field to change (model.file, model.python,
+/// arms[i].ranks, device).
 train::SetupReport checkScriptSetup(const config::ExperimentSpec& spec,
                                     const ScriptSettings& settings = {});
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -150,6 +151,89 @@ TEST_F(ScriptSetup, AnInterpreterWithoutTheAmpbenchPackageIsNamed) {
     ASSERT_TRUE(python);
     EXPECT_NE(python->message.find("cannot import the ampbench package"), std::string::npos)
         << python->message;
+}
+
+/// An interpreter that sees no site packages (python3 -S): torch cannot be imported
+/// with it whatever this host has installed; PYTHONPATH still reaches it.
+fs::path bareInterpreter(const fs::path& dir) {
+    const fs::path wrapper = dir / "bare-python";
+    std::ofstream(wrapper) << "#!/bin/sh\nexec python3 -S \"$@\"\n";
+    fs::permissions(wrapper, fs::perms::owner_all);
+    return wrapper;
+}
+
+TEST_F(ScriptSetup, TheModulesAScriptImportsAreReadFromItAndItsOwnModules) {
+    const fs::path script = dir_ / "train.py";
+    std::ofstream(script) << "\"\"\"Doc: import nothing here.\"\"\"\n"
+                             "import os, sys as system\n"
+                             "import torch.nn as nn\n"
+                             "from ampbench import Recorder  # ampbench\n"
+                             "from . import sibling\n"
+                             "from __future__ import annotations\n"
+                             "import helpers\n"
+                             "try:\n"
+                             "    import optional_thing\n"
+                             "except ImportError:\n"
+                             "    pass\n";
+    std::ofstream(dir_ / "helpers.py") << "import numpy\nimport torch\n";
+    EXPECT_EQ(ampbench::script::scriptImports(script.string()),
+              (std::vector<std::string>{"os", "sys", "torch", "ampbench", "helpers", "numpy"}));
+    EXPECT_TRUE(ampbench::script::scriptImports((dir_ / "none.py").string()).empty());
+}
+
+TEST_F(ScriptSetup, AScriptWhoseInterpreterHasNoTorchIsRefusedNamingThePackage) {
+    const fs::path script = dir_ / "train.py";
+    std::ofstream(script) << "import torch\nimport ampbench\n";
+    auto s = scriptSpec(script.string());
+    s.model.python = bareInterpreter(dir_).string();
+    const auto r = ampbench::script::checkScriptSetup(s);
+    ASSERT_FALSE(r.ok());
+    const auto* python = problemOf(r, "model.python");
+    ASSERT_TRUE(python);
+    EXPECT_NE(python->message.find("cannot import torch"), std::string::npos) << python->message;
+    EXPECT_NE(python->message.find("No module named 'torch'"), std::string::npos)
+        << python->message;
+    EXPECT_NE(python->message.find("python3-torch"), std::string::npos) << python->message;
+    // The ampbench package comes from the folder the workbench puts on PYTHONPATH.
+    for (const auto& p : r.problems) {
+        EXPECT_EQ(p.message.find("ampbench package"), std::string::npos) << p.message;
+    }
+}
+
+TEST_F(ScriptSetup, AnInterpreterThatImportsWhatTheScriptNeedsPasses) {
+    const fs::path script = dir_ / "train.py";
+    std::ofstream(script) << "import torch\nimport ampbench\nimport json\n";
+    ::unsetenv("PYTHONPATH");
+    fs::create_directories(dir_ / "site" / "torch");
+    std::ofstream(dir_ / "site" / "torch" / "__init__.py") << "\n";
+    ampbench::script::ScriptSettings settings;
+    settings.package = (dir_ / "site").string();  // a torch of its own, no ampbench
+    auto s = scriptSpec(script.string());
+    s.model.python = bareInterpreter(dir_).string();
+    const auto without = ampbench::script::checkScriptSetup(s, settings);
+    const auto* python = problemOf(without, "model.python");
+    ASSERT_TRUE(python) << "the ampbench package is missing from that folder";
+    EXPECT_NE(python->message.find("cannot import the ampbench package"), std::string::npos)
+        << python->message;
+    EXPECT_NE(python->message.find("PYTHONPATH"), std::string::npos) << python->message;
+    fs::create_directories(dir_ / "site" / "ampbench");
+    std::ofstream(dir_ / "site" / "ampbench" / "__init__.py") << "\n";
+    const auto with = ampbench::script::checkScriptSetup(s, settings);
+    EXPECT_TRUE(with.ok()) << (with.problems.empty() ? "" : with.problems[0].message);
+    EXPECT_NE(with.model.find("torch"), std::string::npos) << with.model;
+}
+
+TEST_F(ScriptSetup, AnInterpreterThatHangsIsStoppedAfterTheTimeout) {
+    const fs::path hang = dir_ / "hang-python";
+    std::ofstream(hang) << "#!/bin/sh\nexec sleep 30\n";
+    fs::permissions(hang, fs::perms::owner_all);
+    const auto started = std::chrono::steady_clock::now();
+    const auto check = ampbench::script::checkInterpreter(hang.string(), "", {"torch"}, 1.0);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    EXPECT_FALSE(check.ok);
+    EXPECT_TRUE(check.timed_out);
+    EXPECT_LT(took, 10.0);
 }
 
 TEST_F(ScriptSetup, DataParallelArmsAreRefusedOnTheirRanks) {

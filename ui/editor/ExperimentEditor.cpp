@@ -461,7 +461,12 @@ void ExperimentEditor::revalidate() {
         item->setData(Qt::UserRole, QString::fromStdString(e.field));
         item->setForeground(QColor(kInvalidColor));
     }
-    if (errors_.empty()) {
+    // A training script is ready once its interpreter imported what it imports.
+    const bool awaitingScript = errors_.empty() && s.model.name == "script" && checking();
+    if (awaitingScript) {
+        errorList_->addItem(tr("Checking that %1 imports the modules the script imports\u2026")
+                                .arg(QString::fromStdString(script::interpreterFor(s.model))));
+    } else if (errors_.empty()) {
         errorList_->addItem(warnings_.empty() ? tr("No problems: ready to run.")
                                               : tr("No problems: ready to run; note:"));
     }
@@ -475,9 +480,11 @@ void ExperimentEditor::revalidate() {
     for (const auto& arm : s.arms) {
         runs += static_cast<int>(config::seedsForArm(s, arm).size());
     }
-    QString plan = errors_.empty() ? tr("%n run(s) will train, one at a time.", nullptr, runs)
-                                   : tr("%n problem(s) to fix before running.", nullptr,
-                                        static_cast<int>(errors_.size()));
+    QString plan =
+        awaitingScript ? tr("%n run(s) will train once the script's check answers.", nullptr, runs)
+        : errors_.empty()
+            ? tr("%n run(s) will train, one at a time.", nullptr, runs)
+            : tr("%n problem(s) to fix before running.", nullptr, static_cast<int>(errors_.size()));
     if (!warnings_.empty()) {
         plan += ' ' + tr("%n warning(s) below.", nullptr, static_cast<int>(warnings_.size()));
     }
@@ -485,8 +492,9 @@ void ExperimentEditor::revalidate() {
 
     const bool valid = errors_.empty();
     Q_EMIT edited();
-    if (valid != valid_) {
+    if (valid != valid_ || awaitingScript == ready_) {
         valid_ = valid;
+        ready_ = !awaitingScript;
         Q_EMIT validityChanged(valid);
     }
 }

@@ -57,6 +57,9 @@ class ExperimentEditor : public QWidget {
     /// Every problem shown, in the order of the list.
     const std::vector<ampbench::config::FieldError>& errors() const { return errors_; }
     bool isValid() const { return errors_.empty(); }
+    /// Valid, and for a training script its interpreter's check has answered: Run is
+    /// offered once the modules the script imports are known to import.
+    bool readyToRun() const { return isValid() && ready_; }
     /// What the spec does that its author may not expect (config::warnings()).
     const std::vector<ampbench::config::FieldError>& warnings() const { return warnings_; }
 
@@ -117,6 +120,7 @@ class ExperimentEditor : public QWidget {
     ampbench::config::ExperimentSpec undoShown_;  // ... and the spec it was loaded as
     std::vector<ampbench::config::FieldError> undoLoadErrors_;
     bool valid_ = true;
+    bool ready_ = true;
     SetupPanel* setup_ = nullptr;
     QTimer* checkTimer_ = nullptr;
     QFutureWatcher<ampbench::train::SetupReport>* checkWatcher_ = nullptr;

@@ -83,7 +83,8 @@ void SetupPanel::clearFacts(const QString& treeLine) {
 void SetupPanel::showReport(const train::SetupReport& r, bool script) {
     const QLocale locale;
     state_->setText(!r.ok()  ? tr("<b>Model and data</b>: cannot train (see the problems)")
-                    : script ? tr("<b>Training script</b>: found, and its Python imports ampbench")
+                    : script ? tr("<b>Training script</b>: found, and its interpreter imports "
+                                  "the modules it imports")
                              : tr("<b>Model and data</b>: one batch trained on the CPU"));
     QStringList lines;
     if (!r.model.empty()) {
