@@ -16,6 +16,7 @@ import time
 import uuid
 
 from ampbench import stream
+from ampbench.destination import open_stream_file
 from ampbench.settings import ArmSettings, under_workbench
 
 __all__ = ["Recorder", "RecorderError"]
@@ -26,8 +27,21 @@ READ_BACK_STEPS = 20
 READ_BACK_MS = 100.0
 
 
+#: A recording problem in the training loop is written into the run as an event this
+#: many times; later ones are only counted (the count goes into the run when it ends).
+PROBLEM_EVENTS = 10
+
+
 class RecorderError(RuntimeError):
     """The recorder was used in a way it cannot record (the message says how)."""
+
+
+class _Refused(ValueError):
+    """A value given to step(), eval() or event() that cannot be recorded."""
+
+
+def _strict_from(env):
+    return (env.get("AMPBENCH_STRICT", "") or "0") not in ("0", "false", "no")
 
 
 def _torch():
@@ -117,16 +131,27 @@ class Recorder:
     The stream goes where the workbench says (AMPBENCH_STREAM_FD), else to `path`, else
     to the file AMPBENCH_STREAM names; with none of them nothing is recorded (a warning
     says so) and the script trains as it would without the recorder.
+
+    What cannot be recorded is refused where it enters: a name or a stream file that
+    cannot be used raises RecorderError here, before training starts. In the training
+    loop a value that is not a number (step(None)), or a stream that can no longer be
+    written, never raises: the recorder says so once on stderr, writes a warning into
+    the run, keeps every row before it and training goes on. `strict=True` (or
+    AMPBENCH_STRICT=1) raises RecorderError instead.
     """
 
     def __init__(self, path=None, *, settings=None, environ=None, device=None,
                  experiment=None, read_back_steps=READ_BACK_STEPS, read_back_ms=READ_BACK_MS,
-                 **given):
+                 strict=None, **given):
         env = os.environ if environ is None else environ
         try:
             self.settings = settings or ArmSettings.from_environment(env, **given)
         except TypeError as e:
             raise RecorderError("Recorder: %s" % e) from None
+        self.strict = _strict_from(env) if strict is None else bool(strict)
+        self._problems = 0
+        self._first_problem = ""
+        self._out = None
         s = self.settings
         self.device = device or s.device or self._guess_device()
         self._read_back_steps = max(1, int(read_back_steps))
@@ -145,19 +170,34 @@ class Recorder:
         self._warned_samples = False
         self._bound = False  # the workbench reads this stream into a run it planned
         self._run_record = None
-        self._out = self._open(path, env)
+        self._out = self._open(path, env, experiment)
         self._run = s.run_id if self._bound else 1
         if self._out is not None:
-            self._begin(experiment)
+            try:
+                self._begin(self._experiment_name(experiment))
+            except BaseException:
+                if self._out is not None:
+                    self._out.close()
+                    self._out = None
+                raise
         atexit.register(self._at_exit)
         self._previous_hook = sys.excepthook
         sys.excepthook = self._excepthook
 
     # ----- where the stream goes -----
 
-    def _open(self, path, env):
-        fd_text = env.get("AMPBENCH_STREAM_FD", "")
-        if path is None and fd_text:
+    def _open(self, path, env, experiment):
+        fd_text = env.get("AMPBENCH_STREAM_FD", "") if path is None else ""
+        target = path if path is not None else env.get("AMPBENCH_STREAM", "")
+        if not fd_text and not target:
+            sys.stderr.write("ampbench: no record stream (not started by ampbench-cli run "
+                             "--script, no path given, AMPBENCH_STREAM unset); recording "
+                             "nothing\n")
+            return None
+        # Names first: a run refused for its name must not empty its file.
+        self._check_name("arm", self.settings.arm, "AMPBENCH_ARM")
+        self._experiment_name(experiment)
+        if fd_text:
             try:
                 fd = int(fd_text)
                 raw = os.fdopen(fd, "wb", buffering=0, closefd=True)
@@ -165,15 +205,39 @@ class Recorder:
                 raise RecorderError("AMPBENCH_STREAM_FD=%r cannot be written: %s" % (fd_text, e)) from None
             self._bound = under_workbench(env)
             return raw
-        target = path if path is not None else env.get("AMPBENCH_STREAM", "")
-        if target:
-            try:
-                return open(os.fspath(target), "wb", buffering=0)
-            except OSError as e:
-                raise RecorderError("cannot write the record stream to %s: %s" % (target, e.strerror)) from None
-        sys.stderr.write("ampbench: no record stream (not started by ampbench-cli run --script, "
-                         "no path given, AMPBENCH_STREAM unset); recording nothing\n")
-        return None
+        try:
+            return open_stream_file(target)
+        except OSError as e:
+            raise RecorderError("cannot write the record stream: %s" % e) from None
+
+    @staticmethod
+    def _check_name(what, name, variable):
+        problem = stream.name_problem(name)
+        if problem:
+            shown = name if len(name) <= 60 else name[:60] + "..."
+            raise RecorderError("the %s name %r (%s or %s=) %s; ampbench-cli ingest would "
+                                "refuse the run" % (what, shown, variable, what, problem))
+
+    def _experiment_name(self, given):
+        """The experiment's name: given or AMPBENCH_EXPERIMENT (checked), else the script's."""
+        name = given or self.settings.experiment
+        if name:
+            self._check_name("experiment", name, "AMPBENCH_EXPERIMENT")
+            return name
+        return stream.storable_name(os.path.basename(sys.argv[0] or "script") or "script")
+
+    def _problem(self, message):
+        """A recording problem in the training loop: raised when strict, else said once."""
+        if self.strict:
+            raise RecorderError(message)
+        self._problems += 1
+        if self._problems == 1:
+            self._first_problem = message
+            sys.stderr.write("ampbench: %s; not recorded, training goes on (further problems "
+                             "are counted; strict=True or AMPBENCH_STRICT=1 raises "
+                             "instead)\n" % message)
+        if self._problems <= PROBLEM_EVENTS and self._out is not None and not self._closed:
+            self._write([self._event_record(message, "warning", 0.0, self._step)])
 
     def _guess_device(self):
         torch = _torch()
@@ -189,23 +253,29 @@ class Recorder:
             view = memoryview(data)
             while view:  # an unbuffered write may take part of it
                 view = view[self._out.write(view):]
-        except BrokenPipeError:
-            # The workbench stopped reading (it was ended): training on is pointless.
-            self._out = None
-            raise RecorderError("the workbench stopped reading the record stream") from None
+        except OSError as e:
+            out, self._out = self._out, None
+            try:
+                out.close()
+            except OSError:
+                pass
+            why = ("the workbench stopped reading it" if isinstance(e, BrokenPipeError)
+                   else e.strerror or str(e))
+            # Rows written so far stay; nothing more can go where these went.
+            self._problem("the record stream could not be written (%s): recording stopped "
+                          "at step %d" % (why, self._step))
 
     def _next_seq(self):
         self._seq += 1
         return self._seq
 
-    def _begin(self, experiment):
+    def _begin(self, name):
         s = self.settings
         records = [stream.header(_environment(self.device), "python-recorder " + _version(),
                                  "" if self._bound else uuid.uuid4().hex)]
         if not self._bound:
             # A stream of its own: `ingest` makes an experiment and a run of it.
             now = _now_iso()
-            name = experiment or s.experiment or os.path.basename(sys.argv[0] or "script")
             arm = {"name": s.arm, "precision": s.precision, "accumulation": s.accumulation,
                    "resolved_precision": s.precision, "effective_batch": s.effective_batch}
             if s.lr is not None:
@@ -213,7 +283,7 @@ class Recorder:
             spec = {"name": name, "arms": [{"name": s.arm, "precision": s.precision,
                                             "accumulation": s.accumulation}],
                     "seeds": [s.seed], "micro_batch": max(1, s.micro_batch)}
-            records.append({"type": "experiment", "id": 1, "name": name[:200],
+            records.append({"type": "experiment", "id": 1, "name": name,
                             "spec_json": json.dumps(spec), "created_at": now})
             self._run_record = {"type": "run", "id": 1, "experiment_id": 1, "arm": s.arm,
                                 "arm_index": s.arm_index, "seed": s.seed,
@@ -275,36 +345,18 @@ class Recorder:
 
         loss: the step's training loss (a tensor stays on the device until read back);
         samples: training samples in this step (default: the arm's effective batch).
+        A value that cannot be recorded (loss None, "abc", a tensor of several values) is
+        refused here, naming it; the step still counts, every row before it is kept.
         """
         if self._closed:
-            raise RecorderError("step() after close()")
+            return self._problem("step() after close()")
         now = time.perf_counter()
-        p = _Pending()
-        self._step += 1
-        p.step = self._step
-        if samples is None:
-            samples = self.settings.effective_batch
-            if samples == 0 and not self._warned_samples:
-                self._warned_samples = True
-                self.event("samples per step not given (step(samples=...)) and no micro-batch "
-                           "set: time per sample cannot be judged", kind="warning")
-        self._samples += stream.whole(samples, "samples", 0)
-        p.samples = self._samples
-        if _is_tensor(loss):
-            if loss.numel() != 1:
-                raise RecorderError("step(loss): a tensor of one value, not of shape %s"
-                                    % (tuple(loss.shape),))
-            p.loss = loss.detach()
-        else:
-            p.loss = loss
-        lr = self.settings.lr if lr is None else lr
-        p.lr = float("nan") if lr is None else lr
-        p.grad_norm = float("nan") if grad_norm is None else (
-            grad_norm.detach() if _is_tensor(grad_norm) else grad_norm)
-        p.data_wait_ms = data_wait_ms
-        p.timed = self._step > self.settings.warmup_steps
-        p.scale_before, p.scale_after = self._scales(scaler)
-        p.end_event = None
+        self._step += 1  # the optimizer stepped, whether or not its row can be recorded
+        try:
+            p = self._pending_step(loss, lr, scaler, samples, grad_norm, data_wait_ms)
+        except _Refused as e:
+            self._mark = now
+            return self._problem("step %d: %s" % (self._step, e))
         p.host_ms = (now - self._mark) * 1000.0
         torch = _torch()
         cuda = torch is not None and self.device.startswith("cuda") and torch.cuda.is_available()
@@ -326,6 +378,35 @@ class Recorder:
                 and now - self._last_read_back >= self._read_back_s):
             self._read_back()
 
+    def _pending_step(self, loss, lr, scaler, samples, grad_norm, data_wait_ms):
+        """The step's values, each checked; _Refused names the first that cannot be recorded."""
+        p = _Pending()
+        p.step = self._step
+        if samples is None:
+            samples = self.settings.effective_batch
+            if samples == 0 and not self._warned_samples:
+                self._warned_samples = True
+                self.event("samples per step not given (step(samples=...)) and no micro-batch "
+                           "set: time per sample cannot be judged", kind="warning")
+        try:
+            count = stream.whole(samples, "samples", 0)
+        except ValueError as e:
+            raise _Refused(str(e)) from None
+        p.loss = _recordable(loss, "loss")
+        lr = self.settings.lr if lr is None else lr
+        p.lr = float("nan") if lr is None else _recordable(lr, "lr")
+        p.grad_norm = float("nan") if grad_norm is None else _recordable(grad_norm, "grad_norm")
+        p.data_wait_ms = _recordable(data_wait_ms, "data_wait_ms")
+        try:
+            p.scale_before, p.scale_after = self._scales(scaler)
+        except Exception as e:  # a scaler of its own kind: its step is still a step
+            raise _Refused("the scaler's scale cannot be read (%s: %s)" % (type(e).__name__, e)) from None
+        p.timed = self._step > self.settings.warmup_steps
+        p.end_event = None
+        self._samples += count
+        p.samples = self._samples
+        return p
+
     def _scales(self, scaler):
         """The scale in effect for this step's backward, and the one after its update."""
         if scaler is None or not getattr(scaler, "is_enabled", lambda: False)():
@@ -344,25 +425,37 @@ class Recorder:
     def eval(self, metric=None, loss=None, step=None, samples=None):
         """An evaluation: metric (accuracy as a fraction in [0, 1]) and validation loss."""
         if self._closed:
-            raise RecorderError("eval() after close()")
+            return self._problem("eval() after close()")
         self._read_back()
-        record = {"type": "eval", "run": self._run, "seq": self._next_seq(),
-                  "step": stream.whole(self._step if step is None else step, "step"),
-                  "samples": stream.whole(self._samples if samples is None else samples, "samples"),
-                  "val_loss": stream.number(float("nan") if loss is None else _value(loss)),
-                  "val_accuracy": stream.number(float("nan") if metric is None else _value(metric)),
-                  "wall_s": stream.number(time.perf_counter() - self._start)}
+        try:
+            record = {"type": "eval", "run": self._run, "seq": 0,
+                      "step": _whole(self._step if step is None else step, "step"),
+                      "samples": _whole(self._samples if samples is None else samples, "samples"),
+                      "val_loss": _number(loss, "loss"), "val_accuracy": _number(metric, "metric"),
+                      "wall_s": stream.number(time.perf_counter() - self._start)}
+        except _Refused as e:
+            return self._problem("eval() at step %d: %s" % (self._step, e))
+        record["seq"] = self._next_seq()
         self._write([record])
         self._restart_timer()
 
     def event(self, message, kind="info", value=0.0, step=None):
         """A note in the run's record: kind is one of stream.EVENT_KINDS."""
-        if kind not in stream.EVENT_KINDS:
-            raise RecorderError("event kind %r: expected one of %s" % (kind, ", ".join(stream.EVENT_KINDS)))
+        if self._closed:
+            return self._problem("event() after close()")
+        try:
+            if kind not in stream.EVENT_KINDS:
+                raise _Refused("event kind %r: expected one of %s" % (kind, ", ".join(stream.EVENT_KINDS)))
+            at = _whole(self._step if step is None else step, "step")
+            number = _number(value, "value")
+        except _Refused as e:
+            return self._problem("event(%r): %s" % (str(message)[:60], e))
         self._read_back()
-        self._write([{"type": "event", "run": self._run, "seq": self._next_seq(),
-                      "step": stream.whole(self._step if step is None else step, "step"),
-                      "kind": kind, "message": str(message), "value": stream.number(_value(value))}])
+        self._write([self._event_record(str(message), kind, number, at)])
+
+    def _event_record(self, message, kind, value, step):
+        return {"type": "event", "run": self._run, "seq": self._next_seq(), "step": step,
+                "kind": kind, "message": message, "value": stream.number(value)}
 
     def _restart_timer(self):
         # The time an evaluation took is not the next step's.
@@ -404,11 +497,9 @@ class Recorder:
                             "mem_reserved": int(p.mem[1]), "mem_peak": int(p.mem[2]),
                             "wall_s": stream.number(p.wall_s)})
             if skipped:
-                records.append({"type": "event", "run": self._run, "seq": self._next_seq(),
-                                "step": p.step, "kind": "skipped_step",
-                                "message": "gradients held inf/NaN: optimizer step skipped, "
-                                           "loss scale backed off",
-                                "value": stream.number(after[i])})
+                records.append(self._event_record(
+                    "gradients held inf/NaN: optimizer step skipped, loss scale backed off",
+                    "skipped_step", after[i], p.step))
         self._write(records)
 
     def flush(self):
@@ -419,16 +510,25 @@ class Recorder:
         """Ends the run's record: the pending steps, then its final status."""
         if self._closed:
             return
-        if status not in stream.STATUSES:
-            raise RecorderError("status %r: expected one of %s" % (status, ", ".join(stream.STATUSES)))
-        if failure not in stream.FAILURES:
-            raise RecorderError("failure %r: expected one of %s" % (failure, ", ".join(f for f in stream.FAILURES if f)))
+        if status not in stream.STATUSES or failure not in stream.FAILURES:
+            given = "close(status=%r, failure=%r)" % (status, failure)
+            # Refused, yet the run still ends: its rows are kept and it is marked for a look.
+            status, failure = "failed", "recording"
+            error = "%s: expected a status of %s and a failure of %s%s" % (
+                given, ", ".join(stream.STATUSES), ", ".join(f for f in stream.FAILURES if f),
+                ("; the script's error: %s" % error) if error else "")
+            self._problem(given + ": not a status the workbench knows; the run ends failed")
         try:
             self._read_back()
         finally:
             self._closed = True
             try:
                 end = []
+                if self._problems > PROBLEM_EVENTS:
+                    end.append(self._event_record(
+                        "%d recording problems in all (the first: %s)"
+                        % (self._problems, self._first_problem), "warning", self._problems,
+                        self._step))
                 if self._run_record is not None:
                     # Its own stream: the run's record again, with its end.
                     end.append(dict(self._run_record, status=status, failure=failure,
@@ -437,6 +537,9 @@ class Recorder:
                             "failure": failure, "error": str(error), "last_seq": self._seq})
                 self._write(end)
             finally:
+                if self._problems > 1 and not self.strict:
+                    sys.stderr.write("ampbench: %d recording problems in this run (the first is "
+                                     "above)\n" % self._problems)
                 if self._out is not None:
                     try:
                         self._out.close()
@@ -491,6 +594,41 @@ def _is_out_of_memory(kind, value):
     if kind.__name__ == "OutOfMemoryError":
         return True
     return issubclass(kind, RuntimeError) and "out of memory" in str(value)
+
+
+def _recordable(value, name):
+    """A float, or a one-value tensor left on its device; _Refused names anything else."""
+    if _is_tensor(value):
+        if value.numel() != 1:
+            raise _Refused("%s: a tensor of one value, not of shape %s" % (name, tuple(value.shape)))
+        if value.is_complex():
+            raise _Refused("%s: a real number, not a complex tensor" % name)
+        return value.detach()
+    if isinstance(value, (str, bytes, bool)) or value is None:
+        raise _Refused("%s=%s is not a number" % (name, _short(value)))
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise _Refused("%s=%s is not a number" % (name, _short(value))) from None
+
+
+def _number(value, name):
+    """A double for the stream (NaN for None), read now."""
+    if value is None:
+        return "NaN"
+    return stream.number(_value(_recordable(value, name)))
+
+
+def _whole(value, name):
+    try:
+        return stream.whole(value, name)
+    except ValueError as e:
+        raise _Refused(str(e)) from None
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _value(v):

@@ -19,6 +19,31 @@ FAILURES = ("", "out_of_memory", "non_finite", "data", "setup", "runtime", "reco
 
 _INT64_MAX = 2**63 - 1
 
+#: The longest name (an experiment's, an arm's) a stream may bring, in UTF-8 bytes:
+#: stream::kMaxNameLength in core/stream/RecordStream.h, the rule `ingest` applies.
+MAX_NAME_BYTES = 200
+
+
+def name_problem(name):
+    """What is wrong with a name for the stream, as `ingest` words it; "" when it may be stored.
+
+    The same rule as stream::nameProblem: at most MAX_NAME_BYTES bytes of UTF-8, and no
+    control character (below U+0020, or DEL).
+    """
+    size = len(name.encode("utf-8", "surrogateescape"))
+    if size > MAX_NAME_BYTES:
+        return "must be at most %d bytes long (it is %d)" % (MAX_NAME_BYTES, size)
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return "must not contain control characters (line breaks, escapes)"
+    return ""
+
+
+def storable_name(name):
+    """`name` made to follow the rule: control characters as spaces, cut to whole characters."""
+    cleaned = "".join(" " if ord(c) < 0x20 or ord(c) == 0x7F else c for c in name)
+    data = cleaned.encode("utf-8", "replace")[:MAX_NAME_BYTES]
+    return data.decode("utf-8", "ignore")
+
 
 def number(value):
     """A double as the stream writes it: a float, or "NaN"/"Infinity"/"-Infinity"."""
