@@ -345,7 +345,7 @@ std::string taskListText(const TaskList& list) {
                           {"spec_json", list.spec_json},
                           {"time_limit", list.time_limit},
                           {"tasks", tasks}}
-               .dump(2) +
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
            "\n";
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/store/OutputFile.h"
+#include "core/util/Utf8.h"
 
 namespace ampbench::analysis {
 namespace {
@@ -127,24 +128,12 @@ std::string printable(const std::string& text, bool keep_newlines) {
         }
         // One UTF-8 sequence, or a byte that starts none: a stray byte would let the
         // terminal decode what follows as something else (an 8-bit C1 control).
-        const size_t len = c >= 0xC2 && c <= 0xDF   ? 2
-                           : c >= 0xE0 && c <= 0xEF ? 3
-                           : c >= 0xF0 && c <= 0xF4 ? 4
-                                                    : 0;
-        bool ok = len > 0 && i + len <= text.size();
-        for (size_t k = 1; ok && k < len; ++k) {
-            ok = (byte(i + k) & 0xC0) == 0x80;
-        }
-        const unsigned char second = byte(i + 1);
-        ok = ok && !(c == 0xE0 && second < 0xA0)  // overlong
-             && !(c == 0xED && second > 0x9F)     // a UTF-16 surrogate
-             && !(c == 0xF0 && second < 0x90)     // overlong
-             && !(c == 0xF4 && second > 0x8F);    // beyond U+10FFFF
-        if (!ok) {
+        const size_t len = util::utf8SequenceAt(text, i);
+        if (len == 0) {
             escape(c);
             ++i;
-        } else if (c == 0xC2 && second <= 0x9F) {  // U+0080..U+009F, the C1 controls
-            escape(second);
+        } else if (c == 0xC2 && byte(i + 1) <= 0x9F) {  // U+0080..U+009F, the C1 controls
+            escape(byte(i + 1));
             i += 2;
         } else {
             out.append(text, i, len);

@@ -87,7 +87,8 @@ std::string reportJsonText(const PreparedReport& report) {
     nlohmann::json j = reportJson(report.data, report.analysis);
     j["generated_at"] = report.generated_at;
     j["database"] = report.database_path;
-    return j.dump(2) + "\n";
+    // Text a database written before held as raw bytes is written with U+FFFD.
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string writeDataFiles(const store::Database& db, const PreparedReport& report,

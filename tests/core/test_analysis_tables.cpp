@@ -1,5 +1,6 @@
 // The tables the analysis feeds: the capacity chart, the summary that takes the
-// verdict's runs, stored arms read back, printable text and the findings' table.
+// verdict's runs, stored arms read back, printable and valid UTF-8 text and the
+// findings' table.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "core/analysis/Finding.h"
 #include "core/analysis/Format.h"
 #include "core/analysis/Summary.h"
+#include "core/util/Utf8.h"
 #include "tests/core/AnalysisFixtures.h"
 
 using namespace ampbench::analysis::fixtures;
@@ -179,6 +181,31 @@ TEST(Format, PrintableEscapesInvalidUtf8AndKeepsValidText) {
     EXPECT_EQ(printable("\xC2\x9B"), "\\x9B");                // C1 as UTF-8
     EXPECT_EQ(printable("\x1B]0;title\x07"), "\\x1B]0;title\\x07");
     EXPECT_EQ(printable("tab\tline\n"), "tab\tline\n");
+}
+
+TEST(Utf8, EachByteThatStartsNoCharacterBecomesTheReplacementCharacter) {
+    using ampbench::util::isUtf8;
+    using ampbench::util::validUtf8;
+    const std::string fffd = "\xEF\xBF\xBD";
+    const std::string valid = "caf\xC3\xA9 \xE2\x80\x93 \xF0\x9F\x98\x80 \xF4\x8F\xBF\xBF";
+    EXPECT_TRUE(isUtf8(valid));
+    EXPECT_EQ(validUtf8(valid), valid);
+    EXPECT_EQ(validUtf8(""), "");
+    EXPECT_EQ(validUtf8("a\xFF\xFE"
+                        "b"),
+              "a" + fffd + fffd + "b");                                   // never UTF-8
+    EXPECT_EQ(validUtf8("end \xC3"), "end " + fffd);                      // cut short
+    EXPECT_EQ(validUtf8("\xE2\x80x"), fffd + fffd + "x");                 // cut short inside
+    EXPECT_EQ(validUtf8("\xC0\x9B"), fffd + fffd);                        // overlong
+    EXPECT_EQ(validUtf8("\xE0\x80\xAF"), fffd + fffd + fffd);             // overlong
+    EXPECT_EQ(validUtf8("\xED\xA0\x80"), fffd + fffd + fffd);             // a surrogate
+    EXPECT_EQ(validUtf8("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // past U+10FFFF
+    EXPECT_EQ(validUtf8("\x80lone"), fffd + "lone");                      // a stray continuation
+    EXPECT_EQ(validUtf8(std::string("nul\0kept", 9)), std::string("nul\0kept", 9));
+    for (const char* bad : {"\xFF", "\xC3", "\xC0\x9B", "\xED\xA0\x80", "\xF4\x90\x80\x80"}) {
+        EXPECT_FALSE(isUtf8(bad)) << bad;
+        EXPECT_TRUE(isUtf8(validUtf8(bad))) << bad;
+    }
 }
 
 // One table holds every code's name and sentence: each code has its own stable

@@ -228,6 +228,28 @@ TEST_F(StoreTest, RoundTripsEveryField) {
     EXPECT_EQ(events[1].kind, EventKind::Warning);
 }
 
+// A foreign string that is not UTF-8 (a script's stderr, a remote program's output)
+// is stored with U+FFFD for each bad byte, whichever writer brings it.
+TEST_F(StoreTest, TextThatIsNotUtf8IsStoredWithReplacementCharacters) {
+    auto db = Database::open(file("a.db"));
+    const int64_t exp = db->createExperiment("exp \xFF", "{}");
+    const int64_t run = db->createRun(exp, "fp32", 0, 1, "{}", 10);
+    db->markRunning(run, "{}");
+    db->insertEvents(run, {{1, EventKind::Warning, "loader \xC3 said \xFE\xFF", 0.0}});
+    db->finishRun(run, RunStatus::Failed, "bad \xED\xA0\x80 end");
+    db->setRunNotes(run, "note \x80");
+    const std::string fffd = "\xEF\xBF\xBD";
+    EXPECT_EQ(db->experiment(exp)->name, "exp " + fffd);
+    const auto r = db->run(run);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->error, "bad " + fffd + fffd + fffd + " end");
+    EXPECT_EQ(r->notes, "note " + fffd);
+    EXPECT_EQ(db->events(run).at(0).message, "loader " + fffd + " said " + fffd + fffd);
+    const std::string valid = "caf\xC3\xA9 \xE2\x80\x93 \xF0\x9F\x98\x80";
+    db->setRunNotes(run, valid);
+    EXPECT_EQ(db->run(run)->notes, valid) << "valid text is stored as it is";
+}
+
 TEST_F(StoreTest, StepsAfterAndLimitAndRetriedStepOverwrites) {
     auto db = Database::open(file("a.db"));
     const auto f = addRun(*db);

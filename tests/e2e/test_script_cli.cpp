@@ -6,6 +6,7 @@
 // with a clear message and keep their rows.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -259,6 +260,38 @@ TEST_F(ScriptCli, AScriptThatNeverCallsTheRecorderFailsSayingSo) {
     EXPECT_NE(run.error.find("never created ampbench.Recorder()"), std::string::npos) << run.error;
     EXPECT_NE(r.out.find("never created ampbench.Recorder()"), std::string::npos) << r.out;
     EXPECT_TRUE(db->steps(run.id).empty());
+}
+
+TEST_F(ScriptCli, StderrThatIsNotUtf8IsStoredWithReplacementCharactersAndReported) {
+    const std::string replaced = "bad bytes \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD in the loader";
+    const auto r = runScript("bad_bytes_on_stderr.py");
+    EXPECT_EQ(r.code, 1) << r.out;
+    {
+        auto db = open();
+        const auto run = db->runs().at(0);
+        EXPECT_EQ(run.status, RunStatus::Failed);
+        EXPECT_NE(run.error.find("exited with status 3 after step 2"), std::string::npos)
+            << run.error;
+        EXPECT_NE(run.error.find(replaced), std::string::npos) << run.error;
+    }
+    auto report = test::shell(kCli + " --db " + db_ + " report 1 --json " + path("report.json"));
+    ASSERT_EQ(report.code, 0) << report.out;
+    const std::string text = readFile(path("report.json"));
+    EXPECT_NO_THROW(nlohmann::json::parse(text)) << text;
+    EXPECT_NE(text.find(replaced), std::string::npos) << text;
+
+    // A database written before holds the raw bytes; its report is written all the same.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db_.c_str(), &raw), SQLITE_OK);
+    const int rc = sqlite3_exec(raw, "UPDATE runs SET error = 'older \xFF\xFE text'", nullptr,
+                                nullptr, nullptr);
+    sqlite3_close(raw);
+    ASSERT_EQ(rc, SQLITE_OK);
+    report = test::shell(kCli + " --db " + db_ + " report 1 --json " + path("older.json"));
+    ASSERT_EQ(report.code, 0) << report.out;
+    const std::string older = readFile(path("older.json"));
+    EXPECT_NO_THROW(nlohmann::json::parse(older)) << older;
+    EXPECT_NE(older.find("older \xEF\xBF\xBD\xEF\xBF\xBD text"), std::string::npos) << older;
 }
 
 TEST_F(ScriptCli, AScriptThatStopsSendingIsStoppedAndItsRowsKept) {

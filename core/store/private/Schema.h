@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/util/Utf8.h"
+
 namespace ampbench::store::schema {
 
 /// PRAGMA application_id of every workbench database: "AMPB" in ASCII.
@@ -76,7 +78,14 @@ class Statement {
 
     Statement& bindInt(int i, int64_t v) { return check(sqlite3_bind_int64(st_, i, v)); }
     Statement& bindReal(int i, double v) { return check(sqlite3_bind_double(st_, i, v)); }
+    /// Every text the workbench stores passes here, so it is stored as UTF-8: a byte
+    /// that is not (a script's stderr, a remote program's output) becomes U+FFFD.
     Statement& bindText(int i, const std::string& v) {
+        if (!util::isUtf8(v)) {
+            const std::string valid = util::validUtf8(v);
+            return check(sqlite3_bind_text(st_, i, valid.data(), static_cast<int>(valid.size()),
+                                           SQLITE_TRANSIENT));
+        }
         return check(
             sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
     }
