@@ -133,7 +133,11 @@ void printVerdicts(const store::Database& db, int64_t experiment_id) {
         say(stdout, "  %s: %s\n", analysis::printable(v.arm, false).c_str(),
             analysis::describe(v.summary).c_str());
         for (const auto& f : v.reasons) {
-            if (f.code == analysis::FindingCode::AaCheck ||
+            // A fast verdict's speed-up and memory come from each arm's passes alone (the
+            // table is the packed runs' own): the line that holds them is its evidence.
+            const bool alone =
+                f.code == analysis::FindingCode::Gains && !v.gains.timing_mode.empty();
+            if (alone || f.code == analysis::FindingCode::AaCheck ||
                 f.code == analysis::FindingCode::TimeToTarget) {
                 say(stdout, "    %s\n", analysis::describe(f).c_str());
             }

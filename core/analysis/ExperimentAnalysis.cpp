@@ -110,6 +110,11 @@ TimeToTarget timeToTarget(const std::vector<const RunData*>& base,
     }
     const bool accuracy = g.metric == "val_accuracy";
     const double slack = 1e-12;
+    // An accuracy of 0 is reached before training (synthetic tokens, a metric the task
+    // does not have): no time to it means anything.
+    if (accuracy && g.base_mean <= slack) {
+        return tt;
+    }
     // A baseline that ended no better than its first evaluation (an accuracy that
     // stayed at 0 on data it cannot classify) sets no target worth reaching.
     double first_sum = 0;

@@ -478,12 +478,26 @@ constexpr FindingEntry kFindings[] = {
                                   (pass ? "an eager step" : "the step") + " (" +
                                   formatMs(f.value("device_ms")) + " of work in a " +
                                   formatMs(f.value("step_ms")) + " step)";
+         if (f.value("is_baseline") != 0) {
+             // The arm the others are judged against: no AMP is tried here, so nothing fails
+             // to pay; what it means is how far the others' speed-ups can go.
+             return "Launch-bound: " + what +
+                    "; the rest is the GPU waiting for the host, which no precision shortens, "
+                    "so the other arms' speed-ups are capped by the launches, not the "
+                    "arithmetic" +
+                    (f.value("graph") != 0 || pass
+                         ? std::string(". A larger micro-batch (or a larger model) gives the "
+                                       "GPU more work.")
+                         : std::string(". Try cuda_graph: true (the step as one launch) or a "
+                                       "larger micro-batch."));
+         }
          if (pass && f.value("graph") != 0) {
              // A fast verdict: the eager pass measured it, the runs trained as graphs.
              return "Launched op by op, AMP cannot pay here: " + what +
                     "; the rest is the GPU waiting for the host. This arm trained as a CUDA "
-                    "graph, which takes that wait away: its speed-up above is the graph "
-                    "pass's. A larger micro-batch (or a larger model) gives the GPU more work.";
+                    "graph, which takes that wait away: its speed-up is the graph pass's (the "
+                    "line above). A larger micro-batch (or a larger model) gives the GPU more "
+                    "work.";
          }
          return "AMP cannot pay here: " + what +
                 "; the rest is the GPU waiting for the host to launch the next kernel, "

@@ -152,7 +152,8 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
                              {"step_ms", h.busy_step_ms},
                              {"runs", static_cast<double>(h.busy_runs)},
                              {"graph", f.cuda_graph ? 1.0 : 0.0},
-                             {"eager_pass", h.busy_from_eager_pass ? 1.0 : 0.0}};
+                             {"eager_pass", h.busy_from_eager_pass ? 1.0 : 0.0},
+                             {"is_baseline", v.verdict == Verdict::Baseline ? 1.0 : 0.0}};
         v.reasons.push_back(finding(FindingCode::DeviceBusy, busy));
         if (h.launch_bound) {
             v.next_checks.push_back(finding(FindingCode::LaunchBound, busy));

@@ -188,3 +188,53 @@ TEST(FastVerdict, RunsWithoutPassesKeepTheirOwnFigures) {
     EXPECT_NEAR(amp.gains.speedup, 1.0, 0.1);
     EXPECT_EQ(toJson(a).at("verdicts").at(1).at("gains").at("timing"), "runs");
 }
+
+TEST(FastVerdict, ALaunchBoundBaselineSaysWhatItMeansNotThatAmpCannotPay) {
+    auto d = packed(true);
+    for (auto& r : d.runs) {
+        for (auto& e : r.events) {
+            auto t = run::aloneTimingOf(e);
+            if (r.row.arm == "fp32" && t && t->mode == "eager") {
+                t->device_ms = 0.4;  // 20% of its 2 ms eager step
+                e = run::aloneTimingEvent(*t);
+            }
+        }
+    }
+    const auto a = analyzeExperiment(d);
+    const auto& base = verdictOf(a, "fp32");
+    ASSERT_TRUE(base.health.launch_bound);
+    std::string launch;
+    for (const auto& f : base.next_checks) {
+        if (f.code == FindingCode::LaunchBound) {
+            launch = describe(f);
+        }
+    }
+    ASSERT_FALSE(launch.empty());
+    EXPECT_EQ(launch.find("AMP cannot pay"), std::string::npos) << launch;
+    EXPECT_NE(launch.find("Launch-bound: the GPU is busy 20% of an eager step"), std::string::npos)
+        << launch;
+    EXPECT_NE(launch.find("the other arms' speed-ups are capped"), std::string::npos) << launch;
+}
+
+TEST(FastVerdict, AnAccuracyOfZeroForEveryArmSetsNoTimeToReachIt) {
+    // Synthetic tokens: every arm's accuracy is 0.00 %, reached before the first step.
+    ExperimentData d;
+    d.experiment.id = 1;
+    d.experiment.name = "tokens";
+    int64_t id = 1;
+    for (const char* arm : {"fp32", "amp"}) {
+        for (uint64_t seed = 1; seed <= 3; ++seed) {
+            RunShape s;
+            s.arm = arm;
+            s.seed = seed;
+            s.accuracy = 0;
+            s.precision = std::string(arm) == "amp" ? "amp-bf16" : "fp32";
+            d.runs.push_back(makeRun(id++, s));
+        }
+    }
+    const auto& amp = verdictOf(analyzeExperiment(d), "amp");
+    for (const auto& f : amp.reasons) {
+        EXPECT_NE(f.code, FindingCode::TimeToTarget) << describe(f);
+    }
+    EXPECT_FALSE(std::isfinite(amp.time_to_target.target));
+}
