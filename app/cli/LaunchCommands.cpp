@@ -455,7 +455,6 @@ int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_jso
             entries.push_back(entryOf(id));
         }
     }
-    int code = kOk;
     json out = json::array();
     for (const auto& e : entries) {
         const auto runs = db->runs(e.id);
@@ -473,19 +472,22 @@ int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_jso
             }
         }
         if (!e.problem.empty()) {
-            say(stderr, "status: %s\n", e.problem.c_str());
+            // Whether its process still runs is not known; the other jobs are listed.
+            j["state"] = "unknown";
             j["job_file_problem"] = e.problem;
-            code = kIoError;
+            if (as_json) {
+                say(stderr, "status: %s\n", e.problem.c_str());
+            }
         }
         out.push_back(j);
     }
     if (as_json) {
         printJson(json{{"jobs", out}});
-        return code;
+        return kOk;
     }
     if (out.empty()) {
         say(stdout, "no launched jobs in %s\n", db_path.c_str());
-        return code;
+        return kOk;
     }
     for (const auto& j : out) {
         say(stdout, "experiment %lld '%s': %s", static_cast<long long>(j["experiment_id"]),
@@ -503,6 +505,9 @@ int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_jso
         } else if (j.contains("pid")) {
             say(stdout, " (pid %d, log %s)", j["pid"].get<int>(),
                 analysis::printable(j["log"].get<std::string>(), false).c_str());
+        } else if (j.contains("job_file_problem")) {
+            say(stdout, " (%s)",
+                analysis::printable(j["job_file_problem"].get<std::string>(), false).c_str());
         }
         say(stdout, "\n");
         for (const auto& r : j["runs"]) {
@@ -527,7 +532,7 @@ int commandStatus(const std::string& db_path, int64_t experiment_id, bool as_jso
             say(stdout, "\n");
         }
     }
-    return code;
+    return kOk;
 }
 
 int commandCancel(const std::string& db_path, int64_t experiment_id, double timeout_s) {
