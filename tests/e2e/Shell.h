@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 
+#include "Eventually.h"
+
 namespace ampbench::test {
 
 struct ShellResult {
