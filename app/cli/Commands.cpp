@@ -101,7 +101,9 @@ void printArmTable(const store::Database& db, const config::ExperimentSpec& spec
     if (spec.fast_verdict && cuda) {
         say(stdout,
             "fast verdict: the table's times and memory are the packed runs' own, on a shared "
-            "GPU; the verdicts' speed-up and memory come from each arm timed alone.\n");
+            "GPU; the verdicts' speed-up and memory come from each arm timed alone (cuDNN "
+            "autotuning %s).\n",
+            config::cudnnBenchmark(spec) && !spec.deterministic ? "on" : "off");
     }
 }
 

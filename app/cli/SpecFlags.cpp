@@ -99,6 +99,8 @@ const std::vector<SpecFlag>& specFlags() {
         {"--tolerance-margin", "tolerance_margin"},
         {"--deterministic", "deterministic"},
         {"--fast-verdict", "fast_verdict"},
+        {"--cudnn-benchmark", "cudnn_benchmark",
+         "let cuDNN autotune its kernels: auto (on; off under the fast verdict), true or false"},
         {"--threads", "cpu_threads"},
         {"--warmup", "warmup_steps"},
         {"--eval-interval", "eval_interval"},

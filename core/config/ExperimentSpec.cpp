@@ -90,6 +90,31 @@ std::optional<DeviceKind> deviceFromString(const std::string& text) {
     return enumFromString<DeviceKind>(text);
 }
 
+bool cudnnBenchmark(const ExperimentSpec& spec) {
+    switch (spec.cudnn_benchmark) {
+        case Switch::On:
+            return true;
+        case Switch::Off:
+            return false;
+        case Switch::Auto:
+            break;
+    }
+    return !spec.fast_verdict;
+}
+
+std::string cudnnBenchmarkText(const ExperimentSpec& spec) {
+    const std::string state = cudnnBenchmark(spec) ? "on" : "off";
+    if (spec.deterministic) {
+        return "off (deterministic kernels)";
+    }
+    if (spec.cudnn_benchmark != Switch::Auto) {
+        return state + " (as the spec says)";
+    }
+    return state + (spec.fast_verdict ? " (auto under the fast verdict: PyTorch's default; "
+                                        "cudnn_benchmark true tunes)"
+                                      : " (auto)");
+}
+
 std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm) {
     std::vector<uint64_t> seeds = spec.seeds;
     if (arm.repeats > 0) {

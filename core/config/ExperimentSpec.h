@@ -23,6 +23,9 @@ enum class Fp8Recipe { Delayed, Current };
 enum class LrRule { Linear, Sqrt, None };
 enum class OptimizerKind { Sgd, AdamW };
 enum class DeviceKind { Auto, Cpu, Cuda };
+/// A switch the workbench may set itself: auto (its choice, stated where it is made),
+/// or on or off as the user said.
+enum class Switch { Auto, On, Off };
 /// What the model's output is compared with. `auto`: a built-in model's own task;
 /// for a model file, from the data (integer labels per sample: classification,
 /// per position: tokens, floating-point targets: regression).
@@ -169,7 +172,11 @@ struct ExperimentSpec {
     /// pass of each arm alone (eager and graph) that the speed and memory figures come
     /// from. No effect on the CPU.
     bool fast_verdict = false;
-    bool cudnn_benchmark = true;
+    /// cuDNN autotuning (its kernels' rounding can differ between runs). auto: on,
+    /// except under the fast verdict, where it is off (PyTorch's own default: the
+    /// packed runs would each tune what one pass alone could not keep); true or false
+    /// as given. cudnnBenchmark() resolves it.
+    Switch cudnn_benchmark = Switch::Auto;
     /// Deterministic kernels only (PyTorch's use_deterministic_algorithms, cuDNN
     /// deterministic and its benchmark off): the same seed gives the same losses.
     bool deterministic = false;
@@ -194,6 +201,12 @@ std::string toString(LrSchedule s);
 std::optional<Precision> precisionFromString(const std::string& text);
 std::optional<LrRule> lrRuleFromString(const std::string& text);
 std::optional<OptimizerKind> optimizerFromString(const std::string& text);
+/// Whether runs of `spec` let cuDNN autotune (cudnn_benchmark resolved; deterministic
+/// turns it off on its own, where the trainer sets it).
+bool cudnnBenchmark(const ExperimentSpec& spec);
+/// How cudnn_benchmark was resolved, for the plan and the verdict ("off: auto under
+/// the fast verdict, PyTorch's default").
+std::string cudnnBenchmarkText(const ExperimentSpec& spec);
 std::optional<DeviceKind> deviceFromString(const std::string& text);
 std::optional<Task> taskFromString(const std::string& text);
 

@@ -157,7 +157,8 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
               "memory figures come from those passes")
             .in("Experiment"),
         field("cudnn_benchmark", &E::cudnn_benchmark, "cuDNN benchmark",
-              "Let cuDNN pick the fastest kernels (their rounding can differ between runs)")
+              "Let cuDNN pick the fastest kernels (their rounding can differ between runs); "
+              "auto: on, off under the fast verdict (PyTorch's default)")
             .in("Experiment"),
         field("deterministic", &E::deterministic, "Deterministic",
               "Deterministic kernels only (slower; cuDNN benchmark off): a seed repeats its "
@@ -509,6 +510,13 @@ const std::vector<EnumName<Task>>& enumNames(Task) {
                                                       {Task::Classification, "classification"},
                                                       {Task::Tokens, "tokens"},
                                                       {Task::Regression, "regression"}};
+    return names;
+}
+
+const std::vector<EnumName<Switch>>& enumNames(Switch) {
+    // true and false: the words a boolean spec field reads (and JSON's own for them).
+    static const std::vector<EnumName<Switch>> names = {
+        {Switch::Auto, "auto"}, {Switch::On, "true"}, {Switch::Off, "false"}};
     return names;
 }
 

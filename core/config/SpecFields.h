@@ -40,8 +40,8 @@ using Member =
     std::variant<int S::*, int64_t S::*, double S::*, bool S::*, std::string S::*,
                  std::vector<int> S::*, std::vector<uint64_t> S::*, std::vector<double> S::*,
                  Precision S::*, LrRule S::*, OptimizerKind S::*, DeviceKind S::*, Task S::*,
-                 LrSchedule S::*, Fp8Recipe S::*, ModelSpec S::*, DataSpec S::*, OptimizerSpec S::*,
-                 ScalerSpec S::*, std::vector<ArmSpec> S::*>;
+                 LrSchedule S::*, Fp8Recipe S::*, Switch S::*, ModelSpec S::*, DataSpec S::*,
+                 OptimizerSpec S::*, ScalerSpec S::*, std::vector<ArmSpec> S::*>;
 
 /// What a field is, apart from where it lives.
 struct FieldInfo {
@@ -139,6 +139,7 @@ const std::vector<EnumName<LrRule>>& enumNames(LrRule);
 const std::vector<EnumName<OptimizerKind>>& enumNames(OptimizerKind);
 const std::vector<EnumName<DeviceKind>>& enumNames(DeviceKind);
 const std::vector<EnumName<Task>>& enumNames(Task);
+const std::vector<EnumName<Switch>>& enumNames(Switch);
 const std::vector<EnumName<LrSchedule>>& enumNames(LrSchedule);
 
 template <class E>

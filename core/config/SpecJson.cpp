@@ -82,6 +82,20 @@ class Reader {
         };
     }
 
+    /// A switch: true, false (what a spec said when it was a boolean) or "auto".
+    Field toggle(Switch& out) {
+        return [this, &out](const json& v, const std::string& path) {
+            if (v.is_boolean()) {
+                out = v.get<bool>() ? Switch::On : Switch::Off;
+            } else if (auto parsed = v.is_string() ? enumFromString<Switch>(v.get<std::string>())
+                                                   : std::nullopt) {
+                out = *parsed;
+            } else {
+                fail(path, v, "expected true, false or \"auto\"");
+            }
+        };
+    }
+
     Field number(double& out) {
         return [this, &out](const json& v, const std::string& path) {
             if (v.is_number()) {
@@ -250,6 +264,13 @@ J write(const S& s) {
                     j[f.key] = write<J>(s.*m);
                 } else if constexpr (std::is_same_v<T, std::vector<ArmSpec>>) {
                     j[f.key] = writeArms<J>(s.*m);
+                } else if constexpr (std::is_same_v<T, Switch>) {
+                    // Written as a boolean where it is one, so older readers still read it.
+                    if (s.*m == Switch::Auto) {
+                        j[f.key] = enumToString(s.*m);
+                    } else {
+                        j[f.key] = s.*m == Switch::On;
+                    }
                 } else if constexpr (std::is_enum_v<T>) {
                     j[f.key] = enumToString(s.*m);
                 } else {
@@ -291,6 +312,8 @@ Reader::Field readerOf(Reader& r, S& s, T S::*m) {
         return [&r, &target](const json& v, const std::string& p) { read(r, v, p, target); };
     } else if constexpr (std::is_same_v<T, std::vector<ArmSpec>>) {
         return [&r, &target](const json& v, const std::string& p) { readArms(r, v, p, target); };
+    } else if constexpr (std::is_same_v<T, Switch>) {
+        return r.toggle(target);
     } else if constexpr (std::is_enum_v<T>) {
         static const std::string allowed = allowedText<T>();
         return r.enumeration(target, &enumFromString<T>, allowed.c_str());

@@ -129,6 +129,9 @@ config::ExperimentSpec fastVerdictSpec(const config::ExperimentSpec& spec,
                                        const std::vector<AlonePass>& passes, int gpus,
                                        const std::function<void(const std::string&)>& note) {
     config::ExperimentSpec out = spec;
+    // Resolved here, so that the stored spec says what the runs (and the passes) did.
+    const std::string cudnn = config::cudnnBenchmarkText(spec);
+    out.cudnn_benchmark = config::cudnnBenchmark(spec) ? config::Switch::On : config::Switch::Off;
     int64_t largest = 0;
     std::vector<std::string> graphed, eager;
     for (size_t i = 0; i < out.arms.size(); ++i) {
@@ -187,7 +190,7 @@ config::ExperimentSpec fastVerdictSpec(const config::ExperimentSpec& spec,
         std::snprintf(took, sizeof took, "; timing the arms alone took %.1f s", passes_s);
         note("fast verdict: " + std::to_string(runs) + " runs, " +
              std::to_string(out.runs_per_gpu) + " at a time per GPU" + why + "; CUDA graphs for " +
-             list(graphed) + "; eager for " + list(eager) + took);
+             list(graphed) + "; eager for " + list(eager) + "; cuDNN autotuning " + cudnn + took);
     }
     return out;
 }
@@ -202,8 +205,9 @@ std::vector<run::EventRecord> fastVerdictEvents(const config::ExperimentSpec& sp
     info.message = std::string("fast verdict: trained ") +
                    (arm.cuda_graph ? "in CUDA-graph mode" : "eagerly") + ", up to " +
                    std::to_string(spec.runs_per_gpu) +
-                   " runs at a time per GPU; the speed and memory figures come from a pass of "
-                   "the arm alone on the GPU";
+                   " runs at a time per GPU, cuDNN autotuning " +
+                   (config::cudnnBenchmark(spec) && !spec.deterministic ? "on" : "off") +
+                   "; the speed and memory figures come from a pass of the arm alone on the GPU";
     out.push_back(info);
     if (seed != spec.seeds.front()) {
         return out;

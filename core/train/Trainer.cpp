@@ -81,7 +81,7 @@ void RunLoop::setUpDevice() {
     if (cuda) {
         ctx.setAllowTF32CuBLAS(arm_.tf32);
         ctx.setAllowTF32CuDNN(arm_.tf32);
-        ctx.setBenchmarkCuDNN(spec_.cudnn_benchmark && !spec_.deterministic);
+        ctx.setBenchmarkCuDNN(config::cudnnBenchmark(spec_) && !spec_.deterministic);
         ctx.setDeterministicCuDNN(spec_.deterministic);
     }
 }

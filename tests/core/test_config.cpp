@@ -211,7 +211,7 @@ TEST(SpecJson, NonDefaultValuesRoundTrip) {
     s.optimizer.lr = 0.1 + 0.2;  // not exactly representable in short decimal
     s.seeds = {0, std::numeric_limits<uint64_t>::max()};
     s.device = DeviceKind::Cpu;
-    s.cudnn_benchmark = false;
+    s.cudnn_benchmark = Switch::Off;
     s.arms[1].precision = Precision::AmpBf16;
     s.arms[1].lr_rule = LrRule::Sqrt;
     s.arms[1].scaler.init_scale = 1024;
@@ -222,6 +222,34 @@ TEST(SpecJson, NonDefaultValuesRoundTrip) {
     std::vector<FieldError> errors;
     EXPECT_EQ(specFromJsonText(specToJsonText(s), errors), s);
     EXPECT_TRUE(errors.empty()) << allErrors(errors);
+}
+
+TEST(SpecJson, CudnnBenchmarkIsAutoTrueOrFalseAndOlderBooleansStillRead) {
+    EXPECT_EQ(defaultPreset().cudnn_benchmark, Switch::Auto);
+    for (const auto& [text, want] :
+         std::vector<std::pair<std::string, Switch>>{{"true", Switch::On},
+                                                     {"false", Switch::Off},
+                                                     {"\"auto\"", Switch::Auto},
+                                                     {"\"true\"", Switch::On}}) {
+        json j = toJson(defaultPreset());
+        j["cudnn_benchmark"] = json::parse(text);
+        std::vector<FieldError> errors;
+        const ExperimentSpec s = specFromJsonText(j.dump(), errors);
+        EXPECT_TRUE(errors.empty()) << text << ": " << allErrors(errors);
+        EXPECT_EQ(s.cudnn_benchmark, want) << text;
+    }
+    ExperimentSpec s = defaultPreset();
+    s.cudnn_benchmark = Switch::On;
+    EXPECT_EQ(toJson(s)["cudnn_benchmark"], json(true));  // a boolean where it is one
+    s.cudnn_benchmark = Switch::Auto;
+    EXPECT_EQ(toJson(s)["cudnn_benchmark"], json("auto"));
+    json j = toJson(defaultPreset());
+    j["cudnn_benchmark"] = "sometimes";
+    std::vector<FieldError> errors;
+    specFromJsonText(j.dump(), errors);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(allErrors(errors).find("cudnn_benchmark"), std::string::npos) << allErrors(errors);
+    EXPECT_NE(allErrors(errors).find("auto"), std::string::npos) << allErrors(errors);
 }
 
 TEST(SpecJson, WritesEveryFieldWithSnakeCaseNames) {
@@ -704,7 +732,7 @@ TEST(ExperimentSpec, EqualityComparesEveryMember) {
     b.arms[2].scaler.growth_interval = 1;
     EXPECT_NE(a, b);
     b = a;
-    b.cudnn_benchmark = false;
+    b.cudnn_benchmark = Switch::Off;
     EXPECT_NE(a, b);
     b = a;
     b.data.prefetch = 9;

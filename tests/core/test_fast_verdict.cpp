@@ -15,6 +15,7 @@
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
 #include "core/train/Trainer.h"
+#include "core/train/private/FastVerdict.h"
 #include "tests/core/CudaSpecs.h"
 #include "tests/core/ScratchDir.h"
 #include "tests/core/ScriptedModules.h"
@@ -131,6 +132,32 @@ TEST_F(FastVerdict, OnTheCpuTheRunsTrainAsAskedAndTheNoteSaysWhy) {
     }
 }
 
+TEST_F(FastVerdict, CudnnTuningIsOffUnderTheFastVerdictUnlessTheSpecSaysOnAndTheStoredSpecSaysSo) {
+    auto spec = smallSpec();
+    spec.fast_verdict = true;
+    ASSERT_EQ(spec.cudnn_benchmark, config::Switch::Auto);
+    EXPECT_FALSE(config::cudnnBenchmark(spec));
+    std::vector<std::string> notes;
+    auto note = [&](const std::string& line) { notes.push_back(line); };
+    auto planned = train::fastVerdictSpec(spec, {}, 1, note);
+    EXPECT_EQ(planned.cudnn_benchmark, config::Switch::Off);  // stored as what the runs did
+    EXPECT_TRUE(contains(notes, "cuDNN autotuning off (auto under the fast verdict"))
+        << (notes.empty() ? "" : notes.back());
+    const auto events = train::fastVerdictEvents(planned, {}, 0, spec.seeds.front());
+    ASSERT_FALSE(events.empty());
+    EXPECT_NE(events.front().message.find("cuDNN autotuning off"), std::string::npos);
+
+    spec.cudnn_benchmark = config::Switch::On;  // an explicit true is kept
+    notes.clear();
+    planned = train::fastVerdictSpec(spec, {}, 1, note);
+    EXPECT_EQ(planned.cudnn_benchmark, config::Switch::On);
+    EXPECT_TRUE(contains(notes, "cuDNN autotuning on (as the spec says)"));
+
+    spec.fast_verdict = false;
+    spec.cudnn_benchmark = config::Switch::Auto;
+    EXPECT_TRUE(config::cudnnBenchmark(spec));  // a plain experiment tunes, as before
+}
+
 TEST_F(FastVerdict, OnCudaEachArmIsTimedAloneAndTheRunsTrainPackedInGraphs) {
     REQUIRE_CUDA();
     auto spec = test_cuda::cudaCnnSpec(60, config::Precision::Fp32);
@@ -148,6 +175,8 @@ TEST_F(FastVerdict, OnCudaEachArmIsTimedAloneAndTheRunsTrainPackedInGraphs) {
     EXPECT_TRUE(contains(notes, "4 at a time per GPU"));
     const auto stored = train::storedSpec(*db, result.plan.experiment_id);
     EXPECT_EQ(stored.runs_per_gpu, 4);
+    EXPECT_EQ(stored.cudnn_benchmark, config::Switch::Off);
+    EXPECT_TRUE(contains(notes, "cuDNN autotuning off (auto under the fast verdict"));
     for (const auto& arm : stored.arms) {
         EXPECT_TRUE(arm.cuda_graph) << arm.name;
     }
