@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
@@ -46,6 +47,18 @@ std::string number(int64_t v) {
     return std::to_string(v);
 }
 
+/// One line of the CSV: each cell through csvField, so no cell reaches a spreadsheet
+/// as a formula whichever column it is in.
+std::string csvRow(std::initializer_list<std::string> cells) {
+    std::string out;
+    bool first = true;
+    for (const std::string& cell : cells) {
+        out += (first ? "" : ",") + csvField(cell);
+        first = false;
+    }
+    return out + "\n";
+}
+
 RunRow requireRun(const Database& db, int64_t run_id) {
     auto run = db.run(run_id);
     if (!run) {
@@ -73,16 +86,16 @@ json real(double v) {
 }  // namespace
 
 int64_t exportCsv(const Database& db, const std::vector<int64_t>& run_ids, std::ostream& out) {
-    out << "run_id,experiment,arm,seed,table,step,samples,metric,value\n";
+    out << csvRow(
+        {"run_id", "experiment", "arm", "seed", "table", "step", "samples", "metric", "value"});
     int64_t lines = 0;
     for (int64_t id : run_ids) {
         const RunRow run = requireRun(db, id);
-        const std::string prefix = std::to_string(run.id) + "," + csvField(run.experiment_name) +
-                                   "," + csvField(run.arm) + "," + std::to_string(run.seed) + ",";
+        // Every cell, numbers too ("-inf" is no number to a spreadsheet), is one csvField.
         auto line = [&](const char* table, int64_t step, const std::string& samples,
                         const std::string& metric, const std::string& value) {
-            out << prefix << table << ',' << step << ',' << samples << ',' << csvField(metric)
-                << ',' << value << '\n';
+            out << csvRow({number(run.id), run.experiment_name, run.arm, std::to_string(run.seed),
+                           table, number(step), samples, metric, value});
             ++lines;
         };
         // A line per metric field of each step and evaluation (run/RecordFields.h).
@@ -98,7 +111,7 @@ int64_t exportCsv(const Database& db, const std::vector<int64_t>& run_ids, std::
                 if constexpr (std::is_same_v<T, bool>) {
                     line(table, step, samples, metric, value ? "1" : "0");
                 } else if constexpr (std::is_same_v<T, std::string>) {
-                    line(table, step, samples, metric, csvField(value));
+                    line(table, step, samples, metric, value);
                 } else if constexpr (std::is_enum_v<T>) {
                     line(table, step, samples, metric, run::EnumText<T>::text(value));
                 } else {

@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "Shell.h"
 #include "core/config/DataPaths.h"
@@ -276,6 +279,128 @@ void recordRun(const std::string& path, const std::string& name, int64_t steps) 
 }
 
 }  // namespace
+
+namespace {
+
+/// The cells of a CSV text (RFC 4180: quoted fields may hold commas, quotes and line
+/// breaks), row by row.
+std::vector<std::vector<std::string>> csvCells(const std::string& text) {
+    std::vector<std::vector<std::string>> rows(1);
+    std::string cell;
+    bool quoted = false, any = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                cell += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                cell += c;
+            }
+        } else if (c == '"') {
+            quoted = any = true;
+        } else if (c == ',' || c == '\n') {
+            rows.back().push_back(cell);
+            cell.clear();
+            if (c == '\n') {
+                rows.emplace_back();
+            }
+        } else {
+            cell += c;
+            any = true;
+        }
+    }
+    if (!cell.empty() || any) {
+        rows.back().push_back(cell);
+    }
+    if (rows.back().empty()) {
+        rows.pop_back();
+    }
+    return rows;
+}
+
+/// A spreadsheet runs a cell as a formula when it starts with = + - @, a tab or a
+/// carriage return; a number ("-0.5", "+1e-3") is only a number.
+bool formulaLike(const std::string& cell) {
+    if (cell.empty() || std::string("=+-@\t\r").find(cell[0]) == std::string::npos) {
+        return false;
+    }
+    char* end = nullptr;
+    const double v = std::strtod(cell.c_str(), &end);
+    return !(end == cell.c_str() + cell.size() && std::isfinite(v));
+}
+
+}  // namespace
+
+// Names that a spreadsheet would run as formulas come in a stream (experiment and
+// arm names, event messages): every CSV the CLI writes of them is written, and no
+// cell of it starts a formula; the JSON keeps the names as they are.
+TEST_F(StreamCli, FormulaLikeNamesFromAStreamAreWrittenInertToEveryCsv) {
+    const std::string experiment = "=HYPERLINK(\"http://x\",\"y\")";
+    const std::vector<std::string> arms = {"+amp", "@bf16", "-fp8+cmd|' /C calc'!A0", "=1+1"};
+    {
+        auto db = Database::open(server_);
+        const int64_t exp = db->createExperiment(experiment, "{}");
+        for (size_t a = 0; a < arms.size(); ++a) {
+            const int64_t run = db->createRun(exp, arms[a], static_cast<int>(a), 1, "{}", 3);
+            db->markRunning(run, "{}");
+            for (int64_t n = 1; n <= 3; ++n) {
+                ampbench::run::StepRecord s;
+                s.step = n;
+                s.samples = 32 * n;
+                s.loss = n == 3 ? -INFINITY : 1.0 / static_cast<double>(n);
+                s.grad_norm = -0.5;
+                db->insertSteps(run, {s});
+            }
+            std::vector<ampbench::run::EventRecord> events;
+            for (const char* message : {"=cmd", "+cmd", "@cmd", "\tcmd", "\rcmd", "-cmd"}) {
+                events.push_back({2, ampbench::run::EventKind::Warning, message, -1.0});
+            }
+            db->insertEvents(run, events);
+            db->finishRun(run, RunStatus::Finished, "");
+        }
+    }
+    auto r = sh(cli(server_) + "tail --experiment 1 --stream | " + cli(local_) + "ingest -");
+    ASSERT_EQ(r.code, 0) << r.out;
+    {
+        auto local = Database::open(local_, Database::Mode::ReadOnly);
+        ASSERT_EQ(local->runs().size(), arms.size());
+        EXPECT_EQ(local->runs()[0].experiment_name, experiment) << "stored as it came";
+        EXPECT_EQ(local->events(local->runs()[0].id).at(3).message, "\tcmd");
+    }
+    r = sh(cli(local_) + "report 1 --csv " + path("report.csv") + " --json " + path("report.json"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    r = sh(cli(local_) + "export -e 1 --csv " + path("export.csv") + " --json " +
+           path("export.json"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    for (const char* file : {"report.csv", "export.csv"}) {
+        std::ifstream in(path(file), std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        const auto rows = csvCells(text);
+        ASSERT_GT(rows.size(), 1u) << file;
+        size_t cells = 0;
+        for (const auto& row : rows) {
+            for (const auto& cell : row) {
+                EXPECT_FALSE(formulaLike(cell)) << file << ": " << cell;
+                ++cells;
+            }
+        }
+        EXPECT_GT(cells, 100u) << file;
+        EXPECT_NE(text.find(",\"'" + std::string("=HYPERLINK(\"\"http://x\"\",\"\"y\"\")") + "\","),
+                  std::string::npos)
+            << file << ": " << text.substr(0, 400);
+        for (const auto& arm : arms) {
+            EXPECT_NE(text.find("'" + arm), std::string::npos) << file << ": " << arm;
+        }
+        EXPECT_NE(text.find(",-0.5\n"), std::string::npos) << file << ": a number stays one";
+    }
+    std::ifstream in(path("export.json"));
+    const auto j = nlohmann::json::parse(in);
+    EXPECT_EQ(j["runs"][0]["experiment"], experiment) << "JSON holds the names as they are";
+    EXPECT_EQ(j["runs"][0]["arm"], arms[0]);
+}
 
 // Two servers' tails read here carry the same host name (both run on this machine)
 // and the same ids: each keeps an experiment and a run of its own.
