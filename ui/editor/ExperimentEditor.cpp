@@ -10,6 +10,7 @@
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QStandardItemModel>
 #include <QStyle>
 #include <QTableView>
 #include <QTimer>
@@ -30,9 +31,13 @@
 #include "ui/editor/FieldMarks.h"
 #include "ui/editor/SetupPanel.h"
 #include "ui/editor/SpecForm.h"
+#include "ui/editor/WheelGuard.h"
 
 namespace ampbench::ui {
 namespace {
+
+/// Marks the preset box's entry for an experiment that matches no preset.
+constexpr int kCustomRole = Qt::UserRole + 1;
 
 /// A problem as the editor lists it: an arm's by its name and row and the field's
 /// label ("Arm “amp4” (row 3), Accumulation K = 0: ..."), the others by their path.
@@ -96,6 +101,7 @@ std::vector<config::FieldError> toFieldErrors(const train::SetupReport& report) 
 }  // namespace
 
 ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
+    WheelGuard::install();  // before the form's boxes are polished
     auto* layout = new QVBoxLayout(this);
 
     auto* top = new QHBoxLayout;
@@ -201,8 +207,11 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     split->setStretchFactor(2, 1);
     layout->addWidget(split, 1);
 
-    connect(presets_, &QComboBox::activated, this,
-            [this](int index) { loadPreset(presets_->itemText(index)); });
+    connect(presets_, &QComboBox::activated, this, [this](int index) {
+        if (!presets_->itemData(index, kCustomRole).toBool()) {
+            loadPreset(presets_->itemText(index));
+        }
+    });
     connect(undo, &QPushButton::clicked, this, &ExperimentEditor::undoPreset);
     connect(add, &QPushButton::clicked, this, [this] {
         arms_->addArm();
@@ -262,6 +271,7 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
             return;
         }
         checkedKey_ = pendingKey_;
+        checkShown_ = false;
         setup_->showChecking();
         checkWatcher_->setFuture(QtConcurrent::run([spec = checkedSpec(pendingSpec_)] {
             // A training script: its file and its interpreter, no batch of ours.
@@ -284,8 +294,8 @@ bool ExperimentEditor::loadPreset(const QString& name) {
     const bool edited = hasShown_ && !(before == shown_);
     const config::ExperimentSpec beforeShown = shown_;
     const std::vector<config::FieldError> beforeLoadErrors = loadErrors_;
-    presets_->setCurrentText(name);
     setSpec(*spec);
+    presetName_ = name;  // the one edits are made from
     if (edited && !(before == *spec)) {
         undoSpec_ = before;
         undoShown_ = beforeShown;
@@ -295,6 +305,48 @@ bool ExperimentEditor::loadPreset(const QString& name) {
         presetUndo_->show();
     }
     return true;
+}
+
+void ExperimentEditor::showPresetState(const config::ExperimentSpec& s) {
+    const QSignalBlocker block(presets_);
+    int custom = -1;
+    for (int i = 0; i < presets_->count(); ++i) {
+        if (presets_->itemData(i, kCustomRole).toBool()) {
+            custom = i;
+        }
+    }
+    // The preset the experiment is, if it is one: the one it was made from first.
+    QString same;
+    if (const auto made = config::preset(presetName_.toStdString()); made && *made == s) {
+        same = presetName_;
+    }
+    for (const auto& name : config::presetNames()) {
+        if (same.isEmpty() && *config::preset(name) == s) {
+            same = QString::fromStdString(name);
+        }
+    }
+    if (!same.isEmpty()) {
+        if (custom >= 0) {
+            presets_->removeItem(custom);
+        }
+        presets_->setCurrentText(same);
+        return;
+    }
+    const QString text =
+        presetName_.isEmpty() ? tr("custom") : tr("custom (edited from %1)").arg(presetName_);
+    if (custom < 0) {
+        presets_->addItem(text);
+        custom = presets_->count() - 1;
+        presets_->setItemData(custom, true, kCustomRole);
+        presets_->setItemData(custom, tr("The experiment below matches no preset"),
+                              Qt::ToolTipRole);
+        if (auto* model = qobject_cast<QStandardItemModel*>(presets_->model())) {
+            model->item(custom)->setEnabled(false);  // shown, not chosen
+        }
+    } else {
+        presets_->setItemText(custom, text);
+    }
+    presets_->setCurrentIndex(custom);
 }
 
 bool ExperimentEditor::removeArm(int row) {
@@ -334,6 +386,7 @@ void ExperimentEditor::forgetPresetUndo() {
 }
 
 void ExperimentEditor::setSpec(const config::ExperimentSpec& spec) {
+    presetName_.clear();  // a preset again only if it equals one
     forgetPresetUndo();
     loadErrors_.clear();
     form_->setSpec(spec);
@@ -463,12 +516,22 @@ void ExperimentEditor::revalidate() {
     }
     // A training script is ready once its interpreter imported what it imports.
     const bool awaitingScript = errors_.empty() && s.model.name == "script" && checking();
+    // The fast verdict is for CUDA: on the CPU it says what it does instead.
+    const bool fastOnCpu = s.fast_verdict && !cuda;
     if (awaitingScript) {
         errorList_->addItem(tr("Checking that %1 imports the modules the script imports\u2026")
                                 .arg(QString::fromStdString(script::interpreterFor(s.model))));
     } else if (errors_.empty()) {
-        errorList_->addItem(warnings_.empty() ? tr("No problems: ready to run.")
-                                              : tr("No problems: ready to run; note:"));
+        errorList_->addItem(warnings_.empty() && !fastOnCpu
+                                ? tr("No problems: ready to run.")
+                                : tr("No problems: ready to run; note:"));
+    }
+    if (fastOnCpu) {
+        auto* item = new QListWidgetItem(
+            tr("Note: Fast verdict is for CUDA. On the CPU it changes nothing: the runs "
+               "train one at a time, eagerly, and are timed as they train."),
+            errorList_);
+        item->setData(Qt::UserRole, QStringLiteral("fast_verdict"));
     }
     for (const auto& w : warnings_) {
         auto* item = new QListWidgetItem(tr("Warning: %1").arg(problemText(w, s.arms)), errorList_);
@@ -490,6 +553,7 @@ void ExperimentEditor::revalidate() {
     }
     planLabel_->setText(plan);
 
+    showPresetState(s);
     const bool valid = errors_.empty();
     Q_EMIT edited();
     if (valid != valid_ || awaitingScript == ready_) {
@@ -511,10 +575,12 @@ void ExperimentEditor::scheduleCheck(const config::ExperimentSpec& spec) {
 }
 
 bool ExperimentEditor::checking() const {
-    return checkTimer_->isActive() || checkWatcher_->isRunning();
+    // Until its result is shown: the future ends on its thread before the watcher says.
+    return checkTimer_->isActive() || checkWatcher_->isRunning() || !checkShown_;
 }
 
 void ExperimentEditor::checkFinished() {
+    checkShown_ = true;
     const train::SetupReport report = checkWatcher_->result();
     if (checkTimer_->isActive() || checkedKey_.empty()) {
         // The spec changed meanwhile (the next check's result is the one to show) or

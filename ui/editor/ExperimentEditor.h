@@ -94,6 +94,8 @@ class ExperimentEditor : public QWidget {
 
   private:
     void revalidate();
+    /// The preset box on the preset `s` is, else on "custom (edited from …)".
+    void showPresetState(const ampbench::config::ExperimentSpec& s);
     void forgetPresetUndo();
     void forgetLoadErrors(const QString& field);
     int selectedArm() const;
@@ -108,6 +110,7 @@ class ExperimentEditor : public QWidget {
     QListWidget* errorList_ = nullptr;
     QLabel* planLabel_ = nullptr;
     QComboBox* presets_ = nullptr;
+    QString presetName_;  // the preset last chosen; empty after a spec set whole
     QComboBox* runOn_ = nullptr;
     std::vector<ampbench::config::FieldError> loadErrors_;  // from the last file, until edited
     std::vector<ampbench::config::FieldError> errors_;      // everything shown now
@@ -121,6 +124,7 @@ class ExperimentEditor : public QWidget {
     std::vector<ampbench::config::FieldError> undoLoadErrors_;
     bool valid_ = true;
     bool ready_ = true;
+    bool checkShown_ = true;  // the last check started has been heard
     SetupPanel* setup_ = nullptr;
     QTimer* checkTimer_ = nullptr;
     QFutureWatcher<ampbench::train::SetupReport>* checkWatcher_ = nullptr;

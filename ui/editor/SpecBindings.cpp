@@ -10,6 +10,8 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QToolButton>
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "ui/editor/FieldMarks.h"
@@ -25,6 +27,47 @@ using config::ValueKind;
 // widgets only keep values representable.
 constexpr int kIntMin = -1000000000;
 constexpr int kIntMax = std::numeric_limits<int>::max();
+
+/// A whole-number field's box: it holds any number (a loaded spec's bad value shows,
+/// and the problems name it), but its arrows, keys and wheel stop at the field's
+/// bounds (CPU threads at 0, never -9).
+class FieldSpinBox : public QSpinBox {
+  public:
+    explicit FieldSpinBox(const config::Bounds& b)
+        : lo_(!std::isfinite(b.lo) ? kIntMin
+              : b.lo_closed        ? static_cast<int>(std::ceil(b.lo))
+                                   : static_cast<int>(std::floor(b.lo)) + 1),
+          hi_(!std::isfinite(b.hi) || b.hi >= kIntMax ? kIntMax
+              : b.hi_closed                           ? static_cast<int>(std::floor(b.hi))
+                                                      : static_cast<int>(std::ceil(b.hi)) - 1) {
+        setRange(kIntMin, kIntMax);
+    }
+
+    void stepBy(int steps) override {
+        const long long to = static_cast<long long>(value()) + static_cast<long long>(steps);
+        // Toward the bounds always; past them never.
+        const long long floor = std::min<long long>(value(), lo_);
+        const long long ceiling = std::max<long long>(value(), hi_);
+        setValue(static_cast<int>(std::clamp(to, floor, ceiling)));
+        selectAll();
+    }
+
+  protected:
+    StepEnabled stepEnabled() const override {
+        StepEnabled e = QSpinBox::stepEnabled();
+        if (value() <= lo_) {
+            e &= ~StepDownEnabled;
+        }
+        if (value() >= hi_) {
+            e &= ~StepUpEnabled;
+        }
+        return e;
+    }
+
+  private:
+    int lo_;
+    int hi_;
+};
 
 /// "file:<filter>", "folder" or "file-or-folder:<filter>" (see FieldInfo::browse).
 struct Browse {
@@ -113,8 +156,7 @@ void SpecBindings::addField(QFormLayout* form, const Field& field) {
     auto changed = [this, path = field.path] { Q_EMIT edited(QString::fromStdString(path)); };
     switch (field.kind) {
         case ValueKind::Int: {
-            auto* w = new QSpinBox;
-            w->setRange(kIntMin, kIntMax);
+            auto* w = new FieldSpinBox(field.info->bounds);
             w->setAccelerated(true);
             b.widget = w;
             b.load = [w, f](const Spec& s) {
