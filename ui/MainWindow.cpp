@@ -46,6 +46,7 @@
 #include "ui/data/StoreSession.h"
 #include "ui/data/StoreTask.h"
 #include "ui/editor/ExperimentEditor.h"
+#include "ui/plots/PlotExport.h"
 #include "ui/plots/PlotsView.h"
 #include "ui/remote/HostsDialog.h"
 #include "ui/remote/RemoteRun.h"
@@ -61,6 +62,7 @@ namespace ampbench::ui {
 
 MainWindow::MainWindow(Settings& settings, QWidget* parent)
     : QMainWindow(parent), settings_(settings) {
+    setExportSettings(&settings_);  // a plot's export remembers its size and folder
     session_ = new StoreSession(this);
     cache_ = new RunDataCache(*session_, this);
     runs_ = new RunTreeModel(this);
@@ -142,7 +144,9 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     updateActions();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    forgetExportSettings(&settings_);
+}
 
 QAction* MainWindow::colorSchemeAction(const QString& scheme) const {
     for (QAction* a : findChildren<QAction*>()) {

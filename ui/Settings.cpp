@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QSettings>
+#include <QStandardPaths>
 #include <algorithm>
 
 namespace ampbench::ui {
@@ -19,6 +20,8 @@ constexpr const char* kSmoothing = "plots/smoothing";
 constexpr const char* kLogY = "plots/logY";
 constexpr const char* kPanelMetrics = "plots/panelMetrics";
 constexpr const char* kLegendShown = "plots/legendShown";
+constexpr const char* kExportSize = "plots/exportSize";
+constexpr const char* kExportFolder = "plots/exportFolder";
 constexpr const char* kRemoteHosts = "remote/hosts";  // an array of the fields below
 constexpr const char* kHostLabel = "label";
 constexpr const char* kHostDestination = "destination";
@@ -146,6 +149,26 @@ bool Settings::plotLegendShown() const {
 }
 void Settings::setPlotLegendShown(bool on) {
     settings_->setValue(kLegendShown, on);
+}
+
+QSize Settings::plotExportSize() const {
+    const QSize size = settings_->value(kExportSize).toSize();
+    return size.isValid() && size.width() >= 16 && size.height() >= 16 ? size : QSize(1200, 700);
+}
+void Settings::setPlotExportSize(const QSize& size) {
+    settings_->setValue(kExportSize, size);
+}
+
+QString Settings::plotExportFolder() const {
+    const QString folder = settings_->value(kExportFolder).toString();
+    if (!folder.isEmpty() && QFileInfo(folder).isDir()) {
+        return folder;
+    }
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return QFileInfo(documents).isDir() ? documents : QDir::homePath();
+}
+void Settings::setPlotExportFolder(const QString& folder) {
+    settings_->setValue(kExportFolder, normalized(folder));
 }
 
 QString Settings::colorScheme() const {

@@ -2,6 +2,7 @@
 // The one owner of every QSettings key: window layout, databases, plot options.
 // Preferences only; domain data lives in the store.
 #include <QByteArray>
+#include <QSize>
 #include <QString>
 #include <QStringList>
 #include <memory>
@@ -55,6 +56,12 @@ class Settings {
     void setPlotPanelMetrics(const QStringList& keys);
     bool plotLegendShown() const;
     void setPlotLegendShown(bool on);
+    /// The size and folder of the last image exported from a plot; 1200 × 700 and the
+    /// user's documents folder before the first.
+    QSize plotExportSize() const;
+    void setPlotExportSize(const QSize& size);
+    QString plotExportFolder() const;
+    void setPlotExportFolder(const QString& folder);
     /// View › Colours: "system" (the desktop's palette), "light" or "dark".
     QString colorScheme() const;
     void setColorScheme(const QString& scheme);

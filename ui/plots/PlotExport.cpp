@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -15,10 +16,12 @@
 #include <QPageSize>
 #include <QPdfWriter>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QSvgGenerator>
 #include <exception>
 
 #include "core/store/OutputFile.h"
+#include "ui/Settings.h"
 #include "ui/plots/PlotPanel.h"
 
 namespace ampbench::ui {
@@ -138,7 +141,26 @@ void copyPlotImage(QCustomPlot& plot) {
     QApplication::clipboard()->setImage(image);
 }
 
+namespace {
+Settings* exportSettings = nullptr;  // GUI thread only
+}  // namespace
+
+void setExportSettings(Settings* settings) {
+    exportSettings = settings;
+}
+
+void forgetExportSettings(const Settings* settings) {
+    if (exportSettings == settings) {
+        exportSettings = nullptr;
+    }
+}
+
 void exportPlotWithDialog(QCustomPlot& plot, QWidget* parent) {
+    // Not the panel's size on screen (a few hundred pixels): the last size used.
+    const QSize size = exportSettings ? exportSettings->plotExportSize() : QSize(1200, 700);
+    const QString folder =
+        exportSettings ? exportSettings->plotExportFolder()
+                       : QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
     QDialog dialog(parent);
     dialog.setWindowTitle(QObject::tr("Export image"));
     auto* form = new QFormLayout(&dialog);
@@ -152,8 +174,8 @@ void exportPlotWithDialog(QCustomPlot& plot, QWidget* parent) {
         box->setRange(16, kMaxImageSide);
         box->setSuffix(QObject::tr(" px"));
     }
-    width->setValue(std::max(16, plot.width()));
-    height->setValue(std::max(16, plot.height()));
+    width->setValue(size.width());
+    height->setValue(size.height());
     form->addRow(QObject::tr("Format:"), format);
     form->addRow(QObject::tr("Width:"), width);
     form->addRow(QObject::tr("Height:"), height);
@@ -168,7 +190,8 @@ void exportPlotWithDialog(QCustomPlot& plot, QWidget* parent) {
     const QString suffix = format->currentData().toString();
     const QString name = plot.objectName().isEmpty() ? QStringLiteral("plot") : plot.objectName();
     QString path = QFileDialog::getSaveFileName(
-        parent, QObject::tr("Export image"), name.toLower().replace(' ', '-') + "." + suffix,
+        parent, QObject::tr("Export image"),
+        QDir(folder).filePath(name.toLower().replace(' ', '-') + "." + suffix),
         format->currentText() + QStringLiteral(" (*.%1)").arg(suffix));
     if (path.isEmpty()) {
         return;
@@ -180,6 +203,11 @@ void exportPlotWithDialog(QCustomPlot& plot, QWidget* parent) {
     QString error;
     if (!exportPlotImage(plot, path, width->value(), height->value(), &error)) {
         QMessageBox::warning(parent, QObject::tr("Export image"), error);
+        return;
+    }
+    if (exportSettings) {
+        exportSettings->setPlotExportSize(QSize(width->value(), height->value()));
+        exportSettings->setPlotExportFolder(QFileInfo(path).absolutePath());
     }
 }
 

@@ -10,6 +10,8 @@ class QWidget;
 
 namespace ampbench::ui {
 
+class Settings;
+
 enum class ImageFormat { Png, Svg, Pdf };
 
 /// The format a file name asks for by its suffix (case-insensitive); false when it
@@ -27,7 +29,14 @@ bool exportPlotImage(QCustomPlot& plot, const QString& path, int width, int heig
 /// The plot at its size on screen, drawn as a figure, on the clipboard as an image.
 void copyPlotImage(QCustomPlot& plot);
 
-/// Asks for a size and a file, then writes it; says what went wrong in a message box.
+/// Where the export dialog keeps the size and folder it used last (the window's
+/// settings); null: 1200 × 700 in the user's documents folder each time.
+void setExportSettings(Settings* settings);
+/// Stops using `settings` if they are the ones set (their owner goes).
+void forgetExportSettings(const Settings* settings);
+
+/// Asks for a size (the last used) and a file (in the last folder), then writes it and
+/// remembers both; says what went wrong in a message box.
 void exportPlotWithDialog(QCustomPlot& plot, QWidget* parent);
 
 /// Largest side of an exported image.

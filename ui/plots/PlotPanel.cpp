@@ -90,6 +90,10 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
     // only changes the user makes reach the linked panels.
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
             [this](const QCPRange& range) {
+                if (range.lower < 0 && !(categoryTicker_ && xAxis->ticker() == categoryTicker_)) {
+                    keepXNonNegative();  // rangeChanged again, with the range kept
+                    return;
+                }
                 if (userView_ && !following_) {
                     Q_EMIT xRangeChangedByUser(range);
                 }
@@ -162,9 +166,14 @@ void PlotPanel::beginFigure(int width) {
 
     title_->setText(titleText_);
     tracer_->setVisible(false);
-    // The figure names what it draws: curves the user hid leave the legend.
+    // The figure names what it draws: curves the user hid, and arms with no point yet,
+    // leave the legend.
     for (const auto& [plottable, color] : std::as_const(s.legendItems)) {
-        if (!plottable->visible()) {
+        auto* graph = qobject_cast<QCPGraph*>(plottable);
+        const CurvePtr curve = graph ? curveOf(graph) : CurvePtr();
+        QCPPlottableInterface1D* points = plottable->interface1D();
+        const bool none = curve ? curve->isEmpty() : points && points->dataCount() == 0;
+        if (!plottable->visible() || none) {
             plottable->removeFromLegend(legend);
         } else if (auto* item = legend->itemWithPlottable(plottable)) {
             item->setTextColor(palette().color(QPalette::Text));
@@ -530,7 +539,61 @@ void PlotPanel::fitUnlessUserView() {
             cutCurve(it.key(), it.value(), true);  // whole curves, so the fit sees all of them
         }
         rescaleAxes(true);
+        keepAxesPossible();
         yAxis->scaleRange(1.06, yAxis->range().center());
+    }
+}
+
+void PlotPanel::keepAxesPossible() {
+    // Data of one key (a run's first point): QCustomPlot keeps the old width around it,
+    // which put it between -4000 and 4000 samples. From 0 to twice it instead; and the
+    // same on a value axis whose data is one value.
+    QHash<QCPAxis*, QCPRange> data;
+    for (int i = 0; i < plottableCount(); ++i) {
+        QCPAbstractPlottable* p = plottable(i);
+        if (!p->visible()) {
+            continue;
+        }
+        bool found = false;
+        const QCPRange keys = p->getKeyRange(found);
+        if (found) {
+            data[p->keyAxis()] =
+                data.contains(p->keyAxis()) ? data[p->keyAxis()].expanded(keys) : keys;
+        }
+        const QCPRange values = p->getValueRange(found);
+        if (found) {
+            data[p->valueAxis()] =
+                data.contains(p->valueAxis()) ? data[p->valueAxis()].expanded(values) : values;
+        }
+    }
+    const auto single = [](const QCPRange& r) {
+        return r.size() <= std::max(std::abs(r.lower), std::abs(r.upper)) * 1e-12;
+    };
+    if (data.contains(xAxis) && single(data[xAxis])) {
+        const double k = data[xAxis].center();
+        xAxis->setRange(k > 0 ? QCPRange(0, 2 * k) : QCPRange(0, 1));
+    }
+    keepXNonNegative();
+    for (QCPAxis* axis : {yAxis, yAxis2}) {
+        if (!data.contains(axis) || !single(data[axis])) {
+            continue;
+        }
+        const double v = data[axis].center();
+        if (axis->scaleType() == QCPAxis::stLogarithmic) {
+            axis->setRange(v > 0 ? QCPRange(v / 2, v * 2) : QCPRange(0.1, 10));
+        } else {
+            axis->setRange(v == 0 ? QCPRange(-1, 1)
+                                  : QCPRange(v - std::abs(v) / 10, v + std::abs(v) / 10));
+        }
+    }
+}
+
+void PlotPanel::keepXNonNegative() {
+    // Steps, samples and time start at 0: the x axis of curves never shows less, however
+    // it is zoomed or panned (bars' category axes keep their margins).
+    const QCPRange x = xAxis->range();
+    if (x.lower < 0 && !(categoryTicker_ && xAxis->ticker() == categoryTicker_)) {
+        xAxis->setRange(0, std::max(x.size(), 1e-9));
     }
 }
 

@@ -124,6 +124,11 @@ class PlotPanel : public QCustomPlot {
     void resizeEvent(QResizeEvent* event) override;
 
   private:
+    /// After a fit: data of one key spans 0 to twice it, one value a tenth either side
+    /// (a half and a double on a log axis), and the x axis starts at 0 or later.
+    void keepAxesPossible();
+    /// Moves an x range that starts below 0 to start at 0 (curves' axes only).
+    void keepXNonNegative();
     /// Background, axes, grid, text and legend from the palette (light or dark).
     void applyPalette();
     /// The range of a curve that was cut for its graph, and into how many slices.
