@@ -46,6 +46,7 @@
 #include "ui/data/StoreSession.h"
 #include "ui/data/StoreTask.h"
 #include "ui/editor/ExperimentEditor.h"
+#include "ui/editor/WheelGuard.h"
 #include "ui/plots/PlotExport.h"
 #include "ui/plots/PlotsView.h"
 #include "ui/remote/HostsDialog.h"
@@ -63,6 +64,7 @@ namespace ampbench::ui {
 MainWindow::MainWindow(Settings& settings, QWidget* parent)
     : QMainWindow(parent), settings_(settings) {
     setExportSettings(&settings_);  // a plot's export remembers its size and folder
+    WheelGuard::install();          // the wheel scrolls forms, not the boxes in them
     session_ = new StoreSession(this);
     cache_ = new RunDataCache(*session_, this);
     runs_ = new RunTreeModel(this);
@@ -398,6 +400,8 @@ void MainWindow::connectTraining() {
     connect(w, &TrainingWorker::experimentPlanned, this,
             [this](qint64 experimentId, const QList<qint64>& runIds) {
                 runsDone_ = 0;
+                ended_.clear();
+                experimentCancelled_ = false;
                 runsTotal_ = static_cast<int>(runIds.size());
                 queue_ = runIds;
                 runPosition_ = 0;
@@ -411,7 +415,7 @@ void MainWindow::connectTraining() {
     connect(w, &TrainingWorker::runStarted, this, [this](qint64 runId) {
         currentRun_ = runId;
         running_.insert(runId);
-        currentStep_ = currentPlanned_ = 0;
+        currentEta_ = std::numeric_limits<double>::quiet_NaN();
         begun_.insert(runId);
         updateActions();
         const qsizetype at = queue_.indexOf(runId);
@@ -420,19 +424,20 @@ void MainWindow::connectTraining() {
                                      .arg(runPosition_)
                                      .arg(runsTotal_)
                                      .arg(runId));
-        showRunProgress(runPosition_, 0, 0, std::numeric_limits<double>::quiet_NaN());
+        showRunProgress();
     });
     connect(w, &TrainingWorker::progress, this,
             [this](qint64 runId, qint64 step, qint64 planned, double eta) {
+                runs_->setLiveSteps(runId, step, planned);  // what the list, bar and Cancel show
                 if (runId == currentRun_) {
-                    currentStep_ = step;
-                    currentPlanned_ = planned;
+                    currentEta_ = eta;
                 }
-                showRunProgress(runPosition_, step, planned, eta);
+                showRunProgress();
             });
     connect(w, &TrainingWorker::runFinished, this,
             [this](qint64 runId, run::RunStatus status, const QString& error) {
                 ++runsDone_;
+                ended_.insert(runId, status);
                 begun_.insert(runId);
                 running_.remove(runId);
                 if (runId == currentRun_) {
@@ -442,6 +447,8 @@ void MainWindow::connectTraining() {
                     for (qint64 id : queue_) {
                         if (running_.contains(id)) {
                             currentRun_ = id;
+                            const qsizetype at = queue_.indexOf(id);
+                            runPosition_ = static_cast<int>(at) + 1;
                             break;
                         }
                     }
@@ -454,8 +461,7 @@ void MainWindow::connectTraining() {
             });
     connect(w, &TrainingWorker::experimentFinished, this, [this](qint64, bool cancelled) {
         session_->pollNow();
-        statusBar()->showMessage(cancelled ? tr("Experiment cancelled") : tr("Experiment finished"),
-                                 10000);
+        statusBar()->showMessage(endOfExperiment(cancelled), 10000);
     });
     connect(w, &TrainingWorker::note, this,
             [this](const QString& line) { statusBar()->showMessage(line, 15000); });
@@ -468,19 +474,52 @@ void MainWindow::connectTraining() {
     });
 }
 
-void MainWindow::showRunProgress(int position, qint64 step, qint64 planned, double eta) {
-    const double inRun = planned > 0 ? static_cast<double>(step) / planned : 0.0;
-    const double done = runsTotal_ > 0 ? (runsDone_ + inRun) / runsTotal_ : 0.0;
+void MainWindow::showRunProgress() {
+    // Every count from the run list: the bar, its text and the list agree.
+    double inRuns = 0;
+    for (qint64 id : std::as_const(running_)) {
+        const RunTreeModel::Steps s = runs_->stepsOf(id);
+        inRuns += s.planned > 0 ? std::min(1.0, static_cast<double>(s.done) / s.planned) : 0.0;
+    }
+    const double done = runsTotal_ > 0 ? (runsDone_ + inRuns) / runsTotal_ : 0.0;
     progress_->setValue(static_cast<int>(std::lround(done * 1000)));
-    const QString etaText = std::isfinite(eta)
-                                ? QString::fromStdString(analysis::formatDuration(eta))
+    const RunTreeModel::Steps now = runs_->stepsOf(currentRun_);
+    const QString etaText = std::isfinite(currentEta_)
+                                ? QString::fromStdString(analysis::formatDuration(currentEta_))
                                 : QStringLiteral("\u2013");
-    const QString stepText = planned > 0 ? tr("step %1/%2").arg(step).arg(planned) : tr("starting");
+    const QString stepText =
+        now.planned > 0 ? tr("step %1/%2").arg(now.done).arg(now.planned) : tr("starting");
     progress_->setFormat(tr("run %1/%2 \u00b7 %3 \u00b7 ETA %4")
-                             .arg(position)
+                             .arg(runPosition_)
                              .arg(runsTotal_)
                              .arg(stepText)
                              .arg(etaText));
+}
+
+QString MainWindow::endOfExperiment(bool cancelled) const {
+    int finished = 0, cancelledRuns = 0, failed = 0;
+    for (run::RunStatus st : ended_) {
+        finished += st == run::RunStatus::Finished ? 1 : 0;
+        cancelledRuns += st == run::RunStatus::Cancelled ? 1 : 0;
+        failed += st == run::RunStatus::Failed ? 1 : 0;
+    }
+    const int notStarted = std::max(0, runsTotal_ - static_cast<int>(ended_.size()));
+    QStringList parts;
+    parts << tr("%n run(s) finished", nullptr, finished);
+    if (cancelledRuns + notStarted > 0) {
+        parts << tr("%1 cancelled").arg(cancelledRuns + notStarted);
+    }
+    if (failed > 0) {
+        parts << tr("%1 failed").arg(failed);
+    }
+    const QString counts = parts.join(QStringLiteral(", "));
+    if (cancelled || experimentCancelled_ || (finished == 0 && cancelledRuns + notStarted > 0)) {
+        return tr("Experiment cancelled: %1").arg(counts);
+    }
+    if (cancelledRuns + notStarted + failed > 0) {
+        return tr("Experiment ended: %1").arg(counts);
+    }
+    return tr("Experiment finished: %1").arg(counts);
 }
 
 bool MainWindow::openDatabase(const QString& path) {
@@ -511,6 +550,9 @@ void MainWindow::refreshRuns() {
     } catch (const std::exception& e) {
         statusBar()->showMessage(QString::fromStdString(e.what()), 10000);
         return;
+    }
+    if (currentRun_ != 0) {
+        showRunProgress();  // the rows read may be ahead of what the trainer said
     }
     if (showNewest_) {
         showNewest_ = false;

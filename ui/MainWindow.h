@@ -1,4 +1,5 @@
 #pragma once
+#include <QHash>
 #include <QList>
 #include <QMainWindow>
 #include <QPair>
@@ -7,6 +8,7 @@
 #include <QString>
 #include <functional>
 
+#include "core/run/Records.h"
 #include "core/train/Capacity.h"
 
 class QAction;
@@ -185,22 +187,31 @@ class MainWindow : public QMainWindow {
     bool messageBoxes_ = true;
     ChooseExperiment chooseExperiment_;
     bool showNewest_ = false;  // after opening a database: plot its newest experiment
-    /// The status bar and the progress bar on the run at 1-based `position` of the
-    /// experiment's queue, `step` of `planned` steps in (ETA in seconds, or not finite).
-    void showRunProgress(int position, qint64 step, qint64 planned, double eta);
+    /// The progress bar on the run Cancel asks about (its place in the queue, its steps
+    /// as the run list shows them) and the experiment's share done.
+    void showRunProgress();
+    /// The status bar's line when the experiment ends: finished, ended with runs
+    /// cancelled or failed, or cancelled, with the runs of each.
+    QString endOfExperiment(bool cancelled) const;
 
     int runsDone_ = 0;  // runs of the current experiment finished so far
     int runsTotal_ = 0;
-    QList<qint64> queue_;     // the experiment's runs in the order they train
-    int runPosition_ = 0;     // 1-based place in queue_ of the run training now
-    qint64 currentRun_ = 0;   // of running_, the one Cancel asks about (0: none)
-    QSet<qint64> running_;    // every run training now (several side by side on GPUs)
-    qint64 currentStep_ = 0;  // its last step reported, of currentPlanned_
-    qint64 currentPlanned_ = 0;
-    QSet<qint64> begun_;  // runs of queue_ started, finished or removed
+    QList<qint64> queue_;    // the experiment's runs in the order they train
+    int runPosition_ = 0;    // 1-based place in queue_ of the run training now
+    qint64 currentRun_ = 0;  // of running_, the one Cancel asks about (0: none)
+    QSet<qint64> running_;   // every run training now (several side by side on GPUs)
+    double currentEta_ = 0;  // the experiment's ETA its last progress gave (s)
+    QHash<qint64, ampbench::run::RunStatus> ended_;  // the experiment's runs ended so far
+    bool experimentCancelled_ = false;               // Cancel chose everything
+    QSet<qint64> begun_;                             // runs of queue_ started, finished or removed
     ChooseCancel chooseCancel_;
     QAction* cancelThisRun_ = nullptr;
     QMenu* queueMenu_ = nullptr;  // Run › Remove from the queue
+    /// Cancel's question about run `runId`: where it is, what trains beside and after
+    /// it; or that it has ended.
+    QString cancelQuestion(qint64 runId) const;
+    /// "finished", "failed", "cancelled": how run `runId` of this experiment ended.
+    QString endedWord(qint64 runId) const;
     /// A line naming run `runId` ("run #5, amp · seed 2") from the tree.
     QString runName(qint64 runId) const;
     void fillQueueMenu();

@@ -8,6 +8,7 @@
 #include <QPushButton>
 #include <QStandardItem>
 #include <QStatusBar>
+#include <QTimer>
 #include <QTreeView>
 
 #include "ui/remote/RemoteRun.h"
@@ -17,24 +18,20 @@
 
 namespace ampbench::ui {
 
-void MainWindow::cancelRun() {
-    if (remoteActive()) {
-        remote_->cancel();
-        return;
-    }
-    if (currentRun_ == 0 || !training_->isRunning()) {
-        training_->cancel();  // a max-batch search, or between runs: all at once
-        statusBar()->showMessage(tr("Cancelling\u2026"));
-        return;
+QString MainWindow::cancelQuestion(qint64 runId) const {
+    if (!running_.contains(runId)) {
+        return tr("%1 has already ended (%2) while this was open; nothing of it can be "
+                  "cancelled now.")
+            .arg(runName(runId), endedWord(runId));
     }
     const int queued = static_cast<int>(queuedRuns().size());
-    const QString at = currentPlanned_ > 0
-                           ? tr(" is at step %1 of %2").arg(currentStep_).arg(currentPlanned_)
-                           : tr(" is starting");
+    const RunTreeModel::Steps at = runs_->stepsOf(runId);
+    const QString where = at.planned > 0 ? tr(" is at step %1 of %2").arg(at.done).arg(at.planned)
+                                         : tr(" is starting");
     QString question =
         tr("%1%2. Its steps so far are kept, but it ends cancelled and the verdict leaves it "
            "out.")
-            .arg(runName(currentRun_), at);
+            .arg(runName(runId), where);
     if (const int beside = static_cast<int>(running_.size()) - 1; beside > 0) {
         question += ' ' + (beside == 1 ? tr("One more run trains beside it (right-click a run in "
                                             "the run list to cancel that one alone).")
@@ -50,11 +47,33 @@ void MainWindow::cancelRun() {
                                     "start if you cancel them too.")
                                      .arg(queued));
     }
+    return question;
+}
+
+QString MainWindow::endedWord(qint64 runId) const {
+    const auto it = ended_.constFind(runId);
+    return it == ended_.constEnd() ? tr("ended")
+                                   : QString::fromStdString(run::toString(it.value()));
+}
+
+void MainWindow::cancelRun() {
+    if (remoteActive()) {
+        remote_->cancel();
+        return;
+    }
+    if (currentRun_ == 0 || !training_->isRunning()) {
+        training_->cancel();  // a max-batch search, or between runs: all at once
+        statusBar()->showMessage(tr("Cancelling\u2026"));
+        return;
+    }
+    // The question is about this run, by its id, however long it stays open.
+    const qint64 asked = currentRun_;
+    const int queued = static_cast<int>(queuedRuns().size());
     CancelChoice choice = CancelChoice::Everything;
     if (chooseCancel_) {
-        choice = chooseCancel_(question, queued);
+        choice = chooseCancel_(cancelQuestion(asked), queued);
     } else if (messageBoxes_) {
-        QMessageBox box(QMessageBox::Question, tr("Cancel training"), question,
+        QMessageBox box(QMessageBox::Question, tr("Cancel training"), cancelQuestion(asked),
                         QMessageBox::NoButton, this);
         QPushButton* one = box.addButton(
             queued > 0 ? tr("Cancel this run, train the queue") : tr("Cancel the run"),
@@ -64,20 +83,51 @@ void MainWindow::cancelRun() {
                                       : nullptr;
         QPushButton* keep = box.addButton(tr("Keep training"), QMessageBox::RejectRole);
         box.setDefaultButton(keep);
+        // While it is open the runs train on: it says where the run it names is now.
+        QTimer follow;
+        follow.setInterval(500);
+        connect(&follow, &QTimer::timeout, &box, [&] {
+            box.setText(cancelQuestion(asked));
+            one->setEnabled(running_.contains(asked));
+            if (all) {
+                all->setText(queuedRuns().isEmpty()
+                                 ? tr("Cancel what still trains")
+                                 : tr("Cancel it and the %1 queued").arg(queuedRuns().size()));
+            }
+        });
+        follow.start();
         box.exec();
         choice = box.clickedButton() == one   ? CancelChoice::ThisRun
                  : box.clickedButton() == all ? CancelChoice::Everything
                                               : CancelChoice::Keep;
     }
-    if (!training_->isRunning() || choice == CancelChoice::Keep) {
+    if (choice == CancelChoice::Keep) {
         return;
     }
+    const bool stillTraining = running_.contains(asked) && training_->isRunning();
     if (choice == CancelChoice::ThisRun) {
-        cancelCurrentRun();
+        if (!stillTraining) {
+            statusBar()->showMessage(
+                tr("%1 had already ended (%2) when you answered; nothing was cancelled")
+                    .arg(runName(asked), endedWord(asked)),
+                15000);
+            return;
+        }
+        cancelRunningRun(asked);
         return;
     }
+    if (!training_->isRunning()) {
+        statusBar()->showMessage(
+            tr("The experiment had already ended when you answered; nothing was cancelled"), 15000);
+        return;
+    }
+    experimentCancelled_ = true;
     training_->cancel();
-    statusBar()->showMessage(tr("Cancelling\u2026"));
+    statusBar()->showMessage(stillTraining
+                                 ? tr("Cancelling\u2026")
+                                 : tr("%1 had already ended (%2); cancelling the runs still "
+                                      "training or queued\u2026")
+                                       .arg(runName(asked), endedWord(asked)));
 }
 
 bool MainWindow::cancelCurrentRun() {

@@ -50,6 +50,7 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
     picker_->sortByColumn(RunTreeModel::DateColumn, Qt::DescendingOrder);
     picker_->setColumnHidden(RunTreeModel::DateColumn, true);
     picker_->setColumnHidden(RunTreeModel::NotesColumn, true);
+    picker_->setColumnHidden(RunTreeModel::IdColumn, true);  // in each row's tooltip
     picker_->header()->setSectionResizeMode(RunTreeModel::NameColumn, QHeaderView::Stretch);
     picker_->header()->setSectionResizeMode(RunTreeModel::StatusColumn,
                                             QHeaderView::ResizeToContents);

@@ -140,6 +140,9 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     tree_->header()->resizeSection(RunTreeModel::DateColumn, 150);
     tree_->header()->resizeSection(RunTreeModel::TagsColumn, 180);
     tree_->header()->moveSection(RunTreeModel::TagsColumn, RunTreeModel::NotesColumn);
+    // The id beside the name: two experiments of one name differ by it.
+    tree_->header()->setSectionResizeMode(RunTreeModel::IdColumn, QHeaderView::ResizeToContents);
+    tree_->header()->moveSection(tree_->header()->visualIndex(RunTreeModel::IdColumn), 1);
     trash_ = new TrashModel(this);
     trashTree_ = newTree("trash", trash_);
     trashTree_->setRootIsDecorated(false);

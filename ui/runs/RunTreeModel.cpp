@@ -35,8 +35,8 @@ QList<QStandardItem*> newRow(qint64 id, bool isRun) {
 }  // namespace
 
 RunTreeModel::RunTreeModel(QObject* parent) : QStandardItemModel(parent) {
-    setHorizontalHeaderLabels(
-        {tr("Experiment / run"), tr("Status"), tr("Steps"), tr("Date"), tr("Notes"), tr("Tags")});
+    setHorizontalHeaderLabels({tr("Experiment / run"), tr("Status"), tr("Steps"), tr("Date"),
+                               tr("Notes"), tr("Tags"), tr("Id")});
     setSortRole(SortRole);
     checkedChanged_.setSingleShot(true);
     checkedChanged_.setInterval(0);
@@ -128,8 +128,10 @@ void RunTreeModel::refresh(const store::Database& db) {
         // tooltip and in the rows below).
         int64_t stepsDone = 0, stepsPlanned = 0;
         for (const auto* r : eRuns) {
-            stepsDone += r->last_step;
-            stepsPlanned += r->planned_steps;
+            stored_.insert(r->id, Steps{r->last_step, r->planned_steps});
+            const Steps shown = stepsOf(r->id);
+            stepsDone += shown.done;
+            stepsPlanned += shown.planned;
         }
         setCell(
             eItem, StepsColumn,
@@ -138,6 +140,8 @@ void RunTreeModel::refresh(const store::Database& db) {
             tr("%n run(s): steps done / planned, added up", nullptr,
                static_cast<int>(eRuns.size())));
         setCell(eItem, DateColumn, localTime(e.created_at), QString::fromStdString(e.created_at));
+        setCell(eItem, IdColumn, QStringLiteral("#%1").arg(e.id), static_cast<qlonglong>(e.id),
+                tr("experiment #%1").arg(e.id));
         const QString notes = QString::fromStdString(e.notes);
         setCell(eItem, NotesColumn, notes.section('\n', 0, 0), notes, notes);
         setTags(eItem, e.tags);
@@ -177,11 +181,14 @@ void RunTreeModel::refresh(const store::Database& db) {
             const QString st = QString::fromStdString(run::toString(r->status));
             setCell(rItem, StatusColumn, st, st, QString::fromStdString(r->error));
             rItem->setData(st, StatusRole);
+            const Steps shown = stepsOf(r->id);
             setCell(rItem, StepsColumn,
-                    QStringLiteral("%1 / %2").arg(r->last_step).arg(r->planned_steps),
-                    static_cast<qlonglong>(r->last_step));
+                    QStringLiteral("%1 / %2").arg(shown.done).arg(shown.planned),
+                    static_cast<qlonglong>(shown.done));
             // Runs sort by id, negated: newest-first date order lists them as planned.
             setCell(rItem, DateColumn, localTime(r->started_at), static_cast<qlonglong>(-r->id));
+            setCell(rItem, IdColumn, QStringLiteral("#%1").arg(r->id),
+                    static_cast<qlonglong>(r->id), tr("run #%1").arg(r->id));
             const QString rNotes = QString::fromStdString(r->notes);
             setCell(rItem, NotesColumn, rNotes.section('\n', 0, 0), rNotes, rNotes);
         }
@@ -224,6 +231,8 @@ void RunTreeModel::reset() {
     experiments_.clear();
     runs_.clear();
     everSeen_.clear();
+    stored_.clear();
+    live_.clear();
     loaded_ = false;
     checkedChanged_.start();
 }
@@ -255,6 +264,42 @@ void RunTreeModel::setCheckedRuns(const QList<qint64>& runIds) {
     }
     syncing_ = false;
     checkedChanged_.start();
+}
+
+RunTreeModel::Steps RunTreeModel::stepsOf(qint64 runId) const {
+    const Steps stored = stored_.value(runId);
+    const auto live = live_.constFind(runId);
+    if (live == live_.constEnd()) {
+        return stored;
+    }
+    return {std::max(stored.done, live->done), live->planned > 0 ? live->planned : stored.planned};
+}
+
+void RunTreeModel::setLiveSteps(qint64 runId, qint64 step, qint64 planned) {
+    Steps& live = live_[runId];
+    live.done = std::max(live.done, step);
+    live.planned = planned;
+    showSteps(runId);
+}
+
+void RunTreeModel::showSteps(qint64 runId) {
+    QStandardItem* rItem = runs_.value(runId);
+    if (!rItem) {
+        return;  // its rows arrive with the next refresh
+    }
+    const Steps shown = stepsOf(runId);
+    setCell(rItem, StepsColumn, QStringLiteral("%1 / %2").arg(shown.done).arg(shown.planned),
+            static_cast<qlonglong>(shown.done));
+    QStandardItem* eItem = rItem->parent();
+    qint64 done = 0, plannedSum = 0;
+    for (int c = 0; c < eItem->rowCount(); ++c) {
+        const Steps s = stepsOf(eItem->child(c, 0)->data(IdRole).toLongLong());
+        done += s.done;
+        plannedSum += s.planned;
+    }
+    QStandardItem* cell = eItem->model()->item(eItem->row(), StepsColumn);
+    setCell(eItem, StepsColumn, QStringLiteral("%1 / %2").arg(done).arg(plannedSum),
+            static_cast<qlonglong>(done), cell ? cell->toolTip() : QString());
 }
 
 QList<qint64> RunTreeModel::runsOfExperiment(qint64 experimentId) const {

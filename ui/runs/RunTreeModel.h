@@ -27,6 +27,7 @@ class RunTreeModel : public QStandardItemModel {
         DateColumn,
         NotesColumn,
         TagsColumn,
+        IdColumn,  ///< "#12": two experiments of one name differ by more than their date
         ColumnCount
     };
     enum Role {
@@ -55,6 +56,18 @@ class RunTreeModel : public QStandardItemModel {
     QStandardItem* experimentItem(qint64 id) const { return experiments_.value(id); }
     QStandardItem* runItem(qint64 id) const { return runs_.value(id); }
 
+    /// A run's steps as the list shows them: the most of what its rows in the database
+    /// say and what its trainer said last (setLiveSteps). The progress bar and the
+    /// Cancel question read them here, so the three agree.
+    struct Steps {
+        qint64 done = 0;
+        qint64 planned = 0;
+    };
+    Steps stepsOf(qint64 runId) const;
+    /// The trainer's word on a run training here, shown at once when it is ahead of
+    /// the rows read so far (they are written every few hundred milliseconds).
+    void setLiveSteps(qint64 runId, qint64 step, qint64 planned);
+
   Q_SIGNALS:
     /// Check boxes changed (coalesced: once per event-loop turn).
     void checkedRunsChanged();
@@ -65,12 +78,15 @@ class RunTreeModel : public QStandardItemModel {
     void onItemChanged(QStandardItem* item);
     void syncParentCheck(QStandardItem* experiment);
     static void setTags(QStandardItem* row0, const std::vector<std::string>& tags);
+    void showSteps(qint64 runId);
     static void setCell(QStandardItem* row0, int column, const QString& text, const QVariant& sort,
                         const QString& tooltip = {});
 
     QHash<qint64, QStandardItem*> experiments_;  // column-0 items by id
     QHash<qint64, QStandardItem*> runs_;         // column-0 items by id
     bool loaded_ = false;                        // a first refresh happened since reset()
+    QHash<qint64, Steps> stored_;                // runs' steps as last read
+    QHash<qint64, Steps> live_;                  // runs' steps as their trainer said
     QSet<qint64> everSeen_;                      // runs listed since reset(), trashed ones too
     bool syncing_ = false;                       // changing check boxes ourselves
     QTimer checkedChanged_;
