@@ -51,8 +51,7 @@ std::string table(const std::vector<std::string>& header,
         out += "<thead><tr>";
         for (size_t i = 0; i < header.size(); ++i) {
             // Its own text colour: on a dark desktop the text would inherit a light one.
-            out += std::string("<th bgcolor=\"#eef1f5\" style=\"color:#222222\"") +
-                   (isNumeric(i) ? " align=\"right\"" : "") +
+            out += std::string("<th ") + kHeaderCell + (isNumeric(i) ? " align=\"right\"" : "") +
                    (i < widths.size() ? " width=\"" + std::to_string(widths[i]) + "%\"" : "") +
                    ">" + escape(header[i]) + "</th>";
         }

@@ -32,4 +32,8 @@ std::string verdictColor(const std::string& verdict);
 
 std::string badge(const std::string& verdict);
 
+/// The attributes of every header cell the tables write: a light band with dark text,
+/// for paper. A screen with a dark palette swaps them for its own (VerdictPanel).
+inline constexpr const char* kHeaderCell = "bgcolor=\"#eef1f5\" style=\"color:#222222\"";
+
 }  // namespace ampbench::report::html

@@ -271,7 +271,7 @@ std::string verdictNarrowTableHtml(const analysis::ExperimentAnalysis& a) {
         "<table class=\"grid\" width=\"100%\" border=\"1\" cellspacing=\"0\" cellpadding=\"3\" "
         "style=\"border-collapse:collapse; border-color:#c8c8c8\">\n<thead><tr>";
     for (const Column& c : columns) {
-        out += std::string("<th bgcolor=\"#eef1f5\" style=\"color:#222222\"") +
+        out += std::string("<th ") + html::kHeaderCell +
                (c.right ? " align=\"right\"" : " align=\"left\"") + ">" + escape(c.name) + "</th>";
     }
     out += "</tr></thead>\n";

@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include <QEvent>
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QVBoxLayout>
@@ -52,6 +53,9 @@ VerdictPanel::VerdictPanel(QWidget* parent)
                                "mean (dashed). Runs still training are drawn on their own, "
                                "dotted, as they evaluate."));
     text_->setOpenLinks(false);
+    // Words break at their ends only ("inconclusive", never "inconclusiv" and "e"): a
+    // narrow panel scrolls sideways instead.
+    text_->setWordWrapMode(QTextOption::WordWrap);
     text_->setReadOnly(true);
     clear();
 }
@@ -76,7 +80,8 @@ void VerdictPanel::setAnalysis(const analysis::ExperimentAnalysis& analysis,
         body += "<p style=\"color:#666666\">Reproducibility: " +
                 html::escape(analysis.reproducibility) + ".</p>";
     }
-    text_->setHtml(QString::fromStdString(body));
+    body_ = QString::fromStdString(body);
+    showBody();
     tabs_->setTabEnabled(1, report::drawDeviation(*deviation_, analysis));
     tabs_->setTabEnabled(2, report::drawValidation(*validation_, analysis, running));
     deviation_->replot();
@@ -94,10 +99,34 @@ void VerdictPanel::clear(const QString& message) {
     tabs_->setTabEnabled(1, false);
     tabs_->setTabEnabled(2, false);
     tabs_->setCurrentIndex(0);
-    text_->setHtml(
-        "<p style=\"color:#666666\">" +
-        (message.isEmpty() ? QString("No experiment selected.") : message.toHtmlEscaped()) +
-        "</p>");
+    body_ = "<p style=\"color:#666666\">" +
+            (message.isEmpty() ? QString("No experiment selected.") : message.toHtmlEscaped()) +
+            "</p>";
+    showBody();
+}
+
+void VerdictPanel::showBody() {
+    // The tables are written for paper (a light header band); on a dark palette that
+    // band was a white stripe across the panel.
+    const QPalette& p = palette();
+    QString shown = body_;
+    if (p.color(QPalette::Base).lightness() < 128) {
+        const QString header =
+            QStringLiteral("bgcolor=\"%1\" style=\"color:%2\"")
+                .arg(p.color(QPalette::Button).name(), p.color(QPalette::ButtonText).name());
+        shown.replace(QString::fromLatin1(report::html::kHeaderCell), header);
+        shown.replace(
+            QStringLiteral("color:#666666"),
+            QStringLiteral("color:") + p.color(QPalette::Disabled, QPalette::Text).name());
+    }
+    text_->setHtml(shown);
+}
+
+void VerdictPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange && !body_.isEmpty()) {
+        showBody();
+    }
 }
 
 QString VerdictPanel::html() const {

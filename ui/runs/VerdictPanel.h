@@ -37,7 +37,14 @@ class VerdictPanel : public QWidget {
     QCustomPlot* deviationPlot() const { return deviation_; }
     QCustomPlot* validationPlot() const { return validation_; }
 
+  protected:
+    /// A new palette (dark or light) shows the text again in its colours.
+    void changeEvent(QEvent* event) override;
+
   private:
+    /// Shows `body_` with the table headers and grey notes in the palette's colours.
+    void showBody();
+    QString body_;
     // Owned by this widget through the tabs.
     QTabWidget* tabs_ = nullptr;
     QTextBrowser* text_ = nullptr;

@@ -1,0 +1,102 @@
+// How the workbench's views read: the verdict's table on a dark palette, its words
+// kept whole in a narrow panel; the history's id column, which tells apart two
+// experiments of one name.
+#include <QApplication>
+#include <QHeaderView>
+#include <QTabWidget>
+#include <QTextBrowser>
+#include <QTreeView>
+#include <QtTest>
+
+#include "UiTestSupport.h"
+#include "core/analysis/ExperimentAnalysis.h"
+#include "core/store/Database.h"
+#include "ui/ColorScheme.h"
+#include "ui/data/StoreSession.h"
+#include "ui/runs/HistoryView.h"
+#include "ui/runs/RunTreeModel.h"
+#include "ui/runs/VerdictPanel.h"
+
+using namespace ampbench;
+using namespace ampbench::ui;
+
+namespace {
+
+analysis::ExperimentAnalysis twoArms() {
+    analysis::ExperimentAnalysis a;
+    a.experiment_id = 3;
+    a.name = "look";
+    a.baseline = "fp32";
+    for (const char* arm : {"fp32", "amp-bf16"}) {
+        analysis::ArmVerdict v;
+        v.arm = arm;
+        v.verdict = std::string(arm) == "fp32" ? analysis::Verdict::Baseline
+                                               : analysis::Verdict::Inconclusive;
+        a.verdicts.push_back(v);
+    }
+    return a;
+}
+
+}  // namespace
+
+class LookTest : public QObject {
+    Q_OBJECT
+  private Q_SLOTS:
+    void cleanup() { applyColorScheme(QStringLiteral("light")); }
+
+    // On the dark palette the table's header band is dark too (it was white), and it
+    // follows a change of palette while shown.
+    void theVerdictTablesHeaderFollowsADarkPalette() {
+        VerdictPanel panel;
+        panel.setAnalysis(twoArms());
+        QVERIFY2(panel.html().contains("#eef1f5", Qt::CaseInsensitive), qPrintable(panel.html()));
+        applyColorScheme(QStringLiteral("dark"));
+        QApplication::processEvents();
+        panel.setPalette(QApplication::palette());
+        QApplication::processEvents();
+        const QString dark = panel.html();
+        QVERIFY2(!dark.contains("#eef1f5", Qt::CaseInsensitive), qPrintable(dark));
+        panel.setAnalysis(twoArms());
+        QVERIFY(!panel.html().contains("#eef1f5", Qt::CaseInsensitive));
+    }
+
+    // A narrow panel breaks lines between words, never inside "inconclusive".
+    void theVerdictBreaksLinesBetweenWordsOnly() {
+        VerdictPanel panel;
+        panel.setAnalysis(twoArms());
+        auto* text = panel.findChild<QTextBrowser*>();
+        QVERIFY(text);
+        QCOMPARE(text->wordWrapMode(), QTextOption::WordWrap);
+    }
+
+    // Two experiments of one name: the History shows each one's id beside its name.
+    void theHistoryShowsEachExperimentsId() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        {
+            auto db = store::Database::open(ws.dbPath().toStdString());
+            for (int i = 0; i < 2; ++i) {
+                const int64_t e = db->createExperiment("same name", "{}");
+                db->createRun(e, "fp32", 0, 1, "{}", 10);
+            }
+        }
+        ws.window->session()->pollNow();
+        QTreeView* tree = ws.window->history()->tree();
+        QVERIFY(!tree->isColumnHidden(RunTreeModel::IdColumn));
+        QCOMPARE(tree->header()->visualIndex(RunTreeModel::IdColumn), 1);  // beside the name
+        QCOMPARE(tree->model()->headerData(RunTreeModel::IdColumn, Qt::Horizontal).toString(),
+                 QStringLiteral("Id"));
+        QStringList ids;
+        for (int r = 0; r < tree->model()->rowCount(); ++r) {
+            ids << tree->model()->index(r, RunTreeModel::IdColumn).data().toString();
+        }
+        ids.sort();
+        QCOMPARE(ids, (QStringList{QStringLiteral("#1"), QStringLiteral("#2")}));
+        const QModelIndex first = tree->model()->index(0, 0);
+        QCOMPARE(tree->model()->index(0, RunTreeModel::IdColumn, first).data().toString().left(1),
+                 QStringLiteral("#"));
+    }
+};
+
+QTEST_MAIN(LookTest)
+#include "test_ui_look.moc"
