@@ -81,36 +81,37 @@ class LaunchScript : public ::testing::Test {
         ADD_FAILURE() << "no experiment_id in: " << r.out;
         return 0;
     }
-    /// `status --json` of experiment `id` once it is no longer running (at most 20 s).
+    /// `status --json` of experiment `id` once it is no longer running.
     json waitUntilEnded(int64_t id) const {
         json job;
-        for (int i = 0; i < 200; ++i) {
-            const auto r = cli("status --json --experiment " + std::to_string(id));
-            job = json::parse(r.out, nullptr, false);
-            if (!job.is_discarded() && job["jobs"][0]["state"] != "running") {
-                return job["jobs"][0];
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        const bool ended = test::eventually(
+            [&] {
+                const auto r = cli("status --json --experiment " + std::to_string(id));
+                job = json::parse(r.out, nullptr, false);
+                return !job.is_discarded() && job["jobs"][0]["state"] != "running";
+            },
+            test::kPatience, std::chrono::milliseconds(100));
+        if (ended) {
+            return job["jobs"][0];
         }
         ADD_FAILURE() << "experiment " << id << " still running: " << job.dump();
         return job;
     }
-    /// Waits (at most 15 s) until `count` runs each recorded at least `steps` steps.
+    /// Waits until `count` runs each recorded at least `steps` steps.
     bool waitForSteps(size_t count, int64_t steps) const {
-        for (int i = 0; i < 150; ++i) {
-            if (fs::exists(db_)) {
+        return test::eventually(
+            [&] {
+                if (!fs::exists(db_)) {
+                    return false;
+                }
                 auto db = open();
                 size_t ready = 0;
                 for (const auto& r : db->runs()) {
                     ready += static_cast<int64_t>(db->steps(r.id).size()) >= steps ? 1 : 0;
                 }
-                if (ready >= count) {
-                    return true;
-                }
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        return false;
+                return ready >= count;
+            },
+            test::kPatience, std::chrono::milliseconds(100));
     }
     static pid_t pidIn(const fs::path& file) {
         std::ifstream in(file);
@@ -273,8 +274,12 @@ std::pair<double, double> spanOf(const Database& db, int64_t run_id) {
 }
 
 TEST_F(LaunchScript, PackedScriptRunsOverlapInTimeEachWithItsOwnRowsInOrder) {
-    const auto r = cli("run" + script("timed_span.py") +
-                       " --arm fp32=fp32 --seeds 1 2 --runs-per-gpu 2 --device cpu -q");
+    // Each script ends only once both have begun (a file each in spans/): packed, they
+    // overlap however the two cores are shared; one after the other, they could not.
+    fs::create_directories(dir_ / "spans");
+    const auto r =
+        cli("run" + script("timed_span.py") + " --script-arg " + (dir_ / "spans").string() +
+            " --script-arg 2 --arm fp32=fp32 --seeds 1 2 --runs-per-gpu 2 --device cpu -q");
     ASSERT_EQ(r.code, 0) << r.out;
     auto db = open();
     const auto runs = db->runs();

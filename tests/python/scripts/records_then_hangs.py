@@ -1,4 +1,5 @@
-"""Records 3 steps, then stops sending (it sleeps): the workbench stops it after --script-silence."""
+"""Records 3 steps, then stops sending (it sleeps until it is stopped): the
+workbench stops it after --script-silence."""
 import time
 
 import ampbench
@@ -7,4 +8,5 @@ rec = ampbench.Recorder()
 for i in range(3):
     rec.step(0.3, samples=8)
 rec.flush()
-time.sleep(600)
+while True:
+    time.sleep(0.1)

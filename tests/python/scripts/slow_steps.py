@@ -1,4 +1,5 @@
-"""Records a step every 50 ms for a minute, printing its pid first: for Ctrl-C of the CLI."""
+"""Records a step every 50 ms, printing its pid first, until it is stopped: for Ctrl-C
+of the CLI."""
 import os
 import sys
 import time
@@ -8,8 +9,7 @@ import ampbench
 rec = ampbench.Recorder()
 with open(sys.argv[1], "w") as f:
     f.write(str(os.getpid()))
-for i in range(1200):
+while True:
     rec.step(0.2, samples=8)
     rec.flush()
     time.sleep(0.05)
-rec.close()
