@@ -109,7 +109,7 @@ TEST_F(SideBySide, RunsTrainAtOnceUpToTheRoomOnEachGpuOnThreadsOfTheirOwn) {
             peak_on_a_gpu = std::max(peak_on_a_gpu, ++on_gpu[gpu]);
             changed.notify_all();
             // The first four wait for each other: there is room for all of them at once.
-            changed.wait_for(lock, std::chrono::seconds(10), [&] { return started >= 4; });
+            changed.wait_for(lock, std::chrono::seconds(120), [&] { return started >= 4; });
             --running;
             --on_gpu[gpu];
             return endedAs(run::RunStatus::Finished);
@@ -389,7 +389,7 @@ TEST_F(SideBySide, RunsSharingAGpuKnowItAndTheObserverHearsOneCallAtATime) {
                 std::unique_lock<std::mutex> lock(m);
                 ++started;
                 all_started.notify_all();
-                all_started.wait_for(lock, std::chrono::seconds(10), [&] { return started == 3; });
+                all_started.wait_for(lock, std::chrono::seconds(120), [&] { return started == 3; });
             }
             for (int i = 0; i < 2000; ++i) {
                 extra->onStep({});

@@ -443,7 +443,8 @@ class HeldLock {
 };
 
 // A lock held longer than one try (and than a second) waits: the ingest says what it
-// waits for, writes when the lock goes and says so.
+// waits for, writes when the lock goes and says so. The lock goes once the ingest has
+// said it waits, whenever that is.
 TEST_F(StreamConsistency, IngestWaitsOutAHeldLockAndSaysWhatItWaitsFor) {
     auto a = Database::open(file("a.db"));
     const int64_t run = trainedRun(*a, 30);
@@ -454,7 +455,11 @@ TEST_F(StreamConsistency, IngestWaitsOutAHeldLockAndSaysWhatItWaitsFor) {
     wait.policy.max_backoff = std::chrono::milliseconds(100);
     wait.policy.limit = std::chrono::seconds(30);
     std::vector<std::string> heard;
-    wait.notice = [&](const std::string& m) { heard.push_back(m); };
+    std::atomic<bool> waiting{false};
+    wait.notice = [&](const std::string& m) {
+        heard.push_back(m);
+        waiting = true;
+    };
     Ingestor in(*local, "gpu", wait);
     in.feed(lines[0]);
     in.feed(lines[1]);
@@ -463,7 +468,9 @@ TEST_F(StreamConsistency, IngestWaitsOutAHeldLockAndSaysWhatItWaitsFor) {
     for (size_t i = 3; i < lines.size() - 1; ++i)
         in.feed(lines[i]);  // rows are held until the status record
     std::thread release([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (!waiting && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
         lock.release();
     });
     const auto start = std::chrono::steady_clock::now();
@@ -471,7 +478,7 @@ TEST_F(StreamConsistency, IngestWaitsOutAHeldLockAndSaysWhatItWaitsFor) {
     const auto waited = std::chrono::steady_clock::now() - start;
     release.join();
     in.finish();
-    EXPECT_GE(waited, std::chrono::milliseconds(1400));
+    EXPECT_GE(waited, std::chrono::seconds(1));  // said after a second of waiting
     EXPECT_TRUE(in.problems().empty());
     ASSERT_EQ(heard.size(), 2u);
     EXPECT_NE(heard[0].find("is locked by another program; waiting up to 30.0 s to write " +
