@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <qcustomplot.h>
 #include <QApplication>
 #include <QByteArray>
 #include <array>
@@ -24,6 +25,7 @@
 #include "core/analysis/Format.h"
 #include "core/config/DataPaths.h"
 #include "core/store/Database.h"
+#include "ui/report/JudgementPlots.h"
 #include "ui/report/ReportHtml.h"
 #include "ui/report/ReportPlots.h"
 #include "ui/report/ReportWriter.h"
@@ -624,4 +626,28 @@ TEST(VerdictPanel, ShowsEveryArmWithItsVerdict) {
     }
     panel.clear("Pick runs of one experiment");
     EXPECT_NE(panel.html().toStdString().find("Pick runs"), std::string::npos);
+}
+
+// A short run evaluated twice: the validation plot shows both evaluations on an axis
+// of samples a run can have, not a sliver around the last one (3071.96-3072.02).
+TEST(ReportRendering, AValidationPlotOfTwoEvaluationsShowsBothOnASensibleRange) {
+    ensureApp();
+    for (const bool flat : {false, true}) {
+        auto d = fp16Experiment();
+        for (auto& r : d.runs) {
+            const double acc = flat ? 0.5 : 0.8 + 0.001 * static_cast<double>(r.row.seed);
+            r.evals = {{150, 150 * 32, 0.6, flat ? 0.5 : acc - 0.1, 1.0},
+                       {300, 300 * 32, 0.4, acc, 2.0}};
+        }
+        const auto a = analysis::analyzeExperiment(d);
+        ASSERT_EQ(a.validation_metric, "val_accuracy");
+        QCustomPlot plot;
+        ASSERT_TRUE(report::drawValidation(plot, a, {}));
+        const QCPRange x = plot.xAxis->range(), y = plot.yAxis->range();
+        EXPECT_GE(x.lower, 0.0) << flat;
+        EXPECT_TRUE(x.contains(150 * 32) && x.contains(300 * 32))
+            << flat << ": " << x.lower << " to " << x.upper;
+        EXPECT_GT(y.size(), 0.5) << flat << ": " << y.lower << " to " << y.upper;
+        EXPECT_TRUE(y.contains(flat ? 50.0 : 80.2)) << y.lower << " to " << y.upper;
+    }
 }

@@ -301,7 +301,12 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a,
         plot.xAxis->scaleRange(1.04, plot.xAxis->range().center());
         plot.xAxis->setLabel("samples seen");
     }
-    if (accuracy && base && !final_only) {
+    // A second half of one evaluation per curve is a point, not a range: short runs
+    // are shown whole.
+    const bool long_enough =
+        std::all_of(a.validation.begin(), a.validation.end(),
+                    [](const analysis::MetricBand& b) { return b.mean.size() >= 4; });
+    if (accuracy && base && !final_only && long_enough) {
         // Zoom to the second half of each curve, where the final metric is read: the
         // early evaluations would flatten the tolerance into a line. A running run's
         // latest half stays in view too.
@@ -339,6 +344,18 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a,
         plot.xAxis->setRange(from_x - xpad, to_x + xpad);
     } else {
         plot.yAxis->scaleRange(1.15, plot.yAxis->range().center());
+    }
+    // Never a range of (almost) no height, where the runs scored alike: at least two
+    // points of accuracy, or a tenth of the loss.
+    const QCPRange y = plot.yAxis->range();
+    const double least = accuracy ? 2.0 : std::max(1e-3, 0.1 * std::fabs(y.center()));
+    if (!(y.size() >= least)) {
+        plot.yAxis->setRange(y.center() - least / 2, y.center() + least / 2);
+    }
+    if (!final_only) {
+        const QCPRange x = plot.xAxis->range();
+        const double upper = x.size() > 0 ? x.upper : std::max(1.0, 1.1 * x.upper);
+        plot.xAxis->setRange(std::max(0.0, x.size() > 0 ? x.lower : 0.0), upper);
     }
     plot.yAxis->setLabel(accuracy ? "validation accuracy (%)" : "validation loss");
     plot.legend->setVisible(true);
