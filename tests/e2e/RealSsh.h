@@ -112,17 +112,11 @@ class RealSshd {
         }
         killConnections();
         // The listener reaps them before it goes, so none is left a zombie.
-        for (int i = 0; i < 50 && !connections().empty(); ++i) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
+        eventually([&] { return connections().empty(); }, std::chrono::seconds(60),
+                   std::chrono::milliseconds(20));
         ::kill(pid_, SIGTERM);
-        bool gone = false;
-        for (int i = 0; i < 100 && !gone; ++i) {
-            gone = ::waitpid(pid_, nullptr, WNOHANG) == pid_;
-            if (!gone) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            }
-        }
+        bool gone = eventually([&] { return ::waitpid(pid_, nullptr, WNOHANG) == pid_; },
+                               std::chrono::seconds(60), std::chrono::milliseconds(20));
         if (!gone) {
             ::kill(pid_, SIGKILL);
             gone = ::waitpid(pid_, nullptr, 0) == pid_;
@@ -196,7 +190,8 @@ class RealSshd {
         }
         // Up once its pid file is written (after the bind and the listen).
         const auto pidFile = dir_ / "sshd.pid";
-        for (int i = 0; i < 250; ++i) {
+        const auto until = std::chrono::steady_clock::now() + kPatience;
+        while (std::chrono::steady_clock::now() < until) {
             int status = 0;
             if (::waitpid(child, &status, WNOHANG) == child) {
                 const std::string l = log();
@@ -215,7 +210,7 @@ class RealSshd {
         }
         ::kill(child, SIGKILL);
         ::waitpid(child, nullptr, 0);
-        why_ = "sshd did not come up within 5 s\n" + log();
+        why_ = "sshd did not come up within " + std::to_string(kPatience.count()) + " s\n" + log();
         return false;
     }
 

@@ -90,8 +90,8 @@ start() {
         --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
         --seed-file="$dir/munge/munged.seed" >"$dir/log/munged.out" 2>&1 ||
         fail "munged did not start" "$dir/log/munged.out $dir/log/munged.log"
-    wait_pid_file "$dir/munge/munged.pid" 50 ||
-        fail "munged wrote no pid file within 5 s" "$dir/log/munged.out $dir/log/munged.log"
+    wait_pid_file "$dir/munge/munged.pid" 600 ||
+        fail "munged wrote no pid file within 60 s" "$dir/log/munged.out $dir/log/munged.log"
 
     port=$(free_port)
     cpus=$(nproc)
@@ -141,18 +141,18 @@ EOF
     : >"$dir/log/slurmctld.log"
     "$SLURMCTLD" -i -f "$dir/slurm.conf" >"$dir/log/slurmctld.out" 2>&1 ||
         fail "slurmctld did not start" "$dir/log/slurmctld.out $dir/log/slurmctld.log"
-    wait_pid_file "$dir/slurmctld.pid" 100 ||
-        fail "slurmctld wrote no pid file within 10 s" "$dir/log/slurmctld.out $dir/log/slurmctld.log"
+    wait_pid_file "$dir/slurmctld.pid" 600 ||
+        fail "slurmctld wrote no pid file within 60 s" "$dir/log/slurmctld.out $dir/log/slurmctld.log"
     : >"$dir/log/slurmd.log"
     "$SLURMD" -f "$dir/slurm.conf" -N "$host" >"$dir/log/slurmd.out" 2>&1 ||
         fail "slurmd did not start" "$dir/log/slurmd.out $dir/log/slurmd.log"
-    wait_pid_file "$dir/slurmd.pid" 100 ||
-        fail "slurmd wrote no pid file within 10 s" "$dir/log/slurmd.out $dir/log/slurmd.log"
+    wait_pid_file "$dir/slurmd.pid" 600 ||
+        fail "slurmd wrote no pid file within 60 s" "$dir/log/slurmd.out $dir/log/slurmd.log"
 
     # Up once the node is idle: the controller hears the node daemon.
     i=0
     state=
-    while [ "$i" -lt 300 ]; do
+    while [ "$i" -lt 1200 ]; do
         state=$(sinfo -h -n "$host" -o %T 2>"$dir/log/sinfo.err")
         case "$state" in
         idle* | mixed* | allocated*) echo "$dir/slurm.conf"; return 0 ;;
@@ -160,7 +160,7 @@ EOF
         sleep 0.1
         i=$((i + 1))
     done
-    fail "the node $host did not become idle within 30 s (sinfo says \"$state\")" \
+    fail "the node $host did not become idle within 120 s (sinfo says \"$state\")" \
         "$dir/log/sinfo.err $dir/log/slurmctld.log $dir/log/slurmd.log"
 }
 
@@ -184,7 +184,13 @@ stop() {
     if [ -s "$dir/slurm.conf" ] && [ -s "$dir/slurmctld.pid" ]; then
         # The jobs first, so that no task outlives the node daemon.
         SLURM_CONF="$dir/slurm.conf" scancel --quiet --user="$(id -un)" 2>/dev/null
-        sleep 0.5
+        # Until the controller lists none of them (a minute at most).
+        i=0
+        while [ "$i" -lt 600 ] &&
+            [ -n "$(SLURM_CONF="$dir/slurm.conf" squeue -h -u "$(id -un)" 2>/dev/null)" ]; do
+            sleep 0.1
+            i=$((i + 1))
+        done
     fi
     stop_pid_file "$dir/slurmd.pid"
     stop_pid_file "$dir/slurmctld.pid"

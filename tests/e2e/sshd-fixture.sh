@@ -126,14 +126,14 @@ start() {
         echo "$pid" >"$dir/sshd.bgpid"
         # Up once the pid file is written (after the bind); gone when the port was taken.
         i=0
-        while [ "$i" -lt 100 ] && [ ! -s "$dir/sshd.pid" ] && kill -0 "$pid" 2>/dev/null; do
+        while [ "$i" -lt 2400 ] && [ ! -s "$dir/sshd.pid" ] && kill -0 "$pid" 2>/dev/null; do
             sleep 0.05
             i=$((i + 1))
         done
         [ -s "$dir/sshd.pid" ] && kill -0 "$pid" 2>/dev/null && break
         if kill -0 "$pid" 2>/dev/null; then
             stop "$dir"
-            fail "sshd (pid $pid) did not come up within 5 s" "$dir/sshd.log"
+            fail "sshd (pid $pid) did not come up within 120 s" "$dir/sshd.log"
         fi
         rm -f "$dir/sshd.bgpid"
         if [ -n "${2:-}" ] || [ "$tries" -ge 10 ] || ! grep -q "Address already in use" "$dir/sshd.log"; then

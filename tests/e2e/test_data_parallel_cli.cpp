@@ -121,7 +121,7 @@ class DataParallelCli : public ::testing::Test {
     }
     /// The rank-worker the CLI started, once it has been training for a while.
     pid_t workerOnceTraining(pid_t cli) const {
-        const auto until = Clock::now() + std::chrono::seconds(60);
+        const auto until = Clock::now() + ampbench::test::kPatience;
         while (Clock::now() < until) {
             if (auto worker = childWith(cli, "rank-worker")) {
                 auto db = Database::open(db_, Database::Mode::ReadOnly);
@@ -189,7 +189,7 @@ TEST_F(DataParallelCli, AKilledRankFailsTheRunWithItsReasonAndKeepsTheSteps) {
                << ampbench::test::shell("cat " + log).out;
     }
     kill(worker, SIGKILL);
-    const int code = waitFor(cli, 60);
+    const int code = waitFor(cli, 120);
     if (code < 0) {
         kill(cli, SIGKILL);
         waitFor(cli, 10);
@@ -214,7 +214,8 @@ TEST_F(DataParallelCli, RanksThatCannotStartFailTheRunAtOnce) {
                                        " run -q --config " + spec);
         const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         EXPECT_EQ(r.code, 1) << r.out;
-        EXPECT_LT(seconds, 30.0) << program;
+        // The collective timeout is 300 s: far under it is at once, however busy.
+        EXPECT_LT(seconds, 120.0) << program;
         auto db = Database::open(db_, Database::Mode::ReadOnly);
         const auto row = db->runs().back();
         EXPECT_EQ(row.status, RunStatus::Failed);
@@ -233,7 +234,7 @@ TEST_F(DataParallelCli, ACancelEndsEveryRankPromptly) {
     ASSERT_GT(worker, 0) << "rank 1 never started";
     kill(cli, SIGINT);
     const auto t0 = Clock::now();
-    const int code = waitFor(cli, 60);
+    const int code = waitFor(cli, 120);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (code < 0) {
         kill(cli, SIGKILL);
@@ -241,12 +242,14 @@ TEST_F(DataParallelCli, ACancelEndsEveryRankPromptly) {
         FAIL() << "rank 0 did not end after the cancel";
     }
     EXPECT_EQ(code, 130);
-    EXPECT_LT(seconds, 10.0);
+    // A cancel gives the other ranks 5 s to go, then signals them; waiting for their
+    // summaries would give them 30 s. Under that is prompt however busy the machine.
+    EXPECT_LT(seconds, 25.0);
     auto db = Database::open(db_, Database::Mode::ReadOnly);
     const auto row = db->runs().front();
     EXPECT_EQ(row.status, RunStatus::Cancelled);
     EXPECT_GE(db->steps(row.id).size(), 20u);
-    const auto until = Clock::now() + std::chrono::seconds(20);
+    const auto until = Clock::now() + ampbench::test::kPatience;
     while (running(worker) && Clock::now() < until) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -260,7 +263,7 @@ TEST_F(DataParallelCli, KillingRankZeroEndsTheOtherRanks) {
     kill(cli, SIGKILL);
     waitFor(cli, 10);
     ASSERT_GT(worker, 0) << "rank 1 never started";
-    const auto until = Clock::now() + std::chrono::seconds(20);
+    const auto until = Clock::now() + ampbench::test::kPatience;
     while (running(worker) && Clock::now() < until) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -102,16 +102,42 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
 /// Waits until run `run_index` (0-based, in creation order) has at least `rows` steps.
 int64_t waitForSteps(const std::string& db, size_t run_index, int64_t rows) {
     int64_t seen = 0;
-    for (int i = 0; i < 1200 && seen < rows; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    test::eventually([&] {
         try {
             auto d = Database::open(db, Database::Mode::ReadOnly);
             const auto runs = d->runs();
             seen = runs.size() > run_index ? d->stepCount(runs[run_index].id) : 0;
         } catch (const std::exception&) {
         }
-    }
+        return seen >= rows;
+    });
     return seen;
+}
+
+/// Whether child `pid` has ended (it is left to be reaped).
+bool endedOn(pid_t pid) {
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == pid;
+}
+
+/// The CPU time `pid` has used so far, in seconds (0 once it is gone).
+double cpuSecondsOf(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    const std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const auto end = stat.rfind(')');
+    if (end == std::string::npos) {
+        return 0;
+    }
+    // After the name: state and ten more fields, then utime and stime in clock ticks.
+    std::istringstream fields(stat.substr(end + 2));
+    std::string skip;
+    for (int i = 0; i < 11; ++i) {
+        fields >> skip;
+    }
+    double utime = 0, stime = 0;
+    fields >> utime >> stime;
+    return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace
@@ -219,8 +245,10 @@ TEST_F(CliFaults, ForeignDatabaseWithOurTableNamesStaysByteForByte) {
     EXPECT_EQ(readBytes(db_), before);
 }
 
-// 2. Another program holds the write lock for 7 s (longer than one busy wait)
-// in the middle of a run: training goes on, every step is stored, the wait is an event.
+// 2. Another program holds the write lock for 7 s (longer than one busy wait), and
+// on until the run has trained on for a second of CPU time under it (so it has
+// tried to write), in the middle of a run: training goes on, every step is stored,
+// the wait is an event.
 TEST_F(CliFaults, ALockHeldDuringARunLosesNoSteps) {
     const std::string log = (dir_ / "run.log").string();
     const pid_t pid = spawn({"--db", db_, "run", "--preset", "smoke", "--steps", "400", "--arm",
@@ -230,7 +258,12 @@ TEST_F(CliFaults, ALockHeldDuringARunLosesNoSteps) {
     sqlite3* raw = nullptr;
     ASSERT_EQ(sqlite3_open(db_.c_str(), &raw), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(raw, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
-    std::this_thread::sleep_for(std::chrono::seconds(7));
+    const auto locked = std::chrono::steady_clock::now();
+    const double cpu = cpuSecondsOf(pid);
+    test::eventually([&] {
+        return std::chrono::steady_clock::now() - locked >= std::chrono::seconds(7) &&
+               (cpuSecondsOf(pid) - cpu >= 1.0 || endedOn(pid));
+    });
     sqlite3_exec(raw, "COMMIT", nullptr, nullptr, nullptr);
     sqlite3_close(raw);
     int status = 0;
@@ -305,11 +338,8 @@ TEST_F(CliFaults, DatabaseFilesMadeImmutableMidRunEndWithTheReasonAndKeepTheRows
     }
     int status = 0;
     bool ended = false;
-    for (int i = 0; i < 600 && !ended; ++i) {  // up to 60 s
-        ended = waitpid(pid, &status, WNOHANG) == pid;
-        if (!ended)
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    test::eventually([&] { return ended = waitpid(pid, &status, WNOHANG) == pid; }, test::kPatience,
+                     std::chrono::milliseconds(100));
     test::shell("chattr -i " + files);
     if (!ended) {
         kill(pid, SIGKILL);

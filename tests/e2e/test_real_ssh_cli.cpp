@@ -184,17 +184,20 @@ TEST_F(RealSshCliTest, TailResumedAfterItsConnectionIsKilledEndsRowForRowEqual) 
     test::ShellResult first;
     std::thread tail([&] { first = follow(id, ""); });
     int64_t held = 0;
-    for (int i = 0; i < 300 && held == 0; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        try {
-            since(id, &held);
-        } catch (const std::exception&) {
-            // The local database is not there yet.
-        }
-    }
+    test::eventually(
+        [&] {
+            try {
+                since(id, &held);
+            } catch (const std::exception&) {
+                // The local database is not there yet.
+            }
+            return held > 0;
+        },
+        test::kPatience, std::chrono::milliseconds(100));
     const int killed = ssh_->killConnections();
     tail.join();
-    ASSERT_GT(held, 0) << "nothing arrived over ssh within 30 s: " << first.out << ssh_->log();
+    ASSERT_GT(held, 0) << "nothing arrived over ssh within " << test::kPatience.count()
+                       << " s: " << first.out << ssh_->log();
     EXPECT_GE(killed, 1) << "no connection served the tail";
     EXPECT_NE(first.out.find("closed by remote host"), std::string::npos) << first.out;
     EXPECT_EQ(status(id)["state"], "running") << "the drop came after the end";
@@ -210,9 +213,9 @@ TEST_F(RealSshCliTest, TailResumedAfterItsConnectionIsKilledEndsRowForRowEqual) 
 TEST_F(RealSshCliTest, CancelOverSshEndsRunsCancelledWithRowsKept) {
     const int64_t id = launch(kSpec + " --micro-steps 100000");
     ASSERT_GT(id, 0);
-    for (int i = 0; i < 300 && status(id)["runs"][0]["step"].get<int64_t>() <= 20; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    ASSERT_TRUE(test::eventually([&] { return status(id)["runs"][0].value("step", 0) > 20; },
+                                 test::kPatience, std::chrono::milliseconds(100)))
+        << status(id).dump();
     auto c = remote("cancel --experiment " + std::to_string(id));
     ASSERT_EQ(c.code, 0) << c.out;
     EXPECT_NE(c.out.find("cancelled"), std::string::npos) << c.out;
@@ -275,11 +278,11 @@ TEST(RealSshFixture, StopEndsTheServerAndEveryConnection) {
     test::RealSshd server(dir);
     ASSERT_TRUE(server.ok()) << server.why();
     const pid_t pid = server.pid();
-    // A connection held open while the server stops.
-    std::thread held([&] { server.ssh("sleep 3"); });
-    for (int i = 0; i < 100 && server.connections().empty(); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    // A connection held open while the server stops (which ends it long before its
+    // command would).
+    std::thread held([&] { server.ssh("sleep 120"); });
+    test::eventually([&] { return !server.connections().empty(); }, test::kPatience,
+                     std::chrono::milliseconds(20));
     const auto connections = server.connections();
     EXPECT_FALSE(connections.empty());
     EXPECT_TRUE(server.stop());

@@ -405,9 +405,20 @@ TEST_F(SlurmCli, AKilledCollectorStartedAgainRecordsEveryRowAndTheRunsEndFinishe
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     ASSERT_NE(::kill(collector, 0), 0) << "the collector outlived SIGKILL";
-    // The tasks train on while nobody collects; a writer opening the database then
-    // records the dead collector's runs interrupted.
-    std::this_thread::sleep_for(std::chrono::seconds(2));
+    // The tasks train on while nobody collects (the first task's stream grows past
+    // what the database holds); a writer opening the database then records the dead
+    // collector's runs interrupted.
+    const size_t collected = databaseRows(runs[0].id).size();
+    ASSERT_TRUE(test::eventually(
+        [&] {
+            try {  // its last line may be half written
+                return streamRows(slurmDir(id) / "task-0.attempt-0.jsonl").size() > collected;
+            } catch (const std::exception&) {
+                return false;
+            }
+        },
+        test::kPatience, std::chrono::milliseconds(100)))
+        << "the first task did not train on";
     const int64_t steps_then = Database::open(db_, Database::Mode::ReadOnly)->stepCount(runs[0].id);
     {
         auto db = Database::open(db_);
@@ -528,7 +539,7 @@ TEST_F(SlurmCli, APendingArraySaysWhyAndACancelBeforeItStartsLeavesItsRunsCancel
     const int64_t id = launched.value("experiment_id", 0);
     ASSERT_GT(id, 0);
     json entry;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    const auto until = std::chrono::steady_clock::now() + test::kPatience;
     while (std::chrono::steady_clock::now() < until) {
         const json status = json::parse(
             cli("status --experiment " + std::to_string(id) + " --json").out, nullptr, false);
