@@ -305,7 +305,7 @@ TEST(DataParallel, ARankThatFailsEndsTheRunOnEveryRank) {
     const auto t0 = std::chrono::steady_clock::now();
     onRanks(2, [&](int r) {
         train::TrainOptions o;
-        o.ranks = setupOf(r, 2, store, /*timeout_s=*/60);
+        o.ranks = setupOf(r, 2, store, /*timeout_s=*/300);
         if (r == 1) {
             o.before_micro_batch = [](int64_t n) {
                 if (n == 5) {
@@ -317,7 +317,8 @@ TEST(DataParallel, ARankThatFailsEndsTheRunOnEveryRank) {
     });
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_LT(seconds, 30.0);  // the loss of a rank is noticed, not waited out
+    // The loss of a rank is noticed, not waited out: far under the 300 s timeout.
+    EXPECT_LT(seconds, 120.0);
     EXPECT_EQ(out[1].status, run::RunStatus::Failed);
     ASSERT_EQ(out[0].status, run::RunStatus::Failed);
     // Rank 1 said why before it left; rank 0's run carries that reason.
