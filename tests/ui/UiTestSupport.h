@@ -2,11 +2,24 @@
 // Shared by the ui tests: a temporary workspace (settings file and database)
 // and a tiny experiment that trains in seconds on the CPU.
 #include <QTemporaryDir>
+#include <QtTest>
 #include <memory>
 
 #include "core/config/Presets.h"
 #include "ui/MainWindow.h"
 #include "ui/Settings.h"
+
+// QTRY_VERIFY, QTRY_VERIFY2 and QTRY_COMPARE wait for their condition. Qt's 5 s fits
+// a quiet machine, not two cores shared with builds and other tests: here they wait up
+// to a minute, which only a condition that never comes reaches (it returns as soon
+// as the condition holds).
+constexpr int kUiPatienceMs = 60000;
+#undef QTRY_VERIFY
+#undef QTRY_VERIFY2
+#undef QTRY_COMPARE
+#define QTRY_VERIFY(expr) QTRY_VERIFY_WITH_TIMEOUT(expr, kUiPatienceMs)
+#define QTRY_VERIFY2(expr, message) QTRY_VERIFY2_WITH_TIMEOUT(expr, message, kUiPatienceMs)
+#define QTRY_COMPARE(expr, expected) QTRY_COMPARE_WITH_TIMEOUT(expr, expected, kUiPatienceMs)
 
 namespace ampbench::ui::test {
 

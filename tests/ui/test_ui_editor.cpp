@@ -108,7 +108,7 @@ class EditorTest : public QObject {
         spec.data.name = "synthetic-images";
         spec.model.name = "cnn";
         editor.setSpec(spec);
-        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking() && !checked.isEmpty(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking() && !checked.isEmpty(), kUiPatienceMs);
         QVERIFY2(editor.setupPanel()->factsText().contains("cnn"),
                  qPrintable(editor.setupPanel()->factsText()));
         // Invalid: nothing is checked, and the cnn's facts are gone.
@@ -128,7 +128,7 @@ class EditorTest : public QObject {
         editor.setSpec(spec);
         QVERIFY2(!editor.setupPanel()->factsText().contains("cnn"),
                  qPrintable(editor.setupPanel()->factsText()));
-        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking() && !checked.isEmpty(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking() && !checked.isEmpty(), kUiPatienceMs);
         QVERIFY2(editor.setupPanel()->factsText().contains("mlp"),
                  qPrintable(editor.setupPanel()->factsText()));
     }
@@ -351,7 +351,7 @@ class EditorTest : public QObject {
         editor.resize(1024, 600);
         editor.show();
         QVERIFY(QTest::qWaitForWindowExposed(&editor));
-        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), 30000);  // its own check is done
+        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), kUiPatienceMs);  // its own check is done
         train::SetupReport good;
         good.model = "built-in cnn";
         good.module_tree = {"(model)  Cnn  19562", "features  Sequential  288"};
@@ -646,7 +646,7 @@ void EditorTest::modelFileIsCheckedAndShownBesideTheProblems() {
     QSignalSpy checked(&editor, &ExperimentEditor::setupChecked);
     editor.setSpec(modelFileSpec(good));
     QVERIFY(checked.wait(20000));
-    QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), kUiPatienceMs);
     QVERIFY2(editor.isValid(), qPrintable(listed(editor).join('\n')));
     const QString facts = editor.setupPanel()->factsText();
     QVERIFY2(facts.contains("good.pt") && facts.contains("Parameters: 650"), qPrintable(facts));
@@ -662,7 +662,7 @@ void EditorTest::modelFileIsCheckedAndShownBesideTheProblems() {
     file->setText(narrow);
     Q_EMIT file->textEdited(narrow);
     QVERIFY(checked.wait(20000));
-    QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), kUiPatienceMs);
     QVERIFY(!editor.isValid());
     QVERIFY2(anyContains(listed(editor), "labels go up to 9 but the model returns 4 logits"),
              qPrintable(listed(editor).join('\n')));

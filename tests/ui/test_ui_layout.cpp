@@ -314,7 +314,7 @@ class LayoutTest : public QObject {
         Judged f;
         f.window->runModel()->setCheckedRuns(f.runs);
         CompareView* compare = f.window->compare();
-        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), f.experiment, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), f.experiment, kUiPatienceMs);
         f.window->show();
         QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
         for (const QSize size : {QSize(1280, 720), QSize(1024, 700)}) {
@@ -341,7 +341,7 @@ class LayoutTest : public QObject {
         Judged f;
         f.window->runModel()->setCheckedRuns(f.runs);
         CompareView* compare = f.window->compare();
-        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), f.experiment, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), f.experiment, kUiPatienceMs);
         f.window->tabs()->setCurrentWidget(compare);
         f.window->show();
         QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));

@@ -270,7 +270,7 @@ class NumericsHeatmapTest : public QObject {
         QSignalSpy checked(&editor, &ExperimentEditor::setupChecked);
         editor.setSpec(spec);
         QVERIFY(checked.wait(20000));
-        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!editor.checking(), kUiPatienceMs);
         QTreeWidget* tree = editor.setupPanel()->moduleTree();
         QTreeWidgetItem* head = nullptr;
         for (QTreeWidgetItemIterator it(tree); *it; ++it) {

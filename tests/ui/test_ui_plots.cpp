@@ -732,7 +732,7 @@ class PlotsTest : public QObject {
         for (int i = 0; i < 50; ++i) {
             f.plots()->scheduleRedraw();
         }
-        QVERIFY(redrawn.wait(1000));
+        QVERIFY(redrawn.wait(kUiPatienceMs));
         QTest::qWait(3 * PlotsView::kRedrawIntervalMs);
         QCOMPARE(redrawn.size(), 1);
     }

@@ -179,7 +179,7 @@ class RemoteUiTest : public QObject {
                  failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
         QVERIFY(remote->tailProcess());
         QVERIFY2(sshd().killConnections() >= 1, "no connection served the tail");
-        QTRY_COMPARE_WITH_TIMEOUT(reconnecting.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(reconnecting.count(), 1, kUiPatienceMs);
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
         QCOMPARE(finished.first().first().toBool(), false);
         QVERIFY(remote->state() == RemoteRun::State::Done);
@@ -450,7 +450,7 @@ class RemoteUiTest : public QObject {
         if (!QStandardPaths::findExecutable(QStringLiteral("ssh")).isEmpty()) {
             QProcess ssh;
             ssh.start(argv.first(), argv.mid(1));
-            QVERIFY(ssh.waitForFinished(30000));
+            QVERIFY(ssh.waitForFinished(kUiPatienceMs));
             QVERIFY(ssh.exitCode() != 0);
             QVERIFY2(!QFile::exists(marker), "ssh ran the ProxyCommand of the host field");
         }
@@ -557,7 +557,7 @@ class RemoteUiTest : public QObject {
         auto* dialog = ws.window->showHosts();
         QSignalSpy tested(dialog, &HostsDialog::tested);
         dialog->testButton()->click();
-        QTRY_COMPARE_WITH_TIMEOUT(tested.count(), 1, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(tested.count(), 1, kUiPatienceMs);
         QVERIFY2(dialog->resultLabel()->text().contains(QStringLiteral("Connection refused")),
                  qPrintable(dialog->resultLabel()->text()));
         QVERIFY(dialog->resultLabel()->text().contains(QStringLiteral("Not ready")));
@@ -601,7 +601,7 @@ class RemoteUiTest : public QObject {
         // The link drops mid-run: the tail dies; the run resumes after the last row here.
         QVERIFY(remote->tailProcess());
         remote->tailProcess()->kill();
-        QTRY_COMPARE_WITH_TIMEOUT(reconnecting.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(reconnecting.count(), 1, kUiPatienceMs);
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 240000);
         QCOMPARE(finished.first().first().toBool(), false);
         QVERIFY(remote->state() == RemoteRun::State::Done);

@@ -186,7 +186,7 @@ class StoreTest : public QObject {
         QVERIFY(ws.window->isExporting());
         QVERIFY(!ws.window->exportReportTo(exp, stem, &message));  // one at a time
         QVERIFY(message.contains("being written"));
-        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, kUiPatienceMs);
         QVERIFY2(done[0][0].toBool(), qPrintable(done[0][1].toString()));
         QVERIFY(!ws.window->isExporting());
         for (const char* ext : {".html", ".pdf", ".csv", ".json"}) {
@@ -199,7 +199,7 @@ class StoreTest : public QObject {
 
         // An experiment that does not exist: the export starts and fails by name.
         QVERIFY(ws.window->exportReportTo(12345, stem, &message));
-        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, kUiPatienceMs);
         QVERIFY(!done[1][0].toBool());
         QVERIFY2(done[1][1].toString().contains("12345"), qPrintable(done[1][1].toString()));
         // A folder that does not exist: refused before any work, nothing signalled.
@@ -247,7 +247,7 @@ class StoreTest : public QObject {
 
         CompareView* compare = ws.window->compare();
         ws.window->runModel()->setCheckedRuns(ids);
-        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), kUiPatienceMs);
         QString html = compare->verdictPanel()->plainText();
         QVERIFY2(html.contains("judged") && html.contains("amp") && html.contains("aligned"),
                  qPrintable(html));
@@ -266,11 +266,11 @@ class StoreTest : public QObject {
         const int updates = compare->verdictUpdates();
         baseline->setCurrentText("amp");
         Q_EMIT baseline->activated(baseline->currentIndex());
-        QTRY_VERIFY_WITH_TIMEOUT(compare->verdictUpdates() > updates, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(compare->verdictUpdates() > updates, kUiPatienceMs);
         QTRY_VERIFY(compare->verdictPanel()->plainText().contains("each arm against amp"));
 
         ws.window->runModel()->setCheckedRuns(ids + QList<qint64>{lone});
-        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(0), 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(0), kUiPatienceMs);
         QVERIFY(compare->verdictPanel()->plainText().contains("2 experiments"));
     }
 
@@ -289,7 +289,7 @@ class StoreTest : public QObject {
         CompareView* compare = ws.window->compare();
         VerdictPanel* panel = compare->verdictPanel();
         ws.window->runModel()->setCheckedRuns({run});
-        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), kUiPatienceMs);
         QVERIFY(!panel->tabs()->isTabEnabled(2));  // nothing evaluated yet
 
         run::EvalRecord e;
@@ -299,7 +299,7 @@ class StoreTest : public QObject {
         e.val_accuracy = 0.62;
         writer->insertEvals(run, {e});
         ws.window->session()->pollNow();
-        QTRY_VERIFY_WITH_TIMEOUT(panel->tabs()->isTabEnabled(2), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(panel->tabs()->isTabEnabled(2), kUiPatienceMs);
         QCustomPlot* plot = panel->validationPlot();
         QCOMPARE(plot->graphCount(), 1);  // the running run alone: no band without a finished run
         QCPGraph* live = plot->graph(0);
@@ -318,7 +318,8 @@ class StoreTest : public QObject {
         e.val_accuracy = 0.7;
         writer->insertEvals(run, {e});
         ws.window->session()->pollNow();
-        QTRY_COMPARE_WITH_TIMEOUT(panel->validationPlot()->graph(0)->data()->size(), 2, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(panel->validationPlot()->graph(0)->data()->size(), 2,
+                                  kUiPatienceMs);
         QCOMPARE(panel->validationPlot()->graph(0)->data()->at(1)->value, 70.0);
     }
 
@@ -354,7 +355,7 @@ class StoreTest : public QObject {
         ws.window->session()->pollNow();
         CompareView* compare = ws.window->compare();
         ws.window->runModel()->setCheckedRuns(ids);
-        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), kUiPatienceMs);
         QCustomPlot* plot = compare->verdictPanel()->validationPlot();
         QVERIFY(compare->verdictPanel()->tabs()->isTabEnabled(2));
         QCOMPARE(plot->graphCount(), 4);  // band edges, mean, then the running run
@@ -378,7 +379,7 @@ class StoreTest : public QObject {
         QTRY_VERIFY_WITH_TIMEOUT(ws.window->cache()->runs().size() == 3, 120000);
         QVERIFY(cli.waitForFinished(240000));
         QCOMPARE(cli.exitCode(), 0);
-        QTRY_COMPARE_WITH_TIMEOUT(lossPoints(*ws.window, 2), 2, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(lossPoints(*ws.window, 2), 2, kUiPatienceMs);
         QCOMPARE(lossPoints(*ws.window, 0), 8);
         QCOMPARE(lossPoints(*ws.window, 1), 8);
     }
@@ -396,7 +397,7 @@ class StoreTest : public QObject {
             QCOMPARE(
                 test_processes::runOtherProgram("write", path.toStdString(), name.toStdString()),
                 0);
-            QTRY_COMPARE_WITH_TIMEOUT(tree->rowCount(), i + 1, 10000);
+            QTRY_COMPARE_WITH_TIMEOUT(tree->rowCount(), i + 1, kUiPatienceMs);
             QVERIFY(ws->window->history()->renameExperiment(1, QString("renamed-%1").arg(i)));
             QCOMPARE(test_processes::runOtherProgram("read", path.toStdString(),
                                                      QString("renamed-%1").arg(i).toStdString()),

@@ -526,7 +526,7 @@ class TrainingTest : public QObject {
         };
         QTRY_VERIFY_WITH_TIMEOUT(stepsOf(ids[0]) >= 3 && stepsOf(ids[1]) >= 3, kTrainTimeoutMs);
         // The first run alone: the window is asked until it has heard the run start.
-        QTRY_VERIFY_WITH_TIMEOUT(ws.window->cancelRunningRun(ids[0]), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(ws.window->cancelRunningRun(ids[0]), kUiPatienceMs);
         QTRY_VERIFY_WITH_TIMEOUT(!runEnded.isEmpty(), 60000);
         QCOMPARE(runEnded[0][0].toLongLong(), ids[0]);
         QVERIFY(runEnded[0][1].value<run::RunStatus>() == run::RunStatus::Cancelled);
@@ -712,7 +712,7 @@ class TrainingTest : public QObject {
         QSignalSpy failed(controller.worker(), &TrainingWorker::failed);
         QTemporaryDir dir;
         QVERIFY(controller.start(test::tinySpec(), dir.path()));
-        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), kUiPatienceMs);
         QVERIFY(failed[0][0].toString().contains("folder"));
         QTRY_VERIFY(!controller.isRunning());
     }
