@@ -1,12 +1,17 @@
 // The desktop's local transport: the same launch, tail --follow and cancel as over
 // ssh, run on this machine with no ssh at all; a host ticked "This machine" run from
 // the window through the same runner; a missing CLI named as such.
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "RemoteTestSupport.h"
 #include "core/config/BuildInfo.h"
 #include "ui/editor/ExperimentEditor.h"
+#include "ui/remote/HostsDialog.h"
 #include "ui/remote/RemoteRun.h"
 #include "ui/remote/Transport.h"
 
@@ -147,6 +152,52 @@ class TransportUiTest : public QObject {
     }
 
     // A CLI that is not there is named as such, not as a missing OpenSSH.
+    // "This machine" with the default CLI runs the ampbench-cli beside the workbench's
+    // own program (the one it was built or installed with), not only what PATH holds;
+    // the Hosts dialog says where it is found and its SSH command box explains itself.
+    void aLocalHostsDefaultCliIsTheOneBesideTheWorkbench() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString name = QStringLiteral("ampbench-cli");
+        QCOMPARE(localCliProgram(QString(), dir.path()), name);  // none there: PATH's
+        const QString beside = dir.filePath(name);
+        QFile file(beside);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("#!/bin/sh\n");
+        file.close();
+        QCOMPARE(localCliProgram(name, dir.path()), name);  // not a program
+        QVERIFY(file.setPermissions(file.permissions() | QFileDevice::ExeOwner));
+        QCOMPARE(localCliProgram(QString(), dir.path()), beside);
+        QCOMPARE(localCliProgram(QStringLiteral(" ampbench-cli "), dir.path()), beside);
+        QCOMPARE(localCliProgram(QStringLiteral("/opt/ab/ampbench-cli"), dir.path()),
+                 QStringLiteral("/opt/ab/ampbench-cli"));  // a path is taken as given
+        RemoteHost h;
+        h.transport = QStringLiteral("local");
+        QCOMPARE(makeLocalTransport(h)->command({QStringLiteral("--version")}, false).first(),
+                 localCliProgram(h.cli, QCoreApplication::applicationDirPath()));
+
+        ui::test::Workspace ws;
+        h.label = QStringLiteral("here");
+        ws.settings->setRemoteHosts({h});
+        auto* dialog = ws.window->showHosts();
+        auto* cli = dialog->findChild<QLineEdit*>(QStringLiteral("cli"));
+        QVERIFY(cli);
+        QVERIFY(cli->text().isEmpty());  // the default, shown by the hint
+        QVERIFY2(cli->placeholderText().contains(QStringLiteral("ampbench-cli")),
+                 qPrintable(cli->placeholderText()));
+        QVERIFY2(!cli->placeholderText().contains(QStringLiteral("server")),
+                 qPrintable(cli->placeholderText()));
+        auto* ssh = dialog->findChild<QLineEdit*>(QStringLiteral("sshCommand"));
+        QVERIFY(ssh);
+        QCOMPARE(ssh->focusPolicy(), Qt::ClickFocus);  // never where the focus lands
+        bool explained = false;
+        for (auto* label : dialog->findChildren<QLabel*>()) {
+            explained = explained || label->text().contains(QStringLiteral("every SSH host"));
+        }
+        QVERIFY(explained);
+        dialog->close();
+    }
+
     void theLocalTransportNamesAMissingCli() {
         RemoteHost h = host();
         h.cli = server_.filePath(QStringLiteral("not installed/ampbench-cli"));
@@ -154,7 +205,7 @@ class TransportUiTest : public QObject {
                       server_.filePath(QStringLiteral("local-missing-cli.db")));
         QSignalSpy failed(&run, &RemoteRun::failed);
         run.start(remoteSpec(10));
-        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), kUiPatienceMs);
+        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), 30000);
         const QString why = failed.first().first().toString();
         QVERIFY2(why.contains(QStringLiteral("did not start on this machine")), qPrintable(why));
         QVERIFY2(why.contains(h.cli), qPrintable(why));

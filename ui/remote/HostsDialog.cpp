@@ -1,5 +1,6 @@
 #include "ui/remote/HostsDialog.h"
 
+#include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -11,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "ui/Settings.h"
+#include "ui/remote/Transport.h"
 
 namespace ampbench::ui {
 
@@ -38,6 +40,7 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
     port_->setRange(0, 65535);
     port_->setSpecialValueText(tr("ssh's default"));
     cli_ = new QLineEdit;
+    cli_->setObjectName(QStringLiteral("cli"));
     cli_->setPlaceholderText(tr("ampbench-cli (on the server's PATH)"));
     database_ = new QLineEdit;
     database_->setPlaceholderText(tr("the server's default (~/.local/share/ampbench)"));
@@ -84,11 +87,20 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
     right->addWidget(result_, 1);
 
     ssh_ = new QLineEdit(settings_.sshCommand());
+    ssh_->setObjectName(QStringLiteral("sshCommand"));
     ssh_->setToolTip(
         tr("The program that reaches the hosts, with its own options; "
            "BatchMode=yes, the port and the host are added"));
+    // Typed into only on purpose: it is one setting for every SSH host, not this host's.
+    ssh_->setFocusPolicy(Qt::ClickFocus);
+    auto* sshHelp = new QLabel(
+        tr("The command every SSH host is reached with (default: ssh). Give one with its "
+           "options, e.g. \u201cssh -i ~/.ssh/gpu_key\u201d; hosts on \u201cThis "
+           "machine\u201d do not use it."));
+    sshHelp->setWordWrap(true);
     auto* transport = new QFormLayout;
-    transport->addRow(tr("Trans&port:"), ssh_);
+    transport->addRow(tr("SSH &command:"), ssh_);
+    transport->addRow(QString(), sshHelp);
 
     auto* columns = new QHBoxLayout;
     columns->addLayout(left);
@@ -147,6 +159,15 @@ void HostsDialog::showSshFields() {
     const bool ssh = local_->isEnabled() && !local_->isChecked();
     destination_->setEnabled(ssh);
     port_->setEnabled(ssh);
+    if (local_->isChecked()) {
+        // Empty: the CLI beside this program, the one it was installed or built with.
+        const QString program = localCliProgram({}, QCoreApplication::applicationDirPath());
+        cli_->setPlaceholderText(program.contains(QChar('/'))
+                                     ? tr("%1 (beside this program)").arg(program)
+                                     : tr("ampbench-cli (on this machine's PATH)"));
+    } else {
+        cli_->setPlaceholderText(tr("ampbench-cli (on the server's PATH)"));
+    }
 }
 
 void HostsDialog::storeForm() {
@@ -180,7 +201,8 @@ void HostsDialog::showForm() {
     destination_->setText(h.destination);
     port_->setValue(h.port);
     local_->setChecked(h.transport == QStringLiteral("local"));
-    cli_->setText(any ? h.cli : QString());
+    // The default shows as the placeholder, which says where it is found.
+    cli_->setText(any && h.cli != QStringLiteral("ampbench-cli") ? h.cli : QString());
     database_->setText(h.database);
     data_->setText(h.dataDir);
     slurm_->setChecked(h.slurm);

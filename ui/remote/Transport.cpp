@@ -1,5 +1,8 @@
 #include "ui/remote/Transport.h"
 
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
 #include <QObject>
 
 namespace ampbench::ui {
@@ -32,8 +35,7 @@ class LocalTransport final : public Transport {
   public:
     explicit LocalTransport(RemoteHost host) : host_(std::move(host)) {}
     QStringList command(const QStringList& args, bool withDatabase) const override {
-        const QString cli = host_.cli.trimmed();
-        QStringList argv{cli.isEmpty() ? QStringLiteral("ampbench-cli") : cli};
+        QStringList argv{localCliProgram(host_.cli, QCoreApplication::applicationDirPath())};
         if (withDatabase && !host_.database.trimmed().isEmpty()) {
             argv << QStringLiteral("--db") << host_.database.trimmed();
         }
@@ -89,6 +91,19 @@ std::unique_ptr<Transport> makeSshTransport(const QString& ssh, const RemoteHost
 
 std::unique_ptr<Transport> makeLocalTransport(const RemoteHost& host) {
     return std::make_unique<LocalTransport>(host);
+}
+
+QString localCliProgram(const QString& cli, const QString& beside) {
+    const QString given = cli.trimmed();
+    const QString name = QStringLiteral("ampbench-cli");
+    if (!given.isEmpty() && given != name) {
+        return given;
+    }
+    const QFileInfo sibling(QDir(beside).filePath(name));
+    if (!beside.isEmpty() && sibling.isFile() && sibling.isExecutable()) {
+        return sibling.absoluteFilePath();
+    }
+    return name;
 }
 
 }  // namespace ampbench::ui

@@ -37,6 +37,11 @@ std::unique_ptr<Transport> makeSshTransport(const QString& ssh, const RemoteHost
 /// `host.cli` run here as a program of its own: no ssh and no shell, the arguments
 /// passed as they are.
 std::unique_ptr<Transport> makeLocalTransport(const RemoteHost& host);
+/// The program a local host runs for `cli`: a path as given; the bare default
+/// ("ampbench-cli", or nothing) is the CLI in `beside` (the GUI's own folder) where
+/// there is one, so the workbench finds the CLI it was installed or built with, and
+/// PATH's otherwise.
+QString localCliProgram(const QString& cli, const QString& beside);
 /// The transport `host.transport` names ("ssh" with Settings' `ssh` command, or
 /// "local"); for a name this build lacks, one whose problem() says so.
 std::unique_ptr<Transport> transportFor(const QString& ssh, const RemoteHost& host);
