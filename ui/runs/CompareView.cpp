@@ -47,6 +47,8 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
     picker_->setObjectName("runPicker");
     picker_->setModel(pickerOrder_);
     picker_->setSortingEnabled(true);
+    // A narrow list keeps both ends of a name ("amp-acc…seed 1"); the tooltip has it whole.
+    picker_->setTextElideMode(Qt::ElideMiddle);
     picker_->sortByColumn(RunTreeModel::DateColumn, Qt::DescendingOrder);
     picker_->setColumnHidden(RunTreeModel::DateColumn, true);
     picker_->setColumnHidden(RunTreeModel::NotesColumn, true);

@@ -116,7 +116,7 @@ void RunTreeModel::refresh(const store::Database& db) {
         // An experiment followed from a GPU server says where it trains.
         const QString shown = host.isEmpty() ? name : tr("%1 \u00b7 on %2").arg(name, host);
         setCell(eItem, NameColumn, shown, name.toLower(),
-                host.isEmpty() ? tr("experiment #%1").arg(e.id)
+                host.isEmpty() ? tr("%1 (experiment #%2)").arg(shown).arg(e.id)
                                : tr("experiment #%1, trained on %2 (#%3 there)")
                                      .arg(e.id)
                                      .arg(host)
@@ -169,7 +169,7 @@ void RunTreeModel::refresh(const store::Database& db) {
                 runLabel.isEmpty() ? armSeed : armSeed + QStringLiteral(" \u2014 ") + runLabel;
             setCell(rItem, NameColumn, label,
                     QStringLiteral("%1").arg(r->arm_index, 4, 10, QChar('0')) + label,
-                    r->origin.empty() ? tr("run #%1").arg(r->id)
+                    r->origin.empty() ? tr("%1 (run #%2)").arg(label).arg(r->id)
                                       : tr("run #%1, trained on %2 (#%3 there)")
                                             .arg(r->id)
                                             .arg(QString::fromStdString(r->origin))
