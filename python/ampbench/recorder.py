@@ -195,6 +195,8 @@ class Recorder:
                              "nothing\n")
             return None
         # Names first: a run refused for its name must not empty its file.
+        self.settings.arm = stream.valid_text(self.settings.arm)
+        self.settings.experiment = stream.valid_text(self.settings.experiment or "")
         self._check_name("arm", self.settings.arm, "AMPBENCH_ARM")
         self._experiment_name(experiment)
         if fd_text:
@@ -220,11 +222,12 @@ class Recorder:
 
     def _experiment_name(self, given):
         """The experiment's name: given or AMPBENCH_EXPERIMENT (checked), else the script's."""
-        name = given or self.settings.experiment
+        name = stream.valid_text(given or self.settings.experiment or "")
         if name:
             self._check_name("experiment", name, "AMPBENCH_EXPERIMENT")
             return name
-        return stream.storable_name(os.path.basename(sys.argv[0] or "script") or "script")
+        script = stream.valid_text(os.path.basename(sys.argv[0] or "script"))
+        return stream.storable_name(script or "script")
 
     def _problem(self, message):
         """A recording problem in the training loop: raised when strict, else said once."""

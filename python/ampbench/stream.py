@@ -38,6 +38,12 @@ def name_problem(name):
     return ""
 
 
+def valid_text(text):
+    """`text` as valid UTF-8 would read: bytes a file-system name brought that are not
+    UTF-8 (Python's surrogate escapes) become U+FFFD, as the workbench stores them."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def storable_name(name):
     """`name` made to follow the rule: control characters as spaces, cut to whole characters."""
     cleaned = "".join(" " if ord(c) < 0x20 or ord(c) == 0x7F else c for c in name)

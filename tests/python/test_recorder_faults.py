@@ -10,11 +10,13 @@ import contextlib
 import io
 import json
 import os
+import select
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 import ampbench
@@ -200,7 +202,7 @@ class NameTest(unittest.TestCase):
         """One rule on both sides: each name is stored by ingest iff the recorder takes it."""
         names = ["fp32", "a" * 200, "a" * 201, "\u00e9" * 100, "\u00e9" * 101, "tab\there",
                  "esc\x1b", "del\x7f", "c1\u0085ok", "\U0001F600" * 50, "\U0001F600" * 51,
-                 "line\r", "sp ace", "=SUM(A1)"]
+                 "line\r", "sp ace", "=SUM(A1)", "not\udcffutf8"]
         for name in names:
             with self.subTest(name=name[:20]):
                 d = Folder(self)
@@ -279,11 +281,23 @@ class DestinationTest(unittest.TestCase):
         opened = threading.Event()
 
         def reader():
+            # Open before the writer (so it finds a reader), then read until its status
+            # line: with no writer yet a read gives nothing, not the end.
             fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
             opened.set()
-            os.set_blocking(fd, True)
-            with os.fdopen(fd, encoding="utf-8") as f:
-                got.extend(json.loads(line) for line in f)
+            data = b""
+            deadline = time.monotonic() + 120
+            while b'"type":"status"' not in data and time.monotonic() < deadline:
+                select.select([fd], [], [], 0.1)
+                try:
+                    chunk = os.read(fd, 65536)
+                except BlockingIOError:
+                    chunk = b""
+                data += chunk
+                if not chunk:
+                    time.sleep(0.01)
+            os.close(fd)
+            got.extend(json.loads(line) for line in data.decode("utf-8").splitlines())
 
         t = threading.Thread(target=reader)
         t.start()
