@@ -205,7 +205,7 @@ class TransportUiTest : public QObject {
                       server_.filePath(QStringLiteral("local-missing-cli.db")));
         QSignalSpy failed(&run, &RemoteRun::failed);
         run.start(remoteSpec(10));
-        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), kUiPatienceMs);
         const QString why = failed.first().first().toString();
         QVERIFY2(why.contains(QStringLiteral("did not start on this machine")), qPrintable(why));
         QVERIFY2(why.contains(h.cli), qPrintable(why));
