@@ -2,6 +2,7 @@
 // Synthetic runs whose answer is known by construction, for the analysis tests.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
@@ -80,6 +81,35 @@ inline RunData makeRun(int64_t id, const RunShape& s) {
 }
 
 /// The verdict on `arm`; throws when the analysis has none.
+/// An fp32 arm and an AMP arm (`amp_precision`) of three seeds each; `shape` may
+/// change a run's shape before it is made, `adjust` the run made (its events).
+inline ExperimentData fp32AndAmp(
+    const std::string& name, const std::string& amp_precision,
+    const std::function<void(RunShape&)>& shape = {},
+    const std::function<void(RunData&, const RunShape&)>& adjust = {}) {
+    ExperimentData d;
+    d.experiment.id = 1;
+    d.experiment.name = name;
+    int64_t id = 1;
+    for (const char* arm : {"fp32", "amp"}) {
+        for (uint64_t seed = 1; seed <= 3; ++seed) {
+            RunShape s;
+            s.arm = arm;
+            s.seed = seed;
+            s.precision = std::string(arm) == "amp" ? amp_precision : "fp32";
+            if (shape) {
+                shape(s);
+            }
+            RunData r = makeRun(id++, s);
+            if (adjust) {
+                adjust(r, s);
+            }
+            d.runs.push_back(std::move(r));
+        }
+    }
+    return d;
+}
+
 inline const ArmVerdict& verdictOf(const ExperimentAnalysis& a, const std::string& arm) {
     for (const auto& v : a.verdicts) {
         if (v.arm == arm) {

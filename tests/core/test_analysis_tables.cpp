@@ -236,32 +236,20 @@ TEST(Finding, EveryCodeHasItsOwnNameAndASentence) {
 // arm that measured it, and the launch-bound next check where the GPU idles most of
 // the step. Runs without the event (the CPU) give neither figure.
 TEST(Verdict, TheDeviceBusyShareIsAReasonAndALowOneIsLaunchBound) {
-    ExperimentData d;
-    d.experiment.id = 1;
-    d.experiment.name = "busy";
-    int64_t id = 1;
-    for (const char* arm : {"fp32", "amp"}) {
-        for (uint64_t seed = 1; seed <= 3; ++seed) {
-            RunShape s;
-            s.arm = arm;
-            s.seed = seed;
-            s.precision = std::string(arm) == "amp" ? "amp-fp16" : "fp32";
-            RunData r = makeRun(id++, s);
-            std::vector<double> times;
-            for (const auto& st : r.steps) {
-                if (st.timed)
-                    times.push_back(st.step_ms);
-            }
-            std::sort(times.begin(), times.end());
-            const double median = times[times.size() / 2];
-            // fp32 busy 90 % of its step, amp 25 % (seed 3 of amp measured nothing).
-            const double share = std::string(arm) == "amp" ? 0.25 : 0.90;
-            if (!(std::string(arm) == "amp" && seed == 3))
-                r.events.push_back({r.steps.back().step, run::EventKind::DeviceBusy, "device time",
-                                    share * median});
-            d.runs.push_back(std::move(r));
+    auto d = fp32AndAmp("busy", "amp-fp16", {}, [](RunData& r, const RunShape& s) {
+        std::vector<double> times;
+        for (const auto& st : r.steps) {
+            if (st.timed)
+                times.push_back(st.step_ms);
         }
-    }
+        std::sort(times.begin(), times.end());
+        const double median = times[times.size() / 2];
+        // fp32 busy 90 % of its step, amp 25 % (seed 3 of amp measured nothing).
+        const double share = s.arm == "amp" ? 0.25 : 0.90;
+        if (!(s.arm == "amp" && s.seed == 3))
+            r.events.push_back(
+                {r.steps.back().step, run::EventKind::DeviceBusy, "device time", share * median});
+    });
     const auto a = analyzeExperiment(d);
     const auto& base = verdictOf(a, "fp32");
     EXPECT_NEAR(base.health.device_busy_share, 0.90,

@@ -218,20 +218,7 @@ TEST(FastVerdict, ALaunchBoundBaselineSaysWhatItMeansNotThatAmpCannotPay) {
 
 TEST(FastVerdict, AnAccuracyOfZeroForEveryArmSetsNoTimeToReachIt) {
     // Synthetic tokens: every arm's accuracy is 0.00 %, reached before the first step.
-    ExperimentData d;
-    d.experiment.id = 1;
-    d.experiment.name = "tokens";
-    int64_t id = 1;
-    for (const char* arm : {"fp32", "amp"}) {
-        for (uint64_t seed = 1; seed <= 3; ++seed) {
-            RunShape s;
-            s.arm = arm;
-            s.seed = seed;
-            s.accuracy = 0;
-            s.precision = std::string(arm) == "amp" ? "amp-bf16" : "fp32";
-            d.runs.push_back(makeRun(id++, s));
-        }
-    }
+    const auto d = fp32AndAmp("tokens", "amp-bf16", [](RunShape& s) { s.accuracy = 0; });
     const auto& amp = verdictOf(analyzeExperiment(d), "amp");
     for (const auto& f : amp.reasons) {
         EXPECT_NE(f.code, FindingCode::TimeToTarget) << describe(f);
