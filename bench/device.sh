@@ -117,6 +117,9 @@
 #             (nobench, not in the default: the fast verdict as it runs by default,
 #             cuDNN's heuristics (cudnn_benchmark auto), and with its autotuning,
 #             cudnn_benchmark true, alternating, in each of NOBENCH_ROUNDS)
+#             (fused, not in the default: the fast verdict as it runs by default, each
+#             arm's seeds fused into one model, and with --no-fuse-seeds, nine runs
+#             packed, alternating, in each of FUSED_ROUNDS)
 #   help      print this text.
 #
 # Environment:
@@ -263,7 +266,7 @@ run_checks() {
     grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|tests? ran" "$OUT/tests.log" | head -30 || true
     grep -E ": Failure$" -A4 "$OUT/tests.log" | head -40 || true
     # What the GPU tests print of their measurements.
-    grep -E "^(device busy share|graph run [0-9]|largest relative|graph vs eager|fast verdict on the GPU)" "$OUT/tests.log" || true
+    grep -E "^(device busy share|graph run [0-9]|largest relative|graph vs eager|fast verdict on the GPU|fused )" "$OUT/tests.log" || true
 }
 
 case "$MODE" in
@@ -414,6 +417,14 @@ PY
         for round in ${NOBENCH_ROUNDS:-1 2}; do
             timed "fast-$round" "$OUT/fast.db" --preset fashion-mnist-recipe --fast-verdict
             timed "fast-tuned-$round" "$OUT/fast-tuned.db" --preset fashion-mnist-recipe --fast-verdict --cudnn-benchmark true
+        done
+    fi
+    if [[ $PARTS == *" fused "* ]]; then
+        # Each arm's seeds fused into one model (the fast verdict's default) against the
+        # nine runs packed on streams.
+        for round in ${FUSED_ROUNDS:-1 2}; do
+            timed "fused-$round" "$OUT/fused.db" --preset fashion-mnist-recipe --fast-verdict
+            timed "unfused-$round" "$OUT/unfused.db" --preset fashion-mnist-recipe --fast-verdict --no-fuse-seeds
         done
     fi
     if [[ $PARTS == *" ceiling "* ]]; then

@@ -101,6 +101,10 @@ const std::vector<SpecFlag>& specFlags() {
         {"--fast-verdict", "fast_verdict"},
         {"--cudnn-benchmark", "cudnn_benchmark",
          "let cuDNN autotune its kernels: auto (on; off under the fast verdict), true or false"},
+        {"--fuse-seeds", "fuse_seeds",
+         "train each arm's seeds as one fused model (built-in cnn and mlp; each seed still its "
+         "own run; default: under --fast-verdict)",
+         "--no-fuse-seeds"},
         {"--threads", "cpu_threads"},
         {"--warmup", "warmup_steps"},
         {"--eval-interval", "eval_interval"},
@@ -116,6 +120,12 @@ void addSpecFlags(CLI::App* cmd, RunOverrides& ro) {
     for (const auto& flag : specFlags()) {
         const auto& f = fieldOf(flag);
         std::string help = flag.help ? flag.help : f.info->help;
+        if (flag.off) {
+            cmd->add_flag(flag.names, ro.switches[f.path], help);
+            cmd->add_flag(flag.off, ro.switches[std::string("!") + f.path],
+                          std::string("the opposite of ") + flag.names);
+            continue;
+        }
         if (f.kind == ValueKind::Bool) {
             cmd->add_flag(flag.names, ro.switches[f.path], help);
             continue;
@@ -144,6 +154,25 @@ void applySpecFlags(const RunOverrides& ro, config::ExperimentSpec& spec,
                     std::vector<config::FieldError>& errors) {
     for (const auto& flag : specFlags()) {
         const auto& f = fieldOf(flag);
+        if (flag.off) {
+            const auto given = [&](const std::string& key) {
+                const auto it = ro.switches.find(key);
+                return it != ro.switches.end() && it->second;
+            };
+            const bool on = given(f.path), off = given(std::string("!") + f.path);
+            if (on && off) {
+                errors.push_back({flag.names, std::string(flag.names) + " " + flag.off,
+                                  "say one of them, not both"});
+            } else if (on || off) {
+                config::FieldValue value;
+                if (std::string error = parse(f, on ? "true" : "false", value); !error.empty()) {
+                    errors.push_back({flag.names, on ? "true" : "false", error});
+                } else {
+                    f.set(spec, value);
+                }
+            }
+            continue;
+        }
         if (f.kind == ValueKind::Bool) {
             const auto on = ro.switches.find(f.path);
             if (on != ro.switches.end() && on->second) {

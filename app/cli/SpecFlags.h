@@ -20,6 +20,9 @@ struct SpecFlag {
     /// For the command line, where the field's own help (written for the editor)
     /// does not say enough; null: the field's.
     const char* help = nullptr;
+    /// A switch field (auto, true, false) as two flags: `names` sets it true and this
+    /// one false; unset, it stays as the preset or file says. Null for other fields.
+    const char* off = nullptr;
 };
 
 const std::vector<SpecFlag>& specFlags();

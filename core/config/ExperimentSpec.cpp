@@ -115,6 +115,18 @@ std::string cudnnBenchmarkText(const ExperimentSpec& spec) {
                                       : " (auto)");
 }
 
+bool fuseSeeds(const ExperimentSpec& spec) {
+    switch (spec.fuse_seeds) {
+        case Switch::On:
+            return true;
+        case Switch::Off:
+            return false;
+        case Switch::Auto:
+            break;
+    }
+    return spec.fast_verdict;
+}
+
 std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm) {
     std::vector<uint64_t> seeds = spec.seeds;
     if (arm.repeats > 0) {

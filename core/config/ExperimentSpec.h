@@ -177,6 +177,10 @@ struct ExperimentSpec {
     /// packed runs would each tune what one pass alone could not keep); true or false
     /// as given. cudnnBenchmark() resolves it.
     Switch cudnn_benchmark = Switch::Auto;
+    /// Train the runs of one arm that differ only in their seed as one fused model
+    /// (the built-in cnn and mlp; each run recorded as its own). auto: on under the
+    /// fast verdict, else off; true or false as given. fuseSeeds() resolves it.
+    Switch fuse_seeds = Switch::Auto;
     /// Deterministic kernels only (PyTorch's use_deterministic_algorithms, cuDNN
     /// deterministic and its benchmark off): the same seed gives the same losses.
     bool deterministic = false;
@@ -207,6 +211,9 @@ bool cudnnBenchmark(const ExperimentSpec& spec);
 /// How cudnn_benchmark was resolved, for the plan and the verdict ("off: auto under
 /// the fast verdict, PyTorch's default").
 std::string cudnnBenchmarkText(const ExperimentSpec& spec);
+/// Whether the runs of each arm of `spec` train fused where they can (fuse_seeds
+/// resolved).
+bool fuseSeeds(const ExperimentSpec& spec);
 std::optional<DeviceKind> deviceFromString(const std::string& text);
 std::optional<Task> taskFromString(const std::string& text);
 

@@ -160,6 +160,10 @@ const std::vector<Field<ExperimentSpec>>& fieldsOf(const ExperimentSpec*) {
               "Let cuDNN pick the fastest kernels (their rounding can differ between runs); "
               "auto: on, off under the fast verdict (PyTorch's default)")
             .in("Experiment"),
+        field("fuse_seeds", &E::fuse_seeds, "Fuse seeds",
+              "Train an arm's seeds as one fused model (built-in cnn and mlp; each seed still "
+              "its own run); auto: on under the fast verdict")
+            .in("Experiment"),
         field("deterministic", &E::deterministic, "Deterministic",
               "Deterministic kernels only (slower; cuDNN benchmark off): a seed repeats its "
               "losses exactly")

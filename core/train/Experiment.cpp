@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "core/store/RunRecorder.h"
 #include "core/train/SetupCheck.h"
 #include "core/train/private/FastVerdict.h"
+#include "core/train/private/FusedRuns.h"
 #include "core/train/private/SpreadRuns.h"
 
 namespace ampbench::train {
@@ -245,13 +247,128 @@ void cancelQueued(store::Database& db, const ExperimentPlan& plan) {
 
 namespace {
 
+/// The plan's runs in the order they train, each arm whose seeds train fused as one
+/// group where the first of its runs stood (fuse_seeds); empty when no arm fuses.
+/// `note` hears which arms fuse and why the others do not.
+std::vector<std::vector<PlannedRun>> fusedGroups(const config::ExperimentSpec& spec,
+                                                 const ExperimentPlan& plan,
+                                                 const std::function<void(const std::string&)>& note) {
+    if (!config::fuseSeeds(spec)) {
+        return {};
+    }
+    bool cuda = false;
+    try {
+        cuda = resolveDevice(spec.device).rfind("cuda", 0) == 0;
+    } catch (const std::exception&) {
+        return {};  // each run fails with the device's message
+    }
+    std::vector<std::string> why(spec.arms.size());
+    std::string fused, alone;
+    for (size_t i = 0; i < spec.arms.size(); ++i) {
+        why[i] = fusionProblem(spec, static_cast<int>(i), cuda);
+        std::string& list = why[i].empty() ? fused : alone;
+        list += (list.empty() ? "'" : ", '") + spec.arms[i].name + "'" +
+                (why[i].empty() ? "" : " (" + why[i] + ")");
+    }
+    if (fused.empty()) {
+        if (note) {
+            note("fused seeds: no arm trains fused: " + alone);
+        }
+        return {};
+    }
+    std::vector<std::vector<PlannedRun>> groups;
+    std::vector<int> group_of(spec.arms.size(), -1);
+    for (const auto& run : plan.runs) {
+        const auto arm = static_cast<size_t>(run.arm_index);
+        if (arm < why.size() && why[arm].empty()) {
+            if (group_of[arm] < 0) {
+                group_of[arm] = static_cast<int>(groups.size());
+                groups.emplace_back();
+            }
+            groups[static_cast<size_t>(group_of[arm])].push_back(run);
+        } else {
+            groups.push_back({run});
+        }
+    }
+    if (note) {
+        note("fused seeds: " + fused + " train each arm's seeds as one fused model" +
+             (alone.empty() ? std::string() : "; each run alone: " + alone));
+    }
+    return groups;
+}
+
+/// One fused group of runs, asking the hooks of each run as one at a time asks them.
+void trainFusedGroup(store::Database& db, const config::ExperimentSpec& spec,
+                     const std::vector<PlannedRun>& group, const CancelToken& cancel,
+                     const ExperimentHooks& hooks, const TrainOptions& with,
+                     ExperimentResult& result) {
+    std::vector<PlannedRun> runs;
+    std::vector<const CancelToken*> owns;
+    std::vector<TrainObserver*> extras;
+    for (const auto& run : group) {
+        if (hooks.skip && hooks.skip(run)) {
+            db.finishRun(run.run_id, RunStatus::Cancelled,
+                         "removed from the queue before it started", FailureKind::Cancelled);
+            continue;
+        }
+        owns.push_back(hooks.run_cancel ? hooks.run_cancel(run) : nullptr);
+        extras.push_back(hooks.starting ? hooks.starting(run) : nullptr);
+        runs.push_back(run);
+    }
+    if (runs.empty()) {
+        return;
+    }
+    const auto outcomes = trainFusedRuns(db, spec, runs, owns, extras, cancel, with);
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const RunOutcome& outcome = outcomes[i];
+        result.any_failed = result.any_failed || outcome.status == RunStatus::Failed;
+        if (hooks.finished) {
+            hooks.finished(runs[i], outcome);
+        }
+        if (outcome.status == RunStatus::Cancelled && (!owns[i] || cancel.cancelled())) {
+            result.cancelled = true;
+        }
+    }
+}
+
+/// The plan's groups one after another: a fused group as one, a run alone as
+/// trainOneAtATime trains it.
+void trainGroups(store::Database& db, const config::ExperimentSpec& spec,
+                 const std::vector<std::vector<PlannedRun>>& groups, const CancelToken& cancel,
+                 const ExperimentHooks& hooks, const TrainOptions& with,
+                 ExperimentResult& result) {
+    for (const auto& group : groups) {
+        if (cancel.cancelled() || result.cancelled) {
+            result.cancelled = true;
+            break;
+        }
+        if (group.size() > 1) {
+            trainFusedGroup(db, spec, group, cancel, hooks, with, result);
+            continue;
+        }
+        ExperimentResult one;
+        one.plan.runs = group;
+        trainOneAtATime(
+            db, cancel, hooks,
+            [&](const PlannedRun& run, const CancelToken& c, TrainObserver* extra) {
+                return executeRun(db, spec, run, c, extra, with);
+            },
+            one);
+        result.any_failed = result.any_failed || one.any_failed;
+        result.cancelled = result.cancelled || one.cancelled;
+    }
+}
+
 /// Trains `result.plan`'s runs, side by side where the spec and the device allow it,
 /// else one at a time, and marks what never started as cancelled.
 void trainPlan(store::Database& db, const config::ExperimentSpec& trained,
                const CancelToken& cancel, const ExperimentHooks& hooks, const TrainOptions& with,
                ExperimentResult& result) {
+    const auto groups = fusedGroups(trained, result.plan, hooks.note);
     if (const int gpus = spreadGpus(trained); gpus > 0) {
-        trainSpread(db, trained, cancel, hooks, with, gpus, result);  // side by side
+        trainSpread(db, trained, cancel, hooks, with, gpus, result, groups);  // side by side
+    } else if (!groups.empty()) {
+        trainGroups(db, trained, groups, cancel, hooks, with, result);
     } else {
         trainOneAtATime(
             db, cancel, hooks,
@@ -283,9 +400,10 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
     if (spec.fast_verdict) {
         if (resolveDevice(spec.device).rfind("cuda", 0) != 0) {
             if (hooks.note) {
-                hooks.note(
-                    "fast verdict: no CUDA device here, so the runs train one at a time "
-                    "in eager mode and are timed as they train");
+                hooks.note(std::string("fast verdict: no CUDA device here, so the runs train ") +
+                           (config::fuseSeeds(spec) ? "eagerly (each arm's seeds fused where it can)"
+                                                    : "one at a time in eager mode") +
+                           " and are timed as they train");
             }
         } else {
             // Each arm alone first: the figures packed runs cannot give.

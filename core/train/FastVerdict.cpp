@@ -132,6 +132,7 @@ config::ExperimentSpec fastVerdictSpec(const config::ExperimentSpec& spec,
     // Resolved here, so that the stored spec says what the runs (and the passes) did.
     const std::string cudnn = config::cudnnBenchmarkText(spec);
     out.cudnn_benchmark = config::cudnnBenchmark(spec) ? config::Switch::On : config::Switch::Off;
+    out.fuse_seeds = config::fuseSeeds(spec) ? config::Switch::On : config::Switch::Off;
     int64_t largest = 0;
     std::vector<std::string> graphed, eager;
     for (size_t i = 0; i < out.arms.size(); ++i) {
@@ -188,8 +189,13 @@ config::ExperimentSpec fastVerdictSpec(const config::ExperimentSpec& spec,
         }
         char took[64];
         std::snprintf(took, sizeof took, "; timing the arms alone took %.1f s", passes_s);
-        note("fast verdict: " + std::to_string(runs) + " runs, " +
-             std::to_string(out.runs_per_gpu) + " at a time per GPU" + why + "; CUDA graphs for " +
+        const std::string packed =
+            config::fuseSeeds(out) ? " runs (each arm's seeds fused into one model where it can), " +
+                                         std::to_string(out.runs_per_gpu) +
+                                         " models or runs at a time per GPU"
+                                   : " runs, " + std::to_string(out.runs_per_gpu) +
+                                         " at a time per GPU";
+        note("fast verdict: " + std::to_string(runs) + packed + why + "; CUDA graphs for " +
              list(graphed) + "; eager for " + list(eager) + "; cuDNN autotuning " + cudnn + took);
     }
     return out;

@@ -45,6 +45,163 @@ namespace ampbench::train {
 
 using namespace run;  // the records a run emits
 using config::Precision;
+void applyProcessSwitches(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
+                          c10::Device device) {
+    const bool cuda = device.is_cuda();
+    auto& ctx = at::globalContext();
+    if (spec.deterministic && cuda) {
+        // cuBLAS is deterministic only with a fixed workspace (read when the first
+        // handle is made; PyTorch refuses deterministic mode without it).
+        ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+    }
+    ctx.setDeterministicAlgorithms(spec.deterministic, /*warn_only=*/false);
+    if (cuda) {
+        ctx.setAllowTF32CuBLAS(arm.tf32);
+        ctx.setAllowTF32CuDNN(arm.tf32);
+        ctx.setBenchmarkCuDNN(config::cudnnBenchmark(spec) && !spec.deterministic);
+        ctx.setDeterministicCuDNN(spec.deterministic);
+    }
+}
+
+std::vector<data::Batch> syntheticPool(const data::Dataset& dataset, int64_t global,
+                                       uint64_t seed, c10::Device device, int rank, int world) {
+    std::vector<data::Batch> pool;
+    const int64_t n = dataset.trainSize();
+    for (int i = 0; i < 4; ++i) {
+        auto idx = at::remainder(at::arange(static_cast<int64_t>(i) * global,
+                                            static_cast<int64_t>(i + 1) * global, at::kLong) +
+                                     static_cast<int64_t>(seed % static_cast<uint64_t>(n)),
+                                 n);
+        if (world > 1) {  // this rank's shard: samples rank, rank + world, ...
+            idx = idx.slice(0, rank, global, world).contiguous();
+        }
+        auto b = dataset.trainBatch(idx);
+        pool.push_back({b.input.to(device), b.target.to(device)});
+    }
+    return pool;
+}
+
+void forEachEvalBatch(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
+                      const data::Dataset& dataset, const amp::Precision& precision,
+                      c10::Device device,
+                      const std::function<void(const at::Tensor&, const at::Tensor&)>& f) {
+    const int64_t bs = std::max<int64_t>(spec.micro_batch, 256);
+    const bool test = spec.data.evaluate_on == "test";
+    int64_t total = test ? dataset.testSize() : dataset.valSize();
+    if (spec.eval_batches > 0) {
+        total = std::min<int64_t>(total, bs * spec.eval_batches);
+    }
+    // On CUDA each batch goes up from pinned memory without waiting: a copy from
+    // pageable memory waits for the stream's queue to drain, so every batch cost a
+    // round trip, and with runs packed on one GPU the trip waits behind their kernels
+    // too. The caller reads its sums once, at the end.
+    const bool async = device.is_cuda();
+    const auto up = [&](const at::Tensor& t) {
+        return async ? t.pin_memory().to(device, /*non_blocking=*/true) : t.to(device);
+    };
+    for (int64_t start = 0; start < total; start += bs) {
+        const int64_t count = std::min(bs, total - start);
+        auto b = test ? dataset.testBatch(start, count) : dataset.valBatch(start, count);
+        auto x = precision.input(up(b.input));
+        if (arm.channels_last) {
+            x = x.contiguous(at::MemoryFormat::ChannelsLast);
+        }
+        f(x, up(b.target));
+    }
+}
+
+run::EvalRecord evalRecordOf(int64_t step, int64_t samples, const TaskHead::Sums& sums,
+                             double wall_s) {
+    run::EvalRecord r;
+    r.step = step;
+    r.samples = samples;
+    const auto count = static_cast<double>(sums.count);
+    r.val_loss = sums.count > 0 ? sums.loss.item<double>() / count : NAN;
+    r.val_accuracy = sums.count > 0 && sums.correct.defined()
+                         ? static_cast<double>(sums.correct.item<int64_t>()) / count
+                         : NAN;
+    r.wall_s = wall_s;
+    return r;
+}
+
+run::RunInfo runInfoOf(const config::ArmSpec& arm, const amp::Precision& precision,
+                       const std::string& device, uint64_t seed, int64_t planned, int micro_batch,
+                       double lr) {
+    RunInfo info;
+    info.arm = arm.name;
+    info.precision = config::toString(precision.kind());
+    info.device = device;
+    info.seed = seed;
+    info.planned_steps = planned;
+    info.micro_batch = micro_batch;
+    info.accumulation = arm.accumulation;
+    info.lr = lr;
+    return info;
+}
+
+std::vector<run::EventRecord> armEvents(const config::ArmSpec& arm, const amp::Precision& precision,
+                                        const ParameterUpdater& updater,
+                                        const std::string& device) {
+    std::vector<run::EventRecord> out;
+    if (arm.precision == Precision::Amp) {
+        out.push_back({0, EventKind::Info,
+                       "precision 'amp' runs as " + config::toString(precision.kind()) + " on " +
+                           device,
+                       0.0});
+    }
+    out.push_back({0, EventKind::Info, "optimizer: " + updater.describe(), 0.0});
+    for (const std::string& note : precision.startNotes()) {
+        out.push_back({0, EventKind::Info, note, 0.0});
+    }
+    return out;
+}
+
+FailureOf currentFailure() {
+    try {
+        throw;
+    } catch (const RunFailure& e) {
+        return {EventKind::Warning, e.kind, e.what()};  // a NaN loss has its own event already
+    } catch (const c10::OutOfMemoryError& e) {
+        return {EventKind::OutOfMemory, FailureKind::OutOfMemory,
+                std::string("out of memory: ") + e.what_without_backtrace()};
+    } catch (const std::bad_alloc&) {
+        return {EventKind::OutOfMemory, FailureKind::OutOfMemory,
+                "out of memory: host allocation failed"};
+    } catch (const c10::Error& e) {
+        // LibTorch's CPU allocator reports a failed allocation as a plain c10::Error.
+        const std::string what = e.what_without_backtrace();
+        const bool alloc = allocationFailure(what);
+        return {alloc ? EventKind::OutOfMemory : EventKind::Warning,
+                alloc ? FailureKind::OutOfMemory : FailureKind::Runtime,
+                alloc ? "out of memory: " + what : what};
+    } catch (const data::DataError& e) {
+        return {EventKind::Warning, FailureKind::Data, e.what()};
+    } catch (const models::ModelError& e) {
+        return {EventKind::Warning, FailureKind::Setup, e.what()};
+    } catch (const store::StoreError& e) {
+        return {EventKind::Warning, FailureKind::Recording, e.what()};
+    } catch (const std::exception& e) {
+        return {EventKind::Warning, FailureKind::Runtime, e.what()};
+    } catch (...) {
+        return {EventKind::Warning, FailureKind::Runtime, "an exception of unknown type"};
+    }
+}
+
+std::shared_ptr<models::Network> seededModel(const config::ModelSpec& spec,
+                                             const data::InputShape& shape, c10::Device device,
+                                             uint64_t seed, at::Generator* generator) {
+    // The seed and the initial weights drawn from it, with no other run of this
+    // process drawing in between (runs spread over GPUs train side by side).
+    static std::mutex init_mutex;
+    std::lock_guard<std::mutex> lock(init_mutex);
+    torch::manual_seed(seed);
+    auto model = models::modelFor(spec, shape, device);
+    if (generator) {
+        *generator = at::globalContext().defaultGenerator(device).clone();
+    }
+    return model;
+}
+
 void RunLoop::setUp() {
     setUpDevice();
     setUpModel();
@@ -71,19 +228,7 @@ void RunLoop::setUpDevice() {
     if (const std::string why = precision_->unsupported(); !why.empty()) {
         throw RunFailure("arm '" + arm_.name + "': " + why);
     }
-    auto& ctx = at::globalContext();
-    if (spec_.deterministic && cuda) {
-        // cuBLAS is deterministic only with a fixed workspace (read when the first
-        // handle is made; PyTorch refuses deterministic mode without it).
-        ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
-    }
-    ctx.setDeterministicAlgorithms(spec_.deterministic, /*warn_only=*/false);
-    if (cuda) {
-        ctx.setAllowTF32CuBLAS(arm_.tf32);
-        ctx.setAllowTF32CuDNN(arm_.tf32);
-        ctx.setBenchmarkCuDNN(config::cudnnBenchmark(spec_) && !spec_.deterministic);
-        ctx.setDeterministicCuDNN(spec_.deterministic);
-    }
+    applyProcessSwitches(spec_, arm_, device_);
 }
 
 // The data, the task head and the model as the arm trains it (checkpointing, numerics
@@ -94,12 +239,7 @@ void RunLoop::setUpModel() {
     shape_ = dataset_->shape();
     head_ = std::make_unique<TaskHead>(resolveTask(spec_, shape_), spec_.model.label_smoothing);
     try {
-        // The seed and the initial weights drawn from it, with no other run of this
-        // process drawing in between (runs spread over GPUs train side by side).
-        static std::mutex init_mutex;
-        std::lock_guard<std::mutex> lock(init_mutex);
-        torch::manual_seed(seed_);
-        model_ = models::modelFor(spec_.model, shape_, device_);
+        model_ = seededModel(spec_.model, shape_, device_, seed_);
     } catch (const models::ModelError& e) {
         throw RunFailure(e.what());
     }
@@ -150,20 +290,8 @@ void RunLoop::setUpData() {
     planned_ = plannedOptimizerSteps(spec_, arm_, dataset_->trainSize());
     if (dataset_->synthetic()) {
         // Generated data: keep a few batches on the device, so the run measures the model.
-        auto gen_seed = seed_;
-        int64_t n = dataset_->trainSize();
-        const int64_t global = static_cast<int64_t>(spec_.micro_batch) * world();
-        for (int i = 0; i < 4; ++i) {
-            auto idx = at::remainder(at::arange(static_cast<int64_t>(i) * global,
-                                                static_cast<int64_t>(i + 1) * global, at::kLong) +
-                                         static_cast<int64_t>(gen_seed % static_cast<uint64_t>(n)),
-                                     n);
-            if (comm_) {  // this rank's shard: samples rank, rank + world, ...
-                idx = idx.slice(0, comm_->rank(), global, world()).contiguous();
-            }
-            auto b = dataset_->trainBatch(idx);
-            device_pool_.push_back({b.input.to(device_), b.target.to(device_)});
-        }
+        device_pool_ = syntheticPool(*dataset_, static_cast<int64_t>(spec_.micro_batch) * world(),
+                                     seed_, device_, comm_ ? comm_->rank() : 0, world());
     } else {
         prefetcher_ = std::make_unique<data::Prefetcher>(dataset_, spec_.micro_batch, seed_,
                                                          spec_.data.prefetch, device_.is_cuda(),
@@ -410,46 +538,18 @@ void RunLoop::flush() {
 }
 
 EvalRecord RunLoop::evaluate(int64_t s) {
-    EvalRecord r;
-    r.step = s;
-    r.samples = samples_;
     model_->eval();
     torch::NoGradGuard no_grad;
     // The cast cache is off for no-grad passes (LibTorch 1.13 loses grad_fn otherwise).
     amp::AutocastGuard autocast(device_.type(), precision_->dtype(), precision_->autocast(),
                                 /*cache=*/false);
-    const int64_t bs = std::max<int64_t>(spec_.micro_batch, 256);
-    const bool test = spec_.data.evaluate_on == "test";
-    int64_t total = test ? dataset_->testSize() : dataset_->valSize();
-    if (spec_.eval_batches > 0) {
-        total = std::min<int64_t>(total, bs * spec_.eval_batches);
-    }
     TaskHead::Sums sums;
-    // On CUDA each batch goes up from pinned memory without waiting: a copy from
-    // pageable memory waits for the stream's queue to drain, so every batch cost a
-    // round trip, and with runs packed on one GPU the trip waits behind their kernels
-    // too. The sums are read once, at the end.
-    const bool async = device_.is_cuda();
-    const auto up = [&](const at::Tensor& t) {
-        return async ? t.pin_memory().to(device_, /*non_blocking=*/true) : t.to(device_);
-    };
-    for (int64_t start = 0; start < total; start += bs) {
-        const int64_t count = std::min(bs, total - start);
-        auto b = test ? dataset_->testBatch(start, count) : dataset_->valBatch(start, count);
-        auto x = precision_->input(up(b.input));
-        if (arm_.channels_last) {
-            x = x.contiguous(at::MemoryFormat::ChannelsLast);
-        }
-        head_->accumulate(model_->forward(x), up(b.target), sums);
-    }
+    forEachEvalBatch(spec_, arm_, *dataset_, *precision_, device_,
+                     [&](const at::Tensor& x, const at::Tensor& target) {
+                         head_->accumulate(model_->forward(x), target, sums);
+                     });
     model_->train();
-    const auto count = static_cast<double>(sums.count);
-    r.val_loss = sums.count > 0 ? sums.loss.item<double>() / count : NAN;
-    r.val_accuracy = sums.count > 0 && sums.correct.defined()
-                         ? static_cast<double>(sums.correct.item<int64_t>()) / count
-                         : NAN;
-    r.wall_s = secondsSince(t0_);
-    return r;
+    return evalRecordOf(s, samples_, sums, secondsSince(t0_));
 }
 
 RunOutcome RunLoop::run() {
@@ -486,15 +586,8 @@ RunOutcome RunLoop::run() {
 // The run's start for the observer: what it is (RunInfo, the environment) and the
 // events at step 0 that say how it trains.
 void RunLoop::start() {
-    RunInfo info;
-    info.arm = arm_.name;
-    info.precision = config::toString(precision_->kind());
-    info.device = device_.str();
-    info.seed = seed_;
-    info.planned_steps = planned_;
-    info.micro_batch = spec_.micro_batch;
-    info.accumulation = k_;
-    info.lr = lr_;
+    RunInfo info =
+        runInfoOf(arm_, *precision_, device_.str(), seed_, planned_, spec_.micro_batch, lr_);
     auto env = probe::probeEnvironment(device_.str());
     if (comm_) {
         env.world_size = comm_->world();
@@ -511,14 +604,8 @@ void RunLoop::start() {
             obs_.onEvent(e);
         }
     }
-    if (arm_.precision == Precision::Amp) {
-        event(0, EventKind::Info,
-              "precision 'amp' runs as " + config::toString(precision_->kind()) + " on " +
-                  device_.str());
-    }
-    event(0, EventKind::Info, "optimizer: " + updater_->describe());
-    for (const std::string& note : precision_->startNotes()) {
-        event(0, EventKind::Info, note);
+    for (const auto& e : armEvents(arm_, *precision_, *updater_, device_.str())) {
+        obs_.onEvent(e);
     }
     if (spec_.model.name == "torchscript") {
         const auto file = models::inspectScripted(spec_.model.file);
@@ -666,29 +753,9 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
         loop = std::make_unique<RunLoop>(spec, arm_index, seed, fanout ? *fanout : observer, cancel,
                                          options, ranked.get());
         out = loop->run();
-    } catch (const RunFailure& e) {
-        fail(EventKind::Warning, e.kind, e.what());  // a NaN loss has its own event already
-    } catch (const c10::OutOfMemoryError& e) {
-        fail(EventKind::OutOfMemory, FailureKind::OutOfMemory,
-             std::string("out of memory: ") + e.what_without_backtrace());
-    } catch (const std::bad_alloc&) {
-        fail(EventKind::OutOfMemory, FailureKind::OutOfMemory,
-             "out of memory: host allocation failed");
-    } catch (const c10::Error& e) {
-        // LibTorch's CPU allocator reports a failed allocation as a plain c10::Error.
-        const std::string what = e.what_without_backtrace();
-        const bool alloc = allocationFailure(what);
-        fail(alloc ? EventKind::OutOfMemory : EventKind::Warning,
-             alloc ? FailureKind::OutOfMemory : FailureKind::Runtime,
-             alloc ? "out of memory: " + what : what);
-    } catch (const data::DataError& e) {
-        fail(EventKind::Warning, FailureKind::Data, e.what());
-    } catch (const models::ModelError& e) {
-        fail(EventKind::Warning, FailureKind::Setup, e.what());
-    } catch (const store::StoreError& e) {
-        fail(EventKind::Warning, FailureKind::Recording, e.what());
-    } catch (const std::exception& e) {
-        fail(EventKind::Warning, FailureKind::Runtime, e.what());
+    } catch (...) {
+        const FailureOf f = currentFailure();
+        fail(f.event, f.kind, f.message);
     }
     out.wall_s = secondsSince(t0);
     loop.reset();  // frees the model and optimizer before the next run starts

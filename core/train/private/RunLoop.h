@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -49,6 +50,57 @@ struct RunFailure : std::runtime_error {
         : std::runtime_error(message), kind(why) {}
     run::FailureKind kind;
 };
+
+/// The process-wide switches `arm` asks for on `device` (determinism, TF32, cuDNN
+/// benchmark), as a run sets them before it builds its model.
+void applyProcessSwitches(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
+                          c10::Device device);
+
+/// The model a run of `seed` starts from, its weights drawn from the seed with no other
+/// run of this process drawing in between. `generator`, when given, receives a copy of
+/// the device's default generator as the draws left it: a fused member's dropout goes
+/// on from there, as its own run's would.
+std::shared_ptr<models::Network> seededModel(const config::ModelSpec& spec,
+                                             const data::InputShape& shape, c10::Device device,
+                                             uint64_t seed, at::Generator* generator = nullptr);
+
+/// A few batches of generated data kept on the device, drawn from `seed`: what a run on
+/// synthetic data trains on. `global` samples a micro-step over `world` ranks; each
+/// rank keeps its own shard.
+std::vector<data::Batch> syntheticPool(const data::Dataset& dataset, int64_t global,
+                                       uint64_t seed, c10::Device device, int rank = 0,
+                                       int world = 1);
+
+/// Every batch an evaluation of `spec` reads (its split, eval_batches), on `device` as
+/// `arm` feeds its model (the precision's input, channels_last), one call each.
+void forEachEvalBatch(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
+                      const data::Dataset& dataset, const amp::Precision& precision,
+                      c10::Device device,
+                      const std::function<void(const at::Tensor&, const at::Tensor&)>& f);
+
+/// An evaluation's record from its sums (NaN where nothing was counted).
+run::EvalRecord evalRecordOf(int64_t step, int64_t samples, const TaskHead::Sums& sums,
+                             double wall_s);
+
+/// What a run's first record says of it (its environment probed on `device`).
+run::RunInfo runInfoOf(const config::ArmSpec& arm, const amp::Precision& precision,
+                       const std::string& device, uint64_t seed, int64_t planned, int micro_batch,
+                       double lr);
+
+/// The events at step 0 every run of the arm opens with: how 'amp' resolved, the
+/// optimizer, the precision's own notes.
+std::vector<run::EventRecord> armEvents(const config::ArmSpec& arm, const amp::Precision& precision,
+                                        const ParameterUpdater& updater,
+                                        const std::string& device);
+
+/// How a run that threw ends: the event it records, its failure kind and message.
+struct FailureOf {
+    run::EventKind event = run::EventKind::Warning;
+    run::FailureKind kind = run::FailureKind::Runtime;
+    std::string message;
+};
+/// The failure of the exception in flight (call inside a catch block).
+FailureOf currentFailure();
 
 class RunLoop {
   public:

@@ -1,0 +1,890 @@
+#include "core/train/private/FusedRuns.h"
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "core/amp/AutocastGuard.h"
+#include "core/amp/Precision.h"
+#include "core/config/LrSchedule.h"
+#include "core/data/Datasets.h"
+#include "core/data/Prefetcher.h"
+#include "core/models/Fused.h"
+#include "core/models/ScriptedModel.h"
+#include "core/probe/Environment.h"
+#include "core/probe/MemoryProbe.h"
+#include "core/probe/StepTimer.h"
+#include "core/store/RunRecorder.h"
+#include "core/train/private/OptimizerStep.h"
+#include "core/train/private/ParameterUpdater.h"
+#include "core/train/private/RunLoop.h"
+#include "core/train/private/RunStream.h"
+#include "core/train/private/StepGraph.h"
+#include "core/train/private/StepRecorder.h"
+#include "core/train/private/TaskHead.h"
+
+namespace ampbench::train {
+
+using namespace run;  // the records a run emits
+
+std::string fusionProblem(const config::ExperimentSpec& spec, int arm_index, bool cuda) {
+    const auto& arm = spec.arms.at(static_cast<size_t>(arm_index));
+    if (spec.model.name != "cnn" && spec.model.name != "mlp") {
+        return "model '" + spec.model.name + "' is not the built-in cnn or mlp";
+    }
+    if (config::seedsForArm(spec, arm).size() < 2) {
+        return "it has one seed";
+    }
+    const config::Precision p = resolvePrecision(arm.precision, cuda);
+    if (p != config::Precision::Fp32 && p != config::Precision::AmpFp16 &&
+        p != config::Precision::AmpBf16) {
+        return "its precision " + config::toString(p) + " trains only alone";
+    }
+    if (arm.ranks > 1) {
+        return "it trains data-parallel";
+    }
+    if (spec.numerics_every > 0) {
+        return "per-layer numerics are recorded";
+    }
+    if (!arm.fp32_modules.empty()) {
+        return "it has FP32 islands";
+    }
+    if (arm.checkpointing) {
+        return "it checkpoints activations";
+    }
+    return {};
+}
+
+namespace {
+
+/// One run of the group: what it trains with of its own, and how it stands.
+struct Member {
+    uint64_t seed = 0;
+    TrainObserver* obs = nullptr;
+    const CancelToken* cancel = nullptr;
+    std::unique_ptr<amp::Precision> precision;  // its own loss scaler
+    std::shared_ptr<models::Network> model;
+    std::vector<at::Tensor> params;
+    std::unique_ptr<ParameterUpdater> updater;
+    std::unique_ptr<data::Prefetcher> prefetcher;
+    std::vector<data::Batch> pool;  // synthetic data, on the device
+    size_t pool_pos = 0;
+    std::unique_ptr<probe::StepTimer> timer;
+    std::unique_ptr<probe::MemoryProbe> memory;
+    std::unique_ptr<StepRecorder> recorder;
+    int64_t samples = 0;
+    data::Batch last;      // its latest micro-batch, fed again once it has ended
+    bool started = false;  // onStart was heard
+    bool active = true;    // still training
+    RunOutcome outcome;
+    StepRecord rec;
+    at::Tensor loss_sum;
+    at::Tensor scale_used;            // the loss scale of the step's backward
+    std::optional<data::Batch> held;  // drawn by a step that was undone
+    int64_t samples_before = 0;       // at the start of the step under way
+    // CUDA-graph mode: its static inputs, and with K > 1 its gradients and loss sum.
+    at::Tensor static_x, static_y, loss_acc;
+    std::vector<at::Tensor> static_grads;
+};
+
+class FusedLoop {
+  public:
+    FusedLoop(const config::ExperimentSpec& spec, int arm_index,
+              const std::vector<FusedMember>& members, const CancelToken& cancel,
+              const TrainOptions& options)
+        : spec_(spec),
+          arm_(spec.arms.at(static_cast<size_t>(arm_index))),
+          arm_index_(arm_index),
+          cancel_(cancel),
+          opt_(options),
+          device_(resolveDevice(spec.device)) {
+        for (const auto& m : members) {
+            auto member = std::make_unique<Member>();
+            member->seed = m.seed;
+            member->obs = m.observer;
+            member->cancel = m.cancel;
+            members_.push_back(std::move(member));
+        }
+    }
+
+    void run();
+    /// Every member still training ends failed with `f` (its recorded steps kept).
+    void failActive(const FailureOf& f) noexcept;
+    std::vector<RunOutcome> outcomes() const {
+        std::vector<RunOutcome> out;
+        for (const auto& m : members_) {
+            out.push_back(m->outcome);
+        }
+        return out;
+    }
+    std::vector<std::unique_ptr<Member>>& members() { return members_; }
+
+  private:
+    void setUp();
+    void start(Member& m);
+    data::Batch microBatch(Member& m);
+    bool ownCancel(const Member& m) const { return m.cancel && m.cancel->cancelled(); }
+    /// Member `m` ends now as `status` (cancelled: its partial step dropped).
+    void end(Member& m, RunStatus status, FailureKind why, const std::string& error);
+    bool anyActive() const {
+        return std::any_of(members_.begin(), members_.end(),
+                           [](const auto& m) { return m->active; });
+    }
+    /// One optimizer step of every member still training; false when the group's
+    /// cancel came (the partial step dropped).
+    bool trainStep(int64_t s);
+    /// The opening of a step for every member still training (a member cancelled
+    /// alone ends here); false when none is left.
+    bool openSteps(int64_t s);
+    /// The micro-batch opens: counted, the hook told; false on the group's cancel (a
+    /// step begun is dropped, and with it the gradients added so far).
+    bool openMicroBatch(int64_t s, int k);
+    bool eagerStep(int64_t s);
+    /// The step replayed from the graphs (captured at their first use). When capture
+    /// fails, the group trains eagerly from then on: `fell_back` is set, the step
+    /// undone and each member's micro-batch held for the eager step that repeats it.
+    bool graphStep(int64_t s, bool& fell_back);
+    void captureGraphs(int64_t s);
+    void fallBackToEager(int64_t s, const std::string& why);
+    /// Every member's micro-batch into its graph's input buffers.
+    void feedGraphs();
+    void completeSteps(const std::vector<OptimizerStepResult>& results);
+    void flush();
+    void evaluate(int64_t s);
+    bool evalDue(int64_t s) const;
+
+    const config::ExperimentSpec& spec_;
+    const config::ArmSpec& arm_;
+    int arm_index_;
+    const CancelToken& cancel_;
+    TrainOptions opt_;
+    c10::Device device_;
+    std::unique_ptr<RunStream> stream_;
+    std::shared_ptr<const data::Dataset> dataset_;
+    std::unique_ptr<TaskHead> head_;
+    std::unique_ptr<models::FusedNetwork> fused_;
+    std::vector<std::unique_ptr<Member>> members_;
+    int64_t planned_ = 0;
+    int k_ = 1;
+    double lr_ = 0;
+    int64_t micro_batches_ = 0;
+    Clock::time_point t0_;
+    bool graphs_ = false;  // the arm asks for CUDA graphs and they can hold the step
+    std::unique_ptr<StepGraph> graph_;         // the step, or with K > 1 the micro-step
+    std::unique_ptr<StepGraph> update_graph_;  // K > 1: the optimizer steps
+    at::Tensor graph_out_;  // [G, 4]: each member's loss, gradient norm, scale, found-inf
+    at::Tensor out_rows_;   // [kOutputRows, G, 4]: graph_out_ of the steps, row by row
+    int64_t out_next_ = 0;
+};
+
+void FusedLoop::setUp() {
+    stream_ = std::make_unique<RunStream>(device_);
+    applyCpuThreads(spec_.cpu_threads);
+    applyProcessSwitches(spec_, arm_, device_);
+    dataset_ = data::openDataset(spec_.data);
+    const data::InputShape shape = dataset_->shape();
+    head_ = std::make_unique<TaskHead>(resolveTask(spec_, shape), spec_.model.label_smoothing);
+    k_ = arm_.accumulation;
+    lr_ = config::scaledLearningRate(spec_, arm_);
+    planned_ = plannedOptimizerSteps(spec_, arm_, dataset_->trainSize());
+    const config::Precision kind = resolvePrecision(arm_.precision, device_.is_cuda());
+    std::vector<std::shared_ptr<models::Network>> models;
+    std::vector<at::Generator> dropout;
+    // A member's dropout draws from a generator of its own, which a graph cannot replay.
+    graphs_ = arm_.cuda_graph && device_.is_cuda() && StepGraph::available() &&
+              spec_.model.dropout <= 0;
+    for (auto& m : members_) {
+        m->precision = amp::Precision::make(kind, arm_, device_);
+        if (const std::string why = m->precision->unsupported(); !why.empty()) {
+            throw RunFailure("arm '" + arm_.name + "': " + why);
+        }
+        at::Generator generator;
+        try {
+            m->model = seededModel(spec_.model, shape, device_, m->seed, &generator);
+        } catch (const models::ModelError& e) {
+            throw RunFailure(e.what());
+        }
+        if (arm_.channels_last) {
+            if (!m->model->convolutional()) {
+                throw RunFailure("arm '" + arm_.name +
+                                 "': channels_last needs a convolutional model");
+            }
+            torch::NoGradGuard no_grad;
+            for (auto& p : m->model->parameters()) {
+                if (p.dim() == 4) {
+                    p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+                }
+            }
+        }
+        m->model->train();
+        m->params = m->model->parameters();
+        // The fused updater skips one member's step on the device when its own scaler
+        // found an inf; LibTorch's optimizer is told on the host.
+        m->updater = makeUpdater(m->params, spec_.optimizer, lr_, device_, /*allow_fused=*/true,
+                                 /*lr_on_device=*/graphs_);
+        graphs_ = graphs_ && m->updater->skipsOnDevice();
+        if (dataset_->synthetic()) {
+            m->pool = syntheticPool(*dataset_, spec_.micro_batch, m->seed, device_);
+        } else {
+            m->prefetcher = std::make_unique<data::Prefetcher>(
+                dataset_, spec_.micro_batch, m->seed, spec_.data.prefetch, device_.is_cuda(), 0, 1);
+        }
+        m->timer = std::make_unique<probe::StepTimer>(device_);
+        m->memory = std::make_unique<probe::MemoryProbe>(device_);
+        TrainOptions o = opt_;
+        if (m.get() != members_.front().get()) {
+            o.recording_cost = nullptr;  // the group's cost is metered once
+        }
+        m->recorder = std::make_unique<StepRecorder>(*m->obs, o, *m->timer, *m->memory,
+                                                     m->precision->scaler() != nullptr,
+                                                     arm_.scaler.backoff_factor);
+        models.push_back(m->model);
+        dropout.push_back(generator);
+    }
+    try {
+        fused_ = std::make_unique<models::FusedNetwork>(std::move(models), std::move(dropout),
+                                                        arm_.channels_last);
+    } catch (const std::invalid_argument& e) {
+        throw RunFailure("arm '" + arm_.name + "' cannot train its seeds fused: " + e.what());
+    }
+    if (graphs_) {
+        graph_ = std::make_unique<StepGraph>();
+    }
+}
+
+void FusedLoop::start(Member& m) {
+    RunInfo info = runInfoOf(arm_, *m.precision, device_.str(), m.seed, planned_,
+                             spec_.micro_batch, lr_);
+    info.env_json = probe::toJson(probe::probeEnvironment(device_.str()));
+    m.obs->onStart(info);
+    m.started = true;
+    if (opt_.opening_events) {
+        for (const auto& e : opt_.opening_events(arm_index_, m.seed)) {
+            m.obs->onEvent(e);
+        }
+    }
+    for (const auto& e : armEvents(arm_, *m.precision, *m.updater, device_.str())) {
+        m.obs->onEvent(e);
+    }
+    if (m.precision->scaler()) {
+        m.obs->onEvent({0, EventKind::Info,
+                        "dynamic loss scaling with " + m.precision->scalerKind() +
+                            ", its own scale for this seed",
+                        arm_.scaler.init_scale});
+    }
+    std::string seeds;
+    for (const auto& other : members_) {
+        seeds += (seeds.empty() ? "" : ", ") + std::to_string(other->seed);
+    }
+    m.obs->onEvent(
+        {0, EventKind::Info,
+         "fused seeds: trained as one model with the runs of seeds " + seeds +
+             " (grouped convolutions, batched linear layers); this run keeps its own data "
+             "order, initial weights, dropout, BatchNorm statistics, loss scale and optimizer "
+             "state; its step times are those of the fused step of all " +
+             std::to_string(members_.size()),
+         static_cast<double>(members_.size())});
+    if (arm_.cuda_graph && !graphs_) {
+        m.obs->onEvent({0, EventKind::Warning,
+                        "cuda_graph: the fused step trains eagerly (" +
+                            std::string(spec_.model.dropout > 0
+                                            ? "each seed's dropout draws from its own generator"
+                                            : "this build, device or optimizer cannot capture it") +
+                            ")",
+                        0.0});
+    }
+}
+
+data::Batch FusedLoop::microBatch(Member& m) {
+    if (!m.active && m.last.input.defined()) {
+        return m.last;  // an ended member's slot in the fused model still needs an input
+    }
+    if (m.held) {
+        data::Batch b = std::move(*m.held);
+        m.held.reset();
+        m.last = b;
+        return b;
+    }
+    data::Batch b;
+    if (!m.pool.empty()) {
+        b = m.pool[m.pool_pos++ % m.pool.size()];
+    } else {
+        const auto t = Clock::now();
+        data::Batch host = m.prefetcher->next();
+        m.rec.data_wait_ms += msSince(t);
+        const bool async = device_.is_cuda();
+        b = {host.input.to(device_, async), host.target.to(device_, async)};
+    }
+    b.input = m.precision->input(b.input);
+    m.last = b;
+    return b;
+}
+
+void FusedLoop::end(Member& m, RunStatus status, FailureKind why, const std::string& error) {
+    if (!m.active) {
+        return;
+    }
+    m.active = false;
+    m.outcome.status = status;
+    m.outcome.failure = why;
+    m.outcome.error = error;
+    m.outcome.steps_done = m.recorder ? m.recorder->stepsDone() : 0;
+    m.outcome.wall_s = secondsSince(t0_);
+    for (auto& p : m.params) {
+        p.mutable_grad().reset();
+    }
+}
+
+void FusedLoop::failActive(const FailureOf& f) noexcept {
+    for (auto& m : members_) {
+        if (!m->active) {
+            continue;
+        }
+        try {
+            if (m->recorder) {
+                m->recorder->flush();  // every completed step is kept
+            }
+        } catch (...) {
+        }
+        end(*m, RunStatus::Failed, f.kind, f.message);
+        try {
+            m->obs->onEvent({m->outcome.steps_done, f.event, f.message, 0.0});
+        } catch (...) {
+        }
+    }
+}
+
+bool FusedLoop::evalDue(int64_t s) const {
+    if (s == planned_) {
+        return opt_.final_eval;
+    }
+    if (spec_.eval_interval <= 0) {
+        return false;
+    }
+    return (s * k_) / spec_.eval_interval > ((s - 1) * k_) / spec_.eval_interval;
+}
+
+bool FusedLoop::openSteps(int64_t s) {
+    const double lr = config::scheduledLr(spec_.optimizer, lr_, s - 1, planned_);
+    for (auto& m : members_) {
+        if (m->active && ownCancel(*m)) {
+            end(*m, RunStatus::Cancelled, FailureKind::Cancelled, {});
+        }
+        if (!m->active) {
+            continue;
+        }
+        m->recorder->beforeStep(s);
+        m->rec = StepRecord{};
+        m->rec.step = s;
+        m->rec.lr = lr;
+        m->rec.timed = s > spec_.warmup_steps;
+        m->updater->setLr(lr);
+        m->loss_sum = at::Tensor();
+        m->samples_before = m->samples;
+    }
+    return anyActive();
+}
+
+bool FusedLoop::openMicroBatch(int64_t s, int k) {
+    ++micro_batches_;
+    if (opt_.before_micro_batch) {
+        opt_.before_micro_batch(micro_batches_);
+    }
+    if (cancel_.cancelled()) {
+        for (auto& m : members_) {
+            if (!m->active) {
+                continue;
+            }
+            if (k > 0) {
+                m->recorder->discardStep();  // the partial step is dropped
+                m->samples = m->samples_before;
+            }
+            for (auto& p : m->params) {
+                p.mutable_grad().reset();
+            }
+            if (!m->static_grads.empty()) {
+                at::_foreach_zero_(m->static_grads);
+                m->loss_acc.zero_();
+            }
+        }
+        return false;
+    }
+    for (auto& m : members_) {
+        if (!m->active) {
+            continue;
+        }
+        if (k == 0) {
+            m->recorder->startStep(s);
+        } else if (ownCancel(*m)) {
+            m->recorder->discardStep();
+            end(*m, RunStatus::Cancelled, FailureKind::Cancelled, {});
+        }
+    }
+    return true;
+}
+
+bool FusedLoop::trainStep(int64_t s) {
+    if (graphs_ && s > kEagerStepsBeforeCapture) {
+        bool fell_back = false;
+        const bool trained = graphStep(s, fell_back);
+        if (!fell_back) {
+            return trained;
+        }
+    }
+    return eagerStep(s);
+}
+
+bool FusedLoop::eagerStep(int64_t s) {
+    if (!openSteps(s)) {
+        return true;
+    }
+    for (int k = 0; k < k_; ++k) {
+        if (!openMicroBatch(s, k)) {
+            return false;
+        }
+        if (!anyActive()) {
+            return true;
+        }
+        std::vector<at::Tensor> inputs;
+        std::vector<at::Tensor> targets;
+        for (auto& m : members_) {
+            data::Batch b = microBatch(*m);
+            inputs.push_back(b.input);
+            targets.push_back(b.target);
+        }
+        const amp::Precision& lead = *members_.front()->precision;
+        const std::vector<at::Tensor> outputs = lead.forward([&] { return fused_->forward(inputs); });
+        at::Tensor total;
+        for (size_t g = 0; g < members_.size(); ++g) {
+            Member& m = *members_[g];
+            if (!m.active) {
+                continue;  // its slot computes, but trains no more
+            }
+            const at::Tensor loss =
+                lead.forward([&] { return head_->loss(outputs[g], targets[g]); });
+            const at::Tensor detached = loss.detach();
+            m.loss_sum = m.loss_sum.defined() ? m.loss_sum + detached : detached;
+            at::Tensor part = k_ > 1 ? loss / static_cast<double>(k_) : loss;
+            if (amp::LossScaler* scaler = m.precision->scaler()) {
+                part = scaler->scale(part);  // each member's loss by its own scale
+            }
+            total = total.defined() ? total + part : part;
+            m.samples += inputs[g].size(0);
+        }
+        total.backward();
+    }
+    std::vector<OptimizerStepResult> results(members_.size());
+    for (size_t g = 0; g < members_.size(); ++g) {
+        Member& m = *members_[g];
+        if (m.active) {
+            m.scale_used = m.precision->scaleInUse();  // before the scaler's update
+            results[g] = finishOptimizerStep(m.params, *m.updater, m.precision->scaler(),
+                                             arm_.grad_clip, m.recorder->wantsNorm(s),
+                                             /*defer_norm=*/true);
+        }
+    }
+    completeSteps(results);
+    return true;
+}
+
+void FusedLoop::completeSteps(const std::vector<OptimizerStepResult>& results) {
+    for (size_t g = 0; g < members_.size(); ++g) {
+        Member& m = *members_[g];
+        if (!m.active) {
+            continue;
+        }
+        OptimizerStepResult result = results[g];
+        m.rec.skipped = result.skipped;
+        m.recorder->addNormCost(result.norm_host_ms);
+        const at::Tensor loss = k_ > 1 ? m.loss_sum / static_cast<double>(k_) : m.loss_sum;
+        m.recorder->completeStep(m.rec,
+                                 {m.rec, loss, result.grad_norm, m.scale_used,
+                                  result.found_inf, std::move(result.grad_norm_parts)},
+                                 m.samples);
+    }
+}
+
+bool FusedLoop::graphStep(int64_t s, bool& fell_back) {
+    if (!openSteps(s)) {
+        return true;
+    }
+    for (int k = 0; k < k_; ++k) {
+        if (!openMicroBatch(s, k)) {
+            return false;
+        }
+        if (!anyActive()) {
+            return true;
+        }
+        if (graph_->captured()) {
+            feedGraphs();
+            graph_->replay();
+            continue;
+        }
+        for (auto& m : members_) {
+            const data::Batch b = microBatch(*m);
+            m->static_x = at::empty_like(b.input);
+            m->static_y = at::empty_like(b.target);
+            m->static_x.copy_(b.input, /*non_blocking=*/true);
+            m->static_y.copy_(b.target, /*non_blocking=*/true);
+        }
+        try {
+            captureGraphs(s);
+        } catch (const c10::OutOfMemoryError&) {
+            throw;  // the runs fail for it, as eager ones would
+        } catch (const c10::Error& e) {
+            fallBackToEager(s, e.what_without_backtrace());
+            fell_back = true;
+            return false;
+        } catch (const std::exception& e) {
+            fallBackToEager(s, e.what());
+            fell_back = true;
+            return false;
+        }
+        graph_->replay();
+        for (auto& m : members_) {
+            m->samples += m->active ? m->static_x.size(0) : 0;
+        }
+    }
+    if (update_graph_) {
+        update_graph_->replay();
+    }
+    // One copy a step keeps every member's outputs, into the next row of a block
+    // allocated once per kOutputRows steps (as a run's own graph step does).
+    if (!out_rows_.defined() || out_next_ == out_rows_.size(0)) {
+        out_rows_ = at::empty({kOutputRows, graph_out_.size(0), graph_out_.size(1)},
+                              graph_out_.options());
+        out_next_ = 0;
+    }
+    const at::Tensor out = out_rows_.select(0, out_next_++);
+    out.copy_(graph_out_);
+    for (size_t g = 0; g < members_.size(); ++g) {
+        Member& m = *members_[g];
+        if (!m.active) {
+            continue;
+        }
+        const at::Tensor row = out.select(0, static_cast<int64_t>(g));
+        const bool scaled = m.precision->scaler() != nullptr;
+        m.recorder->completeStep(m.rec,
+                                 {m.rec, row.select(0, 0), row.select(0, 1),
+                                  scaled ? row.select(0, 2) : at::Tensor(),
+                                  scaled ? row.select(0, 3) : at::Tensor()},
+                                 m.samples);
+    }
+    return true;
+}
+
+void FusedLoop::feedGraphs() {
+    for (auto& m : members_) {
+        if (!m->active) {
+            continue;  // its buffers keep their last batch
+        }
+        if (m->prefetcher && !m->held) {
+            // Straight from the loader's pinned memory into the graph's buffers.
+            const auto t = Clock::now();
+            data::Batch host = m->prefetcher->next();
+            m->rec.data_wait_ms += msSince(t);
+            m->static_x.copy_(host.input, /*non_blocking=*/true);
+            m->static_y.copy_(host.target, /*non_blocking=*/true);
+            m->samples += host.input.size(0);
+            continue;
+        }
+        const data::Batch b = microBatch(*m);
+        m->static_x.copy_(b.input, /*non_blocking=*/true);
+        m->static_y.copy_(b.target, /*non_blocking=*/true);
+        m->samples += b.input.size(0);
+    }
+}
+
+// As a run's own graphs (GraphStep.cpp): K = 1, the whole fused step is one graph;
+// K > 1, the micro-step is one (replayed K times) and the members' optimizer steps
+// another. Each member's loss is scaled by its own scaler, each member's update
+// skipped on the device by its own found-inf flag.
+void FusedLoop::captureGraphs(int64_t s) {
+    const amp::Precision& lead = *members_.front()->precision;
+    const auto g_count = static_cast<int64_t>(members_.size());
+    auto losses = [&] {
+        return lead.forward(
+            [&] {
+                std::vector<at::Tensor> xs;
+                for (auto& m : members_) {
+                    xs.push_back(m->static_x);
+                }
+                const auto outputs = fused_->forward(xs);
+                std::vector<at::Tensor> out;
+                for (size_t g = 0; g < members_.size(); ++g) {
+                    out.push_back(head_->loss(outputs[g], members_[g]->static_y));
+                }
+                return out;
+            },
+            /*cache=*/false);
+    };
+    auto backward = [&](const std::vector<at::Tensor>& losses_of) {
+        at::Tensor total;
+        for (size_t g = 0; g < members_.size(); ++g) {
+            at::Tensor part =
+                k_ > 1 ? losses_of[g] / static_cast<double>(k_) : losses_of[g];
+            if (amp::LossScaler* scaler = members_[g]->precision->scaler()) {
+                part = scaler->scale(part);
+            }
+            total = total.defined() ? total + part : part;
+        }
+        total.backward();
+    };
+    const auto floats = members_.front()->static_x.options().dtype(at::kFloat);
+    graph_out_ = at::zeros({g_count, 4}, floats);
+    auto scalar = [&](const at::Tensor& t) {
+        return t.defined() ? t.detach().to(at::kFloat).reshape({}) : at::zeros({}, floats);
+    };
+    // Each member's step: its scale as used, its update, its outputs kept.
+    auto finish = [&](size_t g, const at::Tensor& loss) {
+        Member& m = *members_[g];
+        const amp::LossScaler* scaler = m.precision->scaler();
+        const at::Tensor scale = scaler ? scaler->scaleTensor().clone() : at::Tensor();
+        auto r = finishOptimizerStep(m.params, *m.updater, m.precision->scaler(), arm_.grad_clip,
+                                     /*want_norm=*/true);
+        graph_out_.select(0, static_cast<int64_t>(g))
+            .copy_(at::stack({scalar(loss), scalar(r.grad_norm), scalar(scale),
+                              scalar(r.found_inf)}));
+    };
+    if (k_ == 1) {
+        for (auto& m : members_) {
+            for (auto& p : m->params) {
+                p.mutable_grad().reset();
+            }
+        }
+        graph_->capture([&] {
+            const auto l = losses();
+            backward(l);
+            for (size_t g = 0; g < members_.size(); ++g) {
+                finish(g, l[g]);
+            }
+        });
+    } else {
+        for (auto& m : members_) {
+            m->static_grads.clear();
+            for (auto& p : m->params) {
+                p.mutable_grad() = at::zeros_like(p);
+                m->static_grads.push_back(p.grad());
+            }
+            m->loss_acc = at::zeros({}, floats);
+        }
+        graph_->capture([&] {
+            const auto l = losses();
+            for (size_t g = 0; g < members_.size(); ++g) {
+                members_[g]->loss_acc.add_(l[g].detach().to(at::kFloat));
+            }
+            backward(l);
+        });
+        update_graph_ = std::make_unique<StepGraph>();
+        update_graph_->capture([&] {
+            for (size_t g = 0; g < members_.size(); ++g) {
+                Member& m = *members_[g];
+                const at::Tensor mean = m.loss_acc / static_cast<double>(k_);
+                finish(g, mean);
+                m.loss_acc.zero_();
+                at::_foreach_zero_(m.static_grads);
+            }
+        });
+        for (auto& m : members_) {
+            for (size_t i = 0; i < m->params.size(); ++i) {
+                m->params[i].mutable_grad() = m->static_grads[i];
+            }
+        }
+    }
+    for (auto& m : members_) {
+        if (m->active) {
+            m->obs->onEvent({s, EventKind::Info,
+                             k_ == 1 ? "fused training step captured as a CUDA graph; replayed "
+                                       "from here on"
+                                     : "fused micro-step and optimizer steps captured as two CUDA "
+                                       "graphs; replayed from here on",
+                             0.0});
+        }
+    }
+}
+
+void FusedLoop::fallBackToEager(int64_t s, const std::string& why) {
+    // Nothing of the capture ran; the step starts again eagerly with these batches.
+    graph_.reset();
+    update_graph_.reset();
+    StepGraph::releasePools();
+    graphs_ = false;
+    --micro_batches_;  // the eager step counts this micro-batch again
+    const std::string first = why.substr(0, why.find('\n'));
+    for (auto& m : members_) {
+        for (auto& p : m->params) {
+            p.mutable_grad().reset();
+        }
+        m->static_grads.clear();
+        if (!m->active) {
+            continue;
+        }
+        m->recorder->discardStep();
+        m->samples = m->samples_before;
+        m->held = m->last;
+        m->obs->onEvent({s, EventKind::Warning,
+                         std::string(kCaptureFallback) + ", so this arm trains eagerly from step " +
+                             std::to_string(s) + ": " + first,
+                         0.0});
+    }
+}
+
+void FusedLoop::flush() {
+    for (auto& m : members_) {
+        if (!m->active) {
+            continue;
+        }
+        if (const std::optional<int64_t> bad = m->recorder->flush()) {
+            m->obs->onEvent({*bad, EventKind::NonFinite, "training loss is not finite", 0.0});
+            end(*m, RunStatus::Failed, FailureKind::NonFinite,
+                "diverged: the training loss became NaN/inf at step " + std::to_string(*bad));
+            m->obs->onEvent({m->outcome.steps_done, EventKind::Warning, m->outcome.error, 0.0});
+        }
+    }
+}
+
+void FusedLoop::evaluate(int64_t s) {
+    fused_->train(false);
+    torch::NoGradGuard no_grad;
+    const amp::Precision& lead = *members_.front()->precision;
+    amp::AutocastGuard autocast(device_.type(), lead.dtype(), lead.autocast(), /*cache=*/false);
+    std::vector<TaskHead::Sums> sums(members_.size());
+    forEachEvalBatch(spec_, arm_, *dataset_, lead, device_,
+                     [&](const at::Tensor& x, const at::Tensor& target) {
+                         const auto outputs = fused_->forwardEach(x);
+                         for (size_t g = 0; g < members_.size(); ++g) {
+                             if (members_[g]->active) {
+                                 head_->accumulate(outputs[g], target, sums[g]);
+                             }
+                         }
+                     });
+    fused_->train(true);
+    for (size_t g = 0; g < members_.size(); ++g) {
+        Member& m = *members_[g];
+        if (m.active) {
+            m.obs->onEval(evalRecordOf(s, m.samples, sums[g], secondsSince(t0_)));
+        }
+    }
+}
+
+void FusedLoop::run() {
+    t0_ = Clock::now();
+    setUp();
+    for (auto& m : members_) {
+        m->memory->resetPeak();
+        start(*m);
+    }
+    t0_ = Clock::now();
+    for (auto& m : members_) {
+        m->recorder->begin();
+    }
+    bool cancelled = false;
+    for (int64_t s = 1; s <= planned_ && anyActive(); ++s) {
+        StepGraph::betweenSteps();
+        if (cancel_.cancelled() || !trainStep(s)) {
+            cancelled = true;
+            break;
+        }
+        const bool eval = evalDue(s);
+        const bool due = std::any_of(members_.begin(), members_.end(), [](const auto& m) {
+            return m->active && m->recorder->flushDue();
+        });
+        if (eval || due) {
+            flush();
+        }
+        if (eval && anyActive()) {
+            for (auto& m : members_) {
+                if (m->active) {
+                    m->recorder->breakChain();
+                }
+            }
+            evaluate(s);
+        }
+    }
+    flush();
+    fused_->syncMembers();
+    for (auto& m : members_) {
+        if (cancelled) {
+            end(*m, RunStatus::Cancelled, FailureKind::Cancelled, {});
+        } else if (m->active) {
+            end(*m, RunStatus::Finished, FailureKind::None, {});
+        }
+    }
+    if (opt_.recording_cost) {
+        *opt_.recording_cost = members_.front()->recorder->cost();
+    }
+}
+
+}  // namespace
+
+std::vector<RunOutcome> trainFused(const config::ExperimentSpec& spec, int arm_index,
+                                   const std::vector<FusedMember>& members,
+                                   const CancelToken& cancel, const TrainOptions& options) {
+    const auto t0 = Clock::now();
+    const StepGraph::SharedUse using_the_gpu;  // from set-up to the memory given back
+    std::unique_ptr<FusedLoop> loop;
+    std::vector<RunOutcome> out(members.size());
+    try {
+        loop = std::make_unique<FusedLoop>(spec, arm_index, members, cancel, options);
+        loop->run();
+        out = loop->outcomes();
+    } catch (...) {
+        const FailureOf f = currentFailure();
+        if (loop) {
+            loop->failActive(f);
+            out = loop->outcomes();
+        } else {
+            for (auto& o : out) {
+                o.status = RunStatus::Failed;
+                o.failure = f.kind;
+                o.error = f.message;
+            }
+        }
+    }
+    loop.reset();  // the model and optimizers go before the next runs start
+    if (spec.arms.at(static_cast<size_t>(arm_index)).cuda_graph) {
+        StepGraph::releasePools();  // else the graphs' pool stays reserved
+    }
+    for (size_t i = 0; i < members.size(); ++i) {
+        RunOutcome& o = out[i];
+        o.wall_s = secondsSince(t0);
+        try {
+            members[i].observer->onFinish(o);
+        } catch (const std::exception& e) {
+            o.status = RunStatus::Failed;
+            o.failure = FailureKind::Recording;
+            o.record_error = e.what();
+            o.error = std::string("could not record the end of the run: ") + e.what();
+        }
+    }
+    return out;
+}
+
+std::vector<RunOutcome> trainFusedRuns(store::Database& db, const config::ExperimentSpec& spec,
+                                       const std::vector<PlannedRun>& runs,
+                                       const std::vector<const CancelToken*>& tokens,
+                                       const std::vector<TrainObserver*>& extras,
+                                       const CancelToken& cancel, const TrainOptions& options) {
+    std::vector<std::unique_ptr<store::RunRecorder>> recorders;
+    std::vector<std::unique_ptr<ObserverFanout>> fanouts;
+    std::vector<FusedMember> members;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        recorders.push_back(std::make_unique<store::RunRecorder>(db, runs[i].run_id));
+        std::vector<TrainObserver*> targets{recorders.back().get()};
+        if (i < extras.size() && extras[i]) {
+            targets.push_back(extras[i]);
+        }
+        fanouts.push_back(std::make_unique<ObserverFanout>(targets));
+        FusedMember m;
+        m.seed = runs[i].seed;
+        m.observer = fanouts.back().get();
+        m.cancel = i < tokens.size() ? tokens[i] : nullptr;
+        members.push_back(m);
+    }
+    return trainFused(spec, runs.front().arm_index, members, cancel, options);
+}
+
+}  // namespace ampbench::train
