@@ -90,16 +90,17 @@ std::optional<DeviceKind> deviceFromString(const std::string& text) {
     return enumFromString<DeviceKind>(text);
 }
 
+namespace {
+
+/// A switch as given, or `automatic` where it is auto.
+bool resolved(Switch s, bool automatic) {
+    return s == Switch::Auto ? automatic : s == Switch::On;
+}
+
+}  // namespace
+
 bool cudnnBenchmark(const ExperimentSpec& spec) {
-    switch (spec.cudnn_benchmark) {
-        case Switch::On:
-            return true;
-        case Switch::Off:
-            return false;
-        case Switch::Auto:
-            break;
-    }
-    return !spec.fast_verdict;
+    return resolved(spec.cudnn_benchmark, !spec.fast_verdict);
 }
 
 std::string cudnnBenchmarkText(const ExperimentSpec& spec) {
@@ -116,15 +117,7 @@ std::string cudnnBenchmarkText(const ExperimentSpec& spec) {
 }
 
 bool fuseSeeds(const ExperimentSpec& spec) {
-    switch (spec.fuse_seeds) {
-        case Switch::On:
-            return true;
-        case Switch::Off:
-            return false;
-        case Switch::Auto:
-            break;
-    }
-    return spec.fast_verdict;
+    return resolved(spec.fuse_seeds, spec.fast_verdict);
 }
 
 std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm) {

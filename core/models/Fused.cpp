@@ -2,8 +2,8 @@
 
 #include <ATen/ATen.h>
 #include <torch/nn/modules/activation.h>
-#include <torch/nn/modules/pooling.h>
 #include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/pooling.h>
 
 #include <stdexcept>
 #include <variant>
@@ -169,8 +169,7 @@ FusedNetwork::FusedNetwork(std::vector<std::shared_ptr<Network>> members,
             throw std::invalid_argument(why);
         }
         leavesOf(members_[g], leaves[g]);
-        if (leaves[g].size() != leaves[0].size() ||
-            members_[g]->name() != members_[0]->name()) {
+        if (leaves[g].size() != leaves[0].size() || members_[g]->name() != members_[0]->name()) {
             throw std::invalid_argument("the members of a fused model must be alike");
         }
     }
@@ -255,8 +254,8 @@ std::vector<at::Tensor> FusedNetwork::forward(const std::vector<at::Tensor>& inp
                 const at::Tensor b = first.bias.defined()
                                          ? at::cat(each(l->of, &nn::BatchNorm2dImpl::bias), 0)
                                          : at::Tensor();
-                x = at::batch_norm(x, w, b, l->running_mean, l->running_var, training_,
-                                   l->momentum, l->eps, at::globalContext().userEnabledCuDNN());
+                x = at::batch_norm(x, w, b, l->running_mean, l->running_var, training_, l->momentum,
+                                   l->eps, at::globalContext().userEnabledCuDNN());
                 break;
             }
             case Kind::Relu:

@@ -250,9 +250,9 @@ namespace {
 /// The plan's runs in the order they train, each arm whose seeds train fused as one
 /// group where the first of its runs stood (fuse_seeds); empty when no arm fuses.
 /// `note` hears which arms fuse and why the others do not.
-std::vector<std::vector<PlannedRun>> fusedGroups(const config::ExperimentSpec& spec,
-                                                 const ExperimentPlan& plan,
-                                                 const std::function<void(const std::string&)>& note) {
+std::vector<std::vector<PlannedRun>> fusedGroups(
+    const config::ExperimentSpec& spec, const ExperimentPlan& plan,
+    const std::function<void(const std::string&)>& note) {
     if (!config::fuseSeeds(spec)) {
         return {};
     }
@@ -335,8 +335,7 @@ void trainFusedGroup(store::Database& db, const config::ExperimentSpec& spec,
 /// trainOneAtATime trains it.
 void trainGroups(store::Database& db, const config::ExperimentSpec& spec,
                  const std::vector<std::vector<PlannedRun>>& groups, const CancelToken& cancel,
-                 const ExperimentHooks& hooks, const TrainOptions& with,
-                 ExperimentResult& result) {
+                 const ExperimentHooks& hooks, const TrainOptions& with, ExperimentResult& result) {
     for (const auto& group : groups) {
         if (cancel.cancelled() || result.cancelled) {
             result.cancelled = true;
@@ -401,8 +400,9 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
         if (resolveDevice(spec.device).rfind("cuda", 0) != 0) {
             if (hooks.note) {
                 hooks.note(std::string("fast verdict: no CUDA device here, so the runs train ") +
-                           (config::fuseSeeds(spec) ? "eagerly (each arm's seeds fused where it can)"
-                                                    : "one at a time in eager mode") +
+                           (config::fuseSeeds(spec)
+                                ? "eagerly (each arm's seeds fused where it can)"
+                                : "one at a time in eager mode") +
                            " and are timed as they train");
             }
         } else {

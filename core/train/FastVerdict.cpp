@@ -190,11 +190,10 @@ config::ExperimentSpec fastVerdictSpec(const config::ExperimentSpec& spec,
         char took[64];
         std::snprintf(took, sizeof took, "; timing the arms alone took %.1f s", passes_s);
         const std::string packed =
-            config::fuseSeeds(out) ? " runs (each arm's seeds fused into one model where it can), " +
-                                         std::to_string(out.runs_per_gpu) +
-                                         " models or runs at a time per GPU"
-                                   : " runs, " + std::to_string(out.runs_per_gpu) +
-                                         " at a time per GPU";
+            config::fuseSeeds(out)
+                ? " runs (each arm's seeds fused into one model where it can), " +
+                      std::to_string(out.runs_per_gpu) + " models or runs at a time per GPU"
+                : " runs, " + std::to_string(out.runs_per_gpu) + " at a time per GPU";
         note("fast verdict: " + std::to_string(runs) + packed + why + "; CUDA graphs for " +
              list(graphed) + "; eager for " + list(eager) + "; cuDNN autotuning " + cudnn + took);
     }

@@ -1,5 +1,7 @@
 #include "core/train/private/FusedRuns.h"
 
+#include "core/train/private/FusedLoop.h"
+
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
@@ -58,127 +60,7 @@ std::string fusionProblem(const config::ExperimentSpec& spec, int arm_index, boo
     return {};
 }
 
-namespace {
-
-/// One run of the group: what it trains with of its own, and how it stands.
-struct Member {
-    uint64_t seed = 0;
-    TrainObserver* obs = nullptr;
-    const CancelToken* cancel = nullptr;
-    std::unique_ptr<amp::Precision> precision;  // its own loss scaler
-    std::shared_ptr<models::Network> model;
-    std::vector<at::Tensor> params;
-    std::unique_ptr<ParameterUpdater> updater;
-    std::unique_ptr<data::Prefetcher> prefetcher;
-    std::vector<data::Batch> pool;  // synthetic data, on the device
-    size_t pool_pos = 0;
-    std::unique_ptr<probe::StepTimer> timer;
-    std::unique_ptr<probe::MemoryProbe> memory;
-    std::unique_ptr<StepRecorder> recorder;
-    int64_t samples = 0;
-    data::Batch last;      // its latest micro-batch, fed again once it has ended
-    bool started = false;  // onStart was heard
-    bool active = true;    // still training
-    RunOutcome outcome;
-    StepRecord rec;
-    at::Tensor loss_sum;
-    at::Tensor scale_used;            // the loss scale of the step's backward
-    std::optional<data::Batch> held;  // drawn by a step that was undone
-    int64_t samples_before = 0;       // at the start of the step under way
-    // CUDA-graph mode: its static inputs, and with K > 1 its gradients and loss sum.
-    at::Tensor static_x, static_y, loss_acc;
-    std::vector<at::Tensor> static_grads;
-};
-
-class FusedLoop {
-  public:
-    FusedLoop(const config::ExperimentSpec& spec, int arm_index,
-              const std::vector<FusedMember>& members, const CancelToken& cancel,
-              const TrainOptions& options)
-        : spec_(spec),
-          arm_(spec.arms.at(static_cast<size_t>(arm_index))),
-          arm_index_(arm_index),
-          cancel_(cancel),
-          opt_(options),
-          device_(resolveDevice(spec.device)) {
-        for (const auto& m : members) {
-            auto member = std::make_unique<Member>();
-            member->seed = m.seed;
-            member->obs = m.observer;
-            member->cancel = m.cancel;
-            members_.push_back(std::move(member));
-        }
-    }
-
-    void run();
-    /// Every member still training ends failed with `f` (its recorded steps kept).
-    void failActive(const FailureOf& f) noexcept;
-    std::vector<RunOutcome> outcomes() const {
-        std::vector<RunOutcome> out;
-        for (const auto& m : members_) {
-            out.push_back(m->outcome);
-        }
-        return out;
-    }
-    std::vector<std::unique_ptr<Member>>& members() { return members_; }
-
-  private:
-    void setUp();
-    void start(Member& m);
-    data::Batch microBatch(Member& m);
-    bool ownCancel(const Member& m) const { return m.cancel && m.cancel->cancelled(); }
-    /// Member `m` ends now as `status` (cancelled: its partial step dropped).
-    void end(Member& m, RunStatus status, FailureKind why, const std::string& error);
-    bool anyActive() const {
-        return std::any_of(members_.begin(), members_.end(),
-                           [](const auto& m) { return m->active; });
-    }
-    /// One optimizer step of every member still training; false when the group's
-    /// cancel came (the partial step dropped).
-    bool trainStep(int64_t s);
-    /// The opening of a step for every member still training (a member cancelled
-    /// alone ends here); false when none is left.
-    bool openSteps(int64_t s);
-    /// The micro-batch opens: counted, the hook told; false on the group's cancel (a
-    /// step begun is dropped, and with it the gradients added so far).
-    bool openMicroBatch(int64_t s, int k);
-    bool eagerStep(int64_t s);
-    /// The step replayed from the graphs (captured at their first use). When capture
-    /// fails, the group trains eagerly from then on: `fell_back` is set, the step
-    /// undone and each member's micro-batch held for the eager step that repeats it.
-    bool graphStep(int64_t s, bool& fell_back);
-    void captureGraphs(int64_t s);
-    void fallBackToEager(int64_t s, const std::string& why);
-    /// Every member's micro-batch into its graph's input buffers.
-    void feedGraphs();
-    void completeSteps(const std::vector<OptimizerStepResult>& results);
-    void flush();
-    void evaluate(int64_t s);
-    bool evalDue(int64_t s) const;
-
-    const config::ExperimentSpec& spec_;
-    const config::ArmSpec& arm_;
-    int arm_index_;
-    const CancelToken& cancel_;
-    TrainOptions opt_;
-    c10::Device device_;
-    std::unique_ptr<RunStream> stream_;
-    std::shared_ptr<const data::Dataset> dataset_;
-    std::unique_ptr<TaskHead> head_;
-    std::unique_ptr<models::FusedNetwork> fused_;
-    std::vector<std::unique_ptr<Member>> members_;
-    int64_t planned_ = 0;
-    int k_ = 1;
-    double lr_ = 0;
-    int64_t micro_batches_ = 0;
-    Clock::time_point t0_;
-    bool graphs_ = false;  // the arm asks for CUDA graphs and they can hold the step
-    std::unique_ptr<StepGraph> graph_;         // the step, or with K > 1 the micro-step
-    std::unique_ptr<StepGraph> update_graph_;  // K > 1: the optimizer steps
-    at::Tensor graph_out_;  // [G, 4]: each member's loss, gradient norm, scale, found-inf
-    at::Tensor out_rows_;   // [kOutputRows, G, 4]: graph_out_ of the steps, row by row
-    int64_t out_next_ = 0;
-};
+namespace fused {
 
 void FusedLoop::setUp() {
     stream_ = std::make_unique<RunStream>(device_);
@@ -194,8 +76,8 @@ void FusedLoop::setUp() {
     std::vector<std::shared_ptr<models::Network>> models;
     std::vector<at::Generator> dropout;
     // A member's dropout draws from a generator of its own, which a graph cannot replay.
-    graphs_ = arm_.cuda_graph && device_.is_cuda() && StepGraph::available() &&
-              spec_.model.dropout <= 0;
+    graphs_ =
+        arm_.cuda_graph && device_.is_cuda() && StepGraph::available() && spec_.model.dropout <= 0;
     for (auto& m : members_) {
         m->precision = amp::Precision::make(kind, arm_, device_);
         if (const std::string why = m->precision->unsupported(); !why.empty()) {
@@ -256,8 +138,8 @@ void FusedLoop::setUp() {
 }
 
 void FusedLoop::start(Member& m) {
-    RunInfo info = runInfoOf(arm_, *m.precision, device_.str(), m.seed, planned_,
-                             spec_.micro_batch, lr_);
+    RunInfo info =
+        runInfoOf(arm_, *m.precision, device_.str(), m.seed, planned_, spec_.micro_batch, lr_);
     info.env_json = probe::toJson(probe::probeEnvironment(device_.str()));
     m.obs->onStart(info);
     m.started = true;
@@ -456,7 +338,8 @@ bool FusedLoop::eagerStep(int64_t s) {
             targets.push_back(b.target);
         }
         const amp::Precision& lead = *members_.front()->precision;
-        const std::vector<at::Tensor> outputs = lead.forward([&] { return fused_->forward(inputs); });
+        const std::vector<at::Tensor> outputs =
+            lead.forward([&] { return fused_->forward(inputs); });
         at::Tensor total;
         for (size_t g = 0; g < members_.size(); ++g) {
             Member& m = *members_[g];
@@ -501,234 +384,9 @@ void FusedLoop::completeSteps(const std::vector<OptimizerStepResult>& results) {
         m.recorder->addNormCost(result.norm_host_ms);
         const at::Tensor loss = k_ > 1 ? m.loss_sum / static_cast<double>(k_) : m.loss_sum;
         m.recorder->completeStep(m.rec,
-                                 {m.rec, loss, result.grad_norm, m.scale_used,
-                                  result.found_inf, std::move(result.grad_norm_parts)},
+                                 {m.rec, loss, result.grad_norm, m.scale_used, result.found_inf,
+                                  std::move(result.grad_norm_parts)},
                                  m.samples);
-    }
-}
-
-bool FusedLoop::graphStep(int64_t s, bool& fell_back) {
-    if (!openSteps(s)) {
-        return true;
-    }
-    for (int k = 0; k < k_; ++k) {
-        if (!openMicroBatch(s, k)) {
-            return false;
-        }
-        if (!anyActive()) {
-            return true;
-        }
-        if (graph_->captured()) {
-            feedGraphs();
-            graph_->replay();
-            continue;
-        }
-        for (auto& m : members_) {
-            const data::Batch b = microBatch(*m);
-            m->static_x = at::empty_like(b.input);
-            m->static_y = at::empty_like(b.target);
-            m->static_x.copy_(b.input, /*non_blocking=*/true);
-            m->static_y.copy_(b.target, /*non_blocking=*/true);
-        }
-        try {
-            captureGraphs(s);
-        } catch (const c10::OutOfMemoryError&) {
-            throw;  // the runs fail for it, as eager ones would
-        } catch (const c10::Error& e) {
-            fallBackToEager(s, e.what_without_backtrace());
-            fell_back = true;
-            return false;
-        } catch (const std::exception& e) {
-            fallBackToEager(s, e.what());
-            fell_back = true;
-            return false;
-        }
-        graph_->replay();
-        for (auto& m : members_) {
-            m->samples += m->active ? m->static_x.size(0) : 0;
-        }
-    }
-    if (update_graph_) {
-        update_graph_->replay();
-    }
-    // One copy a step keeps every member's outputs, into the next row of a block
-    // allocated once per kOutputRows steps (as a run's own graph step does).
-    if (!out_rows_.defined() || out_next_ == out_rows_.size(0)) {
-        out_rows_ = at::empty({kOutputRows, graph_out_.size(0), graph_out_.size(1)},
-                              graph_out_.options());
-        out_next_ = 0;
-    }
-    const at::Tensor out = out_rows_.select(0, out_next_++);
-    out.copy_(graph_out_);
-    for (size_t g = 0; g < members_.size(); ++g) {
-        Member& m = *members_[g];
-        if (!m.active) {
-            continue;
-        }
-        const at::Tensor row = out.select(0, static_cast<int64_t>(g));
-        const bool scaled = m.precision->scaler() != nullptr;
-        m.recorder->completeStep(m.rec,
-                                 {m.rec, row.select(0, 0), row.select(0, 1),
-                                  scaled ? row.select(0, 2) : at::Tensor(),
-                                  scaled ? row.select(0, 3) : at::Tensor()},
-                                 m.samples);
-    }
-    return true;
-}
-
-void FusedLoop::feedGraphs() {
-    for (auto& m : members_) {
-        if (!m->active) {
-            continue;  // its buffers keep their last batch
-        }
-        if (m->prefetcher && !m->held) {
-            // Straight from the loader's pinned memory into the graph's buffers.
-            const auto t = Clock::now();
-            data::Batch host = m->prefetcher->next();
-            m->rec.data_wait_ms += msSince(t);
-            m->static_x.copy_(host.input, /*non_blocking=*/true);
-            m->static_y.copy_(host.target, /*non_blocking=*/true);
-            m->samples += host.input.size(0);
-            continue;
-        }
-        const data::Batch b = microBatch(*m);
-        m->static_x.copy_(b.input, /*non_blocking=*/true);
-        m->static_y.copy_(b.target, /*non_blocking=*/true);
-        m->samples += b.input.size(0);
-    }
-}
-
-// As a run's own graphs (GraphStep.cpp): K = 1, the whole fused step is one graph;
-// K > 1, the micro-step is one (replayed K times) and the members' optimizer steps
-// another. Each member's loss is scaled by its own scaler, each member's update
-// skipped on the device by its own found-inf flag.
-void FusedLoop::captureGraphs(int64_t s) {
-    const amp::Precision& lead = *members_.front()->precision;
-    const auto g_count = static_cast<int64_t>(members_.size());
-    auto losses = [&] {
-        return lead.forward(
-            [&] {
-                std::vector<at::Tensor> xs;
-                for (auto& m : members_) {
-                    xs.push_back(m->static_x);
-                }
-                const auto outputs = fused_->forward(xs);
-                std::vector<at::Tensor> out;
-                for (size_t g = 0; g < members_.size(); ++g) {
-                    out.push_back(head_->loss(outputs[g], members_[g]->static_y));
-                }
-                return out;
-            },
-            /*cache=*/false);
-    };
-    auto backward = [&](const std::vector<at::Tensor>& losses_of) {
-        at::Tensor total;
-        for (size_t g = 0; g < members_.size(); ++g) {
-            at::Tensor part =
-                k_ > 1 ? losses_of[g] / static_cast<double>(k_) : losses_of[g];
-            if (amp::LossScaler* scaler = members_[g]->precision->scaler()) {
-                part = scaler->scale(part);
-            }
-            total = total.defined() ? total + part : part;
-        }
-        total.backward();
-    };
-    const auto floats = members_.front()->static_x.options().dtype(at::kFloat);
-    graph_out_ = at::zeros({g_count, 4}, floats);
-    auto scalar = [&](const at::Tensor& t) {
-        return t.defined() ? t.detach().to(at::kFloat).reshape({}) : at::zeros({}, floats);
-    };
-    // Each member's step: its scale as used, its update, its outputs kept.
-    auto finish = [&](size_t g, const at::Tensor& loss) {
-        Member& m = *members_[g];
-        const amp::LossScaler* scaler = m.precision->scaler();
-        const at::Tensor scale = scaler ? scaler->scaleTensor().clone() : at::Tensor();
-        auto r = finishOptimizerStep(m.params, *m.updater, m.precision->scaler(), arm_.grad_clip,
-                                     /*want_norm=*/true);
-        graph_out_.select(0, static_cast<int64_t>(g))
-            .copy_(at::stack({scalar(loss), scalar(r.grad_norm), scalar(scale),
-                              scalar(r.found_inf)}));
-    };
-    if (k_ == 1) {
-        for (auto& m : members_) {
-            for (auto& p : m->params) {
-                p.mutable_grad().reset();
-            }
-        }
-        graph_->capture([&] {
-            const auto l = losses();
-            backward(l);
-            for (size_t g = 0; g < members_.size(); ++g) {
-                finish(g, l[g]);
-            }
-        });
-    } else {
-        for (auto& m : members_) {
-            m->static_grads.clear();
-            for (auto& p : m->params) {
-                p.mutable_grad() = at::zeros_like(p);
-                m->static_grads.push_back(p.grad());
-            }
-            m->loss_acc = at::zeros({}, floats);
-        }
-        graph_->capture([&] {
-            const auto l = losses();
-            for (size_t g = 0; g < members_.size(); ++g) {
-                members_[g]->loss_acc.add_(l[g].detach().to(at::kFloat));
-            }
-            backward(l);
-        });
-        update_graph_ = std::make_unique<StepGraph>();
-        update_graph_->capture([&] {
-            for (size_t g = 0; g < members_.size(); ++g) {
-                Member& m = *members_[g];
-                const at::Tensor mean = m.loss_acc / static_cast<double>(k_);
-                finish(g, mean);
-                m.loss_acc.zero_();
-                at::_foreach_zero_(m.static_grads);
-            }
-        });
-        for (auto& m : members_) {
-            for (size_t i = 0; i < m->params.size(); ++i) {
-                m->params[i].mutable_grad() = m->static_grads[i];
-            }
-        }
-    }
-    for (auto& m : members_) {
-        if (m->active) {
-            m->obs->onEvent({s, EventKind::Info,
-                             k_ == 1 ? "fused training step captured as a CUDA graph; replayed "
-                                       "from here on"
-                                     : "fused micro-step and optimizer steps captured as two CUDA "
-                                       "graphs; replayed from here on",
-                             0.0});
-        }
-    }
-}
-
-void FusedLoop::fallBackToEager(int64_t s, const std::string& why) {
-    // Nothing of the capture ran; the step starts again eagerly with these batches.
-    graph_.reset();
-    update_graph_.reset();
-    StepGraph::releasePools();
-    graphs_ = false;
-    --micro_batches_;  // the eager step counts this micro-batch again
-    const std::string first = why.substr(0, why.find('\n'));
-    for (auto& m : members_) {
-        for (auto& p : m->params) {
-            p.mutable_grad().reset();
-        }
-        m->static_grads.clear();
-        if (!m->active) {
-            continue;
-        }
-        m->recorder->discardStep();
-        m->samples = m->samples_before;
-        m->held = m->last;
-        m->obs->onEvent({s, EventKind::Warning,
-                         std::string(kCaptureFallback) + ", so this arm trains eagerly from step " +
-                             std::to_string(s) + ": " + first,
-                         0.0});
     }
 }
 
@@ -818,7 +476,9 @@ void FusedLoop::run() {
     }
 }
 
-}  // namespace
+}  // namespace fused
+
+using fused::FusedLoop;
 
 std::vector<RunOutcome> trainFused(const config::ExperimentSpec& spec, int arm_index,
                                    const std::vector<FusedMember>& members,

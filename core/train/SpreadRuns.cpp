@@ -70,9 +70,9 @@ void trainGroupsSideBySide(store::Database& db, const run::CancelToken& cancel,
         }
         const int64_t slot = group.front().run_id;  // the group's place in the scheduler
         std::optional<int> first;
-        std::vector<PlannedRun> runs;                // those not left out
-        std::vector<run::TrainObserver*> extras;     // the front end's observer of each
-        std::vector<const run::CancelToken*> owns;   // each run's own token, when given
+        std::vector<PlannedRun> runs;               // those not left out
+        std::vector<run::TrainObserver*> extras;    // the front end's observer of each
+        std::vector<const run::CancelToken*> owns;  // each run's own token, when given
         std::vector<PlannedRun> skipped;
         {
             std::unique_lock<std::mutex> lock(mutex);
@@ -149,8 +149,9 @@ void trainGroupsSideBySide(store::Database& db, const run::CancelToken& cancel,
             std::vector<run::TrainObserver*> observers;
             std::vector<const run::CancelToken*> tokens;
             for (size_t i = 0; i < runs.size(); ++i) {
-                serial.push_back(extras[i] ? std::make_unique<run::SerialObserver>(*extras[i], &mutex)
-                                           : nullptr);
+                serial.push_back(extras[i]
+                                     ? std::make_unique<run::SerialObserver>(*extras[i], &mutex)
+                                     : nullptr);
                 observers.push_back(serial.back().get());
                 tokens.push_back(owns[i] ? owns[i] : &cancel);
             }
@@ -171,9 +172,8 @@ void trainGroupsSideBySide(store::Database& db, const run::CancelToken& cancel,
                     const run::RunOutcome& o = (*out)[i];
                     result.any_failed = result.any_failed || o.status == run::RunStatus::Failed;
                     // A run cancelled by its own token ends alone; the others go on.
-                    result.cancelled =
-                        result.cancelled ||
-                        (o.status == run::RunStatus::Cancelled && (!owns[i] || cancel.cancelled()));
+                    result.cancelled = result.cancelled || (o.status == run::RunStatus::Cancelled &&
+                                                            (!owns[i] || cancel.cancelled()));
                     try {
                         if (hooks.finished) {
                             hooks.finished(runs[i], o);
@@ -222,8 +222,8 @@ void trainSideBySide(store::Database& db, const run::CancelToken& cancel,
             const std::vector<const run::CancelToken*>& tokens,
             const std::vector<run::TrainObserver*>& observers,
             const std::function<bool()>& shared_device) {
-            return std::vector<run::RunOutcome>{train_placed(runs.front(), first_gpu, *tokens.front(),
-                                                             observers.front(), shared_device)};
+            return std::vector<run::RunOutcome>{train_placed(
+                runs.front(), first_gpu, *tokens.front(), observers.front(), shared_device)};
         },
         result);
 }
@@ -255,9 +255,8 @@ void trainSpread(store::Database& db, const config::ExperimentSpec& spec,
             o.ranks.first_gpu = first_gpu;
             o.shared_device = shared_device;
             if (runs.size() == 1) {
-                return std::vector<run::RunOutcome>{executeRun(*connection, spec, runs.front(),
-                                                               *tokens.front(), observers.front(),
-                                                               o)};
+                return std::vector<run::RunOutcome>{executeRun(
+                    *connection, spec, runs.front(), *tokens.front(), observers.front(), o)};
             }
             return trainFusedRuns(*connection, spec, runs, tokens, observers, cancel, o);
         },

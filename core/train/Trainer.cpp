@@ -63,8 +63,8 @@ void applyProcessSwitches(const config::ExperimentSpec& spec, const config::ArmS
     }
 }
 
-std::vector<data::Batch> syntheticPool(const data::Dataset& dataset, int64_t global,
-                                       uint64_t seed, c10::Device device, int rank, int world) {
+std::vector<data::Batch> syntheticPool(const data::Dataset& dataset, int64_t global, uint64_t seed,
+                                       c10::Device device, int rank, int world) {
     std::vector<data::Batch> pool;
     const int64_t n = dataset.trainSize();
     for (int i = 0; i < 4; ++i) {
@@ -144,10 +144,10 @@ std::vector<run::EventRecord> armEvents(const config::ArmSpec& arm, const amp::P
                                         const std::string& device) {
     std::vector<run::EventRecord> out;
     if (arm.precision == Precision::Amp) {
-        out.push_back({0, EventKind::Info,
-                       "precision 'amp' runs as " + config::toString(precision.kind()) + " on " +
-                           device,
-                       0.0});
+        out.push_back(
+            {0, EventKind::Info,
+             "precision 'amp' runs as " + config::toString(precision.kind()) + " on " + device,
+             0.0});
     }
     out.push_back({0, EventKind::Info, "optimizer: " + updater.describe(), 0.0});
     for (const std::string& note : precision.startNotes()) {

@@ -172,10 +172,12 @@ TEST_F(FastVerdict, OnCudaEachArmIsTimedAloneAndTheRunsTrainPackedInGraphs) {
     ASSERT_EQ(result.plan.runs.size(), 4u);
     EXPECT_TRUE(contains(notes, "arm 'fp32' alone, eager")) << notes.size();
     EXPECT_TRUE(contains(notes, "arm 'amp' alone, graph")) << notes.size();
-    EXPECT_TRUE(contains(notes, "each arm's seeds fused into one model where it can), 4 models "
-                                "or runs at a time per GPU"));
-    EXPECT_TRUE(contains(notes, "fused seeds: 'fp32', 'amp' train each arm's seeds as one fused "
-                                "model"));
+    EXPECT_TRUE(contains(notes,
+                         "each arm's seeds fused into one model where it can), 4 models "
+                         "or runs at a time per GPU"));
+    EXPECT_TRUE(contains(notes,
+                         "fused seeds: 'fp32', 'amp' train each arm's seeds as one fused "
+                         "model"));
     const auto stored = train::storedSpec(*db, result.plan.experiment_id);
     EXPECT_EQ(stored.runs_per_gpu, 4);
     EXPECT_EQ(stored.cudnn_benchmark, config::Switch::Off);

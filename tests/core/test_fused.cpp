@@ -166,12 +166,14 @@ TEST_F(FusedSeeds, ACnnMemberTrainsAsItsOwnRunWithinItsOwnRoundingNoise) {
     }
     const double noise = largestDifference(threads, alone);
     const double strayed = largestDifference(fused, alone);
-    std::printf("fused cnn: largest relative loss difference %.2e against its own runs; the runs "
-                "on two threads against one: %.2e\n",
-                strayed, noise);
+    std::printf(
+        "fused cnn: largest relative loss difference %.2e against its own runs; the runs "
+        "on two threads against one: %.2e\n",
+        strayed, noise);
     EXPECT_LE(strayed, 3 * std::max(noise, 1e-5));
-    EXPECT_TRUE(fused.said({"fp32", 2}, "fused seeds: trained as one model with the runs of "
-                                        "seeds 1, 2, 3"));
+    EXPECT_TRUE(fused.said({"fp32", 2},
+                           "fused seeds: trained as one model with the runs of "
+                           "seeds 1, 2, 3"));
     EXPECT_FALSE(alone.said({"fp32", 2}, "fused seeds"));
     // The seeds really differ: fusing did not give every member one curve.
     EXPECT_NE(fused.runs.at({"fp32", 1}).steps.back().loss,
@@ -222,9 +224,9 @@ TEST_F(FusedSeeds, WhatCannotFuseTrainsAloneAndThePlanSaysWhy) {
     ASSERT_FALSE(r.notes.empty());
     bool named = false;
     for (const auto& n : r.notes) {
-        named = named || (n.find("'fp32' train each arm's seeds as one fused model") !=
-                              std::string::npos &&
-                          n.find("'islands' (it has FP32 islands)") != std::string::npos);
+        named = named ||
+                (n.find("'fp32' train each arm's seeds as one fused model") != std::string::npos &&
+                 n.find("'islands' (it has FP32 islands)") != std::string::npos);
     }
     EXPECT_TRUE(named) << r.notes.front();
     EXPECT_TRUE(r.said({"fp32", 1}, "fused seeds"));
@@ -380,8 +382,7 @@ TEST(FusedNetwork, EachMembersOutputAndGradientsAreItsOwnModels) {
             for (size_t i = 0; i < a.size(); ++i) {
                 ASSERT_TRUE(f[i].grad().defined()) << i;
                 const double scale = a[i].grad().abs().max().item<double>();
-                EXPECT_LE((a[i].grad() - f[i].grad()).abs().max().item<double>(),
-                          2e-5 * scale)
+                EXPECT_LE((a[i].grad() - f[i].grad()).abs().max().item<double>(), 2e-5 * scale)
                     << "parameter " << i << " of member " << g;
             }
         }

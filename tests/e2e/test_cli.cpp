@@ -172,7 +172,7 @@ TEST_F(CliTest, EachSpecFlagSetsItsFieldAndABadValueNamesTheFlag) {
                  "--optimizer adamw --weight-decay 0.01 --task classification --width 24 "
                  "--depth 3 --device cpu --tolerance-margin 0.004 --deterministic "
                  "--fast-verdict --threads 1 --warmup 2 --eval-interval 12 --eval-batches 3 "
-                 "--dry-run");
+                 "--no-fuse-seeds --dry-run");
     ASSERT_EQ(r.code, 0) << r.out;
     const auto spec = nlohmann::json::parse(r.out.substr(r.out.find('{')));
     EXPECT_EQ(spec.at("micro_steps"), 48);
@@ -187,6 +187,7 @@ TEST_F(CliTest, EachSpecFlagSetsItsFieldAndABadValueNamesTheFlag) {
     EXPECT_EQ(spec.at("tolerance_margin"), 0.004);
     EXPECT_EQ(spec.at("deterministic"), true);
     EXPECT_EQ(spec.at("fast_verdict"), true);
+    EXPECT_EQ(spec.at("fuse_seeds"), false);
     EXPECT_EQ(spec.at("cpu_threads"), 1);
     EXPECT_EQ(spec.at("warmup_steps"), 2);
     EXPECT_EQ(spec.at("eval_interval"), 12);

@@ -252,7 +252,7 @@ class TrainingTest : public QObject {
         QVERIFY(ws.window->runExperiment());
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), kTrainTimeoutMs);
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
-        QCOMPARE(notes.size(), 1);
+        QVERIFY(!notes.isEmpty());  // then, where seeds fuse or cannot, a line saying so
         QVERIFY2(notes[0][0].toString().contains(QStringLiteral("no CUDA device")),
                  qPrintable(notes[0][0].toString()));
         const bool told = std::any_of(shown.begin(), shown.end(), [](const QList<QVariant>& m) {

@@ -67,9 +67,8 @@ std::shared_ptr<models::Network> seededModel(const config::ModelSpec& spec,
 /// A few batches of generated data kept on the device, drawn from `seed`: what a run on
 /// synthetic data trains on. `global` samples a micro-step over `world` ranks; each
 /// rank keeps its own shard.
-std::vector<data::Batch> syntheticPool(const data::Dataset& dataset, int64_t global,
-                                       uint64_t seed, c10::Device device, int rank = 0,
-                                       int world = 1);
+std::vector<data::Batch> syntheticPool(const data::Dataset& dataset, int64_t global, uint64_t seed,
+                                       c10::Device device, int rank = 0, int world = 1);
 
 /// Every batch an evaluation of `spec` reads (its split, eval_batches), on `device` as
 /// `arm` feeds its model (the precision's input, channels_last), one call each.
@@ -90,8 +89,7 @@ run::RunInfo runInfoOf(const config::ArmSpec& arm, const amp::Precision& precisi
 /// The events at step 0 every run of the arm opens with: how 'amp' resolved, the
 /// optimizer, the precision's own notes.
 std::vector<run::EventRecord> armEvents(const config::ArmSpec& arm, const amp::Precision& precision,
-                                        const ParameterUpdater& updater,
-                                        const std::string& device);
+                                        const ParameterUpdater& updater, const std::string& device);
 
 /// How a run that threw ends: the event it records, its failure kind and message.
 struct FailureOf {
