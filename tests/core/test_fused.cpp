@@ -52,6 +52,15 @@ config::ExperimentSpec cnnSpec() {
     return s;
 }
 
+/// cnnSpec on the GPU without dropout, 80 micro-steps.
+config::ExperimentSpec cudaCnnSpec() {
+    auto s = cnnSpec();
+    s.device = config::DeviceKind::Cuda;
+    s.model.dropout = 0;
+    s.micro_steps = 80;
+    return s;
+}
+
 /// What one experiment recorded, run by run, keyed by (arm, seed).
 struct Recorded {
     struct Run {
@@ -319,10 +328,7 @@ TEST_F(FusedSeeds, Fp16MembersKeepTheirOwnLossScaleOnTheGpu) {
     if (!haveData()) {
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     }
-    auto spec = cnnSpec();
-    spec.device = config::DeviceKind::Cuda;
-    spec.model.dropout = 0;
-    spec.micro_steps = 80;
+    auto spec = cudaCnnSpec();
     config::ArmSpec arm{"fp16", config::Precision::AmpFp16};
     arm.scaler.init_scale = std::ldexp(1.0, 30);
     spec.arms = {arm};
@@ -396,10 +402,7 @@ TEST_F(FusedSeeds, AFusedStepCapturedAsGraphsTrainsAsTheEagerOne) {
     if (!haveData()) {
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     }
-    auto spec = cnnSpec();
-    spec.device = config::DeviceKind::Cuda;
-    spec.model.dropout = 0;
-    spec.micro_steps = 80;
+    auto spec = cudaCnnSpec();
     spec.eval_interval = 40;
     config::ArmSpec accum{"fp16-accum2", config::Precision::AmpFp16};
     accum.accumulation = 2;
