@@ -25,6 +25,9 @@ struct FusedNetwork::Layer {
     int64_t groups = 1;
     bool ceil_mode = false;
     std::vector<c10::optional<int64_t>> output_size;
+    // Each member's weight and bias (undefined where the layer has none), read once:
+    // the tensors are the members' own, updated in place by their optimizers.
+    std::vector<at::Tensor> weights, biases;
     // BatchNorm: the members' statistics side by side.
     at::Tensor running_mean, running_var;
     double momentum = 0.1, eps = 1e-5;
@@ -138,6 +141,11 @@ std::vector<at::Tensor> each(const std::vector<std::shared_ptr<nn::Module>>& of,
     return out;
 }
 
+/// The tensors side by side, or undefined where the layer has none.
+at::Tensor catOrNone(const std::vector<at::Tensor>& parts) {
+    return parts.front().defined() ? at::cat(parts, 0) : at::Tensor();
+}
+
 }  // namespace
 
 std::string fusionProblem(const Network& model) {
@@ -177,6 +185,18 @@ FusedNetwork::FusedNetwork(std::vector<std::shared_ptr<Network>> members,
         auto layer = std::make_shared<Layer>(layerOf(leaves[0][i]));
         for (auto& member : leaves) {
             layer->of.push_back(member[i]);
+        }
+        for (const auto& m : layer->of) {
+            if (auto c = std::dynamic_pointer_cast<nn::Conv2dImpl>(m)) {
+                layer->weights.push_back(c->weight);
+                layer->biases.push_back(c->bias);
+            } else if (auto b = std::dynamic_pointer_cast<nn::BatchNorm2dImpl>(m)) {
+                layer->weights.push_back(b->weight);
+                layer->biases.push_back(b->bias);
+            } else if (auto f = std::dynamic_pointer_cast<nn::LinearImpl>(m)) {
+                layer->weights.push_back(f->weight);
+                layer->biases.push_back(f->bias);
+            }
         }
         if (layer->kind == Kind::BatchNorm) {
             torch::NoGradGuard no_grad;
@@ -234,26 +254,18 @@ std::vector<at::Tensor> FusedNetwork::forward(const std::vector<at::Tensor>& inp
         switch (l->kind) {
             case Kind::Conv: {
                 channels();
-                at::Tensor w = at::cat(each(l->of, &nn::Conv2dImpl::weight), 0);
+                at::Tensor w = at::cat(l->weights, 0);
                 if (channels_last_) {
                     w = w.contiguous(at::MemoryFormat::ChannelsLast);
                 }
-                const auto& first = dynamic_cast<nn::Conv2dImpl&>(*l->of.front());
-                const at::Tensor b = first.bias.defined()
-                                         ? at::cat(each(l->of, &nn::Conv2dImpl::bias), 0)
-                                         : at::Tensor();
+                const at::Tensor b = catOrNone(l->biases);
                 x = at::conv2d(x, w, b, l->stride, l->padding, l->dilation, l->groups * g);
                 break;
             }
             case Kind::BatchNorm: {
                 channels();
-                const auto& first = dynamic_cast<nn::BatchNorm2dImpl&>(*l->of.front());
-                const at::Tensor w = first.weight.defined()
-                                         ? at::cat(each(l->of, &nn::BatchNorm2dImpl::weight), 0)
-                                         : at::Tensor();
-                const at::Tensor b = first.bias.defined()
-                                         ? at::cat(each(l->of, &nn::BatchNorm2dImpl::bias), 0)
-                                         : at::Tensor();
+                const at::Tensor w = catOrNone(l->weights);
+                const at::Tensor b = catOrNone(l->biases);
                 x = at::batch_norm(x, w, b, l->running_mean, l->running_var, training_, l->momentum,
                                    l->eps, at::globalContext().userEnabledCuDNN());
                 break;
@@ -299,10 +311,9 @@ std::vector<at::Tensor> FusedNetwork::forward(const std::vector<at::Tensor>& inp
             }
             case Kind::Linear: {
                 stacked();
-                const at::Tensor w = at::stack(each(l->of, &nn::LinearImpl::weight), 0);
-                const auto& first = dynamic_cast<nn::LinearImpl&>(*l->of.front());
-                if (first.bias.defined()) {
-                    const at::Tensor b = at::stack(each(l->of, &nn::LinearImpl::bias), 0);
+                const at::Tensor w = at::stack(l->weights, 0);
+                if (l->biases.front().defined()) {
+                    const at::Tensor b = at::stack(l->biases, 0);
                     x = at::baddbmm(b.unsqueeze(1), x, w.transpose(1, 2));
                 } else {
                     x = at::bmm(x, w.transpose(1, 2));

@@ -140,9 +140,8 @@ void FusedLoop::setUp() {
 void FusedLoop::start(Member& m) {
     RunInfo info =
         runInfoOf(arm_, *m.precision, device_.str(), m.seed, planned_, spec_.micro_batch, lr_);
-    info.env_json = probe::toJson(probe::probeEnvironment(device_.str()));
+    info.env_json = env_json_;
     m.obs->onStart(info);
-    m.started = true;
     if (opt_.opening_events) {
         for (const auto& e : opt_.opening_events(arm_index_, m.seed)) {
             m.obs->onEvent(e);
@@ -431,6 +430,7 @@ void FusedLoop::evaluate(int64_t s) {
 void FusedLoop::run() {
     t0_ = Clock::now();
     setUp();
+    env_json_ = probe::toJson(probe::probeEnvironment(device_.str()));  // once for the group
     for (auto& m : members_) {
         m->memory->resetPeak();
         start(*m);

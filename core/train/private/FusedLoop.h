@@ -45,9 +45,8 @@ struct Member {
     std::unique_ptr<probe::MemoryProbe> memory;
     std::unique_ptr<StepRecorder> recorder;
     int64_t samples = 0;
-    data::Batch last;      // its latest micro-batch, fed again once it has ended
-    bool started = false;  // onStart was heard
-    bool active = true;    // still training
+    data::Batch last;    // its latest micro-batch, fed again once it has ended
+    bool active = true;  // still training
     RunOutcome outcome;
     StepRecord rec;
     at::Tensor loss_sum;
@@ -141,6 +140,7 @@ class FusedLoop {
     double lr_ = 0;
     int64_t micro_batches_ = 0;
     Clock::time_point t0_;
+    std::string env_json_;              // the device's environment, probed once for every member
     bool graphs_ = false;               // the arm asks for CUDA graphs and they can hold the step
     std::unique_ptr<StepGraph> graph_;  // the step, or with K > 1 the micro-step
     std::unique_ptr<StepGraph> update_graph_;  // K > 1: the optimizer steps
