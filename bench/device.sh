@@ -9,8 +9,10 @@
 #
 # Modes:
 #   bench     (default) the whole test suite, then bench_workloads and the PyTorch
-#             reference (bench/reference.py) on the same cells, then the comparison
-#             table ours / PyTorch (bench/compare.py).
+#             reference (bench/reference.py) on the same cells, eager, then again with
+#             every cell's model through torch.compile (--compile; BENCH_COMPILE=0
+#             skips it), then the comparison table (bench/compare.py): ours / eager
+#             PyTorch and ours / compiled PyTorch side by side.
 #   tests     the whole test suite (ctest), GPU-only tests included; nothing else.
 #             Exits non-zero when a test fails.
 #   overhead  the GPU and trainer tests (Cuda.*, Trainer.*), then the recording-
@@ -120,6 +122,13 @@
 #             (fused, not in the default: the fast verdict as it runs by default, each
 #             arm's seeds fused into one model, and with --no-fuse-seeds, nine runs
 #             packed, alternating, in each of FUSED_ROUNDS)
+#             (fusedref, not in the default: bench/fused_reference.py, fused seeds in
+#             PyTorch with nothing of the workbench in the way: the recipe's CNN alone,
+#             eager and as a CUDA graph, 3 and 9 seeds fused into one model (grouped
+#             convolutions, a batched head), eager and as a graph, and pack_ceiling.py's
+#             streams, fp32 and fp16, each against one eager run; then each member of a
+#             fused model against its separate run, test accuracy after one epoch;
+#             $OUT/fusedref.txt)
 #   help      print this text.
 #
 # Environment:
@@ -128,6 +137,9 @@
 #                                 (--quick: fewer steps per cell).
 #   SKIP_TESTS=1                  bench: skip the test suite (code whose tests
 #                                 already passed on this host).
+#   BENCH_COMPILE=1               bench: 0 skips the reference under torch.compile
+#                                 ($OUT/reference-compiled.txt; it compiles each cell
+#                                 afresh, minutes in all).
 #   OVERHEAD_ARGS="600 7"         overhead: bench_recording_overhead's STEPS ROUNDS.
 #   CAPACITY=resnet50,gpt2        capacity: the models searched (either or both).
 #   PROFILE="gpt2:amp-bf16"       profile: WORKLOAD:ARM cells, space-separated, e.g.
@@ -432,6 +444,13 @@ PY
         # replayed round-robin from one thread, and one model at the packed batch.
         echo "== packing ceiling (bench/pack_ceiling.py)"
         python3 bench/pack_ceiling.py 2>&1 | tee "$OUT/ceiling.txt"
+    fi
+    if [[ $PARTS == *" fusedref "* ]]; then
+        # What fusing an arm's seeds into one model gives this CNN in PyTorch, beside
+        # graphs and streams, all in one process so the numbers compare.
+        echo "== fused seeds in PyTorch (bench/fused_reference.py)"
+        python3 bench/fused_reference.py --data "$AMPBENCH_FASHION_MNIST" 2>&1 | tee "$OUT/fusedref.txt" \
+            || echo "(fusedref: exit $?)"
     fi
     if [[ ${VERDICT_REFERENCE:-0} == 1 ]]; then
         t=$(date +%s.%N)
@@ -943,7 +962,16 @@ bench)
     echo "== benchmarks (PyTorch reference)"
     python3 bench/reference.py --workloads "$WORKLOADS" $BENCH_ARGS --data "$AMPBENCH_FASHION_MNIST" \
         | tee "$OUT/reference.txt" | grep -v '^CELL' || true
-    echo "== comparison (ours / PyTorch)"
-    python3 bench/compare.py "$OUT/ours.txt" "$OUT/reference.txt" | tee "$OUT/compare.md"
+    compiled=
+    if [[ ${BENCH_COMPILE:-1} != 0 ]]; then
+        # The stronger peer: the same script with the one line a user adds. A cell that
+        # torch.compile fails on says why and the others go on.
+        echo "== benchmarks (PyTorch reference, torch.compile)"
+        python3 bench/reference.py --compile --workloads "$WORKLOADS" $BENCH_ARGS \
+            --data "$AMPBENCH_FASHION_MNIST" | tee "$OUT/reference-compiled.txt" | grep -v '^CELL' || true
+        compiled=$OUT/reference-compiled.txt
+    fi
+    echo "== comparison (ours / PyTorch${compiled:+, eager and compiled})"
+    python3 bench/compare.py "$OUT/ours.txt" "$OUT/reference.txt" ${compiled:+"$compiled"} | tee "$OUT/compare.md"
     ;;
 esac

@@ -5,7 +5,15 @@ torch.amp.GradScaler, default foreach optimizers, zero_grad(set_to_none=True)),
 timed the same way (CUDA events per optimizer step, warm-up excluded, median).
 
 Prints one "CELL {json}" line per cell, as bench_workloads does.
-  python3 bench/reference.py [--workloads cnn,resnet50,gpt2] [--data DIR] [--quick]
+  python3 bench/reference.py [--workloads cnn,resnet50,gpt2] [--data DIR] [--quick] [--compile]
+
+--compile: the one line a user adds, torch.compile(model) (default mode), on every
+cell, each compiled afresh; the optimizer step stays eager. The warm-up runs on until
+no step has compiled for a while, so the timed steps hold no compile. Its cells carry
+"compiled": true and the label "pytorch-compiled" (eager ones "pytorch-eager"), and
+warmup_steps, first_step_s (mostly the compile), graphs, graph_breaks and
+recompiles_timed. A cell torch.compile fails on (no triton, a PyTorch without it)
+prints why and an "error" CELL line, and the run goes on.
 """
 import argparse
 import gzip
@@ -13,6 +21,8 @@ import json
 import math
 import os
 import statistics
+import sys
+import time
 
 import numpy as np
 import torch
@@ -115,7 +125,33 @@ def workload(name, quick, data_dir, dev):
     raise SystemExit(f"unknown workload {name}")
 
 
-def run_cell(w, arm, dev, warmup=10, on_step=None):
+# Compiled cells: the warm-up goes on until this many steps in a row compiled nothing
+# (a recompile in a later step, for autocast or the scaler's first steps, stays out of
+# the timed steps), for at most EXTRA_WARMUP steps past the usual warm-up.
+SETTLE_STEPS, EXTRA_WARMUP = 5, 40
+
+
+def compile_unavailable():
+    """Why torch.compile cannot run in this PyTorch, or None."""
+    if not hasattr(torch, "compile"):
+        return f"torch {torch.__version__} has no torch.compile (it came in PyTorch 2.0)"
+    try:
+        from torch.utils._triton import has_triton
+    except ImportError:
+        return None  # older 2.x: a missing triton shows at the cell's first compile
+    if not has_triton():
+        return "no working triton: Inductor needs it for CUDA kernels"
+    return None
+
+
+def dynamo_counts():
+    """Graphs Dynamo compiled and graph breaks in this process so far (its counters,
+    which torch._dynamo.reset() leaves as they are)."""
+    from torch._dynamo.utils import counters
+    return counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())
+
+
+def run_cell(w, arm, dev, warmup=10, on_step=None, compile=False):
     name, precision, tf32, k, cl = arm
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
@@ -125,6 +161,15 @@ def run_cell(w, arm, dev, warmup=10, on_step=None):
     if cl:
         model = model.to(memory_format=torch.channels_last)
     model.train()
+    if compile:
+        from torch import _dynamo
+        # Each cell compiled from scratch, as in a script of its own: a new model
+        # instance would otherwise recompile the same forward and, past Dynamo's cache
+        # limit, fall back to eager. Errors raise, never a silent eager fallback.
+        _dynamo.reset()
+        _dynamo.config.suppress_errors = False
+        model = torch.compile(model)
+        base = dynamo_counts()
     if w["opt"] == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=w["lr"], momentum=0.9, weight_decay=w["wd"])
     else:
@@ -152,11 +197,12 @@ def run_cell(w, arm, dev, warmup=10, on_step=None):
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
-    steps = warmup + w["timed"]
-    events = []
-    for s in range(steps):
+    done = 0
+
+    def step():
+        nonlocal done
         if on_step:
-            on_step(s + 1)  # 1-based optimizer step about to start
+            on_step(done + 1)  # 1-based optimizer step about to start
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(k):
@@ -169,17 +215,39 @@ def run_cell(w, arm, dev, warmup=10, on_step=None):
         scaler.update()
         opt.zero_grad(set_to_none=True)
         end.record()
-        if s >= warmup:
-            events.append((start, end))
+        done += 1
+        return start, end
+
+    def counts():  # this cell's compiled graphs and graph breaks
+        return tuple(a - b for a, b in zip(dynamo_counts(), base)) if compile else (0, 0)
+
+    seen, quiet, first_s = counts()[0], 0, 0.0
+    while done < warmup or (compile and quiet < SETTLE_STEPS and done < warmup + EXTRA_WARMUP):
+        t = time.perf_counter()
+        step()
+        if compile and done == 1:
+            torch.cuda.synchronize()  # the first step's wall time is mostly the compile
+            first_s = time.perf_counter() - t
+        graphs = counts()[0]
+        quiet = quiet + 1 if graphs == seen else 0
+        seen = graphs
+    events = [step() for _ in range(w["timed"])]
     torch.cuda.synchronize()
     ms = [a.elapsed_time(b) for a, b in events]
     med = statistics.median(ms)
     q = np.quantile(ms, [0.1, 0.9])
     items_per_s = bs * k * w["items"] / (med / 1000.0)
-    return dict(median_ms=med, p10_ms=float(q[0]), p90_ms=float(q[1]), items_per_s=items_per_s,
-                peak_alloc=torch.cuda.max_memory_allocated(),
-                tflops=w["flops"] * items_per_s / 1e12 if w["flops"] else 0.0,
-                params=sum(p.numel() for p in model.parameters()))
+    r = dict(median_ms=med, p10_ms=float(q[0]), p90_ms=float(q[1]), items_per_s=items_per_s,
+             peak_alloc=torch.cuda.max_memory_allocated(),
+             tflops=w["flops"] * items_per_s / 1e12 if w["flops"] else 0.0,
+             params=sum(p.numel() for p in model.parameters()))
+    if compile:
+        graphs, breaks = counts()
+        # Graphs compiled during the timed steps: non-zero means the median may hold a
+        # compile (the warm-up ran out before the compiles settled).
+        r.update(warmup_steps=done - w["timed"], first_step_s=first_s, graphs=graphs,
+                 graph_breaks=breaks, recompiles_timed=graphs - seen)
+    return r
 
 
 def main():
@@ -188,20 +256,48 @@ def main():
     ap.add_argument("--data", default=os.environ.get("AMPBENCH_FASHION_MNIST") or "/usr/share/datasets/fashion-mnist",
                     help="Fashion-MNIST folder (default: $AMPBENCH_FASHION_MNIST, else Debian's)")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--compile", action="store_true",
+                    help="every cell's model through torch.compile (default mode)")
     a = ap.parse_args()
     dev = torch.device("cuda")
     print(f"reference: torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN "
-          f"{torch.backends.cudnn.version()}, {torch.cuda.get_device_name(0)}", flush=True)
+          f"{torch.backends.cudnn.version()}, {torch.cuda.get_device_name(0)}"
+          f"{', torch.compile (default mode)' if a.compile else ', eager'}", flush=True)
+    label = "pytorch-compiled" if a.compile else "pytorch-eager"
+    unavailable = compile_unavailable() if a.compile else None
     for name in a.workloads.split(","):
         w = workload(name, a.quick, a.data, dev)
         for arm in ARMS:
             if arm[4] and not w["conv"]:
                 continue
-            try:
-                r = run_cell(w, arm, dev)
-            except torch.OutOfMemoryError as e:
-                r = dict(error=f"out of memory: {e}")
-            r.update(workload=name, arm=arm[0])
+            if unavailable:
+                r = dict(error=f"torch.compile unavailable: {unavailable}")
+            else:
+                try:
+                    r = run_cell(w, arm, dev, compile=a.compile)
+                except torch.OutOfMemoryError as e:
+                    r = dict(error=f"out of memory: {e}")
+                except Exception as e:  # noqa: BLE001
+                    if not a.compile:
+                        raise
+                    # Dynamo, Inductor or triton failing on this cell: say so, go on. The
+                    # message's first lines name the cause (Dynamo's first is the backend).
+                    print(f"{name}/{arm[0]}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+                    why = " ".join([ln.strip() for ln in str(e).splitlines() if ln.strip()][:2])
+                    r = dict(error=f"failed under torch.compile: {type(e).__name__}: {why[:300]}")
+            if a.compile:
+                if "error" in r:
+                    print(f"reference {name}/{arm[0]} compiled: cell skipped, {r['error']}", flush=True)
+                else:
+                    print(f"reference {name}/{arm[0]} compiled: {r['warmup_steps']} warm-up steps "
+                          f"(first {r['first_step_s']:.1f} s), {r['graphs']} graphs, "
+                          f"{r['graph_breaks']} graph breaks"
+                          + (f"; warning: {r['recompiles_timed']} compiled in the timed steps"
+                             if r["recompiles_timed"] else ""), flush=True)
+                if not unavailable:
+                    from torch import _dynamo
+                    _dynamo.reset()  # the cell's compiled code goes, and the memory it holds
+            r.update(workload=name, arm=arm[0], compiled=a.compile, label=label)
             print("CELL " + json.dumps(r), flush=True)
             torch.cuda.empty_cache()
 
