@@ -408,6 +408,9 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
         } else {
             // Each arm alone first: the figures packed runs cannot give.
             const auto passes = timeArmsAlone(spec, cancel, options, hooks.note);
+            const auto sharing = cancel.cancelled()
+                                     ? std::vector<SharingPass>{}
+                                     : timeSharing(spec, passes, cancel, options, hooks.note);
             if (cancel.cancelled()) {
                 result.cancelled = true;
                 return result;  // nothing was planned
@@ -415,8 +418,8 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
             const int visible = parallel::rankCapacity(true).gpus;
             const int gpus = spec.gpus > 0 ? std::min(spec.gpus, visible) : visible;
             std::vector<config::FieldError> errors;
-            fast =
-                config::ValidSpec::check(fastVerdictSpec(spec, passes, gpus, hooks.note), errors);
+            fast = config::ValidSpec::check(
+                fastVerdictSpec(spec, passes, sharing, gpus, hooks.note), errors);
             if (!fast) {
                 throw SpecError(std::move(errors));
             }

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/probe/MemoryProbe.h"
+#include "core/train/private/PassCollector.h"
 #include "core/train/private/RunLoop.h"
 #include "core/train/private/SpreadRuns.h"
 #include "core/train/private/StepGraph.h"
@@ -13,38 +14,6 @@
 
 namespace ampbench::train {
 namespace {
-
-/// What one pass recorded: its timed steps, its memory, its device time, its end.
-class PassCollector : public run::TrainObserver {
-  public:
-    explicit PassCollector(run::AloneTiming& t) : t_(t) {}
-    void onStep(const run::StepRecord& s) override {
-        if (s.timed && s.step_ms > 0) {
-            t_.step_ms.push_back(s.step_ms);
-            t_.step_samples.push_back(s.samples - samples_);
-        }
-        samples_ = s.samples;
-        t_.peak_allocated = std::max(t_.peak_allocated, s.mem_peak);
-        t_.peak_reserved = std::max(t_.peak_reserved, s.mem_reserved);
-    }
-    void onEvent(const run::EventRecord& e) override {
-        if (e.kind == run::EventKind::DeviceBusy && std::isfinite(e.value) && e.value > 0) {
-            t_.device_ms = e.value;
-        }
-        if (e.kind == run::EventKind::Warning && e.message.rfind(kCaptureFallback, 0) == 0) {
-            fell_back_ = true;
-        }
-    }
-    void onFinish(const run::RunOutcome& o) override { outcome_ = o; }
-    bool fellBack() const { return fell_back_; }
-    const run::RunOutcome& outcome() const { return outcome_; }
-
-  private:
-    run::AloneTiming& t_;
-    int64_t samples_ = 0;
-    bool fell_back_ = false;
-    run::RunOutcome outcome_;
-};
 
 std::string passText(const config::ArmSpec& arm, const AlonePass& p) {
     if (!p.ok) {
@@ -65,11 +34,40 @@ std::string passText(const config::ArmSpec& arm, const AlonePass& p) {
 
 }  // namespace
 
+int64_t passWarmup(const config::ExperimentSpec& spec) {
+    return std::max<int64_t>(spec.warmup_steps, kEagerStepsBeforeCapture + 2);
+}
+
+config::ExperimentSpec passSpec(const config::ExperimentSpec& spec, int arm_index, bool graph) {
+    config::ExperimentSpec t = spec;
+    const int64_t warmup = passWarmup(spec);
+    t.epochs = 0;
+    t.eval_interval = 0;
+    t.eval_batches = 1;
+    t.numerics_every = 0;
+    t.save_weights.clear();
+    t.warmup_steps = static_cast<int>(warmup);
+    auto& arm = t.arms.at(static_cast<size_t>(arm_index));
+    t.micro_steps = (warmup + kAloneTimedSteps) * arm.accumulation;
+    arm.cuda_graph = graph;
+    return t;
+}
+
+TrainOptions passOptions(const TrainOptions& options) {
+    TrainOptions o = options;
+    o.final_eval = false;
+    o.save_model_to.clear();
+    o.shared_device = {};
+    o.opening_events = {};
+    o.parameters_out = nullptr;
+    return o;
+}
+
 std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec,
                                      const run::CancelToken& cancel, const TrainOptions& options,
                                      const std::function<void(const std::string&)>& note) {
     std::vector<AlonePass> out;
-    const int64_t warmup = std::max<int64_t>(spec.warmup_steps, kEagerStepsBeforeCapture + 2);
+    const int64_t warmup = passWarmup(spec);
     for (size_t i = 0; i < spec.arms.size(); ++i) {
         const config::ArmSpec& arm = spec.arms[i];
         if (arm.ranks > 1) {
@@ -83,26 +81,13 @@ std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec,
             if (cancel.cancelled()) {
                 return out;
             }
-            config::ExperimentSpec t = spec;
-            t.epochs = 0;
-            t.eval_interval = 0;
-            t.eval_batches = 1;
-            t.numerics_every = 0;
-            t.save_weights.clear();
-            t.warmup_steps = static_cast<int>(warmup);
-            t.micro_steps = (warmup + kAloneTimedSteps) * arm.accumulation;
-            t.arms[i].cuda_graph = graph;
+            const config::ExperimentSpec t = passSpec(spec, static_cast<int>(i), graph);
             AlonePass pass;
             pass.arm_index = static_cast<int>(i);
             pass.timing.mode = graph ? "graph" : "eager";
             pass.timing.warmup_steps = warmup;
             PassCollector collector(pass.timing);
-            TrainOptions o = options;
-            o.final_eval = false;
-            o.save_model_to.clear();
-            o.shared_device = {};
-            o.opening_events = {};
-            o.parameters_out = nullptr;
+            const TrainOptions o = passOptions(options);
             StepGraph::releasePools();  // the pass's reserved memory is its own
             const auto t0 = std::chrono::steady_clock::now();
             const run::RunOutcome r =
@@ -126,55 +111,30 @@ std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec,
 }
 
 config::ExperimentSpec fastVerdictSpec(const config::ExperimentSpec& spec,
-                                       const std::vector<AlonePass>& passes, int gpus,
+                                       const std::vector<AlonePass>& passes,
+                                       const std::vector<SharingPass>& sharing, int gpus,
                                        const std::function<void(const std::string&)>& note) {
     config::ExperimentSpec out = spec;
     // Resolved here, so that the stored spec says what the runs (and the passes) did.
     const std::string cudnn = config::cudnnBenchmarkText(spec);
     out.cudnn_benchmark = config::cudnnBenchmark(spec) ? config::Switch::On : config::Switch::Off;
-    out.fuse_seeds = config::fuseSeeds(spec) ? config::Switch::On : config::Switch::Off;
-    int64_t largest = 0;
     std::vector<std::string> graphed, eager;
     for (size_t i = 0; i < out.arms.size(); ++i) {
         auto& arm = out.arms[i];
-        const AlonePass *graph = nullptr, *plain = nullptr;
         for (const auto& p : passes) {
-            if (p.arm_index == static_cast<int>(i)) {
-                (p.timing.mode == "graph" ? graph : plain) = &p;
+            if (p.arm_index == static_cast<int>(i) && p.timing.mode == "graph" && p.captured) {
+                arm.cuda_graph = true;
             }
         }
-        if (graph && graph->captured) {
-            arm.cuda_graph = true;
-        }
         (arm.cuda_graph ? graphed : eager).push_back(arm.name);
-        const AlonePass* used = arm.cuda_graph ? graph : plain;
-        if (used && used->ok) {
-            largest = std::max(largest, used->timing.peak_reserved);
-        }
     }
-    const int64_t runs = static_cast<int64_t>(out.arms.size() * out.seeds.size());
-    gpus = std::max(1, gpus);
-    int64_t per_gpu = (runs + gpus - 1) / gpus;
-    if (out.runs_per_gpu > 1) {
-        per_gpu = std::min<int64_t>(per_gpu, out.runs_per_gpu);  // the user's own limit
+    int64_t device_bytes = 0;
+    if (!passes.empty()) {
+        device_bytes = probe::deviceMemoryBytes(c10::Device(c10::DeviceType::CUDA, 0));
     }
-    std::string why;
-    if (largest > 0) {
-        const double room =
-            0.85 *
-            static_cast<double>(probe::deviceMemoryBytes(c10::Device(c10::DeviceType::CUDA, 0)));
-        const auto fit = static_cast<int64_t>(room / static_cast<double>(largest));
-        if (fit < per_gpu) {
-            per_gpu = fit;
-            why = " (what 85 % of the GPU's memory holds at " + util::formatBytes(largest) +
-                  " a run)";
-        }
-    }
-    if (!canTrainSideBySide(out)) {
-        per_gpu = 1;
-        why = " (its arms differ in TF32, a switch of the whole process)";
-    }
-    out.runs_per_gpu = static_cast<int>(std::clamp<int64_t>(per_gpu, 1, 16));
+    const SharingChoice choice = chooseSharing(out, passes, sharing, gpus, device_bytes);
+    out.fuse_seeds = choice.fuse ? config::Switch::On : config::Switch::Off;
+    out.runs_per_gpu = choice.per_gpu;
     if (note) {
         auto list = [](const std::vector<std::string>& names) {
             std::string t;
@@ -187,13 +147,25 @@ config::ExperimentSpec fastVerdictSpec(const config::ExperimentSpec& spec,
         for (const auto& p : passes) {
             passes_s += p.wall_s;
         }
+        for (const auto& p : sharing) {
+            passes_s += p.wall_s;
+        }
+        const int64_t runs = static_cast<int64_t>(out.arms.size() * out.seeds.size());
         char took[64];
-        std::snprintf(took, sizeof took, "; timing the arms alone took %.1f s", passes_s);
+        std::snprintf(took, sizeof took, "; the passes took %.1f s", passes_s);
         const std::string packed =
-            config::fuseSeeds(out)
-                ? " runs (each arm's seeds fused into one model where it can), " +
-                      std::to_string(out.runs_per_gpu) + " models or runs at a time per GPU"
-                : " runs, " + std::to_string(out.runs_per_gpu) + " at a time per GPU";
+            choice.fuse ? " runs (each arm's seeds fused into one model where it can), " +
+                              std::to_string(out.runs_per_gpu) + " models or runs at a time per GPU"
+                        : " runs, " + std::to_string(out.runs_per_gpu) + " at a time per GPU";
+        std::string why;
+        for (const std::string& w : {choice.fuse_why, choice.pack_why}) {
+            if (!w.empty()) {
+                why += (why.empty() ? " (" : "; ") + w;
+            }
+        }
+        if (!why.empty()) {
+            why += ")";
+        }
         note("fast verdict: " + std::to_string(runs) + packed + why + "; CUDA graphs for " +
              list(graphed) + "; eager for " + list(eager) + "; cuDNN autotuning " + cudnn + took);
     }

@@ -139,7 +139,7 @@ TEST_F(FastVerdict, CudnnTuningIsOffUnderTheFastVerdictUnlessTheSpecSaysOnAndThe
     EXPECT_FALSE(config::cudnnBenchmark(spec));
     std::vector<std::string> notes;
     auto note = [&](const std::string& line) { notes.push_back(line); };
-    auto planned = train::fastVerdictSpec(spec, {}, 1, note);
+    auto planned = train::fastVerdictSpec(spec, {}, {}, 1, note);
     EXPECT_EQ(planned.cudnn_benchmark, config::Switch::Off);  // stored as what the runs did
     EXPECT_TRUE(contains(notes, "cuDNN autotuning off (auto under the fast verdict"))
         << (notes.empty() ? "" : notes.back());
@@ -149,13 +149,93 @@ TEST_F(FastVerdict, CudnnTuningIsOffUnderTheFastVerdictUnlessTheSpecSaysOnAndThe
 
     spec.cudnn_benchmark = config::Switch::On;  // an explicit true is kept
     notes.clear();
-    planned = train::fastVerdictSpec(spec, {}, 1, note);
+    planned = train::fastVerdictSpec(spec, {}, {}, 1, note);
     EXPECT_EQ(planned.cudnn_benchmark, config::Switch::On);
     EXPECT_TRUE(contains(notes, "cuDNN autotuning on (as the spec says)"));
 
     spec.fast_verdict = false;
     spec.cudnn_benchmark = config::Switch::Auto;
     EXPECT_TRUE(config::cudnnBenchmark(spec));  // a plain experiment tunes, as before
+}
+
+namespace {
+
+/// A pass of arm `arm` that trained alone at `ms_per_step` for `samples` a step.
+train::AlonePass alonePass(int arm, const std::string& mode, double ms_per_step, int64_t reserved) {
+    train::AlonePass p;
+    p.arm_index = arm;
+    p.ok = true;
+    p.captured = mode == "graph";
+    p.timing.mode = mode;
+    p.timing.step_ms.assign(40, ms_per_step);
+    p.timing.step_samples.assign(40, 32);
+    p.timing.peak_reserved = reserved;
+    return p;
+}
+
+train::SharingPass sharingPass(int arm, int members, int copies, double samples_per_s,
+                               int64_t reserved) {
+    train::SharingPass p;
+    p.arm_index = arm;
+    p.members = members;
+    p.copies = copies;
+    p.samples_per_s = samples_per_s;
+    p.peak_reserved = reserved;
+    p.ok = true;
+    return p;
+}
+
+}  // namespace
+
+// One run alone: 32 samples in 1 ms, 32,000 samples/s.
+TEST(ChooseSharing, SeedsFuseWhereTheFusedPassGainedAndUnitsPackAsFarAsTwoSideBySideGained) {
+    auto spec = smallSpec();
+    spec.fast_verdict = true;
+    spec.seeds = {1, 2, 3};
+    const int64_t gib = int64_t{1} << 30;
+    const std::vector<train::AlonePass> alone = {alonePass(0, "graph", 1.0, gib),
+                                                 alonePass(1, "graph", 1.0, gib)};
+    // Three seeds fused: 2.8x one run; two fused units side by side: 1.9x one unit.
+    std::vector<train::SharingPass> sharing = {sharingPass(0, 3, 1, 89600, 2 * gib),
+                                               sharingPass(1, 3, 1, 89600, 2 * gib),
+                                               sharingPass(0, 3, 2, 1.9 * 89600, 4 * gib)};
+    auto c = train::chooseSharing(spec, alone, sharing, 1, 140 * gib);
+    EXPECT_TRUE(c.fuse);
+    EXPECT_EQ(c.per_gpu, 2);  // two fused units, both at once
+    EXPECT_NE(c.fuse_why.find("seeds trained 2.80x one run's samples/s"), std::string::npos)
+        << c.fuse_why;
+    EXPECT_NE(c.pack_why.find("side by side trained 1.90x one alone"), std::string::npos)
+        << c.pack_why;
+
+    // Fused seeds that gain 1.1x: not fused; six runs, and two side by side gain 1.3x.
+    sharing = {sharingPass(0, 3, 1, 35200, 2 * gib), sharingPass(1, 3, 1, 35200, 2 * gib),
+               sharingPass(0, 1, 2, 1.3 * 32000, 2 * gib)};
+    c = train::chooseSharing(spec, alone, sharing, 1, 140 * gib);
+    EXPECT_FALSE(c.fuse);
+    EXPECT_NE(c.fuse_why.find("seeds not fused"), std::string::npos) << c.fuse_why;
+    EXPECT_EQ(c.per_gpu, 2) << c.pack_why;  // between 1.25x and 1.6x: two at a time
+
+    // A model that keeps the GPU busy: two side by side gain 1.02x, so one at a time.
+    sharing.back().samples_per_s = 1.02 * 32000;
+    c = train::chooseSharing(spec, alone, sharing, 1, 140 * gib);
+    EXPECT_EQ(c.per_gpu, 1);
+    EXPECT_NE(c.pack_why.find("one keeps the GPU busy"), std::string::npos) << c.pack_why;
+
+    // Packing that pays, held to what 85 % of the GPU's memory holds: 3 of 4 GiB in 16.
+    sharing.back().samples_per_s = 3.0 * 32000;
+    c = train::chooseSharing(spec, alone, sharing, 1, 16 * gib);
+    EXPECT_EQ(c.per_gpu, 6);  // six runs of 1 GiB: 13.6 GiB fit
+    c = train::chooseSharing(
+        spec, {alonePass(0, "graph", 1.0, 4 * gib), alonePass(1, "graph", 1.0, 4 * gib)}, sharing,
+        1, 16 * gib);
+    EXPECT_EQ(c.per_gpu, 3);
+    EXPECT_NE(c.pack_why.find("what 85 % of the GPU's memory holds"), std::string::npos);
+
+    // An explicit fuse_seeds is kept whatever the passes say.
+    spec.fuse_seeds = config::Switch::Off;
+    c = train::chooseSharing(spec, alone, {sharingPass(0, 3, 1, 89600, 2 * gib)}, 1, 140 * gib);
+    EXPECT_FALSE(c.fuse);
+    EXPECT_NE(c.fuse_why.find("fuse_seeds false (as the spec says)"), std::string::npos);
 }
 
 TEST_F(FastVerdict, OnCudaEachArmIsTimedAloneAndTheRunsTrainPackedInGraphs) {
@@ -172,16 +252,22 @@ TEST_F(FastVerdict, OnCudaEachArmIsTimedAloneAndTheRunsTrainPackedInGraphs) {
     ASSERT_EQ(result.plan.runs.size(), 4u);
     EXPECT_TRUE(contains(notes, "arm 'fp32' alone, eager")) << notes.size();
     EXPECT_TRUE(contains(notes, "arm 'amp' alone, graph")) << notes.size();
-    EXPECT_TRUE(contains(notes,
-                         "each arm's seeds fused into one model where it can), 4 models "
-                         "or runs at a time per GPU"));
-    EXPECT_TRUE(contains(notes,
-                         "fused seeds: 'fp32', 'amp' train each arm's seeds as one fused "
-                         "model"));
+    // Fusion and packing are measured, then chosen: each arm's seeds fused, then two
+    // units side by side, each pass named in the notes with its rate.
+    EXPECT_TRUE(contains(notes, "arm 'fp32', 2 seeds fused: ")) << notes.size();
+    EXPECT_TRUE(contains(notes, "side by side: ")) << notes.size();
     const auto stored = train::storedSpec(*db, result.plan.experiment_id);
-    EXPECT_EQ(stored.runs_per_gpu, 4);
+    const bool fused = stored.fuse_seeds == config::Switch::On;
+    EXPECT_TRUE(contains(notes, fused ? "(seeds fused: an arm's seeds trained "
+                                      : "(seeds not fused: an arm's seeds trained "));
+    EXPECT_TRUE(contains(notes, fused ? "fused seeds: 'fp32', 'amp' train each arm's seeds"
+                                      : "fast verdict: 4 runs, "));
+    EXPECT_GE(stored.runs_per_gpu, 1);
+    EXPECT_LE(stored.runs_per_gpu, fused ? 2 : 4);
+    std::printf("fast verdict on the GPU: fused %d, %d at a time per GPU\n", fused ? 1 : 0,
+                stored.runs_per_gpu);
     EXPECT_EQ(stored.cudnn_benchmark, config::Switch::Off);
-    EXPECT_EQ(stored.fuse_seeds, config::Switch::On);  // resolved, as the runs trained
+    EXPECT_NE(stored.fuse_seeds, config::Switch::Auto);  // resolved, as the runs trained
     EXPECT_TRUE(contains(notes, "cuDNN autotuning off (auto under the fast verdict"));
     for (const auto& arm : stored.arms) {
         EXPECT_TRUE(arm.cuda_graph) << arm.name;
