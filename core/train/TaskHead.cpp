@@ -3,7 +3,16 @@
 #include <ATen/ATen.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <atomic>
+
 #include "core/amp/AutocastGuard.h"
+
+#ifdef AMPBENCH_WITH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "core/train/CrossEntropyCuda.h"
+#endif
 
 namespace ampbench::train {
 
@@ -38,28 +47,91 @@ at::Tensor TaskHead::loss(const at::Tensor& output, const at::Tensor& target) co
     }
     const auto logits = output.reshape({-1, output.size(-1)});
     const auto y = target.reshape({-1});
-    if (autocastFp16Logits(logits) && smoothing_ == 0.0) {
-        return fp16CrossEntropy(logits, y);
+    if (autocastHalfLogits(logits) && smoothing_ == 0.0) {
+        return halfCrossEntropy(logits, y);
     }
     return at::cross_entropy_loss(logits, y, {}, at::Reduction::Mean, /*ignore_index=*/-100,
                                   smoothing_);
 }
 
-bool autocastFp16Logits(const at::Tensor& logits) {
-    // ATen converts half to float inside log-softmax; for bf16 it refuses.
-    return logits.is_cuda() && logits.scalar_type() == at::kHalf &&
+bool autocastHalfLogits(const at::Tensor& logits) {
+    return logits.is_cuda() &&
+           (logits.scalar_type() == at::kHalf || logits.scalar_type() == at::kBFloat16) &&
            amp::AutocastGuard::isEnabled(c10::DeviceType::CUDA);
 }
 
-at::Tensor fp16CrossEntropy(const at::Tensor& logits, const at::Tensor& target) {
-    // Autocast would copy the logits to float32 for the loss (and its backward copy
-    // the gradient back): for a decoder's [B·T, V] logits two passes over the largest
-    // tensor of the step. log-softmax reads the fp16 logits and computes
-    // and writes in float32 (half_to_float), its backward writes the gradient in the
-    // logits' dtype: the same values without either copy.
+namespace {
+
+std::atomic<bool> fused_loss{true};
+
+#ifdef AMPBENCH_WITH_CUDA
+constexpr int64_t kIgnoreIndex = -100;
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+/// The fused cross-entropy: forward saves each row's log Σ exp (4 bytes a row), not
+/// the log-probabilities; backward recomputes them from the logits it reads once.
+class HalfCrossEntropy : public torch::autograd::Function<HalfCrossEntropy> {
+  public:
+    static at::Tensor forward(AutogradContext* ctx, at::Tensor logits, at::Tensor target) {
+        const auto rows = logits.size(0), cols = logits.size(1);
+        const auto dtype = logits.scalar_type() == at::kBFloat16 ? cuda::Logits::BFloat16
+                                                                   : cuda::Logits::Half;
+        auto t = target.to(at::kLong).contiguous();
+        auto f = logits.options().dtype(at::kFloat);
+        auto loss = at::empty({rows}, f), lse = at::empty({rows}, f);
+        cuda::crossEntropyForward(logits.data_ptr(), dtype, rows, cols, logits.stride(0),
+                                  t.data_ptr<int64_t>(), kIgnoreIndex, loss.data_ptr<float>(),
+                                  lse.data_ptr<float>(),
+                                  c10::cuda::getCurrentCUDAStream().stream());
+        // The mean over the counted targets, as ATen's (NaN where none are counted).
+        const auto count = t.ne(kIgnoreIndex).sum().to(at::kFloat);
+        ctx->save_for_backward({logits, t, lse, count});
+        return loss.sum() / count;
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const auto saved = ctx->get_saved_variables();
+        const at::Tensor &logits = saved[0], &t = saved[1], &lse = saved[2], &count = saved[3];
+        const auto scale = (grads[0].to(at::kFloat) / count).contiguous();
+        auto grad = at::empty({logits.size(0), logits.size(1)}, logits.options());
+        cuda::crossEntropyBackward(
+            logits.data_ptr(),
+            logits.scalar_type() == at::kBFloat16 ? cuda::Logits::BFloat16 : cuda::Logits::Half,
+            logits.size(0), logits.size(1), logits.stride(0), t.data_ptr<int64_t>(), kIgnoreIndex,
+            lse.data_ptr<float>(), scale.data_ptr<float>(), grad.data_ptr(),
+            c10::cuda::getCurrentCUDAStream().stream());
+        return {grad, at::Tensor()};
+    }
+};
+#endif
+
+}  // namespace
+
+bool fusedLoss() {
+    return fused_loss.load();
+}
+
+void setFusedLoss(bool on) {
+    fused_loss.store(on);
+}
+
+at::Tensor halfCrossEntropy(const at::Tensor& logits, const at::Tensor& target) {
     c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-    const auto log_probs = at::_log_softmax(logits, 1, /*half_to_float=*/true);
-    return at::nll_loss(log_probs, target, {}, at::Reduction::Mean, /*ignore_index=*/-100);
+#ifdef AMPBENCH_WITH_CUDA
+    if (fusedLoss() && logits.stride(1) == 1) {
+        return HalfCrossEntropy::apply(logits, target);
+    }
+#endif
+    if (logits.scalar_type() == at::kHalf) {
+        // log-softmax reads the fp16 logits and computes and writes in float32
+        // (half_to_float); its backward writes the gradient in the logits' dtype.
+        const auto log_probs = at::_log_softmax(logits, 1, /*half_to_float=*/true);
+        return at::nll_loss(log_probs, target, {}, at::Reduction::Mean, /*ignore_index=*/-100);
+    }
+    // bf16: ATen's log-softmax takes no half_to_float for it; autocast's float32 copy.
+    return at::cross_entropy_loss(logits.to(at::kFloat), target, {}, at::Reduction::Mean,
+                                  /*ignore_index=*/-100);
 }
 
 void TaskHead::accumulate(const at::Tensor& output, const at::Tensor& target, Sums& sums) const {

@@ -68,37 +68,82 @@ TEST(Cuda, AutocastFp16OnCuda) {
     EXPECT_FALSE(amp::AutocastGuard::isEnabled(c10::DeviceType::CUDA));
 }
 
-// The token loss under fp16 autocast reads the fp16 logits without copying them to
-// float32: the loss and the logits' gradient as autocast's cross-entropy gives them.
-// bf16 logits (ATen's log-softmax does not convert them) and pure fp16 keep the usual path.
-TEST(Cuda, TheLossOfFp16LogitsNeedsNoFloat32Copy) {
+// The token loss under fp16 and bf16 autocast reads the half-precision logits without
+// copying them to float32: the loss and the logits' gradient as autocast's cross-entropy
+// gives them, fused (one kernel each way) and unfused. A vocabulary of odd width (rows
+// start off any 8-byte boundary), ignored targets, and logits from a matmul.
+TEST(Cuda, TheLossOfHalfPrecisionLogitsNeedsNoFloat32Copy) {
     REQUIRE_CUDA();
     const train::TaskHead head(config::Task::Tokens);
     const auto opts = at::TensorOptions().device(kCuda);
+    const int64_t vocab = 5003;
     auto x = (at::randn({8, 64, 96}, opts) * 4).requires_grad_();
-    const auto w = at::randn({96, 5000}, opts).div(10);
-    const auto y = at::randint(5000, {8, 64}, opts.dtype(at::kLong));
-    at::Tensor ours, theirs, g_ours, g_theirs;
-    {
-        amp::AutocastGuard g(c10::DeviceType::CUDA, at::kHalf);
-        const auto logits = at::matmul(x, w);
-        ASSERT_EQ(logits.scalar_type(), at::kHalf);
-        ASSERT_TRUE(train::autocastFp16Logits(logits));
-        EXPECT_FALSE(train::autocastFp16Logits(logits.to(at::kBFloat16)));
-        ours = head.loss(logits, y);
-        theirs = at::cross_entropy_loss(logits.reshape({-1, 5000}), y.reshape({-1}));
-        ours.backward({}, /*retain_graph=*/true);
-        g_ours = x.grad().clone();
-        x.mutable_grad().zero_();
-        theirs.backward();
-        g_theirs = x.grad().clone();
+    const auto w = at::randn({96, vocab}, opts).div(10);
+    auto y = at::randint(vocab, {8, 64}, opts.dtype(at::kLong));
+    y.index_put_({0, at::indexing::Slice(0, 7)}, -100);  // ignored, as ATen ignores them
+    for (const auto dtype : {at::kHalf, at::kBFloat16}) {
+        for (const bool fused : {true, false}) {
+            train::setFusedLoss(fused);
+            at::Tensor ours, theirs, g_ours, g_theirs;
+            {
+                amp::AutocastGuard g(c10::DeviceType::CUDA, dtype);
+                const auto logits = at::matmul(x, w);
+                ASSERT_EQ(logits.scalar_type(), dtype);
+                ASSERT_TRUE(train::autocastHalfLogits(logits));
+                ours = head.loss(logits, y);
+                theirs = at::cross_entropy_loss(logits.reshape({-1, vocab}).to(at::kFloat),
+                                                y.reshape({-1}));
+                x.mutable_grad() = at::Tensor();
+                ours.backward({}, /*retain_graph=*/true);
+                g_ours = x.grad().clone();
+                x.mutable_grad().zero_();
+                theirs.backward();
+                g_theirs = x.grad().clone();
+            }
+            SCOPED_TRACE(std::string(dtype == at::kHalf ? "fp16" : "bf16") +
+                         (fused ? ", fused" : ", unfused"));
+            EXPECT_EQ(ours.scalar_type(), at::kFloat);
+            EXPECT_NEAR(ours.item<double>(), theirs.item<double>(), 1e-5 * theirs.item<double>());
+            const double scale = g_theirs.abs().max().item<double>();
+            // The gradient reaches x through the logits' dtype either way.
+            EXPECT_LE((g_ours - g_theirs).abs().max().item<double>(),
+                      (dtype == at::kHalf ? 1e-2 : 3e-2) * scale);
+        }
     }
-    EXPECT_EQ(ours.scalar_type(), at::kFloat);
-    EXPECT_NEAR(ours.item<double>(), theirs.item<double>(), 1e-5 * theirs.item<double>());
-    const double scale = g_theirs.abs().max().item<double>();
-    EXPECT_LE((g_ours - g_theirs).abs().max().item<double>(), 1e-2 * scale);
-    EXPECT_FALSE(train::autocastFp16Logits(at::zeros({4, 4}, opts.dtype(at::kHalf))))
+    train::setFusedLoss(true);
+    EXPECT_FALSE(train::autocastHalfLogits(at::zeros({4, 4}, opts.dtype(at::kHalf))))
         << "outside autocast (pure fp16, the control) the loss stays in fp16";
+}
+
+// The fused loss at a decoder's shapes: every row's value against float32 log-softmax,
+// a NaN logit gives a NaN loss (a diverged run is seen as such), and its gradient
+// equals the float32 one's to the logits' rounding.
+TEST(Cuda, TheFusedLossMatchesFloat32AtADecodersShapes) {
+    REQUIRE_CUDA();
+    const auto opts = at::TensorOptions().device(kCuda);
+    const int64_t rows = 2048, vocab = 50257;
+    auto logits = (at::randn({rows, vocab}, opts) * 3).to(at::kBFloat16).requires_grad_();
+    const auto y = at::randint(vocab, {rows}, opts.dtype(at::kLong));
+    at::Tensor ours;
+    {
+        amp::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
+        ours = train::halfCrossEntropy(logits, y);
+    }
+    auto ref_in = logits.detach().to(at::kFloat).requires_grad_();
+    const auto theirs = at::cross_entropy_loss(ref_in, y);
+    EXPECT_NEAR(ours.item<double>(), theirs.item<double>(), 1e-5 * theirs.item<double>());
+    ours.backward();
+    theirs.backward();
+    const auto diff = (logits.grad().to(at::kFloat) - ref_in.grad()).abs().max().item<double>();
+    const double largest = ref_in.grad().abs().max().item<double>();
+    EXPECT_LE(diff, 1e-2 * largest) << "largest gradient " << largest;
+    std::printf("fused loss: %.6f against %.6f, gradient within %.2e of %.2e\n",
+                ours.item<double>(), theirs.item<double>(), diff, largest);
+
+    auto bad = logits.detach().clone();
+    bad.index_put_({5, 7}, std::numeric_limits<float>::quiet_NaN());
+    amp::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
+    EXPECT_TRUE(std::isnan(train::halfCrossEntropy(bad, y).item<double>()));
 }
 
 TEST(Cuda, AllocatorStatisticsSeeAnAllocation) {
