@@ -76,8 +76,8 @@ class HalfCrossEntropy : public torch::autograd::Function<HalfCrossEntropy> {
   public:
     static at::Tensor forward(AutogradContext* ctx, at::Tensor logits, at::Tensor target) {
         const auto rows = logits.size(0), cols = logits.size(1);
-        const auto dtype = logits.scalar_type() == at::kBFloat16 ? cuda::Logits::BFloat16
-                                                                   : cuda::Logits::Half;
+        const auto dtype =
+            logits.scalar_type() == at::kBFloat16 ? cuda::Logits::BFloat16 : cuda::Logits::Half;
         auto t = target.to(at::kLong).contiguous();
         auto f = logits.options().dtype(at::kFloat);
         auto loss = at::empty({rows}, f), lse = at::empty({rows}, f);
