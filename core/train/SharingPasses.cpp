@@ -46,7 +46,7 @@ std::string times(double x) {
     return text;
 }
 
-/// Holds the units of a pair pass at their first micro-batch until each has reached it
+/// Holds the units of a side-by-side pass at their first micro-batch until each has reached it
 /// or ended, so that their timed steps overlap whatever their set-up costs.
 class StartLine {
   public:
@@ -139,6 +139,16 @@ const SharingPass* fusedPass(const std::vector<SharingPass>& sharing, int i) {
     return nullptr;
 }
 
+/// The pass of plain runs side by side, if any was made.
+const SharingPass* streamsPass(const std::vector<SharingPass>& sharing) {
+    for (const auto& p : sharing) {
+        if (p.members == 1 && p.copies > 1 && p.ok) {
+            return &p;
+        }
+    }
+    return nullptr;
+}
+
 struct FuseDecision {
     bool fuse = false;
     std::string why;
@@ -172,10 +182,30 @@ FuseDecision decideFusion(const config::ExperimentSpec& spec, const std::vector<
         return {config::fuseSeeds(spec), {}};
     }
     const double gain = std::exp(log_gain / measured);
-    const bool fuse = gain >= kSharingPays;
-    return {fuse, std::string(fuse ? "seeds fused" : "seeds not fused") + ": an arm's seeds " +
-                      "trained " + times(gain) + " one run's samples/s as one model (" + each +
-                      ")" + (fuse ? "" : ", under the " + times(kSharingPays) + " that pays")};
+    const std::string fused_text = "an arm's seeds trained " + times(gain) +
+                                   " one run's samples/s as one model (" + each + ")";
+    if (gain < kSharingPays) {
+        return {false, "seeds not fused: " + fused_text + ", under the " + times(kSharingPays) +
+                           " that pays"};
+    }
+    // The same runs on streams, side by side, may do better still (small kernels that
+    // several streams keep the GPU full with): fused where fusing beats them.
+    if (const SharingPass* streams = streamsPass(sharing)) {
+        const SharingPass* fused = fusedPass(sharing, streams->arm_index);
+        const AlonePass* one = trainedPass(alone, streams->arm_index);
+        if (fused && fused->ok && one && streams->copies == fused->members) {
+            const double fused_gain = fused->samples_per_s / samplesPerS(one->timing);
+            const double streams_gain = streams->samples_per_s / samplesPerS(one->timing);
+            const std::string name = spec.arms[static_cast<size_t>(streams->arm_index)].name;
+            if (streams_gain > fused_gain) {
+                return {false, "seeds not fused: " + fused_text + ", but " +
+                                   std::to_string(streams->copies) + " runs of arm '" + name +
+                                   "' side by side trained " + times(streams_gain) +
+                                   " against its fused " + times(fused_gain)};
+            }
+        }
+    }
+    return {true, "seeds fused: " + fused_text};
 }
 
 /// The arm whose unit keeps the GPU busiest: the longest step of a unit alone.
@@ -199,6 +229,52 @@ int heaviestArm(const config::ExperimentSpec& spec, const std::vector<AlonePass>
         }
     }
     return heaviest;
+}
+
+/// `copies` units of arm `arm` (its `members` seeds fused, or one run) side by side,
+/// each on a thread of its own as packed runs train, held at their first micro-batch
+/// until all are there.
+SharingPass sideBySide(const config::ExperimentSpec& spec, int arm, int members, int copies,
+                       bool graph, const run::CancelToken& cancel, const TrainOptions& o,
+                       const std::function<void(const std::string&)>& note) {
+    SharingPass pass;
+    pass.arm_index = arm;
+    pass.members = members;
+    pass.copies = copies;
+    const config::ExperimentSpec t = passSpec(spec, arm, graph);
+    StartLine line(copies);
+    TrainOptions side = o;
+    side.shared_device = [] { return true; };
+    side.before_micro_batch = [&line](int64_t count) {
+        if (count == 1) {
+            line.arrive();
+        }
+    };
+    const auto n = static_cast<size_t>(copies);
+    std::vector<std::vector<run::AloneTiming>> timings(n);
+    std::vector<std::vector<run::RunOutcome>> outcomes(n);
+    StepGraph::releasePools();
+    const auto t0 = Clock::now();
+    std::vector<std::thread> threads;
+    for (size_t c = 0; c < n; ++c) {
+        threads.emplace_back([&, c] {
+            auto& mine = outcomes[c];
+            mine = trainUnit(t, arm, members > 1, timings[c], cancel, side);
+            if (mine.empty() || mine.front().steps_done == 0) {
+                line.arrive();  // one that never began keeps nobody waiting
+            }
+        });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    pass.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    settle(pass, timings, outcomes);
+    StepGraph::releasePools();
+    if (note) {
+        note(passText(spec.arms[static_cast<size_t>(arm)], pass));
+    }
+    return pass;
 }
 
 }  // namespace
@@ -235,58 +311,35 @@ std::vector<SharingPass> timeSharing(const config::ExperimentSpec& spec,
             out.push_back(std::move(pass));
         }
     }
+    if (cancel.cancelled() || !canTrainSideBySide(spec)) {
+        StepGraph::releasePools();
+        return out;
+    }
+    size_t runs = 0;
+    for (const auto& arm : spec.arms) {
+        runs += config::seedsForArm(spec, arm).size();
+    }
+    // Plain runs of the heaviest arm side by side: as many as its seeds where they could
+    // fuse (the same work as its fused pass), else two.
+    const int heavy = heaviestArm(spec, alone, out, false);
+    if (heavy >= 0 && runs >= 2) {
+        const SharingPass* f = fusedPass(out, heavy);
+        const int copies = f ? f->members : 2;
+        out.push_back(sideBySide(spec, heavy, 1, copies, graphOf(heavy), cancel, o, note));
+    }
     const bool fuse = decideFusion(spec, alone, out).fuse;
     size_t units = 0;
     for (size_t i = 0; i < spec.arms.size(); ++i) {
         const SharingPass* f = fusedPass(out, static_cast<int>(i));
         units += fuse && f && f->ok ? 1 : config::seedsForArm(spec, spec.arms[i]).size();
     }
-    const int arm = heaviestArm(spec, alone, out, fuse);
-    if (arm < 0 || units < 2 || !canTrainSideBySide(spec) || cancel.cancelled()) {
-        StepGraph::releasePools();
-        return out;
+    // Fused: two units of the heaviest arm's fused seeds side by side, for the packing.
+    const int arm = heaviestArm(spec, alone, out, true);
+    const SharingPass* f = arm >= 0 ? fusedPass(out, arm) : nullptr;
+    if (fuse && f && f->ok && units >= 2 && !cancel.cancelled()) {
+        out.push_back(sideBySide(spec, arm, f->members, 2, graphOf(arm), cancel, o, note));
     }
-    // Two units of the heaviest arm side by side, each on a thread of its own as packed
-    // runs train, held at their first micro-batch until both are there.
-    const SharingPass* f = fusedPass(out, arm);
-    const bool fused = fuse && f && f->ok;
-    SharingPass pair;
-    pair.arm_index = arm;
-    pair.members = fused ? f->members : 1;
-    pair.copies = 2;
-    const config::ExperimentSpec t = passSpec(spec, arm, graphOf(arm));
-    StartLine line(pair.copies);
-    TrainOptions side = o;
-    side.shared_device = [] { return true; };
-    side.before_micro_batch = [&line](int64_t count) {
-        if (count == 1) {
-            line.arrive();
-        }
-    };
-    std::vector<std::vector<run::AloneTiming>> timings(2);
-    std::vector<std::vector<run::RunOutcome>> outcomes(2);
     StepGraph::releasePools();
-    const auto t0 = Clock::now();
-    std::vector<std::thread> threads;
-    for (int c = 0; c < pair.copies; ++c) {
-        threads.emplace_back([&, c] {
-            auto& mine = outcomes[static_cast<size_t>(c)];
-            mine = trainUnit(t, arm, fused, timings[static_cast<size_t>(c)], cancel, side);
-            if (mine.empty() || mine.front().steps_done == 0) {
-                line.arrive();  // one that never began keeps nobody waiting
-            }
-        });
-    }
-    for (auto& th : threads) {
-        th.join();
-    }
-    pair.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    settle(pair, timings, outcomes);
-    StepGraph::releasePools();
-    if (note) {
-        note(passText(spec.arms[static_cast<size_t>(arm)], pair));
-    }
-    out.push_back(std::move(pair));
     return out;
 }
 
@@ -315,35 +368,36 @@ SharingChoice chooseSharing(const config::ExperimentSpec& spec, const std::vecto
     if (spec.runs_per_gpu > 1) {
         per_gpu = std::min<int64_t>(per_gpu, spec.runs_per_gpu);  // the user's own limit
     }
-    // Two units side by side against one alone, as they train under this choice.
-    const SharingPass* pair = nullptr;
+    // Units side by side against one alone, as they train under this choice: the fused
+    // seeds' pair, or the plain runs on streams.
+    const SharingPass* packed = nullptr;
     for (const auto& p : sharing) {
-        if (p.copies == 2 && p.ok && (p.members > 1) == c.fuse) {
-            pair = &p;
+        if (p.copies > 1 && p.ok && (p.members > 1) == c.fuse) {
+            packed = &p;
         }
     }
-    if (pair && per_gpu > 1) {
+    if (packed && per_gpu > 1) {
         double one = std::numeric_limits<double>::quiet_NaN();
-        if (pair->members > 1) {
-            if (const SharingPass* f = fusedPass(sharing, pair->arm_index)) {
+        if (packed->members > 1) {
+            if (const SharingPass* f = fusedPass(sharing, packed->arm_index)) {
                 one = f->samples_per_s;
             }
-        } else if (const AlonePass* a = trainedPass(alone, pair->arm_index)) {
+        } else if (const AlonePass* a = trainedPass(alone, packed->arm_index)) {
             one = samplesPerS(a->timing);
         }
-        const double gain = pair->samples_per_s / one;
+        const double gain = packed->samples_per_s / one;
         if (std::isfinite(gain)) {
             const std::string unit = "arm '" +
-                                     spec.arms[static_cast<size_t>(pair->arm_index)].name + "'" +
-                                     (pair->members > 1 ? "'s fused seeds" : "");
-            const std::string measured =
-                "two of " + unit + " side by side trained " + times(gain) + " one alone";
+                                     spec.arms[static_cast<size_t>(packed->arm_index)].name + "'" +
+                                     (packed->members > 1 ? "'s fused seeds" : "");
+            const std::string measured = std::to_string(packed->copies) + " of " + unit +
+                                         " side by side trained " + times(gain) + " one alone";
             if (gain < kSharingPays) {
                 per_gpu = 1;
                 c.pack_why = measured + ": one keeps the GPU busy, so they train one after another";
             } else if (gain < kPackingPaysWide) {
-                per_gpu = std::min<int64_t>(per_gpu, 2);
-                c.pack_why = measured + ", so two at a time";
+                per_gpu = std::min<int64_t>(per_gpu, packed->copies);
+                c.pack_why = measured + ", so " + std::to_string(per_gpu) + " at a time";
             } else {
                 c.pack_why = measured;
             }

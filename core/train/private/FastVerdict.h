@@ -60,7 +60,7 @@ struct SharingPass {
 /// verdict fuses seeds, or packs units side by side: below it the GPU is as good as
 /// full, and the runs' set-up and memory are not worth the sharing.
 inline constexpr double kSharingPays = 1.25;
-/// Two units side by side that gain less than this pack two at a time, not more.
+/// Units side by side that gain less than this pack no more at a time than were measured.
 inline constexpr double kPackingPaysWide = 1.6;
 
 /// How the fast verdict's runs share the GPU, chosen from the passes, and why.
@@ -72,18 +72,20 @@ struct SharingChoice {
 };
 
 /// After timeArmsAlone, on a CUDA device: each arm whose seeds can fuse, fused, in
-/// the mode it will train in (unless fuse_seeds is false); then two units of the
-/// heaviest arm side by side, as they would train under the choice of fusion.
+/// the mode it will train in (unless fuse_seeds is false); the heaviest arm's plain
+/// runs side by side on streams (as many as its seeds where they fuse, else two); and,
+/// where fusion is chosen, two of the heaviest arm's fused units side by side.
 std::vector<SharingPass> timeSharing(const config::ExperimentSpec& spec,
                                      const std::vector<AlonePass>& alone,
                                      const run::CancelToken& cancel, const TrainOptions& options,
                                      const std::function<void(const std::string&)>& note);
 
 /// Fusion and packing from the passes: fuse where the fused passes gained at least
-/// kSharingPays over one run's samples/s (fuse_seeds auto; true or false as given);
-/// pack as many units as the GPUs, the spec's runs_per_gpu and 85 % of
-/// `device_bytes` allow where two side by side gained kPackingPaysWide, two where
-/// they gained kSharingPays, else one at a time. Without a pair pass, as many as fit.
+/// kSharingPays over one run's samples/s and more than the same runs side by side on
+/// streams (fuse_seeds auto; true or false as given); pack as many units as the GPUs,
+/// the spec's runs_per_gpu and 85 % of `device_bytes` allow where the units side by
+/// side gained kPackingPaysWide, as many as were measured side by side where they
+/// gained kSharingPays, else one at a time. Without such a pass, as many as fit.
 SharingChoice chooseSharing(const config::ExperimentSpec& spec, const std::vector<AlonePass>& alone,
                             const std::vector<SharingPass>& sharing, int gpus,
                             int64_t device_bytes);
