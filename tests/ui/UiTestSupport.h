@@ -23,10 +23,14 @@ constexpr int kUiPatienceMs = 60000;
 
 namespace ampbench::ui::test {
 
-/// The smoke preset cut to 8 micro-batches with one validation batch, on CPU.
+/// The smoke preset cut to 8 micro-batches of 64 with one seed (one run per arm, none
+/// fused) and one validation batch, on CPU.
 inline config::ExperimentSpec tinySpec(int64_t steps = 8) {
     config::ExperimentSpec s = *config::preset("smoke");
     s.name = "ui-test";
+    s.micro_batch = 64;
+    s.seeds = {1};
+    s.fuse_seeds = config::Switch::Auto;
     s.micro_steps = steps;
     s.warmup_steps = 1;  // the accumulation-4 arm makes only steps / 4 optimizer steps
     s.eval_interval = 4;

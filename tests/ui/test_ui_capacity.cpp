@@ -1,4 +1,5 @@
-// The Max batch tab's progress: sizes in MiB/GiB, the search's time left.
+// The Max batch tab's progress: sizes in MiB/GiB, the search's time left; its chart
+// before a search, and a long experiment name in a narrow window.
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -15,8 +16,10 @@
 #include "core/config/SpecJson.h"
 #include "core/store/BatchSearchStore.h"
 #include "core/store/Database.h"
+#include "ui/ElidingComboBox.h"
 #include "ui/capacity/CapacityView.h"
 #include "ui/data/StoreSession.h"
+#include "ui/plots/PlotPanel.h"
 #include "ui/training/TrainingController.h"
 #include "ui/training/TrainingWorker.h"
 
@@ -168,6 +171,63 @@ class CapacityTest : public QObject {
         for (int row = 0; row < view->table()->rowCount(); ++row) {
             const QString note = view->table()->item(row, view->table()->columnCount() - 1)->text();
             QVERIFY2(!note.contains(kRawBytes), qPrintable(note));
+        }
+    }
+
+    // Before a search the chart says why it is empty, in words a user reads ("on auto"
+    // named no device), and its axes show no numbers (they read 0 to 1 "max
+    // micro-batch"); a search's bars bring numbers, whole ones only. In a 1024-pixel
+    // window a long experiment name ends in an ellipsis, not cut mid-letter.
+    void theChartBeforeASearchAndALongNameReadWell() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        config::ExperimentSpec spec = test::tinySpec();
+        spec.device = config::DeviceKind::Auto;
+        const int64_t e = db->createExperiment("fashion-mnist with a name longer than the box",
+                                               config::specToJsonText(spec));
+        ws.window->session()->pollNow();
+        ws.window->resize(1024, 700);
+        ws.window->show();
+        ws.window->showCapacity();
+        QVERIFY(QTest::qWaitForWindowExposed(ws.window.get()));
+        CapacityView* view = ws.window->capacity();
+        view->setExperiment(e);
+        PlotPanel* plot = view->plot();
+        plot->replot();
+        QVERIFY(!plot->showsAxisValues());
+        QVERIFY2(plot->message().contains("GPU if there is one"), qPrintable(plot->message()));
+        QVERIFY2(!plot->message().contains("on auto"), qPrintable(plot->message()));
+
+        auto* box = view->findChild<ElidingComboBox*>("capacityExperiment");
+        QVERIFY(box);
+        const QString shown = box->shownText();
+        QVERIFY2(shown.endsWith(QChar(0x2026)), qPrintable(shown));
+        QVERIFY(box->fontMetrics().horizontalAdvance(shown) < box->width());
+
+        store::BatchSearchStore searches(*db);
+        store::BatchSearchRow row;
+        row.experiment_id = e;
+        row.arm = "fp32";
+        row.precision = "fp32";
+        row.device = "cpu";
+        const int64_t id = searches.create(row);
+        row.status = "finished";
+        row.max_batch = 3;
+        row.safe_batch = 2;
+        searches.finish(id, row);
+        ws.window->session()->pollNow();
+        view->refresh();
+        QTRY_COMPARE(int(view->chart().bars.size()), 1);
+        plot->replot();
+        QVERIFY(plot->showsAxisValues());
+        QVERIFY(plot->message().isEmpty());
+        QVector<double> ticks;
+        plot->yAxis->ticker()->generate(plot->yAxis->range(), QLocale(), 'g', 6, ticks, nullptr,
+                                        nullptr);
+        QVERIFY(ticks.size() >= 2);
+        for (double t : ticks) {
+            QVERIFY2(t == std::round(t), qPrintable(QString::number(t)));
         }
     }
 

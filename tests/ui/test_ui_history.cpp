@@ -1,6 +1,6 @@
 // The History view's rename, label, tags and notes actions, through the dialogs the
 // buttons open (answered by a timer) and through the methods the dialogs call; the
-// trash (delete, undo, restore, empty); the details table.
+// trash (delete, undo, restore, empty); the details table; what an empty view says.
 #include <QApplication>
 #include <QComboBox>
 #include <QHeaderView>
@@ -19,6 +19,7 @@
 
 #include "UiTestSupport.h"
 #include "core/store/Database.h"
+#include "ui/EmptyViewNote.h"
 #include "ui/data/StoreSession.h"
 #include "ui/runs/HistoryView.h"
 #include "ui/runs/RunTreeModel.h"
@@ -116,6 +117,19 @@ int64_t addOther(OneExperiment& f) {
     f.writer->createRun(other, "amp", 0, 1, "{}", 10);
     f.window->session()->pollNow();
     return other;
+}
+
+/// Pixels of `view`'s viewport that differ from its background: something is drawn.
+int drawnPixels(QAbstractItemView* view) {
+    const QImage image = view->viewport()->grab().toImage();
+    const QColor base = view->palette().color(QPalette::Base);
+    int drawn = 0;
+    for (int y = 0; y < image.height(); ++y) {
+        for (int x = 0; x < image.width(); ++x) {
+            drawn += image.pixelColor(x, y) != base ? 1 : 0;
+        }
+    }
+    return drawn;
 }
 
 /// Fusion, noting the sort arrow each header section is drawn with.
@@ -395,6 +409,45 @@ class HistoryTest : public QObject {
         QTRY_VERIFY(f.detail("fp32").contains("529 MiB"));  // the arm's figures
         QVERIFY(f.detail("Median step time").isNull());
     }
+    // The details under the history said nothing until a row was selected: they say
+    // what fills them, and make way for the rows. An empty history says there is
+    // nothing yet, or that the filter lets nothing through.
+    void anEmptyViewSaysWhatFillsIt() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        HistoryView* history = ws.window->history();
+        ws.window->resize(1024, 700);
+        ws.window->show();
+        ws.window->tabs()->setCurrentWidget(history);
+        QVERIFY(QTest::qWaitForWindowExposed(ws.window.get()));
+        auto* treeNote = history->tree()->findChild<EmptyViewNote*>();
+        QVERIFY(treeNote && treeNote->isShown());
+        QVERIFY2(treeNote->text().contains("No experiments"), qPrintable(treeNote->text()));
+        QVERIFY(drawnPixels(history->tree()) > 0);
+
+        auto writer = store::Database::open(ws.dbPath().toStdString());
+        const int64_t e = writer->createExperiment("first", "{}");
+        writer->createRun(e, "fp32", 0, 1, "{}", 10);
+        ws.window->session()->pollNow();
+        QTRY_VERIFY(!treeNote->isShown());
+        history->setNameFilter(QStringLiteral("no such name"));
+        QTRY_VERIFY(treeNote->isShown());
+        QVERIFY2(treeNote->text().contains("filter"), qPrintable(treeNote->text()));
+        history->setNameFilter({});
+        QTRY_VERIFY(!treeNote->isShown());
+
+        QTableWidget* details = history->details();
+        auto* detailsNote = details->findChild<EmptyViewNote*>();
+        QVERIFY(detailsNote && detailsNote->isShown());
+        QVERIFY2(detailsNote->text().startsWith("Select an experiment or a run"),
+                 qPrintable(detailsNote->text()));
+        QVERIFY(drawnPixels(details) > 0);
+        QTreeView* tree = history->tree();
+        tree->setCurrentIndex(tree->model()->index(0, 0));
+        QTRY_VERIFY(details->rowCount() > 0);
+        QVERIFY(!detailsNote->isShown());
+    }
+
     void experimentNotesThroughTheDialog() {
         OneExperiment f;
         f.selectExperiment();

@@ -1,9 +1,10 @@
 // The window on a laptop's screen: at 1280×720 and 1024×700 every tab lays out
-// within the window, no widget is squeezed below its minimum, no two widgets
-// side by side overlap, plot titles are whole, and the verdict's text wraps at
-// word boundaries only.
+// within the window, no widget is squeezed below its minimum, no wrapped label is
+// shorter than its lines, no two widgets side by side overlap, plot titles are
+// whole, and the verdict's text wraps at word boundaries only.
 #include <QAbstractTextDocumentLayout>
 #include <QCheckBox>
+#include <QLabel>
 #include <QLayout>
 #include <QScrollArea>
 #include <QSplitter>
@@ -21,6 +22,8 @@
 #include "ui/ColorScheme.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
+#include "ui/editor/ExperimentEditor.h"
+#include "ui/editor/SetupPanel.h"
 #include "ui/plots/PlotInput.h"
 #include "ui/plots/PlotLegend.h"
 #include "ui/plots/PlotPanel.h"
@@ -113,8 +116,10 @@ QString describe(const QWidget* w) {
     return name;
 }
 
-/// Every laid-out visible widget under `root` at least its smallest size, and none
-/// overlapping a visible sibling; the problems found, one a line.
+/// Every laid-out visible widget under `root` at least its smallest size, every
+/// wrapped label as tall as its lines at its width (its minimum size hint is one
+/// line, so a layout short of room cut the rest), and none overlapping a visible
+/// sibling; the problems found, one a line.
 QStringList layoutProblems(QWidget* root) {
     QStringList problems;
     const QList<QWidget*> all = root->findChildren<QWidget*>();
@@ -131,6 +136,15 @@ QStringList layoutProblems(QWidget* root) {
                             .arg(w->height())
                             .arg(smallest.width())
                             .arg(smallest.height());
+        }
+        auto* label = qobject_cast<QLabel*>(w);
+        if (label && label->wordWrap() && !label->text().isEmpty() &&
+            label->height() < label->heightForWidth(label->width())) {
+            problems << QStringLiteral("%1 is %2 px tall, its lines need %3 at %4 px")
+                            .arg(describe(w))
+                            .arg(label->height())
+                            .arg(label->heightForWidth(label->width()))
+                            .arg(label->width());
         }
         byParent[w->parentWidget()].append(w);
     }
@@ -317,6 +331,9 @@ class LayoutTest : public QObject {
         QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), f.experiment, kUiPatienceMs);
         f.window->show();
         QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+        // The model and data as checked, beside the problems: lines that wrap at 1024.
+        QTRY_VERIFY_WITH_TIMEOUT(!f.window->editor()->setupPanel()->factsText().isEmpty(),
+                                 kUiPatienceMs);
         for (const QSize size : {QSize(1280, 720), QSize(1024, 700)}) {
             f.window->resize(size);
             for (int tab = 0; tab < f.window->tabs()->count(); ++tab) {
@@ -376,6 +393,23 @@ class LayoutTest : public QObject {
                                         .arg(cell.width())
                                         .arg(text + legend->iconSize().width() + 24)));
             }
+            // The verdict's plots, each on show: every legend entry as narrow as its plot
+            // (the tolerance's ran past the panel's edge at 1024 pixels).
+            auto* verdictTabs = compare->verdictPanel()->findChild<QTabWidget*>();
+            QVERIFY(verdictTabs);
+            for (QCustomPlot* plot : {compare->verdictPanel()->deviationPlot(),
+                                      compare->verdictPanel()->validationPlot()}) {
+                verdictTabs->setCurrentWidget(plot);
+                settle();
+                const int legend = plot->legend->minimumOuterSizeHint().width();
+                QVERIFY2(!plot->legend->visible() || legend <= plot->width(),
+                         qPrintable(QStringLiteral("%1: legend %2 px in a plot of %3 px")
+                                        .arg(plot->objectName())
+                                        .arg(legend)
+                                        .arg(plot->width())));
+            }
+            verdictTabs->setCurrentIndex(0);
+            settle();
             // The verdict: arm names on one line, no word broken in two.
             auto* text = compare->verdictPanel()->findChild<QTextBrowser*>();
             QVERIFY(text);

@@ -1,12 +1,14 @@
-// How the workbench's views read: the verdict's table on a dark palette, its words
-// kept whole in a narrow panel; the history's id column, which tells apart two
+// How the workbench's views read: the verdict's table and plots on a dark palette, its
+// words kept whole in a narrow panel; the history's id column, which tells apart two
 // experiments of one name.
+#include <qcustomplot.h>
 #include <QApplication>
 #include <QHeaderView>
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QTreeView>
 #include <QtTest>
+#include <algorithm>
 
 #include "UiTestSupport.h"
 #include "core/analysis/ExperimentAnalysis.h"
@@ -58,6 +60,66 @@ class LookTest : public QObject {
         QVERIFY2(!dark.contains("#eef1f5", Qt::CaseInsensitive), qPrintable(dark));
         panel.setAnalysis(twoArms());
         QVERIFY(!panel.html().contains("#eef1f5", Qt::CaseInsensitive));
+    }
+
+    // On the dark palette the lines between the table's cells are quiet: drawn in a
+    // lighter shade of the paper's light grey, they were white rules across the panel.
+    void theVerdictTablesLinesAreQuietOnADarkPalette() {
+        applyColorScheme(QStringLiteral("dark"));
+        VerdictPanel panel;
+        panel.setPalette(QApplication::palette());
+        panel.resize(380, 400);
+        panel.setAnalysis(twoArms());
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto* text = panel.findChild<QTextBrowser*>();
+        QVERIFY(text);
+        const QImage image = text->viewport()->grab().toImage();
+        // A rule is a row of bright pixels across most of the width; text never is.
+        int rules = 0;
+        for (int y = 0; y < image.height(); ++y) {
+            int bright = 0;
+            for (int x = 0; x < image.width(); ++x) {
+                bright += image.pixelColor(x, y).lightness() > 160 ? 1 : 0;
+            }
+            rules += bright > image.width() / 2 ? 1 : 0;
+        }
+        QCOMPARE(rules, 0);
+    }
+
+    // On the dark palette the verdict's plots are dark too: drawn for paper, they were a
+    // white block in the dark panel. Back on the light palette they are light again.
+    void theVerdictsPlotsFollowTheColours() {
+        VerdictPanel panel;
+        panel.resize(380, 400);
+        panel.setAnalysis(twoArms());
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const auto lightness = [&panel](QCustomPlot* plot) {
+            panel.tabs()->setCurrentWidget(plot);
+            plot->replot();
+            const QImage image = plot->grab().toImage();
+            qint64 sum = 0;
+            for (int y = 0; y < image.height(); ++y) {
+                for (int x = 0; x < image.width(); ++x) {
+                    sum += image.pixelColor(x, y).lightness();
+                }
+            }
+            return sum / std::max<qint64>(1, qint64(image.width()) * image.height());
+        };
+        for (const char* scheme : {"dark", "light"}) {
+            applyColorScheme(QString::fromLatin1(scheme));
+            panel.setPalette(QApplication::palette());
+            QApplication::processEvents();
+            const bool dark = QByteArray(scheme) == "dark";
+            for (QCustomPlot* plot : {panel.deviationPlot(), panel.validationPlot()}) {
+                const qint64 l = lightness(plot);
+                QVERIFY2(dark ? l < 100 : l > 155,
+                         qPrintable(QStringLiteral("%1 on %2: mean lightness %3")
+                                        .arg(plot->objectName(), QString::fromLatin1(scheme))
+                                        .arg(l)));
+            }
+        }
     }
 
     // A narrow panel breaks lines between words, never inside "inconclusive".

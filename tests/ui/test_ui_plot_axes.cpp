@@ -1,5 +1,6 @@
 // The plots' axes and their export: no axis shows values a run cannot have (a run's
-// first point put "samples seen" between -4000 and 4000), and an exported image has
+// first point put "samples seen" between -4000 and 4000; an empty panel read 0 to 5
+// samples and 0 to 5 % accuracy), and an exported image has
 // a size and folder of its own, remembered, and a legend of what it draws.
 #include <QAbstractButton>
 #include <QApplication>
@@ -96,6 +97,85 @@ class PlotAxesTest : public QObject {
             QCOMPARE(loss->xAxis->range().lower, 0.0);
             QVERIFY(loss->xAxis->range().upper >= 300);
         }
+    }
+
+    // With nothing ticked the panels show their titles and axes but no numbers (QCustomPlot's
+    // default range, 0 to 5, read as data); the first point brings them, and the bars'
+    // the first finished run.
+    void anEmptyPanelShowsNoNumbers() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        ws.window->resize(1280, 720);
+        ws.window->show();
+        ws.window->tabs()->setCurrentWidget(ws.window->compare());
+        QVERIFY(QTest::qWaitForWindowExposed(ws.window.get()));
+        PlotsView* plots = ws.window->compare()->plots();
+        plots->redrawNow();
+        int shown = 0;
+        for (int i = 0; i < PlotsView::kPanels; ++i) {
+            if (plots->isPanelShown(i)) {
+                ++shown;
+                QVERIFY2(!plots->panel(i)->showsAxisValues(), qPrintable(plots->panel(i)->title()));
+            }
+        }
+        QVERIFY(shown >= 4);
+
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        const int64_t e = db->createExperiment("points", "{}");
+        const int64_t r = db->createRun(e, "fp32", 0, 1, "{}", 100);
+        db->insertSteps(r, {step(1), step(2)});
+        ws.window->session()->pollNow();
+        ws.window->runModel()->setCheckedRuns({r});
+        QTRY_VERIFY(ws.window->cache()->series(r) &&
+                    ws.window->cache()->series(r)->steps.size() == 2);
+        plots->redrawNow();
+        QVERIFY(plots->lossPlot()->showsAxisValues());
+        // The bars are of finished runs: while this one trains they have none, and say so
+        // (they drew 0 to 1 samples/s).
+        PlotPanel* bars = plots->armBarsPlot();
+        QVERIFY(!bars->showsAxisValues());
+        QVERIFY2(bars->message().contains("No finished run"), qPrintable(bars->message()));
+        QCOMPARE(bars->categoryTickLabels(), QStringList{QStringLiteral("fp32")});
+        QVERIFY(bars->xAxis->tickLabelColor().alpha() > 0);  // the arm's name shows
+        db->markRunning(r, "{}");
+        db->finishRun(r, run::RunStatus::Finished, "");
+        ws.window->session()->pollNow();
+        QTRY_VERIFY(bars->showsAxisValues() && bars->message().isEmpty());
+    }
+
+    // Runs evaluated only at their end (the smoke preset's): the validation marker at the
+    // last point shows whole, not cut in half by the plot's edge.
+    void anEvaluationAtTheEndShowsWhole() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        const int64_t e = db->createExperiment("evaluated at the end", "{}");
+        const int64_t r = db->createRun(e, "fp32", 0, 1, "{}", 10);
+        std::vector<run::StepRecord> steps;
+        for (int64_t s = 1; s <= 10; ++s) {
+            steps.push_back(step(s));
+        }
+        db->insertSteps(r, steps);
+        db->insertEvals(r, {{10, 10 * 4000, 0.5, 0.8, 5.0}});
+        ws.window->session()->pollNow();
+        ws.window->runModel()->setCheckedRuns({r});
+        QTRY_VERIFY(ws.window->cache()->series(r) &&
+                    ws.window->cache()->series(r)->evals.size() == 1);
+        ws.window->resize(1280, 720);
+        ws.window->tabs()->setCurrentWidget(ws.window->compare());
+        ws.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(ws.window.get()));
+        PlotsView* plots = ws.window->compare()->plots();
+        plots->resetViews();
+        plots->redrawNow();
+        PlotPanel* validation = plots->validationPlot();
+        QVERIFY(!validation->curves().isEmpty());
+        // The circle is 5 pixels across, drawn with a pen of 1.
+        const double at = validation->xAxis->coordToPixel(10 * 4000);
+        QVERIFY2(at + 3 <= validation->axisRect()->right(),
+                 qPrintable(QStringLiteral("the marker at %1 px, the edge at %2 px")
+                                .arg(at)
+                                .arg(validation->axisRect()->right())));
     }
 
     // The export dialog offers 1200 × 700 (not the panel's few hundred pixels) in the

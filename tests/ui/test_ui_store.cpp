@@ -359,7 +359,7 @@ class StoreTest : public QObject {
         QCustomPlot* plot = compare->verdictPanel()->validationPlot();
         QVERIFY(compare->verdictPanel()->tabs()->isTabEnabled(2));
         QCOMPARE(plot->graphCount(), 4);  // band edges, mean, then the running run
-        QCOMPARE(plot->graph(2)->name(), QString("fp32 mean \u00b1 2\u03c3 (2 seeds)"));
+        QCOMPARE(plot->graph(2)->name(), QString("fp32 \u00b1 2\u03c3 (2 seeds)"));
         QCOMPARE(plot->graph(2)->data()->at(0)->value, 70.0);  // 0.40 is not in the mean
         QCOMPARE(plot->graph(3)->name(), QString("fp32 \u00b7 seed 3 (running)"));
         QVERIFY(plot->graph(3)->pen().style() == Qt::DotLine);
@@ -371,9 +371,9 @@ class StoreTest : public QObject {
         QVERIFY(ws.open());
         QProcess cli;
         cli.setProcessChannelMode(QProcess::MergedChannels);
-        cli.start(AMPBENCH_CLI_PATH,
-                  {"--db", ws.dbPath(), "run", "--preset", "smoke", "--steps", "8", "--warmup", "1",
-                   "--eval-batches", "1", "--device", "cpu", "--threads", "1", "-q"});
+        cli.start(AMPBENCH_CLI_PATH, {"--db", ws.dbPath(), "run", "--preset", "smoke", "--steps",
+                                      "8", "--seeds", "1", "--warmup", "1", "--eval-batches", "1",
+                                      "--device", "cpu", "--threads", "1", "-q"});
         QVERIFY(cli.waitForStarted());
         // The experiment shows up while (or soon after) the other process trains it.
         QTRY_VERIFY_WITH_TIMEOUT(ws.window->cache()->runs().size() == 3, 120000);

@@ -17,6 +17,7 @@
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
 #include "core/store/BatchSearchStore.h"
+#include "ui/ElidingComboBox.h"
 #include "ui/data/StoreSession.h"
 #include "ui/draw/Palette.h"
 #include "ui/plots/PlotPanel.h"
@@ -51,7 +52,7 @@ CapacityView::CapacityView(StoreSession& session, QWidget* parent)
     layout->setContentsMargins(4, 4, 4, 4);
 
     auto* bar = new QHBoxLayout;
-    experiments_ = new QComboBox;
+    experiments_ = new ElidingComboBox;
     experiments_->setObjectName("capacityExperiment");
     experiments_->setMinimumContentsLength(16);  // the bar fits a 1024-pixel window
     experiments_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
@@ -113,6 +114,11 @@ CapacityView::CapacityView(StoreSession& session, QWidget* parent)
     plot_ = new PlotPanel(tr("Largest micro-batch that trains, per arm"));
     plot_->setObjectName("capacityChart");
     plot_->yAxis->setLabel(tr("max micro-batch"));
+    // A micro-batch is a whole number: ticks at whole multiples, never at 0.2 or 0.5.
+    QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);
+    whole->setTickStep(1);
+    whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    plot_->yAxis->setTicker(whole);
     plot_->legend->setVisible(false);  // the ticks name the arms
     table_ = new QTableWidget(0, ColumnCount);
     table_->setObjectName("capacityTable");
@@ -383,7 +389,9 @@ void CapacityView::showChart() {
         : experiments_->count() == 0 ? tr("No experiments yet: run one first")
         : bars.empty()
             ? tr("No max-batch search for this experiment yet: press Find max batch (on %1)")
-                  .arg(device_.isEmpty() ? tr("its device") : device_)
+                  .arg(device_.isEmpty() || device_ == QLatin1String("auto")
+                           ? tr("its device: a GPU if there is one, else the CPU")
+                           : device_)
             : QString());
     plot_->replot();
 }

@@ -3,6 +3,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
+#include <QResizeEvent>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -72,8 +73,25 @@ void SetupPanel::showNotChecked(const QString& why) {
     clearFacts(tr("(not checked)"));
 }
 
+void SetupPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (event->size().width() != event->oldSize().width()) {
+        fitFacts();
+    }
+}
+
+void SetupPanel::fitFacts() {
+    // A wrapped label's minimum size hint is one line: in the splitter's pane the layout
+    // gave it less than its lines, and the last one ("Task: …") was cut at 1024 pixels.
+    const int need = facts_->text().isEmpty() ? 0 : facts_->heightForWidth(width());
+    if (need != facts_->minimumHeight()) {
+        facts_->setMinimumHeight(need);
+    }
+}
+
 void SetupPanel::clearFacts(const QString& treeLine) {
     facts_->clear();
+    fitFacts();
     // The tree stays, one line in it: hiding it moved the form above by its height.
     tree_->clear();
     auto* line = new QTreeWidgetItem(tree_, {treeLine});
@@ -117,6 +135,7 @@ void SetupPanel::showReport(const train::SetupReport& r, bool script) {
                      .arg(tr("Warning: %1").arg(QString::fromStdString(w).toHtmlEscaped()));
     }
     facts_->setText(lines.join(QStringLiteral("<br>")));
+    fitFacts();
     // The tree from the dotted paths: "features.0" under "features".
     tree_->clear();
     QHash<QString, QTreeWidgetItem*> items;

@@ -25,15 +25,22 @@ class SetupPanel : public QWidget {
     /// nothing trained here).
     void showReport(const ampbench::train::SetupReport& report, bool script = false);
     QString factsText() const;
+    QLabel* factsLabel() const { return facts_; }
     QTreeWidget* moduleTree() const { return tree_; }
 
   Q_SIGNALS:
     /// A module of the tree was double-clicked: its dotted path ("blocks.0.qkv").
     void moduleChosen(const QString& path);
 
+  protected:
+    void resizeEvent(QResizeEvent* event) override;
+
   private:
     /// Empties the facts and the tree, leaving one line in the tree that says why.
     void clearFacts(const QString& treeLine);
+    /// Keeps the facts' minimum height at what their wrapped lines need at the panel's
+    /// width, so the splitter above gives them that and never cuts the last line.
+    void fitFacts();
 
     QLabel* facts_ = nullptr;
     QLabel* state_ = nullptr;

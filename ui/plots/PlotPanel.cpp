@@ -100,6 +100,7 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
             });
     connect(this, &QCustomPlot::beforeReplot, this, &PlotPanel::cutCurvesForReplot);
     connect(this, &QCustomPlot::beforeReplot, this, &PlotPanel::fitAxisLabels);
+    connect(this, &QCustomPlot::beforeReplot, this, &PlotPanel::blankAxesWhileEmpty);
     connect(
         this, &QCustomPlot::legendClick, this,
         [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) { toggleFromLegend(item); });
@@ -249,9 +250,6 @@ void PlotPanel::applyPalette() {
     subGrid.setAlpha(grid.alpha() / 2);
     for (QCPAxis* axis : {xAxis, yAxis, xAxis2, yAxis2}) {
         axis->setBasePen(QPen(text, 1));
-        axis->setTickPen(QPen(text, 1));
-        axis->setSubTickPen(QPen(text, 1));
-        axis->setTickLabelColor(text);
         axis->setLabelColor(text);
         axis->grid()->setPen(QPen(grid, 1, Qt::DotLine));
         axis->grid()->setSubGridPen(QPen(subGrid, 1, Qt::DotLine));
@@ -265,6 +263,7 @@ void PlotPanel::applyPalette() {
     legend->setTextColor(text);
     tracer_->setPen(QPen(text, 1.5));
     message_->setColor(pal.color(QPalette::PlaceholderText));
+    paintAxisValues();
 }
 
 void PlotPanel::changeEvent(QEvent* event) {
@@ -526,6 +525,42 @@ void PlotPanel::setMessage(const QString& text) {
     message_->setVisible(!text.isEmpty());
 }
 
+QString PlotPanel::message() const {
+    return message_->visible() ? message_->text() : QString();
+}
+
+bool PlotPanel::hasPoints() {
+    for (int i = 0; i < plottableCount(); ++i) {
+        QCPAbstractPlottable* p = plottable(i);
+        auto* graph = qobject_cast<QCPGraph*>(p);
+        const CurvePtr curve = graph ? curveOf(graph) : CurvePtr();
+        QCPPlottableInterface1D* points = p->interface1D();
+        if (curve ? !curve->isEmpty() : points && points->dataCount() > 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void PlotPanel::blankAxesWhileEmpty() {
+    blank_ = !hasPoints();
+    paintAxisValues();
+}
+
+void PlotPanel::paintAxisValues() {
+    // Transparent rather than switched off: the axes keep their room, so nothing moves
+    // when the first point arrives. Arms named under bars are no values: they stay.
+    const QColor text = palette().color(QPalette::Text);
+    const QColor values = blank_ ? QColor(Qt::transparent) : text;
+    const bool categories = categoryTicker_ && xAxis->ticker() == categoryTicker_;
+    for (QCPAxis* axis : {xAxis, yAxis, xAxis2, yAxis2}) {
+        const QColor c = axis == xAxis && categories ? text : values;
+        axis->setTickPen(QPen(c, 1));
+        axis->setSubTickPen(QPen(c, 1));
+        axis->setTickLabelColor(c);
+    }
+}
+
 void PlotPanel::limitAntialiasing() {
     const int px = axisRect()->width();
     for (int i = 0; i < graphCount(); ++i) {
@@ -541,6 +576,13 @@ void PlotPanel::fitUnlessUserView() {
         rescaleAxes(true);
         keepAxesPossible();
         yAxis->scaleRange(1.06, yAxis->range().center());
+        // Room after the last point: a marker there (the evaluation at a run's end) was
+        // cut in half by the edge, and runs evaluated only at their end showed nothing
+        // else. A share of the range, so panels over the same runs keep equal ranges.
+        if (!(categoryTicker_ && xAxis->ticker() == categoryTicker_)) {
+            const QCPRange x = xAxis->range();
+            xAxis->setRangeUpper(x.upper + kEndRoom * x.size());
+        }
     }
 }
 

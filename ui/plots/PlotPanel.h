@@ -83,6 +83,11 @@ class PlotPanel : public QCustomPlot {
 
     /// A line of text in the middle of the plot (e.g. why it is empty); empty hides it.
     void setMessage(const QString& text);
+    /// The line set by setMessage(); empty when none.
+    QString message() const;
+    /// Whether the axes show numbers: not while no curve or bar has a point, where
+    /// QCustomPlot's default range (0 to 5 samples, 0 to 5 %) read as data.
+    bool showsAxisValues() const { return !blank_; }
     /// Antialiases only graphs drawing at most one point per pixel column of the
     /// axis rect: denser ones zig-zag across their pixels anyway, and smoothing
     /// their edges costs most of a replot. Cut curves are set again at each cut.
@@ -131,6 +136,14 @@ class PlotPanel : public QCustomPlot {
     void keepXNonNegative();
     /// Background, axes, grid, text and legend from the palette (light or dark).
     void applyPalette();
+    /// Tick labels and tick marks in the palette's text colour, transparent while the
+    /// panel is blank (but for arm names under bars).
+    void paintAxisValues();
+    /// Whether some curve or bar has a point (hidden ones count: their axes are real).
+    bool hasPoints();
+    /// Before each replot: blanks the axes' numbers of a panel without points, and shows
+    /// them again once it has some.
+    void blankAxesWhileEmpty();
     /// The range of a curve that was cut for its graph, and into how many slices.
     struct DrawnCurve {
         CurvePtr curve;
@@ -154,7 +167,8 @@ class PlotPanel : public QCustomPlot {
     /// The title as the screen shows it: with the note and the menu mark, elided.
     QString decoratedTitle() const;
     static constexpr int kTitleMargin = 8;
-    static constexpr int kMaxXTicks = 5;  // QCustomPlot's default
+    static constexpr int kMaxXTicks = 5;      // QCustomPlot's default
+    static constexpr double kEndRoom = 0.03;  // of the x range, after the last point
 
     /// What beginFigure() changed, to put back.
     struct ScreenState {
@@ -183,6 +197,7 @@ class PlotPanel : public QCustomPlot {
     QSet<QString> hidden_;                   // curve labels the user hid
     QHash<QCPGraph*, DrawnCurve> drawn_;     // graphs that show a (cut) Curve
     bool userView_ = false;                  // zoomed or panned since the last reset
+    bool blank_ = true;                      // no point to plot: axes without numbers
     bool following_ = false;                 // taking a linked panel's x range
     QHash<QCPAxis*, QString> wholeLabels_;   // as the drawing code set them
     QHash<QCPAxis*, QString> fittedLabels_;  // as this panel last showed them

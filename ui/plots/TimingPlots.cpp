@@ -88,6 +88,7 @@ void drawArmBars(PlotPanel& panel, const PlotInput& in) {
     panel.yAxis2->setLabel(QStringLiteral("peak MiB (hatched)"));
     QVector<QPair<double, QString>> ticks;
     double maxRate = 0, maxMem = 0;
+    int drawn = 0;
     const bool several = std::any_of(in.groups.begin(), in.groups.end(), [&](const PlotGroup& g) {
         return g.experiment != in.groups.front().experiment;
     });
@@ -98,22 +99,25 @@ void drawArmBars(PlotPanel& panel, const PlotInput& in) {
         // Each label gets its column's width, fitted by the panel at its size; names
         // that do not fit lose their middle (the hover over a bar names it in full).
         ticks.append({key, several ? g.arm + "\n" + g.experiment : g.arm});
-        if (!a) {
+        // The figures are of finished runs: while the first trains, bars of 0 drew
+        // axes of 0 to 1 samples/s and MiB.
+        const double sps = a && std::isfinite(a->samples_per_s) ? a->samples_per_s : 0.0;
+        const double mib = a ? static_cast<double>(a->peak_mem) / (1024.0 * 1024.0) : 0.0;
+        if (!(sps > 0 || mib > 0)) {
             continue;
         }
+        ++drawn;
         auto* group = new QCPBarsGroup(&panel);
         group->setSpacingType(QCPBarsGroup::stAbsolute);
         group->setSpacing(2);
         QCPBars* rate = panel.addBars(g.label, g.color, panel.yAxis);
         rate->setWidth(0.35);
         rate->setBarsGroup(group);
-        const double sps = std::isfinite(a->samples_per_s) ? a->samples_per_s : 0.0;
         rate->addData(key, sps);
         QCPBars* mem = panel.addBars(g.label, g.color, panel.yAxis2);
         mem->setWidth(0.35);
         mem->setBrush(QBrush(g.color, Qt::BDiagPattern));
         mem->setBarsGroup(group);
-        const double mib = static_cast<double>(a->peak_mem) / (1024.0 * 1024.0);
         mem->addData(key, mib);
         maxRate = std::max(maxRate, sps);
         maxMem = std::max(maxMem, mib);
@@ -121,7 +125,9 @@ void drawArmBars(PlotPanel& panel, const PlotInput& in) {
     panel.setCategoryTicks(ticks);
     panel.xAxis->setLabel(QString());
     panel.xAxis->setSubTicks(false);
-    panel.setMessage(in.groups.empty() ? QObject::tr("No runs on show") : QString());
+    panel.setMessage(in.groups.empty() ? QObject::tr("No runs on show")
+                     : drawn == 0      ? QObject::tr("No finished run on show yet")
+                                       : QString());
     if (!panel.userView()) {
         panel.xAxis->setRange(-0.6,
                               std::max<double>(0.6, static_cast<double>(in.groups.size()) - 0.4));

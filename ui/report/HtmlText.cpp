@@ -45,7 +45,8 @@ std::string table(const std::vector<std::string>& header,
     // border/cellspacing/cellpadding attributes: QTextDocument ignores most table CSS.
     std::string out = std::string("<table class=\"grid\"") + (full_width ? " width=\"100%\"" : "") +
                       " border=\"1\" cellspacing=\"0\" cellpadding=\"3\" "
-                      "style=\"border-collapse:collapse; border-color:#c8c8c8\">\n";
+                      "style=\"border-collapse:collapse; " +
+                      kTableBorder + "\">\n";
     if (!header.empty()) {
         // <thead>: QTextDocument repeats the header row on every page a table spans.
         out += "<thead><tr>";

@@ -35,5 +35,8 @@ std::string badge(const std::string& verdict);
 /// The attributes of every header cell the tables write: a light band with dark text,
 /// for paper. A screen with a dark palette swaps them for its own (VerdictPanel).
 inline constexpr const char* kHeaderCell = "bgcolor=\"#eef1f5\" style=\"color:#222222\"";
+/// The tables' border colour, for paper. QTextDocument draws the lines between cells
+/// in a lighter shade of it (white here), which a dark palette must swap too.
+inline constexpr const char* kTableBorder = "border-color:#c8c8c8";
 
 }  // namespace ampbench::report::html

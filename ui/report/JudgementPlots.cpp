@@ -38,6 +38,20 @@ void reset(QCustomPlot& plot) {
     plot.legend->setVisible(false);
 }
 
+/// Shows the legend in a row of its own under the axes. Inside them it hid what it
+/// names: a narrow verdict panel has no empty corner, and the lower ±2σ bars, the lower
+/// tolerance line and the deviation's peaks were under it.
+void legendBelow(QCustomPlot& plot) {
+    QCPLayoutGrid* grid = plot.plotLayout();
+    if (plot.legend->layout() != grid) {
+        const int row = grid->rowCount();
+        grid->insertRow(row);
+        grid->addElement(row, 0, plot.legend);
+        grid->setRowStretchFactor(row, 0.001);  // as tall as its entries, no more
+    }
+    plot.legend->setVisible(true);
+}
+
 /// A shaded band between two curves, with one legend entry (or none).
 void shade(QCustomPlot& plot, const QVector<double>& x, const QVector<double>& lo,
            const QVector<double>& hi, const QColor& fill, const QString& name) {
@@ -127,8 +141,7 @@ bool drawDeviation(QCustomPlot& plot, const ExperimentAnalysis& a) {
     plot.yAxis->setRange(lo - 0.06 * (hi - lo), hi + 0.06 * (hi - lo));
     plot.xAxis->setLabel("samples seen");
     plot.yAxis->setLabel("(arm \xE2\x88\x92 baseline mean) \xC3\xB7 2\xCF\x83");
-    plot.legend->setVisible(true);
-    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    legendBelow(plot);
     return true;
 }
 
@@ -210,15 +223,16 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a,
         }
     }
     auto label = [](const analysis::MetricBand& b) {
-        return q(b.arm + (b.runs > 1
-                              ? " mean \xC2\xB1 2\xCF\x83 (" + std::to_string(b.runs) + " seeds)"
-                              : " (one seed)"));
+        // "fp32 ± 2σ (2 seeds)": the mean is the line or dot, named by the tab's tooltip;
+        // a long arm name and "mean" ran past a 1024-pixel window's verdict panel.
+        return q(b.arm + (b.runs > 1 ? " \xC2\xB1 2\xCF\x83 (" + std::to_string(b.runs) + " seeds)"
+                                     : " (one seed)"));
     };
     const QString tol_name =
         q("tolerance \xC2\xB1 " +
           (accuracy ? QString::number(tol * 100.0, 'f', 2).toStdString() + " points"
                     : QString::number(tol, 'g', 3).toStdString()) +
-          " around " + a.baseline + "'s final mean");
+          "\naround " + a.baseline + "'s final mean");
     if (final_only) {
         // One column per arm: the mean with ±2σ bars.
         QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
@@ -358,8 +372,7 @@ bool drawValidation(QCustomPlot& plot, const ExperimentAnalysis& a,
         plot.xAxis->setRange(std::max(0.0, x.size() > 0 ? x.lower : 0.0), upper);
     }
     plot.yAxis->setLabel(accuracy ? "validation accuracy (%)" : "validation loss");
-    plot.legend->setVisible(true);
-    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    legendBelow(plot);
     return true;
 }
 

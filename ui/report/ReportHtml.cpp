@@ -267,9 +267,10 @@ std::string verdictNarrowTableHtml(const analysis::ExperimentAnalysis& a) {
     // broken letters) where the panel is narrow.
     const Column columns[] = {
         {"arm \xC2\xB7 verdict", false}, {"speed-up (95% CI)", true}, {"memory", true}};
-    std::string out =
-        "<table class=\"grid\" width=\"100%\" border=\"1\" cellspacing=\"0\" cellpadding=\"3\" "
-        "style=\"border-collapse:collapse; border-color:#c8c8c8\">\n<thead><tr>";
+    std::string out = std::string(
+                          "<table class=\"grid\" width=\"100%\" border=\"1\" cellspacing=\"0\" "
+                          "cellpadding=\"3\" style=\"border-collapse:collapse; ") +
+                      html::kTableBorder + "\">\n<thead><tr>";
     for (const Column& c : columns) {
         out += std::string("<th ") + html::kHeaderCell +
                (c.right ? " align=\"right\"" : " align=\"left\"") + ">" + escape(c.name) + "</th>";

@@ -23,6 +23,7 @@
 
 #include "core/store/Database.h"
 #include "core/store/NumericsStore.h"
+#include "ui/EmptyViewNote.h"
 #include "ui/data/StoreSession.h"
 #include "ui/plots/NumericsHeatmap.h"
 #include "ui/runs/HistoryFilter.h"
@@ -162,6 +163,11 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     details_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     details_->setSelectionBehavior(QAbstractItemView::SelectRows);
     details_->setToolTip(tr("What was recorded about the selected experiment or run"));
+    EmptyViewNote::install(
+        details_, tr("Select an experiment or a run above to see what was recorded about it"));
+    treeNote_ = EmptyViewNote::install(tree_, {});
+    updateTreeNote();
+    EmptyViewNote::install(trashTree_, tr("The trash is empty"));
     detailsTimer_ = new QTimer(this);
     detailsTimer_->setSingleShot(true);
     connect(detailsTimer_, &QTimer::timeout, this, &HistoryView::updateDetails);
@@ -185,8 +191,10 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
 
     connect(mode_, &QComboBox::currentIndexChanged, this, [this](int i) { showTrash(i == 1); });
     connect(name_, &QLineEdit::textChanged, this, &HistoryView::setNameFilter);
-    connect(status_, &QComboBox::currentIndexChanged, this,
-            [this] { filter_->setStatusFilter(status_->currentData().toString()); });
+    connect(status_, &QComboBox::currentIndexChanged, this, [this] {
+        filter_->setStatusFilter(status_->currentData().toString());
+        updateTreeNote();
+    });
     for (QTreeView* t : {tree_, trashTree_}) {
         connect(t->selectionModel(), &QItemSelectionModel::selectionChanged, this,
                 &HistoryView::updateButtons);
@@ -252,6 +260,14 @@ void HistoryView::setNameFilter(const QString& text) {
     if (!text.isEmpty()) {
         tree_->expandAll();
     }
+    updateTreeNote();
+}
+
+void HistoryView::updateTreeNote() {
+    const bool filtered = !name_->text().isEmpty() || status_->currentIndex() > 0;
+    treeNote_->setText(filtered ? tr("No experiment or run matches the filter")
+                                : tr("No experiments in this database yet: set one up in the "
+                                     "Experiment tab and press Run experiment"));
 }
 
 void HistoryView::setStatusFilter(const QString& status) {

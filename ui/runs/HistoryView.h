@@ -15,6 +15,7 @@ class QTreeView;
 
 namespace ampbench::ui {
 
+class EmptyViewNote;
 class HistoryFilter;
 class RunTreeModel;
 class NumericsHeatmap;
@@ -95,6 +96,8 @@ class HistoryView : public QWidget {
     };
     void updateButtons();
     void updateDetails();
+    /// The empty history's note: none recorded yet, or none that the filter lets through.
+    void updateTreeNote();
     void refreshTrash();
     void notify(const QString& text, bool undoable);
     QString describe(qint64 id, bool isRun) const;
@@ -110,6 +113,7 @@ class HistoryView : public QWidget {
     QTreeView* tree_ = nullptr;
     QTreeView* trashTree_ = nullptr;
     QTableWidget* details_ = nullptr;
+    EmptyViewNote* treeNote_ = nullptr;  ///< why the history shows no experiment
     NumericsHeatmap* numerics_ = nullptr;
     QTimer* detailsTimer_ = nullptr;
     QString detailsKey_;

@@ -26,8 +26,29 @@ QCustomPlot* judgementPlot(const QString& name) {
     QFont f = plot->font();
     f.setPointSizeF(8.5);
     plot->legend->setFont(f);
-    plot->legend->setBrush(QColor(255, 255, 255, 220));
     return plot;
+}
+
+/// The plot in the palette's colours: drawn for paper, the two plots were a white block
+/// in the dark panel. Data colours stay (the arms' are the same on both).
+void paintInPalette(QCustomPlot& plot, const QPalette& pal) {
+    const QColor text = pal.color(QPalette::Text);
+    const QColor base = pal.color(QPalette::Base);
+    QColor grid = text;
+    grid.setAlpha(base.lightness() < 128 ? 60 : 40);
+    plot.setBackground(base);
+    plot.axisRect()->setBackground(base);
+    for (QCPAxis* axis : plot.axisRect()->axes()) {
+        axis->setBasePen(QPen(text, 1));
+        axis->setTickPen(QPen(text, 1));
+        axis->setSubTickPen(QPen(text, 1));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        axis->grid()->setPen(QPen(grid, 1, Qt::DotLine));
+    }
+    plot.legend->setBrush(base);
+    plot.legend->setBorderPen(QPen(pal.color(QPalette::Mid)));
+    plot.legend->setTextColor(text);
 }
 
 }  // namespace
@@ -57,6 +78,9 @@ VerdictPanel::VerdictPanel(QWidget* parent)
     // narrow panel scrolls sideways instead.
     text_->setWordWrapMode(QTextOption::WordWrap);
     text_->setReadOnly(true);
+    for (QCustomPlot* plot : {deviation_, validation_}) {
+        paintInPalette(*plot, palette());
+    }
     clear();
 }
 
@@ -84,6 +108,9 @@ void VerdictPanel::setAnalysis(const analysis::ExperimentAnalysis& analysis,
     showBody();
     tabs_->setTabEnabled(1, report::drawDeviation(*deviation_, analysis));
     tabs_->setTabEnabled(2, report::drawValidation(*validation_, analysis, running));
+    for (QCustomPlot* plot : {deviation_, validation_}) {
+        paintInPalette(*plot, palette());  // the drawing sets some colours of its own
+    }
     deviation_->replot();
     validation_->replot();
 }
@@ -106,8 +133,8 @@ void VerdictPanel::clear(const QString& message) {
 }
 
 void VerdictPanel::showBody() {
-    // The tables are written for paper (a light header band); on a dark palette that
-    // band was a white stripe across the panel.
+    // The tables are written for paper (a light header band, light grey lines); on a
+    // dark palette that band was a white stripe across the panel.
     const QPalette& p = palette();
     QString shown = body_;
     if (p.color(QPalette::Base).lightness() < 128) {
@@ -115,6 +142,10 @@ void VerdictPanel::showBody() {
             QStringLiteral("bgcolor=\"%1\" style=\"color:%2\"")
                 .arg(p.color(QPalette::Button).name(), p.color(QPalette::ButtonText).name());
         shown.replace(QString::fromLatin1(report::html::kHeaderCell), header);
+        // The lines between cells are a lighter shade of the border colour: white lines
+        // across the dark panel; from a dark grey they are a quiet grey.
+        shown.replace(QString::fromLatin1(report::html::kTableBorder),
+                      QStringLiteral("border-color:") + p.color(QPalette::Midlight).name());
         shown.replace(
             QStringLiteral("color:#666666"),
             QStringLiteral("color:") + p.color(QPalette::Disabled, QPalette::Text).name());
@@ -124,8 +155,14 @@ void VerdictPanel::showBody() {
 
 void VerdictPanel::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange && !body_.isEmpty()) {
-        showBody();
+    if (event->type() == QEvent::PaletteChange) {
+        for (QCustomPlot* plot : {deviation_, validation_}) {
+            paintInPalette(*plot, palette());
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+        if (!body_.isEmpty()) {
+            showBody();
+        }
     }
 }
 

@@ -38,7 +38,7 @@ class VerdictPanel : public QWidget {
     QCustomPlot* validationPlot() const { return validation_; }
 
   protected:
-    /// A new palette (dark or light) shows the text again in its colours.
+    /// A new palette (dark or light) shows the text and the plots again in its colours.
     void changeEvent(QEvent* event) override;
 
   private:
