@@ -165,12 +165,21 @@ ExperimentSpec gpt2Small() {
     return s;
 }
 
+/// The default comparison small enough for seconds, yet judged: the verdict wants 50
+/// optimizer steps of every arm (200 micro-batches, for K = 4) and two seeds of the
+/// baseline (its noise band). Micro-batches of 8 keep the samples trained where three
+/// runs of 48 micro-batches of 64 had them (9,600 against 9,216); each arm's seeds train
+/// as one fused model, evaluated once, at the end, on 512 images. On 2 CPU threads it
+/// takes no longer than those 48 micro-batches did (4.6 s against 5.1 s).
 ExperimentSpec smoke() {
     ExperimentSpec s = fashionMnist();
     s.name = "fashion-mnist-smoke";
-    s.micro_steps = 48;
-    s.eval_interval = 24;
-    s.eval_batches = 8;
+    s.micro_batch = 8;
+    s.micro_steps = 200;
+    s.seeds = {1, 2};
+    s.fuse_seeds = Switch::On;
+    s.eval_interval = 0;
+    s.eval_batches = 2;
     s.warmup_steps = 2;
     return s;
 }
@@ -215,8 +224,8 @@ constexpr Preset kPresets[] = {
      "600 micro-batches, one seed",
      fashionMnist},
     {"smoke",
-     "The default comparison cut to 48 micro-batches: a check that everything runs, "
-     "in seconds",
+     "The default comparison cut to 200 micro-batches of 8, seeds 1 and 2 (each arm's "
+     "seeds fused): a check that everything runs that reaches a verdict, in seconds",
      smoke},
     {"noise-band",
      "The default comparison with seeds 1, 2 and 3, to measure the seed-noise band "

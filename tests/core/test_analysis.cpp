@@ -13,6 +13,8 @@
 #include "core/analysis/ComparisonTable.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/StudentT.h"
+#include "core/analysis/Verdict.h"
+#include "core/config/Presets.h"
 #include "tests/core/AnalysisFixtures.h"
 
 using namespace ampbench::analysis::fixtures;
@@ -250,6 +252,19 @@ TEST(Verdict, TooFewOptimizerStepsAreNotJudged) {
     const auto& v = verdictOf(a, "amp");
     EXPECT_EQ(v.verdict, Verdict::Inconclusive) << v.summary;
     EXPECT_EQ(v.summary.code, FindingCode::TooFewSteps);
+}
+
+// The smoke preset is judged, not "too few optimizer steps": every arm makes the steps
+// the verdict needs (K = 4 included), and every arm has two seeds, the baseline's giving
+// the noise band.
+TEST(Verdict, TheSmokePresetGivesEveryArmWhatAVerdictNeeds) {
+    const config::ExperimentSpec smoke = *config::preset("smoke");
+    const VerdictThresholds thresholds;
+    for (const config::ArmSpec& arm : smoke.arms) {
+        EXPECT_GE(static_cast<double>(smoke.micro_steps / arm.accumulation), thresholds.min_steps)
+            << arm.name;
+        EXPECT_GE(config::seedsForArm(smoke, arm).size(), 2u) << arm.name;
+    }
 }
 
 // Time to target: the first evaluation at the baseline's final mean accuracy.

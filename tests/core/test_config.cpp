@@ -131,8 +131,13 @@ TEST(Presets, DefaultIsTheThreeArmComparison) {
     EXPECT_DOUBLE_EQ(scaledLearningRate(s, s.arms[2]), 0.2);
 
     const ExperimentSpec smoke = *preset("smoke");
-    EXPECT_EQ(smoke.micro_steps, 48);
-    EXPECT_EQ(smoke.eval_batches, 8);
+    EXPECT_EQ(smoke.arms, s.arms);
+    EXPECT_EQ(smoke.micro_batch, 8);
+    EXPECT_EQ(smoke.micro_steps, 200);
+    EXPECT_EQ(smoke.seeds, (std::vector<uint64_t>{1, 2}));
+    EXPECT_TRUE(fuseSeeds(smoke));
+    EXPECT_EQ(smoke.eval_interval, 0);
+    EXPECT_EQ(smoke.eval_batches, 2);
     EXPECT_EQ(preset("noise-band")->seeds, (std::vector<uint64_t>{1, 2, 3}));
 }
 
