@@ -251,9 +251,10 @@ TEST_F(CliFaults, ForeignDatabaseWithOurTableNamesStaysByteForByte) {
 // the wait is an event.
 TEST_F(CliFaults, ALockHeldDuringARunLosesNoSteps) {
     const std::string log = (dir_ / "run.log").string();
-    const pid_t pid = spawn({"--db", db_, "run", "--preset", "smoke", "--steps", "400", "--arm",
-                             "fp32=fp32", "--eval-interval", "0", "--eval-batches", "2"},
-                            log);
+    const pid_t pid =
+        spawn({"--db", db_, "run", "--preset", "smoke", "--steps", "400", "--arm", "fp32=fp32",
+               "--seeds", "1", "--eval-interval", "0", "--eval-batches", "2"},
+              log);
     ASSERT_GE(waitForSteps(db_, 0, 10), 10) << readBytes(log);
     sqlite3* raw = nullptr;
     ASSERT_EQ(sqlite3_open(db_.c_str(), &raw), SQLITE_OK);
@@ -286,7 +287,8 @@ TEST_F(CliFaults, ALockHeldDuringARunLosesNoSteps) {
 // at once, without a read-write open in between.
 TEST_F(CliFaults, AfterKillNineReadersShowInterruptedRunsAndQueue) {
     const std::string log = (dir_ / "run.log").string();
-    const pid_t pid = spawn({"--db", db_, "run", "--preset", "smoke", "--steps", "100000"}, log);
+    const pid_t pid =
+        spawn({"--db", db_, "run", "--preset", "smoke", "--steps", "100000", "--seeds", "1"}, log);
     ASSERT_GE(waitForSteps(db_, 0, 5), 5) << readBytes(log);
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
@@ -326,7 +328,7 @@ TEST_F(CliFaults, OutputsIntoDevicesFifosAndDescriptorsAreStreamedNeverReplaced)
 TEST_F(CliFaults, DatabaseFilesMadeImmutableMidRunEndWithTheReasonAndKeepTheRows) {
     const std::string log = (dir_ / "run.log").string();
     const pid_t pid = spawn({"--db", db_, "run", "--preset", "smoke", "--steps", "100000", "--arm",
-                             "fp32=fp32", "--eval-interval", "0"},
+                             "fp32=fp32", "--seeds", "1", "--eval-interval", "0"},
                             log);
     const int64_t before = waitForSteps(db_, 0, 20);
     ASSERT_GE(before, 20) << readBytes(log);

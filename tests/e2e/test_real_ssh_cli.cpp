@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "Hold.h"
 #include "RealSsh.h"
 #include "Shell.h"
 #include "core/store/Database.h"
@@ -124,6 +125,16 @@ class RealSshCliTest : public ::testing::Test {
                            " </dev/null | " + kCli + " --db " + test::RealSshd::localQuote(local_) +
                            " ingest - --origin gpu)");
     }
+    /// The steps the server's first run of experiment `id` has stored (0 while none).
+    int64_t firstRunSteps(int64_t id) const {
+        try {
+            auto server = Database::open(server_, Database::Mode::ReadOnly);
+            const auto runs = server->runs(id);
+            return runs.empty() ? 0 : server->stepCount(runs.front().id);
+        } catch (const std::exception&) {
+            return 0;
+        }
+    }
     json status(int64_t id) {
         auto r = remote("status --json --experiment " + std::to_string(id));
         EXPECT_EQ(r.code, 0) << r.out;
@@ -177,9 +188,22 @@ class RealSshCliTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(RealSshCliTest, TailResumedAfterItsConnectionIsKilledEndsRowForRowEqual) {
-    const int64_t id = launch(kSpec + " --micro-steps 800");
+    const int64_t id = launch(kSpec + " --micro-steps 300");
     ASSERT_GT(id, 0);
-    EXPECT_EQ(status(id)["state"], "running");
+    // The job is held still from its first stored steps until the connection has been
+    // killed, so the drop comes mid-run however short the run and however fast the machine.
+    const json started = status(id);
+    EXPECT_EQ(started["state"], "running");
+    const pid_t job = started.value("pid", 0);
+    ASSERT_GT(job, 0);
+    ASSERT_TRUE(test::eventually(
+        [&] {
+            const char state = test::processState(job);
+            return firstRunSteps(id) > 0 || state == 'Z' || state == '?';
+        },
+        test::kPatience, std::chrono::milliseconds(20)));
+    test::Hold hold(job);
+    ASSERT_TRUE(hold.holds()) << "the job ended before the connection could be killed";
     // Follow in the background; drop the connection once rows have arrived here.
     test::ShellResult first;
     std::thread tail([&] { first = follow(id, ""); });
@@ -201,6 +225,7 @@ TEST_F(RealSshCliTest, TailResumedAfterItsConnectionIsKilledEndsRowForRowEqual) 
     EXPECT_GE(killed, 1) << "no connection served the tail";
     EXPECT_NE(first.out.find("closed by remote host"), std::string::npos) << first.out;
     EXPECT_EQ(status(id)["state"], "running") << "the drop came after the end";
+    hold.release();
 
     // Reconnect after the last row held here, and follow to the end.
     const std::string after = since(id, &held);
@@ -213,9 +238,11 @@ TEST_F(RealSshCliTest, TailResumedAfterItsConnectionIsKilledEndsRowForRowEqual) 
 TEST_F(RealSshCliTest, CancelOverSshEndsRunsCancelledWithRowsKept) {
     const int64_t id = launch(kSpec + " --micro-steps 100000");
     ASSERT_GT(id, 0);
-    ASSERT_TRUE(test::eventually([&] { return status(id)["runs"][0].value("step", 0) > 20; },
-                                 test::kPatience, std::chrono::milliseconds(100)))
+    // Watched in the database, not through `status` (a CLI started every 100 ms).
+    ASSERT_TRUE(test::eventually([&] { return firstRunSteps(id) > 20; }, test::kPatience,
+                                 std::chrono::milliseconds(100)))
         << status(id).dump();
+    EXPECT_GT(status(id)["runs"][0].value("step", 0), 20);
     auto c = remote("cancel --experiment " + std::to_string(id));
     ASSERT_EQ(c.code, 0) << c.out;
     EXPECT_NE(c.out.find("cancelled"), std::string::npos) << c.out;

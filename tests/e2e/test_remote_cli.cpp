@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "Hold.h"
 #include "Shell.h"
 #include "core/store/Database.h"
 #include "core/stream/Ingestor.h"
@@ -73,6 +74,16 @@ class RemoteCliTest : public ::testing::Test {
                            (since.empty() ? "" : " --since " + since) + " --follow --stream' | " +
                            kCli + " --db " + local_ + " ingest - --origin gpu");
     }
+    /// The steps the server's first run of experiment `id` has stored (0 while none).
+    int64_t firstRunSteps(int64_t id) const {
+        try {
+            auto server = Database::open(server_, Database::Mode::ReadOnly);
+            const auto runs = server->runs(id);
+            return runs.empty() ? 0 : server->stepCount(runs.front().id);
+        } catch (const std::exception&) {
+            return 0;
+        }
+    }
     json status(int64_t id) {
         auto r = test::shell(kCli + " --db " + server_ + " status --json --experiment " +
                              std::to_string(id));
@@ -120,8 +131,19 @@ std::vector<std::string> rowsOf(const Database& db, int64_t run) {
 }  // namespace
 
 TEST_F(RemoteCliTest, DroppedTransportResumesAndEndsRowForRowEqual) {
-    // Long enough that the job still trains when its first rows have arrived here.
-    const int64_t id = launch(kSpec + " --micro-steps 2000");
+    const int64_t id = launch(kSpec + " --micro-steps 300");
+    // The job is held still from its first stored steps until the link has dropped, so
+    // the drop comes mid-run however short the run and however fast the machine.
+    const pid_t job = status(id).value("pid", 0);
+    ASSERT_GT(job, 0);
+    ASSERT_TRUE(test::eventually(
+        [&] {
+            const char state = test::processState(job);
+            return firstRunSteps(id) > 0 || state == 'Z' || state == '?';
+        },
+        test::kPatience, std::chrono::milliseconds(20)));
+    test::Hold hold(job);
+    ASSERT_TRUE(hold.holds()) << "the job ended before the link could drop";
     // The link drops once rows have arrived, mid-run: the transport (ssh and all it
     // runs, a session of its own) is killed, ingest sees the end.
     const std::string pidFile = (dir_ / "transport.pid").string();
@@ -141,6 +163,7 @@ TEST_F(RemoteCliTest, DroppedTransportResumesAndEndsRowForRowEqual) {
     const auto [rows, since] = held(id);
     ASSERT_GT(rows, 0) << "nothing arrived before the drop";
     EXPECT_EQ(status(id)["state"], "running") << "the drop came after the end";
+    hold.release();
     // Reconnect after the last row held here, and follow to the end.
     auto r = follow(id, since);
     ASSERT_EQ(r.code, 0) << r.out;
@@ -174,9 +197,11 @@ TEST_F(RemoteCliTest, CancelThroughTheTransportEndsRunsCancelledWithRowsKept) {
     const int64_t id = launch(kSpec + " --micro-steps 100000");
     EXPECT_EQ(status(id)["state"], "running");
     // Wait until the first run has recorded steps.
-    ASSERT_TRUE(test::eventually([&] { return status(id)["runs"][0].value("step", 0) > 20; },
-                                 test::kPatience, std::chrono::milliseconds(100)))
+    // Watched in the database, not through `status` (a CLI started every 100 ms).
+    ASSERT_TRUE(test::eventually([&] { return firstRunSteps(id) > 20; }, test::kPatience,
+                                 std::chrono::milliseconds(100)))
         << status(id).dump();
+    EXPECT_GT(status(id)["runs"][0].value("step", 0), 20);
     auto c = remote("cancel --experiment " + std::to_string(id));
     ASSERT_EQ(c.code, 0) << c.out;
     EXPECT_NE(c.out.find("cancelled"), std::string::npos) << c.out;
@@ -248,7 +273,11 @@ TEST_F(RemoteCliTest, LaunchReadsTheSpecFromStdinAndLivesOnAfterTheSession) {
     EXPECT_NE(::getsid(pid), pid);
     auto server = Database::open(server_, Database::Mode::ReadOnly);
     EXPECT_EQ(server->experiment(id)->name, "piped");
-    // It trains to its end, whenever that is: nothing went with the transport.
-    ASSERT_TRUE(test::eventually([&] { return status(id)["state"] != "running"; }));
+    // It trains to its end, whenever that is: nothing went with the transport. (Its
+    // process is watched, not `status`: a CLI started every 50 ms would take a core.)
+    ASSERT_TRUE(test::eventually([&] {
+        const char state = test::processState(pid);
+        return state == 'Z' || state == '?';
+    }));
     EXPECT_EQ(status(id)["state"], "finished");
 }

@@ -161,7 +161,8 @@ class SlurmCli : public ::testing::Test {
 };
 
 TEST_F(SlurmCli, TheSmokeComparisonAsAJobArrayIsIngestedRowForRow) {
-    const json launched = launch("--preset smoke --steps 60 --eval-interval 30 --threads 1");
+    const json launched =
+        launch("--preset smoke --steps 60 --seeds 1 --eval-interval 30 --threads 1");
     const int64_t id = launched.value("experiment_id", 0);
     ASSERT_GT(id, 0);
     EXPECT_EQ(launched.value("scheduler", ""), "slurm");
@@ -392,7 +393,7 @@ TEST_F(SlurmCli, ARequeuedTaskTrainsAgainInANewRunAndRepeatsNoRow) {
 }
 
 TEST_F(SlurmCli, AKilledCollectorStartedAgainRecordsEveryRowAndTheRunsEndFinished) {
-    const json launched = launch(kSpecAnySeeds + " --micro-steps 4000 --seeds 1 2");
+    const json launched = launch(kSpecAnySeeds + " --micro-steps 1500 --seeds 1 2");
     const int64_t id = launched.value("experiment_id", 0);
     ASSERT_GT(id, 0);
     const pid_t collector = launched.value("pid", 0);

@@ -1,9 +1,13 @@
 // End to end: the record stream through the real CLI. A run streamed into ingest
 // gives a local database equal row for row to the server's; tail resumes without
 // duplicates or gaps and follows a run another process trains; ingest's exit codes.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -14,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "Hold.h"
 #include "Shell.h"
 #include "core/config/DataPaths.h"
 #include "core/store/Database.h"
@@ -97,8 +102,9 @@ class StreamCli : public ::testing::Test {
 
     /// The smoke preset's spec with per-layer numerics every `every` optimizer steps.
     std::string smokeSpecWithNumerics(int every) const {
-        const auto saved = test::shell(cli(server_) + "run --preset smoke --dry-run --save-spec " +
-                                       path("smoke.json"));
+        const auto saved =
+            test::shell(cli(server_) + "run --preset smoke --seeds 1 --dry-run --save-spec " +
+                        path("smoke.json"));
         EXPECT_EQ(saved.code, 0) << saved.out;
         auto spec = nlohmann::json::parse(std::ifstream(path("smoke.json")));
         spec["numerics_every"] = every;
@@ -115,6 +121,71 @@ std::string slurp(const std::string& file) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+/// The CLI started with `args` and not waited for; its output goes to `log`.
+pid_t spawnCli(const std::vector<std::string>& args, const std::string& log) {
+    std::vector<std::string> words{kCli};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& w : words)
+        argv.push_back(w.data());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(fd, STDOUT_FILENO);
+        ::dup2(fd, STDERR_FILENO);
+        ::execv(kCli.c_str(), argv.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+/// A process this test started: killed and reaped if the test ends before it does.
+struct Child {
+    pid_t pid = -1;
+    ~Child() {
+        if (pid > 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    }
+    /// Waits for its end; its wait status.
+    int wait() {
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        pid = -1;
+        return status;
+    }
+};
+
+/// The steps the first run of the database at `db` has stored (0 while there is none).
+int64_t stepsOfFirstRun(const std::string& db) {
+    try {
+        if (!fs::exists(db))
+            return 0;
+        auto d = Database::open(db, Database::Mode::ReadOnly);
+        const auto runs = d->runs();
+        return runs.empty() ? 0 : d->stepCount(runs.front().id);
+    } catch (const std::exception&) {
+        return 0;  // not created yet
+    }
+}
+
+/// The rows the database at `db` holds, summed over its runs (0 while there is none).
+int64_t rowsHeld(const std::string& db) {
+    try {
+        if (!fs::exists(db))
+            return 0;
+        auto d = Database::open(db, Database::Mode::ReadOnly);
+        int64_t rows = 0;
+        for (const auto& run : d->runs())
+            rows += d->lastSeq(run.id);
+        return rows;
+    } catch (const std::exception&) {
+        return 0;  // not created yet
+    }
 }
 
 }  // namespace
@@ -160,7 +231,8 @@ TEST_F(StreamCli, RunStreamIntoIngestGivesTheServersRowsRowForRow) {
 TEST_F(StreamCli, TailSinceResumesWithoutDuplicatesOrGaps) {
     if (!ampbench::config::haveFashionMnist())
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-    ASSERT_EQ(sh(cli(server_) + "run --preset smoke --steps 64 --eval-interval 32 -q").code, 0);
+    ASSERT_EQ(
+        sh(cli(server_) + "run --preset smoke --steps 64 --seeds 1 --eval-interval 32 -q").code, 0);
     const auto cut =
         sh(cli(server_) + "tail --experiment 1 --stream | head -n 60 > " + path("part.ndjson"));
     ASSERT_EQ(cut.code, 0) << cut.out;
@@ -191,31 +263,45 @@ TEST_F(StreamCli, TailSinceResumesWithoutDuplicatesOrGaps) {
         << gap.out;
 }
 
-// tail --follow reads a run another process is training, and ends when it has.
+// tail --follow reads a run another process is training, and ends when it has. The
+// trainer is held still from its first stored steps until the tail has brought them
+// here, so the tail joins mid-run however short the run and however fast the machine.
 TEST_F(StreamCli, TailFollowsARunTrainingElsewhereToItsEnd) {
     if (!ampbench::config::haveFashionMnist())
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-    const std::string trainer = cli(server_) +
-                                "run --preset smoke --steps 192 --eval-interval 64 -q > " +
-                                path("train.txt") + " 2>&1 & echo $!";
-    const auto started = sh(trainer);
-    ASSERT_EQ(started.code, 0);
-    // Wait for the experiment to be planned.
-    bool planned = false;
-    for (int i = 0; i < 600 && !planned; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        try {
-            planned = fs::exists(server_) &&
-                      !Database::open(server_, Database::Mode::ReadOnly)->runs().empty();
-        } catch (const std::exception&) {
-        }
+    Child trainer{spawnCli({"--db", server_, "run", "--preset", "smoke", "--steps", "96", "--seeds",
+                            "1", "--eval-interval", "32", "-q"},
+                           path("train.txt"))};
+    ASSERT_GT(trainer.pid, 0);
+    ASSERT_TRUE(test::eventually(
+        [&] { return stepsOfFirstRun(server_) > 0 || test::processState(trainer.pid) == 'Z'; },
+        test::kPatience, std::chrono::milliseconds(20)))
+        << slurp(path("train.txt"));
+    test::Hold hold(trainer.pid);
+    ASSERT_TRUE(hold.holds()) << "the trainer ended before the tail could join:\n"
+                              << slurp(path("train.txt"));
+    {
+        auto server = Database::open(server_, Database::Mode::ReadOnly);
+        ASSERT_EQ(server->runs().size(), 3u);
+        ASSERT_NE(server->runs().back().status, RunStatus::Finished)
+            << "the experiment ended before the tail could join";
     }
-    ASSERT_TRUE(planned) << slurp(path("train.txt"));
-    const auto follow = sh(cli(server_) + "tail --experiment 1 --follow --stream | " + cli(local_) +
-                           "ingest --origin gpu -");
+    std::atomic<bool> over{false};
+    test::ShellResult follow;
+    std::thread tail([&] {
+        follow = sh(cli(server_) + "tail --experiment 1 --follow --stream | " + cli(local_) +
+                    "ingest --origin gpu -");
+        over = true;
+    });
+    // The rows the held trainer has stored so far have arrived here.
+    const bool joined = test::eventually([&] { return over || rowsHeld(local_) > 0; });
+    hold.release();
+    tail.join();
+    ASSERT_TRUE(joined) << "nothing arrived within " << test::kPatience.count() << " s";
     ASSERT_EQ(follow.code, 0) << follow.out;
     EXPECT_NE(follow.out.find("3 statuses"), std::string::npos) << follow.out;
-    sh("wait");
+    const int status = trainer.wait();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(path("train.txt"));
     auto server = Database::open(server_, Database::Mode::ReadOnly);
     for (const auto& run : server->runs())
         EXPECT_EQ(run.status, RunStatus::Finished) << slurp(path("train.txt"));

@@ -1,9 +1,13 @@
 #pragma once
 // Shared by the remote-run ui tests (test_ui_remote, test_ui_transport): the spec a host
 // trains, Test connection run to its end, a run's rows as stream lines, a host of this
-// build's CLI, and PATH without ssh.
+// build's CLI, its job's pid and stored steps, and PATH without ssh.
 #include <QByteArray>
 #include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -63,6 +67,34 @@ inline RemoteHost hostOf(const QTemporaryDir& server) {
     h.cli = QStringLiteral(AMPBENCH_CLI_PATH);
     h.database = server.filePath(QStringLiteral("server.db"));
     return h;
+}
+
+/// The pid of the job that trains experiment `experiment` of `host`, as `status` reads
+/// it from the job file (the hosts of these tests are this machine); 0 when unknown.
+inline qint64 jobPid(const RemoteHost& host, qint64 experiment) {
+    QProcess status;
+    status.start(host.cli, {QStringLiteral("--db"), host.database, QStringLiteral("status"),
+                            QStringLiteral("--json"), QStringLiteral("--experiment"),
+                            QString::number(experiment)});
+    if (!status.waitForFinished(kUiPatienceMs)) {
+        return 0;
+    }
+    const QJsonArray jobs =
+        QJsonDocument::fromJson(status.readAllStandardOutput()).object().value("jobs").toArray();
+    return jobs.isEmpty() ? 0 : jobs.first().toObject().value("pid").toInteger();
+}
+
+/// The steps the first run of experiment `experiment` has stored in `host`'s database
+/// (0 while there is none).
+inline int64_t firstRunSteps(const RemoteHost& host, qint64 experiment) {
+    try {
+        auto db =
+            store::Database::open(host.database.toStdString(), store::Database::Mode::ReadOnly);
+        const auto runs = db->runs(experiment);
+        return runs.empty() ? 0 : db->stepCount(runs.front().id);
+    } catch (const std::exception&) {
+        return 0;
+    }
 }
 
 /// PATH holds only an empty folder of `server` while it lives: no ssh can be found.

@@ -21,6 +21,7 @@
 #include "core/config/BuildInfo.h"
 #include "core/store/Database.h"
 #include "core/stream/RecordStream.h"
+#include "tests/e2e/Hold.h"
 #include "tests/e2e/RealSsh.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/editor/ExperimentEditor.h"
@@ -68,6 +69,33 @@ class RemoteUiTest : public QObject {
         return QString::fromStdString(sshd().sshProgram(refusedKey));
     }
     RemoteHost host() const { return ui::test::hostOf(server_); }
+
+    /// Waits until `remote`'s job on `h` has stored more than 20 steps of its first run,
+    /// then holds it still (SIGSTOP) until the returned hold is released. Null when the
+    /// job could not be found, or `failed` (if given) saw the run fail.
+    static std::unique_ptr<ampbench::test::Hold> holdOnceTraining(RemoteRun* remote,
+                                                                  const RemoteHost& h,
+                                                                  QSignalSpy* failed = nullptr) {
+        const auto gaveUp = [&] { return failed && !failed->isEmpty(); };
+        if (!QTest::qWaitFor([&] { return remote->remoteExperiment() > 0 || gaveUp(); },
+                             kUiPatienceMs) ||
+            gaveUp()) {
+            return nullptr;
+        }
+        const qint64 experiment = remote->remoteExperiment();
+        const auto job = static_cast<pid_t>(ui::test::jobPid(h, experiment));
+        if (job <= 0) {
+            return nullptr;
+        }
+        const auto ended = [&] {
+            const char state = ampbench::test::processState(job);
+            return state == 'Z' || state == '?';
+        };
+        (void)QTest::qWaitFor(
+            [&] { return ui::test::firstRunSteps(h, experiment) > 20 || ended() || gaveUp(); },
+            kUiPatienceMs);
+        return std::make_unique<ampbench::test::Hold>(job);
+    }
 
     /// Trains the long remote spec on `h` through `ssh`, cancels it once rows have come,
     /// and checks every run ended cancelled here with the rows the host holds.
@@ -165,7 +193,7 @@ class RemoteUiTest : public QObject {
         ws.settings->setSshCommand(realSsh());
         ws.settings->setRemoteHosts({h});
         ws.window->editor()->setHosts({QStringLiteral("gpu")}, QStringLiteral("gpu"));
-        ws.window->editor()->setSpec(remoteSpec(500));
+        ws.window->editor()->setSpec(remoteSpec(300));
         QTRY_VERIFY(ws.window->runAction()->isEnabled());
         QVERIFY(ws.window->runExperiment());
         RemoteRun* remote = ws.window->remoteRun();
@@ -174,12 +202,18 @@ class RemoteUiTest : public QObject {
         QSignalSpy reconnecting(remote, &RemoteRun::reconnecting);
         QSignalSpy finished(remote, &RemoteRun::finished);
         QSignalSpy failed(remote, &RemoteRun::failed);
+        // Held still from its first stored steps until the run has reconnected.
+        std::unique_ptr<ampbench::test::Hold> hold = holdOnceTraining(remote, h, &failed);
+        QVERIFY2(failed.isEmpty(),
+                 failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
+        QVERIFY(hold && hold->holds());
         QTRY_VERIFY_WITH_TIMEOUT(remote->rowsAdded() > 20 || !failed.isEmpty(), 60000);
         QVERIFY2(failed.isEmpty(),
                  failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
         QVERIFY(remote->tailProcess());
         QVERIFY2(sshd().killConnections() >= 1, "no connection served the tail");
         QTRY_COMPARE_WITH_TIMEOUT(reconnecting.count(), 1, kUiPatienceMs);
+        hold->release();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
         QCOMPARE(finished.first().first().toBool(), false);
         QVERIFY(remote->state() == RemoteRun::State::Done);
@@ -569,8 +603,7 @@ class RemoteUiTest : public QObject {
         ws.settings->setSshCommand(QStringLiteral(AMPBENCH_FAKE_SSH));
         ws.settings->setRemoteHosts({host()});
         ws.window->editor()->setHosts({QStringLiteral("gpu")}, QStringLiteral("gpu"));
-        // Long enough to be training still when the link drops, on a busy machine too.
-        ws.window->editor()->setSpec(remoteSpec(3000));
+        ws.window->editor()->setSpec(remoteSpec(300));
         QTRY_VERIFY(ws.window->runAction()->isEnabled());
         QVERIFY(ws.window->runExperiment());
         RemoteRun* remote = ws.window->remoteRun();
@@ -578,6 +611,10 @@ class RemoteUiTest : public QObject {
         remote->setBackoffUnit(50);
         QSignalSpy reconnecting(remote, &RemoteRun::reconnecting);
         QSignalSpy finished(remote, &RemoteRun::finished);
+        // The job is held still once it has stored some steps until the link has dropped
+        // and the run reconnects: the drop comes mid-run however fast the machine.
+        std::unique_ptr<ampbench::test::Hold> hold = holdOnceTraining(remote, host());
+        QVERIFY(hold && hold->holds());
         QTRY_VERIFY_WITH_TIMEOUT(remote->rowsAdded() > 20, 60000);
         QVERIFY(ws.window->cancelAction()->isEnabled());
         QVERIFY(!ws.window->runAction()->isEnabled());
@@ -602,6 +639,7 @@ class RemoteUiTest : public QObject {
         QVERIFY(remote->tailProcess());
         remote->tailProcess()->kill();
         QTRY_COMPARE_WITH_TIMEOUT(reconnecting.count(), 1, kUiPatienceMs);
+        hold->release();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 240000);
         QCOMPARE(finished.first().first().toBool(), false);
         QVERIFY(remote->state() == RemoteRun::State::Done);
