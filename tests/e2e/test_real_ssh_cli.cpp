@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -113,6 +114,7 @@ class RealSshCliTest : public ::testing::Test {
         const json j = json::parse(r.out.substr(brace));
         EXPECT_GT(j.value("pid", 0), 0);
         launched_.push_back(j.at("experiment_id").get<int64_t>());
+        pids_[launched_.back()] = j.value("pid", 0);
         return launched_.back();
     }
     /// `ssh HOST 'cli tail ... --follow --stream' | cli ingest`, as the desktop does.
@@ -183,6 +185,7 @@ class RealSshCliTest : public ::testing::Test {
     fs::path dir_;
     std::string server_, local_;
     std::vector<int64_t> launched_;
+    std::map<int64_t, pid_t> pids_;  ///< the job of each launched experiment, as launch said
 };
 
 }  // namespace
@@ -192,9 +195,7 @@ TEST_F(RealSshCliTest, TailResumedAfterItsConnectionIsKilledEndsRowForRowEqual) 
     ASSERT_GT(id, 0);
     // The job is held still from its first stored steps until the connection has been
     // killed, so the drop comes mid-run however short the run and however fast the machine.
-    const json started = status(id);
-    EXPECT_EQ(started["state"], "running");
-    const pid_t job = started.value("pid", 0);
+    const pid_t job = pids_[id];
     ASSERT_GT(job, 0);
     ASSERT_TRUE(test::eventually(
         [&] {
@@ -204,6 +205,7 @@ TEST_F(RealSshCliTest, TailResumedAfterItsConnectionIsKilledEndsRowForRowEqual) 
         test::kPatience, std::chrono::milliseconds(20)));
     test::Hold hold(job);
     ASSERT_TRUE(hold.holds()) << "the job ended before the connection could be killed";
+    EXPECT_EQ(status(id)["state"], "running");
     // Follow in the background; drop the connection once rows have arrived here.
     test::ShellResult first;
     std::thread tail([&] { first = follow(id, ""); });

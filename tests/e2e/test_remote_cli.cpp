@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -65,6 +66,7 @@ class RemoteCliTest : public ::testing::Test {
         EXPECT_GT(j.value("pid", 0), 0);
         EXPECT_TRUE(fs::exists(j.value("log", std::string()))) << line;
         launched_.push_back(j.at("experiment_id").get<int64_t>());
+        pids_[launched_.back()] = j.value("pid", 0);
         return launched_.back();
     }
     /// tail | ingest, as the desktop runs it; `since`: RUN:SEQ words.
@@ -117,6 +119,7 @@ class RemoteCliTest : public ::testing::Test {
     fs::path dir_;
     std::string server_, local_;
     std::vector<int64_t> launched_;
+    std::map<int64_t, pid_t> pids_;  ///< the job of each launched experiment, as launch said
 };
 
 /// A run's rows as the stream writes them (run id left out), in seq order.
@@ -134,7 +137,7 @@ TEST_F(RemoteCliTest, DroppedTransportResumesAndEndsRowForRowEqual) {
     const int64_t id = launch(kSpec + " --micro-steps 300");
     // The job is held still from its first stored steps until the link has dropped, so
     // the drop comes mid-run however short the run and however fast the machine.
-    const pid_t job = status(id).value("pid", 0);
+    const pid_t job = pids_[id];
     ASSERT_GT(job, 0);
     ASSERT_TRUE(test::eventually(
         [&] {
