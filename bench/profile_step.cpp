@@ -9,7 +9,9 @@
 // WORKLOAD may also be a spec file (SPEC.json, as `ampbench-cli run --dry-run` writes
 // it); ARM is then the name of one of its arms, trained alone on its first seed.
 //
-// NUMERICS_EVERY=N in the environment records per-layer numerics every N steps.
+// NUMERICS_EVERY=N in the environment records per-layer numerics every N steps;
+// AMPBENCH_UNFUSED=1 trains on the unfused path (ATen's loss, LayerNorm and GELU, as
+// the tests compare them), so the fused kernels' gain shows in one call.
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
@@ -22,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/amp/HalfLinear.h"
 #include "core/config/SpecJson.h"
 #include "core/train/Trainer.h"
 #include "workload_specs.h"
@@ -62,6 +65,9 @@ int main(int argc, char** argv) {
             return 2;
         }
         spec = cell->spec;
+    }
+    if (const char* unfused = std::getenv("AMPBENCH_UNFUSED"); unfused && *unfused == '1') {
+        amp::setFusedKernels(false);
     }
     if (const char* every = std::getenv("NUMERICS_EVERY")) {  // per-layer numerics on
         spec.numerics_every = std::atoll(every);

@@ -447,12 +447,6 @@ __global__ void rowStatisticsKernel(const float* __restrict__ in, int64_t rows, 
     }
     const float* p = in + row * cols;
     const bool vec = cols % 4 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0;
-    auto warpSum = [](float v) {
-        for (int offset = 16; offset > 0; offset /= 2) {
-            v += __shfl_xor_sync(0xffffffffu, v, offset);
-        }
-        return v;
-    };
     float sum = 0.f;
     if (vec) {
         for (int64_t c = lane * 4; c < cols; c += 128) {
@@ -464,7 +458,7 @@ __global__ void rowStatisticsKernel(const float* __restrict__ in, int64_t rows, 
             sum += p[c];
         }
     }
-    const float m = warpSum(sum) / static_cast<float>(cols);
+    const float m = cuda_device::warpSum(sum) / static_cast<float>(cols);
     float dev = 0.f;
     if (vec) {
         for (int64_t c = lane * 4; c < cols; c += 128) {
@@ -477,7 +471,7 @@ __global__ void rowStatisticsKernel(const float* __restrict__ in, int64_t rows, 
             dev += (p[c] - m) * (p[c] - m);
         }
     }
-    const float var = warpSum(dev) / static_cast<float>(cols);
+    const float var = cuda_device::warpSum(dev) / static_cast<float>(cols);
     if (lane == 0) {
         mean[row] = m;
         rstd[row] = rsqrtf(var + eps);

@@ -1,6 +1,7 @@
 #include "core/amp/Precision.h"
 
 #include "core/amp/Fp8Linear.h"
+#include "core/amp/HalfLinear.h"
 #include "core/config/PlannedArm.h"
 
 namespace ampbench::amp {
@@ -42,9 +43,18 @@ class AutocastFormat : public amp::Precision {
         scaled.backward();
     }
     LossScaler* scaler() const override { return scaler_.get(); }
+    /// On CUDA the built-in models' LayerNorm-then-Linear goes through the fused
+    /// kernels (HalfLinears); elsewhere, and for a model file, nothing changes.
+    void prepare(models::Network& model) override {
+        if (device().is_cuda()) {
+            layers_ = std::make_unique<HalfLinears>(dtype());
+            model.setLinearHook(layers_.get());
+        }
+    }
 
   private:
     std::unique_ptr<LossScaler> scaler_;
+    std::unique_ptr<HalfLinears> layers_;
 };
 
 /// pure-fp16, a negative control: the model's floating-point parameters, buffers and

@@ -14,16 +14,10 @@
 namespace ampbench::train::cuda {
 namespace {
 
+using cuda_device::fromFloat;
 using cuda_device::toFloat;
 
 constexpr int kThreads = 512;
-
-__device__ __forceinline__ void fromFloat(float x, __half* out) {
-    *out = __float2half_rn(x);
-}
-__device__ __forceinline__ void fromFloat(float x, __nv_bfloat16* out) {
-    *out = __float2bfloat16_rn(x);
-}
 
 /// Visits a row's `cols` values spread over the block's threads: `f(column, value)`.
 /// Four 2-byte values a load (8 bytes) between a head up to the row's first 8-byte

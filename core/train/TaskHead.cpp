@@ -3,9 +3,8 @@
 #include <ATen/ATen.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
-#include <atomic>
-
 #include "core/amp/AutocastGuard.h"
+#include "core/amp/HalfLinear.h"
 
 #ifdef AMPBENCH_WITH_CUDA
 #include <c10/cuda/CUDAStream.h>
@@ -62,8 +61,6 @@ bool autocastHalfLogits(const at::Tensor& logits) {
 
 namespace {
 
-std::atomic<bool> fused_loss{true};
-
 #ifdef AMPBENCH_WITH_CUDA
 constexpr int64_t kIgnoreIndex = -100;
 
@@ -108,18 +105,10 @@ class HalfCrossEntropy : public torch::autograd::Function<HalfCrossEntropy> {
 
 }  // namespace
 
-bool fusedLoss() {
-    return fused_loss.load();
-}
-
-void setFusedLoss(bool on) {
-    fused_loss.store(on);
-}
-
 at::Tensor halfCrossEntropy(const at::Tensor& logits, const at::Tensor& target) {
     c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
 #ifdef AMPBENCH_WITH_CUDA
-    if (fusedLoss() && logits.stride(1) == 1) {
+    if (amp::fusedKernels() && logits.stride(1) == 1) {
         return HalfCrossEntropy::apply(logits, target);
     }
 #endif

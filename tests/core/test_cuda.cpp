@@ -4,11 +4,15 @@
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "core/amp/AutocastGuard.h"
+#include "core/amp/HalfLinear.h"
 #include "core/amp/LossScaler.h"
 #include "core/config/ExperimentSpec.h"
 #include "core/models/Registry.h"
@@ -83,7 +87,7 @@ TEST(Cuda, TheLossOfHalfPrecisionLogitsNeedsNoFloat32Copy) {
     y.index_put_({0, at::indexing::Slice(0, 7)}, -100);  // ignored, as ATen ignores them
     for (const auto dtype : {at::kHalf, at::kBFloat16}) {
         for (const bool fused : {true, false}) {
-            train::setFusedLoss(fused);
+            amp::setFusedKernels(fused);
             at::Tensor ours, theirs, g_ours, g_theirs;
             {
                 amp::AutocastGuard g(c10::DeviceType::CUDA, dtype);
@@ -110,7 +114,7 @@ TEST(Cuda, TheLossOfHalfPrecisionLogitsNeedsNoFloat32Copy) {
                       (dtype == at::kHalf ? 1e-2 : 3e-2) * scale);
         }
     }
-    train::setFusedLoss(true);
+    amp::setFusedKernels(true);
     EXPECT_FALSE(train::autocastHalfLogits(at::zeros({4, 4}, opts.dtype(at::kHalf))))
         << "outside autocast (pure fp16, the control) the loss stays in fp16";
 }
@@ -144,6 +148,94 @@ TEST(Cuda, TheFusedLossMatchesFloat32AtADecodersShapes) {
     bad.index_put_({5, 7}, std::numeric_limits<float>::quiet_NaN());
     amp::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
     EXPECT_TRUE(std::isnan(train::halfCrossEntropy(bad, y).item<double>()));
+}
+
+// The LayerNorm before a Linear under fp16 and bf16 autocast, fused (one kernel writes
+// the normalised rows in the Linear's dtype; one reads that dtype's gradient back)
+// against ATen's LayerNorm in float32 then autocast's cast: the Linear's output and the
+// gradients of the input, the LayerNorm's weight and bias and the Linear's, at a
+// decoder's width, an odd one and the widest the kernel takes.
+TEST(Cuda, TheFusedLayerNormMatchesLayerNormThenLinearUnderAutocast) {
+    REQUIRE_CUDA();
+    const auto opts = at::TensorOptions().device(kCuda);
+    const char* const names[] = {"output",    "input grad",  "gamma grad",
+                                 "beta grad", "weight grad", "bias grad"};
+    for (const auto dtype : {at::kBFloat16, at::kHalf}) {
+        for (const int64_t cols : {768, 200, 2048}) {
+            const auto x = at::randn({4, 64, cols}, opts) * 3 + 1;
+            const auto gamma = at::randn({cols}, opts) * 0.2 + 1;
+            const auto beta = at::randn({cols}, opts) * 0.1;
+            const auto weight = at::randn({96, cols}, opts) / std::sqrt(double(cols));
+            const auto bias = at::randn({96}, opts) * 0.1;
+            const auto grad_out = at::randn({4, 64, 96}, opts).to(dtype);
+            std::vector<at::Tensor> got[2];
+            int64_t fused_norms = 0;
+            for (const bool fused : {true, false}) {
+                amp::setFusedKernels(fused);
+                std::vector<at::Tensor> leaves;
+                for (const auto& t : {x, gamma, beta, weight, bias}) {
+                    leaves.push_back(t.clone().requires_grad_());
+                }
+                amp::HalfLinears hook(dtype);
+                at::Tensor out;
+                {
+                    amp::AutocastGuard g(c10::DeviceType::CUDA, dtype);
+                    out = hook.layerNormLinear(leaves[0], leaves[1], leaves[2], 1e-5, leaves[3],
+                                               leaves[4]);
+                }
+                EXPECT_EQ(out.scalar_type(), dtype);
+                out.backward(grad_out);
+                got[fused] = {out.to(at::kFloat)};
+                for (const auto& l : leaves) {
+                    got[fused].push_back(l.grad());
+                }
+                if (fused) {
+                    fused_norms = hook.fusedNorms();
+                }
+            }
+            amp::setFusedKernels(true);
+            SCOPED_TRACE(std::string(dtype == at::kHalf ? "fp16, " : "bf16, ") +
+                         std::to_string(cols) + " columns");
+            EXPECT_EQ(fused_norms, 1) << "the fused kernels ran";
+            for (size_t i = 0; i < got[0].size(); ++i) {
+                ASSERT_TRUE(got[1][i].defined()) << names[i];
+                EXPECT_EQ(got[1][i].scalar_type(), got[0][i].scalar_type()) << names[i];
+                const double scale = got[0][i].abs().max().item<double>();
+                const double diff = (got[1][i] - got[0][i]).abs().max().item<double>();
+                EXPECT_LE(diff, (dtype == at::kHalf ? 1e-2 : 3e-2) * scale) << names[i];
+            }
+        }
+    }
+}
+
+// A decoder trained under bf16 autocast with the fused kernels (LayerNorm and loss) and
+// without: the same seed, the same batches, the loss step for step within bf16's
+// rounding.
+TEST(Cuda, ADecoderTrainsAlikeWithTheFusedKernelsAndWithout) {
+    REQUIRE_CUDA();
+    struct Losses : run::TrainObserver {
+        std::vector<double> v;
+        void onStep(const run::StepRecord& r) override { v.push_back(r.loss); }
+    };
+    Losses losses[2];
+    for (const bool fused : {true, false}) {
+        amp::setFusedKernels(fused);
+        auto spec = cudaDecoderSpec(256, 2, 4, 128, 1000, 16, 30, config::Precision::AmpBf16);
+        run::CancelToken cancel;
+        const auto out = train::trainRun(spec, 0, 1, losses[fused], cancel);
+        ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+    }
+    amp::setFusedKernels(true);
+    ASSERT_EQ(losses[0].v.size(), losses[1].v.size());
+    ASSERT_GE(losses[1].v.size(), 30u);
+    double worst = 0;
+    for (size_t i = 0; i < losses[0].v.size(); ++i) {
+        worst = std::max(worst, std::abs(losses[1].v[i] - losses[0].v[i]) / losses[0].v[i]);
+    }
+    std::printf("fused kernels: largest relative loss difference over %zu steps %.3g\n",
+                losses[0].v.size(), worst);
+    EXPECT_LE(worst, 0.02);
+    EXPECT_LT(losses[1].v.back(), losses[1].v.front()) << "it learns";
 }
 
 TEST(Cuda, AllocatorStatisticsSeeAnAllocation) {

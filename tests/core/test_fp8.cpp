@@ -17,6 +17,7 @@
 #include "core/amp/AutocastGuard.h"
 #include "core/amp/Fp8Linear.h"
 #include "core/amp/Fp8Scaling.h"
+#include "core/amp/HalfLinear.h"
 #include "core/config/SpecJson.h"
 #include "core/config/Validation.h"
 #include "core/models/Registry.h"
@@ -263,6 +264,27 @@ TEST(Fp8, TheDecoderHandsGeluAndFc2ToTheHookWithOrWithoutATap) {
     EXPECT_TRUE(at::equal(plain, tapped));
     model->setTap(nullptr);
     model->setLinearHook(nullptr);
+}
+
+// The fp16/bf16 arms' hook fuses only on CUDA: on the CPU the decoder under bf16
+// autocast computes exactly what it computes without the hook.
+TEST(HalfLinears, OffTheGpuTheDecoderComputesAsWithoutTheHook) {
+    data::InputShape tokens;
+    tokens.seq_len = 16;
+    tokens.vocab = 64;
+    auto spec = decoderOn(config::DeviceKind::Cpu, 32, 64).model;
+    torch::manual_seed(3);
+    auto model = models::modelFor(spec, tokens, c10::kCPU);
+    model->eval();
+    const auto x = at::randint(64, {2, 16}, at::kLong);
+    amp::AutocastGuard autocast(c10::DeviceType::CPU, at::kBFloat16);
+    const auto plain = model->forward(x);
+    amp::HalfLinears hook(at::kBFloat16);
+    model->setLinearHook(&hook);
+    const auto hooked = model->forward(x);
+    model->setLinearHook(nullptr);
+    EXPECT_TRUE(at::equal(plain, hooked));
+    EXPECT_EQ(hook.fusedNorms(), 0);
 }
 
 TEST(Fp8, AnFp8ArmIsRefusedBeforeAnythingRunsWhereThereIsNoFp8) {

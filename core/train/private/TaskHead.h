@@ -54,16 +54,11 @@ bool autocastHalfLogits(const at::Tensor& logits);
 
 /// The mean cross-entropy of [N, C] fp16 or bf16 logits against [N] labels as autocast
 /// computes it (in float32), without copying the logits to float32. Where this build
-/// has CUDA and fusedLoss() holds: one kernel reads the logits once forward, one reads
+/// has CUDA and amp::fusedKernels() holds: one kernel reads the logits once forward, one reads
 /// them once backward and writes their gradient in their dtype (CrossEntropyCuda.h).
 /// Else fp16 goes through log-softmax's own half-to-float (one pass less each way) and
 /// bf16 through autocast's float32 copy. CUDA only.
 at::Tensor halfCrossEntropy(const at::Tensor& logits, const at::Tensor& target);
-
-/// Whether halfCrossEntropy takes the fused kernels (default: yes, where built). The
-/// unfused path stays selectable, so the tests compare the two.
-bool fusedLoss();
-void setFusedLoss(bool on);
 
 using data::dtypeName;
 using data::shapeText;
