@@ -144,6 +144,10 @@
 #   CAPACITY=resnet50,gpt2        capacity: the models searched (either or both).
 #   PROFILE="gpt2:amp-bf16"       profile: WORKLOAD:ARM cells, space-separated, e.g.
 #                                 PROFILE="gpt2:amp-bf16 gpt2:fp32".
+#   PROFILE_UNFUSED=0             profile: 1 also profiles ours on the unfused path
+#                                 (AMPBENCH_UNFUSED=1) and compares the two.
+#   PROFILE_COMPILE=0             profile: 1 also profiles the reference under
+#                                 torch.compile and compares ours with it.
 #   CAL_FIRST=1 CAL_REPS=5        calibration: the first repetition and how many.
 #   CAL_PARALLEL=5                calibration: repetitions at a time.
 #   CAL_PRESET=recipe-controls    calibration: the preset repeated (adamw-controls: the
@@ -237,6 +241,7 @@ TARGETS=()
 [[ $MODE == determinism || $MODE == verdict ]] && TARGETS=(--target ampbench-cli test_engine)
 [[ $MODE == fp8 ]] && TARGETS=(--target ampbench-cli test_engine bench_profile_step)
 [[ $MODE == multigpu ]] && TARGETS=(--target ampbench-cli test_data_parallel test_engine)
+[[ $MODE == profile ]] && TARGETS=(--target bench_profile_step)
 [[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics test_engine bench_profile_step)
 cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" > "$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; exit 1; }
@@ -947,6 +952,20 @@ profile)
         timeout 150 python3 bench/kernels.py profile "$w" "$a" "$TRACES/ref-$w-$a.json" 12 5 2>&1 | tail -3 || true
         python3 bench/kernels.py compare "$TRACES/ours-$w-$a.json" "$TRACES/ref-$w-$a.json" 5 \
             | tee "$OUT/kernels-$w-$a.txt" || true
+        if [[ ${PROFILE_UNFUSED:-0} != 0 ]]; then
+            echo "== profile $w/$a: ours fused vs ours unfused (AMPBENCH_UNFUSED=1), steps 12-16"
+            AMPBENCH_UNFUSED=1 timeout 150 ./build/cuda/bench/bench_profile_step "$w" "$a" \
+                "$TRACES/unfused-$w-$a.json" 12 5 || true
+            python3 bench/kernels.py compare "$TRACES/ours-$w-$a.json" "$TRACES/unfused-$w-$a.json" 5 \
+                | sed 's/torch/unfsd/' | tee "$OUT/kernels-unfused-$w-$a.txt" || true
+        fi
+        if [[ ${PROFILE_COMPILE:-0} != 0 ]]; then
+            echo "== profile $w/$a: ours vs PyTorch under torch.compile, steps 12-16"
+            timeout 240 python3 bench/kernels.py profile "$w" "$a" "$TRACES/refc-$w-$a.json" 12 5 --compile 2>&1 \
+                | tail -3 || true
+            python3 bench/kernels.py compare "$TRACES/ours-$w-$a.json" "$TRACES/refc-$w-$a.json" 5 \
+                | tee "$OUT/kernels-compiled-$w-$a.txt" || true
+        fi
     done
     ;;
 

@@ -4,7 +4,9 @@ Kineto): ours (bench_profile_step) and PyTorch's reference (this script's
 `profile` command). Prints, per optimizer step, the GPU time of each kernel
 name in both, the largest differences first, and how busy the GPU was.
 
-  kernels.py profile WORKLOAD ARM TRACE.json [FIRST_STEP] [STEPS]   (the reference, on the GPU)
+  kernels.py profile WORKLOAD ARM TRACE.json [FIRST_STEP] [STEPS] [--compile]
+                                     the reference, on the GPU (--compile: its model
+                                     through torch.compile, compiled in the steps before)
   kernels.py compare OURS.json REF.json STEPS
   kernels.py gaps TRACE.json [N=6]   where the device idled: the N longest gaps
                                      between kernels and the host work during each
@@ -55,7 +57,7 @@ def compare(ours_path, ref_path, steps):
               f"{(o[0] - r[0]) / steps / 1000:+8.3f}  {short(n)}")
 
 
-def profile(workload, arm, trace, first, count):
+def profile(workload, arm, trace, first, count, compiled=False):
     import torch
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
     import reference as r
@@ -76,8 +78,8 @@ def profile(workload, arm, trace, first, count):
             prof.__exit__(None, None, None)
             prof.export_chrome_trace(trace)
 
-    res = r.run_cell(w, cells[arm], dev, warmup=0, on_step=on_step)
-    print(f"reference {workload}/{arm}: median {res['median_ms']:.2f} ms; steps {first}..{first + count - 1} "
+    res = r.run_cell(w, cells[arm], dev, warmup=0, on_step=on_step, compile=compiled)
+    print(f"reference {workload}/{arm}{' (compiled)' if compiled else ''}: median {res['median_ms']:.2f} ms; steps {first}..{first + count - 1} "
           f"profiled into {trace}")
 
 
@@ -166,8 +168,9 @@ def gaps(path, n):
 
 if __name__ == "__main__":
     if sys.argv[1] == "profile":
-        a = sys.argv[2:]
-        profile(a[0], a[1], a[2], int(a[3]) if len(a) > 3 else 12, int(a[4]) if len(a) > 4 else 5)
+        a = [x for x in sys.argv[2:] if x != "--compile"]
+        profile(a[0], a[1], a[2], int(a[3]) if len(a) > 3 else 12, int(a[4]) if len(a) > 4 else 5,
+                compiled="--compile" in sys.argv[2:])
     elif sys.argv[1] == "compare":
         compare(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif sys.argv[1] == "categories":
