@@ -519,6 +519,8 @@ PY
             | tee "$OUT/reference-wide.txt" | grep pytorch || true
         if [[ ${FP8_COMPILE:-0} == 1 ]]; then
             python3 bench/fp8_reference.py --label gpt2 --steps 60 --compile 2>&1 | tee "$OUT/reference-gpt2-compiled.txt" | grep pytorch || true
+            python3 bench/fp8_reference.py --label wide --width 2048 --depth 4 --heads 16 --batch 8 --steps 60 \
+                --compile 2>&1 | tee "$OUT/reference-wide-compiled.txt" | grep pytorch || true
         fi
     fi
     fp8_loss() {  # label, spec: FP8_STEPS steps on seeds 1-3 in fast-verdict mode, the verdict
