@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -21,6 +22,18 @@ inline char processState(pid_t pid) {
     const std::string stat((std::istreambuf_iterator<char>(in)), {});
     const auto end = stat.rfind(')');
     return end == std::string::npos || end + 2 >= stat.size() ? '?' : stat[end + 2];
+}
+
+/// Waits (test::kPatience at most) until `ready()` holds or process `pid` has ended:
+/// what a test needs before it holds a job still mid-run. False on timeout.
+template <class F>
+bool readyOrEnded(pid_t pid, F&& ready) {
+    return eventually(
+        [&] {
+            const char state = processState(pid);
+            return ready() || state == 'Z' || state == '?';
+        },
+        kPatience, std::chrono::milliseconds(20));
 }
 
 /// Stops `pid` and waits until it has stopped; lets it go on when released or destroyed.

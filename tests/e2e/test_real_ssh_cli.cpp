@@ -197,12 +197,7 @@ TEST_F(RealSshCliTest, TailResumedAfterItsConnectionIsKilledEndsRowForRowEqual) 
     // killed, so the drop comes mid-run however short the run and however fast the machine.
     const pid_t job = pids_[id];
     ASSERT_GT(job, 0);
-    ASSERT_TRUE(test::eventually(
-        [&] {
-            const char state = test::processState(job);
-            return firstRunSteps(id) > 0 || state == 'Z' || state == '?';
-        },
-        test::kPatience, std::chrono::milliseconds(20)));
+    ASSERT_TRUE(test::readyOrEnded(job, [&] { return firstRunSteps(id) > 0; }));
     test::Hold hold(job);
     ASSERT_TRUE(hold.holds()) << "the job ended before the connection could be killed";
     EXPECT_EQ(status(id)["state"], "running");

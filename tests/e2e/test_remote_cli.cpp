@@ -139,12 +139,7 @@ TEST_F(RemoteCliTest, DroppedTransportResumesAndEndsRowForRowEqual) {
     // the drop comes mid-run however short the run and however fast the machine.
     const pid_t job = pids_[id];
     ASSERT_GT(job, 0);
-    ASSERT_TRUE(test::eventually(
-        [&] {
-            const char state = test::processState(job);
-            return firstRunSteps(id) > 0 || state == 'Z' || state == '?';
-        },
-        test::kPatience, std::chrono::milliseconds(20)));
+    ASSERT_TRUE(test::readyOrEnded(job, [&] { return firstRunSteps(id) > 0; }));
     test::Hold hold(job);
     ASSERT_TRUE(hold.holds()) << "the job ended before the link could drop";
     // The link drops once rows have arrived, mid-run: the transport (ssh and all it
@@ -278,9 +273,6 @@ TEST_F(RemoteCliTest, LaunchReadsTheSpecFromStdinAndLivesOnAfterTheSession) {
     EXPECT_EQ(server->experiment(id)->name, "piped");
     // It trains to its end, whenever that is: nothing went with the transport. (Its
     // process is watched, not `status`: a CLI started every 50 ms would take a core.)
-    ASSERT_TRUE(test::eventually([&] {
-        const char state = test::processState(pid);
-        return state == 'Z' || state == '?';
-    }));
+    ASSERT_TRUE(test::readyOrEnded(pid, [] { return false; }));
     EXPECT_EQ(status(id)["state"], "finished");
 }

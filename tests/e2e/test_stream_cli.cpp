@@ -273,9 +273,7 @@ TEST_F(StreamCli, TailFollowsARunTrainingElsewhereToItsEnd) {
                             "1", "--eval-interval", "32", "-q"},
                            path("train.txt"))};
     ASSERT_GT(trainer.pid, 0);
-    ASSERT_TRUE(test::eventually(
-        [&] { return stepsOfFirstRun(server_) > 0 || test::processState(trainer.pid) == 'Z'; },
-        test::kPatience, std::chrono::milliseconds(20)))
+    ASSERT_TRUE(test::readyOrEnded(trainer.pid, [&] { return stepsOfFirstRun(server_) > 0; }))
         << slurp(path("train.txt"));
     test::Hold hold(trainer.pid);
     ASSERT_TRUE(hold.holds()) << "the trainer ended before the tail could join:\n"
