@@ -1,5 +1,7 @@
 #include "ui/MainWindow.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
@@ -420,10 +422,18 @@ void MainWindow::connectTraining() {
         updateActions();
         const qsizetype at = queue_.indexOf(runId);
         runPosition_ = at >= 0 ? static_cast<int>(at) + 1 : runsDone_ + 1;
-        statusBar()->showMessage(tr("Training run %1 of %2 (run #%3)\u2026")
-                                     .arg(runPosition_)
-                                     .arg(runsTotal_)
-                                     .arg(runId));
+        if (running_.size() > 1) {
+            // Side by side (packed or fused seeds): the runs in training, not the last.
+            statusBar()->showMessage(tr("Training %1 of %2 together (%3 at once)\u2026")
+                                         .arg(runPlaces())
+                                         .arg(runsTotal_)
+                                         .arg(running_.size()));
+        } else {
+            statusBar()->showMessage(tr("Training run %1 of %2 (run #%3)\u2026")
+                                         .arg(runPosition_)
+                                         .arg(runsTotal_)
+                                         .arg(runId));
+        }
         showRunProgress();
     });
     connect(w, &TrainingWorker::progress, this,
@@ -489,11 +499,34 @@ void MainWindow::showRunProgress() {
                                 : QStringLiteral("\u2013");
     const QString stepText =
         now.planned > 0 ? tr("step %1/%2").arg(now.done).arg(now.planned) : tr("starting");
-    progress_->setFormat(tr("run %1/%2 \u00b7 %3 \u00b7 ETA %4")
-                             .arg(runPosition_)
-                             .arg(runsTotal_)
-                             .arg(stepText)
-                             .arg(etaText));
+    const QString runText = running_.size() > 1
+                                ? tr("%1/%2 at once").arg(runPlaces()).arg(runsTotal_)
+                                : tr("run %1/%2").arg(runPosition_).arg(runsTotal_);
+    progress_->setFormat(tr("%1 \u00b7 %2 \u00b7 ETA %3").arg(runText, stepText, etaText));
+}
+
+QString MainWindow::runPlaces() const {
+    // The places in the queue of the runs training now: "runs 4-6", or "runs 1, 3, 5"
+    // where they are not next to each other.
+    QList<int> places;
+    for (qint64 id : std::as_const(running_)) {
+        const qsizetype at = queue_.indexOf(id);
+        if (at >= 0) {
+            places.append(static_cast<int>(at) + 1);
+        }
+    }
+    std::sort(places.begin(), places.end());
+    if (places.isEmpty()) {
+        return tr("runs");
+    }
+    if (places.last() - places.first() + 1 == places.size()) {
+        return tr("runs %1\u2013%2").arg(places.first()).arg(places.last());
+    }
+    QStringList parts;
+    for (int p : places) {
+        parts << QString::number(p);
+    }
+    return tr("runs %1").arg(parts.join(QStringLiteral(", ")));
 }
 
 QString MainWindow::endOfExperiment(bool cancelled) const {

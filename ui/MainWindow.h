@@ -190,6 +190,8 @@ class MainWindow : public QMainWindow {
     /// The progress bar on the run Cancel asks about (its place in the queue, its steps
     /// as the run list shows them) and the experiment's share done.
     void showRunProgress();
+    /// "runs 4–6": the queue places of the runs training side by side now.
+    QString runPlaces() const;
     /// The status bar's line when the experiment ends: finished, ended with runs
     /// cancelled or failed, or cancelled, with the runs of each.
     QString endOfExperiment(bool cancelled) const;

@@ -188,6 +188,41 @@ class TrainingTest : public QObject {
         }
     }
 
+    void runsTrainingSideBySideAreNamedTogether() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        const int64_t experiment = db->createExperiment("fused", "{}");
+        QList<qint64> ids;
+        for (int seed = 1; seed <= 4; ++seed) {
+            ids.append(db->createRun(experiment, "fp32", 0, seed, "{}", 8));
+        }
+        auto* bar = ws.window->findChild<QProgressBar*>("trainingProgress");
+        QVERIFY(bar);
+        // Seeds 1-3 fused (they start together), then seed 4 alone.
+        TrainingWorker* worker = ws.window->training()->worker();
+        Q_EMIT worker->experimentPlanned(experiment, ids);
+        for (int i = 0; i < 3; ++i) {
+            Q_EMIT worker->runStarted(ids[i]);
+        }
+        QString status = ws.window->statusBar()->currentMessage();
+        QVERIFY2(status.contains(QStringLiteral("runs 1\u20133 of 4 together (3 at once)")),
+                 qPrintable(status));
+        for (int i = 0; i < 3; ++i) {
+            Q_EMIT worker->progress(ids[i], 4, 8, 2.0);
+        }
+        QVERIFY2(
+            bar->format().startsWith(QStringLiteral("runs 1\u20133/4 at once \u00b7 step 4/8")),
+            qPrintable(bar->format()));
+        for (int i = 0; i < 3; ++i) {
+            Q_EMIT worker->runFinished(ids[i], run::RunStatus::Finished, QString());
+        }
+        Q_EMIT worker->runStarted(ids[3]);
+        status = ws.window->statusBar()->currentMessage();
+        QVERIFY2(status.contains(QStringLiteral("run 4 of 4")), qPrintable(status));
+        QVERIFY2(bar->format().startsWith(QStringLiteral("run 4/4 ")), qPrintable(bar->format()));
+    }
+
     void cancelMidRunLeavesACancelledRunWithRows() {
         test::Workspace ws;
         QVERIFY(ws.open());
