@@ -147,7 +147,7 @@ void FusedLoop::start(Member& m) {
             m.obs->onEvent(e);
         }
     }
-    for (const auto& e : armEvents(arm_, *m.precision, *m.updater, device_.str())) {
+    for (const auto& e : armEvents(arm_, *m.precision, *m.updater, device_)) {
         m.obs->onEvent(e);
     }
     if (m.precision->scaler()) {

@@ -140,18 +140,22 @@ run::RunInfo runInfoOf(const config::ArmSpec& arm, const amp::Precision& precisi
 }
 
 std::vector<run::EventRecord> armEvents(const config::ArmSpec& arm, const amp::Precision& precision,
-                                        const ParameterUpdater& updater,
-                                        const std::string& device) {
+                                        const ParameterUpdater& updater, c10::Device device) {
     std::vector<run::EventRecord> out;
     if (arm.precision == Precision::Amp) {
-        out.push_back(
-            {0, EventKind::Info,
-             "precision 'amp' runs as " + config::toString(precision.kind()) + " on " + device,
-             0.0});
+        out.push_back({0, EventKind::Info,
+                       "precision 'amp' runs as " + config::toString(precision.kind()) + " on " +
+                           device.str(),
+                       0.0});
     }
     out.push_back({0, EventKind::Info, "optimizer: " + updater.describe(), 0.0});
     for (const std::string& note : precision.startNotes()) {
         out.push_back({0, EventKind::Info, note, 0.0});
+    }
+    if (precision.autocast() && device.is_cuda()) {
+        if (std::string off = checkFusedKernels(device); !off.empty()) {
+            out.push_back({0, EventKind::Warning, off, 0.0});
+        }
     }
     return out;
 }
@@ -604,7 +608,7 @@ void RunLoop::start() {
             obs_.onEvent(e);
         }
     }
-    for (const auto& e : armEvents(arm_, *precision_, *updater_, device_.str())) {
+    for (const auto& e : armEvents(arm_, *precision_, *updater_, device_)) {
         obs_.onEvent(e);
     }
     if (spec_.model.name == "torchscript") {

@@ -208,6 +208,14 @@ TEST(Cuda, TheFusedLayerNormMatchesLayerNormThenLinearUnderAutocast) {
     }
 }
 
+// The check every process makes before its first autocast run on a GPU passes here;
+// where it did not, the fused kernels would be off and the runs would say why.
+TEST(Cuda, TheFusedKernelsPassTheirOwnCheckOnThisGpu) {
+    REQUIRE_CUDA();
+    EXPECT_EQ(train::checkFusedKernels(kCuda), "");
+    EXPECT_TRUE(amp::fusedKernels());
+}
+
 // A decoder trained under bf16 autocast with the fused kernels (LayerNorm and loss) and
 // without: the same seed, the same batches, the loss step for step within bf16's
 // rounding.

@@ -87,9 +87,11 @@ run::RunInfo runInfoOf(const config::ArmSpec& arm, const amp::Precision& precisi
                        double lr);
 
 /// The events at step 0 every run of the arm opens with: how 'amp' resolved, the
-/// optimizer, the precision's own notes.
+/// optimizer, the precision's own notes and, for autocast on CUDA, a warning where the
+/// fused kernels failed their check on this GPU (checkFusedKernels; run before the
+/// first step).
 std::vector<run::EventRecord> armEvents(const config::ArmSpec& arm, const amp::Precision& precision,
-                                        const ParameterUpdater& updater, const std::string& device);
+                                        const ParameterUpdater& updater, c10::Device device);
 
 /// How a run that threw ends: the event it records, its failure kind and message.
 struct FailureOf {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include "core/config/ExperimentSpec.h"
 #include "core/data/Datasets.h"
@@ -59,6 +60,15 @@ bool autocastHalfLogits(const at::Tensor& logits);
 /// Else fp16 goes through log-softmax's own half-to-float (one pass less each way) and
 /// bf16 through autocast's float32 copy. CUDA only.
 at::Tensor halfCrossEntropy(const at::Tensor& logits, const at::Tensor& target);
+
+/// The fused kernels of fp16/bf16 arms (the LayerNorm before a Linear, this loss)
+/// checked against ATen's unfused path on `device`, once per process (the first CUDA
+/// autocast run; fixed inputs, the random generator untouched), forward and backward.
+/// Where any differs beyond its tolerance (3 % of the largest value in bf16, 1 % in
+/// fp16) or the check throws, amp::setFusedKernels(false) for the process and the
+/// reason is returned for the run's first events; else empty (and always where the
+/// build has no CUDA, the device is not CUDA or the fused kernels are off already).
+std::string checkFusedKernels(c10::Device device);
 
 using data::dtypeName;
 using data::shapeText;
