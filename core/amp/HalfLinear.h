@@ -19,6 +19,16 @@ namespace ampbench::amp {
 bool fusedKernels();
 void setFusedKernels(bool on);
 
+/// layer_norm(x, gamma, beta, eps) over x's last dimension, written in `dtype` (kHalf or
+/// kBFloat16), differentiable in x, gamma and beta: on CUDA one kernel each way
+/// (LayerNormCuda.h); elsewhere ATen's LayerNorm then a cast, so the CPU tests follow
+/// the same autograd path. Where layerNormToHalfTakes(x, gamma, beta) holds.
+at::Tensor layerNormToHalf(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
+                           double eps, at::ScalarType dtype);
+/// float32 x, gamma and beta on one device, gamma and beta as wide as x's last
+/// dimension (at most cuda::kLayerNormMaxCols on CUDA), x not empty.
+bool layerNormToHalfTakes(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta);
+
 class HalfLinears : public models::LinearHook {
   public:
     /// `dtype`: autocast's, kHalf or kBFloat16.

@@ -287,6 +287,39 @@ TEST(HalfLinears, OffTheGpuTheDecoderComputesAsWithoutTheHook) {
     EXPECT_EQ(hook.fusedNorms(), 0);
 }
 
+// The fused LayerNorm's autograd op on the CPU, where it runs ATen's LayerNorm inside
+// the same op: its output and gradients are those of layer_norm then a bf16 cast, and it
+// takes only what its kernels take.
+TEST(HalfLinears, TheLayerNormWrittenInHalfPrecisionHasLayerNormsValueAndGradients) {
+    torch::manual_seed(4);
+    const auto x = at::randn({3, 5, 40}) * 2 + 0.5;
+    const auto gamma = at::randn({40}) * 0.1 + 1, beta = at::randn({40}) * 0.1;
+    const auto grad = at::randn({3, 5, 40}).to(at::kBFloat16);
+    std::vector<at::Tensor> got[2];
+    for (const bool ours : {true, false}) {
+        auto xs = x.clone().requires_grad_(), g = gamma.clone().requires_grad_(),
+             b = beta.clone().requires_grad_();
+        ASSERT_TRUE(amp::layerNormToHalfTakes(xs, g, b));
+        const auto y = ours ? amp::layerNormToHalf(xs, g, b, 1e-5, at::kBFloat16)
+                            : at::layer_norm(xs, {40}, g, b, 1e-5).to(at::kBFloat16);
+        EXPECT_EQ(y.scalar_type(), at::kBFloat16);
+        EXPECT_EQ(y.sizes(), x.sizes());
+        y.backward(grad);
+        got[ours] = {y, xs.grad(), g.grad(), b.grad()};
+    }
+    const char* const names[] = {"output", "input gradient", "gamma gradient", "beta gradient"};
+    for (size_t i = 0; i < 4; ++i) {
+        ASSERT_TRUE(got[1][i].defined()) << names[i];
+        EXPECT_EQ(got[1][i].sizes(), got[0][i].sizes()) << names[i];
+        EXPECT_TRUE(at::allclose(got[1][i].to(at::kFloat), got[0][i].to(at::kFloat), 1e-5, 1e-6))
+            << names[i];
+    }
+    EXPECT_FALSE(amp::layerNormToHalfTakes(x.to(at::kBFloat16), gamma, beta)) << "a bf16 input";
+    EXPECT_FALSE(amp::layerNormToHalfTakes(x, gamma.narrow(0, 0, 39), beta)) << "gamma too short";
+    EXPECT_FALSE(amp::layerNormToHalfTakes(x, at::Tensor(), beta)) << "no gamma";
+    EXPECT_FALSE(amp::layerNormToHalfTakes(at::zeros({0, 40}), gamma, beta)) << "no rows";
+}
+
 TEST(Fp8, AnFp8ArmIsRefusedBeforeAnythingRunsWhereThereIsNoFp8) {
     if (amp::fp8Unavailable(c10::Device(c10::kCPU)).empty()) {
         GTEST_SKIP() << "the CPU cannot be refused by a build that has no FP8 refusal to give";
