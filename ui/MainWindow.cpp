@@ -500,7 +500,7 @@ void MainWindow::showRunProgress() {
     const QString stepText =
         now.planned > 0 ? tr("step %1/%2").arg(now.done).arg(now.planned) : tr("starting");
     const QString runText = running_.size() > 1
-                                ? tr("%1/%2 at once").arg(runPlaces()).arg(runsTotal_)
+                                ? tr("%1 of %2 at once").arg(runPlaces()).arg(runsTotal_)
                                 : tr("run %1/%2").arg(runPosition_).arg(runsTotal_);
     progress_->setFormat(tr("%1 \u00b7 %2 \u00b7 ETA %3").arg(runText, stepText, etaText));
 }

@@ -212,7 +212,7 @@ class TrainingTest : public QObject {
             Q_EMIT worker->progress(ids[i], 4, 8, 2.0);
         }
         QVERIFY2(
-            bar->format().startsWith(QStringLiteral("runs 1\u20133/4 at once \u00b7 step 4/8")),
+            bar->format().startsWith(QStringLiteral("runs 1\u20133 of 4 at once \u00b7 step 4/8")),
             qPrintable(bar->format()));
         for (int i = 0; i < 3; ++i) {
             Q_EMIT worker->runFinished(ids[i], run::RunStatus::Finished, QString());
