@@ -82,6 +82,25 @@ config::ExperimentSpec decoderOn(config::DeviceKind device, int width, int vocab
     return s;
 }
 
+/// A small decoder (width 32, vocabulary 64, 16 tokens) on the CPU in eval mode, its
+/// weights from `seed`, and a batch of two sequences for it.
+struct CpuDecoder {
+    std::shared_ptr<models::Network> model;
+    at::Tensor tokens;
+    int depth = 0;
+};
+CpuDecoder cpuDecoder(uint64_t seed) {
+    data::InputShape shape;
+    shape.seq_len = 16;
+    shape.vocab = 64;
+    const auto spec = decoderOn(config::DeviceKind::Cpu, 32, 64).model;
+    torch::manual_seed(seed);
+    CpuDecoder d{models::modelFor(spec, shape, c10::kCPU), {}, spec.depth};
+    d.model->eval();
+    d.tokens = at::randint(64, {2, 16}, at::kLong);
+    return d;
+}
+
 }  // namespace
 
 TEST(Fp8, TheSpecCarriesTheRecipeAndRefusesAModelFile) {
@@ -241,26 +260,19 @@ TEST(Fp8, EveryLinearLayerOfEachBuiltInModelGoesThroughTheHook) {
 // fc2's input cast) with a numerics tap set as without one: a run that records
 // numerics computes what one that does not computes.
 TEST(Fp8, TheDecoderHandsGeluAndFc2ToTheHookWithOrWithoutATap) {
-    data::InputShape tokens;
-    tokens.seq_len = 16;
-    tokens.vocab = 64;
-    auto spec = decoderOn(config::DeviceKind::Cpu, 32, 64).model;
-    torch::manual_seed(2);
-    auto model = models::modelFor(spec, tokens, c10::kCPU);
-    model->eval();
-    const auto x = at::randint(64, {2, 16}, at::kLong);
+    const auto [model, x, depth] = cpuDecoder(2);
     CountingHook hook;
     model->setLinearHook(&hook);
     const auto plain = model->forward(x);
-    EXPECT_EQ(hook.gelu_calls, spec.depth);
+    EXPECT_EQ(hook.gelu_calls, depth);
     // Each block's two LayerNorms with the Linear after them, and ln_f with the head.
-    EXPECT_EQ(hook.norm_calls, 2 * spec.depth + 1);
+    EXPECT_EQ(hook.norm_calls, 2 * depth + 1);
     LookingTap tap;
     model->setTap(&tap);
     const auto tapped = model->forward(x);
-    EXPECT_EQ(hook.gelu_calls, 2 * spec.depth) << "the tapped forward went around the hook";
+    EXPECT_EQ(hook.gelu_calls, 2 * depth) << "the tapped forward went around the hook";
     // A LayerNorm's output is a tap point: with a tap it is computed on its own.
-    EXPECT_EQ(hook.norm_calls, 2 * spec.depth + 1);
+    EXPECT_EQ(hook.norm_calls, 2 * depth + 1);
     EXPECT_TRUE(at::equal(plain, tapped));
     model->setTap(nullptr);
     model->setLinearHook(nullptr);
@@ -269,20 +281,13 @@ TEST(Fp8, TheDecoderHandsGeluAndFc2ToTheHookWithOrWithoutATap) {
 // The fp16/bf16 arms' hook fuses only on CUDA: on the CPU the decoder under bf16
 // autocast computes exactly what it computes without the hook.
 TEST(HalfLinears, OffTheGpuTheDecoderComputesAsWithoutTheHook) {
-    data::InputShape tokens;
-    tokens.seq_len = 16;
-    tokens.vocab = 64;
-    auto spec = decoderOn(config::DeviceKind::Cpu, 32, 64).model;
-    torch::manual_seed(3);
-    auto model = models::modelFor(spec, tokens, c10::kCPU);
-    model->eval();
-    const auto x = at::randint(64, {2, 16}, at::kLong);
+    const auto d = cpuDecoder(3);
     amp::AutocastGuard autocast(c10::DeviceType::CPU, at::kBFloat16);
-    const auto plain = model->forward(x);
+    const auto plain = d.model->forward(d.tokens);
     amp::HalfLinears hook(at::kBFloat16);
-    model->setLinearHook(&hook);
-    const auto hooked = model->forward(x);
-    model->setLinearHook(nullptr);
+    d.model->setLinearHook(&hook);
+    const auto hooked = d.model->forward(d.tokens);
+    d.model->setLinearHook(nullptr);
     EXPECT_TRUE(at::equal(plain, hooked));
     EXPECT_EQ(hook.fusedNorms(), 0);
 }
