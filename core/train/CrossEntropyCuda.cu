@@ -131,7 +131,14 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t t = target[r];
     const T* row = logits + r * stride;
     T* out = grad + r * cols;
-    const float k = t == ignore ? 0.f : *scale;
+    if (t == ignore) {
+        // Zeros, as ATen's: not exp(x - 0) · 0, which is NaN where x > 88.
+        for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+            fromFloat(0.f, out + c);
+        }
+        return;
+    }
+    const float k = *scale;
     const float row_lse = lse[r];
     forEachInRow(row, cols, aligned, [&](int64_t c, float x) {
         const float p = __expf(x - row_lse);

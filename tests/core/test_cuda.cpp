@@ -144,6 +144,19 @@ TEST(Cuda, TheFusedLossMatchesFloat32AtADecodersShapes) {
     std::printf("fused loss: %.6f against %.6f, gradient within %.2e of %.2e\n",
                 ours.item<double>(), theirs.item<double>(), diff, largest);
 
+    // An ignored row's gradient is zero whatever its logits (exp(100) overflows float32).
+    auto large = logits.detach().clone();
+    large.index_put_({3}, 100.0);
+    large.requires_grad_();
+    auto ignoring = y.clone();
+    ignoring.index_put_({3}, -100);
+    {
+        amp::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
+        train::halfCrossEntropy(large, ignoring).backward();
+    }
+    EXPECT_TRUE(at::isfinite(large.grad()).all().item<bool>());
+    EXPECT_EQ(large.grad()[3].abs().max().item<double>(), 0.0);
+
     auto bad = logits.detach().clone();
     bad.index_put_({5, 7}, std::numeric_limits<float>::quiet_NaN());
     amp::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
