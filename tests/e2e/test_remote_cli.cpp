@@ -15,6 +15,7 @@
 
 #include "Hold.h"
 #include "Shell.h"
+#include "StoredSteps.h"
 #include "core/store/Database.h"
 #include "core/stream/Ingestor.h"
 #include "core/stream/RecordStream.h"
@@ -77,15 +78,7 @@ class RemoteCliTest : public ::testing::Test {
                            kCli + " --db " + local_ + " ingest - --origin gpu");
     }
     /// The steps the server's first run of experiment `id` has stored (0 while none).
-    int64_t firstRunSteps(int64_t id) const {
-        try {
-            auto server = Database::open(server_, Database::Mode::ReadOnly);
-            const auto runs = server->runs(id);
-            return runs.empty() ? 0 : server->stepCount(runs.front().id);
-        } catch (const std::exception&) {
-            return 0;
-        }
-    }
+    int64_t firstRunSteps(int64_t id) const { return test::firstRunSteps(server_, id); }
     json status(int64_t id) {
         auto r = test::shell(kCli + " --db " + server_ + " status --json --experiment " +
                              std::to_string(id));

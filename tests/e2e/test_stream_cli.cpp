@@ -20,6 +20,7 @@
 
 #include "Hold.h"
 #include "Shell.h"
+#include "StoredSteps.h"
 #include "core/config/DataPaths.h"
 #include "core/store/Database.h"
 #include "core/store/NumericsStore.h"
@@ -160,19 +161,6 @@ struct Child {
     }
 };
 
-/// The steps the first run of the database at `db` has stored (0 while there is none).
-int64_t stepsOfFirstRun(const std::string& db) {
-    try {
-        if (!fs::exists(db))
-            return 0;
-        auto d = Database::open(db, Database::Mode::ReadOnly);
-        const auto runs = d->runs();
-        return runs.empty() ? 0 : d->stepCount(runs.front().id);
-    } catch (const std::exception&) {
-        return 0;  // not created yet
-    }
-}
-
 /// The rows the database at `db` holds, summed over its runs (0 while there is none).
 int64_t rowsHeld(const std::string& db) {
     try {
@@ -273,7 +261,7 @@ TEST_F(StreamCli, TailFollowsARunTrainingElsewhereToItsEnd) {
                             "1", "--eval-interval", "32", "-q"},
                            path("train.txt"))};
     ASSERT_GT(trainer.pid, 0);
-    ASSERT_TRUE(test::readyOrEnded(trainer.pid, [&] { return stepsOfFirstRun(server_) > 0; }))
+    ASSERT_TRUE(test::readyOrEnded(trainer.pid, [&] { return test::firstRunSteps(server_) > 0; }))
         << slurp(path("train.txt"));
     test::Hold hold(trainer.pid);
     ASSERT_TRUE(hold.holds()) << "the trainer ended before the tail could join:\n"

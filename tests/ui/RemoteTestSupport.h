@@ -16,6 +16,7 @@
 #include "UiTestSupport.h"
 #include "core/store/Database.h"
 #include "core/stream/RecordStream.h"
+#include "tests/e2e/StoredSteps.h"
 #include "ui/remote/ConnectionTest.h"
 #include "ui/remote/RemoteHost.h"
 
@@ -84,14 +85,7 @@ inline qint64 jobPid(const RemoteHost& host, qint64 experiment) {
 /// The steps the first run of experiment `experiment` has stored in `host`'s database
 /// (0 while there is none).
 inline int64_t firstRunSteps(const RemoteHost& host, qint64 experiment) {
-    try {
-        auto db =
-            store::Database::open(host.database.toStdString(), store::Database::Mode::ReadOnly);
-        const auto runs = db->runs(experiment);
-        return runs.empty() ? 0 : db->stepCount(runs.front().id);
-    } catch (const std::exception&) {
-        return 0;
-    }
+    return ampbench::test::firstRunSteps(host.database.toStdString(), experiment);
 }
 
 /// PATH holds only an empty folder of `server` while it lives: no ssh can be found.
