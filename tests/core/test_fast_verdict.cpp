@@ -185,16 +185,22 @@ train::SharingPass sharingPass(int arm, int members, int copies, double samples_
     return p;
 }
 
+constexpr int64_t gib = int64_t{1} << 30;
+
+/// A fast-verdict spec of two arms of seeds 1-3 and each arm's graph pass alone: 32
+/// samples a millisecond, 1 GiB.
+std::pair<config::ExperimentSpec, std::vector<train::AlonePass>> twoArmsOfThreeSeeds() {
+    auto spec = smallSpec();
+    spec.fast_verdict = true;
+    spec.seeds = {1, 2, 3};
+    return {spec, {alonePass(0, "graph", 1.0, gib), alonePass(1, "graph", 1.0, gib)}};
+}
+
 }  // namespace
 
 // One run alone: 32 samples in 1 ms, 32,000 samples/s; three seeds an arm, two arms.
 TEST(ChooseSharing, SeedsFuseWhereFusingBeatsOneRunAndTheSameRunsOnStreams) {
-    auto spec = smallSpec();
-    spec.fast_verdict = true;
-    spec.seeds = {1, 2, 3};
-    const int64_t gib = int64_t{1} << 30;
-    const std::vector<train::AlonePass> alone = {alonePass(0, "graph", 1.0, gib),
-                                                 alonePass(1, "graph", 1.0, gib)};
+    const auto [spec, alone] = twoArmsOfThreeSeeds();
     // Three seeds fused: 2.8x one run; three runs on streams: 2.0x; two fused units
     // side by side: 1.9x one unit.
     std::vector<train::SharingPass> sharing = {
@@ -223,12 +229,7 @@ TEST(ChooseSharing, SeedsFuseWhereFusingBeatsOneRunAndTheSameRunsOnStreams) {
 }
 
 TEST(ChooseSharing, UnitsPackAsFarAsTheyGainedSideBySideAndAsTheMemoryHolds) {
-    auto spec = smallSpec();
-    spec.fast_verdict = true;
-    spec.seeds = {1, 2, 3};
-    const int64_t gib = int64_t{1} << 30;
-    const std::vector<train::AlonePass> alone = {alonePass(0, "graph", 1.0, gib),
-                                                 alonePass(1, "graph", 1.0, gib)};
+    auto [spec, alone] = twoArmsOfThreeSeeds();
     // Fused seeds that gain 1.1x: not fused; six runs, and three on streams gain 1.3x.
     std::vector<train::SharingPass> sharing = {sharingPass(0, 3, 1, 35200, 2 * gib),
                                                sharingPass(1, 3, 1, 35200, 2 * gib),
