@@ -436,45 +436,19 @@ __global__ void amaxKernel(const T* __restrict__ in, int64_t n, float* amax_out)
     }
 }
 
-// A warp a row: the row's sum, then the sum of its squared deviations from the mean
-// (a second read of the row, from cache), in float32.
+// A warp a row (cuda_device::warpRowStatistics).
 __global__ void rowStatisticsKernel(const float* __restrict__ in, int64_t rows, int64_t cols,
                                     float eps, float* __restrict__ mean, float* __restrict__ rstd) {
-    const int lane = threadIdx.x % 32;
     const int64_t row = static_cast<int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
     if (row >= rows) {
         return;
     }
-    const float* p = in + row * cols;
     const bool vec = cols % 4 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0;
-    float sum = 0.f;
-    if (vec) {
-        for (int64_t c = lane * 4; c < cols; c += 128) {
-            const float4 q = *reinterpret_cast<const float4*>(p + c);
-            sum += (q.x + q.y) + (q.z + q.w);
-        }
-    } else {
-        for (int64_t c = lane; c < cols; c += 32) {
-            sum += p[c];
-        }
-    }
-    const float m = cuda_device::warpSum(sum) / static_cast<float>(cols);
-    float dev = 0.f;
-    if (vec) {
-        for (int64_t c = lane * 4; c < cols; c += 128) {
-            const float4 q = *reinterpret_cast<const float4*>(p + c);
-            dev += ((q.x - m) * (q.x - m) + (q.y - m) * (q.y - m)) +
-                   ((q.z - m) * (q.z - m) + (q.w - m) * (q.w - m));
-        }
-    } else {
-        for (int64_t c = lane; c < cols; c += 32) {
-            dev += (p[c] - m) * (p[c] - m);
-        }
-    }
-    const float var = cuda_device::warpSum(dev) / static_cast<float>(cols);
-    if (lane == 0) {
+    float m, s;
+    cuda_device::warpRowStatistics(in + row * cols, cols, vec, eps, m, s);
+    if (threadIdx.x % 32 == 0) {
         mean[row] = m;
-        rstd[row] = rsqrtf(var + eps);
+        rstd[row] = s;
     }
 }
 

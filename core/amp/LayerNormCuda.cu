@@ -28,8 +28,8 @@ void check(cudaError_t e, const char* what) {
     }
 }
 
-// A warp a row: the sum, then the squared deviations from the mean and the output
-// (second and third reads of the row, from cache).
+// A warp a row: its statistics (cuda_device::warpRowStatistics), then the output (a
+// third read of the row, from cache).
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     layerNormForwardKernel(const float* __restrict__ x, int64_t rows, int cols,
@@ -37,21 +37,13 @@ __global__ void __launch_bounds__(kThreads)
                            float eps, T* __restrict__ y, float* __restrict__ mean,
                            float* __restrict__ rstd) {
     const int lane = threadIdx.x % 32;
+    const bool vec = cols % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
     const int64_t stride = static_cast<int64_t>(gridDim.x) * kWarps;
     for (int64_t r = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; r < rows;
          r += stride) {
         const float* row = x + r * cols;
-        float sum = 0.f;
-        for (int c = lane; c < cols; c += 32) {
-            sum += row[c];
-        }
-        const float m = warpSum(sum) / static_cast<float>(cols);
-        float dev = 0.f;
-        for (int c = lane; c < cols; c += 32) {
-            const float d = row[c] - m;
-            dev += d * d;
-        }
-        const float s = rsqrtf(warpSum(dev) / static_cast<float>(cols) + eps);
+        float m, s;
+        cuda_device::warpRowStatistics(row, cols, vec, eps, m, s);
         T* out = y + r * cols;
         for (int c = lane; c < cols; c += 32) {
             fromFloat((row[c] - m) * s * gamma[c] + beta[c], out + c);

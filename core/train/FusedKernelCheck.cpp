@@ -1,6 +1,7 @@
 // The fused kernels of fp16/bf16 arms checked against ATen's unfused path on this GPU,
 // once per process, before the first run of such an arm trains (train/private/TaskHead.h).
 #include <ATen/ATen.h>
+#include <c10/util/accumulate.h>
 
 #include <cmath>
 #include <mutex>
@@ -21,11 +22,7 @@ namespace {
 /// a smooth wave of amplitude `scale` around `offset`.
 at::Tensor wave(at::IntArrayRef sizes, double rate, double scale, double offset,
                 const at::TensorOptions& opts) {
-    int64_t n = 1;
-    for (int64_t s : sizes) {
-        n *= s;
-    }
-    return (at::arange(n, opts).mul(rate).sin() * scale + offset).reshape(sizes);
+    return (at::arange(c10::multiply_integers(sizes), opts).mul(rate).sin() * scale + offset).reshape(sizes);
 }
 
 /// How far `got` is from `want`, as a share of want's largest |value| (inf where got
