@@ -22,7 +22,8 @@ namespace {
 /// a smooth wave of amplitude `scale` around `offset`.
 at::Tensor wave(at::IntArrayRef sizes, double rate, double scale, double offset,
                 const at::TensorOptions& opts) {
-    return (at::arange(c10::multiply_integers(sizes), opts).mul(rate).sin() * scale + offset).reshape(sizes);
+    return (at::arange(c10::multiply_integers(sizes), opts).mul(rate).sin() * scale + offset)
+        .reshape(sizes);
 }
 
 /// How far `got` is from `want`, as a share of want's largest |value| (inf where got
