@@ -130,12 +130,17 @@ std::string check(c10::Device device) {
 
 std::string checkFusedKernels(c10::Device device) {
 #ifdef AMPBENCH_WITH_CUDA
-    static std::once_flag once;
+    // Once per process; every later run of it gets the same answer, so a run that
+    // trains unfused because an earlier one's check failed says so too.
+    static std::mutex mutex;
+    static bool checked = false;
     static std::string verdict;
-    if (!device.is_cuda() || !amp::fusedKernels()) {
+    if (!device.is_cuda()) {
         return {};
     }
-    std::call_once(once, [&] {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!checked && amp::fusedKernels()) {
+        checked = true;
         try {
             verdict = check(device);
         } catch (const std::exception& e) {
@@ -147,7 +152,7 @@ std::string checkFusedKernels(c10::Device device) {
         if (!verdict.empty()) {
             amp::setFusedKernels(false);
         }
-    });
+    }
     return verdict;
 #else
     (void)device;

@@ -66,8 +66,9 @@ at::Tensor halfCrossEntropy(const at::Tensor& logits, const at::Tensor& target);
 /// autocast run; fixed inputs, the random generator untouched), forward and backward.
 /// Where any differs beyond its tolerance (3 % of the largest value in bf16, 1 % in
 /// fp16) or the check throws, amp::setFusedKernels(false) for the process and the
-/// reason is returned for the run's first events; else empty (and always where the
-/// build has no CUDA, the device is not CUDA or the fused kernels are off already).
+/// reason is returned for the run's first events, that run's and every later one's in
+/// the process; else empty (and always where the build has no CUDA, the device is not
+/// CUDA, or the fused kernels were switched off before any check ran).
 std::string checkFusedKernels(c10::Device device);
 
 using data::dtypeName;
