@@ -142,6 +142,7 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     resize(first);
     restoreGeometry(settings_.windowGeometry());
     restoreState(settings_.windowState());
+    settings_.restoreSplitters(this);
     updateActions();
 }
 
@@ -583,6 +584,7 @@ void MainWindow::saveSpec() {
 void MainWindow::closeEvent(QCloseEvent* event) {
     settings_.setWindowGeometry(saveGeometry());
     settings_.setWindowState(saveState());
+    settings_.storeSplitters(this);
     settings_.sync();
     training_->cancel();  // the controller waits for the run to stop
     event->accept();

@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QSettings>
+#include <QSplitter>
 #include <QStandardPaths>
 #include <algorithm>
 
@@ -12,6 +13,7 @@ namespace {
 // Every key, in one place.
 constexpr const char* kGeometry = "window/geometry";
 constexpr const char* kState = "window/state";
+constexpr const char* kSplitters = "window/splitters/";  // + the splitter's objectName
 constexpr const char* kLastDatabase = "database/last";
 constexpr const char* kRecentDatabases = "database/recent";
 constexpr const char* kSpecFolder = "editor/specFolder";
@@ -62,6 +64,28 @@ QByteArray Settings::windowState() const {
 }
 void Settings::setWindowState(const QByteArray& state) {
     settings_->setValue(kState, state);
+}
+
+void Settings::storeSplitters(const QWidget* root) {
+    for (const QSplitter* splitter : root->findChildren<QSplitter*>()) {
+        if (!splitter->objectName().isEmpty()) {
+            settings_->setValue(kSplitters + splitter->objectName(), splitter->saveState());
+        }
+    }
+}
+void Settings::restoreSplitters(QWidget* root) const {
+    for (QSplitter* splitter : root->findChildren<QSplitter*>()) {
+        if (splitter->objectName().isEmpty()) {
+            continue;
+        }
+        const QByteArray state =
+            settings_->value(kSplitters + splitter->objectName()).toByteArray();
+        // restoreState refuses what is not a splitter's state; the splitter then keeps
+        // its own sizes.
+        if (!state.isEmpty() && splitter->restoreState(state)) {
+            splitter->setProperty(kRestoredSizes, true);
+        }
+    }
 }
 
 QString Settings::lastDatabase() const {

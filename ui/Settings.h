@@ -11,6 +11,7 @@
 #include "ui/remote/RemoteHost.h"
 
 class QSettings;
+class QWidget;
 
 namespace ampbench::ui {
 
@@ -32,6 +33,13 @@ class Settings {
     void setWindowGeometry(const QByteArray& geometry);
     QByteArray windowState() const;
     void setWindowState(const QByteArray& state);
+    /// Every named QSplitter under `root` (its objectName the key) as the user left it:
+    /// stored when the window closes, restored when it opens. A restored splitter
+    /// carries kRestoredSizes, so a view that fits a splitter on its first show
+    /// leaves that one alone. Unnamed splitters (sized by their view) are not kept.
+    void storeSplitters(const QWidget* root);
+    void restoreSplitters(QWidget* root) const;
+    static constexpr const char* kRestoredSizes = "ampbenchRestoredSizes";
 
     QString lastDatabase() const;
     void setLastDatabase(const QString& path);

@@ -421,6 +421,47 @@ class LayoutTest : public QObject {
         }
     }
 
+    // Splitters the user dragged are where they were left when the workbench starts
+    // again: the editor's form made shorter for the problems below it, the run list
+    // made wider than the third of the width it gets on a first start.
+    void splittersStayWhereTheUserLeftThemAfterARestart() {
+        Judged f;
+        f.window->resize(1024, 700);
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+        auto* editor = f.window->findChild<QSplitter*>("editorSplit");
+        QVERIFY(editor);
+        const QList<int> before = editor->sizes();
+        QCOMPARE(before.size(), 3);
+        QList<int> asked = before;
+        asked[0] -= 40;
+        asked[2] += 40;
+        editor->setSizes(asked);
+        const QList<int> dragged = editor->sizes();
+        QVERIFY2(dragged != before, "the splitter took no new sizes");
+        f.window->tabs()->setCurrentWidget(f.window->compare());
+        auto* sides = f.window->findChild<QSplitter*>("runsSidesSplit");
+        QVERIFY(sides);
+        QTRY_VERIFY(sides->sizes().value(0) > 0);  // fitted on its first show
+        const QList<int> fitted = sides->sizes();
+        sides->setSizes({fitted[0] + 90, fitted[1] - 90});
+        const QList<int> wider = sides->sizes();
+        QVERIFY2(wider[0] > fitted[0], "the run list did not widen");
+        f.window->close();
+
+        MainWindow again(*f.settings);
+        again.setMessageBoxesEnabled(false);
+        again.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&again));
+        QTRY_COMPARE(again.size(), QSize(1024, 700));
+        auto* editorAgain = again.findChild<QSplitter*>("editorSplit");
+        QTRY_COMPARE(editorAgain->sizes(), dragged);
+        again.tabs()->setCurrentWidget(again.compare());
+        auto* sidesAgain = again.findChild<QSplitter*>("runsSidesSplit");
+        settle();
+        QTRY_COMPARE(sidesAgain->sizes(), wider);
+    }
+
     // The run list's Tags column shows while something is tagged, and takes no width
     // from the names otherwise.
     void theRunListShowsTagsOnlyWhenThereAreSome() {

@@ -133,6 +133,7 @@ CapacityView::CapacityView(StoreSession& session, QWidget* parent)
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->setAlternatingRowColors(true);
     auto* split = new QSplitter(Qt::Vertical);
+    split->setObjectName("capacitySplit");  // named: kept across starts (Settings)
     split->addWidget(plot_);
     split->addWidget(table_);
     split->setStretchFactor(0, 3);

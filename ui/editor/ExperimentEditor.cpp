@@ -193,12 +193,14 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
 
     setup_ = new SetupPanel;
     auto* bottom = new QSplitter(Qt::Horizontal);
+    bottom->setObjectName("editorBottomSplit");  // named: kept across starts (Settings)
     bottom->addWidget(errorList_);
     bottom->addWidget(setup_);
     bottom->setStretchFactor(0, 1);
     bottom->setStretchFactor(1, 1);
 
     auto* split = new QSplitter(Qt::Vertical);
+    split->setObjectName("editorSplit");
     split->addWidget(formScroll);
     split->addWidget(armsBox);
     split->addWidget(bottom);

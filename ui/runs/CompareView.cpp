@@ -22,6 +22,7 @@
 #include "core/analysis/ComparisonTable.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/ExperimentData.h"
+#include "ui/Settings.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
 #include "ui/data/StoreTask.h"
@@ -111,6 +112,7 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
     table_->setAlternatingRowColors(true);
     summaryLayout->addWidget(table_);
 
+    // Unnamed, so not kept across starts: it fits the summary to the arms shown.
     split_ = new QSplitter(Qt::Vertical);
     auto* right = split_;
     right->addWidget(plots_);
@@ -128,6 +130,7 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
     verdict_->setObjectName("verdict");
     verdictLayout->addWidget(verdict_);
     auto* left = new QSplitter(Qt::Vertical);
+    left->setObjectName("runsLeftSplit");  // named: kept across starts (Settings)
     left->setMinimumWidth(kListMinimumWidth);
     left->addWidget(picker_);
     left->addWidget(verdictBox);
@@ -135,6 +138,7 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
     left->setStretchFactor(1, 2);
     left->setSizes({300, 600});
     sides_ = new QSplitter(Qt::Horizontal);
+    sides_->setObjectName("runsSidesSplit");
     sides_->addWidget(left);
     sides_->addWidget(right);
     sides_->setStretchFactor(0, 0);
@@ -186,9 +190,11 @@ void CompareView::refreshSummary() {
 void CompareView::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     fitSummaryHeight();  // the splitter has its real height only now
-    if (!sidesFitted_ && sides_->width() > 0) {
+    if (!sidesFitted_ && sides_->width() > 0 &&
+        !sides_->property(Settings::kRestoredSizes).toBool()) {
         // The run list and verdict get a third of the width, the plots the rest:
-        // a fixed 460 px left the plots of a 1024-pixel window too little.
+        // a fixed 460 px left the plots of a 1024-pixel window too little. Where the
+        // user's own sizes were restored, those stay.
         sidesFitted_ = true;
         const int total = sides_->width() - sides_->handleWidth();
         const int left = std::clamp(total * 3 / 10, kListMinimumWidth, 460);

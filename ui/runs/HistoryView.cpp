@@ -173,6 +173,7 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     connect(detailsTimer_, &QTimer::timeout, this, &HistoryView::updateDetails);
 
     auto* split = new QSplitter(Qt::Vertical);
+    split->setObjectName("historySplit");  // named: kept across starts (Settings)
     split->addWidget(stack_);
     split->addWidget(details_);
     numerics_ = new NumericsHeatmap;
