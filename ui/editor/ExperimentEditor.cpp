@@ -194,6 +194,7 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     setup_ = new SetupPanel;
     auto* bottom = new QSplitter(Qt::Horizontal);
     bottom->setObjectName("editorBottomSplit");  // named: kept across starts (Settings)
+    bottom->setChildrenCollapsible(false);
     bottom->addWidget(errorList_);
     bottom->addWidget(setup_);
     bottom->setStretchFactor(0, 1);
@@ -201,6 +202,9 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
 
     auto* split = new QSplitter(Qt::Vertical);
     split->setObjectName("editorSplit");
+    // Dragged past a pane's minimum, the divider stops: a collapsed arms table read as
+    // gone, and the splitter's sizes are kept across starts.
+    split->setChildrenCollapsible(false);
     split->addWidget(formScroll);
     split->addWidget(armsBox);
     split->addWidget(bottom);
