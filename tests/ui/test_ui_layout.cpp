@@ -433,6 +433,10 @@ class LayoutTest : public QObject {
         QVERIFY(editor);
         const QList<int> before = editor->sizes();
         QCOMPARE(before.size(), 3);
+        // Dragged all the way, the arms table keeps its minimum: it does not collapse.
+        editor->setSizes({before[0] + before[1], 0, before[2]});
+        QVERIFY2(editor->sizes()[1] > 0, "the arms table collapsed out of sight");
+        editor->setSizes(before);
         QList<int> asked = before;
         asked[0] -= 40;
         asked[2] += 40;
