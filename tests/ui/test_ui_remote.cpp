@@ -632,9 +632,24 @@ class RemoteUiTest : public QObject {
         const qint64 firstRun = ws.window->runModel()->checkedRuns().first();
         QVERIFY(ws.window->runModel()->runItem(firstRun)->toolTip().contains(
             QStringLiteral("trained on gpu")));
-        QTRY_VERIFY_WITH_TIMEOUT(ws.window->cache()->series(firstRun) &&
-                                     !ws.window->cache()->series(firstRun)->steps.empty(),
-                                 60000);
+        // Should this ever fail, it says where the rows stopped: in the database or
+        // before the plots' cache.
+        const auto plotted = [&] {
+            const RunSeries* s = ws.window->cache()->series(firstRun);
+            return QStringLiteral(
+                       "run %1: %2 steps in the database, %3 in the plots' cache; "
+                       "%4 rows arrived; runs ticked %5")
+                .arg(firstRun)
+                .arg(store::Database::open(ws.dbPath().toStdString(),
+                                           store::Database::Mode::ReadOnly)
+                         ->stepCount(firstRun))
+                .arg(s ? QString::number(s->steps.size()) : QStringLiteral("no series"))
+                .arg(remote->rowsAdded())
+                .arg(ws.window->runModel()->checkedRuns().size());
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(ws.window->cache()->series(firstRun) &&
+                                      !ws.window->cache()->series(firstRun)->steps.empty(),
+                                  qPrintable(plotted()), 60000);
         // The link drops mid-run: the tail dies; the run resumes after the last row here.
         QVERIFY(remote->tailProcess());
         remote->tailProcess()->kill();

@@ -196,7 +196,16 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     bottom->setObjectName("editorBottomSplit");  // named: kept across starts (Settings)
     bottom->setChildrenCollapsible(false);
     bottom->addWidget(errorList_);
-    bottom->addWidget(setup_);
+    // The model's facts and module tree scroll where the window is short, so that the
+    // form above keeps the room (at 1024×700 they held the form to four rows a column).
+    auto* setupScroll = new QScrollArea;
+    setupScroll->setObjectName("setupScroll");
+    setupScroll->setWidget(setup_);
+    setupScroll->setWidgetResizable(true);
+    setupScroll->setFrameShape(QFrame::NoFrame);
+    bottom->addWidget(setupScroll);
+    // Still room for a few problems, and the model's first facts, at any window height.
+    bottom->setMinimumHeight(7 * fontMetrics().lineSpacing());
     bottom->setStretchFactor(0, 1);
     bottom->setStretchFactor(1, 1);
 
