@@ -24,6 +24,7 @@
 #include "ui/data/StoreSession.h"
 #include "ui/editor/ExperimentEditor.h"
 #include "ui/editor/SetupPanel.h"
+#include "ui/editor/SpecForm.h"
 #include "ui/plots/PlotInput.h"
 #include "ui/plots/PlotLegend.h"
 #include "ui/plots/PlotPanel.h"
@@ -418,6 +419,37 @@ class LayoutTest : public QObject {
             // The run list names the experiment, not "Exp".
             const int nameWidth = compare->picker()->columnWidth(RunTreeModel::NameColumn);
             QVERIFY2(nameWidth >= 100, qPrintable(QString::number(nameWidth)));
+        }
+    }
+
+    // The form is what one edits: on a laptop screen it keeps the larger part of the
+    // editor's height (the model's facts and module tree below it scroll instead; they
+    // held it to a quarter, four rows a column, at 1024×700).
+    void theFormKeepsRoomOnALaptopScreen() {
+        Judged f;
+        f.window->tabs()->setCurrentWidget(f.window->editor());
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+        QTRY_VERIFY_WITH_TIMEOUT(!f.window->editor()->setupPanel()->factsText().isEmpty(),
+                                 kUiPatienceMs);
+        QScrollArea* form = nullptr;
+        for (auto* area : f.window->editor()->findChildren<QScrollArea*>()) {
+            if (qobject_cast<SpecForm*>(area->widget())) {
+                form = area;
+            }
+        }
+        QVERIFY(form);
+        for (const QSize size : {QSize(1280, 720), QSize(1024, 700)}) {
+            f.window->resize(size);
+            QTRY_COMPARE(f.window->size(), size);
+            settle();
+            const int editor = f.window->editor()->height();
+            QVERIFY2(form->height() * 10 >= editor * 4,
+                     qPrintable(QStringLiteral("%1×%2: the form %3 px of the editor's %4")
+                                    .arg(size.width())
+                                    .arg(size.height())
+                                    .arg(form->height())
+                                    .arg(editor)));
         }
     }
 
