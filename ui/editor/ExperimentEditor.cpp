@@ -217,9 +217,11 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     split->addWidget(formScroll);
     split->addWidget(armsBox);
     split->addWidget(bottom);
+    // Room beyond the minimums goes mostly to the form, then to the model's facts and
+    // problems; the arms table past three rows only for its scroll.
     split->setStretchFactor(0, 5);
-    split->setStretchFactor(1, 3);
-    split->setStretchFactor(2, 1);
+    split->setStretchFactor(1, 1);
+    split->setStretchFactor(2, 3);
     layout->addWidget(split, 1);
 
     connect(presets_, &QComboBox::activated, this, [this](int index) {
