@@ -85,7 +85,31 @@ config::ExperimentSpec scriptSpec(const QString& script, const QString& args,
     }
     return s;
 }
+
+/// An experiment of `runs` fp32 runs in `ws`'s database, planned as the training
+/// worker plans one (its signals are then sent by hand), and the window's progress bar.
+struct PlannedByHand {
+    int64_t experiment = 0;
+    QList<qint64> ids;
+    TrainingWorker* worker = nullptr;
+    QProgressBar* bar = nullptr;
+};
+
+PlannedByHand planByHand(test::Workspace& ws, const std::string& name, int runs) {
+    PlannedByHand p;
+    auto db = store::Database::open(ws.dbPath().toStdString());
+    p.experiment = db->createExperiment(name, "{}");
+    for (int seed = 1; seed <= runs; ++seed) {
+        p.ids.append(db->createRun(p.experiment, "fp32", 0, seed, "{}", 8));
+    }
+    p.bar = ws.window->findChild<QProgressBar*>("trainingProgress");
+    p.worker = ws.window->training()->worker();
+    Q_EMIT p.worker->experimentPlanned(p.experiment, p.ids);
+    return p;
+}
+
 }  // namespace
+
 // The spies below record in the emitting (training) thread, so a signal can land
 // before a wait() would start: tests poll the spies with QTRY_* instead.
 
@@ -161,17 +185,9 @@ class TrainingTest : public QObject {
     void theStatusBarAndTheProgressBarCountRunsAlike() {
         test::Workspace ws;
         QVERIFY(ws.open());
-        auto db = store::Database::open(ws.dbPath().toStdString());
-        const int64_t experiment = db->createExperiment("queue", "{}");
-        QList<qint64> ids;
-        for (int seed = 1; seed <= 3; ++seed) {
-            ids.append(db->createRun(experiment, "fp32", 0, seed, "{}", 8));
-        }
-        auto* bar = ws.window->findChild<QProgressBar*>("trainingProgress");
-        QVERIFY(bar);
         // The worker's signals as a three-run experiment sends them.
-        TrainingWorker* worker = ws.window->training()->worker();
-        Q_EMIT worker->experimentPlanned(experiment, ids);
+        const auto [experiment, ids, worker, bar] = planByHand(ws, "queue", 3);
+        QVERIFY(bar);
         for (int i = 0; i < ids.size(); ++i) {
             const QString place = QStringLiteral("run %1 of 3").arg(i + 1);
             const QString barPlace = QStringLiteral("run %1/3 ").arg(i + 1);
@@ -191,17 +207,9 @@ class TrainingTest : public QObject {
     void runsTrainingSideBySideAreNamedTogether() {
         test::Workspace ws;
         QVERIFY(ws.open());
-        auto db = store::Database::open(ws.dbPath().toStdString());
-        const int64_t experiment = db->createExperiment("fused", "{}");
-        QList<qint64> ids;
-        for (int seed = 1; seed <= 4; ++seed) {
-            ids.append(db->createRun(experiment, "fp32", 0, seed, "{}", 8));
-        }
-        auto* bar = ws.window->findChild<QProgressBar*>("trainingProgress");
-        QVERIFY(bar);
         // Seeds 1-3 fused (they start together), then seed 4 alone.
-        TrainingWorker* worker = ws.window->training()->worker();
-        Q_EMIT worker->experimentPlanned(experiment, ids);
+        const auto [experiment, ids, worker, bar] = planByHand(ws, "fused", 4);
+        QVERIFY(bar);
         for (int i = 0; i < 3; ++i) {
             Q_EMIT worker->runStarted(ids[i]);
         }
