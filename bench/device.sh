@@ -193,7 +193,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' bench/device.sh;
 MODE=${1:-${MODE:-bench}}
 case "$MODE" in
     help | -h | --help) usage; exit 0 ;;
-    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism | bundle | rerun | numerics | multigpu | verdict | fp8) ;;
+    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism | bundle | rerun | numerics | multigpu | verdict | fp8 | prove) ;;
     *) echo "device.sh: unknown mode '$MODE'" >&2; echo >&2; usage >&2; exit 2 ;;
 esac
 
@@ -239,12 +239,13 @@ grep -E "ampbench:" "$OUT/configure.log" || true
 TARGETS=()
 [[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
 [[ $MODE == determinism || $MODE == verdict ]] && TARGETS=(--target ampbench-cli test_engine)
-[[ $MODE == fp8 ]] && TARGETS=(--target ampbench-cli test_engine bench_profile_step)
+[[ $MODE == fp8 || $MODE == prove ]] && TARGETS=(--target ampbench-cli test_engine bench_profile_step)
 [[ $MODE == multigpu ]] && TARGETS=(--target ampbench-cli test_data_parallel test_engine)
 [[ $MODE == profile ]] && TARGETS=(--target bench_profile_step)
 [[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics test_engine bench_profile_step)
-cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" > "$OUT/build.log" 2>&1 \
-    || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; exit 1; }
+# -k 0: every unit that fails is named in one call, not only the first.
+cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" -- -k 0 > "$OUT/build.log" 2>&1 \
+    || { grep -E "error|Error" -A3 "$OUT/build.log" | head -${BUILD_ERROR_LINES:-60}; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
 BASE_CLI=
 if [[ $MODE == verdict && -n ${VERDICT_BASE:-} ]]; then
@@ -335,6 +336,10 @@ bundle)
 
 tests)
     run_suite
+    ;;
+
+prove)
+    source bench/device/prove.sh
     ;;
 
 verdict)
@@ -473,17 +478,8 @@ fp8)
     # (d 2048, 4 layers, 16 heads, B8, T1024), bf16 against fp8, from the preset's spec.
     $CLI --db "$OUT/spec.db" run --preset gpt2-small-synthetic --device cuda --dry-run > "$OUT/gpt2.json"
     rm -f "$OUT"/spec.db*
-    python3 - "$OUT" "${FP8_RECIPE:-delayed}" <<'PY'
-import json, sys
-out, recipe = sys.argv[1], sys.argv[2]
-base = json.load(open(f"{out}/gpt2.json"))
-base["arms"] = [{"name": "bf16", "precision": "amp-bf16"},
-                {"name": "fp8", "precision": "fp8", "fp8_recipe": recipe}]
-base["eval_interval"] = 0
-json.dump(base, open(f"{out}/fp8-gpt2.json", "w"), indent=1)
-wide = dict(base, model=dict(base["model"], width=2048, depth=4, heads=16), micro_batch=8)
-json.dump(wide, open(f"{out}/fp8-wide.json", "w"), indent=1)
-PY
+    python3 bench/device/decoder_cells.py "$OUT" "${FP8_RECIPE:-delayed}"
+    mv "$OUT/cell-gpt2.json" "$OUT/fp8-gpt2.json"; mv "$OUT/cell-wide.json" "$OUT/fp8-wide.json"
     if [[ $PARTS == *" speed "* ]]; then
         for cell in gpt2 wide; do
             echo "== fp8 speed, $cell: each arm alone, ${FP8_SPEED_STEPS:-80} steps"
