@@ -87,11 +87,13 @@ class PureFp16Format : public amp::Precision {
 /// autocast; fp32 master weights, no loss scaler.
 class Fp8Format : public amp::Precision {
   public:
-    Fp8Format(const config::ArmSpec& arm, c10::Device device)
-        : amp::Precision(config::Precision::Fp8, true, at::kBFloat16, device), arm_(arm) {}
+    Fp8Format(const config::ArmSpec& arm, c10::Device device, int64_t rows)
+        : amp::Precision(config::Precision::Fp8, true, at::kBFloat16, device),
+          arm_(arm),
+          rows_(rows) {}
     std::string unsupported() const override { return fp8Unavailable(device()); }
     void prepare(models::Network& model) override {
-        layers_ = std::make_unique<Fp8Linears>(model, arm_, device());
+        layers_ = std::make_unique<Fp8Linears>(model, arm_, device(), rows_);
         if (layers_->plan().empty()) {
             throw std::runtime_error(
                 "fp8 computes the Linear layers of the built-in models, and this model has "
@@ -122,13 +124,14 @@ class Fp8Format : public amp::Precision {
 
   private:
     config::ArmSpec arm_;
+    int64_t rows_;
     std::unique_ptr<Fp8Linears> layers_;
 };
 
 }  // namespace
 
 std::unique_ptr<Precision> Precision::make(config::Precision precision, const config::ArmSpec& arm,
-                                           c10::Device device) {
+                                           c10::Device device, int64_t linear_rows) {
     switch (precision) {
         case config::Precision::AmpFp16:
         case config::Precision::AmpBf16:
@@ -136,7 +139,7 @@ std::unique_ptr<Precision> Precision::make(config::Precision precision, const co
         case config::Precision::PureFp16:
             return std::make_unique<PureFp16Format>(device);
         case config::Precision::Fp8:
-            return std::make_unique<Fp8Format>(arm, device);
+            return std::make_unique<Fp8Format>(arm, device, linear_rows);
         case config::Precision::Amp:  // as planning resolves it on this device
             return make(config::resolvePrecision(precision, device.is_cuda()), arm, device);
         case config::Precision::Fp32:

@@ -24,8 +24,10 @@ class Precision {
     virtual ~Precision() = default;
     /// The format of `arm` on `device`; `precision` is resolved (never amp). fp16
     /// autocast gets a loss scaler with the arm's settings unless loss scaling is off.
+    /// `linear_rows`: the rows each Linear layer multiplies per micro-batch
+    /// (amp::linearRows), which fp8 weighs its layers with (0: unknown).
     static std::unique_ptr<Precision> make(config::Precision precision, const config::ArmSpec& arm,
-                                           c10::Device device);
+                                           c10::Device device, int64_t linear_rows = 0);
 
     config::Precision kind() const { return kind_; }
     bool autocast() const { return autocast_; }

@@ -66,6 +66,10 @@ struct ArmSpec {
     int fp8_history = 16;  ///< fp8 delayed: casts whose largest |value| the scale follows
     /// fp8: the scale leaves 2^margin of room below the format's largest value.
     int fp8_margin = 0;
+    /// fp8: which Linear layers compute in FP8: "auto" (empty: from their shapes, where
+    /// the matmul time saved exceeds the casts'), "all" (every layer the scaled matmul
+    /// takes), or names and glob patterns (head;fc1, blocks.*.fc2).
+    std::string fp8_modules;
     int repeats = 0;  ///< seeds for this arm; 0 = the experiment's seeds
     /// Added to each of the arm's seeds: a copy of the baseline on other seeds is an
     /// A/A check (the verdict's false alarms and the timing noise of the machine).

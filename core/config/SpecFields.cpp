@@ -415,6 +415,12 @@ const std::vector<Field<ArmSpec>>& fieldsOf(const ArmSpec*) {
             .range(0, 8)
             .abbrev("fp8_margin")
             .header("FP8 margin"),
+        field("fp8_modules", &A::fp8_modules, "FP8 layers",
+              "fp8: which Linear layers compute in FP8: auto (empty: from their shapes, where "
+              "the matmul time saved exceeds the casts'), all (every layer the scaled matmul "
+              "takes), or names and glob patterns separated by ';' (head;fc1, blocks.*.fc2)")
+            .abbrev("fp8_modules")
+            .header("FP8 layers"),
         field("repeats", &A::repeats, "Seeds per arm",
               "How many seeds this arm runs (the experiment's first ones, then more); 0 = all "
               "of the experiment's seeds")

@@ -360,6 +360,18 @@ void warnIslandsWithoutAutocast(Checker& c, const ExperimentSpec& s, size_t inde
               " arm: FP32 islands turn autocast off, and this arm runs without it");
 }
 
+/// fp8_modules picks an fp8 arm's FP8 layers; on any other arm it does nothing.
+void warnFp8ModulesElsewhere(Checker& c, const ExperimentSpec& s, size_t index) {
+    const ArmSpec& a = s.arms[index];
+    if (a.precision == Precision::Fp8 ||
+        a.fp8_modules.find_first_not_of(" \t;,") == std::string::npos) {
+        return;
+    }
+    c.add(indexed("arms", index) + ".fp8_modules", a.fp8_modules,
+          "has no effect on a " + toString(a.precision) +
+              " arm: it picks the Linear layers of an fp8 arm");
+}
+
 /// At most 40 characters of an arm's name, for a title.
 std::string shortName(const std::string& name) {
     constexpr size_t kShown = 40;
@@ -386,6 +398,7 @@ std::vector<FieldError> warnings(const ExperimentSpec& spec) {
     for (size_t i = 0; i < spec.arms.size(); ++i) {
         warnPartialStep(c, spec, i);
         warnIslandsWithoutAutocast(c, spec, i);
+        warnFp8ModulesElsewhere(c, spec, i);
     }
     return c.errors;
 }

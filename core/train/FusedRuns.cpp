@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/amp/AutocastGuard.h"
+#include "core/amp/Fp8Linear.h"
 #include "core/amp/Precision.h"
 #include "core/config/LrSchedule.h"
 #include "core/data/Datasets.h"
@@ -79,7 +80,7 @@ void FusedLoop::setUp() {
     graphs_ =
         arm_.cuda_graph && device_.is_cuda() && StepGraph::available() && spec_.model.dropout <= 0;
     for (auto& m : members_) {
-        m->precision = amp::Precision::make(kind, arm_, device_);
+        m->precision = amp::Precision::make(kind, arm_, device_, amp::linearRows(spec_));
         if (const std::string why = m->precision->unsupported(); !why.empty()) {
             throw RunFailure("arm '" + arm_.name + "': " + why);
         }

@@ -229,6 +229,21 @@ struct SetupCheck {
         }
     }
 
+    /// Whether every fp8_modules pattern of an fp8 arm names a Linear layer of this model.
+    void checkFp8Modules() {
+        for (size_t i = 0; i < spec.arms.size(); ++i) {
+            const auto& arm = spec.arms[i];
+            if (arm.precision != config::Precision::Fp8) {
+                continue;
+            }
+            if (const std::string why = amp::unmatchedFp8Modules(*model, arm.fp8_modules);
+                !why.empty()) {
+                r.problems.push_back({Kind::Mismatch, "arms[" + std::to_string(i) + "].fp8_modules",
+                                      "arm '" + arm.name + "': " + why});
+            }
+        }
+    }
+
     /// Whether the model takes a batch of the data's inputs; sets `out`. Failures to
     /// allocate and the model file's own errors go on to tryOneBatch.
     bool forward(const at::Tensor& x, const std::string& where, at::Tensor& out) {
@@ -365,6 +380,7 @@ SetupReport checkSetup(const config::ExperimentSpec& spec, bool run_batch, bool 
         return check.r;
     }
     check.checkIslands();
+    check.checkFp8Modules();
     if (check.run_batch && check.r.train_size != 0) {
         check.tryOneBatch();
     }

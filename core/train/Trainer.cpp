@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/amp/AutocastGuard.h"
+#include "core/amp/Fp8Linear.h"
 #include "core/amp/LossScaler.h"
 #include "core/amp/Precision.h"
 #include "core/config/LrSchedule.h"
@@ -228,7 +229,8 @@ void RunLoop::setUpDevice() {
     const bool cuda = device_.is_cuda();
     stream_ = std::make_unique<RunStream>(device_);
     applyCpuThreads(spec_.cpu_threads);
-    precision_ = amp::Precision::make(resolvePrecision(arm_.precision, cuda), arm_, device_);
+    precision_ = amp::Precision::make(resolvePrecision(arm_.precision, cuda), arm_, device_,
+                                      amp::linearRows(spec_));
     if (const std::string why = precision_->unsupported(); !why.empty()) {
         throw RunFailure("arm '" + arm_.name + "': " + why);
     }

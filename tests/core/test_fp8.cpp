@@ -8,8 +8,10 @@
 #include <ATen/ATen.h>
 #include <torch/nn/modules/linear.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -218,6 +220,117 @@ TEST(Fp8, LayersTheScaledMatmulCannotTakeStayInBf16AndAreNamed) {
     ASSERT_EQ(small.size(), 2u);
     EXPECT_FALSE(small[0].fp8);
     EXPECT_NE(small[0].why_not.find("too small"), std::string::npos) << small[0].why_not;
+}
+
+// Published figures say FP8 does not pay on small matmuls (torchao: 0.80x bf16 at
+// 1024x2048x1024, 1.39x at 4096x8192x16384): auto weighs each layer's matmul time saved
+// against its casts' and takes FP8 only where it pays.
+TEST(Fp8, AutoTakesFp8WhereTheMatmulSavesMoreThanTheCastsCost) {
+    const auto small = amp::weighFp8Layer("a", 2048, 1024, 1024);
+    EXPECT_FALSE(small.fp8) << small.why_not;
+    EXPECT_GT(small.casts_s, small.saves_s);
+    EXPECT_NE(small.why_not.find("outweigh"), std::string::npos) << small.why_not;
+    EXPECT_NE(small.why_not.find("1024 rows"), std::string::npos) << small.why_not;
+    const auto large = amp::weighFp8Layer("b", 8192, 16384, 4096);
+    EXPECT_TRUE(large.fp8) << large.why_not;
+    EXPECT_GT(large.saves_s, 2 * large.casts_s);
+    // Saving and casts both grow with the rows (M·K·N against M·(K + N)); the casts'
+    // launches do not. Few rows, the launches decide; many, the shapes: a 2048 x 2048
+    // layer tips over to FP8, a 768 x 768 one never does at these rates.
+    const auto few = amp::weighFp8Layer("c", 2048, 2048, 256);
+    const auto many = amp::weighFp8Layer("c", 2048, 2048, 1 << 20);
+    EXPECT_FALSE(few.fp8);
+    EXPECT_TRUE(many.fp8) << many.why_not;
+    EXPECT_FALSE(amp::weighFp8Layer("d", 768, 768, 1 << 20).fp8);
+    // A shape the scaled matmul cannot take is never weighed.
+    const auto odd = amp::weighFp8Layer("head", 768, 50257, 16384);
+    EXPECT_FALSE(odd.fp8);
+    EXPECT_EQ(odd.why_not, "50257 outputs: not a multiple of 16");
+    EXPECT_EQ(odd.saves_s, 0.0);
+}
+
+// The GPT-2-small-shaped decoder (d 768, B16 x T1024 = 16,384 rows): the head (768 x
+// 32,768) is the layer that pays most, the attention's output projection (768 x 768)
+// does not pay; a faster FP8 matmul tips more layers over. The plan names the layers
+// left in bf16 once for all blocks.
+TEST(Fp8, AutoOnADecoderTakesTheHeadAndLeavesTheSmallProjectionInBf16) {
+    data::InputShape tokens;
+    tokens.seq_len = 1024;
+    tokens.vocab = 32768;
+    auto spec = decoderOn(config::DeviceKind::Cpu, 768, 32768).model;
+    auto model = models::modelFor(spec, tokens, c10::kCPU);
+    const int64_t rows = 16 * 1024;
+    const auto plan = amp::planFp8Layers(*model, "auto", rows);
+    ASSERT_EQ(plan.size(), 2u * 4u + 1u);
+    std::map<std::string, bool> fp8;
+    for (const auto& p : plan) {
+        fp8[p.path] = p.fp8;
+        EXPECT_GT(p.saves_s, 0.0) << p.path;
+        EXPECT_EQ(p.fp8, p.saves_s > p.casts_s) << p.path;
+    }
+    EXPECT_TRUE(fp8["head"]);
+    EXPECT_FALSE(fp8["blocks.0.proj"]);
+    EXPECT_FALSE(fp8["blocks.1.proj"]);
+    const std::string text = amp::describe(plan);
+    EXPECT_NE(text.find("blocks.*.proj (its casts"), std::string::npos) << text;
+    EXPECT_EQ(text.find("blocks.0.proj"), std::string::npos) << "named once: " << text;
+    // Four times the bf16 rate in FP8: all of the decoder pays.
+    amp::Fp8CostModel fast;
+    fast.fp8_flops = 4 * fast.bf16_flops;
+    const auto faster = amp::planFp8Layers(*model, "auto", rows, fast);
+    const auto count = [](const std::vector<amp::Fp8LayerPlan>& p) {
+        return std::count_if(p.begin(), p.end(), [](const auto& l) { return l.fp8; });
+    };
+    EXPECT_EQ(count(plan), 7) << text;
+    EXPECT_EQ(count(faster), 9);
+    // With the rows unknown, auto takes every layer the scaled matmul takes.
+    EXPECT_EQ(count(amp::planFp8Layers(*model, "auto", 0)), 9);
+}
+
+// fp8_modules names the layers itself: a bare name is that layer in every block, a
+// pattern the paths it matches; the rest stays bf16 and says why. A name that matches
+// no Linear layer is refused with the model's layers listed.
+TEST(Fp8, Fp8ModulesNamesTheLayersThatComputeInFp8) {
+    data::InputShape tokens;
+    tokens.seq_len = 32;
+    tokens.vocab = 1024;
+    auto spec = decoderOn(config::DeviceKind::Cpu, 256, 1024).model;
+    auto model = models::modelFor(spec, tokens, c10::kCPU);
+    for (const std::string modules : {"head,fc1", "head; blocks.*.fc1", " fc1 ;head"}) {
+        const auto plan = amp::planFp8Layers(*model, modules, 16 * 32);
+        std::vector<std::string> chosen;
+        for (const auto& p : plan) {
+            if (p.fp8) {
+                chosen.push_back(p.path);
+            } else {
+                EXPECT_EQ(p.why_not, "not in fp8_modules") << p.path;
+            }
+        }
+        EXPECT_EQ(chosen, (std::vector<std::string>{"blocks.0.fc1", "blocks.1.fc1", "head"}))
+            << modules;
+    }
+    EXPECT_TRUE(amp::unmatchedFp8Modules(*model, "head;fc1").empty());
+    EXPECT_TRUE(amp::unmatchedFp8Modules(*model, "auto").empty());
+    EXPECT_TRUE(amp::unmatchedFp8Modules(*model, "ALL").empty());
+    const std::string why = amp::unmatchedFp8Modules(*model, "head;fc3;blocks.9.*");
+    EXPECT_NE(why.find("'fc3', 'blocks.9.*' names no Linear layer"), std::string::npos) << why;
+    EXPECT_NE(why.find("blocks.*.qkv, blocks.*.proj, blocks.*.fc1, blocks.*.fc2, head"),
+              std::string::npos)
+        << why;
+}
+
+// fp8_modules on an arm that is not fp8 does nothing: the spec runs, with a warning
+// naming the field.
+TEST(Fp8, Fp8ModulesOnAnotherArmIsAWarning) {
+    auto spec = decoderOn(config::DeviceKind::Cpu, 256, 1024);
+    EXPECT_EQ(amp::linearRows(spec), 8 * 32) << "micro-batch x sequence for the decoder";
+    spec.arms = {{"bf16", Precision::AmpBf16}};
+    spec.arms[0].fp8_modules = "head";
+    EXPECT_TRUE(config::validate(spec).empty());
+    const auto w = config::warnings(spec);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].field, "arms[0].fp8_modules");
+    EXPECT_NE(w[0].message.find("no effect on a amp-bf16 arm"), std::string::npos) << w[0].message;
 }
 
 TEST(Fp8, EveryLinearLayerOfEachBuiltInModelGoesThroughTheHook) {
@@ -553,6 +666,7 @@ TEST(Fp8Cuda, ADelayedScaleThatFallsBehindSaturatesAndTheRecordsCountIt) {
 TEST(Fp8Cuda, AnFp8ArmTrainsRecordsItsCastsAndNamesItsLayers) {
     REQUIRE_FP8();
     auto spec = test_cuda::cudaDecoderSpec(256, 2, 4, 64, 1000, 16, 40, Precision::Fp8);
+    spec.arms[0].fp8_modules = "all";  // too small for auto to pick any: the mechanics here
     spec.numerics_every = 10;
     struct Seen : run::TrainObserver {
         std::vector<double> losses;
@@ -585,6 +699,7 @@ TEST(Fp8Cuda, AnFp8ArmTrainsRecordsItsCastsAndNamesItsLayers) {
 TEST(Fp8Cuda, AnFp8StepCapturesIntoACudaGraphWithNoHostRead) {
     REQUIRE_FP8();
     auto spec = test_cuda::cudaDecoderSpec(256, 2, 4, 64, 1024, 16, 30, Precision::Fp8);
+    spec.arms[0].fp8_modules = "all";
     spec.arms[0].cuda_graph = true;
     struct Seen : run::TrainObserver {
         std::vector<std::string> warnings;
