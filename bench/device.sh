@@ -135,6 +135,8 @@
 #   WORKLOADS=cnn,resnet50,gpt2   bench: the workloads benchmarked.
 #   BENCH_ARGS=--quick            bench: passed to bench_workloads and reference.py
 #                                 (--quick: fewer steps per cell).
+#   SKIP_BUILD=1                  configure and build nothing: for the parts that run
+#                                 PyTorch alone (prove's reference and recipe).
 #   SKIP_TESTS=1                  bench: skip the test suite (code whose tests
 #                                 already passed on this host).
 #   BENCH_COMPILE=1               bench: 0 skips the reference under torch.compile
@@ -234,19 +236,23 @@ configure() {  # source folder, build folder, log
         > "$3" 2>&1 \
         || { tail -40 "$3"; exit 1; }
 }
-configure . build/cuda "$OUT/configure.log"
-grep -E "ampbench:" "$OUT/configure.log" || true
-TARGETS=()
-[[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
-[[ $MODE == determinism || $MODE == verdict ]] && TARGETS=(--target ampbench-cli test_engine)
-[[ $MODE == fp8 || $MODE == prove ]] && TARGETS=(--target ampbench-cli test_engine bench_profile_step)
-[[ $MODE == multigpu ]] && TARGETS=(--target ampbench-cli test_data_parallel test_engine)
-[[ $MODE == profile ]] && TARGETS=(--target bench_profile_step)
-[[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics test_engine bench_profile_step)
-# -k 0: every unit that fails is named in one call, not only the first.
-cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" -- -k 0 > "$OUT/build.log" 2>&1 \
-    || { grep -E "error|Error" -A3 "$OUT/build.log" | head -${BUILD_ERROR_LINES:-60}; exit 1; }
-echo "built in $(( $(date +%s) - t0 )) s"
+if [[ ${SKIP_BUILD:-0} == 1 ]]; then
+    echo "(SKIP_BUILD=1: nothing built; only the parts that run PyTorch alone can go on)"
+else
+    configure . build/cuda "$OUT/configure.log"
+    grep -E "ampbench:" "$OUT/configure.log" || true
+    TARGETS=()
+    [[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
+    [[ $MODE == determinism || $MODE == verdict ]] && TARGETS=(--target ampbench-cli test_engine)
+    [[ $MODE == fp8 || $MODE == prove ]] && TARGETS=(--target ampbench-cli test_engine bench_profile_step)
+    [[ $MODE == multigpu ]] && TARGETS=(--target ampbench-cli test_data_parallel test_engine)
+    [[ $MODE == profile ]] && TARGETS=(--target bench_profile_step)
+    [[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics test_engine bench_profile_step)
+    # -k 0: every unit that fails is named in one call, not only the first.
+    cmake --build build/cuda -j"$(nproc)" "${TARGETS[@]}" -- -k 0 > "$OUT/build.log" 2>&1 \
+        || { grep -E "error|Error" -A3 "$OUT/build.log" | head -${BUILD_ERROR_LINES:-60}; exit 1; }
+    echo "built in $(( $(date +%s) - t0 )) s"
+fi
 BASE_CLI=
 if [[ $MODE == verdict && -n ${VERDICT_BASE:-} ]]; then
     # An earlier commit's source tree, built beside this one: its CLI times the same

@@ -256,6 +256,7 @@ def main():
     ap.add_argument("--data", default=os.environ.get("AMPBENCH_FASHION_MNIST") or "/usr/share/datasets/fashion-mnist",
                     help="Fashion-MNIST folder (default: $AMPBENCH_FASHION_MNIST, else Debian's)")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--arms", default="", help="only these arms, comma-separated (e.g. amp-fp16-cl)")
     ap.add_argument("--compile", action="store_true",
                     help="every cell's model through torch.compile (default mode)")
     a = ap.parse_args()
@@ -269,6 +270,8 @@ def main():
         w = workload(name, a.quick, a.data, dev)
         for arm in ARMS:
             if arm[4] and not w["conv"]:
+                continue
+            if a.arms and arm[0] not in a.arms.split(","):
                 continue
             if unavailable:
                 r = dict(error=f"torch.compile unavailable: {unavailable}")

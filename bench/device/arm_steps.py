@@ -3,6 +3,7 @@
 steps, peak memory, steps and the last loss. For bench/device.sh's cells.
 
   python3 bench/device/arm_steps.py DB LABEL
+  python3 bench/device/arm_steps.py DB LABEL --events PREFIX   (the runs' events that start so)
 """
 import sqlite3
 import statistics
@@ -10,6 +11,11 @@ import sys
 
 db = sqlite3.connect(sys.argv[1])
 label = sys.argv[2] if len(sys.argv) > 2 else ""
+if len(sys.argv) > 4 and sys.argv[3] == "--events":
+    for (message,) in db.execute("SELECT message FROM events WHERE message LIKE ? ORDER BY id",
+                                 (sys.argv[4] + "%",)):
+        print("  " + message)
+    sys.exit(0)
 for run_id, arm, status in db.execute("SELECT id, arm, status FROM runs ORDER BY id"):
     rows = db.execute("SELECT step_ms, timed, mem_peak, loss FROM steps WHERE run_id = ? ORDER BY step",
                       (run_id,)).fetchall()

@@ -13,6 +13,10 @@
 #   reference the same cells in PyTorch (bench/fp8_reference.py), eager, then under
 #             torch.compile (PROVE_COMPILE=1)
 #   recipe    the sequential PyTorch script of the recipe (bench/recipe.py)
+#   fp8choice the GPT-2-sized cell's fp8 arm with its layers chosen from their shapes
+#             (auto), all of them, and head;fc1
+#   fp8loss   bf16 and fp8 on that cell, seeds 1-3, PROVE_FP8_STEPS (300) steps, fast verdict
+#   resnet    ResNet-50 amp-fp16 channels-last: ours, PyTorch eager and compiled
 #   profile   gpt2/amp-bf16 kernel by kernel: ours fused, ours unfused and compiled PyTorch
 # Everything lands in $OUT/prove/ and, after each part, in $OUT/prove.tar.gz (one file
 # comes back even when the call is cut off), with the summary in $OUT/summary.txt.
@@ -89,6 +93,66 @@ if [[ $PARTS == *" decoder "* ]] && fits decoder 60; then
             python3 bench/device/arm_steps.py "$db" "ours $cell fused-kernels-$fused" | tee -a "$SUMMARY"
             grep -iE "fused kernels|switched off|fp8:" "$P/decoder-$cell-$fused.txt" | head -4 | tee -a "$SUMMARY"
         done
+    done
+    pack
+fi
+
+if [[ $PARTS == *" fp8choice "* ]] && fits fp8choice 50; then
+    # Which Linear layers an FP8 arm computes in FP8, on the GPT-2-sized cell: chosen
+    # from their shapes (auto), all of them, and the head and fc1 only.
+    [[ -e $P/cell-gpt2.json ]] || decoder_specs
+    say "== fp8 layer choice, gpt2: auto, all, head;fc1 (each alone, ${PROVE_DECODER_STEPS:-60} steps)"
+    for choice in auto all "head;fc1"; do
+        fits "fp8 $choice" 15 || break
+        tag=$(tr -c 'a-z0-9\n' - <<< "$choice")
+        python3 - "$P/cell-gpt2.json" "$choice" "$P/fp8-$tag.json" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+spec["arms"] = [{"name": "fp8", "precision": "fp8", "fp8_modules": sys.argv[2]}]
+json.dump(spec, open(sys.argv[3], "w"))
+PY
+        db=$P/fp8-$tag.db
+        rm -f "$db"*
+        timeout $(( $(left) - 5 )) $CLI --db "$db" run --config "$P/fp8-$tag.json" --seeds 1 \
+            --micro-steps "${PROVE_DECODER_STEPS:-60}" --device cuda -q > "$P/fp8-$tag.txt" 2>&1 \
+            || echo "(fp8 $choice: exit $?)" | tee -a "$SUMMARY"
+        python3 bench/device/arm_steps.py "$db" "ours gpt2 fp8_modules=$choice" | tee -a "$SUMMARY"
+        python3 bench/device/arm_steps.py "$db" "" --events "fp8:" | tee -a "$SUMMARY"
+    done
+    pack
+fi
+
+if [[ $PARTS == *" fp8loss "* ]] && fits fp8loss 120; then
+    # bf16 and fp8 (auto) on the GPT-2-sized cell, seeds 1-3, fast verdict: fp8's loss
+    # against bf16's seed band.
+    [[ -e $P/cell-gpt2.json ]] || decoder_specs
+    steps=${PROVE_FP8_STEPS:-300}
+    say "== fp8 quality, gpt2: bf16 and fp8 on seeds 1 2 3, $steps steps, fast verdict"
+    db=$P/fp8-loss.db
+    rm -f "$db"*
+    timeout $(( $(left) - 5 )) $CLI --db "$db" run --config "$P/cell-gpt2.json" --seeds 1 2 3 \
+        --micro-steps "$steps" --fast-verdict --device cuda > "$P/fp8-loss.txt" 2>&1 \
+        || echo "(fp8 loss: exit $?)" | tee -a "$SUMMARY"
+    sed -n '/^verdicts against/,/^experiment/p' "$P/fp8-loss.txt" | head -14 | tee -a "$SUMMARY"
+    grep -E "^(bf16|fp8) " "$P/fp8-loss.txt" | tee -a "$SUMMARY"
+    pack
+fi
+
+if [[ $PARTS == *" resnet "* ]] && fits resnet 90; then
+    # ResNet-50, amp-fp16 channels-last: ours, PyTorch eager and PyTorch compiled.
+    say "== resnet50 amp-fp16 channels-last: ours, PyTorch eager, compiled"
+    db=$P/resnet.db
+    rm -f "$db"*
+    timeout $(( $(left) - 5 )) $CLI --db "$db" run --preset resnet50-synthetic --arm amp-fp16-cl=amp-fp16,channels_last=1 \
+        --seeds 1 --steps 40 --warmup 10 --eval-interval 0 --device cuda -q > "$P/resnet.txt" 2>&1 \
+        || echo "(resnet ours: exit $?)" | tee -a "$SUMMARY"
+    python3 bench/device/arm_steps.py "$db" "ours resnet50" | tee -a "$SUMMARY"
+    for how in eager compiled; do
+        fits "resnet reference $how" $([[ $how == eager ]] && echo 40 || echo 120) || break
+        timeout $(( $(left) - 5 )) python3 bench/reference.py --workloads resnet50 --arms amp-fp16-cl \
+            --data "$AMPBENCH_FASHION_MNIST" $([[ $how == compiled ]] && echo --compile) > "$P/resnet-$how.txt" 2>&1 \
+            || echo "(resnet reference $how: exit $?)" | tee -a "$SUMMARY"
+        grep -vE "^CELL|^W[0-9]" "$P/resnet-$how.txt" | tail -4 | tee -a "$SUMMARY"
     done
     pack
 fi
