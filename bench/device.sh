@@ -129,6 +129,14 @@
 #             streams, fp32 and fp16, each against one eager run; then each member of a
 #             fused model against its separate run, test accuracy after one epoch;
 #             $OUT/fusedref.txt)
+#   prove     everything the GPU must show, in one call of at most PROVE_DEADLINE (530)
+#             seconds from the start of the script: builds ampbench-cli, test_engine and
+#             bench_profile_step (every failing unit named: ninja -k 0), then the parts
+#             of PROVE_PARTS ("tests verdict decoder" by default; also fp8choice,
+#             fp8loss, resnet, reference, recipe, profile: bench/device/prove.sh says
+#             what each does), each skipped with a word when too little time is left,
+#             the summary in $OUT/summary.txt and everything in $OUT/prove.tar.gz,
+#             packed again after each part. Run bench/cuda-check.sh here first.
 #   help      print this text.
 #
 # Environment:
