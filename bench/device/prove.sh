@@ -1,5 +1,13 @@
-# bench/device/prove.sh: the prove mode of bench/device.sh (sourced by it, after the
-# build): everything the GPU must show, in one call of at most PROVE_DEADLINE seconds.
+# bench/device/prove.sh: bash bench/device.sh prove (sourced by it, after the build).
+#
+#   prove     everything the GPU must show, in one call of at most PROVE_DEADLINE (530)
+#             seconds from the start of the script: builds ampbench-cli, test_engine and
+#             bench_profile_step (every failing unit named: ninja -k 0), then the parts
+#             of PROVE_PARTS ("tests verdict decoder" by default; also fp8choice,
+#             fp8loss, resnet, reference, recipe, profile: below), each skipped with a
+#             word when too little time is left, the summary in $OUT/summary.txt and
+#             everything in $OUT/prove.tar.gz, packed again after each part. Run
+#             bench/cuda-check.sh here first.
 #
 # Parts (PROVE_PARTS, in this order; each skipped with a word when the time left is
 # less than it needs):
