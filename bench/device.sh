@@ -13,7 +13,8 @@
 #   determinism, rerun, profile, bundle, numerics, fp8, multigpu, verdict, prove;
 #   help prints this text.
 # Shell functions that several modes use (run_suite, run_checks) are in
-# bench/device/lib.sh.
+# bench/device/lib.sh; the Python programs the modes run are bench/device/*.py, each
+# saying in its docstring what it does and how it is called.
 #
 # Environment (every mode):
 #   SKIP_BUILD=1                  configure and build nothing: for the parts that run

@@ -23,16 +23,5 @@ done
 for id in 1 2 3 4; do
     $CLI --db "$db" show -e "$id" --json > "$OUT/determinism-$id.json" 2>/dev/null || true
 done
-python3 - "$OUT"/determinism-*.json <<'PY'
-import json, sys
-for path in sys.argv[1:]:
-    try:
-        j = json.load(open(path))
-    except ValueError:
-        continue
-    for a in j["summary"]["arms"]:
-        ms = a.get("median_step_ms")
-        print("%-28s %-5s runs %d  median step %s ms" % (j["experiment"]["name"], a["arm"],
-              a["runs"], "%.3f" % ms if ms is not None else "-"))
-PY
+python3 bench/device/determinism_steps.py "$OUT"/determinism-*.json
 rm -f "$db"*

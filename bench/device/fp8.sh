@@ -75,15 +75,7 @@ fp8_loss() {  # label, spec: FP8_STEPS steps on seeds 1-3 in fast-verdict mode, 
 if [[ $PARTS == *" recipes "* ]]; then
     # Delayed and current scaling beside bf16 in one experiment: the same seeds,
     # packed as the fast verdict packs them, judged against bf16's seed band.
-    python3 - "$OUT" <<'PY'
-import json, sys
-out = sys.argv[1]
-spec = json.load(open(f"{out}/fp8-gpt2.json"))
-spec["arms"] = [{"name": "bf16", "precision": "amp-bf16"},
-                {"name": "fp8-delayed", "precision": "fp8", "fp8_recipe": "delayed"},
-                {"name": "fp8-current", "precision": "fp8", "fp8_recipe": "current"}]
-json.dump(spec, open(f"{out}/fp8-recipes.json", "w"), indent=1)
-PY
+    python3 bench/device/fp8_recipes_spec.py "$OUT"
     fp8_loss recipes "$OUT/fp8-recipes.json"
 fi
 if [[ $PARTS == *" loss "* ]]; then

@@ -32,12 +32,7 @@ $CLI --db "$db" run --preset resnet50-synthetic --device cuda --steps 120 --warm
 echo "trained in $(( $(date +%s) - t1 )) s"
 $CLI --db "$db" show -e 1 --json > "$OUT/multigpu-resnet.json" 2>/dev/null || true
 $CLI --db "$db" show 2 2>/dev/null | grep -E "step time|peak memory|rank [0-9]+:" || true
-python3 - "$OUT/multigpu-resnet.json" <<'PY' || true
-import json, sys
-j = json.load(open(sys.argv[1]))
-for a in j["summary"]["arms"]:
-    print("%-4s median step %s ms" % (a["arm"], a.get("median_step_ms")))
-PY
+python3 bench/device/multigpu_resnet.py "$OUT/multigpu-resnet.json" || true
 # (2) 2 ranks of 32 against 1 rank of 64 on CUDA (NCCL), deterministic fp32.
 echo "== equivalence on CUDA: 2 ranks x 32 vs 1 rank x 64 (MLP, fp32, deterministic)"
 for cfg in "one 64 1" "two 32 2"; do
@@ -50,26 +45,13 @@ for cfg in "one 64 1" "two 32 2"; do
 JSON
     $CLI --db "$db" run --config "$OUT/eq-$1.json" -q > /dev/null 2>&1 || echo "eq-$1: exit $?"
 done
-python3 - "$db" <<'PY' || true
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-ids = [r[0] for r in c.execute("select r.id from runs r join experiments e on e.id = r.experiment_id "
-                               "where e.name in ('eq-one', 'eq-two') order by r.id")]
-one, two = ([r[0] for r in c.execute("select loss from steps where run_id = ? order by step", (i,))] for i in ids)
-diff = max(abs(a - b) / max(abs(a), 1e-12) for a, b in zip(one, two))
-print("steps %d and %d; largest relative loss difference %.3g" % (len(one), len(two), diff))
-PY
+python3 bench/device/multigpu_equivalence.py "$db" || true
 # (3) The noise-band preset's time to a verdict: runs spread over 2 GPUs vs 1.
 echo "== noise-band preset: time to verdict over 2 GPUs vs 1"
 for n in 1 2; do
     $CLI run --preset noise-band --device cuda --dry-run --save-spec "$OUT/noise-$n.json" \
         > /dev/null 2>&1 || true
-    python3 - "$OUT/noise-$n.json" "$n" <<'PY'
-import json, sys
-p, n = sys.argv[1], int(sys.argv[2])
-s = json.load(open(p)); s["gpus"] = n; s["name"] = "noise-band-gpus%d" % n
-json.dump(s, open(p, "w"))
-PY
+    python3 bench/device/multigpu_noise_spec.py "$OUT/noise-$n.json" "$n"
     t1=$(date +%s.%N)
     $CLI --db "$db" run --config "$OUT/noise-$n.json" -q > "$OUT/noise-$n.log" 2>&1 \
         || echo "noise-band gpus $n: exit $?"

@@ -41,13 +41,7 @@ spec() {  # NAME EVERY ARM...
     $CLI run --preset "${PRESET:-gpt2-small-synthetic}" --name "$name" --steps "$steps" --warmup 10 \
         --eval-interval 0 --eval-batches 1 --device cuda "${arms[@]}" --dry-run \
         --save-spec "$OUT/$name.json" > /dev/null
-    python3 - "$OUT/$name.json" "$n" "${MODEL:-}" <<'PY'
-import json, sys
-spec = json.load(open(sys.argv[1]))
-spec["numerics_every"] = int(sys.argv[2])
-spec["model"].update(json.loads(sys.argv[3] or "{}"))  # MODEL='{"attention": ...}'
-json.dump(spec, open(sys.argv[1], "w"), indent=2)
-PY
+    python3 bench/device/numerics_spec.py "$OUT/$name.json" "$n" "${MODEL:-}"
 }
 train() {  # NAME: trains $OUT/NAME.json, prints the table and verdicts
     echo "== $1"
@@ -58,13 +52,7 @@ exp=0
 show_all() {  # the experiment just trained: the verdicts' overflow_origin reasons
     exp=$((exp + 1))
     $CLI --db "$db" show -e "$exp" --json > "$OUT/numerics-exp$exp.json" || return 0
-    python3 - "$OUT/numerics-exp$exp.json" <<'PY'
-import json, sys
-for v in json.load(open(sys.argv[1]))["verdicts"]:
-    for text in v["reasons"]:
-        if text.startswith("overflow first"):
-            print("verdict, %s: %s" % (v["arm"], text))
-PY
+    python3 bench/device/numerics_overflow_origin.py "$OUT/numerics-exp$exp.json"
 }
 parts=" ${NUMERICS_PARTS:-underflow overflow attention islands cost} "
 if [[ $parts == *" underflow "* ]]; then
@@ -92,21 +80,7 @@ if [[ $parts == *" attention "* ]]; then
     MODEL='{"attention": "scaled", "init_std": 1.5}' spec numerics-attention-scaled "$every" \
         fp16=amp-fp16
     train numerics-attention-scaled; show_all
-    python3 - "$db" <<'PY'
-import sqlite3, statistics, sys
-db = sqlite3.connect(sys.argv[1])
-for run_id, arm, status in db.execute("SELECT r.id, e.name || '/' || r.arm, r.status FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name LIKE 'numerics-attention%' ORDER BY r.id"):
-    rows = db.execute("SELECT step, loss, skipped, step_ms, timed, mem_peak FROM steps WHERE run_id = ? ORDER BY step", (run_id,)).fetchall()
-    timed = [r[3] for r in rows if r[4]]
-    last = [r[1] for r in rows[-10:] if r[1] is not None]
-    print("attention, %s: %s, %d steps, %d skipped, loss at the end %s, median step %s ms, peak %.2f GiB" % (
-        arm, status, len(rows), sum(1 for r in rows if r[2]),
-        "%.3f" % statistics.mean(last) if last else "-",
-        "%.1f" % statistics.median(timed) if timed else "-",
-        max((r[5] or 0) for r in rows) / 2**30 if rows else 0))
-    for (text,) in db.execute("SELECT message FROM events WHERE run_id = ? AND message LIKE 'overflow first%' LIMIT 2", (run_id,)):
-        print("   event: " + text)
-PY
+    python3 bench/device/numerics_attention.py "$db"
 fi
 if [[ $parts == *" profile "* ]]; then
     # Numerics every 40: step 40 records and flushes the step rows, step 20 only
@@ -144,39 +118,7 @@ if [[ $parts == *" cost "* ]]; then
     # with the median of the same run's other flushing steps, and the sum of the
     # extra with the steps' time after warm-up. Also the whole: all steps' time
     # with records every 100 against the run without.
-    python3 - "$db" <<'PY'
-import json, sqlite3, statistics, sys
-db = sqlite3.connect(sys.argv[1])
-total_off = {}
-for exp_id, name, spec in db.execute("SELECT id, name, spec_json FROM experiments WHERE name LIKE 'numerics-cost-%' ORDER BY id"):
-    every = json.loads(spec).get("numerics_every", 0)
-    base = name.rsplit("-", 1)[0]
-    for (run_id,) in db.execute("SELECT id FROM runs WHERE experiment_id = ?", (exp_id,)):
-        rows = db.execute("SELECT step, step_ms, timed, mem_peak FROM steps WHERE run_id = ? AND step > 10", (run_id,)).fetchall()
-        med = statistics.median([r[1] for r in rows if r[2]] or [r[1] for r in rows])
-        flushing = [r[1] for r in rows if r[0] % 20 == 0 and not (every and r[0] % every == 0)]
-        rec = [r[1] for r in rows if every and r[0] % every == 0]
-        total = sum(r[1] for r in rows)
-        peak = max(r[3] for r in rows) / 2**30
-        if not every:
-            total_off[base] = (total, len(rows), med)
-        line = "record cost, %s: median step %.1f ms, peak %.2f GiB" % (name, med, peak)
-        if flushing:
-            line += ", flushing steps %.1f ms (median of %d)" % (statistics.median(flushing), len(flushing))
-        if rec and flushing and every > 1:
-            ref = statistics.median(flushing)
-            extra = sum(x - ref for x in rec)
-            line += "; recording steps %s ms: extra %.1f ms = %.2f%% of %.0f ms of steps" % (
-                "/".join("%.1f" % x for x in rec[:4]), extra, 100 * extra / total, total)
-            if base in total_off and total_off[base][1] == len(rows):
-                line += "; all steps %.0f ms vs %.0f ms without (%+.2f%%)" % (
-                    total, total_off[base][0], 100 * (total / total_off[base][0] - 1))
-        elif every == 1:
-            line += "; every step records: median %.1f ms" % med
-            if base in total_off:
-                line += " (%+.1f%% on the run without)" % (100 * (med / total_off[base][2] - 1))
-        print(line)
-PY
+    python3 bench/device/numerics_cost.py "$db"
 fi
 echo "== worst layers of every run"
 for id in $($CLI --db "$db" list | awk '$1 ~ /^[0-9]+$/ {print $1}'); do

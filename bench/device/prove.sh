@@ -113,12 +113,7 @@ if [[ $PARTS == *" fp8choice "* ]] && fits fp8choice 50; then
     for choice in auto all "head;fc1"; do
         fits "fp8 $choice" 15 || break
         tag=$(tr -c 'a-z0-9\n' - <<< "$choice")
-        python3 - "$P/cell-gpt2.json" "$choice" "$P/fp8-$tag.json" <<'PY'
-import json, sys
-spec = json.load(open(sys.argv[1]))
-spec["arms"] = [{"name": "fp8", "precision": "fp8", "fp8_modules": sys.argv[2]}]
-json.dump(spec, open(sys.argv[3], "w"))
-PY
+        python3 bench/device/prove_fp8_choice.py "$P/cell-gpt2.json" "$choice" "$P/fp8-$tag.json"
         db=$P/fp8-$tag.db
         rm -f "$db"*
         timeout $(( $(left) - 5 )) $CLI --db "$db" run --config "$P/fp8-$tag.json" --seeds 1 \

@@ -57,16 +57,7 @@ PARTS=" ${VERDICT_PARTS:-checks sequential packed graphs fast} "
 [[ $PARTS == *" checks "* ]] && run_checks "${VERDICT_CHECKS:-Cuda.*:FastVerdict.*}"
 $CLI --db "$OUT/spec.db" run --preset fashion-mnist-recipe --device cuda --dry-run > "$OUT/recipe.json"
 rm -f "$OUT"/spec.db*
-python3 - "$OUT" <<'PY'
-import json, sys
-out = sys.argv[1]
-spec = json.load(open(f"{out}/recipe.json"))
-spec["runs_per_gpu"] = 9
-json.dump(spec, open(f"{out}/recipe-packed.json", "w"), indent=1)
-for arm in spec["arms"]:
-    arm["cuda_graph"] = True
-json.dump(spec, open(f"{out}/recipe-packed-graphs.json", "w"), indent=1)
-PY
+python3 bench/device/verdict_packed_specs.py "$OUT"
 timed() {  # label, database, ampbench-cli run arguments (CLI=... picks the program)
     local label=$1 db=$2; shift 2
     rm -f "$db"*
@@ -101,16 +92,7 @@ if [[ $PARTS == *" packing "* ]]; then
     # How far packing pays for this model: one fp32 graph run alone against nine
     # packed, and the recipe's nine graph runs three and nine at a time, with and
     # without their evaluations.
-    python3 - "$OUT" <<'PY'
-import json, sys
-out = sys.argv[1]
-spec = json.load(open(f"{out}/recipe-packed-graphs.json"))
-one = dict(spec, seeds=[1], arms=[spec["arms"][0]], runs_per_gpu=1)
-json.dump(one, open(f"{out}/fp32-alone.json", "w"))
-json.dump(dict(one, seeds=list(range(1, 10)), runs_per_gpu=9), open(f"{out}/fp32-x9.json", "w"))
-json.dump(dict(spec, runs_per_gpu=3), open(f"{out}/graphs-3.json", "w"))
-json.dump(dict(spec, eval_interval=0), open(f"{out}/graphs-9-noeval.json", "w"))
-PY
+    python3 bench/device/verdict_packing_specs.py "$OUT"
     for cell in fp32-alone fp32-x9 graphs-3 graphs-9-noeval; do
         timed "$cell" "$OUT/$cell.db" --config "$OUT/$cell.json"
     done
@@ -119,13 +101,7 @@ if [[ $PARTS == *" host "* ]]; then
     # Where packed runs lose time on the host: the fast verdict and nine fp32 graph
     # runs packed, with this build and (VERDICT_BASE) the base's, alternating, then
     # with 32 hardware work queues instead of CUDA's 8 (CUDA_DEVICE_MAX_CONNECTIONS).
-    [[ -e $OUT/fp32-x9.json ]] || python3 - "$OUT" <<'PY'
-import json, sys
-out = sys.argv[1]
-spec = json.load(open(f"{out}/recipe-packed-graphs.json"))
-json.dump(dict(spec, seeds=list(range(1, 10)), arms=[spec["arms"][0]], runs_per_gpu=9),
-          open(f"{out}/fp32-x9.json", "w"))
-PY
+    [[ -e $OUT/fp32-x9.json ]] || python3 bench/device/verdict_fp32_x9.py "$OUT"
     for round in ${HOST_ROUNDS:-1 2}; do
         if [[ -n $BASE_CLI ]]; then
             CLI=$BASE_CLI timed "base-fast-$round" "$OUT/base-fast.db" --preset fashion-mnist-recipe --fast-verdict
