@@ -4,7 +4,7 @@
 #             seconds from the start of the script: builds ampbench-cli, test_engine and
 #             bench_profile_step (every failing unit named: ninja -k 0), then the parts
 #             of PROVE_PARTS ("tests verdict decoder" by default; also fp8choice,
-#             fp8loss, resnet, reference, recipe, profile: below), each skipped with a
+#             fp8loss, resnet, reference, recipe, profile: below, in the order they run), each skipped with a
 #             word when too little time is left, the summary in $OUT/summary.txt and
 #             everything in $OUT/prove.tar.gz, packed again after each part. Run
 #             bench/cuda-check.sh here first.
@@ -18,13 +18,13 @@
 #   decoder   the bf16 and fp8 arms of the GPT-2-sized decoder (d 768 x 12, B16, T1024)
 #             and the wide one (d 2048 x 4, B8), each alone, fused kernels on and off
 #             (AMPBENCH_UNFUSED=1)
-#   reference the same cells in PyTorch (bench/fp8_reference.py), eager, then under
-#             torch.compile (PROVE_COMPILE=1)
-#   recipe    the sequential PyTorch script of the recipe (bench/recipe.py)
 #   fp8choice the GPT-2-sized cell's fp8 arm with its layers chosen from their shapes
 #             (auto), all of them, and head;fc1
 #   fp8loss   bf16 and fp8 on that cell, seeds 1-3, PROVE_FP8_STEPS (300) steps, fast verdict
 #   resnet    ResNet-50 amp-fp16 channels-last: ours, PyTorch eager and compiled
+#   reference the same cells in PyTorch (bench/fp8_reference.py), eager, then under
+#             torch.compile (PROVE_COMPILE=1)
+#   recipe    the sequential PyTorch script of the recipe (bench/recipe.py)
 #   profile   gpt2/amp-bf16 kernel by kernel: ours fused, ours unfused and compiled PyTorch
 # Everything lands in $OUT/prove/ and, after each part, in $OUT/prove.tar.gz (one file
 # comes back even when the call is cut off), with the summary in $OUT/summary.txt.
