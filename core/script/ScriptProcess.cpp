@@ -97,10 +97,12 @@ void ScriptStream::line(const std::string& text) {
         } else {
             sink_.onEvent(std::get<run::EventRecord>(r->row.record));
         }
+        holding_ = true;
         ++rows_;
     } else if (auto* g = std::get_if<stream::NumericsGroup>(&record)) {
         if (ours(g->run, "per-layer numerics")) {
             sink_.onNumerics(g->rows);
+            holding_ = true;
         }
     } else if (const auto* s = std::get_if<stream::StatusRecord>(&record)) {
         if (ours(s->run, "a status")) {
@@ -113,6 +115,10 @@ void ScriptStream::line(const std::string& text) {
                 ": an experiment or run record; a script's rows belong to the run planned "
                 "here, so it was skipped");
     }
+}
+
+void ScriptStream::commit() {
+    holding_ = sink_.onIdle();
 }
 
 void ScriptStream::checkComplete() {
@@ -310,6 +316,7 @@ ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelTo
     bool skipping = false;  // inside an over-long line
     bool stream_open = true, err_open = true, reaped = false;
     auto last_record = Clock::now();
+    auto last_commit = Clock::now();
     std::optional<Clock::time_point> kill_at;
     std::optional<Clock::time_point> exited_at;
     int status = 0;
@@ -317,6 +324,21 @@ ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelTo
         if (!kill_at) {
             kill(-child.pid, sig);
             kill_at = Clock::now() + kGrace;
+        }
+    };
+    // The rows read are committed when the pipe goes quiet, and at least every
+    // kCommitEvery while it streams: a pause in the script never keeps them in memory.
+    auto commit = [&](bool quiet) {
+        if (!stream.holding() || !end.recording_error.empty() ||
+            (!quiet && Clock::now() - last_commit < kCommitEvery)) {
+            return;
+        }
+        last_commit = Clock::now();
+        try {
+            stream.commit();
+        } catch (const std::exception& e) {
+            end.recording_error = e.what();
+            stop(SIGTERM);
         }
     };
     char buf[65536];
@@ -357,6 +379,7 @@ ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelTo
             fds[n++] = {child.err_fd, POLLIN, 0};
         }
         if (n == 0) {
+            commit(true);
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
             continue;
         }
@@ -364,6 +387,7 @@ ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelTo
         if (ready < 0 && errno != EINTR) {
             break;
         }
+        commit(ready == 0);
         if (ready <= 0) {
             continue;
         }

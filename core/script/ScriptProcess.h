@@ -32,6 +32,10 @@ inline constexpr auto kGrace = std::chrono::seconds(10);
 inline constexpr auto kDrain = std::chrono::seconds(2);
 /// Problems with the stream named one by one on stderr; the rest are counted.
 inline constexpr int kProblemsSaid = 5;
+/// While a script keeps streaming, the rows read are committed at least this often;
+/// when its pipe has been quiet for one poll (100 ms) they are committed at once, so a
+/// row waits less than 250 ms, as the store promises.
+inline constexpr auto kCommitEvery = std::chrono::milliseconds(150);
 
 /// "signal 9 (Killed)".
 std::string signalName(int sig);
@@ -62,6 +66,12 @@ class ScriptStream {
     const std::optional<stream::StatusRecord>& status() const { return status_; }
     const std::string& environment() const { return environment_; }
 
+    /// Commits the rows read so far (the sink's onIdle). Throws what the sink throws.
+    void commit();
+    /// Rows were handed to the sink and not committed yet (or wait for another
+    /// program's lock).
+    bool holding() const { return holding_; }
+
     /// Records the status counted that never arrived (a stream cut short).
     void checkComplete();
 
@@ -77,6 +87,7 @@ class ScriptStream {
     int64_t line_ = 0;
     bool header_ = false;
     bool refused_ = false;
+    bool holding_ = false;
     int64_t last_seq_ = 0;
     int64_t rows_ = 0;
     int64_t steps_ = 0;

@@ -448,7 +448,15 @@ void Ingestor::row(RowRecord&& r) {
     state->last_seq = std::max(state->last_seq, seq);
     state->pending.push_back(std::move(r.row));
     state->pending_lines.push_back(line_);
-    if (++pending_rows_ >= kBatchRows)
+    ++pending_rows_;
+    held();
+}
+
+void Ingestor::held() {
+    const auto now = Clock::now();
+    if (pending_rows_ == 1)
+        held_since_ = now;
+    if (pending_rows_ >= kBatchRows || now - held_since_ >= kCommitAfter)
         commit();
 }
 
@@ -460,12 +468,13 @@ void Ingestor::numerics(NumericsGroup&& g) {
         orphan(g.run, "the numerics of step " + std::to_string(g.step));
         return;
     }
+    if (pending_rows_ == 0)
+        held_since_ = Clock::now();
     pending_rows_ += g.rows.size();
     state->pending_numerics.insert(state->pending_numerics.end(),
                                    std::make_move_iterator(g.rows.begin()),
                                    std::make_move_iterator(g.rows.end()));
-    if (pending_rows_ >= kBatchRows)
-        commit();
+    held();
 }
 
 void Ingestor::status(const StatusRecord& s) {

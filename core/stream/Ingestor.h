@@ -70,14 +70,16 @@ struct IngestSource {
 };
 
 /// Feed it the stream's lines in order, then finish(). Rows (numerics rows too) are
-/// held and written in one transaction every few thousand rows, before any
-/// experiment, run or status record, and on commit() (call it when the input pauses,
-/// so a watcher of the database sees what has arrived). A malformed line is reported
-/// and skipped; a gap is reported and the rows after it are kept (a later stream can
-/// fill it: the missing rows are added when they come). Each header starts the
-/// records of its database: streams of two machines written one after the other stay
-/// apart. StoreError from the database propagates (a lock past the wait's limit too).
-/// Two ingests of one stream may run at once: each row is stored once.
+/// held and written in one transaction every few thousand rows, once the oldest has
+/// waited kCommitAfter and another line comes, before any experiment, run or status
+/// record, and on commit() (call it when the input pauses, as `ingest` does after
+/// 100 ms of quiet: rows then reach the file, and a watcher of it, within 250 ms). A
+/// malformed line is reported and skipped; a gap is reported and the rows after it
+/// are kept (a later stream can fill it: the missing rows are added when they come).
+/// Each header starts the records of its database: streams of two machines written
+/// one after the other stay apart. StoreError from the database propagates (a lock
+/// past the wait's limit too). Two ingests of one stream may run at once: each row is
+/// stored once.
 class Ingestor {
   public:
     /// `origin` labels the machine the stream comes from; empty: the host name in the
@@ -109,6 +111,7 @@ class Ingestor {
     const std::vector<int64_t>& localRuns() const { return local_runs_; }
 
     static constexpr size_t kBatchRows = 4096;
+    static constexpr std::chrono::milliseconds kCommitAfter{150};
 
   private:
     struct RunState {
@@ -141,6 +144,8 @@ class Ingestor {
     /// A record of a run the stream never introduced: the first is reported, the
     /// rest counted and reported at the end.
     void orphan(int64_t remote_run, const std::string& what);
+    /// After a row is held: commits when the batch is full or has waited kCommitAfter.
+    void held();
     /// Runs `write` (one transaction) until it gets past another program's lock.
     template <class Write>
     void withLock(const std::string& what, Write write);
@@ -159,6 +164,7 @@ class Ingestor {
     bool refused_ = false;
     int64_t line_ = 0;
     size_t pending_rows_ = 0;
+    std::chrono::steady_clock::time_point held_since_;  ///< the oldest row held came
     IngestCounts counts_;
     std::vector<IngestProblem> problems_;
     std::map<int64_t, int64_t> experiments_;          ///< remote id -> local id
