@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/config/PlannedArm.h"
 #include "core/store/NumericsStore.h"
 
 namespace ampbench::stream {
@@ -347,6 +348,16 @@ void Ingestor::runRecord(const store::RunRow& r) {
                     std::to_string(r.experiment_id) + ", refused at line " +
                     std::to_string(refused->second) + "; its records are skipped");
         refused_runs_[r.id] = line_;
+        return;
+    }
+    if (const std::string bad = config::plannedArmProblem(r.spec_json, r.arm); !bad.empty()) {
+        // Stored, it would be judged as another arm, and the report of its whole
+        // experiment refused: it is refused here instead, with its records.
+        problem(IngestProblem::Kind::Malformed, line_,
+                "run " + std::to_string(r.id) + "'s stored arm (spec_json)" + bad +
+                    "; the run and its records are skipped");
+        refused_runs_[r.id] = line_;
+        runs_.erase(r.id);
         return;
     }
     if (const auto it = runs_.find(r.id); it != runs_.end() && it->second.checked) {

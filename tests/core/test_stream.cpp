@@ -80,8 +80,8 @@ class StreamStore : public ampbench::test::ScratchDirTest {
     /// the recorder writes them (several batches). Returns its id.
     int64_t trainedRun(Database& db, int64_t steps, RunStatus status = RunStatus::Finished) {
         const int64_t exp = db.createExperiment("remote exp", R"({"name":"remote exp"})");
-        const int64_t run =
-            db.createRun(exp, "amp", 1, 42, R"({"lr":0.1})", steps, R"([{"field":"data.dir"}])");
+        const int64_t run = db.createRun(exp, "amp", 1, 42, R"({"name":"amp","lr":0.1})", steps,
+                                         R"([{"field":"data.dir"}])");
         db.markRunning(run, R"({"device":"cuda:0","hostname":"gpu-box"})");
         for (int64_t from = 1; from <= steps; from += 10) {
             std::vector<StepRecord> batch;

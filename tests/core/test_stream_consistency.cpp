@@ -61,7 +61,8 @@ class StreamConsistency : public ampbench::test::ScratchDirTest {
     static int64_t trainedRun(Database& db, int64_t steps, const std::string& name = "exp",
                               RunStatus status = RunStatus::Finished) {
         const int64_t exp = db.createExperiment(name, R"({"name":")" + name + R"("})");
-        const int64_t run = db.createRun(exp, "amp", 0, 7, R"({"arm":")" + name + R"("})", steps);
+        const int64_t run =
+            db.createRun(exp, "amp", 0, 7, R"({"name":"amp","arm":")" + name + R"("})", steps);
         db.markRunning(run, R"({"hostname":"localhost"})");
         for (int64_t n = 1; n <= steps; ++n) {
             db.insertSteps(run, {stepOf(n)});

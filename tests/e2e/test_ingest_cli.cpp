@@ -1,5 +1,7 @@
 // End to end: `ampbench-cli ingest` of streams that a careful writer would not send. A
-// stream that never pauses has its rows in the database while it flows.
+// stream that never pauses has its rows in the database while it flows; a run whose
+// stored arm contradicts its own is refused naming its line, and the rest is stored
+// and reported.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -130,6 +132,35 @@ TEST_F(IngestCli, RowsOfAStreamThatNeverPausesAreStoredWhileItFlows) {
     EXPECT_GT(stored, 0) << "no row was stored while " << sent_when_seen << " lines came";
     EXPECT_LT(sent_when_seen, 100) << "rows came " << sent_when_seen << " lines late";
     EXPECT_EQ(test::firstRunSteps(db_), sent);
+}
+
+// A run whose stored arm (spec_json) names another arm than the run's own is refused
+// where it enters, naming its line and both names, with its rows; before, it was
+// stored and `report --csv` then wrote nothing for the whole experiment (exit 4).
+TEST_F(IngestCli, ARunWhoseStoredArmIsAnotherArmIsRefusedAndTheRestIsReported) {
+    StreamLines lines;
+    lines.header().experiment().run(1, "a", "a").run(2, "b", "other");
+    for (int64_t n = 1; n <= 3; ++n) {
+        lines.step(1, n).step(2, n);
+    }
+    lines.status(1, 3).status(2, 3);
+    auto r = ingest("s.ndjson", lines);
+    EXPECT_EQ(r.code, 8) << r.out;
+    EXPECT_NE(r.out.find("line 4: run 2's stored arm (spec_json) names arm \"other\", but the "
+                         "run is arm \"b\""),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("3 refused"), std::string::npos) << r.out;
+    {
+        auto db = Database::open(db_, Database::Mode::ReadOnly);
+        ASSERT_EQ(db->runs().size(), 1u);
+        EXPECT_EQ(db->runs()[0].arm, "a");
+        EXPECT_EQ(db->steps(db->runs()[0].id).size(), 3u);
+    }
+    r = cli("report 1 --csv " + path("r.csv"));
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(test::fileText(path("r.csv")).find(",a,"), std::string::npos)
+        << test::fileText(path("r.csv"));
 }
 
 }  // namespace
