@@ -403,7 +403,14 @@ void Ingestor::runRecord(const store::RunRow& r) {
     state.last_seq = found.added ? 0 : records_.lastSeq(found.local);
     state.checked = true;
     local_runs_.push_back(state.local);
+    touch(r.id, state.local);
     runs_.emplace(r.id, std::move(state));
+}
+
+void Ingestor::touch(int64_t remote_run, int64_t local) {
+    Touched& t = touched_[local];
+    t.remote = remote_run;
+    t.origin = source_.label;
 }
 
 Ingestor::RunState* Ingestor::known(int64_t remote_run) {
@@ -416,6 +423,7 @@ Ingestor::RunState* Ingestor::known(int64_t remote_run) {
     state.local = *local;
     state.last_seq = records_.lastSeq(*local);
     local_runs_.push_back(*local);
+    touch(remote_run, *local);
     return &runs_.emplace(remote_run, std::move(state)).first->second;
 }
 
@@ -530,6 +538,7 @@ void Ingestor::status(const StatusRecord& s) {
         state->ended = true;
         state->promised = s.last_seq;
     }
+    touched_[state->local].ended = isFinal(s.status);
     ++counts_.statuses;
 }
 
@@ -589,6 +598,42 @@ void Ingestor::finish() {
         problem(IngestProblem::Kind::Refused, line_,
                 "no records: the input ended before a stream's header");
         refused_ = true;
+    }
+}
+
+void Ingestor::markCutOffRuns() {
+    commit();
+    for (const auto& [local, t] : touched_) {
+        if (t.ended)
+            continue;
+        std::string where;
+        withLock("the end of run " + std::to_string(t.remote), [&] {
+            where.clear();
+            Transaction tx(db_);
+            auto here = db_.run(local);
+            if (!here || isFinal(here->status))
+                return;  // ended here by an earlier stream, or gone
+            const int64_t seq = records_.lastSeq(local);
+            const std::string resume =
+                "tail --since " + std::to_string(t.remote) + ":" + std::to_string(seq);
+            where = seq == 0 ? std::string("ended before any record of the run")
+                             : "ended after record " + std::to_string(seq) + " (step " +
+                                   std::to_string(here->last_step) + ") without the run's end";
+            here->status = run::RunStatus::Interrupted;
+            here->failure = run::FailureKind::Interrupted;
+            here->error = "its record stream " + where +
+                          ": the writer stopped (a full disk, a killed process) or the stream "
+                          "was cut; the rows that came are kept, and the rest of the stream (" +
+                          resume + " where it was written) completes the run";
+            imports_.updateImportedRun(local, *here);
+            tx.commit();
+            where += "; it is marked interrupted until the rest comes: resume with " + resume;
+        });
+        if (!where.empty()) {
+            problem(IngestProblem::Kind::Gap, 0,
+                    "run " + std::to_string(t.remote) + " of " + t.origin + " (here run " +
+                        std::to_string(local) + "): the stream " + where);
+        }
     }
 }
 

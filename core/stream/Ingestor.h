@@ -99,6 +99,12 @@ class Ingestor {
     void commit();
     /// Writes the rows held; an input without a header (empty) is refused here.
     void finish();
+    /// The input has ended for good (the ingest of a file, or of a pipe, is over):
+    /// every run it touched that is still queued or running here and got no final
+    /// status from it is marked interrupted, saying after which record its stream
+    /// stopped (a full disk, a killed writer), and reported. A later stream of the run
+    /// takes that back: its run and status records are applied as usual.
+    void markCutOffRuns();
 
     const IngestCounts& counts() const { return counts_; }
     const std::vector<IngestProblem>& problems() const { return problems_; }
@@ -141,6 +147,8 @@ class Ingestor {
     Resolved resolveRun(const store::RunRow& r, int64_t local_experiment);
     /// The run's state, looked up in the database the first time; null when unknown.
     RunState* known(int64_t remote_run);
+    /// A run of the stream has its local row: remembered for markCutOffRuns.
+    void touch(int64_t remote_run, int64_t local);
     /// A record of a run the stream never introduced: the first is reported, the
     /// rest counted and reported at the end.
     void orphan(int64_t remote_run, const std::string& what);
@@ -173,6 +181,14 @@ class Ingestor {
     std::map<int64_t, int64_t> refused_runs_;         ///< remote id -> line refused at
     std::map<int64_t, int64_t> orphans_;              ///< remote run -> records skipped
     std::vector<int64_t> local_runs_;
+    /// Each local run touched: its id and origin in the stream, and whether the stream
+    /// ended it (a final status applied).
+    struct Touched {
+        int64_t remote = 0;
+        std::string origin;
+        bool ended = false;
+    };
+    std::map<int64_t, Touched> touched_;  ///< local id -> what the stream said of it
 };
 
 /// The last sequence number stored here of run `remote_run` from `origin`, so a

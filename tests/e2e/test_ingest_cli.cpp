@@ -1,7 +1,8 @@
 // End to end: `ampbench-cli ingest` of streams that a careful writer would not send. A
 // stream that never pauses has its rows in the database while it flows; a run whose
-// stored arm contradicts its own is refused naming its line, and the rest is stored
-// and reported.
+// stream stops without its status (a full disk, a killed writer) ends interrupted
+// with its rows, and the rest of its stream completes it; a run whose stored arm
+// contradicts its own is refused naming its line, and the rest is stored and reported.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -132,6 +133,46 @@ TEST_F(IngestCli, RowsOfAStreamThatNeverPausesAreStoredWhileItFlows) {
     EXPECT_GT(stored, 0) << "no row was stored while " << sent_when_seen << " lines came";
     EXPECT_LT(sent_when_seen, 100) << "rows came " << sent_when_seen << " lines late";
     EXPECT_EQ(test::firstRunSteps(db_), sent);
+}
+
+// A stream cut off before its run's status (the writer's disk filled, it was killed):
+// once the ingest of it ends the run reads interrupted, saying where the stream ended
+// and how to resume, with every row that came; the rest of the stream, ingested later,
+// completes it.
+TEST_F(IngestCli, ARunWhoseStreamEndsWithoutItsStatusEndsInterruptedUntilTheRestComes) {
+    StreamLines first;
+    first.header().experiment().run(1, "a", "a");
+    for (int64_t n = 1; n <= 5; ++n) {
+        first.step(1, n);
+    }
+    auto r = ingest("first.ndjson", first);
+    EXPECT_EQ(r.code, 8) << r.out;
+    EXPECT_NE(r.out.find("run 1 of gpu (here run 1): the stream ended after record 5 (step 5) "
+                         "without the run's end"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("tail --since 1:5"), std::string::npos) << r.out;
+    {
+        auto db = Database::open(db_, Database::Mode::ReadOnly);
+        const auto run = db->run(1);
+        ASSERT_TRUE(run);
+        EXPECT_EQ(run->status, RunStatus::Interrupted);
+        EXPECT_EQ(run->failure, ampbench::run::FailureKind::Interrupted);
+        EXPECT_NE(run->error.find("ended after record 5"), std::string::npos) << run->error;
+        EXPECT_EQ(db->steps(1).size(), 5u);
+    }
+    StreamLines rest;
+    rest.header().experiment().run(1, "a", "a");
+    for (int64_t n = 6; n <= 8; ++n) {
+        rest.step(1, n);
+    }
+    rest.status(1, 8);
+    r = ingest("rest.ndjson", rest);
+    EXPECT_EQ(r.code, 0) << r.out;
+    auto db = Database::open(db_, Database::Mode::ReadOnly);
+    EXPECT_EQ(db->run(1)->status, RunStatus::Finished);
+    EXPECT_EQ(db->run(1)->error, "");
+    EXPECT_EQ(db->steps(1).size(), 8u);
 }
 
 // A run whose stored arm (spec_json) names another arm than the run's own is refused
