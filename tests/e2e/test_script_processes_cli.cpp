@@ -1,6 +1,8 @@
 // End to end: what a training script leaves when its run ends, through `run --script`.
 // Rows a script flushed before a pause (an evaluation, a checkpoint) are in the
-// database during the pause, so a kill -9 of the CLI then keeps them.
+// database during the pause, so a kill -9 of the CLI then keeps them; the processes a
+// script starts, in its process group, in a session of their own or as a daemon, end
+// with the run whether it ends normally, by Ctrl-C or by kill -9 of the CLI.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -43,12 +45,30 @@ class ScriptProcesses : public ::testing::Test {
         fs::create_directories(dir_);
         db_ = (dir_ / "runs.db").string();
     }
-    void TearDown() override { fs::remove_all(dir_); }
+    void TearDown() override {
+        for (const char* name : {"group", "session", "daemon"}) {
+            test::killIfRunning(test::processIdIn(path(std::string(name) + ".pid")));
+        }
+        fs::remove_all(dir_);
+    }
     std::string path(const std::string& name) const { return (dir_ / name).string(); }
     /// `run --script` of a script in tests/python/scripts with its arguments, one run.
     std::string command(const std::string& script_and_args) const {
         return kCli + " --db " + db_ + " run --script " + kScripts + "/" + script_and_args +
                " --python " + python() + " --arm fp32=fp32 --seeds 1 --micro-steps 8";
+    }
+    /// The three processes spawns_children.py started, once it has named them all.
+    std::vector<test::ProcessId> children() const {
+        std::vector<test::ProcessId> out;
+        EXPECT_TRUE(test::eventually([&] {
+            out.clear();
+            for (const char* name : {"group", "session", "daemon"}) {
+                out.push_back(test::processIdIn(path(std::string(name) + ".pid")));
+            }
+            return std::all_of(out.begin(), out.end(),
+                               [](const test::ProcessId& p) { return p.pid > 0; });
+        }));
+        return out;
     }
     fs::path dir_;
     std::string db_;
@@ -78,6 +98,51 @@ TEST_F(ScriptProcesses, RowsFlushedBeforeAPauseAreStoredDuringItAndSurviveKillNi
     EXPECT_TRUE(test::eventually([&] { return !test::stillRuns(script); }))
         << "the script ends with the CLI";
     test::killIfRunning(script);
+}
+
+// A normal end: every process the script started is gone by the time the CLI returns,
+// the one in a session of its own and the daemon too (they outlived it before).
+TEST_F(ScriptProcesses, AScriptsProcessesEndWithItsRunWhereverTheyWent) {
+    const auto r = test::shell(
+        command("spawns_children.py --script-arg " + dir_.string() + " --script-arg exit"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto left = children();
+    for (size_t i = 0; i < left.size(); ++i) {
+        EXPECT_FALSE(test::stillRuns(left[i]))
+            << "child " << i << " (pid " << left[i].pid << ") outlived the run";
+    }
+    auto db = Database::open(db_, Database::Mode::ReadOnly);
+    EXPECT_EQ(db->runs().at(0).status, RunStatus::Finished);
+}
+
+// Ctrl-C: the run ends cancelled and its processes with it.
+TEST_F(ScriptProcesses, CtrlCEndsEveryProcessOfTheRun) {
+    test::Background cli(
+        command("spawns_children.py --script-arg " + dir_.string() + " --script-arg wait"),
+        dir_.string());
+    const auto left = children();
+    ASSERT_TRUE(test::eventually([&] { return test::firstRunSteps(db_) >= 3; })) << cli.output();
+    ASSERT_EQ(::kill(cli.pid(), SIGINT), 0);
+    EXPECT_EQ(cli.wait(), 130) << cli.output();
+    for (size_t i = 0; i < left.size(); ++i) {
+        EXPECT_FALSE(test::stillRuns(left[i]))
+            << "child " << i << " (pid " << left[i].pid << ") outlived the cancelled run";
+    }
+}
+
+// kill -9 of the CLI: nothing in it can act, yet every process of the run ends.
+TEST_F(ScriptProcesses, KillNineOfTheCliEndsEveryProcessOfTheRun) {
+    test::Background cli(
+        command("spawns_children.py --script-arg " + dir_.string() + " --script-arg wait"),
+        dir_.string());
+    const auto left = children();
+    ASSERT_TRUE(test::eventually([&] { return test::firstRunSteps(db_) >= 3; })) << cli.output();
+    ASSERT_EQ(::kill(cli.pid(), SIGKILL), 0);
+    cli.wait();
+    for (size_t i = 0; i < left.size(); ++i) {
+        EXPECT_TRUE(test::eventually([&] { return !test::stillRuns(left[i]); }))
+            << "child " << i << " (pid " << left[i].pid << ") outlived the killed CLI";
+    }
 }
 
 }  // namespace
