@@ -600,19 +600,30 @@ def _is_out_of_memory(kind, value):
 
 
 def _recordable(value, name):
-    """A float, or a one-value tensor left on its device; _Refused names anything else."""
+    """A float, or a one-value tensor left on its device; _Refused names anything else.
+
+    One rule for Python's values and numpy's: a numpy scalar or one-value array is
+    judged as the Python value it holds (np.bool_(True) is refused as True is), and a
+    tensor of bools as a bool."""
     if _is_tensor(value):
         if value.numel() != 1:
             raise _Refused("%s: a tensor of one value, not of shape %s" % (name, tuple(value.shape)))
         if value.is_complex():
             raise _Refused("%s: a real number, not a complex tensor" % name)
+        if value.dtype == _torch().bool:
+            raise _Refused("%s=%s is not a number" % (name, _short(value)))
         return value.detach()
-    if isinstance(value, (str, bytes, bool)) or value is None:
-        raise _Refused("%s=%s is not a number" % (name, _short(value)))
+    shown = _short(value)
+    try:
+        value = stream.plain(value, name)
+    except ValueError as e:
+        raise _Refused(str(e)) from None
+    if isinstance(value, (str, bytes, bool, complex)) or value is None:
+        raise _Refused("%s=%s is not a number" % (name, shown))
     try:
         return float(value)
     except (TypeError, ValueError, OverflowError):
-        raise _Refused("%s=%s is not a number" % (name, _short(value))) from None
+        raise _Refused("%s=%s is not a number" % (name, shown)) from None
 
 
 def _number(value, name):
