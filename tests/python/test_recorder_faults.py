@@ -317,12 +317,37 @@ class DestinationTest(unittest.TestCase):
         d = Folder(self)
         fifo = d.path("s.fifo")
         os.mkfifo(fifo)
-        code = ("import ampbench\ntry:\n    ampbench.Recorder(%r, environ={})\n"
+        code = ("import ampbench\ntry:\n    ampbench.Recorder(%r, environ={}, reader_wait=0.3)\n"
                 "except ampbench.RecorderError as e:\n    print(e)\n" % fifo)
         # Before, open() blocked for ever: the timeout is only the test's guard against that.
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-        self.assertIn("no process reads", p.stdout, p.stderr)
+        self.assertIn("no process reads (none opened it within 0.3 s)", p.stdout, p.stderr)
+        self.assertIn("waiting up to 0.3 s for its reader", p.stderr)
+
+    @needs_cli
+    def test_a_fifo_whose_reader_is_still_starting_gets_every_step(self):
+        """`ingest f & AMPBENCH_STREAM=f python3 train.py`: the recorder may open the FIFO
+        before ingest does; it waits for its reader (it was refused, "no process reads",
+        in 5 of 6 tries) and every step arrives."""
+        d = Folder(self)
+        fifo = d.path("s.fifo")
+        os.mkfifo(fifo)
+        code = ("import ampbench\nrec = ampbench.Recorder()\nfor i in range(30):\n"
+                "    rec.step(1.0 / (i + 1), samples=4)\nrec.close()\n")
+        writer = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE,
+                                  text=True, env=dict(os.environ, AMPBENCH_STREAM=fifo,
+                                                      PYTHONPATH=os.pathsep.join(sys.path)))
+        self.addCleanup(writer.kill)
+        # The reader starts only once the recorder is waiting for it.
+        said = writer.stderr.readline()
+        self.assertIn("waiting up to 10 s for its reader", said)
+        db = os.path.join(d.name, "w.db")
+        reader = subprocess.run([CLI, "--db", db, "ingest", fifo], capture_output=True,
+                                text=True, timeout=300)
+        self.assertEqual(writer.wait(timeout=120), 0, writer.stderr.read())
+        self.assertEqual(reader.returncode, 0, reader.stdout + reader.stderr)
+        self.assertEqual(count(db, "steps"), 30)
 
     def test_a_fifo_with_a_reader_gets_the_whole_stream(self):
         d = Folder(self)
