@@ -186,7 +186,7 @@ TEST(RecordStream, EveryRecordTypeRoundTripsBitForBit) {
     r.experiment_id = 3;
     r.arm = "amp-accum4";
     r.arm_index = 2;
-    r.seed = 0xFFFFFFFFFFFFFFF0ull;
+    r.seed = 0x7FFFFFFFFFFFFFFFull;  // the largest seed (config::kMaxSeed)
     r.spec_json = R"({"lr":0.1})";
     r.env_json = R"({"device":"cuda:0"})";
     r.planned_steps = 500;

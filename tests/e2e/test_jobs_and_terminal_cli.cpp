@@ -491,6 +491,40 @@ TEST_F(JobsAndTerminalCli, TamperedStoredSpecsGiveExitFourNamingRunAndField) {
     EXPECT_EQ(db->runs().size(), 2u) << "nothing was run";
 }
 
+// A run's record of its files (runs.inputs_json) with a field of the wrong type, or a
+// seed out of range, is named with its field (exit 4) and nothing is run; before, the
+// first gave a raw [json.exception.type_error.302] (exit 1) and a seed of -1 was rerun
+// as 18446744073709551615.
+TEST_F(JobsAndTerminalCli, ATamperedRecordOfFilesOrSeedIsNamedAndNothingIsRerun) {
+    trainSmall();
+    sql("UPDATE runs SET inputs_json = '[{\"kind\":\"file\",\"path\":7}]';");
+    auto r = cli("rerun 1 -q");
+    EXPECT_EQ(r.code, 4) << r.out;
+    EXPECT_NE(r.out.find("run 1's record of its files (runs.inputs_json): [0].path = 7: expected "
+                         "a string; nothing was run"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("json.exception"), std::string::npos) << r.out;
+    r = cli("show 1");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("files       cannot be read"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("json.exception"), std::string::npos) << r.out;
+    sql("UPDATE runs SET inputs_json = '[{\"field\":\"data.path\",\"files\":\"many\"}]';");
+    r = cli("rerun 1 -q");
+    EXPECT_EQ(r.code, 4) << r.out;
+    EXPECT_NE(r.out.find("[0].files = \"many\": expected a whole number"), std::string::npos)
+        << r.out;
+    sql("UPDATE runs SET inputs_json = '', seed = -1;");
+    r = cli("rerun 1 -q");
+    EXPECT_EQ(r.code, 4) << r.out;
+    EXPECT_NE(r.out.find("run 1's seed (runs.seed) reads -1: a seed is a whole number from 0 to "
+                         "9223372036854775807; nothing was run"),
+              std::string::npos)
+        << r.out;
+    auto db = ampbench::store::Database::open(db_, ampbench::store::Database::Mode::ReadOnly);
+    EXPECT_EQ(db->runs().size(), 1u) << "nothing was rerun";
+}
+
 // `show -e` takes its figures from the finished runs only, as the verdict does: an
 // arm whose runs were all cancelled shows dashes, not "0.00×".
 TEST_F(JobsAndTerminalCli, ShowExperimentLeavesCancelledRunsOutOfItsFigures) {
