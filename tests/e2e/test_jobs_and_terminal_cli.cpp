@@ -599,3 +599,51 @@ TEST_F(JobsAndTerminalCli, StoredStringsReachTheTerminalEscaped) {
         EXPECT_NE(show.find(shown), std::string::npos) << shown << " in " << show;
     }
 }
+
+// Bidirectional controls in a name (a right-to-left override that reorders the rest of
+// the terminal line, isolates, marks) are stored byte for byte and reach the terminal
+// escaped as \uXXXX through `list` and `show`, as control characters do.
+TEST_F(JobsAndTerminalCli, BidirectionalControlsInNamesReachTheTerminalEscaped) {
+    const std::string source = (dir_ / "source.db").string();
+    auto r = ampbench::test::shell(kJobsCli + " --db " + jobsQuote(source) + " run " + kJobsSpec +
+                                   " --micro-steps 8 --arm f=fp32 --seeds 1 -q");
+    ASSERT_EQ(r.code, 0) << r.out;
+    r = ampbench::test::shell(kJobsCli + " --db " + jobsQuote(source) +
+                              " tail --experiment 1 --stream");
+    ASSERT_EQ(r.code, 0) << r.out;
+    // U+202E (right-to-left override), U+2066 and U+2069 (an isolate), U+200F, U+061C.
+    const std::string experiment = "exp\u202Egpj.exe";
+    const std::string arm = "f\u2066x\u2069\u200F\u061C";
+    std::istringstream lines(r.out);
+    std::string line, stream;
+    while (std::getline(lines, line)) {
+        json j = json::parse(line);
+        if (j["type"] == "experiment") {
+            j["name"] = experiment;
+        } else if (j["type"] == "run") {
+            j["arm"] = arm;
+            json planned = json::parse(j["spec_json"].get<std::string>());
+            planned["name"] = arm;
+            j["spec_json"] = planned.dump();
+        }
+        stream += j.dump() + "\n";
+    }
+    jobsWrite((dir_ / "bidi.jsonl").string(), stream);
+    r = cli("ingest bidi.jsonl");
+    ASSERT_EQ(r.code, 0) << r.out;
+    {
+        auto db = ampbench::store::Database::open(db_, ampbench::store::Database::Mode::ReadOnly);
+        EXPECT_EQ(db->runs().at(0).arm, arm) << "stored byte for byte";
+        EXPECT_EQ(db->runs().at(0).experiment_name, experiment);
+    }
+    for (const std::string& args : {std::string("list"), std::string("show 1")}) {
+        r = cli(args);
+        EXPECT_EQ(r.code, 0) << args << ": " << r.out;
+        for (const char* raw : {"\u202E", "\u2066", "\u2069", "\u200F", "\u061C"}) {
+            EXPECT_EQ(r.out.find(raw), std::string::npos) << args << ": raw " << r.out;
+        }
+        EXPECT_NE(r.out.find("\\u202E"), std::string::npos) << args << ": " << r.out;
+        EXPECT_NE(r.out.find("f\\u2066x\\u2069\\u200F\\u061C"), std::string::npos)
+            << args << ": " << r.out;
+    }
+}
