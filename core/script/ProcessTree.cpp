@@ -26,7 +26,6 @@ struct Report {
     enum What : int32_t { Started = 1, CannotStart = 2, Ended = 3 };
     int32_t what = 0;
     int32_t value = 0;  ///< Started: the command's pid; CannotStart: errno; Ended: its wait status
-    int32_t extra = 0;  ///< Started: 1 when the keeper is a subreaper
 };
 
 // --- The keeper: a fork of a process that may have threads, so from fork to its exit
@@ -139,7 +138,9 @@ void killChildrenOf(pid_t parent) {
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU}) {
         signal(sig, SIG_IGN);
     }
-    const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+    // A kernel without subreapers (before 3.4) leaves orphans to init: then only the
+    // command's process group is ended.
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     // The command's descriptors go to 0 .. count-1, the pipes after them, nothing else
     // stays open: above every descriptor in use first, so that none overwrites another.
     int top = std::max(status, control);
@@ -187,7 +188,7 @@ void killChildrenOf(pid_t parent) {
         _exit(127);
     }
     if (command < 0) {
-        say(status_fd, {Report::CannotStart, errno, 0});
+        say(status_fd, {Report::CannotStart, errno});
         _exit(1);
     }
     setpgid(command, command);  // also here, so a signal sent at once finds the group
@@ -204,13 +205,13 @@ void killChildrenOf(pid_t parent) {
     if (null >= 3 && null != status_fd && null != control_fd) {
         close(null);
     }
-    say(status_fd, {Report::Started, command, subreaper ? 1 : 0});
+    say(status_fd, {Report::Started, command});
 
     bool ended = false;
     auto reaped = [&](pid_t pid, int wait_status) {
         if (pid == command && !ended) {
             ended = true;
-            say(status_fd, {Report::Ended, wait_status, 0});
+            say(status_fd, {Report::Ended, wait_status});
         }
     };
     for (;;) {
@@ -324,7 +325,6 @@ KeptProcess startKept(const KeptCommand& command) {
     p.keeper = keeper;
     p.status_fd = status[0];
     p.control_fd = control[1];
-    p.subreaper = r.extra != 0;
     return p;
 }
 

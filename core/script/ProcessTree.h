@@ -27,7 +27,6 @@ struct KeptProcess {
     pid_t keeper = -1;         ///< the keeper, this process's child
     int status_fd = -1;        ///< from the keeper: the command's wait status when it ends
     int control_fd = -1;       ///< to the keeper: closed when the run is over
-    bool subreaper = false;    ///< the system made the keeper a subreaper
     std::optional<int> ended;  ///< the command's wait status, once heard
 };
 
