@@ -278,13 +278,18 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment, bool js
         say(stdout, "binary      ampbench %s, commit %s\n", env.ampbench_version.c_str(),
             env.ampbench_commit.empty() ? "(not recorded)" : env.ampbench_commit.c_str());
     }
+    if (const std::string bad = run::inputsProblem(run->inputs_json); !bad.empty()) {
+        say(stdout, "files       cannot be read: the record (runs.inputs_json)%s\n",
+            analysis::printable(bad, false).c_str());
+    }
     for (const auto& f : run::inputsFromJson(run->inputs_json)) {
-        say(stdout, "file        %s %s: %s\n", f.field.c_str(),
+        say(stdout, "file        %s %s: %s\n", analysis::printable(f.field, false).c_str(),
             analysis::printable(f.path, false).c_str(),
             f.kind == "missing"
                 ? "could not be read"
                 : (std::to_string(f.files) + (f.files == 1 ? " file, " : " files, ") +
-                   analysis::formatBytes(f.bytes) + ", CRC-32 " + f.checksum +
+                   analysis::formatBytes(f.bytes) + ", CRC-32 " +
+                   analysis::printable(f.checksum, false) +
                    (f.method == "listing" ? " of names, sizes and times" : ""))
                       .c_str());
     }

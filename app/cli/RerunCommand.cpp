@@ -8,6 +8,8 @@
 #include "cli/Terminal.h"
 #include "core/analysis/ExperimentData.h"
 #include "core/analysis/Format.h"
+#include "core/config/ExperimentSpec.h"
+#include "core/run/InputFiles.h"
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
 #include "core/train/Rerun.h"
@@ -42,7 +44,21 @@ int commandRerun(const std::string& db_path, int64_t run_id, bool force, bool qu
         }
         return kStoreError;
     }
-    if (const std::string problem = analysis::storedArmProblem(plan.original); !problem.empty()) {
+    // What the run was trained with, as stored: a record that no longer reads is damage
+    // to the store, named with its field, and nothing is run.
+    std::string problem = analysis::storedArmProblem(plan.original);
+    if (problem.empty()) {
+        if (const std::string inputs = run::inputsProblem(plan.original.inputs_json);
+            !inputs.empty()) {
+            problem = "run " + std::to_string(run_id) +
+                      "'s record of its files (runs.inputs_json)" + inputs;
+        } else if (plan.original.seed > config::kMaxSeed) {
+            problem = "run " + std::to_string(run_id) + "'s seed (runs.seed) reads " +
+                      std::to_string(static_cast<int64_t>(plan.original.seed)) +
+                      ": a seed is a whole number from 0 to " + std::to_string(config::kMaxSeed);
+        }
+    }
+    if (!problem.empty()) {
         say(stderr, "cannot rerun run %lld: %s: %s; nothing was run\n",
             static_cast<long long>(run_id), db_path.c_str(),
             analysis::printable(problem, false).c_str());

@@ -230,6 +230,7 @@ int commandIngest(const std::string& db_path, const std::string& file, const std
     if (fd != STDIN_FILENO)
         ::close(fd);
     ingestor.finish();
+    ingestor.markCutOffRuns();  // nothing more can come: a run left running was cut off
     report();
     const auto& c = ingestor.counts();
     std::string origins;

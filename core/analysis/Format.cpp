@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "core/store/OutputFile.h"
@@ -103,6 +104,30 @@ std::optional<int64_t> parseByteSize(const std::string& text) {
     return static_cast<int64_t>(v * mult);
 }
 
+namespace {
+
+/// The code point of the well-formed UTF-8 sequence of `len` bytes at `text[i]`.
+uint32_t codePointAt(const std::string& text, size_t i, size_t len) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+    if (len == 2) {
+        return (byte(0) & 0x1Fu) << 6 | (byte(1) & 0x3Fu);
+    }
+    if (len == 3) {
+        return (byte(0) & 0x0Fu) << 12 | (byte(1) & 0x3Fu) << 6 | (byte(2) & 0x3Fu);
+    }
+    return (byte(0) & 0x07u) << 18 | (byte(1) & 0x3Fu) << 12 | (byte(2) & 0x3Fu) << 6 |
+           (byte(3) & 0x3Fu);
+}
+
+/// The bidirectional controls: a terminal that honours them reorders the rest of the
+/// line (U+202E, the right-to-left override, shows "exe.txt" as "txt.exe").
+bool isBidiControl(uint32_t c) {
+    return c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) ||
+           (c >= 0x2066 && c <= 0x2069);
+}
+
+}  // namespace
+
 std::string printable(const std::string& text, bool keep_newlines) {
     std::string out;
     out.reserve(text.size());
@@ -135,6 +160,11 @@ std::string printable(const std::string& text, bool keep_newlines) {
         } else if (c == 0xC2 && byte(i + 1) <= 0x9F) {  // U+0080..U+009F, the C1 controls
             escape(byte(i + 1));
             i += 2;
+        } else if (const uint32_t code = codePointAt(text, i, len); isBidiControl(code)) {
+            char buf[12];
+            std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(code));
+            out += buf;
+            i += len;
         } else {
             out.append(text, i, len);
             i += len;

@@ -22,8 +22,9 @@ std::optional<int64_t> parseByteSize(const std::string& text);
 /// A plain-text table with aligned columns (UTF-8 aware for width).
 /// Text safe to print on a terminal: control characters (escape sequences, C1
 /// controls, and line breaks unless `keep_newlines`) and bytes that are not UTF-8
-/// are shown as \xNN, so a name stored by anyone cannot move the cursor, retitle
-/// the window or hide output.
+/// are shown as \xNN, and the bidirectional controls (U+202A-U+202E, U+2066-U+2069,
+/// U+200E, U+200F, U+061C) as \uXXXX, so a name stored by anyone cannot move the
+/// cursor, retitle the window, hide output or reorder the line.
 std::string printable(const std::string& text, bool keep_newlines = true);
 
 class TextTable {

@@ -9,6 +9,10 @@
 
 namespace ampbench::config {
 
+/// The largest seed: the store keeps a run's seed as a 64-bit signed integer, so that
+/// a seed reads in the file (and in the sqlite3 shell) as it was given.
+constexpr uint64_t kMaxSeed = 9223372036854775807ULL;
+
 /// `amp` resolves on the device: fp16 with loss scaling on CUDA, bf16 on CPU.
 /// `pure-fp16` is a negative control: the model itself in fp16 (model.half()), no
 /// fp32 master weights, no autocast, no loss scaling.
@@ -162,7 +166,7 @@ struct ExperimentSpec {
     /// Optimizer steps between per-layer numerics records (gradients against fp16's
     /// range, module outputs); 0 = off, as timing runs should be.
     int64_t numerics_every = 0;
-    std::vector<uint64_t> seeds = {1};
+    std::vector<uint64_t> seeds = {1};  ///< each at most kMaxSeed, with an arm's offset too
     DeviceKind device = DeviceKind::Auto;
     int cpu_threads = 0;  ///< 0 = every logical CPU
     /// CUDA: the GPUs the runs are spread over (0 = every visible GPU); runs train

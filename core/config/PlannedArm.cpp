@@ -96,4 +96,58 @@ PlannedArm plannedArmFromJson(const std::string& text) {
     return p;
 }
 
+// The check the analysis makes of runs.spec_json (analysis::storedArmProblem) and
+// `ingest` of a run record's.
+std::string plannedArmProblem(const std::string& text, const std::string& arm) {
+    if (text.empty()) {
+        return {};
+    }
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+        return " is not JSON";
+    }
+    if (!j.is_object()) {
+        return std::string(" is a JSON ") + j.type_name() + ", not an object";
+    }
+    if (j.empty()) {
+        return {};  // the column's default: nothing was recorded, as before arms were stored
+    }
+    // What planning added to the arm: its resolved precision, LR, batch and ranks.
+    const struct {
+        const char* key;
+        bool (json::*is)() const noexcept;
+        const char* expected;
+    } planned[] = {{"resolved_precision", &json::is_string, "a precision's name"},
+                   {"lr", &json::is_number, "a number"},
+                   {"effective_batch", &json::is_number_integer, "a whole number"},
+                   {"world_size", &json::is_number_integer, "a whole number"},
+                   {"backend", &json::is_string, "a string"}};
+    for (const auto& p : planned) {
+        if (auto it = j.find(p.key); it != j.end()) {
+            if (!((*it).*(p.is))()) {
+                return std::string(": ") + p.key + " = " + it->dump() + ": expected " + p.expected;
+            }
+            if (std::string(p.key) == "resolved_precision" &&
+                !config::precisionFromString(it->get<std::string>())) {
+                return std::string(": ") + p.key + " = " + it->dump() + ": not a precision";
+            }
+            j.erase(it);
+        }
+    }
+    std::vector<config::FieldError> errors;
+    config::armFromJson(j, "arm", errors);
+    for (const auto& e : errors) {
+        if (e.message != "unknown field") {
+            const std::string field = e.field.rfind("arm.", 0) == 0 ? e.field.substr(4) : e.field;
+            return ": " + field + " = " + e.value + ": " + e.message;
+        }
+    }
+    const auto name = j.find("name");
+    if (name == j.end() || !name->is_string() || name->get<std::string>() != arm) {
+        return (name == j.end() ? std::string(" names no arm") : " names arm " + name->dump()) +
+               ", but the run is arm \"" + arm + "\"";
+    }
+    return {};
+}
+
 }  // namespace ampbench::config

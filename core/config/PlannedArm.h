@@ -38,4 +38,10 @@ std::string plannedArmToJson(const PlannedArm& planned);
 /// precision). Never throws: what cannot be read keeps its default.
 PlannedArm plannedArmFromJson(const std::string& text);
 
+/// Why `text`, a run's stored arm, cannot be read as the plan of arm `arm`, as words
+/// that follow the record's name (" is not JSON", ": lr = \"x\": expected a number",
+/// " names arm \"b\", but the run is arm \"a\""); empty when it can (or is empty, as
+/// before arms were stored). A field this build does not know is no problem.
+std::string plannedArmProblem(const std::string& text, const std::string& arm);
+
 }  // namespace ampbench::config

@@ -210,6 +210,23 @@ void checkSeeds(Checker& c, const ExperimentSpec& s) {
             c.add(indexed("seeds", i), std::to_string(s.seeds[i]),
                   "duplicate of " + indexed("seeds", firstIndex) + "; seeds must be distinct");
         }
+        if (s.seeds[i] > kMaxSeed) {
+            c.add(indexed("seeds", i), std::to_string(s.seeds[i]),
+                  "must be at most " + std::to_string(kMaxSeed) +
+                      " (a run's seed is stored as a 64-bit signed integer)");
+        }
+    }
+    // An arm's offset and repeats must keep its seeds in range too.
+    const auto beyond = [](uint64_t seed) { return seed > kMaxSeed; };
+    if (std::any_of(s.seeds.begin(), s.seeds.end(), beyond)) {
+        return;  // said of the seed itself
+    }
+    for (size_t a = 0; a < s.arms.size(); ++a) {
+        const std::vector<uint64_t> seeds = seedsForArm(s, s.arms[a]);
+        if (std::any_of(seeds.begin(), seeds.end(), beyond)) {
+            c.add(indexed("arms", a) + ".seed_offset", std::to_string(s.arms[a].seed_offset),
+                  "takes the arm's seeds past " + std::to_string(kMaxSeed) + ", the largest seed");
+        }
     }
 }
 

@@ -55,6 +55,29 @@ std::string inputsToJson(const std::vector<InputFile>& inputs) {
     return list.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+namespace {
+
+/// The record's fields and the JSON type each must have.
+struct InputField {
+    const char* key;
+    bool text;  ///< a string; else a whole number
+};
+constexpr InputField kInputFields[] = {{"field", true},  {"path", true},   {"kind", true},
+                                       {"method", true}, {"files", false}, {"bytes", false},
+                                       {"crc32", true}};
+
+std::string textOf(const json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int64_t wholeOf(const json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+}  // namespace
+
 std::vector<InputFile> inputsFromJson(const std::string& text) {
     std::vector<InputFile> out;
     const json list = json::parse(text, nullptr, false);
@@ -66,16 +89,45 @@ std::vector<InputFile> inputsFromJson(const std::string& text) {
             continue;
         }
         InputFile f;
-        f.field = j.value("field", "");
-        f.path = j.value("path", "");
-        f.kind = j.value("kind", "");
-        f.method = j.value("method", "");
-        f.files = j.value("files", int64_t(0));
-        f.bytes = j.value("bytes", int64_t(0));
-        f.checksum = j.value("crc32", "");
+        f.field = textOf(j, "field");
+        f.path = textOf(j, "path");
+        f.kind = textOf(j, "kind");
+        f.method = textOf(j, "method");
+        f.files = wholeOf(j, "files");
+        f.bytes = wholeOf(j, "bytes");
+        f.checksum = textOf(j, "crc32");
         out.push_back(std::move(f));
     }
     return out;
+}
+
+std::string inputsProblem(const std::string& text) {
+    if (text.empty()) {
+        return {};
+    }
+    const json list = json::parse(text, nullptr, false);
+    if (list.is_discarded()) {
+        return " is not JSON";
+    }
+    if (!list.is_array()) {
+        return std::string(" is a JSON ") + list.type_name() + ", not a list";
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string at = "[" + std::to_string(i) + "]";
+        if (!list[i].is_object()) {
+            return ": " + at + " is a JSON " + list[i].type_name() + ", not an object";
+        }
+        for (const InputField& f : kInputFields) {
+            const auto it = list[i].find(f.key);
+            if (it == list[i].end() || (f.text ? it->is_string() : it->is_number_integer())) {
+                continue;
+            }
+            return ": " + at + "." + f.key + " = " +
+                   it->dump(-1, ' ', false, json::error_handler_t::replace) + ": expected " +
+                   (f.text ? "a string" : "a whole number");
+        }
+    }
+    return {};
 }
 
 std::vector<std::string> inputDifferences(const std::vector<InputFile>& then,

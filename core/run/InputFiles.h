@@ -33,8 +33,13 @@ struct InputFile {
 /// The record as JSON; a path that is not UTF-8 is written with U+FFFD for its bad
 /// bytes (JSON cannot hold them), which the comparison does not look at.
 std::string inputsToJson(const std::vector<InputFile>& inputs);
-/// Empty for empty or unreadable text.
+/// Empty for empty or unreadable text; a field of the wrong type reads as its default
+/// (inputsProblem names it).
 std::vector<InputFile> inputsFromJson(const std::string& json);
+/// Why `json`, a run's record of its files, cannot be read, as words that follow the
+/// record's name (" is not JSON", ": [0].path = 7: expected a string"); empty when it
+/// can (or is empty: recorded before this version).
+std::string inputsProblem(const std::string& json);
 
 /// One sentence per input that differs between then and now ("data.path x.npz changed:
 /// 1200 bytes, CRC-32 0a1b2c3d then; 1300 bytes, CRC-32 ... now"); empty when all agree.

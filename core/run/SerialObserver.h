@@ -32,6 +32,11 @@ class SerialObserver : public TrainObserver {
     void onFinish(const RunOutcome& o) override {
         locked([&] { target_.onFinish(o); });
     }
+    bool onIdle() override {
+        bool holding = false;
+        locked([&] { holding = target_.onIdle(); });
+        return holding;
+    }
 
   private:
     template <class F>

@@ -44,6 +44,12 @@ class TrainObserver {
     /// Per-layer numerics of one optimizer step (spec `numerics_every`).
     virtual void onNumerics(const std::vector<NumericsRecord>&) {}
     virtual void onFinish(const RunOutcome&) {}
+    /// The producer has handed over what it has and may be quiet for a while (a
+    /// read-back from the device was delivered, an evaluation starts, a script's pipe
+    /// went quiet): a recorder commits what it holds now rather than when the next row
+    /// comes. True while rows are still held that could not be written (another
+    /// program's lock): the producer asks again.
+    virtual bool onIdle() { return false; }
 };
 
 /// Set from any thread; the trainer checks it between micro-batches.

@@ -4,9 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,10 +36,6 @@ std::string lastLine(const std::string& text) {
 }
 
 namespace {
-
-void setCloexec(int fd) {
-    fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
-}
 
 std::string stepsText(int64_t step) {
     return step == 0 ? "before its first step" : "after step " + std::to_string(step);
@@ -97,10 +91,12 @@ void ScriptStream::line(const std::string& text) {
         } else {
             sink_.onEvent(std::get<run::EventRecord>(r->row.record));
         }
+        holding_ = true;
         ++rows_;
     } else if (auto* g = std::get_if<stream::NumericsGroup>(&record)) {
         if (ours(g->run, "per-layer numerics")) {
             sink_.onNumerics(g->rows);
+            holding_ = true;
         }
     } else if (const auto* s = std::get_if<stream::StatusRecord>(&record)) {
         if (ours(s->run, "a status")) {
@@ -113,6 +109,10 @@ void ScriptStream::line(const std::string& text) {
                 ": an experiment or run record; a script's rows belong to the run planned "
                 "here, so it was skipped");
     }
+}
+
+void ScriptStream::commit() {
+    holding_ = sink_.onIdle();
 }
 
 void ScriptStream::checkComplete() {
@@ -155,81 +155,49 @@ void ScriptStream::problem(const std::string& text) {
 }
 
 Child spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+    // Every descriptor made here is close-on-exec from the start: another thread's
+    // child (a packed run's script) never inherits this one's pipes.
     int records[2];
     int err[2];
-    if (pipe(records) != 0) {
+    if (pipe2(records, O_CLOEXEC) != 0) {
         throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(errno));
     }
-    if (pipe(err) != 0) {
+    if (pipe2(err, O_CLOEXEC) != 0) {
         const int e = errno;
         close(records[0]);
         close(records[1]);
         throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(e));
     }
-    std::vector<char*> args;
-    for (const auto& a : argv) {
-        args.push_back(const_cast<char*>(a.c_str()));
-    }
-    args.push_back(nullptr);
-    std::vector<char*> envp;
-    for (const auto& e : env) {
-        envp.push_back(const_cast<char*>(e.c_str()));
-    }
-    envp.push_back(nullptr);
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0) {
-        const int e = errno;
-        for (int fd : {records[0], records[1], err[0], err[1]}) {
+    const int null_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    Child child;
+    try {
+        // stdin /dev/null, stdout this process's stderr, stderr and the records through pipes.
+        child.process = startKept({argv, env, {null_in, STDERR_FILENO, err[1], records[1]}});
+    } catch (...) {
+        for (int fd : {records[0], records[1], err[0], err[1], null_in}) {
             close(fd);
         }
-        throw std::runtime_error(std::string("cannot start the script: ") + std::strerror(e));
+        throw;
     }
-    if (pid == 0) {
-        // Only async-signal-safe calls from here to exec.
-        setpgid(0, 0);
-        // Ends with this process, whatever ends it (kill -9 included).
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent) {
-            _exit(127);
-        }
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGXFSZ, SIGHUP, SIGQUIT}) {
-            signal(sig, SIG_DFL);
-        }
-        const int null_in = open("/dev/null", O_RDONLY);
-        if (null_in >= 0) {
-            dup2(null_in, STDIN_FILENO);
-        }
-        dup2(STDERR_FILENO, STDOUT_FILENO);
-        dup2(err[1], STDERR_FILENO);
-        dup2(records[1], kScriptStreamFd);
-        // Nothing else of this process's (the database's descriptors) reaches the script.
-        if (syscall(SYS_close_range, kScriptStreamFd + 1, ~0U, 0) != 0) {
-            for (int fd = kScriptStreamFd + 1; fd < 4096; ++fd) {
-                close(fd);
-            }
-        }
-        execvpe(args[0], args.data(), envp.data());
-        const char* why = std::strerror(errno);
-        const char* text = "cannot start ";
-        (void)!write(STDERR_FILENO, text, std::strlen(text));
-        (void)!write(STDERR_FILENO, args[0], std::strlen(args[0]));
-        (void)!write(STDERR_FILENO, ": ", 2);
-        (void)!write(STDERR_FILENO, why, std::strlen(why));
-        (void)!write(STDERR_FILENO, "\n", 1);
-        _exit(127);
+    for (int fd : {records[1], err[1], null_in}) {
+        close(fd);
     }
-    setpgid(pid, pid);  // also here, so a signal sent at once finds the group
-    close(records[1]);
-    close(err[1]);
-    setCloexec(records[0]);
-    setCloexec(err[0]);
     fcntl(records[0], F_SETFL, fcntl(records[0], F_GETFL) | O_NONBLOCK);
     fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
-    return {pid, records[0], err[0]};
+    child.stream_fd = records[0];
+    child.err_fd = err[0];
+    return child;
+}
+
+int endChild(Child& child) {
+    const int status = endTree(child.process);
+    for (int* fd : {&child.stream_fd, &child.err_fd}) {
+        if (*fd >= 0) {
+            close(*fd);
+            *fd = -1;
+        }
+    }
+    return status;
 }
 
 run::RunOutcome judgeEnd(const ScriptEnd& end, const ScriptStream& s, double silence_s) {
@@ -303,27 +271,44 @@ run::RunOutcome judgeEnd(const ScriptEnd& end, const ScriptStream& s, double sil
     return out;
 }
 
-ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelToken& cancel,
+ScriptEnd runChild(Child& child, ScriptStream& stream, const run::CancelToken& cancel,
                    double silence_s) {
     ScriptEnd end;
     std::string partial;
     bool skipping = false;  // inside an over-long line
     bool stream_open = true, err_open = true, reaped = false;
     auto last_record = Clock::now();
+    auto last_commit = Clock::now();
     std::optional<Clock::time_point> kill_at;
     std::optional<Clock::time_point> exited_at;
     int status = 0;
+    const pid_t group = child.process.pid;
     auto stop = [&](int sig) {
         if (!kill_at) {
-            kill(-child.pid, sig);
+            kill(-group, sig);
             kill_at = Clock::now() + kGrace;
+        }
+    };
+    // The rows read are committed when the pipe goes quiet, and at least every
+    // kCommitEvery while it streams: a pause in the script never keeps them in memory.
+    auto commit = [&](bool quiet) {
+        if (!stream.holding() || !end.recording_error.empty() ||
+            (!quiet && Clock::now() - last_commit < kCommitEvery)) {
+            return;
+        }
+        last_commit = Clock::now();
+        try {
+            stream.commit();
+        } catch (const std::exception& e) {
+            end.recording_error = e.what();
+            stop(SIGTERM);
         }
     };
     char buf[65536];
     while (true) {
         if (!reaped) {
-            const pid_t w = waitpid(child.pid, &status, WNOHANG);
-            if (w == child.pid) {
+            if (const std::optional<int> ended = exitStatus(child.process)) {
+                status = *ended;
                 reaped = true;
                 exited_at = Clock::now();
             }
@@ -342,10 +327,10 @@ ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelTo
                 stop(SIGTERM);
             }
             if (kill_at && Clock::now() > *kill_at) {
-                kill(-child.pid, SIGKILL);
+                kill(-group, SIGKILL);
             }
         }
-        pollfd fds[2];
+        pollfd fds[3];
         nfds_t n = 0;
         int stream_index = -1, err_index = -1;
         if (stream_open) {
@@ -356,7 +341,11 @@ ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelTo
             err_index = static_cast<int>(n);
             fds[n++] = {child.err_fd, POLLIN, 0};
         }
+        if (!reaped && child.process.status_fd >= 0) {
+            fds[n++] = {child.process.status_fd, POLLIN, 0};  // wakes when the script ends
+        }
         if (n == 0) {
+            commit(true);
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
             continue;
         }
@@ -364,6 +353,7 @@ ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelTo
         if (ready < 0 && errno != EINTR) {
             break;
         }
+        commit(ready == 0);
         if (ready <= 0) {
             continue;
         }
@@ -423,13 +413,11 @@ ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelTo
             }
         }
     }
+    // What the script left behind ends with it, wherever it went (ProcessTree.h).
+    const int last = endChild(child);
     if (!reaped) {
-        kill(-child.pid, SIGKILL);
-        waitpid(child.pid, &status, 0);
+        status = last;
     }
-    kill(-child.pid, SIGKILL);  // what the script left behind in its group
-    close(child.stream_fd);
-    close(child.err_fd);
     end.exited = WIFEXITED(status);
     end.code = end.exited ? WEXITSTATUS(status) : 0;
     end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;

@@ -15,6 +15,7 @@
 
 #include "core/run/Records.h"
 #include "core/run/TrainObserver.h"
+#include "core/script/ProcessTree.h"
 #include "core/stream/RecordStream.h"
 
 namespace ampbench::script {
@@ -32,6 +33,10 @@ inline constexpr auto kGrace = std::chrono::seconds(10);
 inline constexpr auto kDrain = std::chrono::seconds(2);
 /// Problems with the stream named one by one on stderr; the rest are counted.
 inline constexpr int kProblemsSaid = 5;
+/// While a script keeps streaming, the rows read are committed at least this often;
+/// when its pipe has been quiet for one poll (100 ms) they are committed at once, so a
+/// row waits less than 250 ms, as the store promises.
+inline constexpr auto kCommitEvery = std::chrono::milliseconds(150);
 
 /// "signal 9 (Killed)".
 std::string signalName(int sig);
@@ -62,6 +67,12 @@ class ScriptStream {
     const std::optional<stream::StatusRecord>& status() const { return status_; }
     const std::string& environment() const { return environment_; }
 
+    /// Commits the rows read so far (the sink's onIdle). Throws what the sink throws.
+    void commit();
+    /// Rows were handed to the sink and not committed yet (or wait for another
+    /// program's lock).
+    bool holding() const { return holding_; }
+
     /// Records the status counted that never arrived (a stream cut short).
     void checkComplete();
 
@@ -77,6 +88,7 @@ class ScriptStream {
     int64_t line_ = 0;
     bool header_ = false;
     bool refused_ = false;
+    bool holding_ = false;
     int64_t last_seq_ = 0;
     int64_t rows_ = 0;
     int64_t steps_ = 0;
@@ -87,19 +99,22 @@ class ScriptStream {
     std::string environment_;
 };
 
-/// A started script: its process group, the pipe its records come on and its stderr.
+/// A started script: its process (a group of its own, under a keeper that ends its
+/// whole tree with the run: ProcessTree.h), the pipe its records come on and its stderr.
 struct Child {
-    pid_t pid = -1;
+    KeptProcess process;
     int stream_fd = -1;
     int err_fd = -1;
 };
 
-/// Starts `argv` in a process group of its own with the stream pipe on fd 3, its
-/// stdout on this process's stderr (the CLI's stdout carries the table, or `--stream`)
-/// and its stderr through a pipe read here. The script is sent SIGTERM when the thread
-/// that started it ends (PR_SET_PDEATHSIG follows the thread): start it from a thread
-/// that outlives it. Throws std::runtime_error when it cannot.
+/// Starts `argv` under a keeper, in a process group of its own, with the stream pipe
+/// on fd 3, its stdout on this process's stderr (the CLI's stdout carries the table,
+/// or `--stream`) and its stderr through a pipe read here. Throws std::runtime_error
+/// when it cannot. End it with endChild (runChild does).
 Child spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+/// Ends what is left of the script's process tree and closes its pipes: the script's
+/// wait status (death by SIGKILL when it was still running).
+int endChild(Child& child);
 
 /// How one script run ended, before it is told to the recorder.
 struct ScriptEnd {
@@ -116,8 +131,9 @@ struct ScriptEnd {
 run::RunOutcome judgeEnd(const ScriptEnd& end, const ScriptStream& s, double silence_s);
 
 /// Runs one planned run's script to its end, feeding its records to `stream`; what the
-/// script writes on stderr is copied to this process's stderr and its tail kept.
-ScriptEnd runChild(const Child& child, ScriptStream& stream, const run::CancelToken& cancel,
+/// script writes on stderr is copied to this process's stderr and its tail kept. Every
+/// process the script started ends before it returns (endChild).
+ScriptEnd runChild(Child& child, ScriptStream& stream, const run::CancelToken& cancel,
                    double silence_s);
 
 }  // namespace ampbench::script

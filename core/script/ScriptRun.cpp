@@ -222,7 +222,7 @@ run::RunOutcome trainOne(store::Database& db, const Context& c, const train::Pla
         ScriptStream reader(r.run_id, sink, who, c.settings.say);
         ScriptEnd end;
         try {
-            const Child child = spawn(c.argv, childEnvironment(vars, c.package));
+            Child child = spawn(c.argv, childEnvironment(vars, c.package));
             end = runChild(child, reader, cancel, c.settings.silence_s);
         } catch (const std::runtime_error& e) {
             end.exited = true;
@@ -485,7 +485,6 @@ InterpreterCheck checkInterpreter(const std::string& python, const std::string& 
                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
             if (left.count() <= 0) {
                 out.timed_out = true;
-                kill(-child.pid, SIGKILL);
                 break;
             }
             pollfd p{child.err_fd, POLLIN, 0};
@@ -494,11 +493,8 @@ InterpreterCheck checkInterpreter(const std::string& python, const std::string& 
         }
         break;
     }
-    while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    close(child.stream_fd);
-    close(child.err_fd);
-    std::string said;  // what it printed besides the probe's lines
+    status = endChild(child);  // one that timed out is killed, with all it started
+    std::string said;          // what it printed besides the probe's lines
     std::stringstream lines(err);
     for (std::string line; std::getline(lines, line);) {
         if (line.rfind(kMissingTag, 0) == 0) {

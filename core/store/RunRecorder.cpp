@@ -47,12 +47,7 @@ bool busy(const StoreError& e) {
 }  // namespace
 
 RunRecorder::RunRecorder(Database& db, int64_t run_id, milliseconds flush_interval, LockPolicy lock)
-    : db_(db),
-      run_id_(run_id),
-      interval_(flush_interval),
-      lock_(lock),
-      last_flush_(Clock::now()),
-      next_try_(Clock::now()) {}
+    : db_(db), run_id_(run_id), interval_(flush_interval), lock_(lock), next_try_(Clock::now()) {}
 
 // Normally empty by now (onFinish wrote everything or reported what it could not);
 // a recorder dropped without onFinish makes one last try.
@@ -95,7 +90,6 @@ void RunRecorder::onStart(const run::RunInfo& info) {
             return true;
         },
         lock_.limit);
-    last_flush_ = Clock::now();
     if (RecordListener* listener = db_.recordListener())
         listener->runStarted(run_id_);
 }
@@ -155,8 +149,23 @@ void RunRecorder::onFinish(const run::RunOutcome& outcome) {
 
 void RunRecorder::maybeFlush() {
     const auto now = Clock::now();
-    if (gave_up_ || now - last_flush_ < interval_ || now < next_try_)
+    if (!held_since_)
+        held_since_ = now;
+    if (gave_up_ || now - *held_since_ < interval_ || now < next_try_)
         return;
+    commitHeld(now);
+}
+
+bool RunRecorder::onIdle() {
+    if (finished_ || gave_up_ || pendingRows() == 0)
+        return false;
+    const auto now = Clock::now();
+    if (now >= next_try_)
+        commitHeld(now);
+    return pendingRows() > 0 && !gave_up_;
+}
+
+void RunRecorder::commitHeld(Clock::time_point now) {
     if (tryWrite(lock_.try_wait))
         return;
     const auto held = now - *locked_since_;
@@ -177,7 +186,6 @@ void RunRecorder::maybeFlush() {
 // commit: a write that fails (rolled back) keeps every row for the next try.
 bool RunRecorder::tryWrite(milliseconds wait) {
     const auto now = Clock::now();
-    last_flush_ = now;
     if (pendingRows() == 0)
         return true;
     const bool waited = locked_since_.has_value();
@@ -225,6 +233,7 @@ bool RunRecorder::tryWrite(milliseconds wait) {
     evals_.clear();
     events_.clear();
     numerics_.clear();
+    held_since_.reset();
     locked_since_.reset();
     backoff_ = milliseconds(0);
     next_try_ = now;

@@ -27,9 +27,11 @@ struct LockPolicy {
 };
 
 /// Persists one run's records as the trainer emits them. Rows are buffered and
-/// written in one transaction at most every `flush_interval` (default 250 ms) so
-/// another process watching the file sees them promptly; the buffer is always
-/// flushed when the run ends, fails or is cancelled. A write that finds the
+/// written in one transaction once the oldest has waited `flush_interval` (default
+/// 250 ms) and another row arrives, and at once when the producer says it is idle
+/// (onIdle: after a read-back from the device, when a script's pipe goes quiet), so
+/// rows reach the file, and another process watching it, whether or not more come;
+/// the buffer is always flushed when the run ends, fails or is cancelled. A write that finds the
 /// database locked by another program keeps every row in memory and tries again
 /// with back-off while training continues; once written, an event records how
 /// long the wait was. Each row gets the run's next sequence number at the write; the
@@ -48,6 +50,9 @@ class RunRecorder : public run::TrainObserver {
     void onEvent(const run::EventRecord& event) override;
     void onNumerics(const std::vector<run::NumericsRecord>& rows) override;
     void onFinish(const run::RunOutcome& outcome) override;
+    /// Commits what is held now (unless a lock's back-off says to wait); true while
+    /// rows are still held.
+    bool onIdle() override;
 
     /// Writes everything held, waiting out a lock for up to `final_wait`; throws
     /// StoreError saying exactly how many rows could not be written and why.
@@ -60,7 +65,10 @@ class RunRecorder : public run::TrainObserver {
 
   private:
     using Clock = std::chrono::steady_clock;
+    /// Commits when the oldest row held has waited the flush interval.
     void maybeFlush();
+    /// One write of what is held while training, with the lock's back-off and limit.
+    void commitHeld(Clock::time_point now);
     /// One write of everything held; false when the database was busy (rows kept).
     bool tryWrite(std::chrono::milliseconds wait);
     /// Calls `write` until it succeeds, the lock outlasts `patience`, or it fails otherwise.
@@ -74,7 +82,7 @@ class RunRecorder : public run::TrainObserver {
     int64_t run_id_;
     std::chrono::milliseconds interval_;
     LockPolicy lock_;
-    Clock::time_point last_flush_;
+    std::optional<Clock::time_point> held_since_;    ///< the oldest row not yet written came
     std::optional<Clock::time_point> locked_since_;  ///< first write that found the lock
     Clock::time_point next_try_;
     std::chrono::milliseconds backoff_{0};

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/config/PlannedArm.h"
 #include "core/store/NumericsStore.h"
 
 namespace ampbench::stream {
@@ -349,6 +350,16 @@ void Ingestor::runRecord(const store::RunRow& r) {
         refused_runs_[r.id] = line_;
         return;
     }
+    if (const std::string bad = config::plannedArmProblem(r.spec_json, r.arm); !bad.empty()) {
+        // Stored, it would be judged as another arm, and the report of its whole
+        // experiment refused: it is refused here instead, with its records.
+        problem(IngestProblem::Kind::Malformed, line_,
+                "run " + std::to_string(r.id) + "'s stored arm (spec_json)" + bad +
+                    "; the run and its records are skipped");
+        refused_runs_[r.id] = line_;
+        runs_.erase(r.id);
+        return;
+    }
     if (const auto it = runs_.find(r.id); it != runs_.end() && it->second.checked) {
         withLock("run " + std::to_string(r.id),
                  [&] { imports_.updateImportedRun(it->second.local, r); });
@@ -392,7 +403,14 @@ void Ingestor::runRecord(const store::RunRow& r) {
     state.last_seq = found.added ? 0 : records_.lastSeq(found.local);
     state.checked = true;
     local_runs_.push_back(state.local);
+    touch(r.id, state.local);
     runs_.emplace(r.id, std::move(state));
+}
+
+void Ingestor::touch(int64_t remote_run, int64_t local) {
+    Touched& t = touched_[local];
+    t.remote = remote_run;
+    t.origin = source_.label;
 }
 
 Ingestor::RunState* Ingestor::known(int64_t remote_run) {
@@ -405,6 +423,7 @@ Ingestor::RunState* Ingestor::known(int64_t remote_run) {
     state.local = *local;
     state.last_seq = records_.lastSeq(*local);
     local_runs_.push_back(*local);
+    touch(remote_run, *local);
     return &runs_.emplace(remote_run, std::move(state)).first->second;
 }
 
@@ -448,7 +467,15 @@ void Ingestor::row(RowRecord&& r) {
     state->last_seq = std::max(state->last_seq, seq);
     state->pending.push_back(std::move(r.row));
     state->pending_lines.push_back(line_);
-    if (++pending_rows_ >= kBatchRows)
+    ++pending_rows_;
+    held();
+}
+
+void Ingestor::held() {
+    const auto now = Clock::now();
+    if (pending_rows_ == 1)
+        held_since_ = now;
+    if (pending_rows_ >= kBatchRows || now - held_since_ >= kCommitAfter)
         commit();
 }
 
@@ -460,12 +487,13 @@ void Ingestor::numerics(NumericsGroup&& g) {
         orphan(g.run, "the numerics of step " + std::to_string(g.step));
         return;
     }
+    if (pending_rows_ == 0)
+        held_since_ = Clock::now();
     pending_rows_ += g.rows.size();
     state->pending_numerics.insert(state->pending_numerics.end(),
                                    std::make_move_iterator(g.rows.begin()),
                                    std::make_move_iterator(g.rows.end()));
-    if (pending_rows_ >= kBatchRows)
-        commit();
+    held();
 }
 
 void Ingestor::status(const StatusRecord& s) {
@@ -510,6 +538,7 @@ void Ingestor::status(const StatusRecord& s) {
         state->ended = true;
         state->promised = s.last_seq;
     }
+    touched_[state->local].ended = isFinal(s.status);
     ++counts_.statuses;
 }
 
@@ -569,6 +598,42 @@ void Ingestor::finish() {
         problem(IngestProblem::Kind::Refused, line_,
                 "no records: the input ended before a stream's header");
         refused_ = true;
+    }
+}
+
+void Ingestor::markCutOffRuns() {
+    commit();
+    for (const auto& [local, t] : touched_) {
+        if (t.ended)
+            continue;
+        std::string where;
+        withLock("the end of run " + std::to_string(t.remote), [&] {
+            where.clear();
+            Transaction tx(db_);
+            auto here = db_.run(local);
+            if (!here || isFinal(here->status))
+                return;  // ended here by an earlier stream, or gone
+            const int64_t seq = records_.lastSeq(local);
+            const std::string resume =
+                "tail --since " + std::to_string(t.remote) + ":" + std::to_string(seq);
+            where = seq == 0 ? std::string("ended before any record of the run")
+                             : "ended after record " + std::to_string(seq) + " (step " +
+                                   std::to_string(here->last_step) + ") without the run's end";
+            here->status = run::RunStatus::Interrupted;
+            here->failure = run::FailureKind::Interrupted;
+            here->error = "its record stream " + where +
+                          ": the writer stopped (a full disk, a killed process) or the stream "
+                          "was cut; the rows that came are kept, and the rest of the stream (" +
+                          resume + " where it was written) completes the run";
+            imports_.updateImportedRun(local, *here);
+            tx.commit();
+            where += "; it is marked interrupted until the rest comes: resume with " + resume;
+        });
+        if (!where.empty()) {
+            problem(IngestProblem::Kind::Gap, 0,
+                    "run " + std::to_string(t.remote) + " of " + t.origin + " (here run " +
+                        std::to_string(local) + "): the stream " + where);
+        }
     }
 }
 

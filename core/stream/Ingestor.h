@@ -70,14 +70,16 @@ struct IngestSource {
 };
 
 /// Feed it the stream's lines in order, then finish(). Rows (numerics rows too) are
-/// held and written in one transaction every few thousand rows, before any
-/// experiment, run or status record, and on commit() (call it when the input pauses,
-/// so a watcher of the database sees what has arrived). A malformed line is reported
-/// and skipped; a gap is reported and the rows after it are kept (a later stream can
-/// fill it: the missing rows are added when they come). Each header starts the
-/// records of its database: streams of two machines written one after the other stay
-/// apart. StoreError from the database propagates (a lock past the wait's limit too).
-/// Two ingests of one stream may run at once: each row is stored once.
+/// held and written in one transaction every few thousand rows, once the oldest has
+/// waited kCommitAfter and another line comes, before any experiment, run or status
+/// record, and on commit() (call it when the input pauses, as `ingest` does after
+/// 100 ms of quiet: rows then reach the file, and a watcher of it, within 250 ms). A
+/// malformed line is reported and skipped; a gap is reported and the rows after it
+/// are kept (a later stream can fill it: the missing rows are added when they come).
+/// Each header starts the records of its database: streams of two machines written
+/// one after the other stay apart. StoreError from the database propagates (a lock
+/// past the wait's limit too). Two ingests of one stream may run at once: each row is
+/// stored once.
 class Ingestor {
   public:
     /// `origin` labels the machine the stream comes from; empty: the host name in the
@@ -97,6 +99,12 @@ class Ingestor {
     void commit();
     /// Writes the rows held; an input without a header (empty) is refused here.
     void finish();
+    /// The input has ended for good (the ingest of a file, or of a pipe, is over):
+    /// every run it touched that is still queued or running here and got no final
+    /// status from it is marked interrupted, saying after which record its stream
+    /// stopped (a full disk, a killed writer), and reported. A later stream of the run
+    /// takes that back: its run and status records are applied as usual.
+    void markCutOffRuns();
 
     const IngestCounts& counts() const { return counts_; }
     const std::vector<IngestProblem>& problems() const { return problems_; }
@@ -109,6 +117,7 @@ class Ingestor {
     const std::vector<int64_t>& localRuns() const { return local_runs_; }
 
     static constexpr size_t kBatchRows = 4096;
+    static constexpr std::chrono::milliseconds kCommitAfter{150};
 
   private:
     struct RunState {
@@ -138,9 +147,13 @@ class Ingestor {
     Resolved resolveRun(const store::RunRow& r, int64_t local_experiment);
     /// The run's state, looked up in the database the first time; null when unknown.
     RunState* known(int64_t remote_run);
+    /// A run of the stream has its local row: remembered for markCutOffRuns.
+    void touch(int64_t remote_run, int64_t local);
     /// A record of a run the stream never introduced: the first is reported, the
     /// rest counted and reported at the end.
     void orphan(int64_t remote_run, const std::string& what);
+    /// After a row is held: commits when the batch is full or has waited kCommitAfter.
+    void held();
     /// Runs `write` (one transaction) until it gets past another program's lock.
     template <class Write>
     void withLock(const std::string& what, Write write);
@@ -159,6 +172,7 @@ class Ingestor {
     bool refused_ = false;
     int64_t line_ = 0;
     size_t pending_rows_ = 0;
+    std::chrono::steady_clock::time_point held_since_;  ///< the oldest row held came
     IngestCounts counts_;
     std::vector<IngestProblem> problems_;
     std::map<int64_t, int64_t> experiments_;          ///< remote id -> local id
@@ -167,6 +181,14 @@ class Ingestor {
     std::map<int64_t, int64_t> refused_runs_;         ///< remote id -> line refused at
     std::map<int64_t, int64_t> orphans_;              ///< remote run -> records skipped
     std::vector<int64_t> local_runs_;
+    /// Each local run touched: its id and origin in the stream, and whether the stream
+    /// ended it (a final status applied).
+    struct Touched {
+        int64_t remote = 0;
+        std::string origin;
+        bool ended = false;
+    };
+    std::map<int64_t, Touched> touched_;  ///< local id -> what the stream said of it
 };
 
 /// The last sequence number stored here of run `remote_run` from `origin`, so a

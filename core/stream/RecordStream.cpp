@@ -63,13 +63,6 @@ class Fields {
         wrong(std::string("\"") + key + "\" must be a whole number, not " + v.dump());
     }
 
-    uint64_t u64(const char* key) const {
-        const json& v = at(key);
-        if (v.is_number_unsigned())
-            return v.get<uint64_t>();
-        wrong(std::string("\"") + key + "\" must be a whole number from 0 up, not " + v.dump());
-    }
-
     double real(const char* key) const {
         const json& v = at(key);
         if (v.is_number())
@@ -410,7 +403,8 @@ Record decode(const std::string& line, int64_t line_number) {
         r.experiment_id = f.positive("experiment_id");
         r.arm = f.name("arm");
         r.arm_index = static_cast<int>(f.ranged("arm_index", 0, std::numeric_limits<int>::max()));
-        r.seed = f.u64("seed");
+        r.seed = static_cast<uint64_t>(
+            f.ranged("seed", 0, static_cast<int64_t>(std::numeric_limits<int64_t>::max())));
         r.spec_json = f.text("spec_json");
         r.env_json = f.text("env_json");
         r.planned_steps = f.i64("planned_steps");

@@ -158,6 +158,13 @@ void ObserverFanout::onNumerics(const std::vector<NumericsRecord>& rows) {
         t->onNumerics(rows);
     }
 }
+bool ObserverFanout::onIdle() {
+    bool holding = false;
+    for (auto* t : targets_) {
+        holding = t->onIdle() || holding;
+    }
+    return holding;
+}
 // Every target hears the end, even after one failed to record it (the first
 // failure is rethrown): a progress display must not wait for ever.
 void ObserverFanout::onFinish(const RunOutcome& o) {

@@ -57,6 +57,7 @@ class ObserverFanout : public run::TrainObserver {
     void onEvent(const run::EventRecord& e) override;
     void onNumerics(const std::vector<run::NumericsRecord>& rows) override;
     void onFinish(const run::RunOutcome& o) override;
+    bool onIdle() override;
 
   private:
     std::vector<run::TrainObserver*> targets_;

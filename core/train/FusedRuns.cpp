@@ -178,6 +178,7 @@ void FusedLoop::start(Member& m) {
                             ")",
                         0.0});
     }
+    m.obs->onIdle();  // the opening events are committed before the first step
 }
 
 data::Batch FusedLoop::microBatch(Member& m) {
@@ -401,6 +402,7 @@ void FusedLoop::flush() {
                 "diverged: the training loss became NaN/inf at step " + std::to_string(*bad));
             m->obs->onEvent({m->outcome.steps_done, EventKind::Warning, m->outcome.error, 0.0});
         }
+        m->obs->onIdle();  // what was read back is committed now, not at the next read-back
     }
 }
 
@@ -424,6 +426,7 @@ void FusedLoop::evaluate(int64_t s) {
         Member& m = *members_[g];
         if (m.active) {
             m.obs->onEval(evalRecordOf(s, m.samples, sums[g], secondsSince(t0_)));
+            m.obs->onIdle();
         }
     }
 }

@@ -541,6 +541,9 @@ void RunLoop::flush() {
             "diverged: the training loss became NaN/inf at step " + std::to_string(*bad_step),
             FailureKind::NonFinite);
     }
+    // What was read back is committed now: an evaluation, a slow step or a wait for
+    // data may come before the next read-back.
+    obs_.onIdle();
 }
 
 EvalRecord RunLoop::evaluate(int64_t s) {
@@ -580,6 +583,7 @@ RunOutcome RunLoop::run() {
         if (eval) {
             recorder_->breakChain();  // the evaluation is no part of the next step
             obs_.onEval(evaluate(s));
+            obs_.onIdle();
         }
     }
     flush();
@@ -634,6 +638,7 @@ void RunLoop::start() {
               "per-layer numerics are recorded on the eager steps before capture only: a "
               "CUDA-graph arm replays its step without them");
     }
+    obs_.onIdle();  // the opening events are committed before the first step
 }
 
 // After the last step: the device-busy figure, the numerics' cost, the parameters or

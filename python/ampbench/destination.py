@@ -3,15 +3,20 @@
 A stream file is written as the script trains, so it cannot be replaced whole the way the
 CLI replaces an output file. Instead: a symbolic link is refused (writing through it
 would replace whatever it points at), and so is every special file but a FIFO that a
-reader already holds open (a FIFO nobody reads would block the script forever). The
-file is locked while it is written: a second recorder on the same file is refused
-before it truncates a line of the first one's.
+reader opens within READER_WAIT_S (a reader started just before the script, as in
+`ampbench-cli ingest f & python3 train.py`, may open it a moment later; a FIFO nobody
+reads would block the script forever). The file is locked while it is written: a second
+recorder on the same file is refused before it truncates a line of the first one's.
 """
 
 import errno
 import fcntl
 import os
 import stat
+import time
+
+#: How long a FIFO may wait for its reader to open it before the stream is refused.
+READER_WAIT_S = 10.0
 
 
 class DestinationError(OSError):
@@ -34,8 +39,40 @@ def _kind(mode):
     return "not a regular file"
 
 
-def open_stream_file(path):
-    """An unbuffered binary file for `path`, locked for this writer alone, emptied."""
+def _open_for_writing(name, reader_wait, waiting):
+    """A descriptor of `name` for writing, not following a link, without blocking."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    until = time.monotonic() + max(0.0, float(reader_wait))
+    told = False
+    while True:
+        try:
+            return os.open(name, flags, 0o666)
+        except OSError as e:
+            error = e
+        # ENXIO: a FIFO that no process reads yet; its reader may still be starting.
+        if error.errno != errno.ENXIO or time.monotonic() >= until:
+            break
+        if not told and waiting is not None:
+            waiting("%s is a FIFO (named pipe) that no process reads yet; waiting up to %g s "
+                    "for its reader" % (name, reader_wait))
+            told = True
+        time.sleep(0.05)
+    if error.errno == errno.ENXIO:
+        raise DestinationError("%s is a FIFO (named pipe) that no process reads (none opened it "
+                               "within %g s); start its reader first (writing would block)"
+                               % (name, reader_wait)) from None
+    if error.errno == errno.ELOOP:
+        raise DestinationError("%s is a symbolic link; the record stream is not written "
+                               "through links: name the file itself" % name) from None
+    raise DestinationError("cannot write the record stream to %s: %s"
+                           % (name, error.strerror)) from None
+
+
+def open_stream_file(path, reader_wait=READER_WAIT_S, waiting=None):
+    """An unbuffered binary file for `path`, locked for this writer alone, emptied.
+
+    A FIFO that no process reads yet is opened again every 50 ms for `reader_wait`
+    seconds; `waiting(message)` hears once that it waits."""
     name = os.fspath(path)
     try:
         found = os.lstat(name)
@@ -50,17 +87,7 @@ def open_stream_file(path):
     if found is not None and not stat.S_ISREG(found.st_mode) and not stat.S_ISFIFO(found.st_mode):
         raise DestinationError("%s is %s, not a file the record stream can be written to"
                                % (name, _kind(found.st_mode)))
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(name, flags, 0o666)
-    except OSError as e:
-        if e.errno == errno.ENXIO:
-            raise DestinationError("%s is a FIFO (named pipe) that no process reads; start "
-                                   "its reader first (writing would block)" % name) from None
-        if e.errno == errno.ELOOP:
-            raise DestinationError("%s is a symbolic link; the record stream is not written "
-                                   "through links: name the file itself" % name) from None
-        raise DestinationError("cannot write the record stream to %s: %s" % (name, e.strerror)) from None
+    fd = _open_for_writing(name, reader_wait, waiting)
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISREG(mode):

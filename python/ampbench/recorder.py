@@ -16,7 +16,7 @@ import time
 import uuid
 
 from ampbench import stream
-from ampbench.destination import open_stream_file
+from ampbench.destination import READER_WAIT_S, open_stream_file
 from ampbench.settings import ArmSettings, under_workbench
 
 __all__ = ["Recorder", "RecorderError"]
@@ -130,7 +130,8 @@ class Recorder:
 
     The stream goes where the workbench says (AMPBENCH_STREAM_FD), else to `path`, else
     to the file AMPBENCH_STREAM names; with none of them nothing is recorded (a warning
-    says so) and the script trains as it would without the recorder.
+    says so) and the script trains as it would without the recorder. A FIFO waits up to
+    `reader_wait` seconds for its reader to open it (it may still be starting).
 
     What cannot be recorded is refused where it enters: a name or a stream file that
     cannot be used raises RecorderError here, before training starts. In the training
@@ -142,7 +143,7 @@ class Recorder:
 
     def __init__(self, path=None, *, settings=None, environ=None, device=None,
                  experiment=None, read_back_steps=READ_BACK_STEPS, read_back_ms=READ_BACK_MS,
-                 strict=None, **given):
+                 strict=None, reader_wait=READER_WAIT_S, **given):
         env = os.environ if environ is None else environ
         try:
             self.settings = settings or ArmSettings.from_environment(env, **given)
@@ -170,6 +171,7 @@ class Recorder:
         self._warned_samples = False
         self._bound = False  # the workbench reads this stream into a run it planned
         self._run_record = None
+        self._reader_wait = reader_wait
         self._out = self._open(path, env, experiment)
         self._run = s.run_id if self._bound else 1
         if self._out is not None:
@@ -208,7 +210,8 @@ class Recorder:
             self._bound = under_workbench(env)
             return raw
         try:
-            return open_stream_file(target)
+            return open_stream_file(target, self._reader_wait,
+                                    lambda message: sys.stderr.write("ampbench: %s\n" % message))
         except OSError as e:
             raise RecorderError("cannot write the record stream: %s" % e) from None
 
@@ -600,19 +603,30 @@ def _is_out_of_memory(kind, value):
 
 
 def _recordable(value, name):
-    """A float, or a one-value tensor left on its device; _Refused names anything else."""
+    """A float, or a one-value tensor left on its device; _Refused names anything else.
+
+    One rule for Python's values and numpy's: a numpy scalar or one-value array is
+    judged as the Python value it holds (np.bool_(True) is refused as True is), and a
+    tensor of bools as a bool."""
     if _is_tensor(value):
         if value.numel() != 1:
             raise _Refused("%s: a tensor of one value, not of shape %s" % (name, tuple(value.shape)))
         if value.is_complex():
             raise _Refused("%s: a real number, not a complex tensor" % name)
+        if value.dtype == _torch().bool:
+            raise _Refused("%s=%s is not a number" % (name, _short(value)))
         return value.detach()
-    if isinstance(value, (str, bytes, bool)) or value is None:
-        raise _Refused("%s=%s is not a number" % (name, _short(value)))
+    shown = _short(value)
+    try:
+        value = stream.plain(value, name)
+    except ValueError as e:
+        raise _Refused(str(e)) from None
+    if isinstance(value, (str, bytes, bool, complex)) or value is None:
+        raise _Refused("%s=%s is not a number" % (name, shown))
     try:
         return float(value)
     except (TypeError, ValueError, OverflowError):
-        raise _Refused("%s=%s is not a number" % (name, _short(value))) from None
+        raise _Refused("%s=%s is not a number" % (name, shown)) from None
 
 
 def _number(value, name):

@@ -61,15 +61,31 @@ def number(value):
     return v
 
 
+def plain(value, name):
+    """A numpy or PyTorch scalar (or one-value array or tensor) as the Python value it
+    holds, so that one rule judges both: np.float32(16.5) is 16.5, np.bool_(True) is
+    True. Any other value is returned as it is; ValueError for several values."""
+    module = type(value).__module__.split(".")[0]
+    if module not in ("numpy", "torch") or not hasattr(value, "item"):
+        return value
+    size = value.numel() if module == "torch" else getattr(value, "size", 1)
+    if size != 1:
+        raise ValueError("%s must be a single value, not %d values of shape %s"
+                         % (name, size, tuple(getattr(value, "shape", ()))))
+    return value.item()
+
+
 def whole(value, name, low=-_INT64_MAX - 1, high=_INT64_MAX):
-    """An integer field; bool and floats with a fraction are refused by name."""
-    if isinstance(value, bool):
+    """An integer field; bools, text and numbers with a fraction are refused by name,
+    numpy's and PyTorch's as Python's (see plain)."""
+    value = plain(value, name)
+    if isinstance(value, (bool, str, bytes)):
         raise ValueError("%s must be a whole number, not %r" % (name, value))
     try:
         as_int = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError("%s must be a whole number, not %r" % (name, value)) from None
-    if isinstance(value, float) and as_int != value:
+    if as_int != value:
         raise ValueError("%s must be a whole number, not %r" % (name, value))
     if not low <= as_int <= high:
         raise ValueError("%s must be from %d to %d, not %d" % (name, low, high, as_int))

@@ -183,6 +183,17 @@ TEST(Format, PrintableEscapesInvalidUtf8AndKeepsValidText) {
     EXPECT_EQ(printable("tab\tline\n"), "tab\tline\n");
 }
 
+// The bidirectional controls reorder a terminal's line: shown as \uXXXX; the other
+// characters around them, and U+2065 and U+202F beside their ranges, stay.
+TEST(Format, PrintableEscapesBidirectionalControls) {
+    EXPECT_EQ(printable("exp\u202Egpj.exe"), "exp\\u202Egpj.exe");
+    EXPECT_EQ(printable("\u202A\u202B\u202C\u202D\u2066\u2067\u2068\u2069\u200E\u200F\u061C"),
+              "\\u202A\\u202B\\u202C\\u202D\\u2066\\u2067\\u2068\\u2069\\u200E\\u200F"
+              "\\u061C");
+    EXPECT_EQ(printable("\u2065\u202F\u200D\u05D0 caf\u00E9"),
+              "\u2065\u202F\u200D\u05D0 caf\u00E9");
+}
+
 TEST(Utf8, EachByteThatStartsNoCharacterBecomesTheReplacementCharacter) {
     using ampbench::util::isUtf8;
     using ampbench::util::validUtf8;

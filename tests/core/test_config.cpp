@@ -398,6 +398,27 @@ TEST(Validation, MessageNamesFieldValueAndRange) {
     EXPECT_EQ(errors[0].toString(), "micro_batch = 0: must be between 1 and 65536");
 }
 
+// A run's seed is stored as a 64-bit signed integer, so a seed above 2^63 - 1 (or one
+// an arm's offset takes there) is refused where it is given: stored, 2^64 - 1 read back
+// as -1 in the file.
+TEST(Validation, SeedsBeyondWhatTheStoreHoldsAreRefused) {
+    ExperimentSpec s = defaultPreset();
+    s.seeds = {1, kMaxSeed};
+    EXPECT_TRUE(validate(s).empty()) << allErrors(validate(s));
+    s.seeds = {1, kMaxSeed + 1, 18446744073709551615ull};
+    auto errors = validate(s);
+    EXPECT_EQ(findError(errors, "seeds[1]")->toString(),
+              "seeds[1] = 9223372036854775808: must be at most 9223372036854775807 (a run's seed "
+              "is stored as a 64-bit signed integer)");
+    EXPECT_TRUE(findError(errors, "seeds[2]"));
+    EXPECT_EQ(errors.size(), 2u) << allErrors(errors);
+    s.seeds = {kMaxSeed - 5};
+    s.arms[1].seed_offset = 10;
+    errors = validate(s);
+    ASSERT_EQ(errors.size(), 1u) << allErrors(errors);
+    EXPECT_EQ(errors[0].field, "arms[1].seed_offset");
+}
+
 TEST(Validation, ArmAccumulationAndNames) {
     ExperimentSpec s = defaultPreset();
     s.arms[1].accumulation = 0;

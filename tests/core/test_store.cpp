@@ -19,6 +19,7 @@
 #include "core/store/Database.h"
 #include "core/store/Export.h"
 #include "core/store/RunRecorder.h"
+#include "tests/e2e/Eventually.h"
 
 namespace fs = std::filesystem;
 using ampbench::store::Database;
@@ -341,6 +342,35 @@ TEST_F(StoreTest, RecorderFlushesEveryIntervalAndOnFinish) {
         rec.onStep(makeStep(1));
     }  // the destructor flushes
     EXPECT_EQ(watcher->stepCount(h.run), 1);
+}
+
+// A producer that goes quiet (an evaluation, a script's pause) says so: what the
+// recorder holds is committed then, not when the next row comes; under another
+// program's lock the rows stay held, onIdle says so, and a later call writes them.
+TEST_F(StoreTest, RecorderCommitsWhatItHoldsWhenTheProducerIsIdle) {
+    const std::string path = file("idle.db");
+    auto db = Database::open(path);
+    auto watcher = Database::open(path, Database::Mode::ReadOnly);
+    const auto f = addRun(*db);
+    RunRecorder rec(*db, f.run, std::chrono::hours(1));
+    rec.onStart({});
+    EXPECT_FALSE(rec.onIdle()) << "nothing held";
+    for (int i = 1; i <= 20; ++i)
+        rec.onStep(makeStep(i));
+    EXPECT_EQ(watcher->stepCount(f.run), 0);
+    EXPECT_FALSE(rec.onIdle());
+    EXPECT_EQ(watcher->stepCount(f.run), 20);
+    EXPECT_EQ(rec.pendingRows(), 0u);
+
+    auto other = Database::open(path);
+    other->begin();
+    other->createExperiment("holds the lock", "{}");
+    rec.onStep(makeStep(21));
+    EXPECT_TRUE(rec.onIdle()) << "held: the lock is another program's";
+    EXPECT_EQ(rec.pendingRows(), 1u);
+    other->commit();
+    EXPECT_TRUE(ampbench::test::eventually([&] { return !rec.onIdle(); }));
+    EXPECT_EQ(watcher->stepCount(f.run), 21);
 }
 
 TEST_F(StoreTest, RecorderFlushFailureKeepsTheRowsAndSaysHowMany) {

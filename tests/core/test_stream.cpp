@@ -80,8 +80,8 @@ class StreamStore : public ampbench::test::ScratchDirTest {
     /// the recorder writes them (several batches). Returns its id.
     int64_t trainedRun(Database& db, int64_t steps, RunStatus status = RunStatus::Finished) {
         const int64_t exp = db.createExperiment("remote exp", R"({"name":"remote exp"})");
-        const int64_t run =
-            db.createRun(exp, "amp", 1, 42, R"({"lr":0.1})", steps, R"([{"field":"data.dir"}])");
+        const int64_t run = db.createRun(exp, "amp", 1, 42, R"({"name":"amp","lr":0.1})", steps,
+                                         R"([{"field":"data.dir"}])");
         db.markRunning(run, R"({"device":"cuda:0","hostname":"gpu-box"})");
         for (int64_t from = 1; from <= steps; from += 10) {
             std::vector<StepRecord> batch;
@@ -186,7 +186,7 @@ TEST(RecordStream, EveryRecordTypeRoundTripsBitForBit) {
     r.experiment_id = 3;
     r.arm = "amp-accum4";
     r.arm_index = 2;
-    r.seed = 0xFFFFFFFFFFFFFFF0ull;
+    r.seed = 0x7FFFFFFFFFFFFFFFull;  // the largest seed (config::kMaxSeed)
     r.spec_json = R"({"lr":0.1})";
     r.env_json = R"({"device":"cuda:0"})";
     r.planned_steps = 500;

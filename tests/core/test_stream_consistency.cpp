@@ -61,7 +61,8 @@ class StreamConsistency : public ampbench::test::ScratchDirTest {
     static int64_t trainedRun(Database& db, int64_t steps, const std::string& name = "exp",
                               RunStatus status = RunStatus::Finished) {
         const int64_t exp = db.createExperiment(name, R"({"name":")" + name + R"("})");
-        const int64_t run = db.createRun(exp, "amp", 0, 7, R"({"arm":")" + name + R"("})", steps);
+        const int64_t run =
+            db.createRun(exp, "amp", 0, 7, R"({"name":"amp","arm":")" + name + R"("})", steps);
         db.markRunning(run, R"({"hostname":"localhost"})");
         for (int64_t n = 1; n <= steps; ++n) {
             db.insertSteps(run, {stepOf(n)});
@@ -598,6 +599,11 @@ TEST_F(StreamConsistency, IntegersBeyondTheirFieldAreRefusedNamingIt) {
               std::string::npos);
     EXPECT_NE(problemOf(withField(lines.back(), "last_seq", -5)).find("\"last_seq\" must be"),
               std::string::npos);
+    // A seed is stored as a 64-bit signed integer: one beyond it would read back as
+    // another (2^64 - 1 as -1).
+    EXPECT_EQ(problemOf(withField(lines[2], "seed", uint64_t{18446744073709551615ull})),
+              "line 4: run record: \"seed\" must be a whole number from 0 to "
+              "9223372036854775807, not 18446744073709551615");
     // Refused lines are skipped, and so is the run they describe.
     auto local = Database::open(file("local.db"));
     auto bad = lines;

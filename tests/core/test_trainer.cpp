@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/config/LrSchedule.h"
 #include "core/config/Presets.h"
@@ -551,6 +554,36 @@ TEST_F(Experiment, AValidatedSpecIsPlannedAndTrainedAsItIs) {
     EXPECT_FALSE(result.any_failed);
     EXPECT_EQ(train::storedSpec(*db, result.plan.experiment_id), valid.spec());
     EXPECT_EQ(db->run(result.plan.runs.front().run_id)->status, run::RunStatus::Finished);
+}
+
+// Each read-back is committed as it arrives: when an evaluation starts (which may take
+// minutes on a large validation set), every step before it is in the database, where
+// another process sees it and a kill during the evaluation leaves it (before, the
+// steps read back within 250 ms of the last commit waited in memory for the next one).
+TEST_F(Experiment, EveryStepReadBackIsInTheDatabaseBeforeAnEvaluationStarts) {
+    auto db = store::Database::open(file("e.db"));
+    config::ExperimentSpec spec = syntheticSpec(40);
+    spec.eval_interval = 10;
+    struct Watch : run::TrainObserver {
+        std::unique_ptr<store::Database> watcher;
+        int64_t run_id = 0;
+        std::vector<std::pair<int64_t, int64_t>> stored;  ///< (eval step, steps stored then)
+        void onEval(const run::EvalRecord& e) override {
+            stored.emplace_back(e.step, watcher->stepCount(run_id));
+        }
+    } watch;
+    watch.watcher = store::Database::open(file("e.db"), store::Database::Mode::ReadOnly);
+    train::ExperimentHooks hooks;
+    hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
+        watch.run_id = run.run_id;
+        return &watch;
+    };
+    run::CancelToken cancel;
+    const auto result = train::runExperiment(*db, spec, cancel, hooks);
+    ASSERT_FALSE(result.any_failed);
+    const std::vector<std::pair<int64_t, int64_t>> expected = {
+        {10, 10}, {20, 20}, {30, 30}, {40, 40}};
+    EXPECT_EQ(watch.stored, expected);
 }
 
 // A front end may cancel one run alone or take a queued run out: the rest of the

@@ -491,6 +491,40 @@ TEST_F(JobsAndTerminalCli, TamperedStoredSpecsGiveExitFourNamingRunAndField) {
     EXPECT_EQ(db->runs().size(), 2u) << "nothing was run";
 }
 
+// A run's record of its files (runs.inputs_json) with a field of the wrong type, or a
+// seed out of range, is named with its field (exit 4) and nothing is run; before, the
+// first gave a raw [json.exception.type_error.302] (exit 1) and a seed of -1 was rerun
+// as 18446744073709551615.
+TEST_F(JobsAndTerminalCli, ATamperedRecordOfFilesOrSeedIsNamedAndNothingIsRerun) {
+    trainSmall();
+    sql("UPDATE runs SET inputs_json = '[{\"kind\":\"file\",\"path\":7}]';");
+    auto r = cli("rerun 1 -q");
+    EXPECT_EQ(r.code, 4) << r.out;
+    EXPECT_NE(r.out.find("run 1's record of its files (runs.inputs_json): [0].path = 7: expected "
+                         "a string; nothing was run"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("json.exception"), std::string::npos) << r.out;
+    r = cli("show 1");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("files       cannot be read"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("json.exception"), std::string::npos) << r.out;
+    sql("UPDATE runs SET inputs_json = '[{\"field\":\"data.path\",\"files\":\"many\"}]';");
+    r = cli("rerun 1 -q");
+    EXPECT_EQ(r.code, 4) << r.out;
+    EXPECT_NE(r.out.find("[0].files = \"many\": expected a whole number"), std::string::npos)
+        << r.out;
+    sql("UPDATE runs SET inputs_json = '', seed = -1;");
+    r = cli("rerun 1 -q");
+    EXPECT_EQ(r.code, 4) << r.out;
+    EXPECT_NE(r.out.find("run 1's seed (runs.seed) reads -1: a seed is a whole number from 0 to "
+                         "9223372036854775807; nothing was run"),
+              std::string::npos)
+        << r.out;
+    auto db = ampbench::store::Database::open(db_, ampbench::store::Database::Mode::ReadOnly);
+    EXPECT_EQ(db->runs().size(), 1u) << "nothing was rerun";
+}
+
 // `show -e` takes its figures from the finished runs only, as the verdict does: an
 // arm whose runs were all cancelled shows dashes, not "0.00×".
 TEST_F(JobsAndTerminalCli, ShowExperimentLeavesCancelledRunsOutOfItsFigures) {
@@ -563,5 +597,53 @@ TEST_F(JobsAndTerminalCli, StoredStringsReachTheTerminalEscaped) {
     for (const char* shown : {"started     \\x1B[2J", "ended       \\x9B31m", "\\x1B[8mhidden",
                               "bad \\xFF\\xFE byte", "0\\x1B[K"}) {
         EXPECT_NE(show.find(shown), std::string::npos) << shown << " in " << show;
+    }
+}
+
+// Bidirectional controls in a name (a right-to-left override that reorders the rest of
+// the terminal line, isolates, marks) are stored byte for byte and reach the terminal
+// escaped as \uXXXX through `list` and `show`, as control characters do.
+TEST_F(JobsAndTerminalCli, BidirectionalControlsInNamesReachTheTerminalEscaped) {
+    const std::string source = (dir_ / "source.db").string();
+    auto r = ampbench::test::shell(kJobsCli + " --db " + jobsQuote(source) + " run " + kJobsSpec +
+                                   " --micro-steps 8 --arm f=fp32 --seeds 1 -q");
+    ASSERT_EQ(r.code, 0) << r.out;
+    r = ampbench::test::shell(kJobsCli + " --db " + jobsQuote(source) +
+                              " tail --experiment 1 --stream");
+    ASSERT_EQ(r.code, 0) << r.out;
+    // U+202E (right-to-left override), U+2066 and U+2069 (an isolate), U+200F, U+061C.
+    const std::string experiment = "exp\u202Egpj.exe";
+    const std::string arm = "f\u2066x\u2069\u200F\u061C";
+    std::istringstream lines(r.out);
+    std::string line, stream;
+    while (std::getline(lines, line)) {
+        json j = json::parse(line);
+        if (j["type"] == "experiment") {
+            j["name"] = experiment;
+        } else if (j["type"] == "run") {
+            j["arm"] = arm;
+            json planned = json::parse(j["spec_json"].get<std::string>());
+            planned["name"] = arm;
+            j["spec_json"] = planned.dump();
+        }
+        stream += j.dump() + "\n";
+    }
+    jobsWrite((dir_ / "bidi.jsonl").string(), stream);
+    r = cli("ingest bidi.jsonl");
+    ASSERT_EQ(r.code, 0) << r.out;
+    {
+        auto db = ampbench::store::Database::open(db_, ampbench::store::Database::Mode::ReadOnly);
+        EXPECT_EQ(db->runs().at(0).arm, arm) << "stored byte for byte";
+        EXPECT_EQ(db->runs().at(0).experiment_name, experiment);
+    }
+    for (const std::string& args : {std::string("list"), std::string("show 1")}) {
+        r = cli(args);
+        EXPECT_EQ(r.code, 0) << args << ": " << r.out;
+        for (const char* raw : {"\u202E", "\u2066", "\u2069", "\u200F", "\u061C"}) {
+            EXPECT_EQ(r.out.find(raw), std::string::npos) << args << ": raw " << r.out;
+        }
+        EXPECT_NE(r.out.find("\\u202E"), std::string::npos) << args << ": " << r.out;
+        EXPECT_NE(r.out.find("f\\u2066x\\u2069\\u200F\\u061C"), std::string::npos)
+            << args << ": " << r.out;
     }
 }

@@ -22,6 +22,15 @@ import unittest
 import ampbench
 from ampbench import stream
 
+try:
+    import numpy
+except ImportError:
+    numpy = None
+try:
+    import torch
+except ImportError:
+    torch = None
+
 CLI = os.environ.get("AMPBENCH_CLI", "")
 needs_cli = unittest.skipUnless(CLI and os.access(CLI, os.X_OK),
                                 "AMPBENCH_CLI does not name the built ampbench-cli")
@@ -88,6 +97,48 @@ class BadValuesTest(unittest.TestCase):
         self.assertEqual(err.getvalue().count("step 20: loss=None"), 1, "said once on stderr")
         self.assertNotIn("step 30", err.getvalue(), "later problems are counted, not printed")
         self.assertIn("2 recording problems", err.getvalue())
+
+    @unittest.skipUnless(numpy, "numpy is not installed")
+    def test_numpy_values_follow_the_rules_for_python_values(self):
+        """A numpy scalar is judged as the Python value it holds: np.bool_(True) is refused
+        as True is (it was stored as a loss of 1.0), np.float32(16.5) samples as 16.5 are
+        (it was cut to 16), and numpy's numbers are taken as Python's."""
+        d = Folder(self)
+        path = d.path("s.ndjson")
+        with quiet():
+            rec = ampbench.Recorder(path, environ={}, arm="fp32", read_back_steps=1,
+                                    read_back_ms=0)
+            rec.step(numpy.bool_(True), samples=8)
+            rec.step(True, samples=8)
+            rec.step(1.0, samples=numpy.float32(16.5))
+            rec.step(1.0, samples=16.5)
+            rec.step(1.0, samples=numpy.array([8, 8]))
+            rec.step(numpy.float32(0.5), samples=numpy.int64(16))
+            rec.step(numpy.array(0.25), samples=numpy.float32(16.0))
+            rec.eval(metric=numpy.bool_(False), loss=0.5)
+            rec.eval(metric=numpy.float32(0.75), loss=numpy.float64(0.5))
+            if torch is not None:
+                rec.step(torch.tensor(True), samples=8)
+                rec.step(1.0, samples=torch.tensor(16.5))
+            rec.close()
+        records = read(path)
+        steps = of_type(records, "step")
+        self.assertEqual([(s["step"], s["loss"], s["samples"]) for s in steps],
+                         [(6, 0.5, 16), (7, 0.25, 32)])
+        evals = of_type(records, "eval")
+        self.assertEqual([(e["val_accuracy"], e["val_loss"]) for e in evals], [(0.75, 0.5)])
+        warnings = [e["message"] for e in of_type(records, "event") if e["kind"] == "warning"]
+        self.assertEqual(len(warnings), 8 if torch is not None else 6, warnings)
+        for text in ("step 1: loss=", "step 2: loss=True is not a number",
+                     "step 3: samples must be a whole number, not 16.5",
+                     "step 4: samples must be a whole number, not 16.5",
+                     "step 5: samples must be a single value, not 2 values",
+                     "eval() at step 7: metric="):
+            self.assertTrue(any(text in w for w in warnings), (text, warnings))
+        self.assertIn("is not a number", warnings[0])
+        if torch is not None:
+            self.assertIn("step 8: loss=tensor(True) is not a number", warnings[6])
+            self.assertIn("step 9: samples must be a whole number, not 16.5", warnings[7])
 
     def test_strict_raises_at_the_bad_call_and_keeps_what_came_before(self):
         d = Folder(self)
@@ -266,12 +317,37 @@ class DestinationTest(unittest.TestCase):
         d = Folder(self)
         fifo = d.path("s.fifo")
         os.mkfifo(fifo)
-        code = ("import ampbench\ntry:\n    ampbench.Recorder(%r, environ={})\n"
+        code = ("import ampbench\ntry:\n    ampbench.Recorder(%r, environ={}, reader_wait=0.3)\n"
                 "except ampbench.RecorderError as e:\n    print(e)\n" % fifo)
         # Before, open() blocked for ever: the timeout is only the test's guard against that.
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-        self.assertIn("no process reads", p.stdout, p.stderr)
+        self.assertIn("no process reads (none opened it within 0.3 s)", p.stdout, p.stderr)
+        self.assertIn("waiting up to 0.3 s for its reader", p.stderr)
+
+    @needs_cli
+    def test_a_fifo_whose_reader_is_still_starting_gets_every_step(self):
+        """`ingest f & AMPBENCH_STREAM=f python3 train.py`: the recorder may open the FIFO
+        before ingest does; it waits for its reader (it was refused, "no process reads",
+        in 5 of 6 tries) and every step arrives."""
+        d = Folder(self)
+        fifo = d.path("s.fifo")
+        os.mkfifo(fifo)
+        code = ("import ampbench\nrec = ampbench.Recorder()\nfor i in range(30):\n"
+                "    rec.step(1.0 / (i + 1), samples=4)\nrec.close()\n")
+        writer = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE,
+                                  text=True, env=dict(os.environ, AMPBENCH_STREAM=fifo,
+                                                      PYTHONPATH=os.pathsep.join(sys.path)))
+        self.addCleanup(writer.kill)
+        # The reader starts only once the recorder is waiting for it.
+        said = writer.stderr.readline()
+        self.assertIn("waiting up to 10 s for its reader", said)
+        db = os.path.join(d.name, "w.db")
+        reader = subprocess.run([CLI, "--db", db, "ingest", fifo], capture_output=True,
+                                text=True, timeout=300)
+        self.assertEqual(writer.wait(timeout=120), 0, writer.stderr.read())
+        self.assertEqual(reader.returncode, 0, reader.stdout + reader.stderr)
+        self.assertEqual(count(db, "steps"), 30)
 
     def test_a_fifo_with_a_reader_gets_the_whole_stream(self):
         d = Folder(self)
