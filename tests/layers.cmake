@@ -15,6 +15,9 @@
 #   7. ui/draw/ (the palette and heatmap the plots and the report share) includes nothing
 #      of ui/ outside itself; ui/report/ nothing of ui/ but ui/draw/: the CLI links the
 #      report without the GUI's library.
+#   8. Within the engine, core/amp/ (the precision formats, which prepare a model) sits
+#      above core/models/: models include nothing of amp. Both switch autocast through
+#      core/autocast/, which includes nothing of the project.
 cmake_minimum_required(VERSION 3.16)
 if(NOT DEFINED ROOT)
     set(ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
@@ -39,17 +42,24 @@ foreach(source IN LISTS sources)
             endif()
         endif()
         if(source MATCHES "^core/(config|run|util|store|stream|analysis)/")
-            if(header MATCHES "^core/(amp|data|models|parallel|probe|train|script)/|^(torch|ATen|c10)/")
+            if(header MATCHES "^core/(amp|autocast|data|models|parallel|probe|train|script)/|^(torch|ATen|c10)/")
                 string(APPEND problems "${source}: includes ${header} (a torch-free library)\n")
             endif()
         endif()
-        if(source MATCHES "^core/(amp|data|models|numerics|parallel|probe|train)/"
+        if(source MATCHES "^core/(amp|autocast|data|models|numerics|parallel|probe|train)/"
            AND header MATCHES "^core/script/")
             string(APPEND problems "${source}: includes ${header} (the engine is below script)\n")
         endif()
         if(source MATCHES "^core/script/"
-           AND header MATCHES "^core/(amp|data|models|numerics|parallel)/|^(torch|ATen|c10)/")
+           AND header MATCHES "^core/(amp|autocast|data|models|numerics|parallel)/|^(torch|ATen|c10)/")
             string(APPEND problems "${source}: includes ${header} (script needs no LibTorch)\n")
+        endif()
+        if(source MATCHES "^core/models/" AND header MATCHES "^core/amp/")
+            string(APPEND problems "${source}: includes ${header} (amp is above models)\n")
+        endif()
+        if(source MATCHES "^core/autocast/" AND header MATCHES "^(core|ui|app|bench)/"
+           AND NOT header MATCHES "^core/autocast/")
+            string(APPEND problems "${source}: includes ${header} (autocast is below the engine)\n")
         endif()
         if(source MATCHES "^core/util/" AND header MATCHES "^(core|ui|app|bench)/"
            AND NOT header MATCHES "^core/util/")

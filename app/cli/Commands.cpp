@@ -14,6 +14,7 @@
 #include "core/analysis/LayerNumerics.h"
 #include "core/analysis/Reproduction.h"
 #include "core/analysis/Summary.h"
+#include "core/config/Placement.h"
 #include "core/config/Presets.h"
 #include "core/probe/Environment.h"
 #include "core/run/InputFiles.h"
@@ -84,7 +85,7 @@ void printArmTable(const store::Database& db, const config::ExperimentSpec& spec
                    int64_t experiment_id, const std::string& device, const char* timing,
                    const char* cpu_memory) {
     const auto arms = analysis::summarizeArms(analysis::summarizeExperimentRuns(db, experiment_id));
-    const bool cuda = device.rfind("cuda", 0) == 0;
+    const bool cuda = config::onCuda(device);
     say(stdout, "\n%s\n", analysis::printable(spec.name, false).c_str());
     say(stdout, "%s",
         analysis::comparisonTable(arms, cuda ? "peak alloc" : "peak RSS").render().c_str());

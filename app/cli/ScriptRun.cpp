@@ -17,6 +17,7 @@
 #include "cli/StreamOutput.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
+#include "core/config/Placement.h"
 #include "core/data/DataError.h"
 #include "core/parallel/Machine.h"
 #include "core/probe/Environment.h"
@@ -63,7 +64,7 @@ std::string packingText(const config::ExperimentSpec& spec,
         return {};
     }
     const int at_once = gpus * std::max(1, spec.runs_per_gpu);
-    if (settings.device.rfind("cuda", 0) != 0) {
+    if (!config::onCuda(settings.device)) {
         return ", " + std::to_string(at_once) + " at a time (runs_per_gpu)";
     }
     return ", " + std::to_string(at_once) + " at a time (" + std::to_string(gpus) + " GPU" +
@@ -148,7 +149,7 @@ int prepareScript(const config::ValidSpec& given, const RunOverrides& o,
         say(stderr, "device: %s (nothing was run)\n", e.what());
         return kUsage;
     }
-    settings.gpus = settings.device.rfind("cuda", 0) == 0 ? parallel::rankCapacity(true).gpus : 0;
+    settings.gpus = config::onCuda(settings.device) ? parallel::rankCapacity(true).gpus : 0;
     return kOk;
 }
 

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <tuple>
 
-#include "core/amp/AutocastGuard.h"
+#include "core/autocast/AutocastGuard.h"
 
 #ifdef AMPBENCH_WITH_CUDA
 #include <c10/cuda/CUDAStream.h>
@@ -131,7 +131,7 @@ at::Tensor HalfLinears::layerNormLinear(const at::Tensor& x, const at::Tensor& l
     // Autocast's LayerNorm takes a float32 input and computes in float32; the fused one
     // does the same and writes what the Linear's cast would have made of its output.
     if (fusedKernels() && x.defined() && x.is_cuda() &&
-        AutocastGuard::isEnabled(c10::DeviceType::CUDA) &&
+        autocast::AutocastGuard::isEnabled(c10::DeviceType::CUDA) &&
         layerNormToHalfTakes(x, ln_weight, ln_bias)) {
         ++fused_norms_;
         return at::linear(layerNormToHalf(x, ln_weight, ln_bias, eps, dtype_), weight, bias);

@@ -1,5 +1,7 @@
 #include "core/amp/Precision.h"
 
+#include <stdexcept>
+
 #include "core/amp/Fp8Linear.h"
 #include "core/amp/HalfLinear.h"
 #include "core/config/PlannedArm.h"
@@ -27,7 +29,7 @@ class AutocastFormat : public amp::Precision {
         }
     }
     std::string unsupported() const override {
-        if (autocastSupported(device().type(), dtype())) {
+        if (::ampbench::autocast::autocastSupported(device().type(), dtype())) {
             return {};
         }
         return config::toString(kind()) + " autocast is not supported on " +
@@ -140,8 +142,9 @@ std::unique_ptr<Precision> Precision::make(config::Precision precision, const co
             return std::make_unique<PureFp16Format>(device);
         case config::Precision::Fp8:
             return std::make_unique<Fp8Format>(arm, device, linear_rows);
-        case config::Precision::Amp:  // as planning resolves it on this device
-            return make(config::resolvePrecision(precision, device.is_cuda()), arm, device);
+        case config::Precision::Amp:
+            // Planning resolves amp (config::planArm); a format is made for what it chose.
+            throw std::logic_error("amp::Precision::make: 'amp' must be resolved by planning");
         case config::Precision::Fp32:
             break;
     }

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/amp/AutocastGuard.h"
 #include "core/amp/LossScaler.h"
+#include "core/autocast/AutocastGuard.h"
 #include "core/config/ExperimentSpec.h"
 #include "core/models/Models.h"
 #include "core/run/Numerics.h"
@@ -47,7 +47,7 @@ class Precision {
     /// graph capture (LibTorch 1.13 loses grad_fn through the cast cache otherwise).
     template <class F>
     auto forward(F&& forward, bool cache = true) const {
-        AutocastGuard guard(device_.type(), dtype_, autocast_, cache);
+        ::ampbench::autocast::AutocastGuard guard(device_.type(), dtype_, autocast_, cache);
         return forward();
     }
     /// Backward of one micro-batch's loss: divided by the K micro-batches of the

@@ -150,9 +150,13 @@ json toJson(const FinalGap& g) {
 json toJson(const Finding& f) {
     json values = json::object();
     for (const auto& [key, value] : f.values) {
-        values[key] = real(value);
+        values[keyName(key)] = real(value);
     }
-    return {{"code", codeName(f.code)}, {"values", values}, {"names", f.names}};
+    json names = json::object();
+    for (const auto& [key, name] : f.names) {
+        names[keyName(key)] = name;
+    }
+    return {{"code", codeName(f.code)}, {"values", values}, {"names", names}};
 }
 
 json findingsJson(const std::vector<Finding>& findings) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/config/Placement.h"
 #include "core/config/PlannedArm.h"
 
 namespace ampbench::analysis {
@@ -110,9 +111,10 @@ TimeToTarget timeToTarget(const std::vector<const RunData*>& base,
     }
     const bool accuracy = g.metric == "val_accuracy";
     const double slack = 1e-12;
-    // An accuracy of 0 is reached before training (synthetic tokens, a metric the task
-    // does not have): no time to it means anything.
-    if (accuracy && g.base_mean <= slack) {
+    // An accuracy under a tenth of a point (the metric's resolution, finalMetricGap) is
+    // chance on synthetic tokens or a metric the task does not have: it is reached
+    // before training, and no time to it means anything.
+    if (accuracy && g.base_mean < 0.001) {
         return tt;
     }
     // A baseline that ended no better than its first evaluation (an accuracy that
@@ -244,11 +246,11 @@ void describeEnvironment(ExperimentAnalysis& a, const ExperimentData& data) {
         machines.insert(field<std::string>(env, "hostname", "") + " / " +
                         field<std::string>(env, "device_name", ""));
     }
-    a.memory_label = a.device.rfind("cuda", 0) == 0 ? "peak allocated" : "peak RSS";
+    a.memory_label = config::onCuda(a.device) ? "peak allocated" : "peak RSS";
     if (data.spec_ok && !data.spec.deterministic && !data.runs.empty()) {
         a.reproducibility =
             std::string("runs are not bit-reproducible: deterministic mode was off, so ") +
-            (a.device.rfind("cuda", 0) == 0
+            (config::onCuda(a.device)
                  ? "cuDNN's benchmark may pick other algorithms in another process and some "
                    "kernels add in a varying order; "
                  : "") +

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <ostream>
 
 #include "core/analysis/Format.h"
@@ -54,76 +55,78 @@ std::string plural(double n, const char* word) {
 /// The metric a finding speaks of: "accuracy" 1 → validation accuracy in points,
 /// else a loss.
 std::string metricName(const Finding& f) {
-    return f.value("accuracy") != 0 ? "validation accuracy" : "loss";
+    return f.value(FindingKey::Accuracy) != 0 ? "validation accuracy" : "loss";
 }
 std::string metricAmount(const Finding& f, double v) {
-    return f.value("accuracy") != 0 ? num(v * 100.0, 2) + " points" : num(v, 4);
+    return f.value(FindingKey::Accuracy) != 0 ? num(v * 100.0, 2) + " points" : num(v, 4);
 }
 std::string metricGap(const Finding& f) {
-    return metricAmount(f, std::fabs(f.value("delta")));
+    return metricAmount(f, std::fabs(f.value(FindingKey::Delta)));
 }
 
 std::string baseline(const Finding& f) {
-    return f.name("baseline");
+    return f.name(FindingKey::Baseline);
 }
 
 /// Where a curve sits against the baseline's.
 const char* side(const Finding& f) {
-    return f.value("above") != 0 ? "above" : "below";
+    return f.value(FindingKey::Above) != 0 ? "above" : "below";
 }
 
 std::string timeToTarget(const Finding& f) {
-    const bool acc = f.value("accuracy") != 0;
+    const bool acc = f.value(FindingKey::Accuracy) != 0;
     const std::string target =
-        acc ? formatPercent(f.value("target"), 2) : num(f.value("target"), 4);
+        acc ? formatPercent(f.value(FindingKey::Target), 2) : num(f.value(FindingKey::Target), 4);
     const std::string what = std::string("time to the baseline's final ") +
                              (acc ? "accuracy " : "validation loss ") + target + ": ";
-    if (f.value("reached") == 0) {
-        return what + "not reached by any of " + count(f.value("runs")) + " runs";
+    if (f.value(FindingKey::Reached) == 0) {
+        return what + "not reached by any of " + count(f.value(FindingKey::Runs)) + " runs";
     }
-    std::string text = what + formatMs(f.value("wall_s") * 1000) + " and " +
-                       count(f.value("samples")) + " samples";
-    if (std::isfinite(f.value("base_wall_s"))) {
-        text += " (baseline " + formatMs(f.value("base_wall_s") * 1000) + ", " +
-                count(f.value("base_samples")) + " samples";
-        if (f.value("base_wall_s") > 0) {
-            text += "; " + num(f.value("base_wall_s") / f.value("wall_s"), 2) + kTimes +
-                    " as fast to the target";
+    std::string text = what + formatMs(f.value(FindingKey::WallS) * 1000) + " and " +
+                       count(f.value(FindingKey::Samples)) + " samples";
+    if (std::isfinite(f.value(FindingKey::BaseWallS))) {
+        text += " (baseline " + formatMs(f.value(FindingKey::BaseWallS) * 1000) + ", " +
+                count(f.value(FindingKey::BaseSamples)) + " samples";
+        if (f.value(FindingKey::BaseWallS) > 0) {
+            text += "; " + num(f.value(FindingKey::BaseWallS) / f.value(FindingKey::WallS), 2) +
+                    kTimes + " as fast to the target";
         }
         text += ")";
     }
-    if (f.value("reached") < f.value("runs")) {
-        text +=
-            "; " + count(f.value("reached")) + " of " + count(f.value("runs")) + " runs reached it";
+    if (f.value(FindingKey::Reached) < f.value(FindingKey::Runs)) {
+        text += "; " + count(f.value(FindingKey::Reached)) + " of " +
+                count(f.value(FindingKey::Runs)) + " runs reached it";
     }
     return text;
 }
 
 std::string finalMetric(const Finding& f) {
-    const std::string base = f.name("baseline");
-    const bool acc = f.value("accuracy") != 0;
+    const std::string base = f.name(FindingKey::Baseline);
+    const bool acc = f.value(FindingKey::Accuracy) != 0;
     const double scale = acc ? 100.0 : 1.0;
     const int dec = acc ? 2 : 4;
-    std::string text = acc ? "final validation accuracy " + formatPercent(f.value("arm"), 2) +
-                                 " vs " + formatPercent(f.value("base"), 2) + " for " + base
-                           : std::string(f.value("validation_loss") == 1 ? "final validation loss "
-                                                                         : "final training loss ") +
-                                 num(f.value("arm"), 4) + " vs " + num(f.value("base"), 4) +
-                                 " for " + base;
-    text += std::string(" (") + kDelta + " " + signedNum(f.value("delta") * scale, dec) +
+    std::string text =
+        acc ? "final validation accuracy " + formatPercent(f.value(FindingKey::Arm), 2) + " vs " +
+                  formatPercent(f.value(FindingKey::Base), 2) + " for " + base
+            : std::string(f.value(FindingKey::ValidationLoss) == 1 ? "final validation loss "
+                                                                   : "final training loss ") +
+                  num(f.value(FindingKey::Arm), 4) + " vs " + num(f.value(FindingKey::Base), 4) +
+                  " for " + base;
+    text += std::string(" (") + kDelta + " " + signedNum(f.value(FindingKey::Delta) * scale, dec) +
             (acc ? " points" : "");
-    if (std::isfinite(f.value("base_sd"))) {
-        text += std::string(", seed ") + kSigma + " " + num(f.value("base_sd") * scale, dec);
+    if (std::isfinite(f.value(FindingKey::BaseSd))) {
+        text +=
+            std::string(", seed ") + kSigma + " " + num(f.value(FindingKey::BaseSd) * scale, dec);
     }
-    if (std::isfinite(f.value("welch_p"))) {
-        text += ", Welch p = " + num(f.value("welch_p"), 3);
-    } else if (std::isfinite(f.value("units"))) {
-        text += ", " + num(f.value("units"), 2) + " " + kTimes + " 2" + kSigma;
+    if (std::isfinite(f.value(FindingKey::WelchP))) {
+        text += ", Welch p = " + num(f.value(FindingKey::WelchP), 3);
+    } else if (std::isfinite(f.value(FindingKey::Units))) {
+        text += ", " + num(f.value(FindingKey::Units), 2) + " " + kTimes + " 2" + kSigma;
     }
     text += ")";
-    if (f.value("judged") != 0) {
-        text +=
-            f.value("significant") != 0 ? ": beyond the seed spread" : ": within the seed spread";
+    if (f.value(FindingKey::Judged) != 0) {
+        text += f.value(FindingKey::Significant) != 0 ? ": beyond the seed spread"
+                                                      : ": within the seed spread";
     }
     return text;
 }
@@ -145,7 +148,8 @@ constexpr FindingEntry kFindings[] = {
     // summaries: the verdict and its main reason
     {FindingCode::BaselineWithNoise, "baseline_with_noise", nullptr,
      [](const Finding& f) -> std::string {
-         return "the reference; its " + count(f.value("seeds")) + " seeds give the noise band";
+         return "the reference; its " + count(f.value(FindingKey::Seeds)) +
+                " seeds give the noise band";
      }},
     {FindingCode::BaselineWithoutNoise, "baseline_without_noise",
      "the reference; one seed, so the noise band is unknown", nullptr},
@@ -160,9 +164,9 @@ constexpr FindingEntry kFindings[] = {
      "its curve does not overlap the baseline's on samples seen", nullptr},
     {FindingCode::DivergedFromBand, "diverged_from_band", nullptr,
      [](const Finding& f) -> std::string {
-         return "the loss curve ends " + num(f.value("tail"), 1) + " band widths " + side(f) + " " +
-                baseline(f) +
-                (f.value("final_significant") != 0
+         return "the loss curve ends " + num(f.value(FindingKey::Tail), 1) + " band widths " +
+                side(f) + " " + baseline(f) +
+                (f.value(FindingKey::FinalSignificant) != 0
                      ? ", and the final metric differs beyond the seed spread"
                      : "");
      }},
@@ -171,12 +175,13 @@ constexpr FindingEntry kFindings[] = {
          return "the final metric agrees with " + baseline(f) +
                 "'s and the loss curve stays inside "
                 "its seed band (" +
-                num(f.value("tail"), 2) + " band widths at the end)";
+                num(f.value(FindingKey::Tail), 2) + " band widths at the end)";
      }},
     {FindingCode::WithinSeedNoise, "within_seed_noise", nullptr,
      [](const Finding& f) -> std::string {
          return "it differs from " + baseline(f) + " by about as much as " + baseline(f) +
-                "'s own seeds do (" + num(f.value("tail"), 2) + " band widths at the end)";
+                "'s own seeds do (" + num(f.value(FindingKey::Tail), 2) +
+                " band widths at the end)";
      }},
     {FindingCode::FinalDiffersOnly, "final_differs_only",
      "the curves agree within the band but the final metric differs beyond the "
@@ -184,13 +189,13 @@ constexpr FindingEntry kFindings[] = {
      nullptr},
     {FindingCode::OutsideBandUnclear, "outside_band_unclear", nullptr,
      [](const Finding& f) -> std::string {
-         return "the curve ends " + num(f.value("tail"), 1) +
+         return "the curve ends " + num(f.value(FindingKey::Tail), 1) +
                 " band widths away: outside the noise band, but not clearly diverged; more "
                 "seeds or a longer run will tell";
      }},
     {FindingCode::DivergedFromProgress, "diverged_from_progress", nullptr,
      [](const Finding& f) -> std::string {
-         return "its loss ends " + formatPercent(f.value("progress_lost"), 0) + " of " +
+         return "its loss ends " + formatPercent(f.value(FindingKey::ProgressLost), 0) + " of " +
                 baseline(f) + "'s whole loss drop " + side(f) +
                 " it: too far apart for seed noise to explain";
      }},
@@ -200,111 +205,116 @@ constexpr FindingEntry kFindings[] = {
      }},
     {FindingCode::TooFewSteps, "too_few_steps", nullptr,
      [](const Finding& f) -> std::string {
-         return "too few optimizer steps to judge (" + count(f.value("steps")) + ", at least " +
-                count(f.value("min")) + " needed): run longer";
+         return "too few optimizer steps to judge (" + count(f.value(FindingKey::Steps)) +
+                ", at least " + count(f.value(FindingKey::Min)) + " needed): run longer";
      }},
     {FindingCode::FinalWorse, "final_worse", nullptr,
      [](const Finding& f) -> std::string {
          return "a real loss of quality: the final " + metricName(f) + " is " + metricGap(f) +
                 " worse than " + baseline(f) + "'s, beyond the tolerance of " +
-                metricAmount(f, f.value("tolerance")) +
-                " (Welch p = " + num(f.value("welch_p"), 3) + ")";
+                metricAmount(f, f.value(FindingKey::Tolerance)) +
+                " (Welch p = " + num(f.value(FindingKey::WelchP), 3) + ")";
      }},
     {FindingCode::FinalBetter, "final_better", nullptr,
      [](const Finding& f) -> std::string {
          return "the final " + metricName(f) + " is " + metricGap(f) + " better than " +
                 baseline(f) + "'s, beyond the tolerance of " +
-                metricAmount(f, f.value("tolerance")) +
+                metricAmount(f, f.value(FindingKey::Tolerance)) +
                 ": check that both arms ran the same recipe";
      }},
     {FindingCode::FinalUnresolved, "final_unresolved", nullptr,
      [](const Finding& f) -> std::string {
          return "the final " + metricName(f) + " differs from " + baseline(f) + "'s by " +
                 metricGap(f) + ", more than the tolerance of " +
-                metricAmount(f, f.value("tolerance")) +
+                metricAmount(f, f.value(FindingKey::Tolerance)) +
                 ", but the seeds cannot tell it from noise: about " +
-                count(f.value("seeds_needed")) + " seeds per arm would resolve it";
+                count(f.value(FindingKey::SeedsNeeded)) + " seeds per arm would resolve it";
      }},
     {FindingCode::AlignedCurveOffset, "aligned_curve_offset", nullptr,
      [](const Finding& f) -> std::string {
          return "aligned (curve offset): the final " + metricName(f) + " agrees with " +
-                baseline(f) + "'s within " + metricAmount(f, f.value("tolerance")) +
-                " while the training loss sits " + num(f.value("tail"), 2) + " band widths " +
-                side(f) +
+                baseline(f) + "'s within " + metricAmount(f, f.value(FindingKey::Tolerance)) +
+                " while the training loss sits " + num(f.value(FindingKey::Tail), 2) +
+                " band widths " + side(f) +
                 " (the same final quality: a different learning rate or batch keeps a "
                 "training loss apart, and with few seeds the band is narrow)";
      }},
     {FindingCode::LossScaleCollapsed, "loss_scale_collapsed", nullptr,
      [](const Finding& f) -> std::string {
-         return "the loss scale collapsed (down to " + num(f.value("min_scale"), 3) + ", " +
-                count(f.value("late_skips")) +
+         return "the loss scale collapsed (down to " + num(f.value(FindingKey::MinScale), 3) +
+                ", " + count(f.value(FindingKey::LateSkips)) +
                 " steps skipped after the first ones): fp16 cannot hold these gradients";
      }},
     // reasons: the numbers behind it
     {FindingCode::RunFailed, "run_failed", nullptr,
      [](const Finding& f) -> std::string {
-         return "run failed \xE2\x80\x94 seed " + count(f.value("seed")) + ": " +
-                (f.name("error").empty() ? "failed" : f.name("error"));
+         return "run failed \xE2\x80\x94 seed " + count(f.value(FindingKey::Seed)) + ": " +
+                (f.name(FindingKey::Error).empty() ? "failed" : f.name(FindingKey::Error));
      }},
     {FindingCode::NonFiniteEvents, "non_finite_events", nullptr,
      [](const Finding& f) -> std::string {
-         return plural(f.value("count"), "non-finite (NaN/inf) loss event") + " recorded";
+         return plural(f.value(FindingKey::Count), "non-finite (NaN/inf) loss event") + " recorded";
      }},
     {FindingCode::SkippedSteps, "skipped_steps", nullptr,
      [](const Finding& f) -> std::string {
-         std::string text =
-             plural(f.value("skipped"), "skipped step") + " (" + f.name("where") + ")";
-         if (f.value("late") == 0) {
+         std::string text = plural(f.value(FindingKey::Skipped), "skipped step") + " (" +
+                            f.name(FindingKey::Where) + ")";
+         if (f.value(FindingKey::Late) == 0) {
              text += ", all in the first 10% of steps while the scaler calibrated: normal";
          } else {
-             text += "; longest run " + count(f.value("longest_run")) + " from step " +
-                     count(f.value("longest_start"));
+             text += "; longest run " + count(f.value(FindingKey::LongestRun)) + " from step " +
+                     count(f.value(FindingKey::LongestStart));
          }
          return text;
      }},
     {FindingCode::LossScaleRange, "loss_scale_range", nullptr,
      [](const Finding& f) -> std::string {
-         return "loss scale: minimum " + scaleText(f.value("min")) + ", at the end " +
-                scaleText(f.value("final"));
+         return "loss scale: minimum " + scaleText(f.value(FindingKey::Min)) + ", at the end " +
+                scaleText(f.value(FindingKey::Final));
      }},
     {FindingCode::OverflowOrigin, "overflow_origin", nullptr,
      [](const Finding& f) -> std::string {
-         std::string text = f.name("where") == "loss"
+         std::string text = f.name(FindingKey::Where) == "loss"
                                 ? "overflow first in the loss"
-                                : "overflow first in `" + f.name("name") + "` " + f.name("where");
-         text += " (" + f.name("dtype") + ") at step " + count(f.value("step")) + ", loss scale " +
-                 scaleText(f.value("loss_scale")) + " (seed " + count(f.value("seed"));
-         if (f.value("located") > 1) {
-             text += "; " + count(f.value("count")) + " of " + count(f.value("located")) +
-                     " replayed non-finite steps broke there";
+                                : "overflow first in `" + f.name(FindingKey::Name) + "` " +
+                                      f.name(FindingKey::Where);
+         text += " (" + f.name(FindingKey::Dtype) + ") at step " +
+                 count(f.value(FindingKey::Step)) + ", loss scale " +
+                 scaleText(f.value(FindingKey::LossScale)) + " (seed " +
+                 count(f.value(FindingKey::Seed));
+         if (f.value(FindingKey::Located) > 1) {
+             text += "; " + count(f.value(FindingKey::Count)) + " of " +
+                     count(f.value(FindingKey::Located)) + " replayed non-finite steps broke there";
          }
          return text + ")";
      }},
     {FindingCode::Gains, "gains", nullptr,
      [](const Finding& f) -> std::string {
-         std::string text = "speed-up " + num(f.value("speedup"), 2) + kTimes +
+         std::string text = "speed-up " + num(f.value(FindingKey::Speedup), 2) + kTimes +
                             " in time per sample against " + baseline(f);
-         if (std::isfinite(f.value("ci_low")) && std::isfinite(f.value("ci_high"))) {
-             text += " (95% CI " + num(f.value("ci_low"), 2) + "\xE2\x80\x93" +
-                     num(f.value("ci_high"), 2) +
-                     (f.value("across_runs") == 1
+         if (std::isfinite(f.value(FindingKey::CiLow)) &&
+             std::isfinite(f.value(FindingKey::CiHigh))) {
+             text += " (95% CI " + num(f.value(FindingKey::CiLow), 2) + "\xE2\x80\x93" +
+                     num(f.value(FindingKey::CiHigh), 2) +
+                     (f.value(FindingKey::AcrossRuns) == 1
                           ? " across runs)"
                           : " within one run: run-to-run variation is not in it)");
          }
-         if (std::isfinite(f.value("memory"))) {
-             text += "; peak memory " + num(f.value("memory"), 2) + kTimes;
+         if (std::isfinite(f.value(FindingKey::Memory))) {
+             text += "; peak memory " + num(f.value(FindingKey::Memory), 2) + kTimes;
          }
-         if (std::isfinite(f.value("max_batch"))) {
-             text += "; max batch " + num(f.value("max_batch"), 2) + kTimes;
+         if (std::isfinite(f.value(FindingKey::MaxBatch))) {
+             text += "; max batch " + num(f.value(FindingKey::MaxBatch), 2) + kTimes;
          }
          // Packed runs (fast verdict): the figures are each arm's pass alone on the GPU.
-         const std::string timing = f.name("timing");
+         const std::string timing = f.name(FindingKey::Timing);
          if (timing == "graph") {
              text += "; measured with each arm alone on the GPU, in CUDA-graph mode";
-             if (std::isfinite(f.value("eager_speedup"))) {
-                 text += " (in eager mode: speed-up " + num(f.value("eager_speedup"), 2) + kTimes;
-                 if (std::isfinite(f.value("eager_memory"))) {
-                     text += ", peak memory " + num(f.value("eager_memory"), 2) + kTimes;
+             if (std::isfinite(f.value(FindingKey::EagerSpeedup))) {
+                 text += " (in eager mode: speed-up " + num(f.value(FindingKey::EagerSpeedup), 2) +
+                         kTimes;
+                 if (std::isfinite(f.value(FindingKey::EagerMemory))) {
+                     text += ", peak memory " + num(f.value(FindingKey::EagerMemory), 2) + kTimes;
                  }
                  text += ")";
              }
@@ -315,15 +325,15 @@ constexpr FindingEntry kFindings[] = {
      }},
     {FindingCode::CurveInBandUnits, "curve_in_band_units", nullptr,
      [](const Finding& f) -> std::string {
-         return "loss curve over the last 25% of samples: " + num(f.value("tail"), 2) +
+         return "loss curve over the last 25% of samples: " + num(f.value(FindingKey::Tail), 2) +
                 " band units (1 = the edge of " + baseline(f) + "'s mean \xC2\xB1 2" + kSigma +
-                " over " + count(f.value("seeds")) + " seeds), " + side(f) +
-                " the baseline; whole run " + num(f.value("whole"), 2) + ", " +
-                formatPercent(f.value("outside_share"), 0) + " of points outside the band";
+                " over " + count(f.value(FindingKey::Seeds)) + " seeds), " + side(f) +
+                " the baseline; whole run " + num(f.value(FindingKey::Whole), 2) + ", " +
+                formatPercent(f.value(FindingKey::OutsideShare), 0) + " of points outside the band";
      }},
     {FindingCode::TrendAgreement, "trend_agreement", nullptr,
      [](const Finding& f) -> std::string {
-         return "trend agreement r = " + num(f.value("r"), 2) +
+         return "trend agreement r = " + num(f.value(FindingKey::R), 2) +
                 " (correlation of the smoothed slopes)";
      }},
     {FindingCode::FinalMetric, "final_metric", nullptr, finalMetric},
@@ -336,14 +346,15 @@ constexpr FindingEntry kFindings[] = {
     {FindingCode::CurveRelative, "curve_relative", nullptr,
      [](const Finding& f) -> std::string {
          return "loss curve over the last 25% of samples differs by " +
-                formatPercent(f.value("tail")) + " on average (whole run " +
-                formatPercent(f.value("whole")) + ")";
+                formatPercent(f.value(FindingKey::Tail)) + " on average (whole run " +
+                formatPercent(f.value(FindingKey::Whole)) + ")";
      }},
     {FindingCode::Tolerance, "tolerance", nullptr,
      [](const Finding& f) -> std::string {
-         return "tolerance " + metricAmount(f, f.value("tolerance")) + " (the larger of 2" +
-                kSigma + " of the baseline's seeds, " + metricAmount(f, 2 * f.value("base_sd")) +
-                ", and the margin " + metricAmount(f, f.value("margin")) + ")";
+         return "tolerance " + metricAmount(f, f.value(FindingKey::Tolerance)) +
+                " (the larger of 2" + kSigma + " of the baseline's seeds, " +
+                metricAmount(f, 2 * f.value(FindingKey::BaseSd)) + ", and the margin " +
+                metricAmount(f, f.value(FindingKey::Margin)) + ")";
      }},
     {FindingCode::TimeToTarget, "time_to_target", nullptr, timeToTarget},
     {FindingCode::AaCheck, "aa_check", nullptr,
@@ -351,11 +362,12 @@ constexpr FindingEntry kFindings[] = {
          std::string text = "A/A check: this arm is " + baseline(f) +
                             " again on other seeds, so every difference is noise. Its "
                             "speed-up " +
-                            num(f.value("speedup"), 2) + kTimes;
-         if (std::isfinite(f.value("ci_low")) && std::isfinite(f.value("ci_high"))) {
-             text += " (95% CI " + num(f.value("ci_low"), 2) + "\xE2\x80\x93" +
-                     num(f.value("ci_high"), 2) +
-                     (f.value("across_runs") == 1 ? " across runs)" : " within one run)");
+                            num(f.value(FindingKey::Speedup), 2) + kTimes;
+         if (std::isfinite(f.value(FindingKey::CiLow)) &&
+             std::isfinite(f.value(FindingKey::CiHigh))) {
+             text += " (95% CI " + num(f.value(FindingKey::CiLow), 2) + "\xE2\x80\x93" +
+                     num(f.value(FindingKey::CiHigh), 2) +
+                     (f.value(FindingKey::AcrossRuns) == 1 ? " across runs)" : " within one run)");
          }
          return text +
                 " is the timing noise of this machine; its verdict checks the verdict "
@@ -368,8 +380,9 @@ constexpr FindingEntry kFindings[] = {
      nullptr},
     {FindingCode::LossScaleCollapsing, "loss_scale_collapsing", nullptr,
      [](const Finding& f) -> std::string {
-         return "Loss scale collapsing: the scale fell to " + scaleText(f.value("min_scale")) +
-                " with " + count(f.value("late_skips")) +
+         return "Loss scale collapsing: the scale fell to " +
+                scaleText(f.value(FindingKey::MinScale)) + " with " +
+                count(f.value(FindingKey::LateSkips)) +
                 " skipped steps after calibration. Something overflows in every step (often a "
                 "norm layer, softmax or loss forced to fp16, or very large logits): keep those "
                 "in fp32, clip gradients after unscaling, or try bf16.";
@@ -380,7 +393,8 @@ constexpr FindingEntry kFindings[] = {
      nullptr},
     {FindingCode::InputBound, "input_bound", nullptr,
      [](const Finding& f) -> std::string {
-         return "Input-bound: the trainer waited for data " + formatPercent(f.value("wait_share")) +
+         return "Input-bound: the trainer waited for data " +
+                formatPercent(f.value(FindingKey::WaitShare)) +
                 " of the step time, so the data loader limits any AMP speed-up. Raise "
                 "data.prefetch, or make each batch cheaper to prepare (an image folder "
                 "decodes every image per batch: a smaller image_size, or the images "
@@ -395,7 +409,7 @@ constexpr FindingEntry kFindings[] = {
     {FindingCode::NoSpeedup, "no_speedup", nullptr,
      [](const Finding& f) -> std::string {
          return std::string("No speed-up: this AMP arm is slower per sample. ") +
-                (f.value("cpu") != 0
+                (f.value(FindingKey::Cpu) != 0
                      ? "On CPU, bf16 autocast pays off only with native bf16 units (AMX or "
                        "AVX-512 BF16); elsewhere the casts cost more than they save. Judge "
                        "speed on the GPU."
@@ -405,23 +419,24 @@ constexpr FindingEntry kFindings[] = {
      }},
     {FindingCode::LrNotRescaled, "lr_not_rescaled", nullptr,
      [](const Finding& f) -> std::string {
-         return "LR not rescaled for the effective batch: K = " + count(f.value("k")) +
-                " makes the batch " + count(f.value("batch")) + " (baseline " +
-                count(f.value("base_batch")) + ") at the same lr " + num(f.value("lr"), 4) +
+         return "LR not rescaled for the effective batch: K = " + count(f.value(FindingKey::K)) +
+                " makes the batch " + count(f.value(FindingKey::Batch)) + " (baseline " +
+                count(f.value(FindingKey::BaseBatch)) + ") at the same lr " +
+                num(f.value(FindingKey::Lr), 4) +
                 " with lr_rule none, so each sample moves the weights less. Use lr_rule "
                 "linear or sqrt, or compare against a baseline with the same effective batch.";
      }},
     {FindingCode::TooFewUpdates, "too_few_updates", nullptr,
      [](const Finding& f) -> std::string {
-         return "Too few optimizer updates: K = " + count(f.value("k")) + " leaves " +
-                count(f.value("updates")) +
+         return "Too few optimizer updates: K = " + count(f.value(FindingKey::K)) + " leaves " +
+                count(f.value(FindingKey::Updates)) +
                 " updates per run; curves over samples seen cannot be expected to match after "
                 "so few steps. Train longer before judging this arm.";
      }},
     {FindingCode::LinearLrTooLarge, "linear_lr_too_large", nullptr,
      [](const Finding& f) -> std::string {
-         return "Linear LR scaling gave lr " + num(f.value("lr"), 4) + " (baseline " +
-                num(f.value("base_lr"), 4) +
+         return "Linear LR scaling gave lr " + num(f.value(FindingKey::Lr), 4) + " (baseline " +
+                num(f.value(FindingKey::BaseLr), 4) +
                 "); that may be too large for this model. Try lr_rule sqrt, or a warm-up "
                 "(optimizer.schedule warmup, cosine or onecycle with a warm-up fraction).";
      }},
@@ -436,9 +451,9 @@ constexpr FindingEntry kFindings[] = {
     {FindingCode::AaTimingDrift, "aa_timing_drift", nullptr,
      [](const Finding& f) -> std::string {
          return "Timing drifted: the A/A arm, identical to the baseline, measured " +
-                num(f.value("speedup"), 2) + kTimes + " (95% CI " + num(f.value("ci_low"), 2) +
-                "\xE2\x80\x93" + num(f.value("ci_high"), 2) + "), an interval without 1.00" +
-                kTimes +
+                num(f.value(FindingKey::Speedup), 2) + kTimes + " (95% CI " +
+                num(f.value(FindingKey::CiLow), 2) + "\xE2\x80\x93" +
+                num(f.value(FindingKey::CiHigh), 2) + "), an interval without 1.00" + kTimes +
                 ". Something besides precision changed the speed between runs (other load on "
                 "the machine, clocks, temperature): read the other arms' speed-ups with at "
                 "least this much doubt, or measure again on a quiet machine.";
@@ -446,7 +461,7 @@ constexpr FindingEntry kFindings[] = {
     {FindingCode::AaFalseAlarm, "aa_false_alarm", nullptr,
      [](const Finding& f) -> std::string {
          return "False alarm: the A/A arm, identical to " + baseline(f) + ", was called " +
-                f.name("verdict") + ". The " + count(f.value("seeds")) +
+                f.name(FindingKey::Verdict) + ". The " + count(f.value(FindingKey::Seeds)) +
                 " seeds of the baseline understate the noise: add seeds, or set a tolerance "
                 "margin, before trusting a verdict on the other arms.";
      }},
@@ -464,34 +479,35 @@ constexpr FindingEntry kFindings[] = {
      nullptr},
     {FindingCode::DeviceBusy, "device_busy", nullptr,
      [](const Finding& f) -> std::string {
-         return "GPU busy " + formatPercent(f.value("busy"), 0) + " of " +
-                (f.value("eager_pass") != 0 ? "an eager step, the arm alone on it" : "the step") +
-                ": its work takes " + formatMs(f.value("device_ms")) +
+         return "GPU busy " + formatPercent(f.value(FindingKey::Busy), 0) + " of " +
+                (f.value(FindingKey::EagerPass) != 0 ? "an eager step, the arm alone on it"
+                                                     : "the step") +
+                ": its work takes " + formatMs(f.value(FindingKey::DeviceMs)) +
                 " on the device when nothing keeps it waiting, of a " +
-                formatMs(f.value("step_ms")) + " step (median over " + count(f.value("runs")) +
-                " runs)";
+                formatMs(f.value(FindingKey::StepMs)) + " step (median over " +
+                count(f.value(FindingKey::Runs)) + " runs)";
      }},
     {FindingCode::LaunchBound, "launch_bound", nullptr,
      [](const Finding& f) -> std::string {
-         const bool pass = f.value("eager_pass") != 0;
-         const std::string what = "the GPU is busy " + formatPercent(f.value("busy"), 0) + " of " +
-                                  (pass ? "an eager step" : "the step") + " (" +
-                                  formatMs(f.value("device_ms")) + " of work in a " +
-                                  formatMs(f.value("step_ms")) + " step)";
-         if (f.value("is_baseline") != 0) {
+         const bool pass = f.value(FindingKey::EagerPass) != 0;
+         const std::string what = "the GPU is busy " + formatPercent(f.value(FindingKey::Busy), 0) +
+                                  " of " + (pass ? "an eager step" : "the step") + " (" +
+                                  formatMs(f.value(FindingKey::DeviceMs)) + " of work in a " +
+                                  formatMs(f.value(FindingKey::StepMs)) + " step)";
+         if (f.value(FindingKey::IsBaseline) != 0) {
              // The arm the others are judged against: no AMP is tried here, so nothing fails
              // to pay; what it means is how far the others' speed-ups can go.
              return "Launch-bound: " + what +
                     "; the rest is the GPU waiting for the host, which no precision shortens, "
                     "so the other arms' speed-ups are capped by the launches, not the "
                     "arithmetic" +
-                    (f.value("graph") != 0 || pass
+                    (f.value(FindingKey::Graph) != 0 || pass
                          ? std::string(". A larger micro-batch (or a larger model) gives the "
                                        "GPU more work.")
                          : std::string(". Try cuda_graph: true (the step as one launch) or a "
                                        "larger micro-batch."));
          }
-         if (pass && f.value("graph") != 0) {
+         if (pass && f.value(FindingKey::Graph) != 0) {
              // A fast verdict: the eager pass measured it, the runs trained as graphs.
              return "Launched op by op, AMP cannot pay here: " + what +
                     "; the rest is the GPU waiting for the host. This arm trained as a CUDA "
@@ -502,7 +518,7 @@ constexpr FindingEntry kFindings[] = {
          return "AMP cannot pay here: " + what +
                 "; the rest is the GPU waiting for the host to launch the next kernel, "
                 "which faster arithmetic cannot shorten. " +
-                (f.value("graph") != 0
+                (f.value(FindingKey::Graph) != 0
                      ? std::string("This arm already replays its step as a CUDA graph: a larger "
                                    "micro-batch (or a larger model) gives the GPU work to do.")
                      : std::string("Try cuda_graph: true (the step as one launch) or a larger "
@@ -510,14 +526,15 @@ constexpr FindingEntry kFindings[] = {
      }},
     {FindingCode::Fp8Saturation, "fp8_saturation", nullptr,
      [](const Finding& f) -> std::string {
-         std::string text = "FP8 saturation first in `" + f.name("name") + "` (" +
-                            f.name("format") + ") at step " + count(f.value("step")) + ": " +
-                            formatPercent(f.value("share"), 2) +
-                            " of its values clipped at the format's largest, scale " +
-                            significant(f.value("scale")) + " (seed " + count(f.value("seed")) +
-                            "); " + count(f.value("saturated")) + " of " +
-                            count(f.value("recorded")) + " recorded casts saturated.";
-         return text + (f.name("recipe") == "delayed"
+         std::string text =
+             "FP8 saturation first in `" + f.name(FindingKey::Name) + "` (" +
+             f.name(FindingKey::Format) + ") at step " + count(f.value(FindingKey::Step)) + ": " +
+             formatPercent(f.value(FindingKey::Share), 2) +
+             " of its values clipped at the format's largest, scale " +
+             significant(f.value(FindingKey::Scale)) + " (seed " +
+             count(f.value(FindingKey::Seed)) + "); " + count(f.value(FindingKey::Saturated)) +
+             " of " + count(f.value(FindingKey::Recorded)) + " recorded casts saturated.";
+         return text + (f.name(FindingKey::Recipe) == "delayed"
                             ? " A tensor that grows faster than its amax history lags: a margin "
                               "(fp8_margin) or current scaling keeps it under the largest value."
                             : " Its own amax sets its scale, so this is the margin: raise "
@@ -546,12 +563,97 @@ const FindingEntry* entryFor(FindingCode code) {
 
 }  // namespace
 
-double Finding::value(const std::string& key) const {
+const char* keyName(FindingKey key) {
+    static const std::map<FindingKey, const char*> names = {
+        {FindingKey::Above, "above"},
+        {FindingKey::Accuracy, "accuracy"},
+        {FindingKey::AcrossRuns, "across_runs"},
+        {FindingKey::Arm, "arm"},
+        {FindingKey::Base, "base"},
+        {FindingKey::BaseBatch, "base_batch"},
+        {FindingKey::BaseLr, "base_lr"},
+        {FindingKey::BaseSamples, "base_samples"},
+        {FindingKey::BaseSd, "base_sd"},
+        {FindingKey::BaseWallS, "base_wall_s"},
+        {FindingKey::Baseline, "baseline"},
+        {FindingKey::Batch, "batch"},
+        {FindingKey::Busy, "busy"},
+        {FindingKey::CiHigh, "ci_high"},
+        {FindingKey::CiLow, "ci_low"},
+        {FindingKey::Count, "count"},
+        {FindingKey::Cpu, "cpu"},
+        {FindingKey::Delta, "delta"},
+        {FindingKey::DeviceMs, "device_ms"},
+        {FindingKey::Dtype, "dtype"},
+        {FindingKey::EagerMemory, "eager_memory"},
+        {FindingKey::EagerPass, "eager_pass"},
+        {FindingKey::EagerSpeedup, "eager_speedup"},
+        {FindingKey::Error, "error"},
+        {FindingKey::Final, "final"},
+        {FindingKey::FinalSignificant, "final_significant"},
+        {FindingKey::Format, "format"},
+        {FindingKey::Graph, "graph"},
+        {FindingKey::IsBaseline, "is_baseline"},
+        {FindingKey::Judged, "judged"},
+        {FindingKey::K, "k"},
+        {FindingKey::Kind, "kind"},
+        {FindingKey::Late, "late"},
+        {FindingKey::LateSkips, "late_skips"},
+        {FindingKey::Located, "located"},
+        {FindingKey::LongestRun, "longest_run"},
+        {FindingKey::LongestStart, "longest_start"},
+        {FindingKey::LossScale, "loss_scale"},
+        {FindingKey::Lr, "lr"},
+        {FindingKey::Margin, "margin"},
+        {FindingKey::MaxBatch, "max_batch"},
+        {FindingKey::Memory, "memory"},
+        {FindingKey::Min, "min"},
+        {FindingKey::MinScale, "min_scale"},
+        {FindingKey::Name, "name"},
+        {FindingKey::OutsideShare, "outside_share"},
+        {FindingKey::ProgressLost, "progress_lost"},
+        {FindingKey::R, "r"},
+        {FindingKey::Reached, "reached"},
+        {FindingKey::Recipe, "recipe"},
+        {FindingKey::Recorded, "recorded"},
+        {FindingKey::Runs, "runs"},
+        {FindingKey::Samples, "samples"},
+        {FindingKey::Saturated, "saturated"},
+        {FindingKey::Scale, "scale"},
+        {FindingKey::Seed, "seed"},
+        {FindingKey::Seeds, "seeds"},
+        {FindingKey::SeedsNeeded, "seeds_needed"},
+        {FindingKey::Share, "share"},
+        {FindingKey::Significant, "significant"},
+        {FindingKey::Skipped, "skipped"},
+        {FindingKey::Speedup, "speedup"},
+        {FindingKey::Step, "step"},
+        {FindingKey::StepMs, "step_ms"},
+        {FindingKey::Steps, "steps"},
+        {FindingKey::Tail, "tail"},
+        {FindingKey::Target, "target"},
+        {FindingKey::Timing, "timing"},
+        {FindingKey::Tolerance, "tolerance"},
+        {FindingKey::Units, "units"},
+        {FindingKey::Updates, "updates"},
+        {FindingKey::ValidationLoss, "validation_loss"},
+        {FindingKey::Verdict, "verdict"},
+        {FindingKey::WaitShare, "wait_share"},
+        {FindingKey::WallS, "wall_s"},
+        {FindingKey::WelchP, "welch_p"},
+        {FindingKey::Where, "where"},
+        {FindingKey::Whole, "whole"},
+    };
+    const auto it = names.find(key);
+    return it == names.end() ? "?" : it->second;
+}
+
+double Finding::value(FindingKey key) const {
     const auto it = values.find(key);
     return it == values.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
 }
 
-std::string Finding::name(const std::string& key) const {
+std::string Finding::name(FindingKey key) const {
     const auto it = names.find(key);
     return it == names.end() ? std::string() : it->second;
 }

@@ -73,15 +73,99 @@ enum class FindingCode {
 /// to it at compile time: a new code goes after it, becomes this, and gets its entry.
 constexpr FindingCode kLastFindingCode = FindingCode::Fp8Saturation;
 
+/// The numbers and names a finding rests on, by key: a misspelt key does not
+/// compile. keyName() is the name the JSON export and the reports use ("tail").
+enum class FindingKey {
+    Above,
+    Accuracy,
+    AcrossRuns,
+    Arm,
+    Base,
+    BaseBatch,
+    BaseLr,
+    BaseSamples,
+    BaseSd,
+    BaseWallS,
+    Baseline,
+    Batch,
+    Busy,
+    CiHigh,
+    CiLow,
+    Count,
+    Cpu,
+    Delta,
+    DeviceMs,
+    Dtype,
+    EagerMemory,
+    EagerPass,
+    EagerSpeedup,
+    Error,
+    Final,
+    FinalSignificant,
+    Format,
+    Graph,
+    IsBaseline,
+    Judged,
+    K,
+    Kind,
+    Late,
+    LateSkips,
+    Located,
+    LongestRun,
+    LongestStart,
+    LossScale,
+    Lr,
+    Margin,
+    MaxBatch,
+    Memory,
+    Min,
+    MinScale,
+    Name,
+    OutsideShare,
+    ProgressLost,
+    R,
+    Reached,
+    Recipe,
+    Recorded,
+    Runs,
+    Samples,
+    Saturated,
+    Scale,
+    Seed,
+    Seeds,
+    SeedsNeeded,
+    Share,
+    Significant,
+    Skipped,
+    Speedup,
+    Step,
+    StepMs,
+    Steps,
+    Tail,
+    Target,
+    Timing,
+    Tolerance,
+    Units,
+    Updates,
+    ValidationLoss,
+    Verdict,
+    WaitShare,
+    WallS,
+    WelchP,
+    Where,
+    Whole,
+};
+const char* keyName(FindingKey key);
+
 struct Finding {
     FindingCode code = FindingCode::NoFinishedRun;
-    std::map<std::string, double> values;      ///< the numbers, by name
-    std::map<std::string, std::string> names;  ///< arm names, seeds, stored error text
+    std::map<FindingKey, double> values;      ///< the numbers
+    std::map<FindingKey, std::string> names;  ///< arm names, seeds, stored error text
 
     /// NaN when absent.
-    double value(const std::string& key) const;
+    double value(FindingKey key) const;
     /// Empty when absent.
-    std::string name(const std::string& key) const;
+    std::string name(FindingKey key) const;
 };
 
 /// The sentence for a finding.

@@ -5,11 +5,14 @@
 #include <map>
 #include <optional>
 
+#include "core/config/Placement.h"
+#include "core/config/PrecisionFormats.h"
+
 namespace ampbench::analysis {
 namespace {
 
-using Values = std::map<std::string, double>;
-using Names = std::map<std::string, std::string>;
+using Values = std::map<FindingKey, double>;
+using Names = std::map<FindingKey, std::string>;
 
 Finding finding(FindingCode code, Values values = {}, Names names = {}) {
     return Finding{code, std::move(values), std::move(names)};
@@ -30,19 +33,19 @@ std::optional<Finding> finalMetric(const FinalGap& g, const std::string& baselin
     if (g.arm.empty() || g.base.empty()) {
         return std::nullopt;
     }
-    Values v = {{"accuracy", g.metric == "val_accuracy" ? 1.0 : 0.0},
-                {"validation_loss", g.metric == "val_loss" ? 1.0 : 0.0},
-                {"arm", g.arm_mean},
-                {"base", g.base_mean},
-                {"delta", g.delta},
-                {"base_sd", g.base_sd},
-                {"units", g.units},
-                {"judged", judged ? 1.0 : 0.0},
-                {"significant", g.significant ? 1.0 : 0.0}};
+    Values v = {{FindingKey::Accuracy, g.metric == "val_accuracy" ? 1.0 : 0.0},
+                {FindingKey::ValidationLoss, g.metric == "val_loss" ? 1.0 : 0.0},
+                {FindingKey::Arm, g.arm_mean},
+                {FindingKey::Base, g.base_mean},
+                {FindingKey::Delta, g.delta},
+                {FindingKey::BaseSd, g.base_sd},
+                {FindingKey::Units, g.units},
+                {FindingKey::Judged, judged ? 1.0 : 0.0},
+                {FindingKey::Significant, g.significant ? 1.0 : 0.0}};
     if (g.welch.valid) {
-        v["welch_p"] = g.welch.p;
+        v[FindingKey::WelchP] = g.welch.p;
     }
-    return finding(FindingCode::FinalMetric, std::move(v), {{"baseline", baseline}});
+    return finding(FindingCode::FinalMetric, std::move(v), {{FindingKey::Baseline, baseline}});
 }
 
 /// A loss scale that keeps falling: below 1, or steps still skipped after the first ones.
@@ -79,12 +82,14 @@ void addOverflowOrigins(ArmVerdict& v) {
     for (size_t i = 0; i < places.size() && i < 3; ++i) {
         const auto& o = places[i].first->origin;
         v.reasons.push_back(finding(FindingCode::OverflowOrigin,
-                                    {{"step", static_cast<double>(o.step)},
-                                     {"loss_scale", o.loss_scale},
-                                     {"seed", static_cast<double>(places[i].first->seed)},
-                                     {"count", static_cast<double>(places[i].count)},
-                                     {"located", static_cast<double>(located.size())}},
-                                    {{"name", o.name}, {"where", o.where}, {"dtype", o.dtype}}));
+                                    {{FindingKey::Step, static_cast<double>(o.step)},
+                                     {FindingKey::LossScale, o.loss_scale},
+                                     {FindingKey::Seed, static_cast<double>(places[i].first->seed)},
+                                     {FindingKey::Count, static_cast<double>(places[i].count)},
+                                     {FindingKey::Located, static_cast<double>(located.size())}},
+                                    {{FindingKey::Name, o.name},
+                                     {FindingKey::Where, o.where},
+                                     {FindingKey::Dtype, o.dtype}}));
     }
 }
 
@@ -93,67 +98,71 @@ void addHealth(ArmVerdict& v, const VerdictThresholds& t) {
     const Health& h = v.health;
     const ArmFacts& f = v.facts;
     for (const auto& failure : h.failures) {
-        v.reasons.push_back(
-            finding(FindingCode::RunFailed, {{"seed", static_cast<double>(failure.seed)}},
-                    {{"error", failure.error}, {"kind", run::toString(failure.kind)}}));
+        v.reasons.push_back(finding(
+            FindingCode::RunFailed, {{FindingKey::Seed, static_cast<double>(failure.seed)}},
+            {{FindingKey::Error, failure.error}, {FindingKey::Kind, run::toString(failure.kind)}}));
     }
     if (h.nonfinite_events > 0) {
-        v.reasons.push_back(finding(FindingCode::NonFiniteEvents,
-                                    {{"count", static_cast<double>(h.nonfinite_events)}}));
+        v.reasons.push_back(
+            finding(FindingCode::NonFiniteEvents,
+                    {{FindingKey::Count, static_cast<double>(h.nonfinite_events)}}));
     }
     const int64_t late_skips = h.skipped - h.early_skipped;
     const double late_share =
         h.steps > 0 ? static_cast<double>(late_skips) / static_cast<double>(h.steps) : 0.0;
     if (h.skipped > 0) {
-        v.reasons.push_back(finding(FindingCode::SkippedSteps,
-                                    {{"skipped", static_cast<double>(h.skipped)},
-                                     {"late", static_cast<double>(late_skips)},
-                                     {"longest_run", static_cast<double>(h.longest_skip_run)},
-                                     {"longest_start", static_cast<double>(h.longest_skip_start)}},
-                                    {{"where", h.skipped_where}}));
+        v.reasons.push_back(
+            finding(FindingCode::SkippedSteps,
+                    {{FindingKey::Skipped, static_cast<double>(h.skipped)},
+                     {FindingKey::Late, static_cast<double>(late_skips)},
+                     {FindingKey::LongestRun, static_cast<double>(h.longest_skip_run)},
+                     {FindingKey::LongestStart, static_cast<double>(h.longest_skip_start)}},
+                    {{FindingKey::Where, h.skipped_where}}));
     }
     addOverflowOrigins(v);
     if (h.fp8_saturated) {
         const Health::Saturation& first = *h.fp8_saturated;
-        v.reasons.push_back(finding(FindingCode::Fp8Saturation,
-                                    {{"step", static_cast<double>(first.step)},
-                                     {"share", first.share},
-                                     {"scale", first.scale},
-                                     {"seed", static_cast<double>(first.seed)},
-                                     {"saturated", static_cast<double>(h.saturated_casts)},
-                                     {"recorded", static_cast<double>(h.recorded_casts)}},
-                                    {{"name", first.name},
-                                     {"format", first.format},
-                                     {"recipe", config::toString(f.fp8_recipe)}}));
+        v.reasons.push_back(
+            finding(FindingCode::Fp8Saturation,
+                    {{FindingKey::Step, static_cast<double>(first.step)},
+                     {FindingKey::Share, first.share},
+                     {FindingKey::Scale, first.scale},
+                     {FindingKey::Seed, static_cast<double>(first.seed)},
+                     {FindingKey::Saturated, static_cast<double>(h.saturated_casts)},
+                     {FindingKey::Recorded, static_cast<double>(h.recorded_casts)}},
+                    {{FindingKey::Name, first.name},
+                     {FindingKey::Format, first.format},
+                     {FindingKey::Recipe, config::toString(f.fp8_recipe)}}));
     }
     if (h.scaler_active && std::isfinite(h.min_loss_scale)) {
-        v.reasons.push_back(finding(FindingCode::LossScaleRange,
-                                    {{"min", h.min_loss_scale}, {"final", h.final_loss_scale}}));
+        v.reasons.push_back(finding(
+            FindingCode::LossScaleRange,
+            {{FindingKey::Min, h.min_loss_scale}, {FindingKey::Final, h.final_loss_scale}}));
     }
-    if (f.precision == config::Precision::AmpFp16 && f.loss_scaling && !h.scaler_active &&
+    if (config::formatOf(f.precision).loss_scaler && f.loss_scaling && !h.scaler_active &&
         h.steps > 0) {
         v.next_checks.push_back(finding(FindingCode::ScalerMissing));
     }
     if (scaleCollapsing(h, t)) {
-        v.next_checks.push_back(
-            finding(FindingCode::LossScaleCollapsing,
-                    {{"min_scale", h.min_loss_scale}, {"late_skips", double(late_skips)}}));
+        v.next_checks.push_back(finding(FindingCode::LossScaleCollapsing,
+                                        {{FindingKey::MinScale, h.min_loss_scale},
+                                         {FindingKey::LateSkips, double(late_skips)}}));
     }
     if (h.oom_events > 0) {
         v.next_checks.push_back(finding(FindingCode::OutOfMemory));
     }
     if (h.input_bound) {
         v.next_checks.push_back(
-            finding(FindingCode::InputBound, {{"wait_share", h.data_wait_share}}));
+            finding(FindingCode::InputBound, {{FindingKey::WaitShare, h.data_wait_share}}));
     }
     if (std::isfinite(h.device_busy_share)) {
-        const Values busy = {{"busy", h.device_busy_share},
-                             {"device_ms", h.device_ms},
-                             {"step_ms", h.busy_step_ms},
-                             {"runs", static_cast<double>(h.busy_runs)},
-                             {"graph", f.cuda_graph ? 1.0 : 0.0},
-                             {"eager_pass", h.busy_from_eager_pass ? 1.0 : 0.0},
-                             {"is_baseline", v.verdict == Verdict::Baseline ? 1.0 : 0.0}};
+        const Values busy = {{FindingKey::Busy, h.device_busy_share},
+                             {FindingKey::DeviceMs, h.device_ms},
+                             {FindingKey::StepMs, h.busy_step_ms},
+                             {FindingKey::Runs, static_cast<double>(h.busy_runs)},
+                             {FindingKey::Graph, f.cuda_graph ? 1.0 : 0.0},
+                             {FindingKey::EagerPass, h.busy_from_eager_pass ? 1.0 : 0.0},
+                             {FindingKey::IsBaseline, v.verdict == Verdict::Baseline ? 1.0 : 0.0}};
         v.reasons.push_back(finding(FindingCode::DeviceBusy, busy));
         if (h.launch_bound) {
             v.next_checks.push_back(finding(FindingCode::LaunchBound, busy));
@@ -167,39 +176,39 @@ void addTimeToTarget(ArmVerdict& v) {
         return;
     }
     v.reasons.push_back(
-        finding(FindingCode::TimeToTarget, {{"accuracy", tt.accuracy ? 1.0 : 0.0},
-                                            {"target", tt.target},
-                                            {"reached", static_cast<double>(tt.reached)},
-                                            {"runs", static_cast<double>(tt.runs)},
-                                            {"wall_s", tt.wall_s},
-                                            {"samples", tt.samples},
-                                            {"base_wall_s", tt.base_wall_s},
-                                            {"base_samples", tt.base_samples}}));
+        finding(FindingCode::TimeToTarget, {{FindingKey::Accuracy, tt.accuracy ? 1.0 : 0.0},
+                                            {FindingKey::Target, tt.target},
+                                            {FindingKey::Reached, static_cast<double>(tt.reached)},
+                                            {FindingKey::Runs, static_cast<double>(tt.runs)},
+                                            {FindingKey::WallS, tt.wall_s},
+                                            {FindingKey::Samples, tt.samples},
+                                            {FindingKey::BaseWallS, tt.base_wall_s},
+                                            {FindingKey::BaseSamples, tt.base_samples}}));
 }
 
 /// An A/A arm (the baseline again on other seeds): its speed-up is the timing noise
 /// and its verdict a false alarm unless aligned or inconclusive.
 void addAaCheck(ArmVerdict& v, int baseline_seeds) {
     const Gains& g = v.gains;
-    const Names baseline = {{"baseline", v.facts.baseline}};
+    const Names baseline = {{FindingKey::Baseline, v.facts.baseline}};
     v.reasons.push_back(finding(FindingCode::AaCheck,
-                                {{"speedup", g.speedup},
-                                 {"ci_low", g.speedup_ci.low},
-                                 {"ci_high", g.speedup_ci.high},
-                                 {"across_runs", g.ci_across_runs ? 1.0 : 0.0}},
+                                {{FindingKey::Speedup, g.speedup},
+                                 {FindingKey::CiLow, g.speedup_ci.low},
+                                 {FindingKey::CiHigh, g.speedup_ci.high},
+                                 {FindingKey::AcrossRuns, g.ci_across_runs ? 1.0 : 0.0}},
                                 baseline));
     if (std::isfinite(g.speedup_ci.low) && std::isfinite(g.speedup_ci.high) &&
         (g.speedup_ci.low > 1.0 || g.speedup_ci.high < 1.0)) {
         v.next_checks.push_back(
-            finding(FindingCode::AaTimingDrift, {{"speedup", g.speedup},
-                                                 {"ci_low", g.speedup_ci.low},
-                                                 {"ci_high", g.speedup_ci.high}}));
+            finding(FindingCode::AaTimingDrift, {{FindingKey::Speedup, g.speedup},
+                                                 {FindingKey::CiLow, g.speedup_ci.low},
+                                                 {FindingKey::CiHigh, g.speedup_ci.high}}));
     }
     if (v.verdict == Verdict::Diverged || v.verdict == Verdict::WithinNoise) {
         Names names = baseline;
-        names["verdict"] = toString(v.verdict);
-        v.next_checks.push_back(
-            finding(FindingCode::AaFalseAlarm, {{"seeds", double(baseline_seeds)}}, names));
+        names[FindingKey::Verdict] = toString(v.verdict);
+        v.next_checks.push_back(finding(FindingCode::AaFalseAlarm,
+                                        {{FindingKey::Seeds, double(baseline_seeds)}}, names));
     }
 }
 
@@ -212,23 +221,25 @@ void addGains(ArmVerdict& v) {
     if (v.facts.aa_copy) {
         return;  // an A/A arm's speed-up is read as noise (addAaCheck)
     }
-    v.reasons.push_back(finding(FindingCode::Gains,
-                                {{"speedup", g.speedup},
-                                 {"ci_low", g.speedup_ci.low},
-                                 {"ci_high", g.speedup_ci.high},
-                                 {"across_runs", g.ci_across_runs ? 1.0 : 0.0},
-                                 {"memory", g.memory_ratio},
-                                 {"max_batch", g.max_batch_ratio},
-                                 {"eager_speedup", g.eager_speedup},
-                                 {"eager_memory", g.eager_memory_ratio}},
-                                {{"baseline", v.facts.baseline}, {"timing", g.timing_mode}}));
-    const bool cuda = v.facts.device.rfind("cuda", 0) == 0;
+    v.reasons.push_back(
+        finding(FindingCode::Gains,
+                {{FindingKey::Speedup, g.speedup},
+                 {FindingKey::CiLow, g.speedup_ci.low},
+                 {FindingKey::CiHigh, g.speedup_ci.high},
+                 {FindingKey::AcrossRuns, g.ci_across_runs ? 1.0 : 0.0},
+                 {FindingKey::Memory, g.memory_ratio},
+                 {FindingKey::MaxBatch, g.max_batch_ratio},
+                 {FindingKey::EagerSpeedup, g.eager_speedup},
+                 {FindingKey::EagerMemory, g.eager_memory_ratio}},
+                {{FindingKey::Baseline, v.facts.baseline}, {FindingKey::Timing, g.timing_mode}}));
+    const bool cuda = config::onCuda(v.facts.device);
     const bool convolutional = v.facts.model == "cnn" || v.facts.model == "resnet";
     if (isAmp(v.facts) && cuda && convolutional && !v.facts.channels_last) {
         v.next_checks.push_back(finding(FindingCode::TryChannelsLast));
     }
     if (isAmp(v.facts) && g.speedup_ci.high < 1.0) {
-        v.next_checks.push_back(finding(FindingCode::NoSpeedup, {{"cpu", cuda ? 0.0 : 1.0}}));
+        v.next_checks.push_back(
+            finding(FindingCode::NoSpeedup, {{FindingKey::Cpu, cuda ? 0.0 : 1.0}}));
     }
 }
 
@@ -238,25 +249,25 @@ void addChecklist(ArmVerdict& v, const VerdictThresholds& t) {
         v.verdict == Verdict::Diverged || (v.verdict == Verdict::Inconclusive && v.noise_known);
     if (f.accumulation > 1 && f.lr_rule == config::LrRule::None &&
         f.effective_batch != f.base_effective_batch) {
-        v.next_checks.push_back(
-            finding(FindingCode::LrNotRescaled, {{"k", double(f.accumulation)},
-                                                 {"batch", double(f.effective_batch)},
-                                                 {"base_batch", double(f.base_effective_batch)},
-                                                 {"lr", f.lr}}));
+        v.next_checks.push_back(finding(FindingCode::LrNotRescaled,
+                                        {{FindingKey::K, double(f.accumulation)},
+                                         {FindingKey::Batch, double(f.effective_batch)},
+                                         {FindingKey::BaseBatch, double(f.base_effective_batch)},
+                                         {FindingKey::Lr, f.lr}}));
     }
     if (f.accumulation > 1 && static_cast<double>(v.gains.optimizer_steps) < t.too_few_updates) {
-        v.next_checks.push_back(
-            finding(FindingCode::TooFewUpdates,
-                    {{"k", double(f.accumulation)}, {"updates", double(v.gains.optimizer_steps)}}));
+        v.next_checks.push_back(finding(FindingCode::TooFewUpdates,
+                                        {{FindingKey::K, double(f.accumulation)},
+                                         {FindingKey::Updates, double(v.gains.optimizer_steps)}}));
     }
     if (f.accumulation > 1 && f.lr_rule == config::LrRule::Linear &&
         v.verdict == Verdict::Diverged) {
-        v.next_checks.push_back(
-            finding(FindingCode::LinearLrTooLarge, {{"lr", f.lr}, {"base_lr", f.base_lr}}));
+        v.next_checks.push_back(finding(FindingCode::LinearLrTooLarge,
+                                        {{FindingKey::Lr, f.lr}, {FindingKey::BaseLr, f.base_lr}}));
     }
     if (f.precision == config::Precision::PureFp16) {
         v.next_checks.push_back(finding(FindingCode::PureFp16Control));
-    } else if (f.precision == config::Precision::AmpFp16 && !f.loss_scaling) {
+    } else if (config::formatOf(f.precision).loss_scaler && !f.loss_scaling) {
         v.next_checks.push_back(finding(FindingCode::NoScaleControl));
     } else if (isAmp(f) && judged_bad && f.accumulation == 1) {
         v.next_checks.push_back(finding(FindingCode::NormLayersInFp16));
@@ -280,15 +291,17 @@ bool judgeFinalMetric(ArmVerdict& v, const std::string& base, const VerdictThres
     const double floor = accuracy ? 0.001 : 1e-3 * std::fabs(g.base_mean);
     const double tol = std::max({2 * g.base_sd, t.margin, floor});
     const double acc = accuracy ? 1.0 : 0.0;
-    v.reasons.push_back(finding(
-        FindingCode::Tolerance,
-        {{"accuracy", acc}, {"tolerance", tol}, {"base_sd", g.base_sd}, {"margin", t.margin}}));
+    v.reasons.push_back(finding(FindingCode::Tolerance, {{FindingKey::Accuracy, acc},
+                                                         {FindingKey::Tolerance, tol},
+                                                         {FindingKey::BaseSd, g.base_sd},
+                                                         {FindingKey::Margin, t.margin}}));
     const double worse = accuracy ? -g.delta : g.delta;  // > 0: the arm lost quality
     const bool significant = g.welch.valid && g.welch.p < 0.05;
-    const Names baseline = {{"baseline", base}};
-    Values values = {{"accuracy", acc}, {"delta", g.delta}, {"tolerance", tol}};
+    const Names baseline = {{FindingKey::Baseline, base}};
+    Values values = {
+        {FindingKey::Accuracy, acc}, {FindingKey::Delta, g.delta}, {FindingKey::Tolerance, tol}};
     if (g.welch.valid) {
-        values["welch_p"] = g.welch.p;
+        values[FindingKey::WelchP] = g.welch.p;
     }
     if (worse > tol && significant) {
         v.verdict = Verdict::Diverged;
@@ -300,7 +313,7 @@ bool judgeFinalMetric(ArmVerdict& v, const std::string& base, const VerdictThres
         // Seeds per arm for a two-sided 5% test with 80% power at this gap.
         const double s = std::sqrt(
             (g.base_sd * g.base_sd + (std::isfinite(g.arm_sd) ? g.arm_sd * g.arm_sd : 0.0)) / 2.0);
-        values["seeds_needed"] =
+        values[FindingKey::SeedsNeeded] =
             std::max(3.0, std::ceil(15.7 * (s / std::fabs(g.delta)) * (s / std::fabs(g.delta))));
         v.verdict = Verdict::Inconclusive;
         v.summary = finding(FindingCode::FinalUnresolved, values, baseline);
@@ -312,10 +325,10 @@ bool judgeFinalMetric(ArmVerdict& v, const std::string& base, const VerdictThres
         v.verdict = Verdict::Aligned;
         if (!std::isfinite(tail) || tail <= t.noise) {
             v.summary = finding(FindingCode::AlignedWithBaseline,
-                                {{"tail", std::isfinite(tail) ? tail : 0.0}}, baseline);
+                                {{FindingKey::Tail, std::isfinite(tail) ? tail : 0.0}}, baseline);
         } else {
-            values["tail"] = tail;
-            values["above"] = c.tail_signed > 0 ? 1.0 : 0.0;
+            values[FindingKey::Tail] = tail;
+            values[FindingKey::Above] = c.tail_signed > 0 ? 1.0 : 0.0;
             v.summary = finding(FindingCode::AlignedCurveOffset, values, baseline);
         }
     }
@@ -326,18 +339,18 @@ void decideWithNoise(ArmVerdict& v, int seeds, const std::string& base,
                      const VerdictThresholds& t) {
     const CurveDeviation& c = v.curve;
     const FinalGap& g = v.final_gap;
-    const Names baseline = {{"baseline", base}};
+    const Names baseline = {{FindingKey::Baseline, base}};
     if (std::isfinite(c.tail_mean_abs)) {
         v.reasons.push_back(finding(FindingCode::CurveInBandUnits,
-                                    {{"tail", c.tail_mean_abs},
-                                     {"above", c.tail_signed > 0 ? 1.0 : 0.0},
-                                     {"whole", c.whole_mean_abs},
-                                     {"outside_share", c.outside_share},
-                                     {"seeds", double(seeds)}},
+                                    {{FindingKey::Tail, c.tail_mean_abs},
+                                     {FindingKey::Above, c.tail_signed > 0 ? 1.0 : 0.0},
+                                     {FindingKey::Whole, c.whole_mean_abs},
+                                     {FindingKey::OutsideShare, c.outside_share},
+                                     {FindingKey::Seeds, double(seeds)}},
                                     baseline));
     }
     if (std::isfinite(c.trend_r)) {
-        v.reasons.push_back(finding(FindingCode::TrendAgreement, {{"r", c.trend_r}}));
+        v.reasons.push_back(finding(FindingCode::TrendAgreement, {{FindingKey::R, c.trend_r}}));
     }
     if (auto fin = finalMetric(g, base, /*judged=*/true)) {
         v.reasons.push_back(*fin);
@@ -355,34 +368,36 @@ void decideWithNoise(ArmVerdict& v, int seeds, const std::string& base,
     if (tail > t.diverged || (g.significant && tail > t.noise)) {
         v.verdict = Verdict::Diverged;
         v.summary = finding(FindingCode::DivergedFromBand,
-                            {{"tail", tail},
-                             {"above", c.tail_signed > 0 ? 1.0 : 0.0},
-                             {"final_significant", g.significant ? 1.0 : 0.0}},
+                            {{FindingKey::Tail, tail},
+                             {FindingKey::Above, c.tail_signed > 0 ? 1.0 : 0.0},
+                             {FindingKey::FinalSignificant, g.significant ? 1.0 : 0.0}},
                             baseline);
     } else if (tail <= t.aligned && c.whole_mean_abs <= t.aligned_whole && !g.significant &&
                trend_ok) {
         v.verdict = Verdict::Aligned;
-        v.summary = finding(FindingCode::AlignedWithBaseline, {{"tail", tail}}, baseline);
+        v.summary = finding(FindingCode::AlignedWithBaseline, {{FindingKey::Tail, tail}}, baseline);
     } else if (tail <= t.noise && !g.significant) {
         v.verdict = Verdict::WithinNoise;
-        v.summary = finding(FindingCode::WithinSeedNoise, {{"tail", tail}}, baseline);
+        v.summary = finding(FindingCode::WithinSeedNoise, {{FindingKey::Tail, tail}}, baseline);
     } else {
         v.verdict = Verdict::Inconclusive;
-        v.summary = g.significant ? finding(FindingCode::FinalDiffersOnly)
-                                  : finding(FindingCode::OutsideBandUnclear, {{"tail", tail}});
+        v.summary = g.significant
+                        ? finding(FindingCode::FinalDiffersOnly)
+                        : finding(FindingCode::OutsideBandUnclear, {{FindingKey::Tail, tail}});
     }
 }
 
 void decideWithoutNoise(ArmVerdict& v, const std::string& base, const VerdictThresholds& t) {
     const CurveDeviation& c = v.curve;
-    const Names baseline = {{"baseline", base}};
+    const Names baseline = {{FindingKey::Baseline, base}};
     v.reasons.push_back(finding(FindingCode::NoiseUnknown, {}, baseline));
     if (std::isfinite(c.relative_tail)) {
-        v.reasons.push_back(finding(FindingCode::CurveRelative,
-                                    {{"tail", c.relative_tail}, {"whole", c.relative_whole}}));
+        v.reasons.push_back(
+            finding(FindingCode::CurveRelative,
+                    {{FindingKey::Tail, c.relative_tail}, {FindingKey::Whole, c.relative_whole}}));
     }
     if (std::isfinite(c.trend_r)) {
-        v.reasons.push_back(finding(FindingCode::TrendAgreement, {{"r", c.trend_r}}));
+        v.reasons.push_back(finding(FindingCode::TrendAgreement, {{FindingKey::R, c.trend_r}}));
     }
     if (auto fin = finalMetric(v.final_gap, base, /*judged=*/false)) {
         v.reasons.push_back(*fin);
@@ -390,8 +405,8 @@ void decideWithoutNoise(ArmVerdict& v, const std::string& base, const VerdictThr
     if (std::isfinite(c.progress_lost) && std::fabs(c.progress_lost) > t.progress_lost) {
         v.verdict = Verdict::Diverged;
         v.summary = finding(FindingCode::DivergedFromProgress,
-                            {{"progress_lost", std::fabs(c.progress_lost)},
-                             {"above", c.progress_lost > 0 ? 1.0 : 0.0}},
+                            {{FindingKey::ProgressLost, std::fabs(c.progress_lost)},
+                             {FindingKey::Above, c.progress_lost > 0 ? 1.0 : 0.0}},
                             baseline);
         return;
     }
@@ -424,7 +439,7 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
     v.noise_known = baseline_seeds >= 2;
     if (v.verdict == Verdict::Baseline) {
         v.summary = baseline_seeds >= 2 ? finding(FindingCode::BaselineWithNoise,
-                                                  {{"seeds", double(baseline_seeds)}})
+                                                  {{FindingKey::Seeds, double(baseline_seeds)}})
                                         : finding(FindingCode::BaselineWithoutNoise);
         addHealth(v, t);
         return;
@@ -439,16 +454,16 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
         v.summary = finding(FindingCode::BecameNonFinite);
     } else if (scaleCollapsing(v.health, t)) {
         v.verdict = Verdict::Diverged;
-        v.summary = finding(
-            FindingCode::LossScaleCollapsed,
-            {{"min_scale", v.health.min_loss_scale},
-             {"late_skips", static_cast<double>(v.health.skipped - v.health.early_skipped)}});
+        v.summary = finding(FindingCode::LossScaleCollapsed,
+                            {{FindingKey::MinScale, v.health.min_loss_scale},
+                             {FindingKey::LateSkips,
+                              static_cast<double>(v.health.skipped - v.health.early_skipped)}});
     } else if (v.gains.optimizer_steps > 0 &&
                static_cast<double>(v.gains.optimizer_steps) < t.min_steps) {
         v.verdict = Verdict::Inconclusive;
-        v.summary = finding(
-            FindingCode::TooFewSteps,
-            {{"steps", static_cast<double>(v.gains.optimizer_steps)}, {"min", t.min_steps}});
+        v.summary = finding(FindingCode::TooFewSteps,
+                            {{FindingKey::Steps, static_cast<double>(v.gains.optimizer_steps)},
+                             {FindingKey::Min, t.min_steps}});
     } else if (!std::isfinite(v.curve.relative_whole)) {
         v.verdict = Verdict::Inconclusive;
         v.summary = finding(v.health.failures.empty() ? FindingCode::NoOverlap

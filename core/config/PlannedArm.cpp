@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/config/Placement.h"
+#include "core/config/PrecisionFormats.h"
 #include "core/config/SpecJson.h"
 
 namespace ampbench::config {
@@ -20,14 +22,12 @@ constexpr const char* kBackendKey = "backend";
 }  // namespace
 
 Precision resolvePrecision(Precision precision, bool cuda) {
-    if (precision == Precision::Amp) {
-        return cuda ? Precision::AmpFp16 : Precision::AmpBf16;
-    }
-    return precision;
+    const PrecisionFormat& f = formatOf(precision);
+    return cuda ? f.on_cuda : f.on_cpu;
 }
 
 Precision PlannedArm::resolvedOn(const std::string& device) const {
-    return precision ? *precision : resolvePrecision(arm.precision, device.rfind("cuda", 0) == 0);
+    return precision ? *precision : resolvePrecision(arm.precision, onCuda(device));
 }
 
 PlannedArm planArm(const ExperimentSpec& spec, const ArmSpec& arm, bool cuda) {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <type_traits>
 
+#include "core/config/PrecisionFormats.h"
+
 namespace ampbench::config {
 namespace {
 
@@ -485,10 +487,13 @@ std::string Bounds::text() const {
 // --- enumerations ---
 
 const std::vector<EnumName<Precision>>& enumNames(Precision) {
-    static const std::vector<EnumName<Precision>> names = {
-        {Precision::Fp32, "fp32"},          {Precision::Amp, "amp"},
-        {Precision::AmpFp16, "amp-fp16"},   {Precision::AmpBf16, "amp-bf16"},
-        {Precision::PureFp16, "pure-fp16"}, {Precision::Fp8, "fp8"}};
+    static const std::vector<EnumName<Precision>> names = [] {
+        std::vector<EnumName<Precision>> out;
+        for (const auto& f : precisionFormats()) {
+            out.push_back({f.id, f.name});
+        }
+        return out;
+    }();
     return names;
 }
 const std::vector<EnumName<Fp8Recipe>>& enumNames(Fp8Recipe) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/config/PrecisionFormats.h"
 #include "core/config/SpecFields.h"
 #include "core/util/Words.h"
 
@@ -341,7 +342,7 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
                                     "cannot be swapped") +
                   " (use amp-bf16, or a built-in model)");
     }
-    if (a.tf32 && a.precision != Precision::Fp32) {
+    if (a.tf32 && !formatOf(a.precision).tf32) {
         c.add(p + "tf32", boolText(true),
               "TF32 applies to fp32 arms only (this arm is " + toString(a.precision) + ")");
     }
@@ -369,7 +370,7 @@ void warnPartialStep(Checker& c, const ExperimentSpec& s, size_t index) {
 void warnIslandsWithoutAutocast(Checker& c, const ExperimentSpec& s, size_t index) {
     const ArmSpec& a = s.arms[index];
     const bool blank = a.fp32_modules.find_first_not_of(" \t;,") == std::string::npos;
-    if (blank || (a.precision != Precision::Fp32 && a.precision != Precision::PureFp16)) {
+    if (blank || formatOf(a.precision).autocast) {
         return;
     }
     c.add(indexed("arms", index) + ".fp32_modules", a.fp32_modules,
@@ -380,7 +381,7 @@ void warnIslandsWithoutAutocast(Checker& c, const ExperimentSpec& s, size_t inde
 /// fp8_modules picks an fp8 arm's FP8 layers; on any other arm it does nothing.
 void warnFp8ModulesElsewhere(Checker& c, const ExperimentSpec& s, size_t index) {
     const ArmSpec& a = s.arms[index];
-    if (a.precision == Precision::Fp8 ||
+    if (!fieldIsOtherFormats("fp8_modules", a.precision) ||
         a.fp8_modules.find_first_not_of(" \t;,") == std::string::npos) {
         return;
     }

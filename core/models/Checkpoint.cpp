@@ -7,7 +7,7 @@
 #include <torch/custom_class.h>
 #include <atomic>
 
-#include "core/amp/AutocastGuard.h"
+#include "core/autocast/AutocastGuard.h"
 
 #ifdef AMPBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAGeneratorImpl.h>
@@ -78,8 +78,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
                               c10::intrusive_ptr<BlockHolder> block) {
         (void)anchor;
         const auto device = x.device().type();
-        const bool enabled = amp::AutocastGuard::isEnabled(device);
-        const auto dtype = amp::AutocastGuard::dtype(device);
+        const bool enabled = autocast::AutocastGuard::isEnabled(device);
+        const auto dtype = autocast::AutocastGuard::dtype(device);
         ctx->saved_data["block"] = c10::IValue::make_capsule(block);
         ctx->saved_data["autocast"] = enabled;
         ctx->saved_data["dtype"] = static_cast<int64_t>(dtype);
@@ -90,7 +90,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
         ctx->saved_data["rng_cuda_device"] = static_cast<int64_t>(rng.cuda_device);
         ctx->save_for_backward({x});
         // No-grad pass inside autocast: cache off (LibTorch 1.13 loses grad_fn otherwise).
-        amp::AutocastGuard same(device, enabled ? dtype : at::kBFloat16, enabled, /*cache=*/false);
+        autocast::AutocastGuard same(device, enabled ? dtype : at::kBFloat16, enabled,
+                                     /*cache=*/false);
         torch::NoGradGuard no_grad;
         return block->fn(x);
     }
@@ -116,8 +117,9 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
         at::Tensor y;
         {
             torch::AutoGradMode grad(true);
-            amp::AutocastGuard same(x.device().type(), enabled ? dtype : at::kBFloat16, enabled,
-                                    /*cache=*/false);
+            autocast::AutocastGuard same(x.device().type(), enabled ? dtype : at::kBFloat16,
+                                         enabled,
+                                         /*cache=*/false);
             y = block->fn(x);
         }
         now.restore();

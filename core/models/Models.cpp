@@ -7,7 +7,7 @@
 #include <torch/nn/modules/pooling.h>
 #include <torch/version.h>
 
-#include "core/amp/AutocastGuard.h"
+#include "core/autocast/AutocastGuard.h"
 #include "core/models/Checkpoint.h"
 
 #include <cmath>
@@ -122,8 +122,8 @@ at::Tensor tapped(ModuleTap* tap, const std::string& path, const at::Tensor& x,
         // An FP32 island: autocast off for this module (its dtype and cache setting kept
         // for the modules after it), its input in fp32; its weights are fp32 already.
         const auto device = x.device().type();
-        amp::AutocastGuard off(device, amp::AutocastGuard::dtype(device), /*enabled=*/false,
-                               amp::AutocastGuard::cacheEnabled());
+        autocast::AutocastGuard off(device, autocast::AutocastGuard::dtype(device),
+                                    /*enabled=*/false, autocast::AutocastGuard::cacheEnabled());
         out = f(x.is_floating_point() ? x.to(at::kFloat) : x);
     } else {
         out = f(x);

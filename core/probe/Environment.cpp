@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/config/BuildInfo.h"
+#include "core/config/Placement.h"
 #include "core/probe/MemoryProbe.h"
 
 #ifdef AMPBENCH_WITH_CUDA
@@ -70,12 +71,8 @@ Environment probeEnvironment(const std::string& device) {
     e.device_name = e.cpu_model;
     e.device_memory = physicalMemoryBytes();
 #ifdef AMPBENCH_WITH_CUDA
-    if (device.rfind("cuda", 0) == 0 && cudaAvailable()) {
-        int index = 0;
-        if (auto pos = device.find(':'); pos != std::string::npos) {
-            index = std::stoi(device.substr(pos + 1));
-        }
-        const cudaDeviceProp* prop = at::cuda::getDeviceProperties(index);
+    if (const auto where = config::Placement::parse(device); where.isCuda() && cudaAvailable()) {
+        const cudaDeviceProp* prop = at::cuda::getDeviceProperties(where.gpu);
         e.device_name = prop->name;
         e.compute_capability = std::to_string(prop->major) + "." + std::to_string(prop->minor);
         e.device_memory = static_cast<int64_t>(prop->totalGlobalMem);
@@ -164,7 +161,7 @@ Environment environmentFromJson(const std::string& text) {
 }
 
 std::string describe(const Environment& e) {
-    if (e.device.rfind("cuda", 0) == 0) {
+    if (config::onCuda(e.device)) {
         return e.device_name + " (cc " + e.compute_capability + "), driver " + e.driver_version +
                ", CUDA " + e.cuda_version + ", cuDNN " + e.cudnn_version + ", LibTorch " +
                e.libtorch_version;
@@ -194,7 +191,7 @@ std::vector<std::string> environmentDifferences(const Environment& then, const E
     compare("LibTorch", then.libtorch_version, now.libtorch_version);
     compare("ampbench version", then.ampbench_version, now.ampbench_version);
     compare("ampbench commit", then.ampbench_commit, now.ampbench_commit);
-    if (then.device.rfind("cuda", 0) != 0) {
+    if (!config::onCuda(then.device)) {
         // On the CPU the model and the thread count decide how reductions are split.
         compare("CPU model", then.cpu_model, now.cpu_model);
         compare("CPU threads", std::to_string(then.cpu_threads), std::to_string(now.cpu_threads));

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/config/PrecisionFormats.h"
+
 namespace ampbench::run {
 
 const std::vector<NumberFormat>& numberFormats() {
@@ -28,15 +30,11 @@ std::string numberFormatNames() {
 }
 
 const NumberFormat& formatOfArm(config::Precision precision) {
-    switch (precision) {
-        case config::Precision::AmpBf16:
-        case config::Precision::Fp8:
-            return kBf16;
-        case config::Precision::Fp32:
-        case config::Precision::Amp:
-        case config::Precision::AmpFp16:
-        case config::Precision::PureFp16:
-            break;
+    const std::string name = config::formatOf(precision).numerics_in;
+    for (const auto& f : numberFormats()) {
+        if (name == f.name) {
+            return f;
+        }
     }
     return kFp16;
 }

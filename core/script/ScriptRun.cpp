@@ -25,6 +25,7 @@
 #include <stdexcept>
 
 #include "core/analysis/Format.h"
+#include "core/config/Placement.h"
 #include "core/config/PlannedArm.h"
 #include "core/probe/Environment.h"
 #include "core/run/SerialObserver.h"
@@ -50,9 +51,7 @@ std::vector<std::pair<std::string, std::string>> armVariables(const config::Expe
                                                               const config::PlannedArm& planned,
                                                               const std::string& device) {
     const config::ArmSpec& arm = planned.arm;
-    const bool cuda = device.rfind("cuda", 0) == 0;
-    const config::Precision precision =
-        planned.precision ? *planned.precision : config::resolvePrecision(arm.precision, cuda);
+    const config::Precision precision = planned.resolvedOn(device);
     auto number = [](double v) {
         char buf[40];
         std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -166,7 +165,7 @@ std::unique_lock<std::mutex> lockOf(std::mutex* m) {
 
 /// What a run that shared its device says of its figures.
 std::string sharedWarning(const std::string& device, int runs_per_gpu) {
-    const bool cuda = device.rfind("cuda", 0) == 0;
+    const bool cuda = config::onCuda(device);
     return cuda ? "this run shared its GPU (" + device +
                       ") with other script runs for part of its time (runs_per_gpu " +
                       std::to_string(runs_per_gpu) +
@@ -258,7 +257,7 @@ run::RunOutcome trainOne(store::Database& db, const Context& c, const train::Pla
 /// `run --stream` listens to it.
 void trainPacked(store::Database& db, const Context& c, const run::CancelToken& cancel,
                  const train::ExperimentHooks& hooks, int gpus, train::ExperimentResult& result) {
-    const bool cuda = c.device.rfind("cuda", 0) == 0;
+    const bool cuda = config::onCuda(c.device);
     std::mutex db_lock;  // guards db: the one connection the runs' threads record through
     std::mutex probes;   // guards environments: each GPU is probed once, by the first run on it
     std::map<int, std::string> environments;
@@ -617,7 +616,7 @@ train::SetupReport checkScriptSetup(const config::ExperimentSpec& spec,
 }
 
 int packedGpus(const config::ExperimentSpec& spec, const std::string& device, int visible_gpus) {
-    if (device.rfind("cuda", 0) != 0) {
+    if (!config::onCuda(device)) {
         return spec.runs_per_gpu > 1 ? 1 : 0;  // the CPU: runs_per_gpu scripts at a time
     }
     const int visible = std::max(1, visible_gpus);

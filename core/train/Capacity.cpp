@@ -80,8 +80,15 @@ BudgetCheck checkBudget(const std::string& device, int64_t requested, int64_t cp
 
 BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int64_t batch,
                          int64_t budget_bytes, int trial_steps, const CancelToken& cancel) {
+    return runBatchTrial(spec, arm_index, batch, budget_bytes, trial_steps, cancel,
+                         chooseDevice(spec.device));
+}
+
+BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int64_t batch,
+                         int64_t budget_bytes, int trial_steps, const CancelToken& cancel,
+                         const DeviceChoice& device) {
     const auto started = Clock::now();
-    const bool cpu = resolveDevice(spec.device) == "cpu";
+    const bool cpu = !device.placement.isCuda();
     auto s = spec;
     const auto& arm = spec.arms.at(static_cast<size_t>(arm_index));
     s.arms = {arm};
@@ -105,7 +112,8 @@ BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int6
     TrialObserver obs;
     TrainOptions opts;
     opts.final_eval = false;
-    auto out = trainRun(s, 0, spec.seeds.empty() ? 1 : spec.seeds.front(), obs, cancel, opts);
+    auto out = trainRun(s, planRun(s, 0, spec.seeds.empty() ? 1 : spec.seeds.front(), device), obs,
+                        cancel, opts);
     t.peak_bytes = obs.peak;
     if (cpu) {
         // What the trial added to the resident set it started from (the run resets
@@ -125,8 +133,8 @@ BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int6
         t.outcome = TrialOutcome::OverBudget;
         t.message = overBudgetText(t.peak_bytes, budget_bytes);
     }
-    if (!cpu) {
-        probe::MemoryProbe(c10::Device(resolveDevice(spec.device))).releaseCache();
+    if (!cpu && device.problem.empty()) {
+        probe::MemoryProbe(c10::Device(device.placement.str())).releaseCache();
     }
     t.seconds = secondsSince(started);
     return t;
@@ -139,9 +147,14 @@ ArmCapacity findArmCapacity(
     const auto& arm = spec.arms.at(static_cast<size_t>(arm_index));
     ArmCapacity cap;
     cap.arm = arm.name;
-    cap.device = resolveDevice(spec.device);
-    const bool cpu = cap.device == "cpu";
-    cap.precision = config::toString(resolvePrecision(arm.precision, !cpu));
+    // The search's one plan of the device and the arm: every trial takes them as given.
+    const DeviceChoice device = chooseDevice(spec.device);
+    if (!device.problem.empty()) {
+        throw std::runtime_error(device.problem);
+    }
+    cap.device = device.placement.str();
+    const bool cpu = !device.placement.isCuda();
+    cap.precision = config::toString(*config::planArm(spec, arm, !cpu).precision);
     cap.checkpointing = arm.checkpointing;
     const int64_t cpu_base =
         !cpu ? 0 : (options.cpu_base_bytes > 0 ? options.cpu_base_bytes : measureCpuBase(spec));
@@ -218,8 +231,8 @@ ArmCapacity findArmCapacity(
                 return t;
             }
         }
-        auto t =
-            runBatchTrial(spec, arm_index, batch, cap.budget_bytes, options.trial_steps, cancel);
+        auto t = runBatchTrial(spec, arm_index, batch, cap.budget_bytes, options.trial_steps,
+                               cancel, device);
         if (t.fits()) {
             fitted.push_back(t);
             std::sort(fitted.begin(), fitted.end(),
@@ -274,7 +287,7 @@ std::vector<ArmCapacity> findCapacities(
     store::Database* db, int64_t experiment_id,
     const std::function<void(const CapacityProgress&)>& on_trial) {
     CapacityOptions o = options;
-    if (o.cpu_base_bytes <= 0 && resolveDevice(spec.device) == "cpu") {
+    if (o.cpu_base_bytes <= 0 && !chooseDevice(spec.device).placement.isCuda()) {
         o.cpu_base_bytes = measureCpuBase(spec);
     }
     std::vector<ArmCapacity> out;

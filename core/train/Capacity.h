@@ -10,6 +10,7 @@
 #include "core/config/ExperimentSpec.h"
 #include "core/store/Database.h"
 #include "core/train/BatchFinder.h"
+#include "core/train/Trainer.h"
 
 namespace ampbench::train {
 
@@ -67,6 +68,10 @@ BudgetCheck checkBudget(const std::string& device, int64_t requested, int64_t cp
 /// or arm left behind count in no trial.
 BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int64_t batch,
                          int64_t budget_bytes, int trial_steps, const run::CancelToken& cancel);
+/// The same on a device chosen once for the whole search (chooseDevice).
+BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int64_t batch,
+                         int64_t budget_bytes, int trial_steps, const run::CancelToken& cancel,
+                         const DeviceChoice& device);
 
 struct ArmCapacity {
     std::string arm;

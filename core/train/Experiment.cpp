@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/config/Placement.h"
 #include "core/config/SpecJson.h"
 #include "core/data/DataError.h"
 #include "core/data/InputRecord.h"
@@ -61,6 +62,11 @@ ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec&
 
 ExperimentPlan planExperiment(store::Database& db, const config::ValidSpec& valid,
                               int64_t rerun_of) {
+    return planExperiment(db, valid, chooseDevice(valid.spec().device), rerun_of);
+}
+
+ExperimentPlan planExperiment(store::Database& db, const config::ValidSpec& valid,
+                              const DeviceChoice& device, int64_t rerun_of) {
     const config::ExperimentSpec& spec = valid.spec();
     // Missing data fails each run with its own message (the front ends check the
     // data first); readable data also bounds the micro-batch.
@@ -83,12 +89,8 @@ ExperimentPlan planExperiment(store::Database& db, const config::ValidSpec& vali
     db.begin();
     try {
         plan.experiment_id = db.createExperiment(spec.name, config::specToJsonText(spec));
-        bool cuda = spec.device == config::DeviceKind::Cuda;
-        try {
-            cuda = resolveDevice(spec.device).rfind("cuda", 0) == 0;
-        } catch (const std::exception&) {
-            // CUDA asked for where there is none: each run fails with that message.
-        }
+        // CUDA asked for where there is none: planned as CUDA, each run fails with why.
+        plan.device = device;
         // The order runs train in: round-robin over the arms, seed by seed, so a drift
         // in the machine's speed is shared by every arm instead of charged to one; or
         // arm by arm when the spec asks.
@@ -115,14 +117,13 @@ ExperimentPlan planExperiment(store::Database& db, const config::ValidSpec& vali
         }
         for (const auto& [i, seed] : order) {
             const auto& arm = spec.arms[i];
-            const std::string arm_json = config::plannedArmToJson(config::planArm(spec, arm, cuda));
             PlannedRun r;
-            r.arm_index = static_cast<int>(i);
+            static_cast<RunPlan&>(r) = planRun(spec, static_cast<int>(i), seed, device);
             r.arm = arm.name;
-            r.seed = seed;
             r.planned_steps = plannedOptimizerSteps(spec, arm, train_size);
-            r.run_id = db.createRun(plan.experiment_id, arm.name, r.arm_index, seed, arm_json,
-                                    r.planned_steps, inputs_json, rerun_of);
+            r.run_id = db.createRun(plan.experiment_id, arm.name, r.arm_index, seed,
+                                    config::plannedArmToJson(r.planned), r.planned_steps,
+                                    inputs_json, rerun_of);
             plan.runs.push_back(r);
         }
         db.commit();
@@ -208,7 +209,7 @@ RunOutcome executeRun(store::Database& db, const config::ExperimentSpec& spec,
                                                          with.ranks.first_gpu);
         with.ranks = ranks->rank0();
     }
-    RunOutcome out = trainRun(spec, run.arm_index, run.seed, fanout, cancel, with);
+    RunOutcome out = trainRun(spec, static_cast<const RunPlan&>(run), fanout, cancel, with);
     if (ranks) {  // the others end with rank 0: after their summary, or on its failure
         ranks->finish(out.status == RunStatus::Finished ? 30.0 : 5.0);
     }
@@ -260,15 +261,10 @@ namespace {
 std::vector<std::vector<PlannedRun>> fusedGroups(
     const config::ExperimentSpec& spec, const ExperimentPlan& plan,
     const std::function<void(const std::string&)>& note) {
-    if (!config::fuseSeeds(spec)) {
-        return {};
+    if (!config::fuseSeeds(spec) || !plan.device.problem.empty()) {
+        return {};  // without the device each run fails with the device's message
     }
-    bool cuda = false;
-    try {
-        cuda = resolveDevice(spec.device).rfind("cuda", 0) == 0;
-    } catch (const std::exception&) {
-        return {};  // each run fails with the device's message
-    }
+    const bool cuda = plan.device.placement.isCuda();
     std::vector<std::string> why(spec.arms.size());
     std::string fused, alone;
     for (size_t i = 0; i < spec.arms.size(); ++i) {
@@ -371,7 +367,7 @@ void trainPlan(store::Database& db, const config::ExperimentSpec& trained,
                const CancelToken& cancel, const ExperimentHooks& hooks, const TrainOptions& with,
                ExperimentResult& result) {
     const auto groups = fusedGroups(trained, result.plan, hooks.note);
-    if (const int gpus = spreadGpus(trained); gpus > 0) {
+    if (const int gpus = spreadGpus(trained, result.plan.device); gpus > 0) {
         trainSpread(db, trained, cancel, hooks, with, gpus, result, groups);  // side by side
     } else if (!groups.empty()) {
         trainGroups(db, trained, groups, cancel, hooks, with, result);
@@ -403,8 +399,13 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
     ExperimentResult result;
     TrainOptions with = options;
     std::optional<config::ValidSpec> fast;
+    // The device, once for the passes alone and the plan.
+    const DeviceChoice device = chooseDevice(spec.device);
     if (spec.fast_verdict) {
-        if (resolveDevice(spec.device).rfind("cuda", 0) != 0) {
+        if (!device.problem.empty()) {
+            throw std::runtime_error(device.problem);
+        }
+        if (!device.placement.isCuda()) {
             if (hooks.note) {
                 hooks.note(std::string("fast verdict: no CUDA device here, so the runs train ") +
                            (config::fuseSeeds(spec)
@@ -414,10 +415,10 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
             }
         } else {
             // Each arm alone first: the figures packed runs cannot give.
-            const auto passes = timeArmsAlone(spec, cancel, options, hooks.note);
-            const auto sharing = cancel.cancelled()
-                                     ? std::vector<SharingPass>{}
-                                     : timeSharing(spec, passes, cancel, options, hooks.note);
+            const auto passes = timeArmsAlone(spec, device, cancel, options, hooks.note);
+            const auto sharing =
+                cancel.cancelled() ? std::vector<SharingPass>{}
+                                   : timeSharing(spec, device, passes, cancel, options, hooks.note);
             if (cancel.cancelled()) {
                 result.cancelled = true;
                 return result;  // nothing was planned
@@ -437,7 +438,7 @@ ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& v
     }
     const config::ValidSpec& planned = fast ? *fast : valid;
     const config::ExperimentSpec& trained = planned.spec();
-    result.plan = planExperiment(db, planned, rerun_of);
+    result.plan = planExperiment(db, planned, device, rerun_of);
     if (hooks.planned) {
         hooks.planned(result.plan);
     }

@@ -24,16 +24,17 @@ class SpecError : public std::runtime_error {
     std::vector<config::FieldError> errors_;
 };
 
-struct PlannedRun {
+/// A run of the experiment as planned and recorded: its plan (arm, seed, what the arm
+/// resolves to, the device) and its row.
+struct PlannedRun : RunPlan {
     int64_t run_id = 0;
-    int arm_index = 0;
-    std::string arm;
-    uint64_t seed = 0;
+    std::string arm;  ///< the arm's name
     int64_t planned_steps = 0;
 };
 
 struct ExperimentPlan {
     int64_t experiment_id = 0;
+    DeviceChoice device;  ///< where every run of it trains, resolved once
     std::vector<PlannedRun> runs;
 };
 
@@ -42,6 +43,9 @@ struct ExperimentPlan {
 /// (`rerun_of`, 0 for none). SpecError when the micro-batch exceeds the training set.
 ExperimentPlan planExperiment(store::Database& db, const config::ValidSpec& spec,
                               int64_t rerun_of = 0);
+/// The same on a device chosen already (chooseDevice), as runExperiment plans.
+ExperimentPlan planExperiment(store::Database& db, const config::ValidSpec& spec,
+                              const DeviceChoice& device, int64_t rerun_of = 0);
 /// The same for a spec not validated yet: SpecError when it has errors.
 ExperimentPlan planExperiment(store::Database& db, const config::ExperimentSpec& spec,
                               int64_t rerun_of = 0);

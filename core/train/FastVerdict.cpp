@@ -63,7 +63,7 @@ TrainOptions passOptions(const TrainOptions& options) {
     return o;
 }
 
-std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec,
+std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec, const DeviceChoice& device,
                                      const run::CancelToken& cancel, const TrainOptions& options,
                                      const std::function<void(const std::string&)>& note) {
     std::vector<AlonePass> out;
@@ -91,7 +91,8 @@ std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec,
             StepGraph::releasePools();  // the pass's reserved memory is its own
             const auto t0 = std::chrono::steady_clock::now();
             const run::RunOutcome r =
-                trainRun(t, static_cast<int>(i), spec.seeds.front(), collector, cancel, o);
+                trainRun(t, planRun(t, static_cast<int>(i), spec.seeds.front(), device), collector,
+                         cancel, o);
             pass.wall_s =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             pass.ok = r.status == run::RunStatus::Finished;

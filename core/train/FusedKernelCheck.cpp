@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/amp/AutocastGuard.h"
 #include "core/amp/HalfLinear.h"
+#include "core/autocast/AutocastGuard.h"
 #include "core/train/private/TaskHead.h"
 
 namespace ampbench::train {
@@ -61,7 +61,7 @@ std::vector<Gap> layerNormGaps(c10::Device device, at::ScalarType dtype, int64_t
         }
         at::Tensor y;
         {
-            amp::AutocastGuard autocast(c10::DeviceType::CUDA, dtype);
+            autocast::AutocastGuard autocast(c10::DeviceType::CUDA, dtype);
             if (fused) {
                 amp::HalfLinears hook(dtype);
                 y = hook.layerNormLinear(leaves[0], leaves[1], leaves[2], 1e-5, weight, bias);
@@ -93,7 +93,7 @@ std::vector<Gap> lossGaps(c10::Device device, at::ScalarType dtype) {
     auto ref_in = logits.to(at::kFloat).requires_grad_();
     at::Tensor ours;
     {
-        amp::AutocastGuard autocast(c10::DeviceType::CUDA, dtype);
+        autocast::AutocastGuard autocast(c10::DeviceType::CUDA, dtype);
         ours = halfCrossEntropy(ours_in, target);
     }
     const auto ref = at::cross_entropy_loss(ref_in, target);

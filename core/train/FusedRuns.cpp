@@ -9,14 +9,16 @@
 #include <memory>
 #include <optional>
 
-#include "core/amp/AutocastGuard.h"
 #include "core/amp/Fp8Linear.h"
 #include "core/amp/Precision.h"
+#include "core/autocast/AutocastGuard.h"
 #include "core/config/LrSchedule.h"
+#include "core/config/PrecisionFormats.h"
 #include "core/data/Datasets.h"
 #include "core/data/Prefetcher.h"
 #include "core/models/Fused.h"
 #include "core/models/ScriptedModel.h"
+#include "core/parallel/Communicator.h"
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
@@ -42,8 +44,7 @@ std::string fusionProblem(const config::ExperimentSpec& spec, int arm_index, boo
         return "it has one seed";
     }
     const config::Precision p = resolvePrecision(arm.precision, cuda);
-    if (p != config::Precision::Fp32 && p != config::Precision::AmpFp16 &&
-        p != config::Precision::AmpBf16) {
+    if (!config::formatOf(p).fuses_seeds) {
         return "its precision " + config::toString(p) + " trains only alone";
     }
     if (arm.ranks > 1) {
@@ -64,6 +65,10 @@ std::string fusionProblem(const config::ExperimentSpec& spec, int arm_index, boo
 namespace fused {
 
 void FusedLoop::setUp() {
+    if (opt_.ranks.first_gpu > 0) {
+        // Runs spread over the machine's GPUs: the group's own GPU, as a run alone takes it.
+        device_ = parallel::rankDevice(device_, opt_.ranks);
+    }
     stream_ = std::make_unique<RunStream>(device_);
     applyCpuThreads(spec_.cpu_threads);
     applyProcessSwitches(spec_, arm_, device_);
@@ -71,9 +76,9 @@ void FusedLoop::setUp() {
     const data::InputShape shape = dataset_->shape();
     head_ = std::make_unique<TaskHead>(resolveTask(spec_, shape), spec_.model.label_smoothing);
     k_ = arm_.accumulation;
-    lr_ = config::scaledLearningRate(spec_, arm_);
+    lr_ = plan_.planned.lr;
     planned_ = plannedOptimizerSteps(spec_, arm_, dataset_->trainSize());
-    const config::Precision kind = resolvePrecision(arm_.precision, device_.is_cuda());
+    const config::Precision kind = plan_.planned.resolvedOn(device_.str());
     std::vector<std::shared_ptr<models::Network>> models;
     std::vector<at::Generator> dropout;
     // A member's dropout draws from a generator of its own, which a graph cannot replay.
@@ -410,7 +415,8 @@ void FusedLoop::evaluate(int64_t s) {
     fused_->train(false);
     torch::NoGradGuard no_grad;
     const amp::Precision& lead = *members_.front()->precision;
-    amp::AutocastGuard autocast(device_.type(), lead.dtype(), lead.autocast(), /*cache=*/false);
+    autocast::AutocastGuard autocast(device_.type(), lead.dtype(), lead.autocast(),
+                                     /*cache=*/false);
     std::vector<TaskHead::Sums> sums(members_.size());
     forEachEvalBatch(spec_, arm_, *dataset_, lead, device_,
                      [&](const at::Tensor& x, const at::Tensor& target) {
@@ -487,12 +493,27 @@ using fused::FusedLoop;
 std::vector<RunOutcome> trainFused(const config::ExperimentSpec& spec, int arm_index,
                                    const std::vector<FusedMember>& members,
                                    const CancelToken& cancel, const TrainOptions& options) {
+    const uint64_t seed = members.empty() ? 0 : members.front().seed;
+    return trainFused(spec, planRun(spec, arm_index, seed, chooseDevice(spec.device)), members,
+                      cancel, options);
+}
+
+std::vector<RunOutcome> trainFused(const config::ExperimentSpec& spec, const RunPlan& plan,
+                                   const std::vector<FusedMember>& members,
+                                   const CancelToken& cancel, const TrainOptions& options) {
+    const int arm_index = plan.arm_index;
     const auto t0 = Clock::now();
     const StepGraph::SharedUse using_the_gpu;  // from set-up to the memory given back
     std::unique_ptr<FusedLoop> loop;
     std::vector<RunOutcome> out(members.size());
     try {
-        loop = std::make_unique<FusedLoop>(spec, arm_index, members, cancel, options);
+        if (arm_index < 0 || arm_index >= static_cast<int>(spec.arms.size())) {
+            throw RunFailure("arm index " + std::to_string(arm_index) + " is out of range");
+        }
+        if (!plan.device.problem.empty()) {
+            throw RunFailure(plan.device.problem);
+        }
+        loop = std::make_unique<FusedLoop>(spec, plan, members, cancel, options);
         loop->run();
         out = loop->outcomes();
     } catch (...) {
@@ -509,7 +530,8 @@ std::vector<RunOutcome> trainFused(const config::ExperimentSpec& spec, int arm_i
         }
     }
     loop.reset();  // the model and optimizers go before the next runs start
-    if (spec.arms.at(static_cast<size_t>(arm_index)).cuda_graph) {
+    if (arm_index >= 0 && arm_index < static_cast<int>(spec.arms.size()) &&
+        spec.arms[static_cast<size_t>(arm_index)].cuda_graph) {
         StepGraph::releasePools();  // else the graphs' pool stays reserved
     }
     for (size_t i = 0; i < members.size(); ++i) {
@@ -548,7 +570,7 @@ std::vector<RunOutcome> trainFusedRuns(store::Database& db, const config::Experi
         m.cancel = i < tokens.size() ? tokens[i] : nullptr;
         members.push_back(m);
     }
-    return trainFused(spec, runs.front().arm_index, members, cancel, options);
+    return trainFused(spec, static_cast<const RunPlan&>(runs.front()), members, cancel, options);
 }
 
 }  // namespace ampbench::train

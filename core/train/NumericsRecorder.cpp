@@ -22,7 +22,7 @@ double msSince(Clock::time_point t0) {
 }  // namespace
 
 NumericsRecorder::NumericsRecorder(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
-                                   models::Network& model)
+                                   config::Precision precision, models::Network& model)
     : every_(spec.numerics_every),
       model_(model),
       param_names_(model.parameterNames()),
@@ -43,10 +43,7 @@ NumericsRecorder::NumericsRecorder(const config::ExperimentSpec& spec, const con
         }
     }
     // Measured against the format the arm holds them in (fp16 for fp32: would they fit).
-    const auto params = model.parameters();
-    const bool cuda = !params.empty() && params.front().is_cuda();
-    tap_ = std::make_unique<numerics::NumericsTap>(
-        islands_, run::formatOfArm(config::resolvePrecision(arm.precision, cuda)));
+    tap_ = std::make_unique<numerics::NumericsTap>(islands_, run::formatOfArm(precision));
     model.setTap(tap_.get());
 }
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config/Placement.h"
 #include "core/config/PlannedArm.h"
 #include "core/config/Validation.h"
 #include "core/data/InputRecord.h"
@@ -76,7 +77,7 @@ std::vector<std::string> rerunDifferences(const RerunPlan& plan, const std::stri
         }
     }
     // What this build makes of the arm: precision, learning rate, scaler, ...
-    const bool cuda = device.rfind("cuda", 0) == 0;
+    const bool cuda = config::onCuda(device);
     json then_arm = json::parse(plan.original.spec_json, nullptr, false);
     json now_arm = json::parse(
         config::plannedArmToJson(config::planArm(plan.spec, plan.spec.arms.front(), cuda)));

@@ -68,8 +68,8 @@ class StartLine {
 
 /// One unit of arm `i` (its seeds fused, or one run) trained under `options`; its
 /// members' timings are appended to `timings`.
-std::vector<run::RunOutcome> trainUnit(const config::ExperimentSpec& t, int i, bool fused,
-                                       std::vector<run::AloneTiming>& timings,
+std::vector<run::RunOutcome> trainUnit(const config::ExperimentSpec& t, const DeviceChoice& device,
+                                       int i, bool fused, std::vector<run::AloneTiming>& timings,
                                        const run::CancelToken& cancel, const TrainOptions& o) {
     const auto& arm = t.arms.at(static_cast<size_t>(i));
     const std::vector<uint64_t> seeds =
@@ -80,13 +80,13 @@ std::vector<run::RunOutcome> trainUnit(const config::ExperimentSpec& t, int i, b
         collectors.push_back(std::make_unique<PassCollector>(timing));
     }
     if (!fused) {
-        return {trainRun(t, i, seeds.front(), *collectors.front(), cancel, o)};
+        return {trainRun(t, planRun(t, i, seeds.front(), device), *collectors.front(), cancel, o)};
     }
     std::vector<FusedMember> members;
     for (size_t m = 0; m < seeds.size(); ++m) {
         members.push_back({seeds[m], collectors[m].get(), nullptr});
     }
-    return trainFused(t, i, members, cancel, o);
+    return trainFused(t, planRun(t, i, seeds.front(), device), members, cancel, o);
 }
 
 /// Fills the pass's rate, memory and end from its units' timings and outcomes.
@@ -234,9 +234,9 @@ int heaviestArm(const config::ExperimentSpec& spec, const std::vector<AlonePass>
 /// `copies` units of arm `arm` (its `members` seeds fused, or one run) side by side,
 /// each on a thread of its own as packed runs train, held at their first micro-batch
 /// until all are there.
-SharingPass sideBySide(const config::ExperimentSpec& spec, int arm, int members, int copies,
-                       bool graph, const run::CancelToken& cancel, const TrainOptions& o,
-                       const std::function<void(const std::string&)>& note) {
+SharingPass sideBySide(const config::ExperimentSpec& spec, const DeviceChoice& device, int arm,
+                       int members, int copies, bool graph, const run::CancelToken& cancel,
+                       const TrainOptions& o, const std::function<void(const std::string&)>& note) {
     SharingPass pass;
     pass.arm_index = arm;
     pass.members = members;
@@ -259,7 +259,7 @@ SharingPass sideBySide(const config::ExperimentSpec& spec, int arm, int members,
     for (size_t c = 0; c < n; ++c) {
         threads.emplace_back([&, c] {
             auto& mine = outcomes[c];
-            mine = trainUnit(t, arm, members > 1, timings[c], cancel, side);
+            mine = trainUnit(t, device, arm, members > 1, timings[c], cancel, side);
             if (mine.empty() || mine.front().steps_done == 0) {
                 line.arrive();  // one that never began keeps nobody waiting
             }
@@ -279,7 +279,7 @@ SharingPass sideBySide(const config::ExperimentSpec& spec, int arm, int members,
 
 }  // namespace
 
-std::vector<SharingPass> timeSharing(const config::ExperimentSpec& spec,
+std::vector<SharingPass> timeSharing(const config::ExperimentSpec& spec, const DeviceChoice& device,
                                      const std::vector<AlonePass>& alone,
                                      const run::CancelToken& cancel, const TrainOptions& options,
                                      const std::function<void(const std::string&)>& note) {
@@ -301,8 +301,8 @@ std::vector<SharingPass> timeSharing(const config::ExperimentSpec& spec,
             std::vector<std::vector<run::AloneTiming>> timings(1);
             StepGraph::releasePools();
             const auto t0 = Clock::now();
-            const auto outcomes =
-                trainUnit(passSpec(spec, arm, graphOf(arm)), arm, true, timings[0], cancel, o);
+            const auto outcomes = trainUnit(passSpec(spec, arm, graphOf(arm)), device, arm, true,
+                                            timings[0], cancel, o);
             pass.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
             settle(pass, timings, {outcomes});
             if (note) {
@@ -325,7 +325,7 @@ std::vector<SharingPass> timeSharing(const config::ExperimentSpec& spec,
     if (heavy >= 0 && runs >= 2) {
         const SharingPass* f = fusedPass(out, heavy);
         const int copies = f ? f->members : 2;
-        out.push_back(sideBySide(spec, heavy, 1, copies, graphOf(heavy), cancel, o, note));
+        out.push_back(sideBySide(spec, device, heavy, 1, copies, graphOf(heavy), cancel, o, note));
     }
     const bool fuse = decideFusion(spec, alone, out).fuse;
     size_t units = 0;
@@ -337,7 +337,7 @@ std::vector<SharingPass> timeSharing(const config::ExperimentSpec& spec,
     const int arm = heaviestArm(spec, alone, out, true);
     const SharingPass* f = arm >= 0 ? fusedPass(out, arm) : nullptr;
     if (fuse && f && f->ok && units >= 2 && !cancel.cancelled()) {
-        out.push_back(sideBySide(spec, arm, f->members, 2, graphOf(arm), cancel, o, note));
+        out.push_back(sideBySide(spec, device, arm, f->members, 2, graphOf(arm), cancel, o, note));
     }
     StepGraph::releasePools();
     return out;

@@ -35,8 +35,8 @@ bool canTrainSideBySide(const config::ExperimentSpec& spec) {
     return true;
 }
 
-int spreadGpus(const config::ExperimentSpec& spec) {
-    if (resolveDevice(spec.device).rfind("cuda", 0) != 0 || !canTrainSideBySide(spec)) {
+int spreadGpus(const config::ExperimentSpec& spec, const DeviceChoice& device) {
+    if (!device.problem.empty() || !device.placement.isCuda() || !canTrainSideBySide(spec)) {
         return 0;  // the CPU trains one run at a time
     }
     const int visible = parallel::rankCapacity(true).gpus;

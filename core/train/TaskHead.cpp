@@ -3,8 +3,8 @@
 #include <ATen/ATen.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
-#include "core/amp/AutocastGuard.h"
 #include "core/amp/HalfLinear.h"
+#include "core/autocast/AutocastGuard.h"
 
 #ifdef AMPBENCH_WITH_CUDA
 #include <c10/cuda/CUDAStream.h>
@@ -56,7 +56,7 @@ at::Tensor TaskHead::loss(const at::Tensor& output, const at::Tensor& target) co
 bool autocastHalfLogits(const at::Tensor& logits) {
     return logits.is_cuda() &&
            (logits.scalar_type() == at::kHalf || logits.scalar_type() == at::kBFloat16) &&
-           amp::AutocastGuard::isEnabled(c10::DeviceType::CUDA);
+           autocast::AutocastGuard::isEnabled(c10::DeviceType::CUDA);
 }
 
 namespace {

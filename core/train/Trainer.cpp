@@ -15,10 +15,10 @@
 #include <optional>
 #include <thread>
 
-#include "core/amp/AutocastGuard.h"
 #include "core/amp/Fp8Linear.h"
 #include "core/amp/LossScaler.h"
 #include "core/amp/Precision.h"
+#include "core/autocast/AutocastGuard.h"
 #include "core/config/LrSchedule.h"
 #include "core/data/DataError.h"
 #include "core/data/Datasets.h"
@@ -143,10 +143,10 @@ run::RunInfo runInfoOf(const config::ArmSpec& arm, const amp::Precision& precisi
 std::vector<run::EventRecord> armEvents(const config::ArmSpec& arm, const amp::Precision& precision,
                                         const ParameterUpdater& updater, c10::Device device) {
     std::vector<run::EventRecord> out;
-    if (arm.precision == Precision::Amp) {
+    if (arm.precision != precision.kind()) {  // as planning resolved it (amp)
         out.push_back({0, EventKind::Info,
-                       "precision 'amp' runs as " + config::toString(precision.kind()) + " on " +
-                           device.str(),
+                       "precision '" + config::toString(arm.precision) + "' runs as " +
+                           config::toString(precision.kind()) + " on " + device.str(),
                        0.0});
     }
     out.push_back({0, EventKind::Info, "optimizer: " + updater.describe(), 0.0});
@@ -226,10 +226,9 @@ void RunLoop::setUpDevice() {
     if (opt_.ranks.active() || opt_.ranks.first_gpu > 0) {
         device_ = parallel::rankDevice(device_, opt_.ranks);  // its own GPU(s) of the machine
     }
-    const bool cuda = device_.is_cuda();
     stream_ = std::make_unique<RunStream>(device_);
     applyCpuThreads(spec_.cpu_threads);
-    precision_ = amp::Precision::make(resolvePrecision(arm_.precision, cuda), arm_, device_,
+    precision_ = amp::Precision::make(plan_.planned.resolvedOn(device_.str()), arm_, device_,
                                       amp::linearRows(spec_));
     if (const std::string why = precision_->unsupported(); !why.empty()) {
         throw RunFailure("arm '" + arm_.name + "': " + why);
@@ -257,7 +256,7 @@ void RunLoop::setUpModel() {
         model_->setCheckpointing(true);
     }
     try {
-        numerics_ = std::make_unique<NumericsRecorder>(spec_, arm_, *model_);
+        numerics_ = std::make_unique<NumericsRecorder>(spec_, arm_, precision_->kind(), *model_);
     } catch (const std::invalid_argument& e) {
         throw RunFailure(e.what());
     }
@@ -290,7 +289,7 @@ void RunLoop::setUpModel() {
 // (a few generated batches kept on the device, else the prefetcher).
 void RunLoop::setUpData() {
     k_ = arm_.accumulation;
-    lr_ = config::scaledLearningRate(spec_, arm_);
+    lr_ = plan_.planned.lr;
     updater_ = makeUpdater(params_, spec_.optimizer, lr_, device_, /*allow_fused=*/true,
                            /*lr_on_device=*/arm_.cuda_graph);
     planned_ = plannedOptimizerSteps(spec_, arm_, dataset_->trainSize());
@@ -550,8 +549,8 @@ EvalRecord RunLoop::evaluate(int64_t s) {
     model_->eval();
     torch::NoGradGuard no_grad;
     // The cast cache is off for no-grad passes (LibTorch 1.13 loses grad_fn otherwise).
-    amp::AutocastGuard autocast(device_.type(), precision_->dtype(), precision_->autocast(),
-                                /*cache=*/false);
+    autocast::AutocastGuard autocast(device_.type(), precision_->dtype(), precision_->autocast(),
+                                     /*cache=*/false);
     TaskHead::Sums sums;
     forEachEvalBatch(spec_, arm_, *dataset_, *precision_, device_,
                      [&](const at::Tensor& x, const at::Tensor& target) {
@@ -691,26 +690,51 @@ void applyCpuThreads(int cpu_threads) {
     }
 }
 
-std::string resolveDevice(config::DeviceKind kind) {
+DeviceChoice chooseDevice(config::DeviceKind kind) {
+    DeviceChoice d;
     switch (kind) {
         case config::DeviceKind::Cpu:
-            return "cpu";
+            break;
         case config::DeviceKind::Cuda:
+            d.placement = config::Placement::cuda();
             if (!probe::cudaAvailable()) {
 #ifdef AMPBENCH_WITH_CUDA
-                throw std::runtime_error(
-                    "device 'cuda' was asked for but no CUDA device is visible");
+                d.problem = "device 'cuda' was asked for but no CUDA device is visible";
 #else
-                throw std::runtime_error(
+                d.problem =
                     "device 'cuda' was asked for but this build has no CUDA (LibTorch is "
-                    "CPU-only)");
+                    "CPU-only)";
 #endif
             }
-            return "cuda:0";
+            break;
         case config::DeviceKind::Auto:
-            return probe::cudaAvailable() ? "cuda:0" : "cpu";
+            if (probe::cudaAvailable()) {
+                d.placement = config::Placement::cuda();
+            }
+            break;
     }
-    return "cpu";
+    return d;
+}
+
+std::string resolveDevice(config::DeviceKind kind) {
+    const DeviceChoice d = chooseDevice(kind);
+    if (!d.problem.empty()) {
+        throw std::runtime_error(d.problem);
+    }
+    return d.placement.str();
+}
+
+RunPlan planRun(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
+                const DeviceChoice& device) {
+    RunPlan p;
+    p.arm_index = arm_index;
+    p.seed = seed;
+    p.device = device;
+    if (arm_index >= 0 && arm_index < static_cast<int>(spec.arms.size())) {
+        p.planned = config::planArm(spec, spec.arms[static_cast<size_t>(arm_index)],
+                                    device.placement.isCuda());
+    }
+    return p;
 }
 
 int64_t plannedOptimizerSteps(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
@@ -732,6 +756,14 @@ int64_t trainingSetSize(const config::DataSpec& data) {
 RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
                     TrainObserver& observer, const CancelToken& cancel,
                     const TrainOptions& options) {
+    return trainRun(spec, planRun(spec, arm_index, seed, chooseDevice(spec.device)), observer,
+                    cancel, options);
+}
+
+RunOutcome trainRun(const config::ExperimentSpec& spec, const RunPlan& plan,
+                    TrainObserver& observer, const CancelToken& cancel,
+                    const TrainOptions& options) {
+    const int arm_index = plan.arm_index;
     RunOutcome out;
     std::unique_ptr<parallel::RankSummaryObserver> ranked;
     std::unique_ptr<ObserverFanout> fanout;
@@ -761,8 +793,11 @@ RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint64_t 
             fanout = std::make_unique<ObserverFanout>(
                 std::vector<TrainObserver*>{&observer, ranked.get()});
         }
-        loop = std::make_unique<RunLoop>(spec, arm_index, seed, fanout ? *fanout : observer, cancel,
-                                         options, ranked.get());
+        if (!plan.device.problem.empty()) {
+            throw RunFailure(plan.device.problem);
+        }
+        loop = std::make_unique<RunLoop>(spec, plan, fanout ? *fanout : observer, cancel, options,
+                                         ranked.get());
         out = loop->run();
     } catch (...) {
         const FailureOf f = currentFailure();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config/ExperimentSpec.h"
+#include "core/config/Placement.h"
 #include "core/config/PlannedArm.h"
 #include "core/parallel/RankSetup.h"
 #include "core/run/TrainObserver.h"
@@ -72,6 +73,39 @@ struct TrainOptions {
     std::function<std::vector<run::EventRecord>(int arm_index, uint64_t seed)> opening_events;
 };
 
+/// The spec's device on this machine, worked out once per plan. Never throws: where
+/// CUDA is asked for and there is none, `problem` says so (each run then fails with it)
+/// and the placement is CUDA as asked.
+struct DeviceChoice {
+    config::Placement placement;
+    std::string problem;
+};
+DeviceChoice chooseDevice(config::DeviceKind kind);
+
+/// One run as planning resolved it: the arm and what it resolves to on the device (the
+/// precision, the learning rate after its rule, the effective batch), its seed and
+/// where it trains. Below planning nothing of it is worked out again.
+struct RunPlan {
+    int arm_index = 0;
+    uint64_t seed = 0;
+    config::PlannedArm planned;
+    DeviceChoice device;
+};
+/// Run `arm_index` × `seed` of `spec` planned on `device`.
+RunPlan planRun(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
+                const DeviceChoice& device);
+
+/// Trains one planned run and reports every step, evaluation and event to `observer`.
+/// Never throws: a failure (a device planning found missing, bad spec for this device,
+/// out of memory, NaN loss, bad data, an observer that throws) ends the run with status
+/// Failed and the error text; a cancel ends it with status Cancelled. Every step that
+/// completed before the end has been reported.
+run::RunOutcome trainRun(const config::ExperimentSpec& spec, const RunPlan& plan,
+                         run::TrainObserver& observer, const run::CancelToken& cancel,
+                         const TrainOptions& options = {});
+
+/// The same for arm `arm_index` with `seed`, planned here on the spec's device: for
+/// what trains outside an experiment (a pass alone, a capacity trial, a rank).
 /// Trains one arm with one seed and reports every step, evaluation and event to
 /// `observer`. Never throws: a failure (bad spec for this device, out of memory,
 /// NaN loss, bad data, an observer that throws) ends the run with status Failed
@@ -82,7 +116,7 @@ run::RunOutcome trainRun(const config::ExperimentSpec& spec, int arm_index, uint
                          const TrainOptions& options = {});
 
 /// "cpu" or "cuda:0" for a device choice; throws std::runtime_error when CUDA is
-/// asked for and this build or machine has none.
+/// asked for and this build or machine has none (chooseDevice's problem).
 std::string resolveDevice(config::DeviceKind kind);
 using config::resolvePrecision;  // amp → amp-fp16 on CUDA, amp-bf16 on CPU
 /// Optimizer steps an arm makes (micro-batches / K); `train_size` matters only for epochs.

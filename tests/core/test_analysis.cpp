@@ -220,7 +220,7 @@ TEST(Verdict, AGapTheSeedsCannotResolveIsInconclusiveAndSaysHowManySeeds) {
     const auto& v = verdictOf(a, "amp");
     EXPECT_EQ(v.verdict, Verdict::Inconclusive) << v.summary;
     ASSERT_EQ(v.summary.code, FindingCode::FinalUnresolved);
-    EXPECT_GT(v.summary.value("seeds_needed"), 3);
+    EXPECT_GT(v.summary.value(analysis::FindingKey::SeedsNeeded), 3);
     EXPECT_NE(describe(v.summary).find("seeds per arm would resolve it"), std::string::npos);
 }
 
@@ -317,6 +317,20 @@ TEST(Verdict, ABaselineThatNeverImprovedSetsNoTimeToTarget) {
         r.evals.back().val_accuracy = 0.5;
     }
     EXPECT_EQ(verdictOf(analyzeExperiment(d), "amp").time_to_target.runs, 3);
+}
+
+// Chance accuracy on synthetic tokens (1 in 32,768), evaluated once at the end: no
+// "time to the baseline's final accuracy 0.00%" either, though the single evaluation
+// leaves nothing to compare it with.
+TEST(Verdict, AChanceAccuracySetsNoTimeToTarget) {
+    auto d = experiment(3, ampArm());
+    for (auto& r : d.runs) {
+        r.evals.back().val_accuracy = 1.0 / 32768;
+    }
+    auto a = analyzeExperiment(d);
+    const auto& v = verdictOf(a, "amp");
+    EXPECT_EQ(v.time_to_target.runs, 0);
+    EXPECT_FALSE(anyContains(v.reasons, "time to the baseline"));
 }
 
 TEST(Verdict, OneSeedLeavesNoiseUnknown) {

@@ -5,9 +5,9 @@
 
 #include <stdexcept>
 
-#include "core/amp/AutocastGuard.h"
+#include "core/autocast/AutocastGuard.h"
 
-using ampbench::amp::AutocastGuard;
+using ampbench::autocast::AutocastGuard;
 
 TEST(AutocastGuard, MatmulLowPrecisionLossFp32) {
     ASSERT_FALSE(AutocastGuard::isEnabled(c10::DeviceType::CPU));

@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "core/amp/AutocastGuard.h"
+#include "core/autocast/AutocastGuard.h"
 #include "core/models/Checkpoint.h"
 #include "core/models/Registry.h"
 
@@ -25,7 +25,7 @@ Grads runOnce(const config::ModelSpec& spec, const data::InputShape& shape, cons
     at::manual_seed(7);  // the same dropout draws in both runs
     at::Tensor out, loss;
     {
-        amp::AutocastGuard g(c10::DeviceType::CPU, at::kBFloat16, autocast);
+        autocast::AutocastGuard g(c10::DeviceType::CPU, at::kBFloat16, autocast);
         out = model->forward(x);
         loss =
             at::cross_entropy_loss(out.reshape({-1, out.size(-1)}).to(at::kFloat), y.reshape({-1}));
@@ -104,5 +104,5 @@ TEST(Checkpointing, WorksUnderCpuAutocast) {
     auto ckpt = runOnce(spec, shape, x, y, true, true);
     // bf16 recomputation reproduces the same low-precision values.
     expectSame(plain, ckpt, 1e-2);
-    EXPECT_FALSE(amp::AutocastGuard::isEnabled(c10::DeviceType::CPU));
+    EXPECT_FALSE(autocast::AutocastGuard::isEnabled(c10::DeviceType::CPU));
 }

@@ -11,9 +11,9 @@
 #include <limits>
 #include <vector>
 
-#include "core/amp/AutocastGuard.h"
 #include "core/amp/HalfLinear.h"
 #include "core/amp/LossScaler.h"
+#include "core/autocast/AutocastGuard.h"
 #include "core/config/ExperimentSpec.h"
 #include "core/models/Registry.h"
 #include "core/numerics/Fp16Numerics.h"
@@ -65,11 +65,11 @@ TEST(Cuda, AutocastFp16OnCuda) {
     auto a = at::randn({64, 64}, at::TensorOptions().device(kCuda));
     at::Tensor y;
     {
-        amp::AutocastGuard g(c10::DeviceType::CUDA, at::kHalf);
+        autocast::AutocastGuard g(c10::DeviceType::CUDA, at::kHalf);
         y = at::matmul(a, a);
     }
     EXPECT_EQ(y.scalar_type(), at::kHalf);
-    EXPECT_FALSE(amp::AutocastGuard::isEnabled(c10::DeviceType::CUDA));
+    EXPECT_FALSE(autocast::AutocastGuard::isEnabled(c10::DeviceType::CUDA));
 }
 
 // The token loss under fp16 and bf16 autocast reads the half-precision logits without
@@ -90,7 +90,7 @@ TEST(Cuda, TheLossOfHalfPrecisionLogitsNeedsNoFloat32Copy) {
             amp::setFusedKernels(fused);
             at::Tensor ours, theirs, g_ours, g_theirs;
             {
-                amp::AutocastGuard g(c10::DeviceType::CUDA, dtype);
+                autocast::AutocastGuard g(c10::DeviceType::CUDA, dtype);
                 const auto logits = at::matmul(x, w);
                 ASSERT_EQ(logits.scalar_type(), dtype);
                 ASSERT_TRUE(train::autocastHalfLogits(logits));
@@ -130,7 +130,7 @@ TEST(Cuda, TheFusedLossMatchesFloat32AtADecodersShapes) {
     const auto y = at::randint(vocab, {rows}, opts.dtype(at::kLong));
     at::Tensor ours;
     {
-        amp::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
+        autocast::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
         ours = train::halfCrossEntropy(logits, y);
     }
     auto ref_in = logits.detach().to(at::kFloat).requires_grad_();
@@ -151,7 +151,7 @@ TEST(Cuda, TheFusedLossMatchesFloat32AtADecodersShapes) {
     auto ignoring = y.clone();
     ignoring.index_put_({3}, -100);
     {
-        amp::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
+        autocast::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
         train::halfCrossEntropy(large, ignoring).backward();
     }
     EXPECT_TRUE(at::isfinite(large.grad()).all().item<bool>());
@@ -159,7 +159,7 @@ TEST(Cuda, TheFusedLossMatchesFloat32AtADecodersShapes) {
 
     auto bad = logits.detach().clone();
     bad.index_put_({5, 7}, std::numeric_limits<float>::quiet_NaN());
-    amp::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
+    autocast::AutocastGuard g(c10::DeviceType::CUDA, at::kBFloat16);
     EXPECT_TRUE(std::isnan(train::halfCrossEntropy(bad, y).item<double>()));
 }
 
@@ -192,7 +192,7 @@ TEST(Cuda, TheFusedLayerNormMatchesLayerNormThenLinearUnderAutocast) {
                 amp::HalfLinears hook(dtype);
                 at::Tensor out;
                 {
-                    amp::AutocastGuard g(c10::DeviceType::CUDA, dtype);
+                    autocast::AutocastGuard g(c10::DeviceType::CUDA, dtype);
                     out = hook.layerNormLinear(leaves[0], leaves[1], leaves[2], 1e-5, leaves[3],
                                                leaves[4]);
                 }
@@ -752,7 +752,7 @@ TEST(Cuda, UnscaledAttentionOverflowsFp16UnlessItIsAnIsland) {
         model->setTap(&tap);
         tap.observe(1, 1.0);
         {
-            amp::AutocastGuard autocast(c10::DeviceType::CUDA, at::kHalf);
+            autocast::AutocastGuard autocast(c10::DeviceType::CUDA, at::kHalf);
             model->forward(tokens);
         }
         for (auto& r : tap.takeObservation().value().finish()) {

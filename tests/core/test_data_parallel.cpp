@@ -435,7 +435,7 @@ TEST(GpuScheduler, OneGpuOrTheCpuTrainsOneRunAtATime) {
     config::ExperimentSpec cpu;
     cpu.device = config::DeviceKind::Cpu;
     cpu.runs_per_gpu = 4;
-    EXPECT_EQ(train::spreadGpus(cpu), 0);  // the CPU never spreads its runs
+    EXPECT_EQ(train::spreadGpus(cpu, train::chooseDevice(cpu.device)), 0);  // never on the CPU
     // Arms that differ in TF32, a process-wide switch, never train side by side.
     cpu.arms = {config::ArmSpec{"fp32"}, config::ArmSpec{"tf32"}};
     EXPECT_TRUE(train::canTrainSideBySide(cpu));

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "core/amp/AutocastGuard.h"
 #include "core/amp/Fp8Linear.h"
 #include "core/amp/Fp8Scaling.h"
 #include "core/amp/HalfLinear.h"
+#include "core/autocast/AutocastGuard.h"
 #include "core/config/SpecJson.h"
 #include "core/config/Validation.h"
 #include "core/models/Registry.h"
@@ -395,7 +395,7 @@ TEST(Fp8, TheDecoderHandsGeluAndFc2ToTheHookWithOrWithoutATap) {
 // autocast computes exactly what it computes without the hook.
 TEST(HalfLinears, OffTheGpuTheDecoderComputesAsWithoutTheHook) {
     const auto d = cpuDecoder(3);
-    amp::AutocastGuard autocast(c10::DeviceType::CPU, at::kBFloat16);
+    autocast::AutocastGuard autocast(c10::DeviceType::CPU, at::kBFloat16);
     const auto plain = d.model->forward(d.tokens);
     amp::HalfLinears hook(at::kBFloat16);
     d.model->setLinearHook(&hook);
@@ -513,7 +513,7 @@ std::vector<at::Tensor> outputAndGradients(OneLinearImpl& net, amp::Fp8Linears* 
     net.setLinearHook(fp8);
     at::Tensor y;
     {
-        amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, fp8 != nullptr, true);
+        autocast::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, fp8 != nullptr, true);
         y = net.forward(x);
     }
     y.backward(dy.to(y.scalar_type()));
@@ -615,7 +615,7 @@ TEST(Fp8Cuda, TheBiasGradientIsTheOutputGradientsColumnSumsOnEveryRunAlike) {
         net->zero_grad();
         at::Tensor y;
         {
-            amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
+            autocast::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
             y = net->forward(x);
         }
         y.backward(dy);
@@ -638,7 +638,7 @@ TEST(Fp8Cuda, ADelayedScaleThatFallsBehindSaturatesAndTheRecordsCountIt) {
     arm.fp8_history = 1;
     amp::Fp8Linears fp8(*net, arm, test_cuda::kCuda);
     net->setLinearHook(&fp8);
-    amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
+    autocast::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
     const auto x = at::rand({64, 256}, at::device(test_cuda::kCuda));  // amax just under 1
     {
         at::NoGradGuard no_grad;
@@ -735,7 +735,7 @@ TEST(Fp8Cuda, AnInputThatIsNotAlignedCastsAsTheAlignedOneDoes) {
     const auto aligned = misaligned.clone();
     ASSERT_NE(reinterpret_cast<uintptr_t>(misaligned.data_ptr()) % 16, 0u);
     at::NoGradGuard no_grad;
-    amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
+    autocast::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
     EXPECT_TRUE(at::equal(net->forward(misaligned), net->forward(aligned)));
 }
 
@@ -753,7 +753,7 @@ TEST(Fp8Cuda, TheKernelsScaleAsTheReferenceArithmeticDoes) {
     net->setLinearHook(&fp8);
     auto ref = amp::Fp8Scaling::make(3, amp::kE4m3Max, 1, c10::kCPU);
     at::NoGradGuard no_grad;
-    amp::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
+    autocast::AutocastGuard guard(c10::DeviceType::CUDA, at::kBFloat16, true, true);
     int64_t step = 0;
     for (double amax : {2.0, 8.0, 1.0, 0.5, 0.5, 0.5, 4.0}) {
         const double want = ref.primed

@@ -97,8 +97,10 @@ TEST(LayerNumerics, LocatedOverflowsAreCitedByTheVerdict) {
 
     analysis::Finding f;
     f.code = analysis::FindingCode::OverflowOrigin;
-    f.values = {{"step", 812}, {"loss_scale", 65536}, {"seed", 2}, {"count", 3}, {"located", 5}};
-    f.names = {{"name", "blocks.3.qkv"}, {"where", "output"}, {"dtype", "float16"}};
+    using K = analysis::FindingKey;
+    f.values = {
+        {K::Step, 812}, {K::LossScale, 65536}, {K::Seed, 2}, {K::Count, 3}, {K::Located, 5}};
+    f.names = {{K::Name, "blocks.3.qkv"}, {K::Where, "output"}, {K::Dtype, "float16"}};
     EXPECT_EQ(analysis::describe(f),
               "overflow first in `blocks.3.qkv` output (float16) at step 812, loss scale 65536 "
               "(seed 2; 3 of 5 replayed non-finite steps broke there)");

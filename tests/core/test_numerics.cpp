@@ -9,7 +9,7 @@
 #include <map>
 #include <optional>
 
-#include "core/amp/AutocastGuard.h"
+#include "core/autocast/AutocastGuard.h"
 #include "core/models/Registry.h"
 #include "core/numerics/Fp16Numerics.h"
 #include "core/numerics/NumericsTap.h"
@@ -451,7 +451,7 @@ std::map<std::string, NumericsRecord> outputsUnderAutocast(models::Network& mode
     model.setTap(&tap);
     tap.observe(1, 1.0);
     {
-        amp::AutocastGuard autocast(c10::DeviceType::CPU, at::kBFloat16);
+        autocast::AutocastGuard autocast(c10::DeviceType::CPU, at::kBFloat16);
         model.forward(x);
     }
     std::map<std::string, NumericsRecord> out;
@@ -508,7 +508,7 @@ TEST(Fp32Islands, TheIslandStaysFp32UnderAutocast) {
     EXPECT_EQ(island.at("layers.3").dtype, "bfloat16");
     EXPECT_EQ(island.at("layers.5").dtype, "float32");  // the head: fp32 inside autocast
     // Leaving the autocast region restores the state it found.
-    EXPECT_TRUE(amp::AutocastGuard::isEnabled(c10::DeviceType::CPU) == false);
+    EXPECT_TRUE(autocast::AutocastGuard::isEnabled(c10::DeviceType::CPU) == false);
 }
 
 // Glob patterns pick modules inside blocks; a whole block as an island runs every
@@ -593,7 +593,8 @@ struct Locator {
         m.width = 16;
         m.depth = 2;  // layers.1, .3, .5 linear; .2, .4 ReLU
         model = models::makeModel(m, imageShape());
-        recorder = std::make_unique<train::NumericsRecorder>(spec, spec.arms[0], *model);
+        recorder = std::make_unique<train::NumericsRecorder>(spec, spec.arms[0],
+                                                             spec.arms[0].precision, *model);
     }
     std::string locate(int64_t step, double scale) {
         auto loss_of = [this](const at::Tensor& in, const at::Tensor& target) {
@@ -778,13 +779,13 @@ TEST(Fp32Islands, TheNoteCountsManyIslands) {
     config::ArmSpec arm{"islands", config::Precision::AmpBf16};
     arm.fp32_modules = "blocks.*";
     auto model = models::makeModel(spec.model, tokenShape());
-    const auto notes = train::NumericsRecorder(spec, arm, *model).startNotes();
+    const auto notes = train::NumericsRecorder(spec, arm, arm.precision, *model).startNotes();
     ASSERT_EQ(notes.size(), 1u);
     EXPECT_EQ(notes[0].rfind("FP32 islands (autocast off, inputs in fp32): blocks.0.ln1, ", 0), 0u)
         << notes[0];
     EXPECT_NE(notes[0].find(", ... (32 modules in all)"), std::string::npos) << notes[0];
     arm.fp32_modules = "head;blocks.1.attn";
     auto small = models::makeModel(spec.model, tokenShape());
-    EXPECT_EQ(train::NumericsRecorder(spec, arm, *small).startNotes().at(0),
+    EXPECT_EQ(train::NumericsRecorder(spec, arm, arm.precision, *small).startNotes().at(0),
               "FP32 islands (autocast off, inputs in fp32): blocks.1.attn, head");
 }

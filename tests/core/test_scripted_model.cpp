@@ -10,7 +10,7 @@
 
 #include "FileDataFiles.h"
 #include "ScriptedModules.h"
-#include "core/amp/AutocastGuard.h"
+#include "core/autocast/AutocastGuard.h"
 #include "core/models/ScriptedModel.h"
 #include "core/store/Database.h"
 #include "core/train/SetupCheck.h"
@@ -103,7 +103,7 @@ TEST(Scripted, AutocastReachesTheModulesOpsAndGradientsStayFp32) {
     auto net = models::loadScripted(file, c10::Device(c10::kCPU));
     at::Tensor out;
     {
-        amp::AutocastGuard guard(c10::DeviceType::CPU, at::kBFloat16, true);
+        autocast::AutocastGuard guard(c10::DeviceType::CPU, at::kBFloat16, true);
         out = net->forward(torch::randn({4, 1, 8, 8}));
     }
     EXPECT_EQ(out.scalar_type(), at::kBFloat16) << "the matmuls ran under bf16 autocast";

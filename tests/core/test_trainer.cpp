@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config/LrSchedule.h"
+#include "core/config/PlannedArm.h"
 #include "core/config/Presets.h"
 #include "core/data/FashionMnist.h"
 #include "core/store/Database.h"
@@ -274,6 +275,46 @@ TEST(Trainer, PlannedSteps) {
     s.epochs = 1;
     s.micro_batch = 64;
     EXPECT_EQ(train::plannedOptimizerSteps(s, a, 54000), 843 / 4);
+}
+
+// The trainer trains the plan as given: the precision, the learning rate and the
+// device planning resolved, none of them worked out again from the spec.
+TEST(Trainer, TrainsThePlanAsGivenNotTheSpecAgain) {
+    const auto spec = syntheticSpec(6);
+    train::RunPlan plan = train::planRun(spec, 0, 1, train::chooseDevice(spec.device));
+    EXPECT_EQ(plan.planned.precision, config::Precision::Fp32);
+    EXPECT_DOUBLE_EQ(plan.planned.lr, spec.optimizer.lr);
+    plan.planned.lr = 0.0125;                             // not what the arm's rule gives
+    plan.planned.precision = config::Precision::AmpBf16;  // not what the arm says
+    Collect c;
+    run::CancelToken cancel;
+    const auto out = train::trainRun(spec, plan, c, cancel);
+    ASSERT_EQ(out.status, run::RunStatus::Finished) << out.error;
+    ASSERT_FALSE(c.steps.empty());
+    for (const auto& step : c.steps) {
+        EXPECT_DOUBLE_EQ(step.lr, 0.0125) << step.step;
+    }
+    bool said = false;
+    for (const auto& e : c.events) {
+        said = said || e.message == "precision 'fp32' runs as amp-bf16 on cpu";
+    }
+    EXPECT_TRUE(said) << "the run says what it trains as";
+}
+
+// A device planning found missing fails every run with planning's words, before the
+// run touches the device; nothing resolves the device again.
+TEST(Trainer, ADeviceThePlanFoundMissingFailsTheRunWithItsWords) {
+    const auto spec = syntheticSpec(4);
+    train::DeviceChoice missing;
+    missing.placement = config::Placement::cuda();
+    missing.problem = "device 'cuda' was asked for but no CUDA device is visible";
+    Collect c;
+    run::CancelToken cancel;
+    const auto out = train::trainRun(spec, train::planRun(spec, 0, 1, missing), c, cancel);
+    EXPECT_EQ(out.status, run::RunStatus::Failed);
+    EXPECT_EQ(out.error, missing.problem);
+    EXPECT_TRUE(c.steps.empty());
+    EXPECT_TRUE(c.finished);
 }
 
 TEST(Trainer, CudaGraphWithoutCudaFailsClearly) {
@@ -545,6 +586,29 @@ TEST_F(Experiment, AnInvalidSpecIsRefusedAtEveryEntryPointAndNothingIsWritten) {
 
 // A front end that validated the spec itself hands the ValidSpec on: it is planned
 // and trained as it is.
+// The experiment's device is chosen once and every planned run carries it, with the
+// arm as planned: what the run stores is what it trains with.
+TEST_F(Experiment, EveryPlannedRunCarriesTheDeviceAndTheArmAsPlanned) {
+    auto db = store::Database::open(file("e.db"));
+    auto spec = syntheticSpec(4, "amp", config::Precision::Amp);
+    spec.arms.push_back({"accum2", config::Precision::Fp32, 2});
+    spec.seeds = {1, 2};
+    spec.device = config::DeviceKind::Cpu;
+    const auto plan = train::planExperiment(*db, spec);
+    ASSERT_EQ(plan.runs.size(), 4u);
+    EXPECT_FALSE(plan.device.placement.isCuda());
+    EXPECT_TRUE(plan.device.problem.empty());
+    for (const auto& r : plan.runs) {
+        EXPECT_EQ(r.device.placement, plan.device.placement);
+        const auto stored = config::plannedArmFromJson(db->run(r.run_id)->spec_json);
+        EXPECT_EQ(stored.precision, r.planned.precision) << r.arm;
+        EXPECT_DOUBLE_EQ(stored.lr, r.planned.lr) << r.arm;
+        EXPECT_EQ(stored.effective_batch, r.planned.effective_batch) << r.arm;
+    }
+    EXPECT_EQ(plan.runs[0].planned.precision, config::Precision::AmpBf16) << "amp on the CPU";
+    EXPECT_DOUBLE_EQ(plan.runs[1].planned.lr, 2 * spec.optimizer.lr) << "the linear rule, K = 2";
+}
+
 TEST_F(Experiment, AValidatedSpecIsPlannedAndTrainedAsItIs) {
     auto db = store::Database::open(file("e.db"));
     const config::ValidSpec valid = train::validSpec(syntheticSpec(4));

@@ -646,9 +646,11 @@ TEST(VerdictPanel, ShowsEveryArmWithItsVerdict) {
     base.verdict = analysis::Verdict::Baseline;
     amp.arm = "amp";
     amp.verdict = analysis::Verdict::WithinNoise;
-    amp.summary = {analysis::FindingCode::WithinSeedNoise, {{"tail", 0.8}}, {{"baseline", "fp32"}}};
-    amp.reasons = {{analysis::FindingCode::TrendAgreement, {{"r", 0.98}}, {}}};
-    amp.next_checks = {{analysis::FindingCode::InputBound, {{"wait_share", 0.4}}, {}}};
+    using K = analysis::FindingKey;
+    amp.summary = {
+        analysis::FindingCode::WithinSeedNoise, {{K::Tail, 0.8}}, {{K::Baseline, "fp32"}}};
+    amp.reasons = {{analysis::FindingCode::TrendAgreement, {{K::R, 0.98}}, {}}};
+    amp.next_checks = {{analysis::FindingCode::InputBound, {{K::WaitShare, 0.4}}, {}}};
     a.verdicts = {base, amp};
     a.incomplete.push_back({7, "amp", 2, run::RunStatus::Interrupted, 20, 48});
     ui::VerdictPanel panel;

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/config/PlannedArm.h"
+#include "core/config/PrecisionFormats.h"
 #include "core/config/SpecFields.h"
 #include "ui/editor/FieldMarks.h"
 
@@ -36,10 +37,11 @@ bool isScalerColumn(int c) {
     return f && f->path.rfind("scaler.", 0) == 0;
 }
 
-/// The FP8 recipe's settings ("fp8_recipe", "fp8_history", "fp8_margin").
-bool isFp8Column(int c) {
+/// A setting only some precision formats use (fp8's "fp8_recipe", ...) where the arm
+/// on `a` is not one of them.
+bool isOtherFormatsColumn(int c, const ArmSpec& a) {
     const auto* f = columnField(c);
-    return f && f->path.rfind("fp8_", 0) == 0;
+    return f && config::fieldIsOtherFormats(f->path, a.precision);
 }
 
 bool isLossScalingColumn(int c) {
@@ -178,17 +180,17 @@ void ArmsTableModel::setAmpIsFp16(bool fp16) {
 }
 
 QString ArmsTableModel::unusedReason(int row, int column) const {
-    if (isFp8Column(column) && row >= 0 && row < rowCount()) {
+    if (row >= 0 && row < rowCount()) {
         const ArmSpec& a = arms_[static_cast<size_t>(row)];
-        if (a.precision != config::Precision::Fp8) {
-            return tr("Not used: this arm runs %1 (the FP8 settings are for fp8 arms)")
-                .arg(QString::fromStdString(config::toString(a.precision)));
+        if (isOtherFormatsColumn(column, a)) {
+            return tr("Not used: this arm runs %1 (the setting is for %2 arms)")
+                .arg(QString::fromStdString(config::toString(a.precision)),
+                     QString::fromUtf8(config::formatOwningField(columnField(column)->path)->name));
         }
-        if (columnField(column)->path == "fp8_history" &&
+        if (columnField(column) && columnField(column)->path == "fp8_history" &&
             a.fp8_recipe != config::Fp8Recipe::Delayed) {
             return tr("Not used: current scaling keeps no history");
         }
-        return {};
     }
     const bool scaler = isScalerColumn(column);
     if ((!scaler && !isLossScalingColumn(column)) || row < 0 || row >= rowCount()) {
@@ -197,7 +199,7 @@ QString ArmsTableModel::unusedReason(int row, int column) const {
     // As the trainer decides: only fp16 autocast with loss scaling on has a scaler.
     const ArmSpec& a = arms_[static_cast<size_t>(row)];
     const config::Precision runs = config::resolvePrecision(a.precision, ampIsFp16_);
-    if (runs != config::Precision::AmpFp16) {
+    if (!config::formatOf(runs).loss_scaler) {
         const QString how = a.precision == config::Precision::Amp
                                 ? tr("amp, bf16 on the CPU")
                                 : QString::fromStdString(config::toString(runs));

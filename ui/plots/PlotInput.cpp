@@ -5,6 +5,7 @@
 #include <QMap>
 #include <iterator>
 
+#include "core/config/Placement.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/draw/Palette.h"
 
@@ -47,7 +48,7 @@ PlotInput buildPlotInput(const RunDataCache& cache, bool dark) {
             g.style = experimentStyle(experiments.value(s->row.experiment_id));
             const QJsonObject env =
                 QJsonDocument::fromJson(QByteArray::fromStdString(s->row.env_json)).object();
-            g.cuda = env.value("device").toString().startsWith("cuda");
+            g.cuda = config::onCuda(env.value("device").toString().toStdString());
             groupOf.insert(key, static_cast<int>(in.groups.size()));
             in.groups.push_back(g);
         }

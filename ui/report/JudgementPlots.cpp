@@ -102,7 +102,7 @@ double verdictTolerance(const ExperimentAnalysis& a) {
     for (const auto& v : a.verdicts) {
         for (const auto& f : v.reasons) {
             if (f.code == analysis::FindingCode::Tolerance) {
-                return f.value("tolerance");
+                return f.value(analysis::FindingKey::Tolerance);
             }
         }
     }

@@ -10,6 +10,7 @@
 
 #include "core/analysis/Gains.h"
 #include "core/analysis/Statistics.h"
+#include "core/config/Placement.h"
 #include "ui/draw/NumericsMap.h"
 #include "ui/draw/Palette.h"
 #include "ui/draw/ScaleHistoryPlot.h"
@@ -385,14 +386,13 @@ std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptio
         out.push_back({"validation", accuracy ? "Validation accuracy" : "Validation loss",
                        QString::fromStdString(caption), validationPlot(content, options)});
     }
-    out.push_back(
-        {"memory", "Peak memory",
-         QString::fromStdString("The highest " + a.memory_label + " of any run of the arm" +
-                                (a.device.rfind("cuda", 0) == 0
-                                     ? " (CUDA caching allocator)."
-                                     : " (resident set of the process on CPU: an "
-                                       "upper bound that includes the runtime).")),
-         memoryPlot(content, options)});
+    out.push_back({"memory", "Peak memory",
+                   QString::fromStdString(
+                       "The highest " + a.memory_label + " of any run of the arm" +
+                       (config::onCuda(a.device) ? " (CUDA caching allocator)."
+                                                 : " (resident set of the process on CPU: an "
+                                                   "upper bound that includes the runtime).")),
+                   memoryPlot(content, options)});
     out.push_back({"step-time", "Time per sample",
                    "Step time divided by the samples in the step, over timed steps (warm-up "
                    "excluded): box p25\xE2\x80\x93p75 with the median, whiskers p5\xE2\x80\x93p95.",

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "core/config/Placement.h"
 #include "core/parallel/Machine.h"
 #include "core/script/ScriptRun.h"
 #include "core/store/Database.h"
@@ -235,8 +236,7 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         };
         // The GPUs the scripts may spread over, as the CLI counts them.
         settings.device = train::resolveDevice(spec.device);
-        settings.gpus =
-            settings.device.rfind("cuda", 0) == 0 ? parallel::rankCapacity(true).gpus : 0;
+        settings.gpus = config::onCuda(settings.device) ? parallel::rankCapacity(true).gpus : 0;
         result = script::runScriptExperiment(*db, train::validSpec(spec), cancel_, hooks, settings);
     } else {
         result = train::runExperiment(*db, spec, cancel_, hooks, options_);

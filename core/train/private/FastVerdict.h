@@ -37,8 +37,9 @@ TrainOptions passOptions(const TrainOptions& options);
 
 /// Each arm that trains on one GPU, alone on the device: a short pass in eager mode
 /// and, where this build captures graphs, one in graph mode. `note` hears what is
-/// timed and what came of it. Stops early (returning what it has) on a cancel.
-std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec,
+/// timed and what came of it. Every pass trains on `device`, the experiment's. Stops early
+/// (returning what it has) on a cancel.
+std::vector<AlonePass> timeArmsAlone(const config::ExperimentSpec& spec, const DeviceChoice& device,
                                      const run::CancelToken& cancel, const TrainOptions& options,
                                      const std::function<void(const std::string&)>& note);
 
@@ -75,7 +76,7 @@ struct SharingChoice {
 /// the mode it will train in (unless fuse_seeds is false); the heaviest arm's plain
 /// runs side by side on streams (as many as its seeds where they fuse, else two); and,
 /// where fusion is chosen, two of the heaviest arm's fused units side by side.
-std::vector<SharingPass> timeSharing(const config::ExperimentSpec& spec,
+std::vector<SharingPass> timeSharing(const config::ExperimentSpec& spec, const DeviceChoice& device,
                                      const std::vector<AlonePass>& alone,
                                      const run::CancelToken& cancel, const TrainOptions& options,
                                      const std::function<void(const std::string&)>& note);

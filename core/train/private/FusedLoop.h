@@ -60,15 +60,16 @@ struct Member {
 
 class FusedLoop {
   public:
-    FusedLoop(const config::ExperimentSpec& spec, int arm_index,
+    FusedLoop(const config::ExperimentSpec& spec, const RunPlan& plan,
               const std::vector<FusedMember>& members, const CancelToken& cancel,
               const TrainOptions& options)
         : spec_(spec),
-          arm_(spec.arms.at(static_cast<size_t>(arm_index))),
-          arm_index_(arm_index),
+          plan_(plan),
+          arm_(spec.arms.at(static_cast<size_t>(plan.arm_index))),
+          arm_index_(plan.arm_index),
           cancel_(cancel),
           opt_(options),
-          device_(resolveDevice(spec.device)) {
+          device_(plan.device.placement.str()) {
         for (const auto& m : members) {
             auto member = std::make_unique<Member>();
             member->seed = m.seed;
@@ -125,6 +126,7 @@ class FusedLoop {
     bool evalDue(int64_t s) const;
 
     const config::ExperimentSpec& spec_;
+    const RunPlan plan_;  // what planning resolved: the precision, the lr, the device
     const config::ArmSpec& arm_;
     int arm_index_;
     const CancelToken& cancel_;

@@ -30,6 +30,12 @@ std::string fusionProblem(const config::ExperimentSpec& spec, int arm_index, boo
 /// member's observer hears its run as trainRun's observer would, onFinish included.
 /// The outcomes come in the members' order. `cancel` stops them all, a member's own
 /// token that member alone.
+/// `plan` is the arm's as planning resolved it (its seed is the members').
+std::vector<run::RunOutcome> trainFused(const config::ExperimentSpec& spec, const RunPlan& plan,
+                                        const std::vector<FusedMember>& members,
+                                        const run::CancelToken& cancel,
+                                        const TrainOptions& options);
+/// The same for arm `arm_index` planned here on the spec's device (a pass alone).
 std::vector<run::RunOutcome> trainFused(const config::ExperimentSpec& spec, int arm_index,
                                         const std::vector<FusedMember>& members,
                                         const run::CancelToken& cancel,

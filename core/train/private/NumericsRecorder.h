@@ -22,10 +22,11 @@ namespace ampbench::train {
 class NumericsRecorder {
   public:
     /// Sets a tap on `model` when the arm has FP32 islands or the spec asks for
-    /// numerics. std::invalid_argument naming the arm for islands on a model file or
-    /// a pattern that matches no module (the message lists the model's modules).
+    /// numerics, measuring against the number format of `precision` (the arm's, as
+    /// planned: never amp). std::invalid_argument naming the arm for islands on a model
+    /// file or a pattern that matches no module (the message lists the model's modules).
     NumericsRecorder(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
-                     models::Network& model);
+                     config::Precision precision, models::Network& model);
 
     bool due(int64_t step) const { return every_ > 0 && step % every_ == 0; }
     /// Around the forward of micro-batch `k` of `step`: the first one's module outputs

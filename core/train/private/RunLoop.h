@@ -104,18 +104,21 @@ FailureOf currentFailure();
 
 class RunLoop {
   public:
-    RunLoop(const config::ExperimentSpec& spec, int arm_index, uint64_t seed,
-            run::TrainObserver& observer, const run::CancelToken& cancel,
-            const TrainOptions& options, parallel::RankSummaryObserver* ranked = nullptr)
+    /// `plan`'s device must be there (trainRun fails the run where planning found it
+    /// missing).
+    RunLoop(const config::ExperimentSpec& spec, const RunPlan& plan, run::TrainObserver& observer,
+            const run::CancelToken& cancel, const TrainOptions& options,
+            parallel::RankSummaryObserver* ranked = nullptr)
         : ranked_(ranked),
           spec_(spec),
-          arm_(spec.arms.at(static_cast<size_t>(arm_index))),
-          arm_index_(arm_index),
-          seed_(seed),
+          plan_(plan),
+          arm_(spec.arms.at(static_cast<size_t>(plan.arm_index))),
+          arm_index_(plan.arm_index),
+          seed_(plan.seed),
           obs_(observer),
           cancel_(cancel),
           opt_(options),
-          device_(resolveDevice(spec.device)) {}
+          device_(plan.device.placement.str()) {}
 
     run::RunOutcome run();
     /// Reports the steps that completed but were not flushed yet (after a failure).
@@ -186,6 +189,7 @@ class RunLoop {
     }
     parallel::RankSummaryObserver* ranked_;  // this rank's own steps (data-parallel runs)
     const config::ExperimentSpec& spec_;
+    const RunPlan plan_;  // what planning resolved: the precision, the lr, the device
     const config::ArmSpec& arm_;
     int arm_index_;
     uint64_t seed_;

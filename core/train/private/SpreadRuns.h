@@ -18,8 +18,8 @@ bool canTrainSideBySide(const config::ExperimentSpec& spec);
 
 /// The GPUs `spec`'s runs are spread over: 0 when they train one at a time (the CPU,
 /// one GPU with one run per GPU, or arms that cannot train side by side), else
-/// min(spec.gpus or all, visible).
-int spreadGpus(const config::ExperimentSpec& spec);
+/// min(spec.gpus or all, visible). `device` is the experiment's, chosen once.
+int spreadGpus(const config::ExperimentSpec& spec, const DeviceChoice& device);
 
 /// How a group of runs trains beside others (trainGroupsSideBySide): each run's token
 /// (its own, else the experiment's) and the front end's observer of it (may be null);

@@ -2,7 +2,7 @@
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
-namespace ampbench::amp {
+namespace ampbench::autocast {
 
 /// RAII autocast region for one device type, mirroring Python's
 /// `torch.autocast.__enter__/__exit__` over both LibTorch APIs (1.13: per-device
@@ -33,4 +33,4 @@ class AutocastGuard {
 /// Whether this LibTorch supports autocast to `dtype` on `device` (1.13 CPU: bf16 only).
 bool autocastSupported(c10::DeviceType device, c10::ScalarType dtype);
 
-}  // namespace ampbench::amp
+}  // namespace ampbench::autocast

@@ -1,4 +1,4 @@
-#include "core/amp/AutocastGuard.h"
+#include "core/autocast/AutocastGuard.h"
 
 #include <ATen/autocast_mode.h>
 #include <c10/util/Exception.h>
@@ -6,7 +6,7 @@
 
 #define AMPBENCH_TORCH_2X (TORCH_VERSION_MAJOR >= 2)
 
-namespace ampbench::amp {
+namespace ampbench::autocast {
 namespace {
 
 void setEnabled(c10::DeviceType device, bool on) {
@@ -96,4 +96,4 @@ bool autocastSupported(c10::DeviceType device, c10::ScalarType dtype) {
 #endif
 }
 
-}  // namespace ampbench::amp
+}  // namespace ampbench::autocast
