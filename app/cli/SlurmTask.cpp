@@ -159,13 +159,16 @@ int commandSlurmTask(const std::string& dir, int task) {
         std::vector<train::PlannedRun> runs;
         std::vector<int64_t> ids;
         std::map<int64_t, int64_t> login_id;  ///< scratch run -> the run on the login host
+        // The node plans its runs on its own device: the login host that planned the
+        // array may have no GPU where the node has one.
+        const train::DeviceChoice device = train::chooseDevice(valid->spec().device);
         for (const auto& r : list.tasks[static_cast<size_t>(task)]) {
             train::PlannedRun p;
+            static_cast<train::RunPlan&>(p) =
+                train::planRun(valid->spec(), r.arm_index, r.seed, device);
             p.run_id = db->createRun(experiment, r.arm, r.arm_index, r.seed, r.arm_json,
                                      r.planned_steps, r.inputs_json);
-            p.arm_index = r.arm_index;
             p.arm = r.arm;
-            p.seed = r.seed;
             p.planned_steps = r.planned_steps;
             runs.push_back(p);
             ids.push_back(p.run_id);
@@ -195,6 +198,7 @@ int commandSlurmTask(const std::string& dir, int task) {
             };
             train::ExperimentPlan plan;
             plan.experiment_id = experiment;
+            plan.device = device;
             plan.runs = runs;
             bool failed = false;
             bool cancelled = false;
