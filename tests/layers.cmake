@@ -2,8 +2,9 @@
 # project root, or `ctest -R Layers`): each rule is a way the architecture could
 # quietly rot.
 #   1. core/ includes no Qt: the CLI builds on a GPU server without it.
-#   2. The torch-free libraries (config, run, util, store, stream, analysis) include nothing of the
-#      engine (amp, data, models, parallel, probe, train), nothing of script/ and no LibTorch.
+#   2. The torch-free libraries (config, run, util, store, stream, analysis, launch) include
+#      nothing of the engine (amp, data, models, parallel, probe, train), nothing of script/ and
+#      no LibTorch.
 #   3. core/ includes nothing of ui/ or app/; ui/ nothing of app/.
 #   4. A header in a `private/` folder is included only by its own module (the folder
 #      that holds `private/`) and by tests.
@@ -15,6 +16,9 @@
 #   7. ui/draw/ (the palette and heatmap the plots and the report share) includes nothing
 #      of ui/ outside itself; ui/report/ nothing of ui/ but ui/draw/: the CLI links the
 #      report without the GUI's library.
+#   8. ui/remote/ (hosts, transports, remote runs, the hosts dialog) includes nothing of ui/
+#      outside itself: the settings and the window above it read and keep its hosts, it never
+#      reaches up to them (no cycle between ui/Settings.h and ui/remote/).
 cmake_minimum_required(VERSION 3.16)
 if(NOT DEFINED ROOT)
     set(ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
@@ -38,7 +42,7 @@ foreach(source IN LISTS sources)
                 string(APPEND problems "${source}: includes ${header} (core is below ui and app)\n")
             endif()
         endif()
-        if(source MATCHES "^core/(config|run|util|store|stream|analysis)/")
+        if(source MATCHES "^core/(config|run|util|store|stream|analysis|launch)/")
             if(header MATCHES "^core/(amp|data|models|parallel|probe|train|script)/|^(torch|ATen|c10)/")
                 string(APPEND problems "${source}: includes ${header} (a torch-free library)\n")
             endif()
@@ -61,6 +65,10 @@ foreach(source IN LISTS sources)
         if(source MATCHES "^ui/report/" AND header MATCHES "^ui/"
            AND NOT header MATCHES "^ui/(report|draw)/")
             string(APPEND problems "${source}: includes ${header} (the report is below the GUI)\n")
+        endif()
+        if(source MATCHES "^ui/remote/" AND header MATCHES "^ui/"
+           AND NOT header MATCHES "^ui/remote/")
+            string(APPEND problems "${source}: includes ${header} (ui/remote is below the rest of ui)\n")
         endif()
         if(source MATCHES "^ui/" AND header MATCHES "^app/")
             string(APPEND problems "${source}: includes ${header} (ui is below app)\n")
