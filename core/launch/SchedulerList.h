@@ -3,3 +3,4 @@
 // line is a scheduler's whole registration; Schedulers.cpp reads the list.
 // No include guard: read once per use, with AMPBENCH_SCHEDULER defined.
 AMPBENCH_SCHEDULER(slurmScheduler)
+AMPBENCH_SCHEDULER(gridEngineScheduler)

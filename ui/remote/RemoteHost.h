@@ -28,7 +28,7 @@ struct RemoteHost {
     QString transport = QStringLiteral("ssh");
     /// The cluster scheduler experiments go to from this host (a cluster's login host):
     /// empty, the host trains them itself; else a scheduler's name ("slurm",
-    /// launch::schedulers()), launched with `--<name>` and its options.
+    /// "gridengine": launch::schedulers()), launched with `--<name>` and its options.
     QString scheduler;
     /// The schedulers' options as the hosts dialog holds them, as text (a Words
     /// option's words separated by spaces), by their settings key ("slurm_partition":
