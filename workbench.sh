@@ -16,7 +16,8 @@ GUI=${AMPBENCH_GUI:-ON}
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config
           libtorch-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev
           libstb-dev libminizip-dev libcsv-dev libgloo-dev dataset-fashion-mnist help2man
-          openssh-server openssh-client slurm-wlm munge python3-torch)
+          openssh-server openssh-client slurm-wlm munge python3-torch
+          gridengine-master gridengine-exec gridengine-client)
 if [[ "$GUI" == ON ]]; then
     PACKAGES+=(qt6-base-dev qt6-svg-dev libqcustomplot-dev xvfb xauth imagemagick poppler-utils)
 fi
@@ -31,10 +32,10 @@ install_missing() {
         local sudo=()
         [[ $(id -u) -eq 0 ]] || sudo=(sudo)
         "${sudo[@]}" apt-get update -q
-        # The tests start sshd, munged and Slurm's daemons themselves, on 127.0.0.1
-        # with configs of their own: installing them must not leave the system's
-        # daemons running, so Debian's policy-rc.d says no to starting services
-        # during this install.
+        # The tests start sshd, munged, Slurm's and Grid Engine's daemons themselves, on
+        # 127.0.0.1 with configs of their own: installing them must not leave the
+        # system's daemons running (nor the mail server Grid Engine's packages pull in),
+        # so Debian's policy-rc.d says no to starting services during this install.
         local policy=/usr/sbin/policy-rc.d made_policy=0
         if [[ ! -e $policy ]]; then
             printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" > /dev/null

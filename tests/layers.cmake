@@ -2,8 +2,9 @@
 # project root, or `ctest -R Layers`): each rule is a way the architecture could
 # quietly rot.
 #   1. core/ includes no Qt: the CLI builds on a GPU server without it.
-#   2. The torch-free libraries (config, run, util, store, stream, analysis) include nothing of the
-#      engine (amp, data, models, parallel, probe, train), nothing of script/ and no LibTorch.
+#   2. The torch-free libraries (config, run, util, store, stream, analysis, launch) include
+#      nothing of the engine (amp, data, models, parallel, probe, train), nothing of script/ and
+#      no LibTorch.
 #   3. core/ includes nothing of ui/ or app/; ui/ nothing of app/.
 #   4. A header in a `private/` folder is included only by its own module (the folder
 #      that holds `private/`) and by tests.
@@ -18,6 +19,9 @@
 #   8. Within the engine, core/amp/ (the precision formats, which prepare a model) sits
 #      above core/models/: models include nothing of amp. Both switch autocast through
 #      core/autocast/, which includes nothing of the project.
+#   9. ui/remote/ (hosts, transports, remote runs, the hosts dialog) includes nothing of ui/
+#      outside itself: the settings and the window above it read and keep its hosts, it never
+#      reaches up to them (no cycle between ui/Settings.h and ui/remote/).
 cmake_minimum_required(VERSION 3.16)
 if(NOT DEFINED ROOT)
     set(ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
@@ -41,7 +45,7 @@ foreach(source IN LISTS sources)
                 string(APPEND problems "${source}: includes ${header} (core is below ui and app)\n")
             endif()
         endif()
-        if(source MATCHES "^core/(config|run|util|store|stream|analysis)/")
+        if(source MATCHES "^core/(config|run|util|store|stream|analysis|launch)/")
             if(header MATCHES "^core/(amp|autocast|data|models|parallel|probe|train|script)/|^(torch|ATen|c10)/")
                 string(APPEND problems "${source}: includes ${header} (a torch-free library)\n")
             endif()
@@ -71,6 +75,10 @@ foreach(source IN LISTS sources)
         if(source MATCHES "^ui/report/" AND header MATCHES "^ui/"
            AND NOT header MATCHES "^ui/(report|draw)/")
             string(APPEND problems "${source}: includes ${header} (the report is below the GUI)\n")
+        endif()
+        if(source MATCHES "^ui/remote/" AND header MATCHES "^ui/"
+           AND NOT header MATCHES "^ui/remote/")
+            string(APPEND problems "${source}: includes ${header} (ui/remote is below the rest of ui)\n")
         endif()
         if(source MATCHES "^ui/" AND header MATCHES "^app/")
             string(APPEND problems "${source}: includes ${header} (ui is below app)\n")

@@ -433,9 +433,11 @@ bool MainWindow::runOnHost(const QString& label) {
 }
 
 HostsDialog* MainWindow::showHosts() {
-    auto* dialog = new HostsDialog(settings_, this);
+    auto* dialog = new HostsDialog(settings_.remoteHosts(), settings_.sshCommand(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        settings_.setRemoteHosts(dialog->hosts());
+        settings_.setSshCommand(dialog->sshCommand());
         QStringList labels;
         for (const auto& h : dialog->hosts()) {
             labels << h.label;

@@ -7,6 +7,8 @@
 #include <QStandardPaths>
 #include <algorithm>
 
+#include "core/launch/Scheduler.h"
+
 namespace ampbench::ui {
 namespace {
 
@@ -32,11 +34,10 @@ constexpr const char* kHostCli = "cli";
 constexpr const char* kHostDatabase = "database";
 constexpr const char* kHostData = "data";
 constexpr const char* kHostTransport = "transport";
-constexpr const char* kHostSlurm = "slurm";
-constexpr const char* kHostPartition = "slurm_partition";
-constexpr const char* kHostGpus = "slurm_gpus_per_task";
-constexpr const char* kHostTime = "slurm_time_limit";
-constexpr const char* kHostSbatch = "slurm_sbatch_options";
+// A host's scheduler by name (empty: none), and for each scheduler its switch under its
+// name ("slurm": true, all a desktop before the others kept) and each option under
+// launch::settingsKey ("slurm_partition"): keys its declaration makes.
+constexpr const char* kHostScheduler = "scheduler";
 constexpr const char* kSshCommand = "remote/ssh";
 constexpr const char* kRunOn = "remote/runOn";
 
@@ -218,11 +219,23 @@ QList<RemoteHost> Settings::remoteHosts() const {
         h.database = settings_->value(kHostDatabase).toString();
         h.dataDir = settings_->value(kHostData).toString();
         h.transport = settings_->value(kHostTransport, h.transport).toString();
-        h.slurm = settings_->value(kHostSlurm, false).toBool();
-        h.partition = settings_->value(kHostPartition).toString();
-        h.gpusPerTask = settings_->value(kHostGpus, 0).toInt();
-        h.timeLimit = settings_->value(kHostTime).toString();
-        h.sbatchOptions = settings_->value(kHostSbatch).toString();
+        h.scheduler = settings_->value(kHostScheduler).toString();
+        for (const launch::Scheduler* s : launch::schedulers()) {
+            const launch::SchedulerInfo& info = s->info();
+            if (h.scheduler.isEmpty() && !settings_->contains(kHostScheduler) &&
+                settings_->value(QString::fromStdString(info.name), false).toBool()) {
+                h.scheduler = QString::fromStdString(info.name);
+            }
+            for (const auto& option : info.options) {
+                const QString key = QString::fromStdString(launch::settingsKey(info, option));
+                const QString text = settings_->value(key).toString();
+                // Empty, or a count at its least ("none asked for"): not set.
+                if (!text.trimmed().isEmpty() && !(option.kind == launch::OptionKind::Count &&
+                                                   text.trimmed() == QString::number(option.min))) {
+                    h.schedulerOptions[key] = text;
+                }
+            }
+        }
         if (!h.label.isEmpty()) {
             hosts << h;
         }
@@ -244,11 +257,14 @@ void Settings::setRemoteHosts(const QList<RemoteHost>& hosts) {
         settings_->setValue(kHostDatabase, h.database);
         settings_->setValue(kHostData, h.dataDir);
         settings_->setValue(kHostTransport, h.transport);
-        settings_->setValue(kHostSlurm, h.slurm);
-        settings_->setValue(kHostPartition, h.partition);
-        settings_->setValue(kHostGpus, h.gpusPerTask);
-        settings_->setValue(kHostTime, h.timeLimit);
-        settings_->setValue(kHostSbatch, h.sbatchOptions);
+        settings_->setValue(kHostScheduler, h.scheduler);
+        for (const launch::Scheduler* s : launch::schedulers()) {
+            const QString name = QString::fromStdString(s->info().name);
+            settings_->setValue(name, h.scheduler == name);
+        }
+        for (auto it = h.schedulerOptions.begin(); it != h.schedulerOptions.end(); ++it) {
+            settings_->setValue(it.key(), it.value());
+        }
     }
     settings_->endArray();
 }

@@ -8,12 +8,16 @@
 
 #include "core/config/ExperimentSpec.h"
 #include "core/config/Validation.h"
+#include "core/launch/LaunchOption.h"
 
 namespace ampbench::store {
 class Database;
 }
 namespace ampbench::analysis {
 struct ExperimentData;
+}
+namespace ampbench::script {
+struct ScriptSettings;
 }
 
 namespace ampbench::cli {
@@ -96,16 +100,21 @@ int commandIngest(const std::string& db_path, const std::string& file, const std
 struct LaunchOptions {
     bool config_stdin = false;
     double wait_s = 300;  ///< for the job to plan its experiment (its setup check)
-    // Slurm (launch --slurm): one job array, a task per run (or per group of
-    // runs_per_gpu runs), submitted through sbatch.
-    bool slurm = false;
-    std::string partition;                    ///< --partition; empty: the cluster's default
-    std::string time_limit;                   ///< --time; empty: the partition's default
-    int gpus_per_task = 0;                    ///< --gpus-per-task; 0: none asked for
-    std::vector<std::string> sbatch_options;  ///< passed to sbatch as they are, one word each
-    // launch --resume --experiment ID: a new collector for a Slurm experiment's array.
+    // A scheduler (launch --slurm, --gridengine, ...): one job array, a task per run (or
+    // per group of runs_per_gpu runs), submitted with the scheduler's options
+    // (LaunchFlags.cpp makes the flags from each scheduler's declaration).
+    std::string scheduler;                   ///< its name; empty: this machine
+    launch::OptionValues scheduler_options;  ///< by option key, checked against its declaration
+    /// The scheduler flags as parsed (LaunchFlags.cpp): each switch, and each option's
+    /// words by flag, before they are sorted to the scheduler chosen.
+    std::map<std::string, bool> scheduler_switches;
+    std::map<std::string, std::vector<std::string>> scheduler_flags;
+    // launch --resume --experiment ID: a new collector for a job array's experiment.
     bool resume = false;
     int64_t experiment = 0;
+    /// The user's training script trains the runs (checked by prepareScript): only a
+    /// job of this machine does that.
+    const script::ScriptSettings* script = nullptr;
 };
 /// Starts the experiment as a detached job (it outlives the terminal or SSH session)
 /// that trains into the database as `run` does, waits until it planned the

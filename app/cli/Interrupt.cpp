@@ -12,15 +12,19 @@ extern "C" void cancelOnSignal(int) {
 }
 }  // namespace
 
-InterruptScope::InterruptScope(run::CancelToken& token) {
+InterruptScope::InterruptScope(run::CancelToken& token, std::vector<int> also)
+    : signals_{SIGINT, SIGTERM} {
     g_token = &token;
-    previous_int_ = std::signal(SIGINT, cancelOnSignal);
-    previous_term_ = std::signal(SIGTERM, cancelOnSignal);
+    signals_.insert(signals_.end(), also.begin(), also.end());
+    for (int s : signals_) {
+        previous_.push_back(std::signal(s, cancelOnSignal));
+    }
 }
 
 InterruptScope::~InterruptScope() {
-    std::signal(SIGINT, previous_int_);
-    std::signal(SIGTERM, previous_term_);
+    for (size_t i = 0; i < signals_.size(); ++i) {
+        std::signal(signals_[i], previous_[i]);
+    }
     g_token = nullptr;
 }
 

@@ -1,20 +1,22 @@
 #pragma once
+#include <vector>
+
 #include "core/run/TrainObserver.h"
 
 namespace ampbench::cli {
 
-/// While alive, Ctrl-C (SIGINT) and SIGTERM cancel `token` instead of killing the
-/// process, so the run in flight ends `cancelled` with its rows kept.
+/// While alive, Ctrl-C (SIGINT), SIGTERM and each of `also` cancel `token` instead of
+/// killing the process, so the run in flight ends `cancelled` with its rows kept.
 class InterruptScope {
   public:
-    explicit InterruptScope(run::CancelToken& token);
+    explicit InterruptScope(run::CancelToken& token, std::vector<int> also = {});
     ~InterruptScope();
     InterruptScope(const InterruptScope&) = delete;
     InterruptScope& operator=(const InterruptScope&) = delete;
 
   private:
-    void (*previous_int_)(int);
-    void (*previous_term_)(int);
+    std::vector<int> signals_;
+    std::vector<void (*)(int)> previous_;
 };
 
 }  // namespace ampbench::cli

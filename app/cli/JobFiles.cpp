@@ -17,6 +17,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/launch/Scheduler.h"
+
 using nlohmann::json;
 
 namespace ampbench::cli {
@@ -33,8 +35,8 @@ std::string jobLogFile(const std::string& db_path, int64_t id) {
 std::string jobLockFile(const std::string& db_path, int64_t id) {
     return jobsDir(db_path) + "/" + std::to_string(id) + ".lock";
 }
-std::string slurmDir(const std::string& db_path, int64_t id) {
-    return jobsDir(db_path) + "/" + std::to_string(id) + ".slurm";
+std::string arrayDir(const std::string& db_path, int64_t id, const std::string& scheduler) {
+    return jobsDir(db_path) + "/" + std::to_string(id) + "." + scheduler;
 }
 
 namespace {
@@ -77,6 +79,9 @@ json toJson(const Job& job) {
     if (!job.scheduler.empty()) {
         j["scheduler"] = job.scheduler;
         j["scheduler_job"] = job.scheduler_job;
+        if (const launch::Scheduler* s = launch::schedulerNamed(job.scheduler)) {
+            j["scheduler_options"] = launch::optionsToJson(s->info(), job.scheduler_options);
+        }
     }
     return j;
 }
@@ -262,9 +267,23 @@ std::optional<Job> readJob(const std::string& path, int64_t id) {
     }
     job.scheduler = text_field("scheduler");
     job.scheduler_job = text_field("scheduler_job");
-    if (!job.scheduler.empty() && job.scheduler != "slurm") {
+    const launch::Scheduler* scheduler = launch::schedulerNamed(job.scheduler);
+    if (!job.scheduler.empty() && scheduler == nullptr) {
+        std::string names;
+        for (const launch::Scheduler* s : launch::schedulers()) {
+            names += (names.empty() ? "\"" : "\", \"") + s->info().name;
+        }
         throw JobFileError("job file " + path + ": \"scheduler\" is \"" + job.scheduler +
-                           "\", expected \"slurm\" (or none, for a job of this machine)");
+                           "\", expected one of " + names +
+                           "\" (or none, for a job of this machine)");
+    }
+    if (scheduler != nullptr && j.contains("scheduler_options")) {
+        try {
+            job.scheduler_options =
+                launch::optionsFromJson(scheduler->info(), j.at("scheduler_options"));
+        } catch (const std::invalid_argument& e) {
+            throw JobFileError("job file " + path + ": \"scheduler_options\": " + e.what());
+        }
     }
     if (!job.scheduler_job.empty() &&
         job.scheduler_job.find_first_not_of("0123456789") != std::string::npos) {

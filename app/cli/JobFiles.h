@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/launch/LaunchOption.h"
+
 namespace ampbench::cli {
 
 std::string jobsDir(const std::string& db_path);
@@ -46,15 +48,19 @@ struct Job {
     int64_t started_at = 0;
     std::optional<int> exit_code;
     int64_t ended_at = 0;
-    /// The launcher that started it: empty for this machine's detached process, "slurm"
-    /// for a job array (`pid` is then its collector on this host).
+    /// The launcher that started it: empty for this machine's detached process, a
+    /// scheduler's name ("slurm", "gridengine") for a job array (`pid` is then its
+    /// collector on this host).
     std::string scheduler;
     std::string scheduler_job;  ///< the scheduler's id of the job (Slurm's job id)
+    /// The scheduler's options it was launched with ("scheduler_options": each declared
+    /// option's key and value, launch::optionsToJson).
+    launch::OptionValues scheduler_options;
 };
 
-/// Where a Slurm experiment keeps what its tasks read and write: the task list, the
-/// batch script, each task's output and record streams.
-std::string slurmDir(const std::string& db_path, int64_t id);
+/// Where a job array's experiment keeps what its tasks read and write: the task list,
+/// the batch script, each task's output and record streams (<id>.<scheduler>).
+std::string arrayDir(const std::string& db_path, int64_t id, const std::string& scheduler);
 
 /// The job file at `path`: nullopt when there is none. Anything but a regular file
 /// (a FIFO would block the reader, a link could lead anywhere), text that is not

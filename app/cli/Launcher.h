@@ -1,9 +1,9 @@
 #pragma once
 // What `launch`, `status` and `cancel` ask of the place an experiment runs: this
-// machine (a detached process, LocalLauncher) or a cluster's scheduler (a Slurm job
-// array, SlurmLauncher). Another scheduler (PBS, LSF) is one more class: it plans the
-// experiment in the database here, starts its runs, says what the scheduler knows
-// of them and cancels them; the job file names the launcher (Job::scheduler).
+// machine (a detached process, LocalLauncher.cpp) or a cluster's scheduler (one job
+// array, ArrayLauncher.cpp, over any launch::Scheduler). The job file names the
+// launcher (Job::scheduler), and launcherFor, the one place a launcher is chosen,
+// finds it again from that name.
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,6 +12,10 @@
 #include "cli/Commands.h"
 #include "cli/JobFiles.h"
 #include "core/store/Rows.h"
+
+namespace ampbench::launch {
+class Scheduler;
+}
 
 namespace ampbench::cli {
 
@@ -29,11 +33,13 @@ class Launcher {
                                     const std::vector<store::RunRow>& runs) = 0;
     /// Stops the experiment: its runs end cancelled, their rows kept; the exit code.
     virtual int cancel(const std::string& db_path, const Job& job, double timeout_s) = 0;
+    /// `launch --resume`: a new collector for a job whose collector died; prints one
+    /// JSON line. The exit code (refused where the runs trained inside the job).
+    virtual int resume(const std::string& db_path, const Job& job, double wait_s) = 0;
 };
 
-std::unique_ptr<Launcher> makeLocalLauncher();
-std::unique_ptr<Launcher> makeSlurmLauncher();
-/// The launcher a job file names ("" for the local one); null for one this build lacks.
+/// The launcher a job file or `launch` names: "" for this machine, a scheduler's name
+/// (launch::schedulers()) for its job arrays; null for a name this build lacks.
 std::unique_ptr<Launcher> launcherFor(const std::string& scheduler);
 
 /// A status run entry, the same for every launcher.
@@ -42,11 +48,12 @@ nlohmann::json runJson(const store::RunRow& r, bool job_dead);
 /// a collector), from that process's state and the runs.
 std::string jobState(JobProcess process, bool has_job, const std::vector<store::RunRow>& runs);
 
-/// `launch --resume --experiment ID`: a new collector for a Slurm experiment whose
-/// collector died; refused while one lives (naming its pid). Prints one JSON line.
-int resumeCollector(const std::string& db_path, int64_t experiment_id, double wait_s);
+/// `array-task`: one task of a launched job array, on its node (ArrayTask.cpp). Its
+/// stream's first name tried is attempt `attempt` (the scheduler's restart count).
+int commandArrayTask(const std::string& dir, int task, int attempt);
 
-/// `slurm-task`: one task of a launched job array, on its node (SlurmTask.cpp).
-int commandSlurmTask(const std::string& dir, int task);
+// The launchers, made only by launcherFor (Launchers.cpp).
+std::unique_ptr<Launcher> makeLocalLauncher();
+std::unique_ptr<Launcher> makeArrayLauncher(const launch::Scheduler& scheduler);
 
 }  // namespace ampbench::cli

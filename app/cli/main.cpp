@@ -11,6 +11,7 @@
 
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
+#include "cli/LaunchFlags.h"
 #include "cli/Launcher.h"
 #include "cli/ReportCommand.h"
 #include "cli/SpecFlags.h"
@@ -169,28 +170,13 @@ Command addLaunch(CLI::App& app) {
                      "seconds to wait for the job to check its data and plan (default 300, at "
                      "most 7 days)")
         ->check(waitSeconds());
-    launch->add_flag("--slurm", launch_options.slurm,
-                     "submit the runs as one Slurm job array (a task per run, or per group of "
-                     "runs_per_gpu runs trained side by side) with sbatch; a "
-                     "collector on this host records the tasks' streams into the database");
-    launch->add_option("--partition", launch_options.partition, "Slurm partition (with --slurm)");
-    launch
-        ->add_option("--gpus-per-task", launch_options.gpus_per_task,
-                     "GPUs each task asks Slurm for (with --slurm)")
-        ->check(CLI::Range(0, 64));
-    launch->add_option("--time-limit", launch_options.time_limit,
-                       "each task's time limit, as sbatch --time takes it: MINUTES, HH:MM:SS, "
-                       "D-HH:MM (with --slurm)");
-    launch
-        ->add_option("--sbatch-option", launch_options.sbatch_options,
-                     "one more sbatch option, passed as it is, e.g. --sbatch-option=--qos=long "
-                     "(repeatable; with --slurm)")
-        ->allow_extra_args(false);
+    // --slurm, --gridengine and each scheduler's options, from their declarations.
+    cli::addSchedulerFlags(launch, launch_options);
     // A new collector for an experiment already launched: it plans nothing, so every
     // spec and submission option is refused beside it.
     auto* resume = launch->add_flag(
         "--resume", launch_options.resume,
-        "start a new collector for a --slurm experiment whose collector was killed (with "
+        "start a new collector for a job array's experiment whose collector was killed (with "
         "--experiment): it records what the tasks streamed since and follows the array to "
         "its end");
     auto* experiment = launch
@@ -202,7 +188,7 @@ Command addLaunch(CLI::App& app) {
     for (CLI::Option* opt : launch->get_options()) {
         const std::string name = opt->get_name();
         if (opt != resume && opt != experiment && name != "--wait" && name != "--help" &&
-            name != "--slurm") {
+            !cli::isSchedulerSwitch(opt)) {
             resume->excludes(opt);
         }
     }
@@ -266,16 +252,21 @@ Command addRankWorker(CLI::App& app) {
             [options](const std::string& db) { return cli::commandRankWorker(db, *options); }};
 }
 
-Command addSlurmTask(CLI::App& app) {
-    // One task of a Slurm job array, started by the array's batch script: not for people.
+Command addArrayTask(CLI::App& app) {
+    // One task of a job array, started by the array's batch script: not for people.
+    // `slurm-task`: its name in the scripts of arrays submitted before it had others.
     auto dir = std::make_shared<std::string>();
     auto index = std::make_shared<int>(-1);
-    auto* slurm_task = app.add_subcommand("slurm-task", "one task of a Slurm job array");
-    slurm_task->group("");
-    slurm_task->add_option("--dir", *dir)->required();
-    slurm_task->add_option("--task", *index)->required();
-    return {slurm_task,
-            [dir, index](const std::string&) { return cli::commandSlurmTask(*dir, *index); }};
+    auto attempt = std::make_shared<int>(0);
+    auto* task = app.add_subcommand("array-task", "one task of a launched job array");
+    task->alias("slurm-task");
+    task->group("");
+    task->add_option("--dir", *dir)->required();
+    task->add_option("--task", *index)->required();
+    task->add_option("--attempt", *attempt)->check(CLI::Range(0, 1000000));
+    return {task, [dir, index, attempt](const std::string&) {
+                return cli::commandArrayTask(*dir, *index, *attempt);
+            }};
 }
 
 Command addTail(CLI::App& app) {
@@ -475,7 +466,7 @@ int main(int argc, char** argv) {
         addCancel(app),
         addHost(app),
         addRankWorker(app),
-        addSlurmTask(app),
+        addArrayTask(app),
         addTail(app),
         addIngest(app),
         addFindBatch(app),

@@ -19,7 +19,9 @@
 #include <thread>
 
 #include "Shell.h"
-#include "cli/Slurm.h"
+#include "core/launch/Program.h"
+#include "core/launch/Slurm.h"
+#include "core/launch/TaskList.h"
 #include "core/store/Database.h"
 #include "core/stream/RecordStream.h"
 
@@ -248,7 +250,7 @@ TEST_F(SlurmCli, PackedRunsBecomeATaskPerGroupAndEachRunIsIngestedRowForRow) {
     ASSERT_GT(id, 0);
     EXPECT_EQ(launched.value("runs", 0), 4);
     // Two tasks of two runs each, in plan order.
-    const auto list = ampbench::cli::slurm::readTaskList((slurmDir(id) / "tasks.json").string());
+    const auto list = ampbench::launch::readTaskList((slurmDir(id) / "tasks.json").string());
     ASSERT_EQ(list.tasks.size(), 2u);
     EXPECT_EQ(list.tasks[0].size(), 2u);
     EXPECT_EQ(list.tasks[1].size(), 2u);
@@ -580,7 +582,8 @@ TEST_F(SlurmCli, SbatchRefusingTheArrayIsShownInSlurmsWordsAndNothingStaysQueued
     }
 }
 
-namespace slurm = ampbench::cli::slurm;
+namespace slurm = ampbench::launch::slurm;
+using ampbench::launch::shellQuote;
 
 TEST(SlurmOutput, SqueueAndSacctLinesReadAsTheTasksTheyName) {
     const auto q = slurm::parseSqueue(
@@ -606,13 +609,11 @@ TEST(SlurmOutput, SqueueAndSacctLinesReadAsTheTasksTheyName) {
 }
 
 TEST(SlurmOutput, PathsInTheBatchScriptStayOneShellWord) {
-    EXPECT_EQ(slurm::shellQuote("/data/it's here/$(rm -rf ~)"),
-              "'/data/it'\\''s here/$(rm -rf ~)'");
+    EXPECT_EQ(shellQuote("/data/it's here/$(rm -rf ~)"), "'/data/it'\\''s here/$(rm -rf ~)'");
     // The shell reads the quoted word back as it was, nothing run, nothing split.
     const fs::path script =
         fs::temp_directory_path() / ("ampbench-quote-" + std::to_string(::getpid()) + ".sh");
-    std::ofstream(script) << "printf '%s' " << slurm::shellQuote("a b'c;$(echo x) \"$HOME\"")
-                          << "\n";
+    std::ofstream(script) << "printf '%s' " << shellQuote("a b'c;$(echo x) \"$HOME\"") << "\n";
     const auto r = test::shell("sh " + script.string());
     fs::remove(script);
     EXPECT_EQ(r.out, "a b'c;$(echo x) \"$HOME\"");

@@ -316,21 +316,23 @@ class RemoteUiTest : public QObject {
     void slurmSettingsReachTheLaunchAndAreChecked() {
         RemoteHost h = host();
         QCOMPARE(launchArguments(h), (QStringList{"launch", "--config-stdin"}));
-        h.slurm = true;
-        h.partition = QStringLiteral("gpu");
-        h.gpusPerTask = 2;
-        h.timeLimit = QStringLiteral("2:00:00");
-        h.sbatchOptions = QStringLiteral("--qos=long  --account=lab");
+        h.scheduler = QStringLiteral("slurm");
+        setSchedulerOption(h, QStringLiteral("partition"), QStringLiteral("gpu"));
+        setSchedulerOption(h, QStringLiteral("gpus_per_task"), QStringLiteral("2"));
+        setSchedulerOption(h, QStringLiteral("time_limit"), QStringLiteral("2:00:00"));
+        setSchedulerOption(h, QStringLiteral("sbatch_options"),
+                           QStringLiteral("--qos=long  --account=lab"));
         QCOMPARE(launchArguments(h),
                  (QStringList{"launch", "--config-stdin", "--slurm", "--partition", "gpu",
                               "--gpus-per-task", "2", "--time-limit", "2:00:00",
                               "--sbatch-option=--qos=long", "--sbatch-option=--account=lab"}));
         QVERIFY(hostProblem(h, {}).isEmpty());
-        for (auto bad : {std::make_pair(&RemoteHost::partition, QStringLiteral("gpu;reboot")),
-                         std::make_pair(&RemoteHost::timeLimit, QStringLiteral("two hours")),
-                         std::make_pair(&RemoteHost::sbatchOptions, QStringLiteral("qos=long"))}) {
+        for (auto bad :
+             {std::make_pair(QStringLiteral("partition"), QStringLiteral("gpu;reboot")),
+              std::make_pair(QStringLiteral("time_limit"), QStringLiteral("two hours")),
+              std::make_pair(QStringLiteral("sbatch_options"), QStringLiteral("qos=long"))}) {
             RemoteHost b = h;
-            b.*bad.first = bad.second;
+            setSchedulerOption(b, bad.first, bad.second);
             QVERIFY2(hostProblem(b, {}).contains(bad.second), qPrintable(hostProblem(b, {})));
         }
         ui::test::Workspace ws;
@@ -361,7 +363,7 @@ class RemoteUiTest : public QObject {
             }
         } stop{slurm};
         RemoteHost h = host();
-        h.slurm = true;
+        h.scheduler = QStringLiteral("slurm");
         h.database = server_.filePath(QStringLiteral("cluster.db"));
         RemoteRun run(QStringLiteral(AMPBENCH_FAKE_SSH), h,
                       server_.filePath(QStringLiteral("cluster-local.db")));
@@ -557,9 +559,9 @@ class RemoteUiTest : public QObject {
         } restore{path};
         qputenv("PATH", bin.toLocal8Bit());
         RemoteHost h = host();
-        h.slurm = true;
+        h.scheduler = QStringLiteral("slurm");
         ConnectionResult r = testConnection(h);
-        QVERIFY2(r.kind == Kind::SlurmMissing, qPrintable(r.message));
+        QVERIFY2(r.kind == Kind::ToolsMissing, qPrintable(r.message));
         QVERIFY(!r.ok());
         QVERIFY2(r.message.contains(QStringLiteral("sacct, scancel not on PATH on gpu")),
                  qPrintable(r.message));

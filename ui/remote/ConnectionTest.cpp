@@ -6,6 +6,7 @@
 
 #include "core/analysis/Format.h"
 #include "core/config/BuildInfo.h"
+#include "core/launch/Scheduler.h"
 #include "ui/remote/Transport.h"
 
 namespace ampbench::ui {
@@ -134,28 +135,35 @@ ConnectionResult classifyHostCall(const RemoteHost& host, ConnectionResult r, in
                  .arg(host.label, r.version, QString::fromUtf8(config::buildVersion()));
     lines << QObject::tr("Devices: %1").arg(r.devices.join(QStringLiteral("; ")));
     r.kind = ConnectionResult::Kind::Ok;
-    if (host.slurm) {
+    if (const launch::Scheduler* s = schedulerOf(host)) {
         // The CLI looks them up on the PATH a launch over this transport gets, which
         // may differ from an interactive login's (modules loaded in a profile).
-        const QJsonObject tools = o.value(QStringLiteral("slurm_tools")).toObject();
+        const launch::SchedulerInfo& info = s->info();
+        const QString title = QString::fromStdString(info.title);
+        const QString name = QString::fromStdString(info.name);
+        QJsonObject tools =
+            o.value(QStringLiteral("scheduler_tools")).toObject().value(name).toObject();
+        if (!o.contains(QStringLiteral("scheduler_tools"))) {
+            tools = o.value(name + QStringLiteral("_tools")).toObject();  // an older CLI's
+        }
         QStringList found, missing;
-        for (const char* tool : {"sbatch", "squeue", "sacct", "scancel"}) {
-            const QString name = QString::fromLatin1(tool);
-            (tools.value(name).toString().isEmpty() ? missing : found) << name;
+        for (const auto& tool : info.tools) {
+            const QString t = QString::fromStdString(tool);
+            (tools.value(t).toString().isEmpty() ? missing : found) << t;
         }
         if (!missing.isEmpty()) {
-            r.kind = ConnectionResult::Kind::SlurmMissing;
+            r.kind = ConnectionResult::Kind::ToolsMissing;
             lines << QObject::tr(
-                         "Slurm: %1 not on PATH on %2 (%3 found). Launching there needs "
-                         "sbatch, squeue and scancel, and sacct tells how a task ended once "
-                         "squeue has forgotten it: load Slurm's module in the shell's startup "
-                         "file (~/.bashrc) or ask the cluster's admins.\nPATH there: %4")
-                         .arg(missing.join(QStringLiteral(", ")), host.label,
+                         "%1: %2 not on PATH on %3 (%4 found). %5: load %1's module in the "
+                         "shell's startup file (~/.bashrc) or ask the cluster's admins.\nPATH "
+                         "there: %6")
+                         .arg(title, missing.join(QStringLiteral(", ")), host.label,
                               found.isEmpty() ? QObject::tr("none")
                                               : found.join(QStringLiteral(", ")),
+                              QString::fromStdString(info.tools_note),
                               o.value(QStringLiteral("path")).toString());
         } else {
-            lines << QObject::tr("Slurm: %1 found").arg(found.join(QStringLiteral(", ")));
+            lines << QObject::tr("%1: %2 found").arg(title, found.join(QStringLiteral(", ")));
         }
     }
     if (!host.dataDir.trimmed().isEmpty()) {

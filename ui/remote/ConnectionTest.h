@@ -1,7 +1,8 @@
 #pragma once
 // Host › Test connection: `<transport> <cli> --version`, then `<cli> host --json
-// --data DIR` for the devices and the data folder, each failure named for what it
-// is (host unreachable, key refused, CLI missing, another version, data missing).
+// --data DIR` for the devices, the data folder and a cluster's scheduler tools, each
+// failure named for what it is (host unreachable, key refused, CLI missing, another
+// version, data missing, scheduler tools missing).
 #include <QObject>
 #include <QProcess>
 #include <QString>
@@ -25,7 +26,7 @@ struct ConnectionResult {
         CliMissing,    ///< exit 127 or "not found" from the remote shell
         Incompatible,  ///< another version, or one without the remote commands
         DataMissing,   ///< the remote data folder is absent or empty
-        SlurmMissing,  ///< a Slurm host without some of Slurm's client tools on PATH
+        ToolsMissing,  ///< a cluster's login host without some of its scheduler's tools
         Failed,        ///< anything else the remote CLI said
     };
     Kind kind = Kind::Failed;

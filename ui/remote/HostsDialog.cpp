@@ -1,5 +1,6 @@
 #include "ui/remote/HostsDialog.h"
 
+#include <QComboBox>
 #include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -11,13 +12,14 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "ui/Settings.h"
+#include "core/launch/Scheduler.h"
+#include "ui/remote/SchedulerFields.h"
 #include "ui/remote/Transport.h"
 
 namespace ampbench::ui {
 
-HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
-    : QDialog(parent), settings_(settings), hosts_(settings.remoteHosts()) {
+HostsDialog::HostsDialog(QList<RemoteHost> hosts, const QString& sshCommand, QWidget* parent)
+    : QDialog(parent), hosts_(std::move(hosts)) {
     setWindowTitle(tr("Hosts"));
     list_ = new QListWidget;
     list_->setMaximumWidth(220);
@@ -54,24 +56,21 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
     form->addRow(tr("ampbench-&cli:"), cli_);
     form->addRow(tr("&Database:"), database_);
     form->addRow(tr("Data &folder:"), data_);
-    // A cluster's login host: the experiment goes to Slurm as one job array.
-    slurm_ = new QCheckBox(
-        tr("Slurm (a cluster's login host: one job array, a task per run or per group of "
-           "runs_per_gpu runs)"));
-    partition_ = new QLineEdit;
-    partition_->setPlaceholderText(tr("the cluster's default"));
-    gpus_ = new QSpinBox;
-    gpus_->setRange(0, 64);
-    gpus_->setSpecialValueText(tr("none asked for"));
-    timeLimit_ = new QLineEdit;
-    timeLimit_->setPlaceholderText(tr("the partition's default; e.g. 2:00:00"));
-    sbatch_ = new QLineEdit;
-    sbatch_->setPlaceholderText(tr("more sbatch options, e.g. --qos=long"));
-    form->addRow(tr("&Scheduler:"), slurm_);
-    form->addRow(tr("Pa&rtition:"), partition_);
-    form->addRow(tr("&GPUs per task:"), gpus_);
-    form->addRow(tr("T&ime limit:"), timeLimit_);
-    form->addRow(tr("s&batch options:"), sbatch_);
+    // A cluster's login host: the experiment goes to its scheduler as one job array,
+    // with the options that scheduler declares.
+    scheduler_ = new QComboBox;
+    scheduler_->setObjectName(QStringLiteral("scheduler"));
+    scheduler_->addItem(tr("None: the host trains the runs itself"), QString());
+    for (const launch::Scheduler* s : launch::schedulers()) {
+        scheduler_->addItem(QString::fromStdString(s->info().title),
+                            QString::fromStdString(s->info().name));
+    }
+    schedulerHint_ = new QLabel;
+    schedulerHint_->setWordWrap(true);
+    schedulerFields_ = new SchedulerFields;
+    form->addRow(tr("&Scheduler:"), scheduler_);
+    form->addRow(QString(), schedulerHint_);
+    form->addRow(schedulerFields_);
     test_ = new QPushButton(tr("&Test connection"));
     result_ = new QLabel;
     result_->setWordWrap(true);
@@ -86,7 +85,7 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
     right->addLayout(testRow);
     right->addWidget(result_, 1);
 
-    ssh_ = new QLineEdit(settings_.sshCommand());
+    ssh_ = new QLineEdit(sshCommand);
     ssh_->setObjectName(QStringLiteral("sshCommand"));
     ssh_->setToolTip(
         tr("The program that reaches the hosts, with its own options; "
@@ -125,15 +124,14 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
             showForm();
         }
     });
-    for (auto* edit :
-         {label_, destination_, cli_, database_, data_, partition_, timeLimit_, sbatch_}) {
+    for (auto* edit : {label_, destination_, cli_, database_, data_}) {
         connect(edit, &QLineEdit::textEdited, this, [this] { storeForm(); });
     }
     connect(port_, &QSpinBox::valueChanged, this, [this] { storeForm(); });
-    connect(gpus_, &QSpinBox::valueChanged, this, [this] { storeForm(); });
-    connect(slurm_, &QCheckBox::toggled, this, [this] {
+    connect(schedulerFields_, &SchedulerFields::edited, this, [this] { storeForm(); });
+    connect(scheduler_, &QComboBox::currentIndexChanged, this, [this] {
         storeForm();
-        showSlurmFields();
+        showSchedulerFields();
     });
     connect(local_, &QCheckBox::toggled, this, [this] {
         storeForm();
@@ -148,11 +146,25 @@ HostsDialog::HostsDialog(Settings& settings, QWidget* parent)
     resize(760, 560);
 }
 
-void HostsDialog::showSlurmFields() {
-    const bool on = slurm_->isEnabled() && slurm_->isChecked();
-    for (QWidget* w : std::initializer_list<QWidget*>{partition_, gpus_, timeLimit_, sbatch_}) {
-        w->setEnabled(on);
-    }
+void HostsDialog::showSchedulerFields() {
+    const QString name = scheduler_->currentData().toString();
+    const launch::Scheduler* s = launch::schedulerNamed(name.toStdString());
+    schedulerHint_->setText(
+        s ? tr("A cluster's login host: each experiment goes to %1 as one job array (%2).")
+                .arg(QString::fromStdString(s->info().title),
+                     QString::fromStdString(s->info().summary))
+          : QString());
+    schedulerHint_->setVisible(s != nullptr);
+    schedulerFields_->showScheduler(name);
+    schedulerFields_->setEnabled(scheduler_->isEnabled());
+}
+
+QWidget* HostsDialog::schedulerField(const QString& key) const {
+    return schedulerFields_->field(key);
+}
+
+QString HostsDialog::sshCommand() const {
+    return ssh_->text().trimmed().isEmpty() ? QStringLiteral("ssh") : ssh_->text().trimmed();
 }
 
 void HostsDialog::showSshFields() {
@@ -183,11 +195,8 @@ void HostsDialog::storeForm() {
         cli_->text().trimmed().isEmpty() ? QStringLiteral("ampbench-cli") : cli_->text().trimmed();
     h.database = database_->text().trimmed();
     h.dataDir = data_->text().trimmed();
-    h.slurm = slurm_->isChecked();
-    h.partition = partition_->text().trimmed();
-    h.gpusPerTask = gpus_->value();
-    h.timeLimit = timeLimit_->text().trimmed();
-    h.sbatchOptions = sbatch_->text().trimmed();
+    h.scheduler = scheduler_->currentData().toString();
+    schedulerFields_->store(h);
     if (QListWidgetItem* item = list_->item(current_)) {
         item->setText(h.label.isEmpty() ? tr("(no label)") : h.label);
     }
@@ -205,16 +214,21 @@ void HostsDialog::showForm() {
     cli_->setText(any && h.cli != QStringLiteral("ampbench-cli") ? h.cli : QString());
     database_->setText(h.database);
     data_->setText(h.dataDir);
-    slurm_->setChecked(h.slurm);
-    partition_->setText(h.partition);
-    gpus_->setValue(h.gpusPerTask);
-    timeLimit_->setText(h.timeLimit);
-    sbatch_->setText(h.sbatchOptions);
-    for (QWidget* w : std::initializer_list<QWidget*>{label_, destination_, port_, local_, cli_,
-                                                      database_, data_, slurm_, test_, remove_}) {
+    // A scheduler this desktop does not know (a newer desktop's) shows by its name, never
+    // as none: the host cannot be saved with it (hostProblem says why) until another
+    // is chosen, so its runs never train on the login host by mistake.
+    if (!h.scheduler.isEmpty() && scheduler_->findData(h.scheduler) < 0) {
+        scheduler_->addItem(tr("%1 (this desktop cannot launch on it)").arg(h.scheduler),
+                            h.scheduler);
+    }
+    scheduler_->setCurrentIndex(std::max(0, scheduler_->findData(h.scheduler)));
+    schedulerFields_->showHost(h);
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{label_, destination_, port_, local_, cli_, database_,
+                                         data_, scheduler_, test_, remove_}) {
         w->setEnabled(any);
     }
-    showSlurmFields();
+    showSchedulerFields();
     showSshFields();
     list_->setCurrentRow(current_);
     result_->clear();
@@ -296,9 +310,6 @@ void HostsDialog::accept() {
             return;
         }
     }
-    settings_.setRemoteHosts(hosts_);
-    settings_.setSshCommand(ssh_->text().trimmed().isEmpty() ? QStringLiteral("ssh")
-                                                             : ssh_->text().trimmed());
     QDialog::accept();
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // Run › Hosts…: the machines experiments can run on (label, user@host, port, the
-// remote ampbench-cli, database and data folder) and the transport, kept in Settings;
-// Test connection checks the selected host as it is filled in.
+// remote ampbench-cli, database and data folder, the scheduler a cluster's login host
+// hands them to, with that scheduler's own fields) and the transport. It edits the
+// hosts and the ssh command it is given; whoever opened it keeps them once it is
+// accepted. Test connection checks the selected host as it is filled in.
 #include <QCheckBox>
 #include <QDialog>
 #include <QList>
@@ -9,6 +11,7 @@
 #include "ui/remote/ConnectionTest.h"
 #include "ui/remote/RemoteHost.h"
 
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -17,21 +20,23 @@ class QSpinBox;
 
 namespace ampbench::ui {
 
-class Settings;
+class SchedulerFields;
 
 class HostsDialog : public QDialog {
     Q_OBJECT
   public:
-    explicit HostsDialog(Settings& settings, QWidget* parent = nullptr);
+    HostsDialog(QList<RemoteHost> hosts, const QString& sshCommand, QWidget* parent = nullptr);
 
+    /// The hosts and the ssh command as edited; once accepted, each host is complete.
     QList<RemoteHost> hosts() const { return hosts_; }
+    QString sshCommand() const;
     /// Adds an empty host and selects it.
     void addHost();
     void removeHost();
     void selectHost(int row);
     /// Tests the selected host as it is filled in; the result shows under the form.
     void testConnection();
-    /// Saves the hosts when each is complete; otherwise selects the first that is not
+    /// Accepts the hosts when each is complete; otherwise selects the first that is not
     /// and says what it lacks.
     void accept() override;
 
@@ -42,11 +47,10 @@ class HostsDialog : public QDialog {
     QLineEdit* cliEdit() const { return cli_; }
     QLineEdit* databaseEdit() const { return database_; }
     QLineEdit* dataEdit() const { return data_; }
-    QCheckBox* slurmBox() const { return slurm_; }
-    QLineEdit* partitionEdit() const { return partition_; }
-    QSpinBox* gpusEdit() const { return gpus_; }
-    QLineEdit* timeLimitEdit() const { return timeLimit_; }
-    QLineEdit* sbatchEdit() const { return sbatch_; }
+    /// The host's scheduler: none, then each of launch::schedulers() by its title.
+    QComboBox* schedulerBox() const { return scheduler_; }
+    /// A field of the chosen scheduler's options, by its settings key ("slurm_partition").
+    QWidget* schedulerField(const QString& key) const;
     QLineEdit* transportEdit() const { return ssh_; }
     QLabel* resultLabel() const { return result_; }
     QPushButton* testButton() const { return test_; }
@@ -56,13 +60,12 @@ class HostsDialog : public QDialog {
     void tested(const ampbench::ui::ConnectionResult& result);
 
   private:
-    void storeForm();        // the form into hosts_[current_]
-    void showSlurmFields();  // the Slurm settings editable only for a Slurm host
-    void showSshFields();    // host and port editable only for a host reached by ssh
+    void storeForm();            // the form into hosts_[current_]
+    void showSchedulerFields();  // the chosen scheduler's fields and what it does
+    void showSshFields();        // host and port editable only for a host reached by ssh
     void showForm();
     void showResult(const ConnectionResult& r);
 
-    Settings& settings_;
     QList<RemoteHost> hosts_;
     int current_ = -1;
     bool showing_ = false;
@@ -74,11 +77,9 @@ class HostsDialog : public QDialog {
     QLineEdit* cli_ = nullptr;
     QLineEdit* database_ = nullptr;
     QLineEdit* data_ = nullptr;
-    QCheckBox* slurm_ = nullptr;  ///< scheduler: Slurm
-    QLineEdit* partition_ = nullptr;
-    QSpinBox* gpus_ = nullptr;
-    QLineEdit* timeLimit_ = nullptr;
-    QLineEdit* sbatch_ = nullptr;
+    QComboBox* scheduler_ = nullptr;
+    QLabel* schedulerHint_ = nullptr;
+    SchedulerFields* schedulerFields_ = nullptr;
     QLineEdit* ssh_ = nullptr;
     QPushButton* test_ = nullptr;
     QPushButton* remove_ = nullptr;

@@ -4,6 +4,8 @@
 #include <QProcess>
 #include <QRegularExpression>
 
+#include "core/launch/Scheduler.h"
+
 namespace ampbench::ui {
 
 QString destinationProblem(const QString& destination) {
@@ -47,55 +49,61 @@ QString destinationProblem(const QString& destination) {
     return {};
 }
 
+const launch::Scheduler* schedulerOf(const RemoteHost& host) {
+    return host.scheduler.isEmpty() ? nullptr
+                                    : launch::schedulerNamed(host.scheduler.toStdString());
+}
+
+launch::OptionValues schedulerValues(const RemoteHost& host) {
+    launch::OptionValues values;
+    if (const launch::Scheduler* s = schedulerOf(host)) {
+        for (const auto& option : s->info().options) {
+            const QString key = QString::fromStdString(launch::settingsKey(s->info(), option));
+            launch::setOptionText(values, option, host.schedulerOptions.value(key).toStdString());
+        }
+    }
+    return values;
+}
+
+QString schedulerOption(const RemoteHost& host, const QString& key) {
+    return host.schedulerOptions.value(host.scheduler + QLatin1Char('_') + key);
+}
+
+void setSchedulerOption(RemoteHost& host, const QString& key, const QString& text) {
+    const QString stored = host.scheduler + QLatin1Char('_') + key;
+    if (text.trimmed().isEmpty()) {
+        host.schedulerOptions.remove(stored);
+    } else {
+        host.schedulerOptions[stored] = text;
+    }
+}
+
 QStringList launchArguments(const RemoteHost& host) {
     QStringList args = {QStringLiteral("launch"), QStringLiteral("--config-stdin")};
-    if (!host.slurm) {
-        return args;
-    }
-    args << QStringLiteral("--slurm");
-    if (!host.partition.trimmed().isEmpty()) {
-        args << QStringLiteral("--partition") << host.partition.trimmed();
-    }
-    if (host.gpusPerTask > 0) {
-        args << QStringLiteral("--gpus-per-task") << QString::number(host.gpusPerTask);
-    }
-    if (!host.timeLimit.trimmed().isEmpty()) {
-        args << QStringLiteral("--time-limit") << host.timeLimit.trimmed();
-    }
-    // The = form: an option's value that starts with "-" is no flag of ours.
-    for (const QString& option : host.sbatchOptions.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        args << QStringLiteral("--sbatch-option=") + option;
+    if (const launch::Scheduler* s = schedulerOf(host)) {
+        for (const auto& word : launch::launchArguments(s->info(), schedulerValues(host))) {
+            args << QString::fromStdString(word);
+        }
     }
     return args;
 }
 
-QString slurmProblem(const RemoteHost& host) {
-    if (!host.slurm) {
+QString schedulerProblem(const RemoteHost& host) {
+    if (host.scheduler.isEmpty()) {
         return {};
     }
-    static const QRegularExpression partition(QStringLiteral("^[A-Za-z0-9_.,-]*$"));
-    static const QRegularExpression time(QStringLiteral("^[0-9:-]*$"));
-    if (!partition.match(host.partition.trimmed()).hasMatch()) {
-        return QObject::tr(
-                   "Partition \u201c%1\u201d: letters, digits, \u201c_.-\u201d and "
-                   "commas only")
-            .arg(host.partition);
-    }
-    if (!time.match(host.timeLimit.trimmed()).hasMatch()) {
-        return QObject::tr(
-                   "Time limit \u201c%1\u201d: as sbatch --time takes it (MINUTES, "
-                   "HH:MM:SS, D-HH:MM)")
-            .arg(host.timeLimit);
-    }
-    for (const QString& option : host.sbatchOptions.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        if (!option.startsWith(QLatin1Char('-'))) {
-            return QObject::tr(
-                       "sbatch option \u201c%1\u201d: each begins with \u201c-\u201d "
-                       "(--qos=long)")
-                .arg(option);
+    const launch::Scheduler* s = schedulerOf(host);
+    if (s == nullptr) {
+        QStringList known;
+        for (const launch::Scheduler* k : launch::schedulers()) {
+            known << QString::fromStdString(k->info().title);
         }
+        return QObject::tr("Scheduler \u201c%1\u201d is not one this desktop launches on (%2)")
+            .arg(host.scheduler, known.join(QStringLiteral(", ")));
     }
-    return {};
+    const auto problems =
+        launch::checkOptions(s->info(), schedulerValues(host), launch::Naming::Label);
+    return problems.empty() ? QString() : QString::fromStdString(problems.front());
 }
 
 QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others) {
@@ -123,7 +131,7 @@ QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others) {
     if (host.cli.trimmed().isEmpty()) {
         return QObject::tr("Give the path of ampbench-cli on the host");
     }
-    return slurmProblem(host);
+    return schedulerProblem(host);
 }
 
 QString shellQuote(const QString& word) {

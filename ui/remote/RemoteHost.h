@@ -4,8 +4,15 @@
 // then `ampbench-cli --db DB <command>` there. No daemon, no open port. A host reached
 // "locally" is this machine: the same commands run here without ssh (Transport.h).
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
+
+#include "core/launch/LaunchOption.h"
+
+namespace ampbench::launch {
+class Scheduler;
+}
 
 namespace ampbench::ui {
 
@@ -19,18 +26,18 @@ struct RemoteHost {
     /// How it is reached (transportFor): "ssh" (OpenSSH to `destination`) or "local"
     /// (this machine: no ssh, no destination; runs detached, followed as a server's).
     QString transport = QStringLiteral("ssh");
-    /// Scheduler: Slurm. The host is a cluster's login host; an experiment goes to
-    /// `launch --slurm` as one job array with these settings.
-    bool slurm = false;
-    QString partition;      ///< empty: the cluster's default
-    int gpusPerTask = 0;    ///< 0: none asked for
-    QString timeLimit;      ///< as sbatch --time takes it; empty: the partition's default
-    QString sbatchOptions;  ///< more sbatch options, separated by spaces ("--qos=long")
+    /// The cluster scheduler experiments go to from this host (a cluster's login host):
+    /// empty, the host trains them itself; else a scheduler's name ("slurm",
+    /// "gridengine": launch::schedulers()), launched with `--<name>` and its options.
+    QString scheduler;
+    /// The schedulers' options as the hosts dialog holds them, as text (a Words
+    /// option's words separated by spaces), by their settings key ("slurm_partition":
+    /// launch::settingsKey); each scheduler's are kept while another is chosen.
+    QMap<QString, QString> schedulerOptions;
     bool operator==(const RemoteHost& o) const {
         return label == o.label && destination == o.destination && port == o.port && cli == o.cli &&
                database == o.database && dataDir == o.dataDir && transport == o.transport &&
-               slurm == o.slurm && partition == o.partition && gpusPerTask == o.gpusPerTask &&
-               timeLimit == o.timeLimit && sbatchOptions == o.sbatchOptions;
+               scheduler == o.scheduler && schedulerOptions == o.schedulerOptions;
     }
     bool operator!=(const RemoteHost& o) const { return !(*this == o); }
 };
@@ -46,13 +53,23 @@ QString hostProblem(const RemoteHost& host, const QList<RemoteHost>& others);
 /// a shell of ssh's (ProxyCommand, Match exec) would read as syntax. Empty when none.
 QString destinationProblem(const QString& destination);
 
-/// The remote `launch` for this host: `launch --config-stdin`, and on a Slurm host
-/// `--slurm` with its partition, GPUs per task, time limit and each sbatch option.
+/// The host's scheduler; null when it has none or one this desktop does not know.
+const launch::Scheduler* schedulerOf(const RemoteHost& host);
+/// The host's options for its scheduler, as `launch` takes them.
+launch::OptionValues schedulerValues(const RemoteHost& host);
+/// One option of the host's scheduler by its key ("partition"): its text, empty when
+/// unset; and setting it (empty text unsets it).
+QString schedulerOption(const RemoteHost& host, const QString& key);
+void setSchedulerOption(RemoteHost& host, const QString& key, const QString& text);
+
+/// The remote `launch` for this host: `launch --config-stdin`, and for a host with a
+/// scheduler its switch and options as its declaration makes them (launch::launchArguments).
 QStringList launchArguments(const RemoteHost& host);
 
-/// What is wrong with a host's Slurm settings (a partition or time limit sbatch
-/// would not read, an option that is no option); empty when none or not Slurm.
-QString slurmProblem(const RemoteHost& host);
+/// What is wrong with a host's scheduler settings (a scheduler this desktop does not
+/// know, a value its declaration refuses: a partition sbatch would not read, an option
+/// that is no option); empty when none or no scheduler.
+QString schedulerProblem(const RemoteHost& host);
 
 /// One word for the remote shell: single-quoted unless it is plain; a leading "~/"
 /// stays outside the quotes so the remote shell expands it.

@@ -1,17 +1,18 @@
-// `ampbench-cli slurm-task`: one task of a job array that `launch --slurm` submitted,
-// on its compute node. It never opens the experiment's database (SQLite's WAL needs
-// one host's shared memory, and cluster file systems lock badly): it trains its runs
-// (one, or a group of runs_per_gpu runs side by side, as `run` packs them on a GPU)
-// into a scratch database on the node's own disk and writes their record stream into
-// the jobs folder, where the collector on the login host ingests it. Each attempt
-// (Slurm's restart count) writes a stream of its own, so a requeued task starts a
-// new stream instead of repeating rows of the old one.
+// `ampbench-cli array-task` (once `slurm-task`): one task of a job array that `launch
+// --<scheduler>` submitted, on its compute node. It never opens the experiment's
+// database (SQLite's WAL needs one host's shared memory, and cluster file systems lock
+// badly): it trains its runs (one, or a group of runs_per_gpu runs side by side, as
+// `run` packs them on a GPU) into a scratch database on the node's own disk and writes
+// their record stream into the jobs folder, where the collector on the login host
+// ingests it. Each attempt (a requeue, a preemption) writes a stream of its own, so a
+// requeued task starts a new stream instead of repeating rows of the old one.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -22,11 +23,12 @@
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
 #include "cli/Launcher.h"
-#include "cli/Slurm.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
 #include "core/config/Validation.h"
+#include "core/launch/Scheduler.h"
+#include "core/launch/TaskList.h"
 #include "core/probe/Environment.h"
 #include "core/run/RemoveTree.h"
 #include "core/store/Database.h"
@@ -99,16 +101,24 @@ std::string hostName() {
 
 }  // namespace
 
-int commandSlurmTask(const std::string& dir, int task) {
-    slurm::TaskList list;
+int commandArrayTask(const std::string& dir, int task, int first_attempt) {
+    launch::TaskList list;
     try {
-        list = slurm::readTaskList(slurm::taskListFile(dir));
+        list = launch::readTaskList(launch::taskListFile(dir));
     } catch (const std::exception& e) {
-        say(stderr, "slurm-task: %s\n", e.what());
+        say(stderr, "array-task: %s\n", e.what());
+        return kUsage;
+    }
+    // Lists written before they named their scheduler are Slurm's.
+    const launch::Scheduler* scheduler =
+        launch::schedulerNamed(list.scheduler.empty() ? "slurm" : list.scheduler);
+    if (scheduler == nullptr) {
+        say(stderr, "array-task: %s names the scheduler \"%s\", which this build does not know\n",
+            launch::taskListFile(dir).c_str(), list.scheduler.c_str());
         return kUsage;
     }
     if (task < 0 || task >= static_cast<int>(list.tasks.size())) {
-        say(stderr, "slurm-task: --task %d: experiment %lld has tasks 0 to %zu\n", task,
+        say(stderr, "array-task: --task %d: experiment %lld has tasks 0 to %zu\n", task,
             static_cast<long long>(list.experiment_id), list.tasks.size() - 1);
         return kUsage;
     }
@@ -120,32 +130,32 @@ int commandSlurmTask(const std::string& dir, int task) {
     }
     if (!valid) {
         printErrors(
-            "slurm-task: the experiment's spec in " + slurm::taskListFile(dir) + " has errors",
+            "array-task: the experiment's spec in " + launch::taskListFile(dir) + " has errors",
             errors, spec.arms);
         return kUsage;
     }
-    // Slurm counts a task's restarts (requeue, preemption, node failure).
-    const char* restarts = std::getenv("SLURM_RESTART_COUNT");
-    int attempt = restarts ? std::max(0, std::atoi(restarts)) : 0;
+    // The scheduler's restart count, where it keeps one, is the first name tried; a
+    // name an earlier attempt took is passed over.
+    int attempt = std::max(0, first_attempt);
     int fd = -1;
     for (int tries = 0; tries < 1000 && fd < 0; ++tries, ++attempt) {
-        fd = ::open(slurm::streamFile(dir, task, attempt).c_str(),
+        fd = ::open(launch::streamFile(dir, task, attempt).c_str(),
                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST) {
-            say(stderr, "slurm-task: cannot create %s: %s\n",
-                slurm::streamFile(dir, task, attempt).c_str(), std::strerror(errno));
+            say(stderr, "array-task: cannot create %s: %s\n",
+                launch::streamFile(dir, task, attempt).c_str(), std::strerror(errno));
             return kIoError;
         }
     }
     --attempt;
     if (fd < 0) {
-        say(stderr, "slurm-task: every stream name of task %d in %s is taken\n", task, dir.c_str());
+        say(stderr, "array-task: every stream name of task %d in %s is taken\n", task, dir.c_str());
         return kIoError;
     }
     const char* tmp = std::getenv("TMPDIR");
     std::string scratch = std::string(tmp && *tmp ? tmp : "/tmp") + "/ampbench-task-XXXXXX";
     if (::mkdtemp(scratch.data()) == nullptr) {
-        say(stderr, "slurm-task: cannot create a scratch folder %s on this node: %s\n",
+        say(stderr, "array-task: cannot create a scratch folder %s on this node: %s\n",
             scratch.c_str(), std::strerror(errno));
         ::close(fd);
         return kIoError;
@@ -177,16 +187,20 @@ int commandSlurmTask(const std::string& dir, int task) {
                 task, attempt, static_cast<int>(::getpid()), hostName().c_str(),
                 static_cast<long long>(r.run_id), analysis::printable(r.arm, false).c_str(),
                 static_cast<unsigned long long>(r.seed),
-                slurm::streamFile(dir, task, attempt).c_str());
+                launch::streamFile(dir, task, attempt).c_str());
         }
         std::atomic<bool> stop{false};
         std::thread streamer(streamRuns, scratch_db, ids, fd, std::cref(stop),
                              std::ref(stream_problem));
         run::CancelToken cancel;
         {
-            // scancel and the time limit send SIGTERM: the runs stop between
-            // micro-batches and say so, with every row recorded.
-            InterruptScope interrupt(cancel);
+            // A cancel, a requeue and the time limit send SIGTERM, or the scheduler's
+            // warning that a kill follows: the runs stop between micro-batches and say
+            // so, with every row recorded. Its other warnings (a suspend) end nothing.
+            InterruptScope interrupt(cancel, scheduler->stopSignals());
+            for (int ignored : scheduler->ignoredSignals()) {
+                std::signal(ignored, SIG_IGN);
+            }
             // The task's runs train as `run` trains them: a packed group side by side
             // on the task's GPU, one at a time on a CPU.
             train::ExperimentHooks hooks;
@@ -230,7 +244,7 @@ int commandSlurmTask(const std::string& dir, int task) {
     ::close(fd);
     run::removeTree(scratch);
     if (!stream_problem.empty()) {
-        say(stderr, "slurm-task: %s\n", stream_problem.c_str());
+        say(stderr, "array-task: %s\n", stream_problem.c_str());
         return kIoError;
     }
     return code;

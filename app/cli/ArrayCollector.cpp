@@ -1,7 +1,7 @@
-// The collector of `launch --slurm` (see SlurmLauncher.cpp for the whole picture):
-// the tasks' streams into the experiment's runs, a run's end from its stream and
-// from Slurm.
-#include "cli/SlurmCollector.h"
+// The collector of a job array (see ArrayLauncher.cpp for the whole picture): the
+// tasks' streams into the experiment's runs, a run's end from its stream and from the
+// scheduler.
+#include "cli/ArrayCollector.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -29,7 +29,6 @@
 #include "cli/ExitCodes.h"
 #include "cli/JobFiles.h"
 #include "cli/Launcher.h"
-#include "cli/Slurm.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
 #include "core/config/BuildInfo.h"
@@ -56,29 +55,13 @@ std::string outputTail(const std::string& path) {
     return analysis::printable(text, false);
 }
 
-std::string taskName(const std::string& job_id, int task) {
-    return "Slurm task " + job_id + "_" + std::to_string(task);
-}
-
-std::string missingTools(std::initializer_list<const char*> tools) {
-    for (const char* tool : tools) {
-        if (slurm::findProgram(tool).empty()) {
-            const char* path = std::getenv("PATH");
-            return std::string("this host has no Slurm client tools: `") + tool +
-                   "` is not on PATH (" + (path ? path : "PATH is not set") +
-                   "); run it on the cluster's login host, or put Slurm's bin folder on PATH";
-        }
-    }
-    return {};
-}
-
 namespace {
 
 // ---------------------------------------------------------------- the collector
 
 /// One planned run of a task, and the local run that receives its current attempt.
 struct Link {
-    slurm::TaskRun planned;
+    launch::TaskRun planned;
     int64_t local = 0;
     bool started = false;
     bool ended = false;                       ///< its end is recorded in the database
@@ -98,7 +81,7 @@ struct TaskWatch {
     int64_t line = 0;
     bool refused = false;
     std::map<int64_t, size_t> remote;  ///< the stream's run id -> runs[]
-    slurm::TaskState state;
+    launch::TaskState state;
     bool known = false;
     bool terminal = false;
     int missing = 0;  ///< scheduler readings in a row that listed it nowhere
@@ -106,9 +89,11 @@ struct TaskWatch {
 
 class Collector {
   public:
-    Collector(store::Database& db, std::string dir, std::string job_id, int64_t experiment,
-              const slurm::TaskList& list, bool resume)
+    Collector(store::Database& db, const launch::Scheduler& scheduler, std::string dir,
+              std::string job_id, int64_t experiment, const launch::TaskList& list, bool resume)
         : db_(db),
+          scheduler_(scheduler),
+          title_(scheduler.info().title),
           dir_(std::move(dir)),
           job_id_(std::move(job_id)),
           experiment_(experiment),
@@ -154,14 +139,15 @@ class Collector {
                     unanswered_since = now;
                 } else if (now - unanswered_since > std::chrono::minutes(30)) {
                     say(stderr,
-                        "Slurm's controller has not answered for 30 minutes (%s); the "
-                        "runs not ended are recorded interrupted\n",
-                        problem_.c_str());
+                        "%s has not answered for 30 minutes (%s); the runs not ended are "
+                        "recorded interrupted\n",
+                        title_.c_str(), problem_.c_str());
                     for (auto& t : tasks_) {
                         if (!t.terminal) {
                             t.terminal = true;
                             t.state.state = "UNKNOWN";
-                            t.state.reason = "the controller did not answer: " + problem_;
+                            t.state.end = launch::TaskEnd::Failed;
+                            t.state.reason = title_ + " did not answer: " + problem_;
                         }
                     }
                 }
@@ -229,7 +215,7 @@ class Collector {
     bool readStreams() {
         bool grew = false;
         for (auto& t : tasks_) {
-            while (::access(slurm::streamFile(dir_, t.index, t.attempt + 1).c_str(), F_OK) == 0) {
+            while (::access(launch::streamFile(dir_, t.index, t.attempt + 1).c_str(), F_OK) == 0) {
                 const int next = t.attempt + 1;
                 if (t.attempt >= 0) {
                     while (readStream(t)) {  // the earlier attempt's last rows first
@@ -245,8 +231,9 @@ class Collector {
                 t.line = 0;
                 t.refused = false;
                 t.remote.clear();
-                say(stderr, "%s: attempt %d streams into %s\n", taskName(job_id_, t.index).c_str(),
-                    next, slurm::streamFile(dir_, t.index, next).c_str());
+                say(stderr, "%s: attempt %d streams into %s\n",
+                    scheduler_.taskName(job_id_, t.index).c_str(), next,
+                    launch::streamFile(dir_, t.index, next).c_str());
             }
             if (t.attempt >= 0) {
                 grew |= readStream(t);
@@ -276,15 +263,15 @@ class Collector {
             }
             if (!link.ended) {
                 db_.finishRun(link.local, run::RunStatus::Interrupted,
-                              taskName(job_id_, t.index) + " was requeued by Slurm at step " +
-                                  std::to_string(row ? row->last_step : 0) +
+                              scheduler_.taskName(job_id_, t.index) + " was requeued by " + title_ +
+                                  " at step " + std::to_string(row ? row->last_step : 0) +
                                   "; the rows up to there are kept, and attempt " +
                                   std::to_string(attempt) + " trains it again as run " +
                                   std::to_string(fresh),
                               run::FailureKind::Interrupted);
             }
             say(stderr, "%s requeued: run %lld continues as run %lld\n",
-                taskName(job_id_, t.index).c_str(), static_cast<long long>(link.local),
+                scheduler_.taskName(job_id_, t.index).c_str(), static_cast<long long>(link.local),
                 static_cast<long long>(fresh));
             superseded_.insert(link.local);
             link.local = fresh;
@@ -299,7 +286,7 @@ class Collector {
 
     bool readStream(TaskWatch& t) {
         // Opened anew each time: another host's appends show on open (NFS).
-        const std::string path = slurm::streamFile(dir_, t.index, t.attempt);
+        const std::string path = launch::streamFile(dir_, t.index, t.attempt);
         const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
             return false;
@@ -335,8 +322,8 @@ class Collector {
         try {
             record = stream::decode(text, t.line);
         } catch (const stream::StreamError& e) {
-            say(stderr, "%s: %s: %s; skipped\n", taskName(job_id_, t.index).c_str(),
-                slurm::streamFile(dir_, t.index, t.attempt).c_str(),
+            say(stderr, "%s: %s: %s; skipped\n", scheduler_.taskName(job_id_, t.index).c_str(),
+                launch::streamFile(dir_, t.index, t.attempt).c_str(),
                 analysis::printable(e.what(), false).c_str());
             return;
         }
@@ -345,8 +332,8 @@ class Collector {
                 say(stderr,
                     "%s: its stream is version %lld, this build reads version %d: "
                     "the task runs another ampbench-cli; its records are not read\n",
-                    taskName(job_id_, t.index).c_str(), static_cast<long long>(h->stream_version),
-                    stream::kStreamVersion);
+                    scheduler_.taskName(job_id_, t.index).c_str(),
+                    static_cast<long long>(h->stream_version), stream::kStreamVersion);
                 t.refused = true;
             }
         } else if (auto* r = std::get_if<store::RunRow>(&record)) {
@@ -444,13 +431,17 @@ class Collector {
         }
     }
 
-    /// Asks Slurm about every task; false when it could not be asked.
+    /// Asks the scheduler about every task; false when it could not be asked.
     bool queryScheduler() {
         const bool some_missing = std::any_of(tasks_.begin(), tasks_.end(), [](const TaskWatch& t) {
             return t.missing > 0 && !t.terminal;
         });
-        const slurm::ArrayView view = slurm::queryArray(job_id_, some_missing, &accounting_);
-        if (!view.squeue_ok) {
+        // After a cancel, the accounting is asked at once: a task that left the queue
+        // with a record ended as it says; one without never started.
+        const bool cancelled = ::access(launch::cancelMark(dir_).c_str(), F_OK) == 0;
+        const launch::ArrayView view =
+            scheduler_.query(job_id_, some_missing || cancelled, memory_);
+        if (!view.answered) {
             problem_ = view.problem;
             return false;
         }
@@ -462,7 +453,7 @@ class Collector {
             if (it != view.tasks.end()) {
                 if (!t.known || it->second.state != t.state.state ||
                     it->second.reason != t.state.reason) {
-                    say(stderr, "%s: %s%s%s%s%s\n", taskName(job_id_, t.index).c_str(),
+                    say(stderr, "%s: %s%s%s%s%s\n", scheduler_.taskName(job_id_, t.index).c_str(),
                         it->second.state.c_str(),
                         it->second.reason.empty() || it->second.reason == "None" ? "" : " (",
                         it->second.reason == "None" ? "" : it->second.reason.c_str(),
@@ -472,15 +463,22 @@ class Collector {
                 t.state = it->second;
                 t.known = true;
                 t.missing = 0;
-                t.terminal = slurm::terminalState(t.state.state);
-            } else if (++t.missing >= 3) {
-                // Neither squeue nor sacct lists it: it ended long enough ago for the
-                // controller to forget it, and no accounting keeps it.
+                t.terminal = t.state.end != launch::TaskEnd::None;
+            } else if (cancelled) {
+                // Cancelled, and gone from the queue: a task that never started leaves
+                // no record of its end, and one that ran has told its end in its stream.
+                t.terminal = true;
+                t.state.state = "CANCELLED";
+                t.state.end = launch::TaskEnd::Cancelled;
+                t.state.reason = "cancelled with " + scheduler_.info().cancel_tool;
+            } else if (++t.missing >= scheduler_.readingsBeforeForgotten()) {
+                // Neither the queue nor the accounting lists it: it ended long enough ago
+                // for the scheduler to forget it, and no accounting keeps it.
                 t.terminal = true;
                 if (!t.known) {
                     t.state.state = "UNKNOWN";
                 }
-                t.state.reason = "Slurm no longer lists it";
+                t.state.reason = title_ + " no longer lists it";
             }
         }
         return true;
@@ -495,8 +493,8 @@ class Collector {
                 }
                 const bool stream_cancelled =
                     link.end && link.end->status == run::RunStatus::Cancelled;
-                // A cancel the task heard may have been scancel, the time limit or a
-                // preemption: only Slurm's state tells, once the task has ended.
+                // A cancel the task heard may have been the user's, the time limit or a
+                // preemption: only the scheduler's state tells, once the task has ended.
                 if (!final && stream_cancelled && !t.terminal) {
                     continue;
                 }
@@ -517,8 +515,10 @@ class Collector {
     Ending ending(const TaskWatch& t, const Link& link) const {
         using run::FailureKind;
         using run::RunStatus;
-        const std::string name = taskName(job_id_, t.index);
+        const std::string name = scheduler_.taskName(job_id_, t.index);
         const std::string state = t.known ? t.state.state : std::string("UNKNOWN");
+        const launch::TaskEnd end = t.state.end;
+        const std::string cancel_tool = scheduler_.info().cancel_tool;
         if (link.end && link.end->status != RunStatus::Cancelled) {
             return {link.end->status, link.end->failure, link.end->error};
         }
@@ -527,25 +527,26 @@ class Collector {
         const bool started = link.started || db_.lastSeq(link.local) > 0;
         const std::string at_step = " at step " + std::to_string(row ? row->last_step : 0) +
                                     "; the rows it streamed are kept";
-        if (state == "TIMEOUT") {
+        if (end == launch::TaskEnd::TimedOut) {
             return {RunStatus::Interrupted, FailureKind::Interrupted,
                     name + " ran past its time limit (" +
-                        (t.state.time_limit.empty() ? time_limit_ : t.state.time_limit) +
-                        ") and Slurm stopped it" +
+                        (t.state.time_limit.empty() ? time_limit_ : t.state.time_limit) + ") and " +
+                        title_ + " stopped it" +
                         (started ? at_step : std::string(" before the run started"))};
         }
-        if (state == "PREEMPTED") {
+        if (end == launch::TaskEnd::Preempted) {
             return {RunStatus::Interrupted, FailureKind::Interrupted,
-                    name + " was preempted by Slurm" +
+                    name + " was preempted by " + title_ +
                         (started ? at_step : std::string(" before the run started"))};
         }
-        if (state == "CANCELLED" || link.end) {
+        if (end == launch::TaskEnd::Cancelled || link.end) {
             std::string error = link.end && !link.end->error.empty() ? link.end->error
-                                : started ? "cancelled (scancel) while it trained"
-                                          : "cancelled (scancel) before its task started";
+                                : started
+                                    ? "cancelled (" + cancel_tool + ") while it trained"
+                                    : "cancelled (" + cancel_tool + ") before its task started";
             return {RunStatus::Cancelled, FailureKind::Cancelled, error};
         }
-        std::string how = "Slurm: " + state;
+        std::string how = title_ + ": " + state;
         if (!t.state.exit_code.empty()) {
             how += ", exit code " + t.state.exit_code;
         }
@@ -553,7 +554,7 @@ class Collector {
             how += ", " + t.state.reason;
         }
         if (!started) {
-            const std::string said = outputTail(slurm::taskOutput(dir_, t.index));
+            const std::string said = outputTail(launch::taskOutput(dir_, t.index));
             return {RunStatus::Failed, FailureKind::Runtime,
                     name + " ended (" + how + ") before its run started" +
                         (said.empty() ? std::string() : "; its output: " + said)};
@@ -563,22 +564,25 @@ class Collector {
     }
 
     store::Database& db_;
+    const launch::Scheduler& scheduler_;
+    std::string title_;
     std::string dir_;
     std::string job_id_;
     int64_t experiment_;
     bool resume_ = false;
     std::string time_limit_;
     std::vector<TaskWatch> tasks_;
-    bool accounting_ = true;
+    launch::QueryMemory memory_;
     std::string problem_;
     std::set<int64_t> superseded_;  ///< runs whose task was requeued after they started
 };
 
 }  // namespace
 
-int collectArray(store::Database& db, const std::string& dir, const std::string& job_id,
-                 int64_t experiment, const slurm::TaskList& list, bool resume) {
-    return Collector(db, dir, job_id, experiment, list, resume).run();
+int collectArray(store::Database& db, const launch::Scheduler& scheduler, const std::string& dir,
+                 const std::string& job_id, int64_t experiment, const launch::TaskList& list,
+                 bool resume) {
+    return Collector(db, scheduler, dir, job_id, experiment, list, resume).run();
 }
 
 }  // namespace ampbench::cli
