@@ -73,21 +73,37 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
     message_->setVisible(false);
     applyPalette();
 
-    connect(this, &QCustomPlot::mouseMove, this, &PlotPanel::hover);
+    // A press arms a drag; only the drag's first move (or the wheel) makes a user view:
+    // a click, or the first click of a double click, once stopped the panel following
+    // the runs, and the grid took its x range from another panel.
     connect(this, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
-        if (e->button() == Qt::LeftButton) {
+        dragArmed_ =
+            e->button() == Qt::LeftButton && axisRect()->rect().contains(e->position().toPoint());
+    });
+    connect(this, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+        if (dragArmed_ && (e->buttons() & Qt::LeftButton) &&
+            interactions().testFlag(QCP::iRangeDrag)) {
             userView_ = true;
         }
+        hover(e);
+    });
+    connect(this, &QCustomPlot::mouseRelease, this, [this] {
+        dragArmed_ = false;
+        setInteraction(QCP::iRangeDrag, true);  // after a double click, dragging again
     });
     connect(this, &QCustomPlot::mouseWheel, this, [this] { userView_ = true; });
     connect(this, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* e) {
+        // The panel is about to grow or shrink under the pointer: a move before the
+        // button comes up would pan it by the difference, so no drag until then.
+        dragArmed_ = false;
+        setInteraction(QCP::iRangeDrag, false);
         if (title_->selectTest(e->position(), false) >= 0) {
             return;  // on the title: that is a click on the metric menu
         }
         Q_EMIT maximiseToggled();
     });
-    // Press and wheel mark a user view before the axis rect moves the range, so
-    // only changes the user makes reach the linked panels.
+    // A drag's move and the wheel mark a user view before the axis rect moves the
+    // range, so only changes the user makes reach the linked panels.
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
             [this](const QCPRange& range) {
                 if (range.lower < 0 && !(categoryTicker_ && xAxis->ticker() == categoryTicker_)) {

@@ -197,6 +197,7 @@ class PlotPanel : public QCustomPlot {
     QSet<QString> hidden_;                   // curve labels the user hid
     QHash<QCPGraph*, DrawnCurve> drawn_;     // graphs that show a (cut) Curve
     bool userView_ = false;                  // zoomed or panned since the last reset
+    bool dragArmed_ = false;                 // the left button went down on the axis rect
     bool blank_ = true;                      // no point to plot: axes without numbers
     bool following_ = false;                 // taking a linked panel's x range
     QHash<QCPAxis*, QString> wholeLabels_;   // as the drawing code set them
