@@ -14,7 +14,6 @@
 #include <QStyle>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <optional>
 
 #include "core/analysis/PlotSeries.h"
 #include "ui/Settings.h"
@@ -355,19 +354,17 @@ void PlotsView::redrawNow() {
         layoutPanels();
     }
     emptyHint_->setVisible(in.runs.empty());
-    // Line the x-axes up on the widest fit of the panels over the runs' progress that
-    // the user did not zoom: evaluations cover less of it, and a grid lined up on their
-    // panel hid most of the curves.
-    std::optional<QCPRange> common;
-    for (int i = 0; i < kPanels; ++i) {
+    // Line the x-axes up with the first panel over the runs' progress (evaluations
+    // cover less of it) unless the user zoomed.
+    PlotPanel* lead = nullptr;
+    for (int i = 0; i < kPanels && !lead; ++i) {
         if (followsX(drawn_[i]) && !panels_[i]->userView() && !panels_[i]->curves().isEmpty()) {
-            const QCPRange r = panels_[i]->xAxis->range();
-            common = common ? common->expanded(r) : r;
+            lead = panels_[i];
         }
     }
-    for (int i = 0; i < kPanels && common; ++i) {
-        if (followsX(drawn_[i]) && !panels_[i]->userView()) {
-            panels_[i]->xAxis->setRange(*common);
+    for (int i = 0; i < kPanels && lead; ++i) {
+        if (panels_[i] != lead && followsX(drawn_[i]) && !panels_[i]->userView()) {
+            panels_[i]->xAxis->setRange(lead->xAxis->range());
         }
     }
     for (PlotPanel* p : std::as_const(panels_)) {
