@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QLayout>
 #include <QScrollArea>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStyleOptionButton>
 #include <QTabWidget>
@@ -206,6 +207,26 @@ QStringList brokenWords(QTextBrowser* browser) {
         }
     }
     return out;
+}
+
+/// The text a tree view draws for `index`: its display text as the style elides it to
+/// the room the cell leaves after the indentation and the check box.
+QString shownText(QTreeView* view, const QModelIndex& index) {
+    QStyleOptionViewItem option;
+    option.initFrom(view->viewport());
+    option.rect = view->visualRect(index);
+    option.font = view->font();
+    option.features = QStyleOptionViewItem::HasDisplay;
+    if (index.flags() & Qt::ItemIsUserCheckable) {
+        option.features |= QStyleOptionViewItem::HasCheckIndicator;
+    }
+    option.text = index.data().toString();
+    option.textElideMode = view->textElideMode();
+    QStyle* style = view->style();
+    const QRect text = style->subElementRect(QStyle::SE_ItemViewItemText, &option, view);
+    const int margin = style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, view) + 1;
+    return view->fontMetrics().elidedText(option.text, view->textElideMode(),
+                                          text.width() - 2 * margin);
 }
 
 /// An experiment the verdict judges: fp32, amp and an accumulation arm with a
@@ -496,6 +517,76 @@ class LayoutTest : public QObject {
         auto* sidesAgain = again.findChild<QSplitter*>("runsSidesSplit");
         settle();
         QTRY_COMPARE(sidesAgain->sizes(), wider);
+    }
+
+    // The run list names each run by arm and seed and says its state, whole, at a
+    // laptop's 1024 pixels and on a wide screen, with tags and several experiments
+    // listed: "fp... 1" and "a...1" could not tell amp from amp-accum4.
+    void theRunListShowsArmSeedAndStateWhole() {
+        test::Workspace f;
+        f.open();
+        QList<qint64> runs;
+        {
+            auto db = store::Database::open(f.dbPath().toStdString());
+            const int64_t older = db->createExperiment("fashion-mnist fp32 against amp", "{}");
+            const int64_t newer =
+                db->createExperiment("fashion-mnist amp against fp32 on the laptop", "{}");
+            for (int64_t e : {older, newer}) {
+                int armIndex = 0;
+                for (const char* arm : {"fp32", "amp", "amp-accum4"}) {
+                    for (int64_t seed : {1, 2}) {
+                        const int64_t run = db->createRun(e, arm, armIndex, seed, "{}", 1800);
+                        db->markRunning(run, "{}");
+                        db->insertSteps(run, steps(1800, seed, 0.0));
+                        db->finishRun(
+                            run,
+                            e == older ? run::RunStatus::Interrupted : run::RunStatus::Finished,
+                            "");
+                        runs << run;
+                    }
+                    ++armIndex;
+                }
+            }
+            db->setExperimentTags(older, {"laptop", "baseline-recipe"});
+            db->setRunTags(runs[1], {"keep"});
+        }
+        f.window->session()->pollNow();
+        f.window->runModel()->setCheckedRuns(runs.mid(6));
+        CompareView* compare = f.window->compare();
+        QTreeView* picker = compare->picker();
+        f.window->tabs()->setCurrentWidget(compare);
+        f.window->resize(1920, 1080);  // as a window opened on a wide screen
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+        picker->expandAll();
+        for (const QSize size : {QSize(1920, 1080), QSize(1024, 700)}) {
+            f.window->resize(size);
+            QTRY_COMPARE(f.window->size(), size);
+            settle();
+            QStringList cut;
+            for (qint64 id : runs) {
+                const QModelIndex source = f.window->runModel()->runItem(id)->index();
+                const QModelIndex name =
+                    static_cast<QSortFilterProxyModel*>(picker->model())->mapFromSource(source);
+                const QString armSeed =
+                    name.data().toString().section(QStringLiteral(" \u2014 "), 0, 0);
+                const QString shown = shownText(picker, name);
+                if (!shown.startsWith(armSeed)) {
+                    cut << QStringLiteral("\"%1\" shown as \"%2\"").arg(armSeed, shown);
+                }
+                const QModelIndex status = name.siblingAtColumn(RunTreeModel::StatusColumn);
+                if (picker->isColumnHidden(RunTreeModel::StatusColumn) ||
+                    shownText(picker, status) != status.data().toString()) {
+                    cut << QStringLiteral("status \"%1\" shown as \"%2\"")
+                               .arg(status.data().toString(), shownText(picker, status));
+                }
+            }
+            QVERIFY2(cut.isEmpty(), qPrintable(QStringLiteral("at %1 px: ").arg(size.width()) +
+                                               cut.join(QStringLiteral("; "))));
+            if (size.width() > 1900) {  // with a wide screen's room, the tags are listed too
+                QVERIFY(!picker->isColumnHidden(RunTreeModel::TagsColumn));
+            }
+        }
     }
 
     // The run list's Tags column shows while something is tagged, and takes no width
