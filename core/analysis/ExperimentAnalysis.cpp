@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/analysis/MemoryMeasure.h"
 #include "core/config/PlannedArm.h"
 
 namespace ampbench::analysis {
@@ -244,7 +245,20 @@ void describeEnvironment(ExperimentAnalysis& a, const ExperimentData& data) {
         machines.insert(field<std::string>(env, "hostname", "") + " / " +
                         field<std::string>(env, "device_name", ""));
     }
-    a.memory_label = a.device.rfind("cuda", 0) == 0 ? "peak allocated" : "peak RSS";
+    std::vector<MemoryMeasure> measures;
+    for (const auto& r : data.runs) {
+        if (!r.row.env_json.empty()) {
+            measures.push_back(memoryMeasure(r.row.env_json));
+        }
+    }
+    a.memory_label = measures.empty() && a.device.rfind("cuda", 0) == 0 ? "peak allocated"
+                     : measures.empty()                                 ? "peak RSS"
+                                                                        : memoryLabel(measures);
+    if (a.memory_label == "peak memory") {
+        a.warnings.push_back(
+            "the runs' memory was measured in different ways (the run's own tensors, the "
+            "process's resident set, the CUDA allocator): their peaks do not compare");
+    }
     if (data.spec_ok && !data.spec.deterministic && !data.runs.empty()) {
         a.reproducibility =
             std::string("runs are not bit-reproducible: deterministic mode was off, so ") +
@@ -411,6 +425,13 @@ ArmVerdict judgeArm(const std::string& arm, const ExperimentAnalysis& a, RunSets
     v.runs_used = static_cast<int>(sets.complete[arm].size());
     v.health = armHealth(sets.complete[arm]);
     v.gains = armGains(arm, a.baseline, sets, max_batch);
+    // A peak that is a process's resident set holds the program too: say so beside it.
+    for (const auto* side : {&sets.complete[arm], &sets.complete[a.baseline]}) {
+        for (const auto* r : *side) {
+            v.gains.process_memory =
+                v.gains.process_memory || memoryMeasure(r->row.env_json) == MemoryMeasure::Resident;
+        }
+    }
     if (arm == a.baseline) {
         v.verdict = Verdict::Baseline;
         v.gains.speedup_ci = {kUnknown, kUnknown};  // against itself: no interval to give

@@ -293,6 +293,12 @@ constexpr FindingEntry kFindings[] = {
          }
          if (std::isfinite(f.value("memory"))) {
              text += "; peak memory " + num(f.value("memory"), 2) + kTimes;
+             if (f.value("process_memory") == 1) {
+                 text +=
+                     " (of the whole process's resident set, the program's own memory "
+                     "included: the runs' own is unknown, and the ratio understates "
+                     "the difference)";
+             }
          }
          if (std::isfinite(f.value("max_batch"))) {
              text += "; max batch " + num(f.value("max_batch"), 2) + kTimes;

@@ -37,7 +37,7 @@ enum class FindingCode {
     SkippedSteps,      ///< skipped, late, longest_run, longest_start; where
     LossScaleRange,    ///< min, final
     OverflowOrigin,    ///< step, loss_scale, seed, count, located; name, where, dtype
-    Gains,             ///< speedup, ci_low, ci_high, memory, max_batch; baseline
+    Gains,             ///< speedup, ci_low, ci_high, memory, process_memory, max_batch; baseline
     CurveInBandUnits,  ///< tail, above, whole, outside_share, seeds; baseline
     TrendAgreement,    ///< r
     FinalMetric,    ///< accuracy, arm, base, delta, base_sd, welch_p, units, judged, significant;

@@ -218,6 +218,7 @@ void addGains(ArmVerdict& v) {
                                  {"ci_high", g.speedup_ci.high},
                                  {"across_runs", g.ci_across_runs ? 1.0 : 0.0},
                                  {"memory", g.memory_ratio},
+                                 {"process_memory", g.process_memory ? 1.0 : 0.0},
                                  {"max_batch", g.max_batch_ratio},
                                  {"eager_speedup", g.eager_speedup},
                                  {"eager_memory", g.eager_memory_ratio}},

@@ -660,6 +660,40 @@ TEST(Gains, OneSpeedupDefinitionAndARunLevelInterval) {
     EXPECT_TRUE(anyContains(verdictOf(one, "amp").reasons, "within one run"));
 }
 
+// A CPU run's memory is its own tensors' since runs say so ("memory": "tensors"); an
+// older run, or a training script, measured its process's resident set, the program
+// included: the verdict says so beside the ratio, and the column names what it shows.
+TEST(Gains, AMemoryRatioOfProcessesSaysSo) {
+    auto measured = [](const char* memory) {
+        auto d = experiment(2, ampArm());
+        for (auto& r : d.runs) {
+            r.row.env_json = std::string(R"({"device":"cpu","device_name":"test")") +
+                             (*memory ? std::string(R"(,"memory":")") + memory + "\"" : "") + "}";
+        }
+        return analyzeExperiment(d);
+    };
+    const auto own = measured("tensors");
+    EXPECT_EQ(own.memory_label, "peak in tensors");
+    EXPECT_FALSE(verdictOf(own, "amp").gains.process_memory);
+    EXPECT_TRUE(anyContains(verdictOf(own, "amp").reasons, "peak memory 1.00"));
+    EXPECT_FALSE(anyContains(verdictOf(own, "amp").reasons, "resident set"));
+    for (const char* memory : {"", "resident"}) {
+        const auto process = measured(memory);
+        EXPECT_EQ(process.memory_label, "peak RSS");
+        EXPECT_TRUE(verdictOf(process, "amp").gains.process_memory);
+        EXPECT_TRUE(anyContains(verdictOf(process, "amp").reasons, "whole process's resident set"))
+            << memory;
+        EXPECT_EQ(toJson(process)["verdicts"][1]["gains"]["process_memory"], true);
+    }
+    auto mixed = experiment(2, ampArm());
+    mixed.runs.front().row.env_json = R"({"device":"cpu","memory":"tensors"})";
+    const auto both = analyzeExperiment(mixed);
+    EXPECT_EQ(both.memory_label, "peak memory");
+    EXPECT_TRUE(std::any_of(both.warnings.begin(), both.warnings.end(), [](const std::string& w) {
+        return w.find("measured in different ways") != std::string::npos;
+    }));
+}
+
 TEST(StudentT, QuantileInvertsTheCdf) {
     EXPECT_NEAR(studentTQuantile(0.975, 10), 2.228, 1e-3);
     EXPECT_NEAR(studentTQuantile(0.5, 3), 0.0, 1e-6);  // the CDF is good to about 1e-9

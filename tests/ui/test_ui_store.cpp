@@ -12,21 +12,31 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include <qcustomplot.h>
 
 #include "../core/OtherProgram.h"
 #include "UiTestSupport.h"
+#include "core/analysis/ExperimentAnalysis.h"
+#include "core/analysis/ExperimentData.h"
+#include "core/analysis/Summary.h"
+#include "core/config/SpecJson.h"
 #include "core/store/Database.h"
+#include "ui/MetaTypes.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
+#include "ui/editor/ExperimentEditor.h"
 #include "ui/plots/PlotPanel.h"
 #include "ui/plots/PlotsView.h"
 #include "ui/runs/CompareView.h"
 #include "ui/runs/HistoryView.h"
 #include "ui/runs/RunTreeModel.h"
 #include "ui/runs/VerdictPanel.h"
+#include "ui/training/TrainingController.h"
+#include "ui/training/TrainingWorker.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
@@ -64,6 +74,61 @@ int lossPoints(const MainWindow& w, int curve = 0) {
 class StoreTest : public QObject {
     Q_OBJECT
   private Q_SLOTS:
+    void initTestCase() { registerMetaTypes(); }
+
+    // A CPU run's memory is its own: the same spec reads the same peak per arm trained
+    // in the window and by the CLI (the window's memory once added a quarter to it), and
+    // the verdict gives the ratio without a caveat about the process.
+    void theSameSpecsMemoryReadsAlikeInTheWindowAndFromTheCli() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        const config::ExperimentSpec spec = test::tinySpec(8);
+        ws.window->editor()->setSpec(spec);
+        QSignalSpy finished(ws.window->training()->worker(), &TrainingWorker::experimentFinished);
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 240000);
+        const QString specFile = ws.dir.filePath("spec.json");
+        QFile out(specFile);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QByteArray::fromStdString(config::toJson(spec).dump()));
+        out.close();
+        const QString cliDb = ws.dir.filePath("cli.db");
+        QProcess cli;
+        cli.setProcessChannelMode(QProcess::MergedChannels);
+        cli.start(AMPBENCH_CLI_PATH, {"--db", cliDb, "run", "--config", specFile, "-q"});
+        QVERIFY(cli.waitForFinished(240000));
+        QVERIFY2(cli.exitCode() == 0, cli.readAll().constData());
+        auto peaks = [](const QString& path) {
+            auto db = store::Database::open(path.toStdString(), store::Database::Mode::ReadOnly);
+            const auto experiments = db->experiments();
+            std::map<std::string, int64_t> out;
+            for (const auto& a : analysis::summarizeArms(
+                     analysis::summarizeExperimentRuns(*db, experiments.front().id))) {
+                out[a.arm] = a.peak_mem;
+            }
+            return out;
+        };
+        const auto window = peaks(ws.dbPath());
+        const auto headless = peaks(cliDb);
+        QCOMPARE(window.size(), size_t(3));
+        for (const auto& [arm, peak] : window) {
+            const int64_t other = headless.at(arm);
+            QVERIFY2(peak > 0 && std::abs(peak - other) <= other / 20,
+                     qPrintable(QStringLiteral("%1: %2 MiB in the window, %3 MiB from the CLI")
+                                    .arg(QString::fromStdString(arm))
+                                    .arg(static_cast<double>(peak) / (1 << 20), 0, 'f', 2)
+                                    .arg(static_cast<double>(other) / (1 << 20), 0, 'f', 2)));
+        }
+        auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        const auto data = analysis::loadExperiment(*db, db->experiments().front().id);
+        QVERIFY(data);
+        const auto judged = analysis::analyzeExperiment(*data);
+        QCOMPARE(QString::fromStdString(judged.memory_label), QStringLiteral("peak in tensors"));
+        for (const auto& v : judged.verdicts) {
+            QVERIFY(!v.gains.process_memory);
+        }
+    }
+
     void rowsFromASecondConnectionAppearAfterThePoll() {
         test::Workspace ws;
         QVERIFY(ws.open());

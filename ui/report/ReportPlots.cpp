@@ -388,10 +388,13 @@ std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptio
     out.push_back(
         {"memory", "Peak memory",
          QString::fromStdString("The highest " + a.memory_label + " of any run of the arm" +
-                                (a.device.rfind("cuda", 0) == 0
-                                     ? " (CUDA caching allocator)."
-                                     : " (resident set of the process on CPU: an "
-                                       "upper bound that includes the runtime).")),
+                                (a.memory_label == "peak allocated" ? " (CUDA caching allocator)."
+                                 : a.memory_label == "peak in tensors"
+                                     ? " (the bytes the run's own tensors held on the CPU)."
+                                 : a.memory_label == "peak RSS"
+                                     ? " (resident set of the process on CPU: an upper bound "
+                                       "that includes the runtime)."
+                                     : " (measured in different ways: not comparable).")),
          memoryPlot(content, options)});
     out.push_back({"step-time", "Time per sample",
                    "Step time divided by the samples in the step, over timed steps (warm-up "
