@@ -5,6 +5,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "core/analysis/MemoryMeasure.h"
 #include "core/config/PlannedArm.h"
@@ -423,6 +425,24 @@ ArmVerdict judgeArm(const std::string& arm, const ExperimentAnalysis& a, RunSets
     v.facts.aa_copy =
         arm != a.baseline && sameSettings(sets.first_of_arm[arm], sets.first_of_arm[a.baseline]);
     v.runs_used = static_cast<int>(sets.complete[arm].size());
+    // Runs not ended yet, or cancelled before they finished (the incomplete ones).
+    auto seedsOf = [&](const std::string& of, bool (*which)(run::RunStatus)) {
+        int n = 0;
+        std::string seeds;
+        for (const auto& r : a.incomplete) {
+            if (r.arm == of && which(r.status)) {
+                seeds += (n++ ? ", " : "") + std::to_string(r.seed);
+            }
+        }
+        return std::make_pair(n, seeds);
+    };
+    const auto pending = [](run::RunStatus s) {
+        return s == run::RunStatus::Queued || s == run::RunStatus::Running;
+    };
+    std::tie(v.pending, v.pending_seeds) = seedsOf(arm, pending);
+    v.cancelled =
+        seedsOf(arm, [](run::RunStatus s) { return s == run::RunStatus::Cancelled; }).first;
+    std::tie(v.baseline_pending, v.baseline_pending_seeds) = seedsOf(a.baseline, pending);
     v.health = armHealth(sets.complete[arm]);
     v.gains = armGains(arm, a.baseline, sets, max_batch);
     // A peak that is a process's resident set holds the program too: say so beside it.

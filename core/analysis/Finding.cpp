@@ -51,6 +51,11 @@ std::string plural(double n, const char* word) {
     return count(n) + " " + word + (n == 1 ? "" : "s");
 }
 
+/// "seed 2", "seeds 1, 3": `n` seeds listed in `seeds`.
+std::string seedList(double n, const std::string& seeds) {
+    return (n == 1 ? "seed " : "seeds ") + seeds;
+}
+
 /// The metric a finding speaks of: "accuracy" 1 → validation accuracy in points,
 /// else a loss.
 std::string metricName(const Finding& f) {
@@ -528,6 +533,38 @@ constexpr FindingEntry kFindings[] = {
                               "(fp8_margin) or current scaling keeps it under the largest value."
                             : " Its own amax sets its scale, so this is the margin: raise "
                               "fp8_margin.");
+     }},
+    {FindingCode::ArmPending, "arm_pending", nullptr,
+     [](const Finding& f) -> std::string {
+         const std::string waiting = plural(f.value("runs"), "run") + " still to train (" +
+                                     seedList(f.value("runs"), f.name("seeds")) + ")";
+         return f.value("finished") > 0
+                    ? "waits for its " + waiting + ": " + count(f.value("finished")) +
+                          " finished so far, and the seeds are judged together"
+                    : "not trained yet: " + waiting;
+     }},
+    {FindingCode::ArmCancelled, "arm_cancelled", nullptr,
+     [](const Finding& f) -> std::string {
+         return "cancelled: none of its " + plural(f.value("runs"), "run") +
+                " finished, so there is nothing to judge";
+     }},
+    {FindingCode::WaitingForBaseline, "waiting_for_baseline", nullptr,
+     [](const Finding& f) -> std::string {
+         return "waits for " + baseline(f) + ", the baseline: " + plural(f.value("runs"), "run") +
+                " still to train (" + seedList(f.value("runs"), f.name("seeds")) +
+                "), and the noise band is measured across its seeds";
+     }},
+    {FindingCode::BaselinePending, "baseline_pending", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the reference; " + plural(f.value("runs"), "run") + " still to train (" +
+                seedList(f.value("runs"), f.name("seeds")) + "): the noise band waits for " +
+                (f.value("runs") == 1 ? "it" : "them") + " (" + count(f.value("finished")) +
+                " finished so far)";
+     }},
+    {FindingCode::BaselineCancelled, "baseline_cancelled", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the reference, but none of its " + plural(f.value("runs"), "run") +
+                " finished (cancelled): there is nothing to judge the other arms against";
      }},
 };
 

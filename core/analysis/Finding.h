@@ -68,10 +68,16 @@ enum class FindingCode {
     LaunchBound,  ///< busy, device_ms, step_ms, graph, eager_pass (a next check)
     /// step, share, scale, seed, saturated, recorded; name, format, recipe (a reason)
     Fp8Saturation,
+    // summaries of arms whose runs have not all ended: the verdict waits for them
+    ArmPending,          ///< runs, finished; seeds
+    ArmCancelled,        ///< runs
+    WaitingForBaseline,  ///< runs; seeds, baseline
+    BaselinePending,     ///< runs, finished; seeds
+    BaselineCancelled,   ///< runs
 };
 /// The last code. Finding.cpp's table of names and sentences is held to every code up
 /// to it at compile time: a new code goes after it, becomes this, and gets its entry.
-constexpr FindingCode kLastFindingCode = FindingCode::Fp8Saturation;
+constexpr FindingCode kLastFindingCode = FindingCode::BaselineCancelled;
 
 struct Finding {
     FindingCode code = FindingCode::NoFinishedRun;

@@ -415,6 +415,10 @@ std::string toString(Verdict v) {
             return "diverged";
         case Verdict::Inconclusive:
             return "inconclusive";
+        case Verdict::Pending:
+            return "pending";
+        case Verdict::Cancelled:
+            return "cancelled";
     }
     return "inconclusive";
 }
@@ -423,14 +427,41 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
     v.reasons.clear();
     v.next_checks.clear();
     v.noise_known = baseline_seeds >= 2;
+    const Values waiting = {{"runs", double(v.pending)}, {"finished", double(v.runs_used)}};
     if (v.verdict == Verdict::Baseline) {
-        v.summary = baseline_seeds >= 2 ? finding(FindingCode::BaselineWithNoise,
-                                                  {{"seeds", double(baseline_seeds)}})
-                                        : finding(FindingCode::BaselineWithoutNoise);
+        if (v.pending > 0) {
+            v.summary =
+                finding(FindingCode::BaselinePending, waiting, {{"seeds", v.pending_seeds}});
+        } else if (v.runs_used == 0 && v.cancelled > 0) {
+            v.summary = finding(FindingCode::BaselineCancelled, {{"runs", double(v.cancelled)}});
+        } else {
+            v.summary = baseline_seeds >= 2 ? finding(FindingCode::BaselineWithNoise,
+                                                      {{"seeds", double(baseline_seeds)}})
+                                            : finding(FindingCode::BaselineWithoutNoise);
+        }
         addHealth(v, t);
         return;
     }
     const std::string base = v.facts.baseline.empty() ? "the baseline" : v.facts.baseline;
+    // A verdict waits for what it needs: the arm's own runs and the baseline's. What
+    // has not ended is pending, what never finished because it was cancelled is
+    // cancelled; neither is an inconclusive result.
+    if (v.pending > 0) {
+        v.verdict = Verdict::Pending;
+        v.summary = finding(FindingCode::ArmPending, waiting, {{"seeds", v.pending_seeds}});
+        return;
+    }
+    if (v.runs_used == 0 && v.cancelled > 0) {
+        v.verdict = Verdict::Cancelled;
+        v.summary = finding(FindingCode::ArmCancelled, {{"runs", double(v.cancelled)}});
+        return;
+    }
+    if (v.baseline_pending > 0) {
+        v.verdict = Verdict::Pending;
+        v.summary = finding(FindingCode::WaitingForBaseline, {{"runs", double(v.baseline_pending)}},
+                            {{"seeds", v.baseline_pending_seeds}, {"baseline", base}});
+        return;
+    }
     const bool nonfinite = v.health.nonfinite_events > 0 || failedNonFinite(v.health.failures);
     if (v.runs_used == 0) {
         v.verdict = Verdict::Inconclusive;

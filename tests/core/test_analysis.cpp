@@ -694,6 +694,47 @@ TEST(Gains, AMemoryRatioOfProcessesSaysSo) {
     }));
 }
 
+// A verdict waits for the runs it needs, and says which: an arm with a run still to
+// train is pending (whatever its finished seeds say), every arm waits for the
+// baseline's runs, and an arm whose runs were all cancelled is cancelled.
+TEST(Verdict, WaitsForRunsStillToTrainAndNamesCancelledArms) {
+    auto with = [](run::RunStatus base2, run::RunStatus amp2) {
+        auto d = experiment(2, ampArm());
+        d.runs[1].row.status = base2;  // fp32 seed 2
+        d.runs[3].row.status = amp2;   // amp seed 2
+        return analyzeExperiment(d);
+    };
+    using S = run::RunStatus;
+    const auto ampWaits = with(S::Finished, S::Running);
+    EXPECT_EQ(verdictOf(ampWaits, "amp").verdict, Verdict::Pending);
+    EXPECT_EQ(describe(verdictOf(ampWaits, "amp").summary),
+              "waits for its 1 run still to train (seed 2): 1 finished so far, and the seeds are "
+              "judged together");
+    EXPECT_EQ(verdictOf(ampWaits, "fp32").verdict, Verdict::Baseline);
+
+    const auto baseWaits = with(S::Running, S::Finished);
+    EXPECT_EQ(verdictOf(baseWaits, "amp").verdict, Verdict::Pending);
+    EXPECT_TRUE(anyContains({describe(verdictOf(baseWaits, "amp").summary)},
+                            "waits for fp32, the baseline: 1 run still to train (seed 2)"));
+    const std::string base = describe(verdictOf(baseWaits, "fp32").summary);
+    EXPECT_EQ(base.find("one seed"), std::string::npos) << base;
+    EXPECT_NE(base.find("still to train"), std::string::npos) << base;
+    EXPECT_EQ(toJson(baseWaits)["verdicts"][1]["verdict"], "pending");
+
+    auto cancelled = experiment(2, ampArm());
+    cancelled.runs[2].row.status = cancelled.runs[3].row.status = S::Cancelled;
+    const auto gone = analyzeExperiment(cancelled);
+    EXPECT_EQ(verdictOf(gone, "amp").verdict, Verdict::Cancelled);
+    EXPECT_EQ(toString(Verdict::Cancelled), "cancelled");
+    // One of two cancelled: the other is judged (and the cancelled one is listed).
+    auto half = experiment(2, ampArm());
+    half.runs[3].row.status = S::Cancelled;
+    const auto judged = analyzeExperiment(half);
+    EXPECT_NE(verdictOf(judged, "amp").verdict, Verdict::Cancelled);
+    EXPECT_NE(verdictOf(judged, "amp").verdict, Verdict::Pending);
+    EXPECT_EQ(judged.incomplete.size(), 1u);
+}
+
 TEST(StudentT, QuantileInvertsTheCdf) {
     EXPECT_NEAR(studentTQuantile(0.975, 10), 2.228, 1e-3);
     EXPECT_NEAR(studentTQuantile(0.5, 3), 0.0, 1e-6);  // the CDF is good to about 1e-9

@@ -339,6 +339,58 @@ class StoreTest : public QObject {
         QVERIFY(compare->verdictPanel()->plainText().contains("2 experiments"));
     }
 
+    // The verdict waits for the runs it needs: an arm not trained yet is pending, one
+    // whose runs were all cancelled is cancelled (neither an orange "inconclusive"), and
+    // a baseline whose second seed still trains says so instead of "one seed, so the
+    // noise band is unknown".
+    void aVerdictWaitsForRunsStillToTrainAndNamesCancelledArms() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto writer = store::Database::open(ws.dbPath().toStdString());
+        const int64_t exp = writer->createExperiment("waiting", "{}");
+        QList<qint64> ids;
+        auto trained = [&](const char* arm, int index, uint64_t seed, run::RunStatus end) {
+            const int64_t run = writer->createRun(exp, arm, index, seed, "{}", 60);
+            writer->markRunning(run, "{}");
+            auto rows = steps(1, end == run::RunStatus::Finished ? 60 : 20);
+            for (auto& r : rows) {
+                r.skipped = false;
+            }
+            writer->insertSteps(run, rows);
+            if (end != run::RunStatus::Running) {
+                writer->finishRun(run, end, "");
+            }
+            ids << run;
+        };
+        trained("fp32", 0, 1, run::RunStatus::Finished);
+        trained("fp32", 0, 2, run::RunStatus::Running);       // the baseline's second seed
+        ids << writer->createRun(exp, "amp", 1, 1, "{}", 60)  // queued, never started
+            << writer->createRun(exp, "amp", 1, 2, "{}", 60);
+        trained("amp-accum4", 2, 1, run::RunStatus::Cancelled);
+        trained("amp-accum4", 2, 2, run::RunStatus::Cancelled);
+        ws.window->session()->pollNow();
+        CompareView* compare = ws.window->compare();
+        ws.window->runModel()->setCheckedRuns(ids);
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), kUiPatienceMs);
+        // As read: spaces of any width as one, no zero-width break marks.
+        const QString text =
+            compare->verdictPanel()->plainText().remove(QChar(0x200b)).simplified();
+        QVERIFY2(!text.contains("inconclusive"), qPrintable(text));
+        QVERIFY2(!text.contains("one finished seed") && !text.contains("ran with one seed"),
+                 qPrintable(text));
+        QVERIFY2(text.contains("amp pending") && text.contains("not trained yet"),
+                 qPrintable(text));
+        QVERIFY2(text.contains("amp-accum4 cancelled"), qPrintable(text));
+        QVERIFY2(text.contains("still to train (seed 2)"), qPrintable(text));
+        // Once the baseline's seed ends, the others are judged against its two seeds.
+        writer->insertSteps(ids[1], steps(21, 60));
+        writer->finishRun(ids[1], run::RunStatus::Finished, "");
+        ws.window->session()->pollNow();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            compare->verdictPanel()->plainText().contains("its 2 seeds give the noise band"),
+            kUiPatienceMs);
+    }
+
     // A running run's evaluation shows on the Validation tab as soon as it is
     // recorded, before any run has finished, drawn as running (dotted, named so) and
     // never as a finished arm's band; the next evaluation extends it.
