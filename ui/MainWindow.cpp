@@ -87,6 +87,8 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     progress_->setMinimumWidth(360);
     progress_->setVisible(false);
     dbLabel_ = new QLabel;
+    dbLabel_->setObjectName("databaseLabel");
+    dbLabel_->setTextFormat(Qt::RichText);
     dbLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     statusBar()->addPermanentWidget(progress_);
     statusBar()->addPermanentWidget(dbLabel_);
@@ -346,17 +348,15 @@ void MainWindow::buildMenus() {
     rebuildRecentMenu();
 }
 
-bool MainWindow::openDatabase(const QString& path) {
+bool MainWindow::openDatabase(const QString& path, bool readOnly) {
     QString error;
-    if (!session_->open(path, &error)) {
+    if (!session_->open(path, &error, readOnly)) {
         showError(tr("Cannot open database"), error);
         return false;
     }
     settings_.setLastDatabase(session_->path());
     settings_.addRecentDatabase(session_->path());
     rebuildRecentMenu();
-    dbLabel_->setText(session_->isReadOnly() ? tr("%1 (read-only)").arg(session_->path())
-                                             : session_->path());
     // The file alone: Qt adds the application's display name ("runs.db \u2014 AMP Workbench").
     const QString file = QFileInfo(session_->path()).fileName();
     setWindowFilePath(session_->path());
@@ -462,6 +462,26 @@ void MainWindow::showError(const QString& title, const QString& message) {
 void MainWindow::updateActions() {
     const bool running = training_->isRunning() || remoteActive();
     const bool writable = session_->isOpen() && !session_->isReadOnly();
+    // Where the runs go, or that they have nowhere to go: a blank bar after a file that
+    // is not a database left the window looking ready.
+    if (!session_->isOpen()) {
+        dbLabel_->setText(tr("<b>No database is open</b>: File \u203a Open database\u2026"));
+        dbLabel_->setToolTip(
+            tr("Open one (Ctrl+O) or make one (File \u203a New database\u2026) "
+               "to run experiments and see their history"));
+    } else {
+        dbLabel_->setText((session_->isReadOnly() ? tr("%1 (read-only)") : QStringLiteral("%1"))
+                              .arg(session_->path().toHtmlEscaped()));
+        dbLabel_->setToolTip(session_->isReadOnly() ? tr("Open read-only: watched, never changed")
+                                                    : tr("The database runs are recorded in"));
+    }
+    editor_->setRunBlocked(
+        !session_->isOpen() ? tr("no database is open (File \u203a Open database\u2026)")
+        : session_->isReadOnly()
+            ? tr("the database is open read-only (File \u203a Open database\u2026 for one you "
+                 "can write to)")
+        : running ? tr("an experiment is training; one trains at a time")
+                  : QString());
     run_->setEnabled(editor_->readyToRun() && writable && !running);
     // Where Ctrl+R trains is on the button: "Run on" is kept across restarts, so a
     // remote host chosen last week would otherwise be used without a word.

@@ -43,8 +43,10 @@ class MainWindow : public QMainWindow {
     explicit MainWindow(Settings& settings, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    /// Opens (or creates) a database. On failure shows why and keeps the current one.
-    bool openDatabase(const QString& path);
+    /// Opens (or creates) a database; `readOnly` watches it without any change (a
+    /// file this user may not write opens so anyway). On failure shows why and keeps
+    /// the current one.
+    bool openDatabase(const QString& path, bool readOnly = false);
     /// Starts the experiment in the editor; false when it cannot (invalid, busy, no database).
     bool runExperiment();
     /// Run › Cancel: while an experiment trains here, asks whether to stop the run

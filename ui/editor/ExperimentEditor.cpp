@@ -467,6 +467,31 @@ void ExperimentEditor::forgetLoadErrors(const QString& field) {
                       loadErrors_.end());
 }
 
+void ExperimentEditor::setRunBlocked(const QString& reason) {
+    if (reason == runBlocked_) {
+        return;
+    }
+    runBlocked_ = reason;
+    showReadiness();
+}
+
+void ExperimentEditor::showReadiness() {
+    if (!readyItem_) {
+        return;
+    }
+    if (runBlocked_.isEmpty()) {
+        readyItem_->setText(readyNote_ ? tr("No problems: ready to run; note:")
+                                       : tr("No problems: ready to run."));
+        readyItem_->setForeground(QBrush());
+        return;
+    }
+    // Run is off for a reason outside the spec: "ready to run" beside it misled.
+    readyItem_->setText((readyNote_ ? tr("No problems in the spec, but Run is off: %1. Note:")
+                                    : tr("No problems in the spec, but Run is off: %1."))
+                            .arg(runBlocked_));
+    readyItem_->setForeground(QColor(kWarningColor));
+}
+
 void ExperimentEditor::revalidate() {
     config::ExperimentSpec s;
     std::vector<config::FieldError> parseErrors;
@@ -525,6 +550,7 @@ void ExperimentEditor::revalidate() {
     }
     setFieldMark(armsView_, armsMessages, {});
 
+    readyItem_ = nullptr;
     errorList_->clear();
     for (const auto& e : errors_) {
         auto* item = new QListWidgetItem(problemText(e, s.arms), errorList_);
@@ -539,9 +565,9 @@ void ExperimentEditor::revalidate() {
         errorList_->addItem(tr("Checking that %1 imports the modules the script imports\u2026")
                                 .arg(QString::fromStdString(script::interpreterFor(s.model))));
     } else if (errors_.empty()) {
-        errorList_->addItem(warnings_.empty() && !fastOnCpu
-                                ? tr("No problems: ready to run.")
-                                : tr("No problems: ready to run; note:"));
+        readyItem_ = new QListWidgetItem(errorList_);
+        readyNote_ = !warnings_.empty() || fastOnCpu;
+        showReadiness();
     }
     if (fastOnCpu) {
         auto* item = new QListWidgetItem(

@@ -95,6 +95,8 @@ class HistoryView : public QWidget {
         QString name;
     };
     void updateButtons();
+    /// Why nothing can be written (no database, a read-only one); empty when it can.
+    QString writeBlocker() const;
     void updateDetails();
     /// The empty history's note: none recorded yet, or none that the filter lets through.
     void updateTreeNote();
