@@ -40,6 +40,7 @@
 #include "ui/ColorScheme.h"
 #include "ui/HelpWindow.h"
 #include "ui/Settings.h"
+#include "ui/StatusBar.h"
 #include "ui/capacity/CapacityView.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
@@ -81,6 +82,7 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     tabs_->addTab(capacity_, tr("Max batch"));
     setCentralWidget(tabs_);
 
+    setStatusBar(new StatusBar);  // its messages end in "…" before the database's name
     progress_ = new QProgressBar;
     progress_->setObjectName("trainingProgress");
     progress_->setRange(0, 1000);

@@ -26,6 +26,7 @@
 #include "core/probe/Environment.h"
 #include "core/script/ScriptRun.h"
 #include "core/util/FileKind.h"
+#include "ui/ElidingComboBox.h"
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ChoiceDelegate.h"
 #include "ui/editor/FieldMarks.h"
@@ -105,11 +106,10 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
 
     auto* top = new QHBoxLayout;
-    presets_ = new QComboBox;
+    // Its text ends in "…" where the box is narrower ("custom (edited from fashion-…"),
+    // and the tooltip has it whole.
+    presets_ = new ElidingComboBox;
     presets_->setObjectName("preset");
-    presets_->setToolTip(
-        tr("Choosing a preset replaces the experiment below; edits it replaces can be "
-           "brought back with Undo"));
     for (const auto& name : config::presetNames()) {
         presets_->addItem(QString::fromStdString(name));
         presets_->setItemData(presets_->count() - 1,
@@ -324,6 +324,12 @@ bool ExperimentEditor::loadPreset(const QString& name) {
     return true;
 }
 
+QString ExperimentEditor::presetTip(const QString& shown) const {
+    return tr("%1\nChoosing a preset replaces the experiment below; edits it replaces can be "
+              "brought back with Undo")
+        .arg(shown);
+}
+
 void ExperimentEditor::showPresetState(const config::ExperimentSpec& s) {
     const QSignalBlocker block(presets_);
     int custom = -1;
@@ -347,6 +353,7 @@ void ExperimentEditor::showPresetState(const config::ExperimentSpec& s) {
             presets_->removeItem(custom);
         }
         presets_->setCurrentText(same);
+        presets_->setToolTip(presetTip(same));
         return;
     }
     const QString text =
@@ -364,6 +371,7 @@ void ExperimentEditor::showPresetState(const config::ExperimentSpec& s) {
         presets_->setItemText(custom, text);
     }
     presets_->setCurrentIndex(custom);
+    presets_->setToolTip(presetTip(text));
 }
 
 bool ExperimentEditor::removeArm(int row) {

@@ -105,6 +105,8 @@ class ExperimentEditor : public QWidget {
     /// The preset box on the preset `s` is, else on "custom (edited from …)".
     void showPresetState(const ampbench::config::ExperimentSpec& s);
     void forgetPresetUndo();
+    /// The preset box's tooltip: the text it shows, whole, and what choosing one does.
+    QString presetTip(const QString& shown) const;
     void forgetLoadErrors(const QString& field);
     int selectedArm() const;
     /// Starts a check when the model or data changed since the last one.

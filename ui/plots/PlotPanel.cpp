@@ -430,6 +430,9 @@ void PlotPanel::fitAxisLabels() {
         updateLayout();       // the axis rect for this size, not the last replot's
     }
     const QRect rect = axisRect()->rect();
+    if (message_->visible() && rect.width() > 0) {
+        fitMessage(rect.width() - 2 * kTitleMargin);
+    }
     // As many x ticks as their labels fit side by side: a larger desktop font made
     // the default five overlap on a narrow panel.
     if (rect.width() > 0) {
@@ -537,12 +540,42 @@ void PlotPanel::setHidden(const QString& label, bool hidden) {
 }
 
 void PlotPanel::setMessage(const QString& text) {
-    message_->setText(text);
+    if (text != wholeMessage_) {
+        wholeMessage_ = text;
+        message_->setText(text);  // broken into lines that fit before the next replot
+    }
     message_->setVisible(!text.isEmpty());
 }
 
 QString PlotPanel::message() const {
-    return message_->visible() ? message_->text() : QString();
+    return message_->visible() ? wholeMessage_ : QString();
+}
+
+void PlotPanel::fitMessage(int width) {
+    // Broken between words into lines as wide as the plot: one line was cut at both
+    // edges of a narrow panel ("finished run on show").
+    const QFontMetrics fm(message_->font());
+    QStringList lines;
+    QString line;
+    for (const QString& word : wholeMessage_.split(' ', Qt::SkipEmptyParts)) {
+        const QString longer = line.isEmpty() ? word : line + ' ' + word;
+        if (!line.isEmpty() && fm.horizontalAdvance(longer) > width) {
+            lines << line;
+            line = word;
+        } else {
+            line = longer;
+        }
+    }
+    if (!line.isEmpty()) {
+        lines << line;
+    }
+    for (QString& l : lines) {
+        l = fm.elidedText(l, Qt::ElideRight, std::max(width, 1));  // a word longer than all
+    }
+    const QString fitted = lines.join('\n');
+    if (fitted != message_->text()) {
+        message_->setText(fitted);
+    }
 }
 
 bool PlotPanel::hasPoints() {

@@ -83,7 +83,8 @@ class PlotPanel : public QCustomPlot {
 
     /// A line of text in the middle of the plot (e.g. why it is empty); empty hides it.
     void setMessage(const QString& text);
-    /// The line set by setMessage(); empty when none.
+    /// The text set by setMessage(), whole (the plot breaks it into lines that fit its
+    /// width); empty when none.
     QString message() const;
     /// Whether the axes show numbers: not while no curve or bar has a point, where
     /// QCustomPlot's default range (0 to 5 samples, 0 to 5 %) read as data.
@@ -159,6 +160,8 @@ class PlotPanel : public QCustomPlot {
     /// Cuts axis labels longer than their axis with an ellipsis (on screen only: a
     /// figure shows them whole), so none runs past the panel's edge.
     void fitAxisLabels();
+    /// Breaks the message into lines no wider than `width` pixels.
+    void fitMessage(int width);
     void hover(QMouseEvent* event);
     void toggleFromLegend(QCPAbstractLegendItem* item);
     void applyVisibility(QCPAbstractPlottable* owner, bool visible);
@@ -190,6 +193,7 @@ class PlotPanel : public QCustomPlot {
     ScreenState screen_;
     QCPItemTracer* tracer_ = nullptr;
     QCPItemText* message_ = nullptr;
+    QString wholeMessage_;  // as set; message_ holds it broken into lines
     QList<QCPGraph*> curves_;
     QHash<QCPAbstractPlottable*, QList<QCPAbstractPlottable*>> companions_;
     QHash<QCPAbstractPlottable*, QCPAbstractPlottable*> ownerOf_;  // companion → curve
