@@ -144,7 +144,11 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
         first = first.boundedTo(screen->availableGeometry().size());
     }
     resize(first);
-    restoreGeometry(settings_.windowGeometry());
+    // Left larger on another screen, the window must still fit the one it opens on.
+    restoredGeometry_ = restoreGeometry(settings_.windowGeometry());
+    if (restoredGeometry_) {
+        keepOnScreen();
+    }
     restoreState(settings_.windowState());
     settings_.restoreSplitters(this);
     updateActions();
@@ -167,6 +171,50 @@ void MainWindow::updateIcons() {
     // Drawn in the palette's text colour: the style's black ones vanished on a dark one.
     run_->setIcon(toolIcon(ToolIcon::Run, palette()));
     cancel_->setIcon(toolIcon(ToolIcon::Stop, palette()));
+}
+
+void MainWindow::keepOnScreen() {
+    if (isMaximized() || isFullScreen()) {
+        return;  // the window system fits those to the screen
+    }
+    const QScreen* screen = QGuiApplication::screenAt(geometry().center());
+    if (!screen) {
+        screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
+    }
+    if (!screen) {
+        return;
+    }
+    const QRect room = screen->availableGeometry();
+    // The frame the window system adds, once it is known; before, a title bar and thin
+    // borders as most window systems draw them.
+    QMargins frame(geometry().left() - frameGeometry().left(),
+                   geometry().top() - frameGeometry().top(),
+                   frameGeometry().right() - geometry().right(),
+                   frameGeometry().bottom() - geometry().bottom());
+    if (frameGeometry() == geometry()) {
+        frame = QMargins(4, style()->pixelMetric(QStyle::PM_TitleBarHeight), 4, 4);
+    }
+    QRect client = geometry();
+    client.setSize(client.size().boundedTo(room.size().shrunkBy(frame)).expandedTo(minimumSize()));
+    const QSize outer = client.size().grownBy(frame);
+    const int x = std::clamp(client.x() - frame.left(), room.left(),
+                             std::max(room.left(), room.right() + 1 - outer.width()));
+    const int y = std::clamp(client.y() - frame.top(), room.top(),
+                             std::max(room.top(), room.bottom() + 1 - outer.height()));
+    client.moveTopLeft(QPoint(x + frame.left(), y + frame.top()));
+    if (client != geometry()) {
+        setGeometry(client);
+    }
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (!shownOnce_) {
+        shownOnce_ = true;
+        if (restoredGeometry_) {
+            keepOnScreen();  // now with the frame the window system gave it
+        }
+    }
 }
 
 void MainWindow::changeEvent(QEvent* event) {

@@ -116,10 +116,18 @@ class MainWindow : public QMainWindow {
 
   protected:
     void closeEvent(QCloseEvent* event) override;
+    /// At its first show, a restored window fits its screen with the frame it got.
+    void showEvent(QShowEvent* event) override;
     /// A new palette redraws the toolbar's icons in its text colour.
     void changeEvent(QEvent* event) override;
 
   private:
+    /// Fits the window (frame included) to the available part of the screen it opens
+    /// on: a size restored from a larger screen put the arm buttons, "Run on" and the
+    /// status bar past a laptop's edges.
+    void keepOnScreen();
+    bool restoredGeometry_ = false;  // the size and place came from the last session
+    bool shownOnce_ = false;
     void buildMenus();
     void updateIcons();
     void connectTraining();

@@ -159,6 +159,7 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     auto* add = new QPushButton(tr("Add arm"));
     auto* duplicate = new QPushButton(tr("Duplicate"));
     auto* remove = new QPushButton(tr("Remove"));
+    remove->setObjectName("removeArm");
     armsButtons->addWidget(new QLabel(tr("<b>Arms</b> (one run per arm \u00d7 seed)")));
     armsButtons->addStretch(1);
     armsButtons->addWidget(add);
