@@ -354,6 +354,38 @@ class HistoryTest : public QObject {
         QVERIFY(f.writer->experiment(other).has_value());
     }
 
+    // The Delete key moves the selected row to the trash, as the button does, and Help ›
+    // Keyboard shortcuts lists it with the History tab's other keys.
+    void theDeleteKeyMovesTheSelectedRowToTheTrash() {
+        OneExperiment f;
+        f.finish();
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowActive(f.window.get()));
+        f.window->findChild<QTabWidget*>()->setCurrentWidget(f.history);
+        f.selectExperiment();
+        f.history->tree()->setFocus();
+        QTest::keyClick(f.history->tree(), Qt::Key_Delete);
+        QVERIFY(!f.writer->experiment(f.experiment)->trashed_at.empty());
+        QVERIFY(!f.window->runModel()->experimentItem(f.experiment));
+        // Ctrl+Z brings it back; in the Trash view the key erases nothing.
+        QTest::keyClick(f.history->tree(), Qt::Key_Z, Qt::ControlModifier);
+        QVERIFY(f.writer->experiment(f.experiment)->trashed_at.empty());
+        f.selectExperiment();
+        QVERIFY(f.history->deleteSelected());
+        f.history->showTrash(true);
+        f.history->tree()->setCurrentIndex(f.history->tree()->model()->index(0, 0));
+        f.history->tree()->setFocus();
+        QTest::keyClick(f.history->tree(), Qt::Key_Delete);
+        QVERIFY(f.writer->experiment(f.experiment).has_value());
+        const QString key = QKeySequence(QKeySequence::Delete).toString(QKeySequence::NativeText);
+        bool listed = false;
+        for (const auto& [keys, what] : f.window->shortcutRows()) {
+            listed = listed || (keys.split(QStringLiteral(", ")).contains(key) &&
+                                what.startsWith(QStringLiteral("History tab")));
+        }
+        QVERIFY2(listed, qPrintable(key));
+    }
+
     void runningRunsStayOutOfTheTrash() {
         OneExperiment f;
         f.writer->markRunning(f.run, "{}");  // this process owns it: it is training

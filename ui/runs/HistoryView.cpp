@@ -182,6 +182,17 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
 
+    // The Delete key does what the Delete button does (in the history; the trash's rows
+    // go only through Empty trash…), and is listed with the tab's keys.
+    deleteAction_ = new QAction(tr("Move the selected row to the trash"), this);
+    deleteAction_->setShortcut(QKeySequence::Delete);
+    deleteAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(deleteAction_);
+    connect(deleteAction_, &QAction::triggered, this, [this] {
+        if (!showingTrash()) {
+            deleteSelected();
+        }
+    });
     undoAction_ = new QAction(tr("Undo delete"), this);
     undoAction_->setShortcut(QKeySequence::Undo);
     undoAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -330,7 +341,9 @@ void HistoryView::updateButtons() {
           isRun ? tr("Label the selected run") : tr("Rename the selected experiment"));
     offer(tags_, id != 0, tr("Tag the selected experiment or run (comma-separated)"));
     offer(notes_, id != 0, tr("Write notes on the selected experiment or run"));
-    offer(delete_, id != 0, tr("Move to the trash; Undo or the Trash view brings it back"));
+    offer(delete_, id != 0,
+          tr("Move to the trash (Delete); Undo or the Trash view brings it back"));
+    deleteAction_->setEnabled(!trash && id != 0 && why.isEmpty());
     offer(restore_, id != 0, tr("Bring the selected row back from the trash"));
     offer(empty_, trash_->rowCount() > 0, tr("Erase everything in the trash for good"));
     undoAction_->setEnabled(!undoStack_.isEmpty() && why.isEmpty());

@@ -129,6 +129,7 @@ class HistoryView : public QWidget {
     QPushButton* empty_ = nullptr;
     QLabel* notice_ = nullptr;
     QPushButton* undo_ = nullptr;
+    QAction* deleteAction_ = nullptr;  // the Delete key
     QAction* undoAction_ = nullptr;
     QList<Trashed> undoStack_;
     Confirm confirm_;
