@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -240,6 +241,13 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
         updateButtons();
     });
     refreshTrash();
+}
+
+void HistoryView::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        paintSections(*details_);  // the headings' band in the new colours
+    }
 }
 
 QTreeView* HistoryView::tree() const {

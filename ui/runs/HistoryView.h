@@ -88,6 +88,10 @@ class HistoryView : public QWidget {
     /// A store operation failed; the message says why.
     void error(const QString& message);
 
+  protected:
+    /// New colours (View › Colours, the desktop's) reach the details' headings.
+    void changeEvent(QEvent* event) override;
+
   private:
     struct Trashed {
         qint64 id;
