@@ -31,6 +31,7 @@
 #include <QVBoxLayout>
 #include <exception>
 #include <functional>
+#include <memory>
 
 #include "core/config/SpecJson.h"
 #include "core/store/Database.h"
@@ -560,14 +561,23 @@ void MainWindow::rebuildRecentMenu() {
     recent_->setEnabled(!paths.isEmpty());
 }
 
+QFileDialog* MainWindow::databaseDialog(bool create) {
+    auto* dialog = new QFileDialog(this, create ? tr("New database") : tr("Open database"),
+                                   QFileInfo(session_->path()).absolutePath());
+    // .ampbench is the workbench's own name for a database (the desktop opens those).
+    dialog->setNameFilters({tr("Workbench databases (*.db *.ampbench)"), tr("All files (*)")});
+    dialog->setAcceptMode(create ? QFileDialog::AcceptSave : QFileDialog::AcceptOpen);
+    dialog->setFileMode(create ? QFileDialog::AnyFile : QFileDialog::ExistingFile);
+    if (create) {
+        dialog->setDefaultSuffix(QStringLiteral("db"));
+    }
+    return dialog;
+}
+
 void MainWindow::chooseDatabase(bool create) {
-    const QString start = QFileInfo(session_->path()).absolutePath();
-    const QString filter = tr("Workbench databases (*.db);;All files (*)");
-    const QString path =
-        create ? QFileDialog::getSaveFileName(this, tr("New database"), start, filter)
-               : QFileDialog::getOpenFileName(this, tr("Open database"), start, filter);
-    if (!path.isEmpty()) {
-        openDatabase(path);
+    std::unique_ptr<QFileDialog> dialog(databaseDialog(create));
+    if (dialog->exec() == QDialog::Accepted && !dialog->selectedFiles().isEmpty()) {
+        openDatabase(dialog->selectedFiles().first());
     }
 }
 

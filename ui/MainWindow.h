@@ -13,6 +13,7 @@
 
 class QAction;
 class QDialog;
+class QFileDialog;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -135,6 +136,13 @@ class MainWindow : public QMainWindow {
     void updateActions();
     void rebuildRecentMenu();
     void chooseDatabase(bool create);
+
+  public:
+    /// File › Open database… (or New database…, `create`): a dialog listing the
+    /// workbench's databases (.db and .ampbench files), not yet shown. The caller owns it.
+    QFileDialog* databaseDialog(bool create);
+
+  private:
     void loadSpec();
     void saveSpec();
     /// File › Export report…: HTML, PDF, CSV and JSON of the experiment in view,

@@ -2,8 +2,11 @@
 // appear live; a file that is not a workbench database is refused untouched;
 // the history's delete moves to the trash.
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
+#include <QFileSystemModel>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -553,6 +556,29 @@ class StoreTest : public QObject {
         QVERIFY(!QFile::exists(garbage + "-wal"));
         QCOMPARE(ws.window->session()->path(), QFileInfo(ws.dbPath()).absoluteFilePath());
         QVERIFY(!ws.settings->recentDatabases().contains(QFileInfo(garbage).absoluteFilePath()));
+    }
+
+    // File › Open database… lists the workbench's own .ampbench files beside .db ones
+    // (the README says they open; the dialog hid them).
+    void theOpenDialogListsAmpbenchFilesBesideDatabases() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        for (const char* name : {"runs-copy.db", "server.ampbench", "notes.txt"}) {
+            QFile f(ws.dir.filePath(QString::fromLatin1(name)));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        for (bool create : {false, true}) {
+            std::unique_ptr<QFileDialog> dialog(ws.window->databaseDialog(create));
+            dialog->setOption(QFileDialog::DontUseNativeDialog);
+            dialog->setDirectory(ws.dir.path());
+            auto* files = dialog->findChild<QFileSystemModel*>();
+            QVERIFY(files);
+            const QStringList listed =
+                QDir(ws.dir.path()).entryList(files->nameFilters(), QDir::Files);
+            QVERIFY2(listed.contains("server.ampbench") && listed.contains("runs-copy.db") &&
+                         !listed.contains("notes.txt"),
+                     qPrintable(listed.join(", ")));
+        }
     }
 
     void openingRemembersRecentDatabases() {
