@@ -640,6 +640,16 @@ void PlotPanel::keepAxesPossible() {
     // which put it between -4000 and 4000 samples. From 0 to twice it instead; and the
     // same on a value axis whose data is one value.
     QHash<QCPAxis*, QCPRange> data;
+    // Found or widened, never read through operator[] first: that put a default 0 in
+    // every range (0 to 617.44 MiB for a flat line at 617.4).
+    const auto take = [&data](QCPAxis* axis, const QCPRange& r) {
+        const auto it = data.find(axis);
+        if (it == data.end()) {
+            data.insert(axis, r);
+        } else {
+            it->expand(r);
+        }
+    };
     for (int i = 0; i < plottableCount(); ++i) {
         QCPAbstractPlottable* p = plottable(i);
         if (!p->visible()) {
@@ -648,13 +658,11 @@ void PlotPanel::keepAxesPossible() {
         bool found = false;
         const QCPRange keys = p->getKeyRange(found);
         if (found) {
-            data[p->keyAxis()] =
-                data.contains(p->keyAxis()) ? data[p->keyAxis()].expanded(keys) : keys;
+            take(p->keyAxis(), keys);
         }
         const QCPRange values = p->getValueRange(found);
         if (found) {
-            data[p->valueAxis()] =
-                data.contains(p->valueAxis()) ? data[p->valueAxis()].expanded(values) : values;
+            take(p->valueAxis(), values);
         }
     }
     const auto single = [](const QCPRange& r) {
@@ -666,10 +674,27 @@ void PlotPanel::keepAxesPossible() {
     }
     keepXNonNegative();
     for (QCPAxis* axis : {yAxis, yAxis2}) {
-        if (!data.contains(axis) || !single(data[axis])) {
+        if (!data.contains(axis)) {
             continue;
         }
-        const double v = data[axis].center();
+        const QCPRange values = data[axis];
+        const double magnitude = std::max(std::abs(values.lower), std::abs(values.upper));
+        if (!single(values) && axis->scaleType() == QCPAxis::stLinear &&
+            values.size() < kFlatShare * magnitude) {
+            // A flat series (617.36 to 617.44 MiB) spans a few percent of its size: ticks
+            // of 0.01 MiB made the allocator's jitter a landscape.
+            const double half = kFlatShare * magnitude / 2;
+            QCPRange wide(values.center() - half, values.center() + half);
+            if (values.lower >= 0 && wide.lower < 0) {
+                wide = QCPRange(0, 2 * half);
+            }
+            axis->setRange(wide);
+            continue;
+        }
+        if (!single(values)) {
+            continue;
+        }
+        const double v = values.center();
         if (axis->scaleType() == QCPAxis::stLogarithmic) {
             axis->setRange(v > 0 ? QCPRange(v / 2, v * 2) : QCPRange(0.1, 10));
         } else {

@@ -131,7 +131,8 @@ class PlotPanel : public QCustomPlot {
 
   private:
     /// After a fit: data of one key spans 0 to twice it, one value a tenth either side
-    /// (a half and a double on a log axis), and the x axis starts at 0 or later.
+    /// (a half and a double on a log axis), a flat series kFlatShare of its size, and the
+    /// x axis starts at 0 or later.
     void keepAxesPossible();
     /// Moves an x range that starts below 0 to start at 0 (curves' axes only).
     void keepXNonNegative();
@@ -172,6 +173,9 @@ class PlotPanel : public QCustomPlot {
     static constexpr int kTitleMargin = 8;
     static constexpr int kMaxXTicks = 5;      // QCustomPlot's default
     static constexpr double kEndRoom = 0.03;  // of the x range, after the last point
+    /// The least a value axis spans, as a share of its largest value: a flatter series
+    /// is drawn flat rather than magnified.
+    static constexpr double kFlatShare = 0.02;
 
     /// What beginFigure() changed, to put back.
     struct ScreenState {
