@@ -54,8 +54,20 @@ class MainWindow : public QMainWindow {
     /// training now alone (the queue goes on) or with every queued run, saying what
     /// is kept; a max-batch search or a remote experiment is cancelled at once.
     void cancelRun();
-    /// What the user chose in cancelRun()'s question.
-    enum class CancelChoice { Keep, ThisRun, Everything };
+    /// What the user chose in cancelRun()'s question: nothing; the run it names alone; it
+    /// and the runs queued (those training beside it go on); everything training or
+    /// queued.
+    enum class CancelChoice { Keep, ThisRun, ThisAndQueued, Everything };
+    /// An answer the question offers, as its button says it, and the runs it cancels.
+    struct CancelOption {
+        CancelChoice choice = CancelChoice::Keep;
+        QString label;
+        QList<qint64> runs;
+    };
+    /// The answers cancelRun() offers about run `runId` training now: it alone; it and
+    /// the queued runs (where any are queued); and, where runs train beside it, all of
+    /// them. Each cancels exactly the runs it lists. Empty when `runId` is not training.
+    QList<CancelOption> cancelOptions(qint64 runId) const;
     /// Asks `question` with `queued` runs behind the running one; replaceable so tests
     /// need no modal dialog. Without one (and with message boxes off) everything stops.
     using ChooseCancel = std::function<CancelChoice(const QString& question, int queued)>;
