@@ -31,6 +31,7 @@
 #include <QVBoxLayout>
 #include <exception>
 #include <functional>
+#include <memory>
 
 #include "core/config/SpecJson.h"
 #include "core/store/Database.h"
@@ -40,6 +41,7 @@
 #include "ui/ColorScheme.h"
 #include "ui/HelpWindow.h"
 #include "ui/Settings.h"
+#include "ui/StatusBar.h"
 #include "ui/capacity/CapacityView.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
@@ -81,12 +83,15 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     tabs_->addTab(capacity_, tr("Max batch"));
     setCentralWidget(tabs_);
 
+    setStatusBar(new StatusBar);  // its messages end in "…" before the database's name
     progress_ = new QProgressBar;
     progress_->setObjectName("trainingProgress");
     progress_->setRange(0, 1000);
     progress_->setMinimumWidth(360);
     progress_->setVisible(false);
     dbLabel_ = new QLabel;
+    dbLabel_->setObjectName("databaseLabel");
+    dbLabel_->setTextFormat(Qt::RichText);
     dbLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     statusBar()->addPermanentWidget(progress_);
     statusBar()->addPermanentWidget(dbLabel_);
@@ -140,7 +145,11 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
         first = first.boundedTo(screen->availableGeometry().size());
     }
     resize(first);
-    restoreGeometry(settings_.windowGeometry());
+    // Left larger on another screen, the window must still fit the one it opens on.
+    restoredGeometry_ = restoreGeometry(settings_.windowGeometry());
+    if (restoredGeometry_) {
+        keepOnScreen();
+    }
     restoreState(settings_.windowState());
     settings_.restoreSplitters(this);
     updateActions();
@@ -163,6 +172,50 @@ void MainWindow::updateIcons() {
     // Drawn in the palette's text colour: the style's black ones vanished on a dark one.
     run_->setIcon(toolIcon(ToolIcon::Run, palette()));
     cancel_->setIcon(toolIcon(ToolIcon::Stop, palette()));
+}
+
+void MainWindow::keepOnScreen() {
+    if (isMaximized() || isFullScreen()) {
+        return;  // the window system fits those to the screen
+    }
+    const QScreen* screen = QGuiApplication::screenAt(geometry().center());
+    if (!screen) {
+        screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
+    }
+    if (!screen) {
+        return;
+    }
+    const QRect room = screen->availableGeometry();
+    // The frame the window system adds, once it is known; before, a title bar and thin
+    // borders as most window systems draw them.
+    QMargins frame(geometry().left() - frameGeometry().left(),
+                   geometry().top() - frameGeometry().top(),
+                   frameGeometry().right() - geometry().right(),
+                   frameGeometry().bottom() - geometry().bottom());
+    if (frameGeometry() == geometry()) {
+        frame = QMargins(4, style()->pixelMetric(QStyle::PM_TitleBarHeight), 4, 4);
+    }
+    QRect client = geometry();
+    client.setSize(client.size().boundedTo(room.size().shrunkBy(frame)).expandedTo(minimumSize()));
+    const QSize outer = client.size().grownBy(frame);
+    const int x = std::clamp(client.x() - frame.left(), room.left(),
+                             std::max(room.left(), room.right() + 1 - outer.width()));
+    const int y = std::clamp(client.y() - frame.top(), room.top(),
+                             std::max(room.top(), room.bottom() + 1 - outer.height()));
+    client.moveTopLeft(QPoint(x + frame.left(), y + frame.top()));
+    if (client != geometry()) {
+        setGeometry(client);
+    }
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (!shownOnce_) {
+        shownOnce_ = true;
+        if (restoredGeometry_) {
+            keepOnScreen();  // now with the frame the window system gave it
+        }
+    }
 }
 
 void MainWindow::changeEvent(QEvent* event) {
@@ -346,17 +399,15 @@ void MainWindow::buildMenus() {
     rebuildRecentMenu();
 }
 
-bool MainWindow::openDatabase(const QString& path) {
+bool MainWindow::openDatabase(const QString& path, bool readOnly) {
     QString error;
-    if (!session_->open(path, &error)) {
+    if (!session_->open(path, &error, readOnly)) {
         showError(tr("Cannot open database"), error);
         return false;
     }
     settings_.setLastDatabase(session_->path());
     settings_.addRecentDatabase(session_->path());
     rebuildRecentMenu();
-    dbLabel_->setText(session_->isReadOnly() ? tr("%1 (read-only)").arg(session_->path())
-                                             : session_->path());
     // The file alone: Qt adds the application's display name ("runs.db \u2014 AMP Workbench").
     const QString file = QFileInfo(session_->path()).fileName();
     setWindowFilePath(session_->path());
@@ -464,6 +515,26 @@ void MainWindow::showError(const QString& title, const QString& message) {
 void MainWindow::updateActions() {
     const bool running = training_->isRunning() || remoteActive();
     const bool writable = session_->isOpen() && !session_->isReadOnly();
+    // Where the runs go, or that they have nowhere to go: a blank bar after a file that
+    // is not a database left the window looking ready.
+    if (!session_->isOpen()) {
+        dbLabel_->setText(tr("<b>No database is open</b>: File \u203a Open database\u2026"));
+        dbLabel_->setToolTip(
+            tr("Open one (Ctrl+O) or make one (File \u203a New database\u2026) "
+               "to run experiments and see their history"));
+    } else {
+        dbLabel_->setText((session_->isReadOnly() ? tr("%1 (read-only)") : QStringLiteral("%1"))
+                              .arg(session_->path().toHtmlEscaped()));
+        dbLabel_->setToolTip(session_->isReadOnly() ? tr("Open read-only: watched, never changed")
+                                                    : tr("The database runs are recorded in"));
+    }
+    editor_->setRunBlocked(
+        !session_->isOpen() ? tr("no database is open (File \u203a Open database\u2026)")
+        : session_->isReadOnly()
+            ? tr("the database is open read-only (File \u203a Open database\u2026 for one you "
+                 "can write to)")
+        : running ? tr("an experiment is training; one trains at a time")
+                  : QString());
     run_->setEnabled(editor_->readyToRun() && writable && !running);
     // Where Ctrl+R trains is on the button: "Run on" is kept across restarts, so a
     // remote host chosen last week would otherwise be used without a word.
@@ -492,14 +563,23 @@ void MainWindow::rebuildRecentMenu() {
     recent_->setEnabled(!paths.isEmpty());
 }
 
+QFileDialog* MainWindow::databaseDialog(bool create) {
+    auto* dialog = new QFileDialog(this, create ? tr("New database") : tr("Open database"),
+                                   QFileInfo(session_->path()).absolutePath());
+    // .ampbench is the workbench's own name for a database (the desktop opens those).
+    dialog->setNameFilters({tr("Workbench databases (*.db *.ampbench)"), tr("All files (*)")});
+    dialog->setAcceptMode(create ? QFileDialog::AcceptSave : QFileDialog::AcceptOpen);
+    dialog->setFileMode(create ? QFileDialog::AnyFile : QFileDialog::ExistingFile);
+    if (create) {
+        dialog->setDefaultSuffix(QStringLiteral("db"));
+    }
+    return dialog;
+}
+
 void MainWindow::chooseDatabase(bool create) {
-    const QString start = QFileInfo(session_->path()).absolutePath();
-    const QString filter = tr("Workbench databases (*.db);;All files (*)");
-    const QString path =
-        create ? QFileDialog::getSaveFileName(this, tr("New database"), start, filter)
-               : QFileDialog::getOpenFileName(this, tr("Open database"), start, filter);
-    if (!path.isEmpty()) {
-        openDatabase(path);
+    std::unique_ptr<QFileDialog> dialog(databaseDialog(create));
+    if (dialog->exec() == QDialog::Accepted && !dialog->selectedFiles().isEmpty()) {
+        openDatabase(dialog->selectedFiles().first());
     }
 }
 

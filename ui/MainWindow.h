@@ -13,6 +13,7 @@
 
 class QAction;
 class QDialog;
+class QFileDialog;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -43,16 +44,30 @@ class MainWindow : public QMainWindow {
     explicit MainWindow(Settings& settings, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    /// Opens (or creates) a database. On failure shows why and keeps the current one.
-    bool openDatabase(const QString& path);
+    /// Opens (or creates) a database; `readOnly` watches it without any change (a
+    /// file this user may not write opens so anyway). On failure shows why and keeps
+    /// the current one.
+    bool openDatabase(const QString& path, bool readOnly = false);
     /// Starts the experiment in the editor; false when it cannot (invalid, busy, no database).
     bool runExperiment();
     /// Run › Cancel: while an experiment trains here, asks whether to stop the run
     /// training now alone (the queue goes on) or with every queued run, saying what
     /// is kept; a max-batch search or a remote experiment is cancelled at once.
     void cancelRun();
-    /// What the user chose in cancelRun()'s question.
-    enum class CancelChoice { Keep, ThisRun, Everything };
+    /// What the user chose in cancelRun()'s question: nothing; the run it names alone; it
+    /// and the runs queued (those training beside it go on); everything training or
+    /// queued.
+    enum class CancelChoice { Keep, ThisRun, ThisAndQueued, Everything };
+    /// An answer the question offers, as its button says it, and the runs it cancels.
+    struct CancelOption {
+        CancelChoice choice = CancelChoice::Keep;
+        QString label;
+        QList<qint64> runs;
+    };
+    /// The answers cancelRun() offers about run `runId` training now: it alone; it and
+    /// the queued runs (where any are queued); and, where runs train beside it, all of
+    /// them. Each cancels exactly the runs it lists. Empty when `runId` is not training.
+    QList<CancelOption> cancelOptions(qint64 runId) const;
     /// Asks `question` with `queued` runs behind the running one; replaceable so tests
     /// need no modal dialog. Without one (and with message boxes off) everything stops.
     using ChooseCancel = std::function<CancelChoice(const QString& question, int queued)>;
@@ -114,10 +129,18 @@ class MainWindow : public QMainWindow {
 
   protected:
     void closeEvent(QCloseEvent* event) override;
+    /// At its first show, a restored window fits its screen with the frame it got.
+    void showEvent(QShowEvent* event) override;
     /// A new palette redraws the toolbar's icons in its text colour.
     void changeEvent(QEvent* event) override;
 
   private:
+    /// Fits the window (frame included) to the available part of the screen it opens
+    /// on: a size restored from a larger screen put the arm buttons, "Run on" and the
+    /// status bar past a laptop's edges.
+    void keepOnScreen();
+    bool restoredGeometry_ = false;  // the size and place came from the last session
+    bool shownOnce_ = false;
     void buildMenus();
     void updateIcons();
     void connectTraining();
@@ -125,6 +148,13 @@ class MainWindow : public QMainWindow {
     void updateActions();
     void rebuildRecentMenu();
     void chooseDatabase(bool create);
+
+  public:
+    /// File › Open database… (or New database…, `create`): a dialog listing the
+    /// workbench's databases (.db and .ampbench files), not yet shown. The caller owns it.
+    QFileDialog* databaseDialog(bool create);
+
+  private:
     void loadSpec();
     void saveSpec();
     /// File › Export report…: HTML, PDF, CSV and JSON of the experiment in view,

@@ -3,6 +3,8 @@
 // (MainWindow.cpp holds the rest of the window).
 #include "ui/MainWindow.h"
 
+#include <QAbstractButton>
+#include <QHash>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
@@ -10,6 +12,7 @@
 #include <QStatusBar>
 #include <QTimer>
 #include <QTreeView>
+#include <algorithm>
 
 #include "ui/remote/RemoteRun.h"
 #include "ui/runs/CompareView.h"
@@ -50,6 +53,38 @@ QString MainWindow::cancelQuestion(qint64 runId) const {
     return question;
 }
 
+QList<MainWindow::CancelOption> MainWindow::cancelOptions(qint64 runId) const {
+    QList<CancelOption> out;
+    if (!running_.contains(runId) || !training_->isRunning()) {
+        return out;
+    }
+    const QList<qint64> queued = queuedRuns();
+    QList<qint64> beside;
+    for (qint64 id : running_) {
+        if (id != runId) {
+            beside << id;
+        }
+    }
+    const bool others = !queued.isEmpty() || !beside.isEmpty();
+    out.append({CancelChoice::ThisRun,
+                others ? tr("Cancel this run; the others go on") : tr("Cancel the run"),
+                {runId}});
+    if (!queued.isEmpty()) {
+        // With no run beside it, this is everything there is.
+        out.append({beside.isEmpty() ? CancelChoice::Everything : CancelChoice::ThisAndQueued,
+                    tr("Cancel it and the %n queued", nullptr, static_cast<int>(queued.size())),
+                    QList<qint64>{runId} + queued});
+    }
+    if (!beside.isEmpty()) {
+        QList<qint64> all = QList<qint64>{runId} + beside + queued;
+        out.append(
+            {CancelChoice::Everything,
+             tr("Cancel all %n (those beside it too)", nullptr, static_cast<int>(all.size())),
+             all});
+    }
+    return out;
+}
+
 QString MainWindow::endedWord(qint64 runId) const {
     const auto it = ended_.constFind(runId);
     return it == ended_.constEnd() ? tr("ended")
@@ -73,47 +108,73 @@ void MainWindow::cancelRun() {
     if (chooseCancel_) {
         choice = chooseCancel_(cancelQuestion(asked), queued);
     } else if (messageBoxes_) {
+        // A button per answer, each saying what it cancels, and nothing more is done.
         QMessageBox box(QMessageBox::Question, tr("Cancel training"), cancelQuestion(asked),
                         QMessageBox::NoButton, this);
-        QPushButton* one = box.addButton(
-            queued > 0 ? tr("Cancel this run, train the queue") : tr("Cancel the run"),
-            QMessageBox::AcceptRole);
-        QPushButton* all = queued > 0 ? box.addButton(tr("Cancel it and the %1 queued").arg(queued),
-                                                      QMessageBox::DestructiveRole)
-                                      : nullptr;
+        QHash<QAbstractButton*, CancelChoice> answers;
+        for (const CancelOption& o : cancelOptions(asked)) {
+            answers.insert(box.addButton(o.label, o.choice == CancelChoice::ThisRun
+                                                      ? QMessageBox::AcceptRole
+                                                      : QMessageBox::DestructiveRole),
+                           o.choice);
+        }
         QPushButton* keep = box.addButton(tr("Keep training"), QMessageBox::RejectRole);
         box.setDefaultButton(keep);
-        // While it is open the runs train on: it says where the run it names is now.
+        // While it is open the runs train on: it says where the run it names is now, and
+        // each button what it would cancel now.
         QTimer follow;
         follow.setInterval(500);
         connect(&follow, &QTimer::timeout, &box, [&] {
             box.setText(cancelQuestion(asked));
-            one->setEnabled(running_.contains(asked));
-            if (all) {
-                all->setText(queuedRuns().isEmpty()
-                                 ? tr("Cancel what still trains")
-                                 : tr("Cancel it and the %1 queued").arg(queuedRuns().size()));
+            const QList<CancelOption> now = cancelOptions(asked);
+            for (auto it = answers.begin(); it != answers.end(); ++it) {
+                const auto same = std::find_if(now.begin(), now.end(), [&](const CancelOption& o) {
+                    return o.choice == it.value();
+                });
+                it.key()->setEnabled(same != now.end());
+                if (same != now.end()) {
+                    it.key()->setText(same->label);
+                }
             }
         });
         follow.start();
         box.exec();
-        choice = box.clickedButton() == one   ? CancelChoice::ThisRun
-                 : box.clickedButton() == all ? CancelChoice::Everything
-                                              : CancelChoice::Keep;
+        choice = answers.value(box.clickedButton(), CancelChoice::Keep);
     }
     if (choice == CancelChoice::Keep) {
         return;
     }
     const bool stillTraining = running_.contains(asked) && training_->isRunning();
-    if (choice == CancelChoice::ThisRun) {
+    if (choice == CancelChoice::ThisRun || choice == CancelChoice::ThisAndQueued) {
+        QStringList done;
         if (!stillTraining) {
-            statusBar()->showMessage(
-                tr("%1 had already ended (%2) when you answered; nothing was cancelled")
-                    .arg(runName(asked), endedWord(asked)),
-                15000);
-            return;
+            done << tr("%1 had already ended (%2) when you answered")
+                        .arg(runName(asked), endedWord(asked));
+        } else if (cancelRunningRun(asked)) {
+            done << tr("cancelling %1").arg(runName(asked));
         }
-        cancelRunningRun(asked);
+        if (choice == CancelChoice::ThisAndQueued) {
+            // The queued runs are taken out; the runs training beside it go on.
+            int removed = 0;
+            for (qint64 id : queuedRuns()) {
+                if (training_->removeQueued(id)) {
+                    begun_.insert(id);
+                    ++removed;
+                }
+            }
+            done << tr("%n queued run(s) taken out", nullptr, removed);
+            if (const int beside = static_cast<int>(running_.size()) - (stillTraining ? 1 : 0);
+                beside > 0) {
+                done << tr("%n beside it go(es) on", nullptr, beside);
+            }
+            updateActions();
+        } else if (!stillTraining) {
+            done << tr("nothing was cancelled");
+        }
+        if (!done.isEmpty() && (choice == CancelChoice::ThisAndQueued || !stillTraining)) {
+            done.first()[0] = done.first()[0].toUpper();
+            statusBar()->showMessage(done.join(QStringLiteral("; ")), 15000);
+        }
         return;
     }
     if (!training_->isRunning()) {

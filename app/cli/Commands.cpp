@@ -12,6 +12,7 @@
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/Format.h"
 #include "core/analysis/LayerNumerics.h"
+#include "core/analysis/MemoryMeasure.h"
 #include "core/analysis/Reproduction.h"
 #include "core/analysis/Summary.h"
 #include "core/config/Placement.h"
@@ -86,10 +87,28 @@ void printArmTable(const store::Database& db, const config::ExperimentSpec& spec
                    const char* cpu_memory) {
     const auto arms = analysis::summarizeArms(analysis::summarizeExperimentRuns(db, experiment_id));
     const bool cuda = config::onCuda(device);
-    say(stdout, "\n%s\n", analysis::printable(spec.name, false).c_str());
-    say(stdout, "%s",
-        analysis::comparisonTable(arms, cuda ? "peak alloc" : "peak RSS").render().c_str());
     const auto runs = db.runs(experiment_id);
+    std::vector<analysis::MemoryMeasure> measures;
+    for (const auto& r : runs) {
+        if (!r.env_json.empty()) {
+            measures.push_back(analysis::memoryMeasure(r.env_json));
+        }
+    }
+    // What the memory column is: the CUDA allocator's, a CPU run's own tensors, or (a
+    // training script) its process's resident set.
+    std::string label =
+        measures.empty() ? (cuda ? "peak alloc" : "peak RSS") : analysis::memoryLabel(measures);
+    std::string meaning = cpu_memory;
+    if (label == "peak allocated" || (measures.empty() && cuda)) {
+        label = "peak alloc";
+        meaning = "CUDA caching allocator, peak allocated";
+    } else if (label == "peak in tensors") {
+        meaning = "CPU: the most each run's own tensors held";
+    } else if (label == "peak memory") {
+        meaning = "measured in different ways, so not comparable";
+    }
+    say(stdout, "\n%s\n", analysis::printable(spec.name, false).c_str());
+    say(stdout, "%s", analysis::comparisonTable(arms, label).render().c_str());
     if (!runs.empty() && !runs.front().env_json.empty()) {
         say(stdout, "on %s\n",
             probe::describe(probe::environmentFromJson(runs.front().env_json)).c_str());
@@ -98,7 +117,7 @@ void printArmTable(const store::Database& db, const config::ExperimentSpec& spec
     say(stdout,
         "speed-up = %s's time per sample \xC3\xB7 the arm's (each run's median over its timed "
         "steps, %s); memory = peak \xC3\xB7 %s's (%s).\n",
-        base, timing, base, cuda ? "CUDA caching allocator, peak allocated" : cpu_memory);
+        base, timing, base, meaning.c_str());
     if (spec.fast_verdict && cuda) {
         say(stdout,
             "fast verdict: the table's times and memory are the packed runs' own, on a shared "

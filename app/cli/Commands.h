@@ -159,7 +159,8 @@ void printVerdicts(const store::Database& db, int64_t experiment_id);
 
 /// The table an experiment's training ends with: the spec's name, each arm's row,
 /// the machine of its first run, how speed-up and memory read (`timing`: where the
-/// step times come from; `cpu_memory`: what the memory column is on a CPU), and the
+/// step times come from; `cpu_memory`: what the memory column is where a CPU run
+/// measured its process's resident set, as a training script does), and the
 /// fast verdict's caveat where it packed the runs on a GPU.
 void printArmTable(const store::Database& db, const config::ExperimentSpec& spec,
                    int64_t experiment_id, const std::string& device, const char* timing,

@@ -314,7 +314,7 @@ int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const 
     }
     const bool failed = result.any_failed;
     printArmTable(*db, spec, plan.experiment_id, device, "mean over runs",
-                  "CPU: peak resident set of this process, an upper bound");
+                  "CPU: peak resident set of the process, an upper bound");
     const double total =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - kProgramStart).count();
     if (rerun_of > 0) {

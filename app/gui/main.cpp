@@ -18,11 +18,13 @@ namespace {
 
 /// The options, on any kind of application object: --help and --version are
 /// answered before a window system is needed.
-void describeOptions(QCommandLineParser& parser, const QCommandLineOption& db) {
+void describeOptions(QCommandLineParser& parser, const QCommandLineOption& db,
+                     const QCommandLineOption& readOnly) {
     parser.setApplicationDescription("Compare FP32 and mixed-precision training runs.");
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOption(db);
+    parser.addOption(readOnly);
     // The desktop entry passes a file as an argument (`ampbench FILE`, its MIME type).
     parser.addPositionalArgument("database", "Open this database, as --db does.", "[database]");
 }
@@ -48,6 +50,10 @@ int main(int argc, char** argv) {
                           "else " +
                               QString::fromStdString(ampbench::store::defaultDatabasePath()),
                           "PATH");
+    QCommandLineOption readOnly(
+        "read-only",
+        "Open the database read-only: watch it (a copy from a GPU server, a file another "
+        "program trains into) without any chance of changing it.");
     if (asksForHelpOrVersion(argc, argv)) {
         // No display needed to say how to start the program (or which version it is).
         QCoreApplication app(argc, argv);
@@ -57,7 +63,7 @@ int main(int argc, char** argv) {
                                                          ampbench::config::buildCommit(),
                                                          ampbench::config::buildType()));
         QCommandLineParser parser;
-        describeOptions(parser, db);
+        describeOptions(parser, db, readOnly);
         parser.process(app);  // prints and exits
         return 0;
     }
@@ -69,7 +75,7 @@ int main(int argc, char** argv) {
     QApplication::setStyle(QStyleFactory::create("Fusion"));
 
     QCommandLineParser parser;
-    describeOptions(parser, db);
+    describeOptions(parser, db, readOnly);
     parser.process(app);
     QString named = parser.value(db);
     if (named.isEmpty() && !parser.positionalArguments().isEmpty()) {
@@ -88,9 +94,11 @@ int main(int argc, char** argv) {
     window.show();
 
     QString path = named.isEmpty() ? settings.lastDatabase() : named;
-    if (path.isEmpty() || !window.openDatabase(path)) {
+    const bool watchOnly = parser.isSet(readOnly);
+    if (path.isEmpty() || !window.openDatabase(path, watchOnly)) {
         if (named.isEmpty()) {  // fall back only when the user named nothing
-            window.openDatabase(QString::fromStdString(ampbench::store::defaultDatabasePath()));
+            window.openDatabase(QString::fromStdString(ampbench::store::defaultDatabasePath()),
+                                watchOnly);
         }
     }
     return app.exec();

@@ -75,6 +75,7 @@ json toJson(const Gains& g) {
             {"peak_mem", g.peak_mem},
             {"baseline_peak_mem", g.base_peak_mem},
             {"memory_ratio", real(g.memory_ratio)},
+            {"process_memory", g.process_memory},
             {"timed_steps", g.timed_steps},
             {"max_batch", g.max_batch},
             {"baseline_max_batch", g.base_max_batch},

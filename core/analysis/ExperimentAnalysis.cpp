@@ -5,8 +5,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "core/config/Placement.h"
+#include "core/analysis/MemoryMeasure.h"
 #include "core/config/PlannedArm.h"
 
 namespace ampbench::analysis {
@@ -246,7 +249,20 @@ void describeEnvironment(ExperimentAnalysis& a, const ExperimentData& data) {
         machines.insert(field<std::string>(env, "hostname", "") + " / " +
                         field<std::string>(env, "device_name", ""));
     }
-    a.memory_label = config::onCuda(a.device) ? "peak allocated" : "peak RSS";
+    std::vector<MemoryMeasure> measures;
+    for (const auto& r : data.runs) {
+        if (!r.row.env_json.empty()) {
+            measures.push_back(memoryMeasure(r.row.env_json));
+        }
+    }
+    a.memory_label = measures.empty() && config::onCuda(a.device) ? "peak allocated"
+                     : measures.empty()                                 ? "peak RSS"
+                                                                        : memoryLabel(measures);
+    if (a.memory_label == "peak memory") {
+        a.warnings.push_back(
+            "the runs' memory was measured in different ways (the run's own tensors, the "
+            "process's resident set, the CUDA allocator): their peaks do not compare");
+    }
     if (data.spec_ok && !data.spec.deterministic && !data.runs.empty()) {
         a.reproducibility =
             std::string("runs are not bit-reproducible: deterministic mode was off, so ") +
@@ -411,8 +427,33 @@ ArmVerdict judgeArm(const std::string& arm, const ExperimentAnalysis& a, RunSets
     v.facts.aa_copy =
         arm != a.baseline && sameSettings(sets.first_of_arm[arm], sets.first_of_arm[a.baseline]);
     v.runs_used = static_cast<int>(sets.complete[arm].size());
+    // Runs not ended yet, or cancelled before they finished (the incomplete ones).
+    auto seedsOf = [&](const std::string& of, bool (*which)(run::RunStatus)) {
+        int n = 0;
+        std::string seeds;
+        for (const auto& r : a.incomplete) {
+            if (r.arm == of && which(r.status)) {
+                seeds += (n++ ? ", " : "") + std::to_string(r.seed);
+            }
+        }
+        return std::make_pair(n, seeds);
+    };
+    const auto pending = [](run::RunStatus s) {
+        return s == run::RunStatus::Queued || s == run::RunStatus::Running;
+    };
+    std::tie(v.pending, v.pending_seeds) = seedsOf(arm, pending);
+    v.cancelled =
+        seedsOf(arm, [](run::RunStatus s) { return s == run::RunStatus::Cancelled; }).first;
+    std::tie(v.baseline_pending, v.baseline_pending_seeds) = seedsOf(a.baseline, pending);
     v.health = armHealth(sets.complete[arm]);
     v.gains = armGains(arm, a.baseline, sets, max_batch);
+    // A peak that is a process's resident set holds the program too: say so beside it.
+    for (const auto* side : {&sets.complete[arm], &sets.complete[a.baseline]}) {
+        for (const auto* r : *side) {
+            v.gains.process_memory =
+                v.gains.process_memory || memoryMeasure(r->row.env_json) == MemoryMeasure::Resident;
+        }
+    }
     if (arm == a.baseline) {
         v.verdict = Verdict::Baseline;
         v.gains.speedup_ci = {kUnknown, kUnknown};  // against itself: no interval to give

@@ -46,7 +46,8 @@ struct ExperimentAnalysis {
     std::string name;
     std::string baseline;
     std::string device;            ///< "cpu" or "cuda:0", from the runs' environment
-    std::string memory_label;      ///< "peak RSS" on CPU, "peak allocated" on CUDA
+    std::string memory_label;      ///< memoryLabel of the runs: "peak allocated" (CUDA),
+                                   ///< "peak in tensors" (CPU), "peak RSS" (older CPU runs)
     std::vector<RunSummary> runs;  ///< finished and failed runs
     /// Every arm in spec order (then arms found only in runs): an arm's place here
     /// is its colour in every plot, whichever arm is the baseline.

@@ -52,6 +52,11 @@ std::string plural(double n, const char* word) {
     return count(n) + " " + word + (n == 1 ? "" : "s");
 }
 
+/// "seed 2", "seeds 1, 3": `n` seeds listed in `seeds`.
+std::string seedList(double n, const std::string& seeds) {
+    return (n == 1 ? "seed " : "seeds ") + seeds;
+}
+
 /// The metric a finding speaks of: "accuracy" 1 → validation accuracy in points,
 /// else a loss.
 std::string metricName(const Finding& f) {
@@ -302,6 +307,12 @@ constexpr FindingEntry kFindings[] = {
          }
          if (std::isfinite(f.value(FindingKey::Memory))) {
              text += "; peak memory " + num(f.value(FindingKey::Memory), 2) + kTimes;
+             if (f.value(FindingKey::ProcessMemory) == 1) {
+                 text +=
+                     " (of the whole process's resident set, the program's own memory "
+                     "included: the runs' own is unknown, and the ratio understates "
+                     "the difference)";
+             }
          }
          if (std::isfinite(f.value(FindingKey::MaxBatch))) {
              text += "; max batch " + num(f.value(FindingKey::MaxBatch), 2) + kTimes;
@@ -540,6 +551,38 @@ constexpr FindingEntry kFindings[] = {
                             : " Its own amax sets its scale, so this is the margin: raise "
                               "fp8_margin.");
      }},
+    {FindingCode::ArmPending, "arm_pending", nullptr,
+     [](const Finding& f) -> std::string {
+         const std::string waiting = plural(f.value(FindingKey::Runs), "run") + " still to train (" +
+                                     seedList(f.value(FindingKey::Runs), f.name(FindingKey::Seeds)) + ")";
+         return f.value(FindingKey::Finished) > 0
+                    ? "waits for its " + waiting + ": " + count(f.value(FindingKey::Finished)) +
+                          " finished so far, and the seeds are judged together"
+                    : "not trained yet: " + waiting;
+     }},
+    {FindingCode::ArmCancelled, "arm_cancelled", nullptr,
+     [](const Finding& f) -> std::string {
+         return "cancelled: none of its " + plural(f.value(FindingKey::Runs), "run") +
+                " finished, so there is nothing to judge";
+     }},
+    {FindingCode::WaitingForBaseline, "waiting_for_baseline", nullptr,
+     [](const Finding& f) -> std::string {
+         return "waits for " + baseline(f) + ", the baseline: " + plural(f.value(FindingKey::Runs), "run") +
+                " still to train (" + seedList(f.value(FindingKey::Runs), f.name(FindingKey::Seeds)) +
+                "), and the noise band is measured across its seeds";
+     }},
+    {FindingCode::BaselinePending, "baseline_pending", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the reference; " + plural(f.value(FindingKey::Runs), "run") + " still to train (" +
+                seedList(f.value(FindingKey::Runs), f.name(FindingKey::Seeds)) + "): the noise band waits for " +
+                (f.value(FindingKey::Runs) == 1 ? "it" : "them") + " (" + count(f.value(FindingKey::Finished)) +
+                " finished so far)";
+     }},
+    {FindingCode::BaselineCancelled, "baseline_cancelled", nullptr,
+     [](const Finding& f) -> std::string {
+         return "the reference, but none of its " + plural(f.value(FindingKey::Runs), "run") +
+                " finished (cancelled): there is nothing to judge the other arms against";
+     }},
 };
 
 constexpr bool tableFollowsTheEnum() {
@@ -591,6 +634,7 @@ const char* keyName(FindingKey key) {
         {FindingKey::Error, "error"},
         {FindingKey::Final, "final"},
         {FindingKey::FinalSignificant, "final_significant"},
+        {FindingKey::Finished, "finished"},
         {FindingKey::Format, "format"},
         {FindingKey::Graph, "graph"},
         {FindingKey::IsBaseline, "is_baseline"},
@@ -611,6 +655,7 @@ const char* keyName(FindingKey key) {
         {FindingKey::MinScale, "min_scale"},
         {FindingKey::Name, "name"},
         {FindingKey::OutsideShare, "outside_share"},
+        {FindingKey::ProcessMemory, "process_memory"},
         {FindingKey::ProgressLost, "progress_lost"},
         {FindingKey::R, "r"},
         {FindingKey::Reached, "reached"},

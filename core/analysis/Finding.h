@@ -37,7 +37,7 @@ enum class FindingCode {
     SkippedSteps,      ///< skipped, late, longest_run, longest_start; where
     LossScaleRange,    ///< min, final
     OverflowOrigin,    ///< step, loss_scale, seed, count, located; name, where, dtype
-    Gains,             ///< speedup, ci_low, ci_high, memory, max_batch; baseline
+    Gains,             ///< speedup, ci_low, ci_high, memory, process_memory, max_batch; baseline
     CurveInBandUnits,  ///< tail, above, whole, outside_share, seeds; baseline
     TrendAgreement,    ///< r
     FinalMetric,    ///< accuracy, arm, base, delta, base_sd, welch_p, units, judged, significant;
@@ -68,10 +68,16 @@ enum class FindingCode {
     LaunchBound,  ///< busy, device_ms, step_ms, graph, eager_pass (a next check)
     /// step, share, scale, seed, saturated, recorded; name, format, recipe (a reason)
     Fp8Saturation,
+    // summaries of arms whose runs have not all ended: the verdict waits for them
+    ArmPending,          ///< runs, finished; seeds
+    ArmCancelled,        ///< runs
+    WaitingForBaseline,  ///< runs; seeds, baseline
+    BaselinePending,     ///< runs, finished; seeds
+    BaselineCancelled,   ///< runs
 };
 /// The last code. Finding.cpp's table of names and sentences is held to every code up
 /// to it at compile time: a new code goes after it, becomes this, and gets its entry.
-constexpr FindingCode kLastFindingCode = FindingCode::Fp8Saturation;
+constexpr FindingCode kLastFindingCode = FindingCode::BaselineCancelled;
 
 /// The numbers and names a finding rests on, by key: a misspelt key does not
 /// compile. keyName() is the name the JSON export and the reports use ("tail").
@@ -102,6 +108,7 @@ enum class FindingKey {
     Error,
     Final,
     FinalSignificant,
+    Finished,
     Format,
     Graph,
     IsBaseline,
@@ -122,6 +129,7 @@ enum class FindingKey {
     MinScale,
     Name,
     OutsideShare,
+    ProcessMemory,
     ProgressLost,
     R,
     Reached,

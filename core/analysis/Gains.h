@@ -33,6 +33,10 @@ struct Gains {
     int64_t peak_mem = 0;                ///< highest over the arm's runs
     int64_t base_peak_mem = 0;
     double memory_ratio = kUnknown;  ///< peak ÷ the baseline's (< 1: saves memory)
+    /// The arm's or the baseline's peaks are a process's resident set (CPU runs recorded
+    /// before runs counted their own tensors, training scripts): they include the
+    /// program's own memory, so the ratio understates the difference.
+    bool process_memory = false;
     int64_t timed_steps = 0;
     int64_t optimizer_steps = 0;  ///< per run (the most any run of the arm made)
     int64_t max_batch = 0;        ///< largest micro-batch found by find-batch; 0 = not searched

@@ -15,13 +15,15 @@
 namespace ampbench::analysis {
 
 enum class Verdict {
-    Baseline,     ///< the arm the others are judged against
-    Aligned,      ///< the final metric agrees within the tolerance (or, with no validation
-                  ///< metric, the curve sits inside half the noise band)
-    WithinNoise,  ///< no validation metric: the curve differs, but no more than the
-                  ///< baseline's seeds differ among themselves
-    Diverged,     ///< clearly outside the band, a significant final gap, or NaN/inf
-    Inconclusive  ///< noise unknown (one seed), too little data, or mixed evidence
+    Baseline,      ///< the arm the others are judged against
+    Aligned,       ///< the final metric agrees within the tolerance (or, with no validation
+                   ///< metric, the curve sits inside half the noise band)
+    WithinNoise,   ///< no validation metric: the curve differs, but no more than the
+                   ///< baseline's seeds differ among themselves
+    Diverged,      ///< clearly outside the band, a significant final gap, or NaN/inf
+    Inconclusive,  ///< noise unknown (one seed), too little data, or mixed evidence
+    Pending,       ///< runs it needs (its own, the baseline's) are queued or training
+    Cancelled      ///< every run of the arm was cancelled before it finished
 };
 
 std::string toString(Verdict v);  ///< "baseline", "aligned", "within noise", ...
@@ -77,8 +79,16 @@ struct TimeToTarget {
 struct ArmVerdict {
     std::string arm;
     Verdict verdict = Verdict::Inconclusive;
-    bool noise_known = false;          ///< the baseline has two or more finished seeds
-    int runs_used = 0;                 ///< finished or failed runs of this arm
+    bool noise_known = false;  ///< the baseline has two or more finished seeds
+    int runs_used = 0;         ///< finished or failed runs of this arm
+    /// Runs of the arm still queued or training, and their seeds ("2, 3").
+    int pending = 0;
+    std::string pending_seeds;
+    int cancelled = 0;  ///< runs of the arm cancelled before they finished
+    /// The baseline's runs still queued or training, and their seeds: every other
+    /// arm's verdict waits for them.
+    int baseline_pending = 0;
+    std::string baseline_pending_seeds;
     Finding summary;                   ///< the verdict and its main reason
     std::vector<Finding> reasons;      ///< the numbers behind it
     std::vector<Finding> next_checks;  ///< from the practitioners' checklist

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 
 #ifdef __linux__
 #include <pthread.h>
@@ -19,7 +20,14 @@ Prefetcher::Prefetcher(std::shared_ptr<const Dataset> dataset, int64_t batch_siz
       seed_(seed),
       depth_(static_cast<size_t>(std::max(1, depth))),
       pin_(pin_memory) {
-    thread_ = std::thread([this] { work(); });
+    // The thread carries on the LibTorch debug information of the thread that made it,
+    // as LibTorch's own asynchronous tasks do: the run's tensor account (a CPU run's
+    // memory, probe::CpuTensorAccount) counts the batches prepared here, and their
+    // frees on the training thread balance it.
+    thread_ = std::thread([this, info = c10::ThreadLocalDebugInfo::current()] {
+        c10::DebugInfoGuard carried(info);
+        work();
+    });
 }
 
 Prefetcher::~Prefetcher() {

@@ -115,6 +115,9 @@ std::string toJson(const Environment& e) {
         {"tf32_cudnn", e.tf32_cudnn},
         {"cudnn_benchmark", e.cudnn_benchmark},
     };
+    if (!e.memory.empty()) {
+        j["memory"] = e.memory;
+    }
     if (e.world_size > 1) {  // a data-parallel run: its ranks and their backend
         j["world_size"] = e.world_size;
         j["dist_backend"] = e.dist_backend;
@@ -155,6 +158,7 @@ Environment environmentFromJson(const std::string& text) {
     get("tf32_matmul", e.tf32_matmul);
     get("tf32_cudnn", e.tf32_cudnn);
     get("cudnn_benchmark", e.cudnn_benchmark);
+    get("memory", e.memory);
     get("world_size", e.world_size);
     get("dist_backend", e.dist_backend);
     return e;

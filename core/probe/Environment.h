@@ -26,6 +26,11 @@ struct Environment {
     bool cudnn_benchmark = false;
     int world_size = 1;        ///< data-parallel ranks of the run
     std::string dist_backend;  ///< "gloo" or "nccl" when world_size > 1
+    /// What the run's memory figures measure: "allocator" (the CUDA caching allocator),
+    /// "tensors" (the run's own CPU tensors) or "resident" (the process's resident set);
+    /// empty where the run did not say (runs recorded before, a training script): then
+    /// "allocator" on CUDA, "resident" on the CPU (analysis::memoryMeasure).
+    std::string memory;
 };
 
 /// True when this build has CUDA and a device is visible.

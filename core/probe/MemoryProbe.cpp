@@ -7,6 +7,7 @@
 #include <malloc.h>
 #endif
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,9 @@
 #include <fstream>
 #include <string>
 #include <thread>
+
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 
 #ifdef AMPBENCH_WITH_CUDA
 #include <ATen/ATen.h>
@@ -53,9 +57,56 @@ constexpr auto kAggregate =
 #endif
 #endif
 
+/// The reporter LibTorch's CPU allocator calls on every allocation (positive size) and
+/// free (negative) made on a thread that carries it.
+class TensorBytes final : public c10::MemoryReportingInfoBase {
+  public:
+    void reportMemoryUsage(void* /*ptr*/, int64_t size, int64_t /*total_allocated*/,
+                           int64_t /*total_reserved*/, c10::Device device) override {
+        if (device.type() != c10::DeviceType::CPU) {
+            return;
+        }
+        const int64_t now = current_.fetch_add(size, std::memory_order_relaxed) + size;
+        int64_t high = peak_.load(std::memory_order_relaxed);
+        while (now > high && !peak_.compare_exchange_weak(high, now, std::memory_order_relaxed)) {
+        }
+    }
+    bool memoryProfilingEnabled() const override { return true; }
+    int64_t current() const { return std::max<int64_t>(0, current_.load()); }
+    int64_t peak() const { return std::max<int64_t>(0, peak_.load()); }
+    void resetPeak() { peak_.store(current_.load()); }
+
+  private:
+    std::atomic<int64_t> current_{0};
+    std::atomic<int64_t> peak_{0};
+};
+
 }  // namespace
 
-MemoryProbe::MemoryProbe(c10::Device device) : device_(device) {
+struct CpuTensorAccount::Impl {
+    std::shared_ptr<TensorBytes> bytes = std::make_shared<TensorBytes>();
+    // The allocator's reports reach the reporter of the PROFILER_STATE slot.
+    c10::DebugInfoGuard guard{c10::DebugInfoKind::PROFILER_STATE, bytes};
+};
+
+CpuTensorAccount::CpuTensorAccount() : impl_(std::make_unique<Impl>()) {}
+
+CpuTensorAccount::~CpuTensorAccount() = default;
+
+int64_t CpuTensorAccount::current() const {
+    return impl_->bytes->current();
+}
+
+int64_t CpuTensorAccount::peak() const {
+    return impl_->bytes->peak();
+}
+
+void CpuTensorAccount::resetPeak() {
+    impl_->bytes->resetPeak();
+}
+
+MemoryProbe::MemoryProbe(c10::Device device, CpuTensorAccount* account)
+    : device_(device), account_(device.is_cpu() ? account : nullptr) {
 #ifdef AMPBENCH_WITH_CUDA
     if (device_.is_cuda()) {
         // The allocator's per-device statistics exist only once it has served the
@@ -65,8 +116,16 @@ MemoryProbe::MemoryProbe(c10::Device device) : device_(device) {
 #endif
 }
 
+const char* MemoryProbe::measure() const {
+    return device_.is_cuda() ? kMemoryAllocator : account_ ? kMemoryTensors : kMemoryResident;
+}
+
 bool MemoryProbe::resetPeak() {
     peak_floor_ = 0;
+    if (account_) {
+        account_->resetPeak();
+        return true;
+    }
 #ifdef AMPBENCH_WITH_CUDA
     if (device_.is_cuda()) {
         c10::cuda::CUDACachingAllocator::resetPeakStats(device_.index() < 0 ? 0 : device_.index());
@@ -93,6 +152,12 @@ MemorySample MemoryProbe::sample() const {
         return s;
     }
 #endif
+    if (account_) {
+        s.allocated = account_->current();
+        s.reserved = s.allocated;
+        s.peak = std::max(peak_floor_, account_->peak());
+        return s;
+    }
     s.allocated = procStatusBytes("VmRSS");
     s.reserved = s.allocated;
     s.peak = std::max(peak_floor_, procStatusBytes("VmHWM"));

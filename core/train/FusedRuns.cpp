@@ -73,6 +73,9 @@ void FusedLoop::setUp() {
     applyCpuThreads(spec_.cpu_threads);
     applyProcessSwitches(spec_, arm_, device_);
     dataset_ = data::openDataset(spec_.data);
+    if (!device_.is_cuda()) {
+        tensors_ = std::make_unique<probe::CpuTensorAccount>();
+    }
     const data::InputShape shape = dataset_->shape();
     head_ = std::make_unique<TaskHead>(resolveTask(spec_, shape), spec_.model.label_smoothing);
     k_ = arm_.accumulation;
@@ -121,7 +124,7 @@ void FusedLoop::setUp() {
                 dataset_, spec_.micro_batch, m->seed, spec_.data.prefetch, device_.is_cuda(), 0, 1);
         }
         m->timer = std::make_unique<probe::StepTimer>(device_);
-        m->memory = std::make_unique<probe::MemoryProbe>(device_);
+        m->memory = std::make_unique<probe::MemoryProbe>(device_, tensors_.get());
         TrainOptions o = opt_;
         if (m.get() != members_.front().get()) {
             o.recording_cost = nullptr;  // the group's cost is metered once
@@ -440,7 +443,9 @@ void FusedLoop::evaluate(int64_t s) {
 void FusedLoop::run() {
     t0_ = Clock::now();
     setUp();
-    env_json_ = probe::toJson(probe::probeEnvironment(device_.str()));  // once for the group
+    probe::Environment env = probe::probeEnvironment(device_.str());  // once for the group
+    env.memory = members_.front()->memory->measure();
+    env_json_ = probe::toJson(env);
     for (auto& m : members_) {
         m->memory->resetPeak();
         start(*m);

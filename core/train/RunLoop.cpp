@@ -82,6 +82,9 @@ void RunLoop::setUpDevice() {
 void RunLoop::setUpModel() {
     const bool cuda = device_.is_cuda();
     dataset_ = data::openDataset(spec_.data);
+    if (!cuda) {
+        tensors_ = std::make_unique<probe::CpuTensorAccount>();
+    }
     shape_ = dataset_->shape();
     head_ = std::make_unique<TaskHead>(resolveTask(spec_, shape_), spec_.model.label_smoothing);
     try {
@@ -157,7 +160,7 @@ void RunLoop::setUpMeasures() {
         graph_ = std::make_unique<StepGraph>();
     }
     timer_ = std::make_unique<probe::StepTimer>(device_);
-    memory_ = std::make_unique<probe::MemoryProbe>(device_);
+    memory_ = std::make_unique<probe::MemoryProbe>(device_, tensors_.get());
     recorder_ = std::make_unique<StepRecorder>(
         obs_, opt_, *timer_, *memory_, precision_->scaler() != nullptr, arm_.scaler.backoff_factor);
     if (!comm_) {  // a held rank would hold up the others' all-reduce too
@@ -439,6 +442,7 @@ void RunLoop::start() {
     RunInfo info =
         runInfoOf(arm_, *precision_, device_.str(), seed_, planned_, spec_.micro_batch, lr_);
     auto env = probe::probeEnvironment(device_.str());
+    env.memory = memory_->measure();
     if (comm_) {
         env.world_size = comm_->world();
         env.dist_backend = comm_->backend();

@@ -674,6 +674,81 @@ TEST(Gains, OneSpeedupDefinitionAndARunLevelInterval) {
     EXPECT_TRUE(anyContains(verdictOf(one, "amp").reasons, "within one run"));
 }
 
+// A CPU run's memory is its own tensors' since runs say so ("memory": "tensors"); an
+// older run, or a training script, measured its process's resident set, the program
+// included: the verdict says so beside the ratio, and the column names what it shows.
+TEST(Gains, AMemoryRatioOfProcessesSaysSo) {
+    auto measured = [](const char* memory) {
+        auto d = experiment(2, ampArm());
+        for (auto& r : d.runs) {
+            r.row.env_json = std::string(R"({"device":"cpu","device_name":"test")") +
+                             (*memory ? std::string(R"(,"memory":")") + memory + "\"" : "") + "}";
+        }
+        return analyzeExperiment(d);
+    };
+    const auto own = measured("tensors");
+    EXPECT_EQ(own.memory_label, "peak in tensors");
+    EXPECT_FALSE(verdictOf(own, "amp").gains.process_memory);
+    EXPECT_TRUE(anyContains(verdictOf(own, "amp").reasons, "peak memory 1.00"));
+    EXPECT_FALSE(anyContains(verdictOf(own, "amp").reasons, "resident set"));
+    for (const char* memory : {"", "resident"}) {
+        const auto process = measured(memory);
+        EXPECT_EQ(process.memory_label, "peak RSS");
+        EXPECT_TRUE(verdictOf(process, "amp").gains.process_memory);
+        EXPECT_TRUE(anyContains(verdictOf(process, "amp").reasons, "whole process's resident set"))
+            << memory;
+        EXPECT_EQ(toJson(process)["verdicts"][1]["gains"]["process_memory"], true);
+    }
+    auto mixed = experiment(2, ampArm());
+    mixed.runs.front().row.env_json = R"({"device":"cpu","memory":"tensors"})";
+    const auto both = analyzeExperiment(mixed);
+    EXPECT_EQ(both.memory_label, "peak memory");
+    EXPECT_TRUE(std::any_of(both.warnings.begin(), both.warnings.end(), [](const std::string& w) {
+        return w.find("measured in different ways") != std::string::npos;
+    }));
+}
+
+// A verdict waits for the runs it needs, and says which: an arm with a run still to
+// train is pending (whatever its finished seeds say), every arm waits for the
+// baseline's runs, and an arm whose runs were all cancelled is cancelled.
+TEST(Verdict, WaitsForRunsStillToTrainAndNamesCancelledArms) {
+    auto with = [](run::RunStatus base2, run::RunStatus amp2) {
+        auto d = experiment(2, ampArm());
+        d.runs[1].row.status = base2;  // fp32 seed 2
+        d.runs[3].row.status = amp2;   // amp seed 2
+        return analyzeExperiment(d);
+    };
+    using S = run::RunStatus;
+    const auto ampWaits = with(S::Finished, S::Running);
+    EXPECT_EQ(verdictOf(ampWaits, "amp").verdict, Verdict::Pending);
+    EXPECT_EQ(describe(verdictOf(ampWaits, "amp").summary),
+              "waits for its 1 run still to train (seed 2): 1 finished so far, and the seeds are "
+              "judged together");
+    EXPECT_EQ(verdictOf(ampWaits, "fp32").verdict, Verdict::Baseline);
+
+    const auto baseWaits = with(S::Running, S::Finished);
+    EXPECT_EQ(verdictOf(baseWaits, "amp").verdict, Verdict::Pending);
+    EXPECT_TRUE(anyContains({describe(verdictOf(baseWaits, "amp").summary)},
+                            "waits for fp32, the baseline: 1 run still to train (seed 2)"));
+    const std::string base = describe(verdictOf(baseWaits, "fp32").summary);
+    EXPECT_EQ(base.find("one seed"), std::string::npos) << base;
+    EXPECT_NE(base.find("still to train"), std::string::npos) << base;
+    EXPECT_EQ(toJson(baseWaits)["verdicts"][1]["verdict"], "pending");
+
+    auto cancelled = experiment(2, ampArm());
+    cancelled.runs[2].row.status = cancelled.runs[3].row.status = S::Cancelled;
+    const auto gone = analyzeExperiment(cancelled);
+    EXPECT_EQ(verdictOf(gone, "amp").verdict, Verdict::Cancelled);
+    EXPECT_EQ(toString(Verdict::Cancelled), "cancelled");
+    // One of two cancelled: the other is judged (and the cancelled one is listed).
+    auto half = experiment(2, ampArm());
+    half.runs[3].row.status = S::Cancelled;
+    const auto judged = analyzeExperiment(half);
+    EXPECT_NE(verdictOf(judged, "amp").verdict, Verdict::Cancelled);
+    EXPECT_NE(verdictOf(judged, "amp").verdict, Verdict::Pending);
+    EXPECT_EQ(judged.incomplete.size(), 1u);
+}
+
 TEST(StudentT, QuantileInvertsTheCdf) {
     EXPECT_NEAR(studentTQuantile(0.975, 10), 2.228, 1e-3);
     EXPECT_NEAR(studentTQuantile(0.5, 3), 0.0, 1e-6);  // the CDF is good to about 1e-9

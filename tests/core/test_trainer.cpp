@@ -159,6 +159,49 @@ TEST(Trainer, RecordsEveryStepAndEval) {
     EXPECT_TRUE(c.finished);
 }
 
+// A CPU run's memory is what its own tensors hold (the batches its loader prepares
+// included), not the process's resident set: memory the process holds elsewhere (a
+// desktop's, another thread's) leaves the figure as it was. With the resident set, the
+// same arm read 490 MiB in one session and 617 MiB in a later one.
+TEST(Trainer, ACpuRunsMemoryIsItsOwnTensorsNotTheProcesss) {
+    if (!haveData()) {
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    auto s = mlpSpec();
+    s.micro_steps = 12;
+    s.micro_batch = 64;
+    s.arms = {{"fp32", config::Precision::Fp32}};
+    run::CancelToken cancel;
+    auto peakOf = [&](Collect& c) {
+        auto r = train::trainRun(s, 0, 1, c, cancel);
+        EXPECT_EQ(r.status, run::RunStatus::Finished) << r.error;
+        int64_t peak = 0;
+        for (const auto& st : c.steps) {
+            peak = std::max(peak, st.mem_peak);
+            EXPECT_LE(st.mem_allocated, st.mem_peak);
+        }
+        return peak;
+    };
+    Collect alone;
+    const int64_t before = peakOf(alone);
+    EXPECT_NE(alone.info.env_json.find("\"memory\":\"tensors\""), std::string::npos)
+        << alone.info.env_json;
+    // The MLP's weights, gradients and momentum (784·32 + 32·10 + biases, float) and a
+    // batch of 64 images: more than that, and far less than the process holds.
+    const int64_t weights = (784 * 32 + 32 + 32 * 10 + 10) * 4;
+    EXPECT_GT(before, 3 * weights);
+    EXPECT_LT(before, 16 << 20) << "the run's tensors, not the process's resident set";
+
+    // 256 MiB held by another thread of the process while the same run trains again.
+    at::Tensor elsewhere;
+    std::thread([&] { elsewhere = at::ones({64 << 20}, at::kFloat); }).join();
+    std::vector<char> heap(64 << 20, 1);
+    Collect beside;
+    const int64_t after = peakOf(beside);
+    EXPECT_NEAR(static_cast<double>(after), static_cast<double>(before), 0.02 * before);
+    EXPECT_GT(elsewhere.sum().item<double>() + heap[12345], 0);  // both held until here
+}
+
 TEST(Trainer, CancelKeepsCompletedSteps) {
     if (!haveData()) {
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";

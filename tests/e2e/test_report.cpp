@@ -7,6 +7,7 @@
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QByteArray>
+#include <QImage>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -548,6 +549,112 @@ TEST(ReportRendering, AFlatLossScaleIsALineNotAPage) {
         ++images;
     EXPECT_EQ(images, c.plots.size() - 1);  // every plot but the flat one
     EXPECT_TRUE(report::renderPdf(c).startsWith("%PDF"));
+}
+
+namespace {
+
+/// The smoke preset's shape on the CPU: fp32, amp and amp-accum4 (bf16, no loss
+/// scaler), two seeds each, evaluated once at the end; no training needed.
+analysis::ExperimentData cpuSmokeExperiment() {
+    analysis::ExperimentData d;
+    d.experiment.id = 1;
+    d.experiment.name = "fashion-mnist-smoke";
+    d.experiment.spec_json = R"({"name":"fashion-mnist-smoke","micro_batch":8})";
+    int64_t id = 1;
+    int index = 0;
+    for (const char* arm : {"fp32", "amp", "amp-accum4"}) {
+        const int k = std::string(arm) == "amp-accum4" ? 4 : 1;
+        for (uint64_t seed : {1, 2}) {
+            analysis::RunData r;
+            r.row.id = id++;
+            r.row.arm = arm;
+            r.row.arm_index = index;
+            r.row.seed = seed;
+            r.row.status = run::RunStatus::Finished;
+            r.row.spec_json =
+                std::string(R"({"name":")") + arm + R"(","precision":")" +
+                (index == 0 ? "fp32" : "amp-bf16") + R"(","accumulation":)" + std::to_string(k) +
+                R"(,"lr_rule":"linear","lr":0.05,"effective_batch":)" + std::to_string(8 * k) + "}";
+            r.row.env_json = R"({"device":"cpu","device_name":"cpu","hostname":"h"})";
+            for (int64_t i = 1; i <= 200 / k; ++i) {
+                run::StepRecord st;
+                st.step = i;
+                st.samples = i * 8 * k;
+                st.loss = 2.3 * std::exp(-static_cast<double>(st.samples) / 900.0) + 1.2 +
+                          0.02 * static_cast<double>(seed) + 0.05 * std::sin(0.7 * i);
+                st.loss_scale = 1;
+                st.step_ms = (index == 0 ? 80.0 : 70.0) * k + 3.0 * (i % 5);
+                st.timed = i > 5;
+                st.mem_peak = st.mem_allocated = int64_t{30 + 10 * index} << 20;
+                r.steps.push_back(st);
+            }
+            r.evals.push_back({200 / k, 1600, 1.3, 0.52 + 0.01 * seed, 1.0});
+            d.runs.push_back(std::move(r));
+        }
+        ++index;
+    }
+    return d;
+}
+
+/// How far down each page of `pdf` something is drawn above its footer, as a share of
+/// the page's height (poppler's pdftoppm draws the pages; empty when it cannot).
+std::vector<double> pageFill(const QByteArray& pdf, const fs::path& dir) {
+    const fs::path file = dir / "fill.pdf";
+    std::ofstream(file, std::ios::binary) << pdf.toStdString();
+    std::vector<double> fill;
+    if (shell("pdftoppm -r 24 -gray -png " + file.string() + " " + (dir / "page").string()).code !=
+        0) {
+        return fill;
+    }
+    for (int page = 1;; ++page) {
+        QImage image;
+        for (const char* digits : {"%d", "%02d", "%03d"}) {
+            char name[32];
+            std::snprintf(name, sizeof name, digits, page);
+            if (image.load(QString::fromStdString(
+                    (dir / ("page-" + std::string(name) + ".png")).string()))) {
+                break;
+            }
+        }
+        if (image.isNull()) {
+            return fill;
+        }
+        // The footer's line is the page's last 6 %.
+        const int body = image.height() * 94 / 100;
+        int lowest = 0;
+        for (int y = 0; y < body; ++y) {
+            for (int x = 0; x < image.width(); ++x) {
+                if (qGray(image.pixel(x, y)) < 200) {
+                    lowest = y;
+                    break;
+                }
+            }
+        }
+        fill.push_back(static_cast<double>(lowest) / image.height());
+    }
+}
+
+}  // namespace
+
+// No page of the PDF holds a line and nothing else: the loss scale's one-line note
+// spilled onto a page of its own (page 5 of 8) before the Runs section's page break.
+TEST(ReportRendering, NoPageOfThePdfHoldsALineAlone) {
+    ensureApp();
+    report::ReportContent c;
+    c.data = cpuSmokeExperiment();
+    c.analysis = analysis::analyzeExperiment(c.data);
+    c.plots = report::renderPlots(c);
+    ASSERT_TRUE(c.plots.back().image.isNull()) << "the flat loss scale is a line of text";
+    const fs::path dir = fs::temp_directory_path() / ("ampbench-fill-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::vector<double> fill = pageFill(report::renderPdf(c), dir);
+    fs::remove_all(dir);
+    ASSERT_GE(fill.size(), 3u) << "pdftoppm (poppler-utils) draws the pages";
+    for (size_t page = 0; page + 1 < fill.size(); ++page) {
+        EXPECT_GT(fill[page], 0.25)
+            << "page " << page + 1 << " of " << fill.size() << " is drawn only to "
+            << fill[page] * 100 << "% of its height";
+    }
 }
 
 // An fp8 arm whose casts were recorded gets its scale history in the numerics section

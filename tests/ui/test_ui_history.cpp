@@ -1,11 +1,15 @@
 // The History view's rename, label, tags and notes actions, through the dialogs the
 // buttons open (answered by a timer) and through the methods the dialogs call; the
 // trash (delete, undo, restore, empty); the details table; what an empty view says.
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QFile>
+#include <QFileInfo>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QLabel>
+#include <QListWidget>
 #include <QProxyStyle>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -21,6 +25,7 @@
 #include "core/store/Database.h"
 #include "ui/EmptyViewNote.h"
 #include "ui/data/StoreSession.h"
+#include "ui/editor/ExperimentEditor.h"
 #include "ui/runs/HistoryView.h"
 #include "ui/runs/RunTreeModel.h"
 
@@ -55,6 +60,36 @@ void answerNextDialog(const QString& text, bool accept, QString* shown = nullptr
         }
     });
     timer->start();
+}
+
+/// Every action of the window that would write is off, its tooltip says `why`, and the
+/// editor says that Run is off rather than "ready to run".
+void expectNothingWrites(MainWindow& window, const QString& why) {
+    QVERIFY(!window.runAction()->isEnabled());
+    HistoryView* history = window.history();
+    for (bool trash : {false, true}) {
+        if (trash) {
+            history->showTrash(true);  // the history's buttons as they were, then the trash's
+        }
+        for (const char* name : {"historyRename", "historyTags", "historyNotes", "historyDelete",
+                                 "historyRestore", "historyEmptyTrash"}) {
+            auto* button = window.findChild<QPushButton*>(name);
+            QVERIFY2(button, name);
+            if (button->isVisibleTo(history)) {  // the buttons of the view on show
+                QVERIFY2(!button->isEnabled(), name);
+            }
+            QVERIFY2(button->toolTip().contains(why, Qt::CaseInsensitive),
+                     qPrintable(QStringLiteral("%1: %2").arg(name, button->toolTip())));
+        }
+    }
+    history->showTrash(false);
+    QStringList lines;
+    for (int i = 0; i < window.editor()->errorList()->count(); ++i) {
+        lines << window.editor()->errorList()->item(i)->text();
+    }
+    const QString shown = lines.join('\n');
+    QVERIFY2(!shown.contains(QStringLiteral("ready to run")), qPrintable(shown));
+    QVERIFY2(shown.contains(why, Qt::CaseInsensitive), qPrintable(shown));
 }
 
 /// A workspace with one experiment "old-name" of one run, selected in History.
@@ -319,6 +354,38 @@ class HistoryTest : public QObject {
         QVERIFY(f.writer->experiment(other).has_value());
     }
 
+    // The Delete key moves the selected row to the trash, as the button does, and Help ›
+    // Keyboard shortcuts lists it with the History tab's other keys.
+    void theDeleteKeyMovesTheSelectedRowToTheTrash() {
+        OneExperiment f;
+        f.finish();
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowActive(f.window.get()));
+        f.window->findChild<QTabWidget*>()->setCurrentWidget(f.history);
+        f.selectExperiment();
+        f.history->tree()->setFocus();
+        QTest::keyClick(f.history->tree(), Qt::Key_Delete);
+        QVERIFY(!f.writer->experiment(f.experiment)->trashed_at.empty());
+        QVERIFY(!f.window->runModel()->experimentItem(f.experiment));
+        // Ctrl+Z brings it back; in the Trash view the key erases nothing.
+        QTest::keyClick(f.history->tree(), Qt::Key_Z, Qt::ControlModifier);
+        QVERIFY(f.writer->experiment(f.experiment)->trashed_at.empty());
+        f.selectExperiment();
+        QVERIFY(f.history->deleteSelected());
+        f.history->showTrash(true);
+        f.history->tree()->setCurrentIndex(f.history->tree()->model()->index(0, 0));
+        f.history->tree()->setFocus();
+        QTest::keyClick(f.history->tree(), Qt::Key_Delete);
+        QVERIFY(f.writer->experiment(f.experiment).has_value());
+        const QString key = QKeySequence(QKeySequence::Delete).toString(QKeySequence::NativeText);
+        bool listed = false;
+        for (const auto& [keys, what] : f.window->shortcutRows()) {
+            listed = listed || (keys.split(QStringLiteral(", ")).contains(key) &&
+                                what.startsWith(QStringLiteral("History tab")));
+        }
+        QVERIFY2(listed, qPrintable(key));
+    }
+
     void runningRunsStayOutOfTheTrash() {
         OneExperiment f;
         f.writer->markRunning(f.run, "{}");  // this process owns it: it is training
@@ -509,6 +576,49 @@ class HistoryTest : public QObject {
         header->grab();
         QCOMPARE(style.arrows.value(RunTreeModel::DateColumn), QStyleOptionHeader::SortUp);
         QCOMPARE(style.arrows.value(RunTreeModel::NameColumn), QStyleOptionHeader::None);
+    }
+
+    // A file that is not a database named at the start: the window says no database
+    // is open (the status bar, the editor, History), and nothing offers to write.
+    void withoutADatabaseTheWindowSaysSoAndOffersNothingThatWrites() {
+        test::Workspace ws;
+        const QString garbage = ws.dir.filePath("notes.db");
+        {
+            QFile f(garbage);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray("not a database\n").repeated(300));
+        }
+        QVERIFY(!ws.window->openDatabase(garbage));
+        QVERIFY(!ws.window->session()->isOpen());
+        const QString why = QStringLiteral("No database is open");
+        expectNothingWrites(*ws.window, why);
+        auto* label = ws.window->findChild<QLabel*>("databaseLabel");
+        QVERIFY(label);
+        QVERIFY2(label->text().contains(why), qPrintable(label->text()));
+        HistoryView* history = ws.window->history();
+        auto* note = history->tree()->findChild<EmptyViewNote*>();
+        QVERIFY(note);
+        QVERIFY2(note->text().contains(why), qPrintable(note->text()));
+        // A database opened after: the note and the label say what is there.
+        QVERIFY(ws.open());
+        QVERIFY(!note->text().contains(why));
+        QVERIFY(label->text().contains(QFileInfo(ws.dbPath()).fileName()));
+    }
+
+    // A database open read-only: everything that would write is off and says why
+    // (Notes… took the text and then failed with "attempt to write a readonly
+    // database"), and the editor does not say "ready to run" beside a disabled Run.
+    void aReadOnlyDatabaseOffersNothingThatWritesAndSaysWhy() {
+        OneExperiment f;
+        f.writer.reset();
+        QVERIFY(f.window->openDatabase(f.dbPath(), /*readOnly=*/true));
+        QVERIFY(f.window->session()->isReadOnly());
+        f.window->session()->pollNow();
+        QTRY_VERIFY(f.history->tree()->model()->rowCount() == 1);
+        f.history->tree()->setCurrentIndex(f.history->tree()->model()->index(0, 0));
+        QCOMPARE(f.history->selected().first, qint64(f.experiment));
+        expectNothingWrites(*f.window, QStringLiteral("read-only"));
+        QVERIFY(f.window->findChild<QPushButton*>("historyShow")->isEnabled());  // reading is fine
     }
 
     void nothingChangesWithoutADatabase() {

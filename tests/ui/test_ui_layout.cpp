@@ -4,11 +4,16 @@
 // whole, and the verdict's text wraps at word boundaries only.
 #include <QAbstractTextDocumentLayout>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
 #include <QLayout>
 #include <QScrollArea>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QSplitter>
+#include <QStatusBar>
 #include <QStyleOptionButton>
+#include <QStyleOptionComboBox>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTextBlock>
@@ -20,6 +25,7 @@
 #include "UiTestSupport.h"
 #include "core/store/Database.h"
 #include "ui/ColorScheme.h"
+#include "ui/ElidingComboBox.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
 #include "ui/editor/ExperimentEditor.h"
@@ -206,6 +212,26 @@ QStringList brokenWords(QTextBrowser* browser) {
         }
     }
     return out;
+}
+
+/// The text a tree view draws for `index`: its display text as the style elides it to
+/// the room the cell leaves after the indentation and the check box.
+QString shownText(QTreeView* view, const QModelIndex& index) {
+    QStyleOptionViewItem option;
+    option.initFrom(view->viewport());
+    option.rect = view->visualRect(index);
+    option.font = view->font();
+    option.features = QStyleOptionViewItem::HasDisplay;
+    if (index.flags() & Qt::ItemIsUserCheckable) {
+        option.features |= QStyleOptionViewItem::HasCheckIndicator;
+    }
+    option.text = index.data().toString();
+    option.textElideMode = view->textElideMode();
+    QStyle* style = view->style();
+    const QRect text = style->subElementRect(QStyle::SE_ItemViewItemText, &option, view);
+    const int margin = style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, view) + 1;
+    return view->fontMetrics().elidedText(option.text, view->textElideMode(),
+                                          text.width() - 2 * margin);
 }
 
 /// An experiment the verdict judges: fp32, amp and an accumulation arm with a
@@ -496,6 +522,174 @@ class LayoutTest : public QObject {
         auto* sidesAgain = again.findChild<QSplitter*>("runsSidesSplit");
         settle();
         QTRY_COMPARE(sidesAgain->sizes(), wider);
+    }
+
+    // The run list names each run by arm and seed and says its state, whole, at a
+    // laptop's 1024 pixels and on a wide screen, with tags and several experiments
+    // listed: "fp... 1" and "a...1" could not tell amp from amp-accum4.
+    void theRunListShowsArmSeedAndStateWhole() {
+        test::Workspace f;
+        f.open();
+        QList<qint64> runs;
+        {
+            auto db = store::Database::open(f.dbPath().toStdString());
+            const int64_t older = db->createExperiment("fashion-mnist fp32 against amp", "{}");
+            const int64_t newer =
+                db->createExperiment("fashion-mnist amp against fp32 on the laptop", "{}");
+            for (int64_t e : {older, newer}) {
+                int armIndex = 0;
+                for (const char* arm : {"fp32", "amp", "amp-accum4"}) {
+                    for (int64_t seed : {1, 2}) {
+                        const int64_t run = db->createRun(e, arm, armIndex, seed, "{}", 1800);
+                        db->markRunning(run, "{}");
+                        db->insertSteps(run, steps(1800, seed, 0.0));
+                        db->finishRun(
+                            run,
+                            e == older ? run::RunStatus::Interrupted : run::RunStatus::Finished,
+                            "");
+                        runs << run;
+                    }
+                    ++armIndex;
+                }
+            }
+            db->setExperimentTags(older, {"laptop", "baseline-recipe"});
+            db->setRunTags(runs[1], {"keep"});
+        }
+        f.window->session()->pollNow();
+        f.window->runModel()->setCheckedRuns(runs.mid(6));
+        CompareView* compare = f.window->compare();
+        QTreeView* picker = compare->picker();
+        f.window->tabs()->setCurrentWidget(compare);
+        f.window->resize(1920, 1080);  // as a window opened on a wide screen
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+        picker->expandAll();
+        for (const QSize size : {QSize(1920, 1080), QSize(1024, 700)}) {
+            f.window->resize(size);
+            QTRY_COMPARE(f.window->size(), size);
+            settle();
+            QStringList cut;
+            for (qint64 id : runs) {
+                const QModelIndex source = f.window->runModel()->runItem(id)->index();
+                const QModelIndex name =
+                    static_cast<QSortFilterProxyModel*>(picker->model())->mapFromSource(source);
+                const QString armSeed =
+                    name.data().toString().section(QStringLiteral(" \u2014 "), 0, 0);
+                const QString shown = shownText(picker, name);
+                if (!shown.startsWith(armSeed)) {
+                    cut << QStringLiteral("\"%1\" shown as \"%2\"").arg(armSeed, shown);
+                }
+                const QModelIndex status = name.siblingAtColumn(RunTreeModel::StatusColumn);
+                if (picker->isColumnHidden(RunTreeModel::StatusColumn) ||
+                    shownText(picker, status) != status.data().toString()) {
+                    cut << QStringLiteral("status \"%1\" shown as \"%2\"")
+                               .arg(status.data().toString(), shownText(picker, status));
+                }
+            }
+            QVERIFY2(cut.isEmpty(), qPrintable(QStringLiteral("at %1 px: ").arg(size.width()) +
+                                               cut.join(QStringLiteral("; "))));
+            if (size.width() > 1900) {  // with a wide screen's room, the tags are listed too
+                QVERIFY(!picker->isColumnHidden(RunTreeModel::TagsColumn));
+            }
+        }
+    }
+
+    // Text too long for its place wraps or ends in "…", never cut at an edge: the
+    // Throughput panel's note at 1024×700 ("finished run on show"), the preset box
+    // after an edit ("custom (edited from"), an error on the status bar (it ran into
+    // the database's name).
+    void textTooLongForItsPlaceWrapsOrEndsInAnEllipsis() {
+        test::Workspace f;
+        QVERIFY(f.open());
+        QList<qint64> runs;
+        {
+            auto db = store::Database::open(f.dbPath().toStdString());
+            const int64_t e = db->createExperiment("training", "{}");
+            int armIndex = 0;
+            for (const char* arm : {"fp32", "amp", "amp-accum4"}) {
+                const int64_t run = db->createRun(e, arm, armIndex++, 1, "{}", 300);
+                db->markRunning(run, "{}");
+                db->insertSteps(run, steps(40, 1, 0.0));
+                runs << run;
+            }
+        }
+        // The preset box after an edit, on a window opened at 1024 px.
+        ExperimentEditor* editor = f.window->editor();
+        f.window->tabs()->setCurrentWidget(editor);
+        f.window->resize(1024, 700);
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+        QTRY_COMPARE(f.window->size(), QSize(1024, 700));
+        settle();
+        QVERIFY(editor->loadPreset(QStringLiteral("fashion-mnist-recipe")));
+        auto* batch = qobject_cast<QSpinBox*>(editor->fieldWidget("micro_batch"));
+        QVERIFY(batch);
+        batch->setValue(batch->value() + 1);  // an edit in the form
+        settle();
+        auto* preset = editor->findChild<QComboBox*>("preset");
+        QVERIFY(preset);
+        QVERIFY2(preset->currentText().startsWith(QStringLiteral("custom (edited from")),
+                 qPrintable(preset->currentText()));
+        QStyleOptionComboBox option;
+        option.initFrom(preset);
+        option.currentText = preset->currentText();
+        const QRect field = preset->style()->subControlRect(QStyle::CC_ComboBox, &option,
+                                                            QStyle::SC_ComboBoxEditField, preset);
+        auto* eliding = qobject_cast<ElidingComboBox*>(preset);
+        const QString drawn = eliding ? eliding->shownText() : preset->currentText();
+        QVERIFY2(
+            preset->fontMetrics().horizontalAdvance(drawn) <= field.width(),
+            qPrintable(QStringLiteral("\"%1\" in a %2 px field").arg(drawn).arg(field.width())));
+        QVERIFY2(drawn == preset->currentText() || drawn.endsWith(QChar(0x2026)),
+                 qPrintable(drawn));
+        QVERIFY(preset->toolTip().contains(preset->currentText()));
+
+        // The Throughput panel's note, at 1024 px.
+        f.window->session()->pollNow();
+        f.window->runModel()->setCheckedRuns(runs);
+        CompareView* compare = f.window->compare();
+        f.window->tabs()->setCurrentWidget(compare);
+        PlotsView* plots = compare->plots();
+        QTRY_COMPARE(f.window->cache()->runs().size(), 3);
+        plots->redrawNow();
+        settle();
+        plots->redrawNow();
+        PlotPanel* bars = plots->armBarsPlot();
+        QVERIFY(plots->isPanelShown(5));
+        QCOMPARE(bars->message(), QStringLiteral("No finished run on show yet"));
+        bars->replot();
+        QStringList lines;
+        for (int i = 0; i < bars->itemCount(); ++i) {
+            auto* text = qobject_cast<QCPItemText*>(bars->item(i));
+            if (text && text->visible()) {
+                for (const QString& line : text->text().split('\n')) {
+                    if (QFontMetrics(text->font()).horizontalAdvance(line) >
+                        bars->axisRect()->width()) {
+                        lines << line;
+                    }
+                }
+            }
+        }
+        QVERIFY2(lines.isEmpty(),
+                 qPrintable(
+                     QStringLiteral("wider than the %1 px plot: ").arg(bars->axisRect()->width()) +
+                     lines.join(QStringLiteral(" | "))));
+
+        // An error on the status bar ends before the database's name, with room between.
+        f.window->statusBar()->showMessage(
+            QStringLiteral("Cannot open database: /a/long/path/to/a/file/that/is/not/a/database/"
+                           "notes.db is not an SQLite database (its first bytes are not "
+                           "\"SQLite format 3\"); it was left untouched"));
+        auto* label = f.window->findChild<QLabel*>("databaseLabel");
+        QVERIFY(label && label->isVisible());
+        settle();
+        const QImage bar = f.window->statusBar()->grab().toImage();
+        const QColor ground = bar.pixelColor(1, bar.height() / 2);
+        const QRect gap(label->x() - 10, 2, 10, bar.height() - 4);
+        const int ink = mostContrast(bar, gap, ground);
+        QVERIFY2(ink < 40, qPrintable(QStringLiteral("the message is drawn within 10 px of the "
+                                                     "database's name (contrast %1)")
+                                          .arg(ink)));
     }
 
     // The run list's Tags column shows while something is tagged, and takes no width

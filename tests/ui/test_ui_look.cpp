@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QHeaderView>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTextBrowser>
 #include <QTreeView>
 #include <QtTest>
@@ -129,6 +130,50 @@ class LookTest : public QObject {
         auto* text = panel.findChild<QTextBrowser*>();
         QVERIFY(text);
         QCOMPARE(text->wordWrapMode(), QTextOption::WordWrap);
+    }
+
+    // The colours switched to dark with a row selected: the details' section headings
+    // ("Experiment", "Arms") take the dark palette at once, as a reselection did (they
+    // stayed white, under the palette's white text).
+    void theHistorysSectionHeadingsFollowAChangeOfColours() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        {
+            auto db = store::Database::open(ws.dbPath().toStdString());
+            const int64_t e = db->createExperiment("colours", "{}");
+            db->createRun(e, "fp32", 0, 1, "{}", 10);
+        }
+        ws.window->session()->pollNow();
+        HistoryView* history = ws.window->history();
+        ws.window->tabs()->setCurrentWidget(history);
+        ws.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(ws.window.get()));
+        history->tree()->setCurrentIndex(history->tree()->model()->index(0, 0));
+        QTableWidget* details = history->details();
+        QTRY_VERIFY(details->rowCount() > 0);
+        auto sections = [details] {
+            QList<QTableWidgetItem*> out;
+            for (int r = 0; r < details->rowCount(); ++r) {
+                if (details->columnSpan(r, 0) == 2) {
+                    out << details->item(r, 0);
+                }
+            }
+            return out;
+        };
+        QVERIFY(!sections().isEmpty());
+        applyColorScheme(QStringLiteral("dark"));
+        QTRY_VERIFY(details->palette().color(QPalette::Base).lightness() < 100);
+        for (QTableWidgetItem* heading : sections()) {
+            const QColor ground = heading->background().style() == Qt::NoBrush
+                                      ? details->palette().color(QPalette::Base)
+                                      : heading->background().color();
+            const QColor text = heading->foreground().style() == Qt::NoBrush
+                                    ? details->palette().color(QPalette::Text)
+                                    : heading->foreground().color();
+            QVERIFY2(std::abs(ground.lightness() - text.lightness()) > 100,
+                     qPrintable(QStringLiteral("\"%1\": text %2 on %3")
+                                    .arg(heading->text(), text.name(), ground.name())));
+        }
     }
 
     // Two experiments of one name: the History shows each one's id beside its name.

@@ -99,6 +99,39 @@ class PlotAxesTest : public QObject {
         }
     }
 
+    // A flat memory series (617.36 to 617.44 MiB) gets an axis of a few MiB around it,
+    // not 0.01 MiB ticks that magnify the allocator's jitter into a landscape; a curve
+    // that moves keeps its own range.
+    void aFlatSeriesGetsASensibleRange() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto db = store::Database::open(ws.dbPath().toStdString());
+        const int64_t e = db->createExperiment("flat", "{}");
+        const int64_t r = db->createRun(e, "fp32", 0, 1, "{}", 100);
+        std::vector<run::StepRecord> rows;
+        for (int64_t s = 1; s <= 60; ++s) {
+            run::StepRecord st = step(s);
+            st.loss = 2.3 - 0.02 * static_cast<double>(s);
+            const double mib = 617.36 + 0.08 * static_cast<double>(s % 3) / 2.0;
+            st.mem_allocated = st.mem_peak = static_cast<int64_t>(mib * (1 << 20));
+            rows.push_back(st);
+        }
+        db->insertSteps(r, rows);
+        ws.window->session()->pollNow();
+        ws.window->runModel()->setCheckedRuns({r});
+        QTRY_VERIFY(ws.window->cache()->series(r) &&
+                    ws.window->cache()->series(r)->steps.size() == rows.size());
+        PlotsView* plots = ws.window->compare()->plots();
+        plots->resetViews();
+        const QCPRange memory = plots->memoryPlot()->yAxis->range();
+        QVERIFY2(memory.contains(617.36) && memory.contains(617.44) && memory.size() >= 10,
+                 qPrintable(QStringLiteral("%1 to %2 MiB").arg(memory.lower).arg(memory.upper)));
+        QVERIFY(memory.lower > 0);
+        const QCPRange loss = plots->lossPlot()->yAxis->range();
+        QVERIFY2(loss.size() < 3.0,
+                 qPrintable(QStringLiteral("%1 to %2").arg(loss.lower).arg(loss.upper)));
+    }
+
     // With nothing ticked the panels show their titles and axes but no numbers (QCustomPlot's
     // default range, 0 to 5, read as data); the first point brings them, and the bars'
     // the first finished run.

@@ -318,6 +318,66 @@ class PlotsTest : public QObject {
         QVERIFY(f.plots()->isPanelShown(0));
     }
 
+    // A double click as the window system sends it (press, release, double click,
+    // release) maximises a panel and another restores the grid exactly as it was: every
+    // panel in its place, at its range, still following the runs. The click's press
+    // once counted as a zoom, and the grid took the range of the evaluations' panel.
+    void restoringAMaximisedPanelGivesBackTheGridAsItWas() {
+        Filled f;
+        f.show({f.runs[0], f.runs[1]});
+        f.window->tabs()->setCurrentWidget(f.window->compare());
+        f.window->resize(1024, 700);
+        f.window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+        PlotsView* plots = f.plots();
+        plots->redrawNow();
+        QList<QRect> places;
+        QList<QCPRange> ranges;
+        QList<bool> shown;
+        for (int i = 0; i < PlotsView::kPanels; ++i) {
+            places << plots->panel(i)->geometry();
+            ranges << plots->panel(i)->xAxis->range();
+            shown << plots->isPanelShown(i);
+        }
+        QVERIFY(shown[0] && shown[1]);  // training loss, and validation over less of the x range
+        PlotPanel* loss = plots->lossPlot();
+        auto doubleClick = [](PlotPanel* p) {
+            const QPoint at = p->axisRect()->center();
+            const QPoint global = p->mapToGlobal(at);
+            for (auto [type, buttons] : {std::pair{QEvent::MouseButtonPress, Qt::LeftButton},
+                                         {QEvent::MouseButtonRelease, Qt::NoButton},
+                                         {QEvent::MouseButtonDblClick, Qt::LeftButton},
+                                         {QEvent::MouseButtonRelease, Qt::NoButton}}) {
+                QMouseEvent e(type, at, global, Qt::LeftButton, buttons, Qt::NoModifier);
+                QApplication::sendEvent(p, &e);
+            }
+        };
+        doubleClick(loss);
+        QCOMPARE(plots->maximised(), 0);
+        QTRY_VERIFY(loss->width() > places[0].width());
+        plots->redrawNow();
+        QVERIFY(!loss->userView());
+        doubleClick(loss);
+        QCOMPARE(plots->maximised(), -1);
+        QTRY_COMPARE(loss->geometry(), places[0]);
+        plots->redrawNow();
+        for (int i = 0; i < PlotsView::kPanels; ++i) {
+            const QString name = plots->panel(i)->objectName();
+            QCOMPARE(plots->isPanelShown(i), shown[i]);
+            QVERIFY2(!plots->panel(i)->userView(), qPrintable(name));
+            QVERIFY2(plots->panel(i)->xAxis->range() == ranges[i],
+                     qPrintable(QStringLiteral("%1: %2 to %3, was %4 to %5")
+                                    .arg(name)
+                                    .arg(plots->panel(i)->xAxis->range().lower)
+                                    .arg(plots->panel(i)->xAxis->range().upper)
+                                    .arg(ranges[i].lower)
+                                    .arg(ranges[i].upper)));
+            if (shown[i]) {
+                QCOMPARE(plots->panel(i)->geometry(), places[i]);
+            }
+        }
+    }
+
     void eachPanelShowsTheMetricChosenForIt() {
         Filled f;
         f.show({f.runs[0], f.runs[1]});

@@ -2,8 +2,11 @@
 // appear live; a file that is not a workbench database is refused untouched;
 // the history's delete moves to the trash.
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
+#include <QFileSystemModel>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -12,21 +15,31 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include <qcustomplot.h>
 
 #include "../core/OtherProgram.h"
 #include "UiTestSupport.h"
+#include "core/analysis/ExperimentAnalysis.h"
+#include "core/analysis/ExperimentData.h"
+#include "core/analysis/Summary.h"
+#include "core/config/SpecJson.h"
 #include "core/store/Database.h"
+#include "ui/MetaTypes.h"
 #include "ui/data/RunDataCache.h"
 #include "ui/data/StoreSession.h"
+#include "ui/editor/ExperimentEditor.h"
 #include "ui/plots/PlotPanel.h"
 #include "ui/plots/PlotsView.h"
 #include "ui/runs/CompareView.h"
 #include "ui/runs/HistoryView.h"
 #include "ui/runs/RunTreeModel.h"
 #include "ui/runs/VerdictPanel.h"
+#include "ui/training/TrainingController.h"
+#include "ui/training/TrainingWorker.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
@@ -64,6 +77,61 @@ int lossPoints(const MainWindow& w, int curve = 0) {
 class StoreTest : public QObject {
     Q_OBJECT
   private Q_SLOTS:
+    void initTestCase() { registerMetaTypes(); }
+
+    // A CPU run's memory is its own: the same spec reads the same peak per arm trained
+    // in the window and by the CLI (the window's memory once added a quarter to it), and
+    // the verdict gives the ratio without a caveat about the process.
+    void theSameSpecsMemoryReadsAlikeInTheWindowAndFromTheCli() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        const config::ExperimentSpec spec = test::tinySpec(8);
+        ws.window->editor()->setSpec(spec);
+        QSignalSpy finished(ws.window->training()->worker(), &TrainingWorker::experimentFinished);
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 240000);
+        const QString specFile = ws.dir.filePath("spec.json");
+        QFile out(specFile);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QByteArray::fromStdString(config::toJson(spec).dump()));
+        out.close();
+        const QString cliDb = ws.dir.filePath("cli.db");
+        QProcess cli;
+        cli.setProcessChannelMode(QProcess::MergedChannels);
+        cli.start(AMPBENCH_CLI_PATH, {"--db", cliDb, "run", "--config", specFile, "-q"});
+        QVERIFY(cli.waitForFinished(240000));
+        QVERIFY2(cli.exitCode() == 0, cli.readAll().constData());
+        auto peaks = [](const QString& path) {
+            auto db = store::Database::open(path.toStdString(), store::Database::Mode::ReadOnly);
+            const auto experiments = db->experiments();
+            std::map<std::string, int64_t> out;
+            for (const auto& a : analysis::summarizeArms(
+                     analysis::summarizeExperimentRuns(*db, experiments.front().id))) {
+                out[a.arm] = a.peak_mem;
+            }
+            return out;
+        };
+        const auto window = peaks(ws.dbPath());
+        const auto headless = peaks(cliDb);
+        QCOMPARE(window.size(), size_t(3));
+        for (const auto& [arm, peak] : window) {
+            const int64_t other = headless.at(arm);
+            QVERIFY2(peak > 0 && std::abs(peak - other) <= other / 20,
+                     qPrintable(QStringLiteral("%1: %2 MiB in the window, %3 MiB from the CLI")
+                                    .arg(QString::fromStdString(arm))
+                                    .arg(static_cast<double>(peak) / (1 << 20), 0, 'f', 2)
+                                    .arg(static_cast<double>(other) / (1 << 20), 0, 'f', 2)));
+        }
+        auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        const auto data = analysis::loadExperiment(*db, db->experiments().front().id);
+        QVERIFY(data);
+        const auto judged = analysis::analyzeExperiment(*data);
+        QCOMPARE(QString::fromStdString(judged.memory_label), QStringLiteral("peak in tensors"));
+        for (const auto& v : judged.verdicts) {
+            QVERIFY(!v.gains.process_memory);
+        }
+    }
+
     void rowsFromASecondConnectionAppearAfterThePoll() {
         test::Workspace ws;
         QVERIFY(ws.open());
@@ -274,6 +342,58 @@ class StoreTest : public QObject {
         QVERIFY(compare->verdictPanel()->plainText().contains("2 experiments"));
     }
 
+    // The verdict waits for the runs it needs: an arm not trained yet is pending, one
+    // whose runs were all cancelled is cancelled (neither an orange "inconclusive"), and
+    // a baseline whose second seed still trains says so instead of "one seed, so the
+    // noise band is unknown".
+    void aVerdictWaitsForRunsStillToTrainAndNamesCancelledArms() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        auto writer = store::Database::open(ws.dbPath().toStdString());
+        const int64_t exp = writer->createExperiment("waiting", "{}");
+        QList<qint64> ids;
+        auto trained = [&](const char* arm, int index, uint64_t seed, run::RunStatus end) {
+            const int64_t run = writer->createRun(exp, arm, index, seed, "{}", 60);
+            writer->markRunning(run, "{}");
+            auto rows = steps(1, end == run::RunStatus::Finished ? 60 : 20);
+            for (auto& r : rows) {
+                r.skipped = false;
+            }
+            writer->insertSteps(run, rows);
+            if (end != run::RunStatus::Running) {
+                writer->finishRun(run, end, "");
+            }
+            ids << run;
+        };
+        trained("fp32", 0, 1, run::RunStatus::Finished);
+        trained("fp32", 0, 2, run::RunStatus::Running);       // the baseline's second seed
+        ids << writer->createRun(exp, "amp", 1, 1, "{}", 60)  // queued, never started
+            << writer->createRun(exp, "amp", 1, 2, "{}", 60);
+        trained("amp-accum4", 2, 1, run::RunStatus::Cancelled);
+        trained("amp-accum4", 2, 2, run::RunStatus::Cancelled);
+        ws.window->session()->pollNow();
+        CompareView* compare = ws.window->compare();
+        ws.window->runModel()->setCheckedRuns(ids);
+        QTRY_COMPARE_WITH_TIMEOUT(compare->verdictExperiment(), qint64(exp), kUiPatienceMs);
+        // As read: spaces of any width as one, no zero-width break marks.
+        const QString text =
+            compare->verdictPanel()->plainText().remove(QChar(0x200b)).simplified();
+        QVERIFY2(!text.contains("inconclusive"), qPrintable(text));
+        QVERIFY2(!text.contains("one finished seed") && !text.contains("ran with one seed"),
+                 qPrintable(text));
+        QVERIFY2(text.contains("amp pending") && text.contains("not trained yet"),
+                 qPrintable(text));
+        QVERIFY2(text.contains("amp-accum4 cancelled"), qPrintable(text));
+        QVERIFY2(text.contains("still to train (seed 2)"), qPrintable(text));
+        // Once the baseline's seed ends, the others are judged against its two seeds.
+        writer->insertSteps(ids[1], steps(21, 60));
+        writer->finishRun(ids[1], run::RunStatus::Finished, "");
+        ws.window->session()->pollNow();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            compare->verdictPanel()->plainText().contains("its 2 seeds give the noise band"),
+            kUiPatienceMs);
+    }
+
     // A running run's evaluation shows on the Validation tab as soon as it is
     // recorded, before any run has finished, drawn as running (dotted, named so) and
     // never as a finished arm's band; the next evaluation extends it.
@@ -436,6 +556,29 @@ class StoreTest : public QObject {
         QVERIFY(!QFile::exists(garbage + "-wal"));
         QCOMPARE(ws.window->session()->path(), QFileInfo(ws.dbPath()).absoluteFilePath());
         QVERIFY(!ws.settings->recentDatabases().contains(QFileInfo(garbage).absoluteFilePath()));
+    }
+
+    // File › Open database… lists the workbench's own .ampbench files beside .db ones
+    // (the README says they open; the dialog hid them).
+    void theOpenDialogListsAmpbenchFilesBesideDatabases() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        for (const char* name : {"runs-copy.db", "server.ampbench", "notes.txt"}) {
+            QFile f(ws.dir.filePath(QString::fromLatin1(name)));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        for (bool create : {false, true}) {
+            std::unique_ptr<QFileDialog> dialog(ws.window->databaseDialog(create));
+            dialog->setOption(QFileDialog::DontUseNativeDialog);
+            dialog->setDirectory(ws.dir.path());
+            auto* files = dialog->findChild<QFileSystemModel*>();
+            QVERIFY(files);
+            const QStringList listed =
+                QDir(ws.dir.path()).entryList(files->nameFilters(), QDir::Files);
+            QVERIFY2(listed.contains("server.ampbench") && listed.contains("runs-copy.db") &&
+                         !listed.contains("notes.txt"),
+                     qPrintable(listed.join(", ")));
+        }
     }
 
     void openingRemembersRecentDatabases() {

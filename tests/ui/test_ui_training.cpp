@@ -589,6 +589,91 @@ class TrainingTest : public QObject {
         }
     }
 
+    // Runs side by side: "Cancel it and the 4 queued" cancels the run it names and the 4
+    // queued runs, and the run training beside it goes on (it was cancelled too: 6, not
+    // 5); each answer lists exactly the runs it cancels.
+    void cancellingARunAndTheQueueLeavesTheRunBesideIt() {
+        if (!pythonImports("ampbench")) {
+            QSKIP("/usr/bin/python3 does not run");
+        }
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        config::ExperimentSpec spec = scriptSpec(
+            QStringLiteral(AMPBENCH_TEST_SCRIPTS "/slow_steps.py"),
+            "'" + ws.dir.filePath(QStringLiteral("pid")) + "'", {1, 2, 3, 4, 5, 6}, 1200, 1);
+        spec.runs_per_gpu = 2;
+        ws.window->editor()->setSpec(spec);
+        QList<MainWindow::CancelOption> offered;
+        ws.window->setCancelChooser([&](const QString&, int) {
+            offered = ws.window->cancelOptions(ws.window->currentRun());
+            return MainWindow::CancelChoice::ThisAndQueued;
+        });
+        TrainingWorker* worker = ws.window->training()->worker();
+        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
+        QSignalSpy started(worker, &TrainingWorker::runStarted);
+        QSignalSpy progress(worker, &TrainingWorker::progress);
+        QSignalSpy runEnded(worker, &TrainingWorker::runFinished);
+        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
+        QSignalSpy failed(worker, &TrainingWorker::failed);
+        QVERIFY(ws.window->runExperiment());
+        QTRY_VERIFY_WITH_TIMEOUT(started.size() == 2 || !failed.isEmpty(), kTrainTimeoutMs);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
+        const auto ids = planned[0][1].value<QList<qint64>>();
+        QCOMPARE(ids.size(), 6);
+        auto stepsOf = [&](qint64 id) {
+            qint64 most = 0;
+            for (const auto& p : progress) {
+                if (p[0].toLongLong() == id) {
+                    most = std::max(most, p[1].toLongLong());
+                }
+            }
+            return most;
+        };
+        const qint64 first = started[0][0].toLongLong(), beside = started[1][0].toLongLong();
+        QTRY_VERIFY_WITH_TIMEOUT(stepsOf(first) >= 2 && stepsOf(beside) >= 2, kTrainTimeoutMs);
+        QTRY_VERIFY(ws.window->currentRun() != 0 && ws.window->queuedRuns().size() == 4);
+        const qint64 asked = ws.window->currentRun();
+        const qint64 other = asked == first ? beside : first;
+        ws.window->cancelAction()->trigger();
+        // What was offered: this run; it and the 4 queued; all 6.
+        QCOMPARE(offered.size(), 3);
+        for (const auto& o : offered) {
+            if (o.choice == MainWindow::CancelChoice::ThisAndQueued) {
+                QCOMPARE(o.runs.size(), 5);
+                QVERIFY(o.runs.contains(asked) && !o.runs.contains(other));
+                QVERIFY2(o.label.contains(QStringLiteral("4 queued")), qPrintable(o.label));
+            }
+            if (o.choice == MainWindow::CancelChoice::Everything) {
+                QCOMPARE(o.runs.size(), 6);
+                QVERIFY2(o.label.contains(QStringLiteral("all 6")), qPrintable(o.label));
+            }
+        }
+        // The run asked about and the 4 queued end cancelled (those never start), and
+        // the other trains on.
+        QTRY_VERIFY_WITH_TIMEOUT(runEnded.size() >= 5, 60000);
+        const qint64 before = stepsOf(other);
+        QTRY_VERIFY_WITH_TIMEOUT(stepsOf(other) > before + 2, 60000);
+        QCOMPARE(runEnded.size(), 5);
+        for (const auto& ended : runEnded) {
+            QVERIFY(ended[0].toLongLong() != other);
+            QVERIFY(ended[1].value<run::RunStatus>() == run::RunStatus::Cancelled);
+        }
+        QCOMPARE(started.size(), 2);
+        QVERIFY(finished.isEmpty());
+        QVERIFY(ws.window->cancelRunningRun(other));  // then the last one, alone
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
+        int cancelled = 0;
+        for (qint64 id : ids) {
+            cancelled += db->run(id)->status == run::RunStatus::Cancelled ? 1 : 0;
+            if (id != asked && id != other) {
+                QCOMPARE(db->stepCount(id), int64_t(0));  // never started
+            }
+        }
+        QCOMPARE(cancelled, 6);
+        QVERIFY(db->stepCount(other) > before);
+    }
+
     // The interpreter the spec names is the one that runs: one that is not there is
     // named on its field before anything is planned.
     void aTrainingScriptsMissingInterpreterIsNamedOnItsField() {

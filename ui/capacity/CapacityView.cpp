@@ -179,6 +179,12 @@ void CapacityView::setBusy(bool busy) {
     busy_ = busy;
     find_->setEnabled(!busy && experiments_->count() > 0 && session_.isOpen() &&
                       !session_.isReadOnly());
+    // A search records its trials: where nothing can be written, the button says why.
+    find_->setToolTip(!session_.isOpen()           ? tr("No database is open")
+                      : session_.isReadOnly()      ? tr("The database is open read-only: a search "
+                                                             "records its trials in it")
+                      : experiments_->count() == 0 ? tr("No experiment to search yet")
+                                                   : QString());
     cancel_->setEnabled(busy);
 }
 

@@ -14,14 +14,14 @@ StoreSession::StoreSession(QObject* parent) : QObject(parent) {
 
 StoreSession::~StoreSession() = default;
 
-bool StoreSession::open(const QString& path, QString* error) {
+bool StoreSession::open(const QString& path, QString* error, bool readOnly) {
     std::unique_ptr<store::Database> db;
-    bool readOnly = false;
     try {
-        db = store::Database::open(path.toStdString(), store::Database::Mode::ReadWrite);
+        db = store::Database::open(path.toStdString(), readOnly ? store::Database::Mode::ReadOnly
+                                                                : store::Database::Mode::ReadWrite);
     } catch (const std::exception& e) {
         const QFileInfo file(path);
-        if (file.exists() && !file.isWritable()) {
+        if (!readOnly && file.exists() && !file.isWritable()) {
             // A copy from a GPU server or someone else's file: watch it without writing.
             try {
                 db = store::Database::open(path.toStdString(), store::Database::Mode::ReadOnly);

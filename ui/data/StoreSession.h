@@ -23,9 +23,10 @@ class StoreSession : public QObject {
     ~StoreSession() override;
 
     /// Opens (or creates) `path`; a file this user may not write is opened
-    /// read-only. On failure the previous database stays open, the file is left
-    /// as it was, and `error` says why in the store's words.
-    bool open(const QString& path, QString* error);
+    /// read-only, and so is any with `readOnly` (watched, never changed). On failure
+    /// the previous database stays open, the file is left as it was, and `error` says
+    /// why in the store's words.
+    bool open(const QString& path, QString* error, bool readOnly = false);
     void close();
     bool isOpen() const { return db_ != nullptr; }
     /// Opened read-only: nothing can be trained into it, renamed or deleted.

@@ -26,6 +26,7 @@
 #include "core/probe/Environment.h"
 #include "core/script/ScriptRun.h"
 #include "core/util/FileKind.h"
+#include "ui/ElidingComboBox.h"
 #include "ui/editor/ArmsTableModel.h"
 #include "ui/editor/ChoiceDelegate.h"
 #include "ui/editor/FieldMarks.h"
@@ -105,11 +106,10 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
 
     auto* top = new QHBoxLayout;
-    presets_ = new QComboBox;
+    // Its text ends in "…" where the box is narrower ("custom (edited from fashion-…"),
+    // and the tooltip has it whole.
+    presets_ = new ElidingComboBox;
     presets_->setObjectName("preset");
-    presets_->setToolTip(
-        tr("Choosing a preset replaces the experiment below; edits it replaces can be "
-           "brought back with Undo"));
     for (const auto& name : config::presetNames()) {
         presets_->addItem(QString::fromStdString(name));
         presets_->setItemData(presets_->count() - 1,
@@ -159,6 +159,7 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
     auto* add = new QPushButton(tr("Add arm"));
     auto* duplicate = new QPushButton(tr("Duplicate"));
     auto* remove = new QPushButton(tr("Remove"));
+    remove->setObjectName("removeArm");
     armsButtons->addWidget(new QLabel(tr("<b>Arms</b> (one run per arm \u00d7 seed)")));
     armsButtons->addStretch(1);
     armsButtons->addWidget(add);
@@ -324,6 +325,12 @@ bool ExperimentEditor::loadPreset(const QString& name) {
     return true;
 }
 
+QString ExperimentEditor::presetTip(const QString& shown) const {
+    return tr("%1\nChoosing a preset replaces the experiment below; edits it replaces can be "
+              "brought back with Undo")
+        .arg(shown);
+}
+
 void ExperimentEditor::showPresetState(const config::ExperimentSpec& s) {
     const QSignalBlocker block(presets_);
     int custom = -1;
@@ -347,6 +354,7 @@ void ExperimentEditor::showPresetState(const config::ExperimentSpec& s) {
             presets_->removeItem(custom);
         }
         presets_->setCurrentText(same);
+        presets_->setToolTip(presetTip(same));
         return;
     }
     const QString text =
@@ -364,6 +372,7 @@ void ExperimentEditor::showPresetState(const config::ExperimentSpec& s) {
         presets_->setItemText(custom, text);
     }
     presets_->setCurrentIndex(custom);
+    presets_->setToolTip(presetTip(text));
 }
 
 bool ExperimentEditor::removeArm(int row) {
@@ -467,6 +476,31 @@ void ExperimentEditor::forgetLoadErrors(const QString& field) {
                       loadErrors_.end());
 }
 
+void ExperimentEditor::setRunBlocked(const QString& reason) {
+    if (reason == runBlocked_) {
+        return;
+    }
+    runBlocked_ = reason;
+    showReadiness();
+}
+
+void ExperimentEditor::showReadiness() {
+    if (!readyItem_) {
+        return;
+    }
+    if (runBlocked_.isEmpty()) {
+        readyItem_->setText(readyNote_ ? tr("No problems: ready to run; note:")
+                                       : tr("No problems: ready to run."));
+        readyItem_->setForeground(QBrush());
+        return;
+    }
+    // Run is off for a reason outside the spec: "ready to run" beside it misled.
+    readyItem_->setText((readyNote_ ? tr("No problems in the spec, but Run is off: %1. Note:")
+                                    : tr("No problems in the spec, but Run is off: %1."))
+                            .arg(runBlocked_));
+    readyItem_->setForeground(QColor(kWarningColor));
+}
+
 void ExperimentEditor::revalidate() {
     config::ExperimentSpec s;
     std::vector<config::FieldError> parseErrors;
@@ -525,6 +559,7 @@ void ExperimentEditor::revalidate() {
     }
     setFieldMark(armsView_, armsMessages, {});
 
+    readyItem_ = nullptr;
     errorList_->clear();
     for (const auto& e : errors_) {
         auto* item = new QListWidgetItem(problemText(e, s.arms), errorList_);
@@ -539,9 +574,9 @@ void ExperimentEditor::revalidate() {
         errorList_->addItem(tr("Checking that %1 imports the modules the script imports\u2026")
                                 .arg(QString::fromStdString(script::interpreterFor(s.model))));
     } else if (errors_.empty()) {
-        errorList_->addItem(warnings_.empty() && !fastOnCpu
-                                ? tr("No problems: ready to run.")
-                                : tr("No problems: ready to run; note:"));
+        readyItem_ = new QListWidgetItem(errorList_);
+        readyNote_ = !warnings_.empty() || fastOnCpu;
+        showReadiness();
     }
     if (fastOnCpu) {
         auto* item = new QListWidgetItem(

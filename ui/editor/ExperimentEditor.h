@@ -12,6 +12,7 @@
 class QComboBox;
 class QLabel;
 class QListWidget;
+class QListWidgetItem;
 class QTableView;
 class QTimer;
 
@@ -60,6 +61,11 @@ class ExperimentEditor : public QWidget {
     /// Valid, and for a training script its interpreter's check has answered: Run is
     /// offered once the modules the script imports are known to import.
     bool readyToRun() const { return isValid() && ready_; }
+    /// Why Run is off however valid the spec is (no database, a read-only one, an
+    /// experiment training); empty when nothing outside the spec stops it. The
+    /// problems list says it in place of "ready to run".
+    void setRunBlocked(const QString& reason);
+    QString runBlocked() const { return runBlocked_; }
     /// What the spec does that its author may not expect (config::warnings()).
     const std::vector<ampbench::config::FieldError>& warnings() const { return warnings_; }
 
@@ -94,9 +100,13 @@ class ExperimentEditor : public QWidget {
 
   private:
     void revalidate();
+    /// The problems list's line for a spec without problems: ready to run, or why not.
+    void showReadiness();
     /// The preset box on the preset `s` is, else on "custom (edited from …)".
     void showPresetState(const ampbench::config::ExperimentSpec& s);
     void forgetPresetUndo();
+    /// The preset box's tooltip: the text it shows, whole, and what choosing one does.
+    QString presetTip(const QString& shown) const;
     void forgetLoadErrors(const QString& field);
     int selectedArm() const;
     /// Starts a check when the model or data changed since the last one.
@@ -108,6 +118,9 @@ class ExperimentEditor : public QWidget {
     ArmsTableModel* arms_ = nullptr;
     QTableView* armsView_ = nullptr;
     QListWidget* errorList_ = nullptr;
+    QListWidgetItem* readyItem_ = nullptr;  // "No problems: ready to run" (owned by the list)
+    bool readyNote_ = false;                // notes follow that line
+    QString runBlocked_;
     QLabel* planLabel_ = nullptr;
     QComboBox* presets_ = nullptr;
     QString presetName_;  // the preset last chosen; empty after a spec set whole

@@ -133,15 +133,18 @@ void drawLoss(PlotPanel& panel, const PlotInput& in) {
 bool drawMemory(PlotPanel& panel, const PlotInput& in) {
     panel.clearCurves();
     setXAxis(panel, in.xAxis);
-    const bool cuda =
-        std::any_of(in.groups.begin(), in.groups.end(), [](const PlotGroup& g) { return g.cuda; });
-    const bool cpu =
-        std::any_of(in.groups.begin(), in.groups.end(), [](const PlotGroup& g) { return !g.cuda; });
+    std::vector<analysis::MemoryMeasure> measures;
+    for (const PlotGroup& g : in.groups) {
+        measures.push_back(g.memory);
+    }
     // The dashed peak ends at the figure the summary table and the report give.
-    panel.yAxis->setLabel(cuda && !cpu ? QObject::tr("MiB allocated: after each step, peak dashed")
-                          : cpu && !cuda
-                              ? QObject::tr("MiB resident: after each step, peak dashed")
-                              : QObject::tr("MiB (CUDA allocated, CPU resident); peak dashed"));
+    const std::string measure = analysis::memoryLabel(measures);
+    panel.yAxis->setLabel(
+        measure == "peak allocated"    ? QObject::tr("MiB allocated: after each step, peak dashed")
+        : measure == "peak in tensors" ? QObject::tr("MiB in tensors: after each step, peak dashed")
+        : measure == "peak RSS"
+            ? QObject::tr("MiB resident (process): after each step, peak dashed")
+            : QObject::tr("MiB (measured differently); peak dashed"));
     bool any = false;
     for (const PlotRun& r : in.runs) {
         QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);

@@ -1,7 +1,5 @@
 #include "ui/plots/PlotInput.h"
 
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QMap>
 #include <iterator>
 
@@ -46,9 +44,7 @@ PlotInput buildPlotInput(const RunDataCache& cache, bool dark) {
             g.experiment = experiment;
             g.color = draw::armColor(s->row.arm_index);
             g.style = experimentStyle(experiments.value(s->row.experiment_id));
-            const QJsonObject env =
-                QJsonDocument::fromJson(QByteArray::fromStdString(s->row.env_json)).object();
-            g.cuda = config::onCuda(env.value("device").toString().toStdString());
+            g.memory = analysis::memoryMeasure(s->row.env_json);
             groupOf.insert(key, static_cast<int>(in.groups.size()));
             in.groups.push_back(g);
         }

@@ -3,6 +3,7 @@
 #include <QString>
 #include <vector>
 
+#include "core/analysis/MemoryMeasure.h"
 #include "core/analysis/PlotSeries.h"
 #include "core/analysis/Summary.h"
 
@@ -31,7 +32,9 @@ struct PlotGroup {
     QString experiment;  ///< the experiment's name
     QColor color;
     Qt::PenStyle style = Qt::SolidLine;
-    bool cuda = false;      ///< its runs ran on a CUDA device (memory is the allocator's)
+    /// What its runs' memory figures measure (the CUDA allocator, the run's own CPU
+    /// tensors, or an older CPU run's process resident set).
+    ampbench::analysis::MemoryMeasure memory = ampbench::analysis::MemoryMeasure::Tensors;
     std::vector<int> runs;  ///< indices into PlotInput::runs
 };
 

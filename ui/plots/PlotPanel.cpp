@@ -73,21 +73,37 @@ PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent
     message_->setVisible(false);
     applyPalette();
 
-    connect(this, &QCustomPlot::mouseMove, this, &PlotPanel::hover);
+    // A press arms a drag; only the drag's first move (or the wheel) makes a user view:
+    // a click, or the first click of a double click, once stopped the panel following
+    // the runs, and the grid took its x range from another panel.
     connect(this, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
-        if (e->button() == Qt::LeftButton) {
+        dragArmed_ =
+            e->button() == Qt::LeftButton && axisRect()->rect().contains(e->position().toPoint());
+    });
+    connect(this, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+        if (dragArmed_ && (e->buttons() & Qt::LeftButton) &&
+            interactions().testFlag(QCP::iRangeDrag)) {
             userView_ = true;
         }
+        hover(e);
+    });
+    connect(this, &QCustomPlot::mouseRelease, this, [this] {
+        dragArmed_ = false;
+        setInteraction(QCP::iRangeDrag, true);  // after a double click, dragging again
     });
     connect(this, &QCustomPlot::mouseWheel, this, [this] { userView_ = true; });
     connect(this, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* e) {
+        // The panel is about to grow or shrink under the pointer: a move before the
+        // button comes up would pan it by the difference, so no drag until then.
+        dragArmed_ = false;
+        setInteraction(QCP::iRangeDrag, false);
         if (title_->selectTest(e->position(), false) >= 0) {
             return;  // on the title: that is a click on the metric menu
         }
         Q_EMIT maximiseToggled();
     });
-    // Press and wheel mark a user view before the axis rect moves the range, so
-    // only changes the user makes reach the linked panels.
+    // A drag's move and the wheel mark a user view before the axis rect moves the
+    // range, so only changes the user makes reach the linked panels.
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
             [this](const QCPRange& range) {
                 if (range.lower < 0 && !(categoryTicker_ && xAxis->ticker() == categoryTicker_)) {
@@ -414,6 +430,9 @@ void PlotPanel::fitAxisLabels() {
         updateLayout();       // the axis rect for this size, not the last replot's
     }
     const QRect rect = axisRect()->rect();
+    if (message_->visible() && rect.width() > 0) {
+        fitMessage(rect.width() - 2 * kTitleMargin);
+    }
     // As many x ticks as their labels fit side by side: a larger desktop font made
     // the default five overlap on a narrow panel.
     if (rect.width() > 0) {
@@ -521,12 +540,42 @@ void PlotPanel::setHidden(const QString& label, bool hidden) {
 }
 
 void PlotPanel::setMessage(const QString& text) {
-    message_->setText(text);
+    if (text != wholeMessage_) {
+        wholeMessage_ = text;
+        message_->setText(text);  // broken into lines that fit before the next replot
+    }
     message_->setVisible(!text.isEmpty());
 }
 
 QString PlotPanel::message() const {
-    return message_->visible() ? message_->text() : QString();
+    return message_->visible() ? wholeMessage_ : QString();
+}
+
+void PlotPanel::fitMessage(int width) {
+    // Broken between words into lines as wide as the plot: one line was cut at both
+    // edges of a narrow panel ("finished run on show").
+    const QFontMetrics fm(message_->font());
+    QStringList lines;
+    QString line;
+    for (const QString& word : wholeMessage_.split(' ', Qt::SkipEmptyParts)) {
+        const QString longer = line.isEmpty() ? word : line + ' ' + word;
+        if (!line.isEmpty() && fm.horizontalAdvance(longer) > width) {
+            lines << line;
+            line = word;
+        } else {
+            line = longer;
+        }
+    }
+    if (!line.isEmpty()) {
+        lines << line;
+    }
+    for (QString& l : lines) {
+        l = fm.elidedText(l, Qt::ElideRight, std::max(width, 1));  // a word longer than all
+    }
+    const QString fitted = lines.join('\n');
+    if (fitted != message_->text()) {
+        message_->setText(fitted);
+    }
 }
 
 bool PlotPanel::hasPoints() {
@@ -591,6 +640,16 @@ void PlotPanel::keepAxesPossible() {
     // which put it between -4000 and 4000 samples. From 0 to twice it instead; and the
     // same on a value axis whose data is one value.
     QHash<QCPAxis*, QCPRange> data;
+    // Found or widened, never read through operator[] first: that put a default 0 in
+    // every range (0 to 617.44 MiB for a flat line at 617.4).
+    const auto take = [&data](QCPAxis* axis, const QCPRange& r) {
+        const auto it = data.find(axis);
+        if (it == data.end()) {
+            data.insert(axis, r);
+        } else {
+            it->expand(r);
+        }
+    };
     for (int i = 0; i < plottableCount(); ++i) {
         QCPAbstractPlottable* p = plottable(i);
         if (!p->visible()) {
@@ -599,13 +658,11 @@ void PlotPanel::keepAxesPossible() {
         bool found = false;
         const QCPRange keys = p->getKeyRange(found);
         if (found) {
-            data[p->keyAxis()] =
-                data.contains(p->keyAxis()) ? data[p->keyAxis()].expanded(keys) : keys;
+            take(p->keyAxis(), keys);
         }
         const QCPRange values = p->getValueRange(found);
         if (found) {
-            data[p->valueAxis()] =
-                data.contains(p->valueAxis()) ? data[p->valueAxis()].expanded(values) : values;
+            take(p->valueAxis(), values);
         }
     }
     const auto single = [](const QCPRange& r) {
@@ -617,10 +674,27 @@ void PlotPanel::keepAxesPossible() {
     }
     keepXNonNegative();
     for (QCPAxis* axis : {yAxis, yAxis2}) {
-        if (!data.contains(axis) || !single(data[axis])) {
+        if (!data.contains(axis)) {
             continue;
         }
-        const double v = data[axis].center();
+        const QCPRange values = data[axis];
+        const double magnitude = std::max(std::abs(values.lower), std::abs(values.upper));
+        if (!single(values) && axis->scaleType() == QCPAxis::stLinear &&
+            values.size() < kFlatShare * magnitude) {
+            // A flat series (617.36 to 617.44 MiB) spans a few percent of its size: ticks
+            // of 0.01 MiB made the allocator's jitter a landscape.
+            const double half = kFlatShare * magnitude / 2;
+            QCPRange wide(values.center() - half, values.center() + half);
+            if (values.lower >= 0 && wide.lower < 0) {
+                wide = QCPRange(0, 2 * half);
+            }
+            axis->setRange(wide);
+            continue;
+        }
+        if (!single(values)) {
+            continue;
+        }
+        const double v = values.center();
         if (axis->scaleType() == QCPAxis::stLogarithmic) {
             axis->setRange(v > 0 ? QCPRange(v / 2, v * 2) : QCPRange(0.1, 10));
         } else {

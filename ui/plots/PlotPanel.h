@@ -83,7 +83,8 @@ class PlotPanel : public QCustomPlot {
 
     /// A line of text in the middle of the plot (e.g. why it is empty); empty hides it.
     void setMessage(const QString& text);
-    /// The line set by setMessage(); empty when none.
+    /// The text set by setMessage(), whole (the plot breaks it into lines that fit its
+    /// width); empty when none.
     QString message() const;
     /// Whether the axes show numbers: not while no curve or bar has a point, where
     /// QCustomPlot's default range (0 to 5 samples, 0 to 5 %) read as data.
@@ -130,7 +131,8 @@ class PlotPanel : public QCustomPlot {
 
   private:
     /// After a fit: data of one key spans 0 to twice it, one value a tenth either side
-    /// (a half and a double on a log axis), and the x axis starts at 0 or later.
+    /// (a half and a double on a log axis), a flat series kFlatShare of its size, and the
+    /// x axis starts at 0 or later.
     void keepAxesPossible();
     /// Moves an x range that starts below 0 to start at 0 (curves' axes only).
     void keepXNonNegative();
@@ -159,6 +161,8 @@ class PlotPanel : public QCustomPlot {
     /// Cuts axis labels longer than their axis with an ellipsis (on screen only: a
     /// figure shows them whole), so none runs past the panel's edge.
     void fitAxisLabels();
+    /// Breaks the message into lines no wider than `width` pixels.
+    void fitMessage(int width);
     void hover(QMouseEvent* event);
     void toggleFromLegend(QCPAbstractLegendItem* item);
     void applyVisibility(QCPAbstractPlottable* owner, bool visible);
@@ -169,6 +173,9 @@ class PlotPanel : public QCustomPlot {
     static constexpr int kTitleMargin = 8;
     static constexpr int kMaxXTicks = 5;      // QCustomPlot's default
     static constexpr double kEndRoom = 0.03;  // of the x range, after the last point
+    /// The least a value axis spans, as a share of its largest value: a flatter series
+    /// is drawn flat rather than magnified.
+    static constexpr double kFlatShare = 0.02;
 
     /// What beginFigure() changed, to put back.
     struct ScreenState {
@@ -190,6 +197,7 @@ class PlotPanel : public QCustomPlot {
     ScreenState screen_;
     QCPItemTracer* tracer_ = nullptr;
     QCPItemText* message_ = nullptr;
+    QString wholeMessage_;  // as set; message_ holds it broken into lines
     QList<QCPGraph*> curves_;
     QHash<QCPAbstractPlottable*, QList<QCPAbstractPlottable*>> companions_;
     QHash<QCPAbstractPlottable*, QCPAbstractPlottable*> ownerOf_;  // companion → curve
@@ -197,6 +205,7 @@ class PlotPanel : public QCustomPlot {
     QSet<QString> hidden_;                   // curve labels the user hid
     QHash<QCPGraph*, DrawnCurve> drawn_;     // graphs that show a (cut) Curve
     bool userView_ = false;                  // zoomed or panned since the last reset
+    bool dragArmed_ = false;                 // the left button went down on the axis rect
     bool blank_ = true;                      // no point to plot: axes without numbers
     bool following_ = false;                 // taking a linked panel's x range
     QHash<QCPAxis*, QString> wholeLabels_;   // as the drawing code set them

@@ -95,6 +95,12 @@ std::string verdictColor(const std::string& verdict) {
     if (verdict == "baseline") {
         return "#455a64";
     }
+    if (verdict == "pending") {
+        return "#3f51b5";  // waiting: no judgement, good or bad, yet
+    }
+    if (verdict == "cancelled") {
+        return "#616161";
+    }
     return "#b26a00";  // inconclusive
 }
 

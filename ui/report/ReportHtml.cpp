@@ -116,6 +116,13 @@ std::string speedupText(const analysis::Gains& g) {
     return text;
 }
 
+/// The memory ratio, marked where it compares whole processes' resident sets (the
+/// verdict's reasons say what that means).
+std::string memoryRatioText(const analysis::Gains& g) {
+    const std::string ratio = formatRatio(g.memory_ratio);
+    return g.process_memory && std::isfinite(g.memory_ratio) ? ratio + " (process RSS)" : ratio;
+}
+
 std::string factsText(const analysis::ArmVerdict& v) {
     const auto& f = v.facts;
     std::string text = config::toString(f.precision) + ", K = " + std::to_string(f.accumulation) +
@@ -250,7 +257,7 @@ std::string verdictTableHtml(const analysis::ExperimentAnalysis& a) {
                         {html::badge(verdict), "white-space:nowrap", false},
                         {escape(analysis::describe(v.summary)), {}, false},
                         {escape(speedupText(v.gains)), {}, false},
-                        {escape(formatRatio(v.gains.memory_ratio)), {}, false}});
+                        {escape(memoryRatioText(v.gains)), {}, false}});
     }
     return html::table({"arm", "verdict", "because", "speed-up (95% CI)", "memory"}, rows, {3, 4});
 }
@@ -307,7 +314,7 @@ std::string verdictNarrowTableHtml(const analysis::ExperimentAnalysis& a) {
         out += "<tr><td>" + breakable(escape(v.arm)) + " " +
                html::badge(analysis::toString(v.verdict)) + "</td><td align=\"right\">" +
                unbroken(escape(speedupText(v.gains))) + "</td><td align=\"right\">" +
-               unbroken(escape(formatRatio(v.gains.memory_ratio))) + "</td></tr>\n";
+               unbroken(escape(memoryRatioText(v.gains))) + "</td></tr>\n";
         out += "<tr><td colspan=\"3\">" + escape(analysis::describe(v.summary)) + "</td></tr>\n";
     }
     return out + "</table>\n";

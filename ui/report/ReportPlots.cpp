@@ -386,13 +386,17 @@ std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptio
         out.push_back({"validation", accuracy ? "Validation accuracy" : "Validation loss",
                        QString::fromStdString(caption), validationPlot(content, options)});
     }
-    out.push_back({"memory", "Peak memory",
-                   QString::fromStdString(
-                       "The highest " + a.memory_label + " of any run of the arm" +
-                       (config::onCuda(a.device) ? " (CUDA caching allocator)."
-                                                 : " (resident set of the process on CPU: an "
-                                                   "upper bound that includes the runtime).")),
-                   memoryPlot(content, options)});
+    out.push_back(
+        {"memory", "Peak memory",
+         QString::fromStdString("The highest " + a.memory_label + " of any run of the arm" +
+                                (a.memory_label == "peak allocated" ? " (CUDA caching allocator)."
+                                 : a.memory_label == "peak in tensors"
+                                     ? " (the bytes the run's own tensors held on the CPU)."
+                                 : a.memory_label == "peak RSS"
+                                     ? " (resident set of the process on CPU: an upper bound "
+                                       "that includes the runtime)."
+                                     : " (measured in different ways: not comparable).")),
+         memoryPlot(content, options)});
     out.push_back({"step-time", "Time per sample",
                    "Step time divided by the samples in the step, over timed steps (warm-up "
                    "excluded): box p25\xE2\x80\x93p75 with the median, whiskers p5\xE2\x80\x93p95.",

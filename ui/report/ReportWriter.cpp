@@ -6,9 +6,12 @@
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QTextBlock>
+#include <QTextCursor>
 #include <QTextDocument>
 #include <QTextFrame>
 #include <QUrl>
+#include <cmath>
 
 #include "ui/report/ReportHtml.h"
 #include "ui/report/ReportPlots.h"
@@ -18,6 +21,33 @@ namespace ampbench::report {
 QByteArray renderHtml(const ReportContent& content) {
     return QByteArray::fromStdString(reportHtml(content, ImageMode::Embedded));
 }
+
+namespace {
+
+/// The sections that start a page (Plots, Runs) leave the page before them as the last
+/// of their content filled it: where that is a line spilled over (under a fifth of a
+/// page), the break goes and the section follows on that page. The loss scale's one-line
+/// note once had page 5 of 8 to itself.
+void keepPagesFilled(QTextDocument& doc, double pageHeight) {
+    QAbstractTextDocumentLayout* layout = doc.documentLayout();
+    for (QTextBlock block = doc.begin(); block.isValid(); block = block.next()) {
+        QTextBlockFormat format = block.blockFormat();
+        const QTextBlock before = block.previous();
+        if (!(format.pageBreakPolicy() & QTextFormat::PageBreak_AlwaysBefore) ||
+            !before.isValid()) {
+            continue;
+        }
+        const double bottom = layout->blockBoundingRect(before).bottom();
+        const double used = bottom - std::floor(bottom / pageHeight) * pageHeight;
+        if (used < pageHeight / 5) {
+            format.setPageBreakPolicy(format.pageBreakPolicy() &
+                                      ~QTextFormat::PageBreak_AlwaysBefore);
+            QTextCursor(block).setBlockFormat(format);  // laid out again from here
+        }
+    }
+}
+
+}  // namespace
 
 QByteArray renderPdf(const ReportContent& content) {
     QByteArray bytes;
@@ -51,6 +81,7 @@ QByteArray renderPdf(const ReportContent& content) {
     const double footer = writer.resolution() * 0.3;  // inches → device pixels
     const QSizeF page(writer.width(), writer.height() - footer);
     doc.setPageSize(page);
+    keepPagesFilled(doc, page.height());
 
     QPainter painter(&writer);
     QFont small = font;

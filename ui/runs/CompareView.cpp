@@ -9,6 +9,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -29,6 +30,7 @@
 #include "ui/plots/PlotInput.h"
 #include "ui/plots/PlotsView.h"
 #include "ui/report/JudgementPlots.h"
+#include "ui/runs/RunListColumns.h"
 #include "ui/runs/RunTreeModel.h"
 #include "ui/runs/SummaryTableModel.h"
 #include "ui/runs/VerdictPanel.h"
@@ -48,34 +50,14 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
     picker_->setObjectName("runPicker");
     picker_->setModel(pickerOrder_);
     picker_->setSortingEnabled(true);
-    // A narrow list keeps both ends of a name ("amp-acc…seed 1"); the tooltip has it whole.
-    picker_->setTextElideMode(Qt::ElideMiddle);
+    // An experiment's name and a run's label are cut at their end; a run's arm and seed
+    // keep their room (RunListColumns), and the tooltip has the name whole.
+    picker_->setTextElideMode(Qt::ElideRight);
     picker_->sortByColumn(RunTreeModel::DateColumn, Qt::DescendingOrder);
     picker_->setColumnHidden(RunTreeModel::DateColumn, true);
     picker_->setColumnHidden(RunTreeModel::NotesColumn, true);
     picker_->setColumnHidden(RunTreeModel::IdColumn, true);  // in each row's tooltip
-    picker_->header()->setSectionResizeMode(RunTreeModel::NameColumn, QHeaderView::Stretch);
-    picker_->header()->setSectionResizeMode(RunTreeModel::StatusColumn,
-                                            QHeaderView::ResizeToContents);
-    picker_->header()->setSectionResizeMode(RunTreeModel::StepsColumn,
-                                            QHeaderView::ResizeToContents);
-    // Tags take what they show, and no column while nothing is tagged: the name keeps
-    // the width (it collapsed to "Exp" beside a fixed tags column on a laptop's screen).
-    picker_->header()->setSectionResizeMode(RunTreeModel::TagsColumn,
-                                            QHeaderView::ResizeToContents);
-    picker_->header()->setStretchLastSection(false);
-    for (auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved}) {
-        connect(&runs_, signal, this, &CompareView::scheduleTagsColumn);
-    }
-    connect(&runs_, &QAbstractItemModel::modelReset, this, &CompareView::scheduleTagsColumn);
-    connect(&runs_, &QAbstractItemModel::dataChanged, this,
-            [this](const QModelIndex& from, const QModelIndex& to) {
-                if (from.column() <= RunTreeModel::TagsColumn &&
-                    to.column() >= RunTreeModel::TagsColumn) {
-                    scheduleTagsColumn();
-                }
-            });
-    picker_->setColumnHidden(RunTreeModel::TagsColumn, true);
+    new RunListColumns(picker_);
     picker_->setUniformRowHeights(true);
     picker_->setToolTip(tr("Tick runs from any experiments to plot and compare them"));
 
@@ -144,6 +126,7 @@ CompareView::CompareView(RunTreeModel& runs, RunDataCache& cache, StoreSession& 
     sides_->setStretchFactor(0, 0);
     sides_->setStretchFactor(1, 1);
     sides_->setSizes({460, 1140});
+    connect(sides_, &QSplitter::splitterMoved, this, [this] { sidesMoved_ = true; });
     layout->addWidget(sides_);
 
     verdictDelay_.setSingleShot(true);
@@ -190,16 +173,27 @@ void CompareView::refreshSummary() {
 void CompareView::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     fitSummaryHeight();  // the splitter has its real height only now
-    if (!sidesFitted_ && sides_->width() > 0 &&
-        !sides_->property(Settings::kRestoredSizes).toBool()) {
-        // The run list and verdict get a third of the width, the plots the rest:
-        // a fixed 460 px left the plots of a 1024-pixel window too little. Where the
-        // user's own sizes were restored, those stay.
-        sidesFitted_ = true;
-        const int total = sides_->width() - sides_->handleWidth();
-        const int left = std::clamp(total * 3 / 10, kListMinimumWidth, 460);
-        sides_->setSizes({left, total - left});
+    fitSides();
+}
+
+void CompareView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fitSides();
+}
+
+void CompareView::fitSides() {
+    // The run list and verdict get a third of the width, the plots the rest: a fixed
+    // 460 px left the plots of a 1024-pixel window too little. Again at each size the
+    // window takes (opened at 1024 px and then maximised, the list stayed narrow)
+    // until the user drags the divider; where the user's own sizes were restored,
+    // those stay.
+    if (sidesMoved_ || !isVisible() || sides_->width() <= 0 ||
+        sides_->property(Settings::kRestoredSizes).toBool()) {
+        return;
     }
+    const int total = sides_->width() - sides_->handleWidth();
+    const int left = std::clamp(total * 3 / 10, kListMinimumWidth, 460);
+    sides_->setSizes({left, total - left});
 }
 
 void CompareView::fitSummaryHeight() {
@@ -213,31 +207,6 @@ void CompareView::fitSummaryHeight() {
                        baseline_->sizeHint().height() + 16;
     const int total = split_->height();
     split_->setSizes({std::max(total / 2, total - wanted), std::min(wanted, total / 2)});
-}
-
-void CompareView::scheduleTagsColumn() {
-    if (tagsColumnDue_) {
-        return;
-    }
-    tagsColumnDue_ = true;
-    QMetaObject::invokeMethod(
-        this,
-        [this] {
-            tagsColumnDue_ = false;
-            bool tagged = false;
-            std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
-                for (int r = 0; r < runs_.rowCount(parent) && !tagged; ++r) {
-                    tagged = !runs_.index(r, RunTreeModel::TagsColumn, parent)
-                                  .data()
-                                  .toString()
-                                  .isEmpty();
-                    walk(runs_.index(r, 0, parent));
-                }
-            };
-            walk({});
-            picker_->setColumnHidden(RunTreeModel::TagsColumn, !tagged);
-        },
-        Qt::QueuedConnection);
 }
 
 void CompareView::showVerdictMessage(const QString& message) {

@@ -61,13 +61,13 @@ class CompareView : public QWidget {
 
   protected:
     void showEvent(QShowEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
   private:
     void refreshSummary();
+    /// Shares the width out between the run list and the plots (see the source).
+    void fitSides();
     void fitSummaryHeight();
-    /// The picker's Tags column shows only while some experiment or run is tagged
-    /// (checked once per event-loop turn).
-    void scheduleTagsColumn();
     /// Starts an analysis of the ticked runs' experiment, or shows why there is none.
     void refreshVerdict();
     void showVerdictMessage(const QString& message);
@@ -82,8 +82,7 @@ class CompareView : public QWidget {
 
     QSplitter* split_ = nullptr;  // plots above, summary below
     QSplitter* sides_ = nullptr;  // run list and verdict | plots and summary
-    bool sidesFitted_ = false;    // the sides were shared out for the first width
-    bool tagsColumnDue_ = false;
+    bool sidesMoved_ = false;     // the user dragged the divider between the sides
     static constexpr int kListMinimumWidth = 280;
     int summaryRows_ = -1;  // rows the summary height was fitted to
     QTreeView* picker_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -106,7 +107,6 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     tags_ = newButton(tr("Tags\u2026"), "historyTags");
     notes_ = newButton(tr("Notes\u2026"), "historyNotes");
     delete_ = newButton(tr("Delete"), "historyDelete");
-    delete_->setToolTip(tr("Move to the trash; Undo or the Trash view brings it back"));
     restore_ = newButton(tr("Restore"), "historyRestore");
     empty_ = newButton(tr("Empty trash\u2026"), "historyEmptyTrash");
     bar->addWidget(mode_);
@@ -183,6 +183,17 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
 
+    // The Delete key does what the Delete button does (in the history; the trash's rows
+    // go only through Empty trash…), and is listed with the tab's keys.
+    deleteAction_ = new QAction(tr("Move the selected row to the trash"), this);
+    deleteAction_->setShortcut(QKeySequence::Delete);
+    deleteAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(deleteAction_);
+    connect(deleteAction_, &QAction::triggered, this, [this] {
+        if (!showingTrash()) {
+            deleteSelected();
+        }
+    });
     undoAction_ = new QAction(tr("Undo delete"), this);
     undoAction_->setShortcut(QKeySequence::Undo);
     undoAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -219,15 +230,24 @@ HistoryView::HistoryView(RunTreeModel& runs, StoreSession& session, QWidget* par
     connect(&session_, &StoreSession::opened, this, [this] {
         undoStack_.clear();
         notify({}, false);
+        updateTreeNote();
         refreshTrash();
     });
     connect(&session_, &StoreSession::closed, this, [this] {
         undoStack_.clear();
         notify({}, false);
         trash_->removeRows(0, trash_->rowCount());
+        updateTreeNote();
         updateButtons();
     });
     refreshTrash();
+}
+
+void HistoryView::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        paintSections(*details_);  // the headings' band in the new colours
+    }
 }
 
 QTreeView* HistoryView::tree() const {
@@ -266,9 +286,22 @@ void HistoryView::setNameFilter(const QString& text) {
 
 void HistoryView::updateTreeNote() {
     const bool filtered = !name_->text().isEmpty() || status_->currentIndex() > 0;
-    treeNote_->setText(filtered ? tr("No experiment or run matches the filter")
-                                : tr("No experiments in this database yet: set one up in the "
-                                     "Experiment tab and press Run experiment"));
+    treeNote_->setText(!session_.isOpen() ? tr("No database is open: File \u203a Open "
+                                               "database\u2026 (Ctrl+O) opens one, File \u203a "
+                                               "New database\u2026 makes one")
+                       : filtered         ? tr("No experiment or run matches the filter")
+                                          : tr("No experiments in this database yet: set one up "
+                                                       "in the Experiment tab and press Run experiment"));
+}
+
+QString HistoryView::writeBlocker() const {
+    if (!session_.isOpen()) {
+        return tr("No database is open (File \u203a Open database\u2026)");
+    }
+    if (session_.isReadOnly()) {
+        return tr("The database is open read-only: nothing in it can be changed");
+    }
+    return {};
 }
 
 void HistoryView::setStatusFilter(const QString& status) {
@@ -298,21 +331,30 @@ qint64 HistoryView::selectedExperiment() const {
 void HistoryView::updateButtons() {
     const auto [id, isRun] = selected();
     const bool trash = showingTrash();
-    const bool writable = session_.db() && !session_.isReadOnly();
     for (QPushButton* b : {show_, rename_, tags_, notes_, delete_}) {
         b->setVisible(!trash);
     }
     restore_->setVisible(trash);
     empty_->setVisible(trash);
     show_->setEnabled(id != 0);
-    rename_->setEnabled(id != 0 && writable);
     rename_->setText(isRun ? tr("Label\u2026") : tr("Rename\u2026"));
-    tags_->setEnabled(id != 0 && writable);
-    notes_->setEnabled(id != 0);
-    delete_->setEnabled(id != 0 && writable);
-    restore_->setEnabled(id != 0 && writable);
-    empty_->setEnabled(trash_->rowCount() > 0 && writable);
-    undoAction_->setEnabled(!undoStack_.isEmpty());
+    // What writes is off where nothing can be written, and says why (Notes… took the
+    // text of a read-only database and then failed).
+    const QString why = writeBlocker();
+    auto offer = [&why](QPushButton* b, bool can, const QString& tip) {
+        b->setEnabled(can && why.isEmpty());
+        b->setToolTip(why.isEmpty() ? tip : why);
+    };
+    offer(rename_, id != 0,
+          isRun ? tr("Label the selected run") : tr("Rename the selected experiment"));
+    offer(tags_, id != 0, tr("Tag the selected experiment or run (comma-separated)"));
+    offer(notes_, id != 0, tr("Write notes on the selected experiment or run"));
+    offer(delete_, id != 0,
+          tr("Move to the trash (Delete); Undo or the Trash view brings it back"));
+    deleteAction_->setEnabled(!trash && id != 0 && why.isEmpty());
+    offer(restore_, id != 0, tr("Bring the selected row back from the trash"));
+    offer(empty_, trash_->rowCount() > 0, tr("Erase everything in the trash for good"));
+    undoAction_->setEnabled(!undoStack_.isEmpty() && why.isEmpty());
     // At once for a new selection; live updates of the same row at most once a second.
     const bool sameRow =
         detailsKey_.startsWith(QStringLiteral("%1/%2/%3/").arg(id).arg(int(isRun)).arg(int(trash)));
@@ -370,6 +412,7 @@ void HistoryView::updateDetails() {
 void HistoryView::refreshTrash() {
     const auto [id, isRun] = showingTrash() ? selected() : QPair<qint64, bool>{0, false};
     if (!session_.db()) {
+        updateButtons();  // nothing to act on, and each button says why
         return;
     }
     try {

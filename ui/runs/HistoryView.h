@@ -88,6 +88,10 @@ class HistoryView : public QWidget {
     /// A store operation failed; the message says why.
     void error(const QString& message);
 
+  protected:
+    /// New colours (View › Colours, the desktop's) reach the details' headings.
+    void changeEvent(QEvent* event) override;
+
   private:
     struct Trashed {
         qint64 id;
@@ -95,6 +99,8 @@ class HistoryView : public QWidget {
         QString name;
     };
     void updateButtons();
+    /// Why nothing can be written (no database, a read-only one); empty when it can.
+    QString writeBlocker() const;
     void updateDetails();
     /// The empty history's note: none recorded yet, or none that the filter lets through.
     void updateTreeNote();
@@ -127,6 +133,7 @@ class HistoryView : public QWidget {
     QPushButton* empty_ = nullptr;
     QLabel* notice_ = nullptr;
     QPushButton* undo_ = nullptr;
+    QAction* deleteAction_ = nullptr;  // the Delete key
     QAction* undoAction_ = nullptr;
     QList<Trashed> undoStack_;
     Confirm confirm_;

@@ -15,6 +15,9 @@
 namespace ampbench::ui {
 namespace {
 
+/// Marks a section heading's item (its colours follow the palette).
+constexpr int kSectionRole = Qt::UserRole + 1;
+
 QString q(const std::string& s) {
     return QString::fromStdString(s);
 }
@@ -236,7 +239,7 @@ void fillDetails(QTableWidget& table, const QList<DetailRow>& rows) {
         value->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
         if (d.section) {
             field->setFont(bold);
-            field->setBackground(table.palette().alternateBase());
+            field->setData(kSectionRole, true);
             table.setSpan(i, 0, 1, 2);
         } else if (d.value.size() > 60 || d.value.contains('\n')) {
             value->setToolTip(d.value);
@@ -244,7 +247,18 @@ void fillDetails(QTableWidget& table, const QList<DetailRow>& rows) {
         table.setItem(i, 0, field);
         table.setItem(i, 1, value);
     }
+    paintSections(table);
     table.resizeRowsToContents();
+}
+
+void paintSections(QTableWidget& table) {
+    for (int i = 0; i < table.rowCount(); ++i) {
+        if (QTableWidgetItem* field = table.item(i, 0);
+            field && field->data(kSectionRole).toBool()) {
+            field->setBackground(table.palette().alternateBase());
+            field->setForeground(table.palette().text());
+        }
+    }
 }
 
 }  // namespace ampbench::ui

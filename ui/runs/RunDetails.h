@@ -36,7 +36,11 @@ QList<DetailRow> experimentDetails(const store::Database& db, const store::Exper
 /// one line with the text as it is.
 QList<DetailRow> flattenJson(const std::string& json);
 
-/// Shows `rows` in a two-column table (sections span both columns, in bold).
+/// Shows `rows` in a two-column table (sections span both columns, in bold, on the
+/// palette's alternate base).
 void fillDetails(QTableWidget& table, const QList<DetailRow>& rows);
+/// Gives the section headings of a filled table the table's palette as it is now: a
+/// switch to dark colours left them on the light palette's band, under white text.
+void paintSections(QTableWidget& table);
 
 }  // namespace ampbench::ui

@@ -123,7 +123,8 @@ QVariant SummaryTableModel::headerData(int section, Qt::Orientation orientation,
         tr("10th to 90th percentile of step time"),
         tr("Training samples per second over timed steps"),
         tr("Samples/s against the baseline arm"),
-        tr("Peak allocated (CUDA) or peak resident memory (CPU)"),
+        tr("The most the run's tensors held (CUDA: the allocator's figure); runs recorded "
+           "before that, and training scripts on the CPU: their process's resident set"),
         tr("Peak memory against the baseline arm"),
         tr("Final validation accuracy, mean \u00b1 sd over seeds"),
         tr("Optimizer steps skipped for inf/NaN gradients")};

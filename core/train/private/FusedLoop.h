@@ -134,6 +134,9 @@ class FusedLoop {
     c10::Device device_;
     std::unique_ptr<RunStream> stream_;
     std::shared_ptr<const data::Dataset> dataset_;
+    // The group's memory on the CPU (every member reads it, as each reads the GPU's):
+    // opened once the data is loaded, gone after every tensor declared below it.
+    std::unique_ptr<probe::CpuTensorAccount> tensors_;
     std::unique_ptr<TaskHead> head_;
     std::unique_ptr<models::FusedNetwork> fused_;
     std::vector<std::unique_ptr<Member>> members_;

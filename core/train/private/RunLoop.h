@@ -201,6 +201,9 @@ class RunLoop {
     std::unique_ptr<RunStream> stream_;  // first made, last gone: every tensor lives on it
     std::unique_ptr<amp::Precision> precision_;
     std::shared_ptr<const data::Dataset> dataset_;
+    // A CPU run's own memory: opened once the data is loaded, gone after every tensor
+    // declared below it.
+    std::unique_ptr<probe::CpuTensorAccount> tensors_;
     data::InputShape shape_;
     std::shared_ptr<models::Network> model_;
     std::unique_ptr<TaskHead> head_;
