@@ -36,7 +36,8 @@ PlannedArm planArm(const ExperimentSpec& spec, const ArmSpec& arm, bool cuda) {
     p.precision = resolvePrecision(arm.precision, cuda);
     p.lr = scaledLearningRate(spec, arm);
     p.world_size = std::max(1, arm.ranks);
-    p.effective_batch = static_cast<int64_t>(spec.micro_batch) * arm.accumulation * p.world_size;
+    p.effective_batch =
+        static_cast<int64_t>(microBatchOf(spec, arm)) * arm.accumulation * p.world_size;
     if (p.world_size > 1) {
         p.backend = cuda ? "nccl" : "gloo";
     }

@@ -76,10 +76,10 @@ std::vector<std::pair<std::string, std::string>> armVariables(const config::Expe
          number(std::isnan(planned.lr) ? config::scaledLearningRate(spec, arm) : planned.lr)},
         {"AMPBENCH_BASE_LR", number(spec.optimizer.lr)},
         {"AMPBENCH_LR_RULE", config::toString(arm.lr_rule)},
-        {"AMPBENCH_MICRO_BATCH", std::to_string(spec.micro_batch)},
+        {"AMPBENCH_MICRO_BATCH", std::to_string(config::microBatchOf(spec, arm))},
         {"AMPBENCH_EFFECTIVE_BATCH", std::to_string(planned.effective_batch)},
         {"AMPBENCH_PLANNED_STEPS", std::to_string(r.planned_steps)},
-        {"AMPBENCH_MICRO_STEPS", std::to_string(spec.micro_steps)},
+        {"AMPBENCH_MICRO_STEPS", std::to_string(config::armMicroSteps(spec, arm))},
         {"AMPBENCH_WARMUP_STEPS", std::to_string(spec.warmup_steps)},
         {"AMPBENCH_EVAL_INTERVAL", std::to_string(spec.eval_interval)},
         {"AMPBENCH_DEVICE", device},
@@ -208,7 +208,7 @@ run::RunOutcome trainOne(store::Database& db, const Context& c, const train::Pla
         info.device = slot.device;
         info.seed = r.seed;
         info.planned_steps = r.planned_steps;
-        info.micro_batch = c.spec.micro_batch;
+        info.micro_batch = config::microBatchOf(c.spec, planned.arm);
         info.accumulation = planned.arm.accumulation;
         info.lr = planned.lr;
         info.env_json = slot.env_json;

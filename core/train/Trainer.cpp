@@ -85,7 +85,7 @@ void forEachEvalBatch(const config::ExperimentSpec& spec, const config::ArmSpec&
                       const data::Dataset& dataset, const amp::Precision& precision,
                       c10::Device device,
                       const std::function<void(const at::Tensor&, const at::Tensor&)>& f) {
-    const int64_t bs = std::max<int64_t>(spec.micro_batch, 256);
+    const int64_t bs = std::max<int64_t>(config::microBatchOf(spec, arm), 256);
     const bool test = spec.data.evaluate_on == "test";
     int64_t total = test ? dataset.testSize() : dataset.valSize();
     if (spec.eval_batches > 0) {
@@ -294,10 +294,10 @@ void RunLoop::setUpData() {
     planned_ = plannedOptimizerSteps(spec_, arm_, dataset_->trainSize());
     if (dataset_->synthetic()) {
         // Generated data: keep a few batches on the device, so the run measures the model.
-        device_pool_ = syntheticPool(*dataset_, static_cast<int64_t>(spec_.micro_batch) * world(),
-                                     seed_, device_, comm_ ? comm_->rank() : 0, world());
+        device_pool_ = syntheticPool(*dataset_, static_cast<int64_t>(armBatch()) * world(), seed_,
+                                     device_, comm_ ? comm_->rank() : 0, world());
     } else {
-        prefetcher_ = std::make_unique<data::Prefetcher>(dataset_, spec_.micro_batch, seed_,
+        prefetcher_ = std::make_unique<data::Prefetcher>(dataset_, armBatch(), seed_,
                                                          spec_.data.prefetch, device_.is_cuda(),
                                                          comm_ ? comm_->rank() : 0, world());
     }
@@ -590,16 +590,15 @@ RunOutcome RunLoop::run() {
 // The run's start for the observer: what it is (RunInfo, the environment) and the
 // events at step 0 that say how it trains.
 void RunLoop::start() {
-    RunInfo info =
-        runInfoOf(arm_, *precision_, device_.str(), seed_, planned_, spec_.micro_batch, lr_);
+    RunInfo info = runInfoOf(arm_, *precision_, device_.str(), seed_, planned_, armBatch(), lr_);
     auto env = probe::probeEnvironment(device_.str());
     if (comm_) {
         env.world_size = comm_->world();
         env.dist_backend = comm_->backend();
         event(0, EventKind::Info,
               "data-parallel: " + std::to_string(world()) + " ranks over " + comm_->backend() +
-                  ", each a shard of micro-batch " + std::to_string(spec_.micro_batch) +
-                  "; global batch " + std::to_string(spec_.micro_batch * k_ * world()));
+                  ", each a shard of micro-batch " + std::to_string(armBatch()) +
+                  "; global batch " + std::to_string(armBatch() * k_ * world()));
     }
     info.env_json = probe::toJson(env);
     obs_.onStart(info);
@@ -708,12 +707,12 @@ std::string resolveDevice(config::DeviceKind kind) {
 
 int64_t plannedOptimizerSteps(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
                               int64_t train_size) {
-    int64_t micro = spec.micro_steps;
+    int64_t micro = config::armMicroSteps(spec, arm);
     if (spec.epochs > 0) {
         // An epoch is a pass of the global batch: micro-batch × ranks per micro-step.
-        micro =
-            spec.epochs *
-            std::max<int64_t>(1, train_size / (int64_t{spec.micro_batch} * std::max(1, arm.ranks)));
+        micro = spec.epochs *
+                std::max<int64_t>(1, train_size / (int64_t{config::microBatchOf(spec, arm)} *
+                                                   std::max(1, arm.ranks)));
     }
     return micro / std::max(1, arm.accumulation);
 }
