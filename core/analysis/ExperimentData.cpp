@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/config/PlannedArm.h"
 #include "core/config/SpecJson.h"
 #include "core/store/BatchSearchStore.h"
 #include "core/store/NumericsStore.h"
@@ -96,6 +97,15 @@ std::optional<ExperimentData> loadExperiment(const store::Database& db, int64_t 
     const auto absolute = std::filesystem::absolute(db.path(), ec);
     data.database_path = ec ? db.path() : absolute.lexically_normal().string();
     return data;
+}
+
+bool timingPass(const store::RunRow& run) {
+    return run.spec_json.find("timing_pass") != std::string::npos &&
+           config::plannedArmFromJson(run.spec_json).timing_pass;
+}
+
+bool finishedPass(const store::RunRow& run) {
+    return run.status == run::RunStatus::Finished && timingPass(run);
 }
 
 bool isIncomplete(run::RunStatus status) {

@@ -38,9 +38,7 @@ std::string scaleText(double v) {
 
 /// Four significant digits: an FP8 scale is no round number ("12.5", "3712", "1.2e+06").
 std::string significant(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", v);
-    return text;
+    return formatSignificant(v, 4);
 }
 
 std::string count(double v) {
@@ -522,6 +520,13 @@ constexpr FindingEntry kFindings[] = {
                               "(fp8_margin) or current scaling keeps it under the largest value."
                             : " Its own amax sets its scale, so this is the margin: raise "
                               "fp8_margin.");
+     }},
+    {FindingCode::TimedAloneOnly, "timed_alone_only", nullptr,
+     [](const Finding& f) -> std::string {
+         return "timed alone only (" + count(f.value("passes")) +
+                (f.value("passes") == 1 ? " pass" : " passes") +
+                "), not trained long enough to judge its curve: its speed and memory stand, its "
+                "quality is unchecked";
      }},
 };
 

@@ -79,6 +79,7 @@ struct ArmVerdict {
     Verdict verdict = Verdict::Inconclusive;
     bool noise_known = false;          ///< the baseline has two or more finished seeds
     int runs_used = 0;                 ///< finished or failed runs of this arm
+    int timing_passes = 0;             ///< runs that only timed the arm alone (left out)
     Finding summary;                   ///< the verdict and its main reason
     std::vector<Finding> reasons;      ///< the numbers behind it
     std::vector<Finding> next_checks;  ///< from the practitioners' checklist

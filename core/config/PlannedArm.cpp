@@ -16,6 +16,7 @@ constexpr const char* kLrKey = "lr";
 constexpr const char* kBatchKey = "effective_batch";
 constexpr const char* kWorldKey = "world_size";
 constexpr const char* kBackendKey = "backend";
+constexpr const char* kPassKey = "timing_pass";
 
 }  // namespace
 
@@ -55,6 +56,9 @@ std::string plannedArmToJson(const PlannedArm& planned) {
         j[kWorldKey] = planned.world_size;
         j[kBackendKey] = planned.backend;
     }
+    if (planned.timing_pass) {
+        j[kPassKey] = true;
+    }
     return j.dump();
 }
 
@@ -77,6 +81,8 @@ PlannedArm plannedArmFromJson(const std::string& text) {
     const json batch = take(kBatchKey);
     const json world = take(kWorldKey);
     const json backend = take(kBackendKey);
+    const json pass = take(kPassKey);
+    p.timing_pass = pass.is_boolean() && pass.get<bool>();
     if (precision.is_string()) {
         p.precision = precisionFromString(precision.get<std::string>());
     }
