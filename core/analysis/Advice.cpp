@@ -179,6 +179,32 @@ Advice rankCandidates(const std::vector<CandidateFigures>& figures, const std::s
     return a;
 }
 
+std::vector<int> paretoFront(const Advice& a) {
+    std::vector<int> front;
+    const auto usable = [](const AdviceRow& r) {
+        return r.status == RowStatus::Ranked && r.f.samples_per_s > 0 && r.f.peak_bytes > 0;
+    };
+    for (size_t i = 0; i < a.rows.size(); ++i) {
+        const AdviceRow& r = a.rows[i];
+        if (!usable(r)) {
+            continue;
+        }
+        const bool beaten = std::any_of(a.rows.begin(), a.rows.end(), [&](const AdviceRow& o) {
+            return &o != &r && usable(o) && o.f.samples_per_s >= r.f.samples_per_s &&
+                   o.f.peak_bytes <= r.f.peak_bytes &&
+                   (o.f.samples_per_s > r.f.samples_per_s || o.f.peak_bytes < r.f.peak_bytes);
+        });
+        if (!beaten) {
+            front.push_back(static_cast<int>(i));
+        }
+    }
+    std::sort(front.begin(), front.end(), [&](int x, int y) {
+        return a.rows[static_cast<size_t>(x)].f.peak_bytes <
+               a.rows[static_cast<size_t>(y)].f.peak_bytes;
+    });
+    return front;
+}
+
 bool isAdvice(const ExperimentData& data) {
     return std::any_of(data.runs.begin(), data.runs.end(),
                        [](const RunData& r) { return timingPass(r.row); });
@@ -232,6 +258,9 @@ std::vector<CandidateFigures> adviceFigures(const ExperimentData& data,
     for (const auto& v : analysis.verdicts) {
         CandidateFigures f;
         f.arm = v.arm;
+        f.arm_index = static_cast<int>(
+            std::find(analysis.arm_order.begin(), analysis.arm_order.end(), v.arm) -
+            analysis.arm_order.begin());
         const RunData* pass = nullptr;
         const RunData* any = nullptr;
         for (const auto& r : data.runs) {
@@ -258,9 +287,11 @@ std::vector<CandidateFigures> adviceFigures(const ExperimentData& data,
         if (pass) {
             readPass(f, *pass);
         }
-        if (f.measured) {  // the pass's own timed steps, as every gain is measured
+        if (f.measured) {
+            // The pass's median time per sample, as speed-up is measured everywhere
+            // (speedupOf): a step the machine held up elsewhere moves no ranking.
             const Gains g = computeGains({pass}, {pass});
-            f.samples_per_s = g.samples_per_s;
+            f.samples_per_s = g.ms_per_sample > 0 ? 1000.0 / g.ms_per_sample : kUnknown;
             f.peak_bytes = g.peak_mem;
         }
         if (auto it = searches.find(config::searchName(f.format, f.checkpointing));

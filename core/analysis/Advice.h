@@ -5,6 +5,7 @@
 // data, codes and numbers; AdviceText.cpp writes the words for the CLI, the GUI and the
 // report. rankCandidates is pure over recorded figures; readAdvice reads them from an
 // analysed experiment.
+#include <array>
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -21,6 +22,7 @@ namespace ampbench::analysis {
 /// What was recorded of one candidate of an advice.
 struct CandidateFigures {
     std::string arm;
+    int arm_index = 0;   ///< its place among the experiment's arms: its colour in every plot
     std::string format;  ///< config::formatOf: fp32, tf32, amp-fp16, amp-bf16, fp8
     config::Precision precision = config::Precision::Fp32;
     int micro_batch = 0;
@@ -32,7 +34,7 @@ struct CandidateFigures {
     std::string unsupported;  ///< the device cannot train it: why (its pass failed at set-up)
     std::string failure;      ///< its pass failed otherwise (out of memory, NaN): why
     bool measured = false;    ///< its pass finished with timed steps
-    double samples_per_s = kUnknown;
+    double samples_per_s = kUnknown;  ///< 1 ÷ its pass's median time per sample
     int64_t peak_bytes = 0;
     double data_share = kUnknown;     ///< time waiting for data ÷ step time over the pass
     int64_t max_batch = 0;            ///< its format's search (with checkpointing if it has it)
@@ -112,6 +114,11 @@ struct Advice {
 Advice rankCandidates(const std::vector<CandidateFigures>& figures, const std::string& baseline,
                       int64_t user_batch, const AdviceThresholds& thresholds = {});
 
+/// The rows on the throughput-memory front (indexes into advice.rows, by memory from the
+/// least): the ranked rows with a speed and a memory that no other ranked row matches or
+/// beats on both and beats on one. The chart draws the front through them.
+std::vector<int> paretoFront(const Advice& advice);
+
 /// Whether an experiment is an advice: it holds timing passes.
 bool isAdvice(const ExperimentData& data);
 /// Each candidate's figures from an advice's experiment and its analysis.
@@ -130,9 +137,16 @@ std::string statusText(const AdviceRow& row);
 /// Why a row is not ranked: "diverged from fp32 (…)", the device's reason, "its pass did
 /// not finish"; empty for a ranked row.
 std::string reasonText(const AdviceRow& row, const std::string& baseline);
+/// The same in a few words, for a chart's label: "diverged", "left the band".
+std::string shortReason(const AdviceRow& row);
 /// A row's quality: "aligned, 0.4 band widths", "not checked".
 std::string qualityText(const AdviceRow& row);
-/// The table the CLI prints and the report shows.
+/// The table's header and each row's cells, as text: the CLI's table and the report's.
+std::vector<std::string> adviceHeader(const Advice& advice);
+std::vector<std::vector<std::string>> adviceCells(const Advice& advice);
+/// The columns of adviceHeader that hold numbers (right-aligned).
+inline constexpr std::array<size_t, 8> kAdviceNumericColumns = {2, 3, 4, 5, 6, 7, 8, 10};
+/// The table the CLI prints.
 TextTable adviceTable(const Advice& advice);
 /// The recommended setting as a spec `run --config` takes: the advice's experiment with
 /// the baseline and the recommendation as its arms, three seeds, evaluated as the user's.

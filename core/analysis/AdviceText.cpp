@@ -100,6 +100,22 @@ std::string reasonText(const AdviceRow& r, const std::string& baseline) {
     return {};
 }
 
+std::string shortReason(const AdviceRow& r) {
+    switch (r.why) {
+        case RuleOut::PassFailed:
+            return "its pass failed";
+        case RuleOut::Diverged:
+            return "diverged";
+        case RuleOut::LeftBand:
+            return "left the seed band";
+        case RuleOut::SkippedSteps:
+            return "skipped steps";
+        case RuleOut::None:
+            break;
+    }
+    return r.status == RowStatus::Unsupported ? "cannot train here" : std::string();
+}
+
 std::string recommendationText(const Advice& a) {
     const AdviceRow* r = a.recommendation();
     const std::string& base = a.baseline;
@@ -146,12 +162,22 @@ std::string recommendationText(const Advice& a) {
     return "no recommendation: no candidate was measured";
 }
 
-TextTable adviceTable(const Advice& a) {
-    TextTable t({"rank", "setting", "samples/s", "vs " + a.baseline,
-                 a.memory_label.empty() ? std::string("peak") : a.memory_label, "vs " + a.baseline,
-                 "step of " + std::to_string(a.user_batch), "max batch", "data wait", "quality",
-                 "skipped"});
-    t.alignRight({2, 3, 4, 5, 6, 7, 8, 10});
+std::vector<std::string> adviceHeader(const Advice& a) {
+    return {"rank",
+            "setting",
+            "samples/s",
+            "vs " + a.baseline,
+            a.memory_label.empty() ? std::string("peak") : a.memory_label,
+            "vs " + a.baseline,
+            "step of " + std::to_string(a.user_batch),
+            "max batch",
+            "data wait",
+            "quality",
+            "skipped"};
+}
+
+std::vector<std::vector<std::string>> adviceCells(const Advice& a) {
+    std::vector<std::vector<std::string>> out;
     for (const auto& r : a.rows) {
         const CandidateFigures& f = r.f;
         std::string max_batch = f.max_batch > 0 ? std::to_string(f.max_batch) : "\xE2\x80\x93";
@@ -159,11 +185,21 @@ TextTable adviceTable(const Advice& a) {
             max_batch += "+";
         }
         const bool measured = f.measured;
-        t.addRow({statusText(r), f.arm, measured ? fixed(f.samples_per_s, 0) : "\xE2\x80\x93",
-                  formatRatio(r.speed_ratio), measured ? formatBytes(f.peak_bytes) : "\xE2\x80\x93",
-                  formatRatio(r.memory_ratio), formatMs(r.user_step_ms), max_batch,
-                  std::isfinite(f.data_share) ? formatPercent(f.data_share, 0) : "\xE2\x80\x93",
-                  qualityText(r), f.checked ? std::to_string(f.skipped) : "\xE2\x80\x93"});
+        out.push_back(
+            {statusText(r), f.arm, measured ? fixed(f.samples_per_s, 0) : "\xE2\x80\x93",
+             formatRatio(r.speed_ratio), measured ? formatBytes(f.peak_bytes) : "\xE2\x80\x93",
+             formatRatio(r.memory_ratio), formatMs(r.user_step_ms), max_batch,
+             std::isfinite(f.data_share) ? formatPercent(f.data_share, 0) : "\xE2\x80\x93",
+             qualityText(r), f.checked ? std::to_string(f.skipped) : "\xE2\x80\x93"});
+    }
+    return out;
+}
+
+TextTable adviceTable(const Advice& a) {
+    TextTable t(adviceHeader(a));
+    t.alignRight(std::vector<size_t>(kAdviceNumericColumns.begin(), kAdviceNumericColumns.end()));
+    for (auto& row : adviceCells(a)) {
+        t.addRow(std::move(row));
     }
     return t;
 }

@@ -295,7 +295,7 @@ constexpr FindingEntry kFindings[] = {
          if (std::isfinite(f.value("max_batch"))) {
              text += "; max batch " + num(f.value("max_batch"), 2) + kTimes;
          }
-         // Packed runs (fast verdict): the figures are each arm's pass alone on the GPU.
+         // Packed runs (fast verdict) or an advice: the figures are each arm's pass alone.
          const std::string timing = f.name("timing");
          if (timing == "graph") {
              text += "; measured with each arm alone on the GPU, in CUDA-graph mode";
@@ -307,7 +307,7 @@ constexpr FindingEntry kFindings[] = {
                  text += ")";
              }
          } else if (timing == "eager") {
-             text += "; measured with each arm alone on the GPU, in eager mode";
+             text += "; measured with each arm alone on its device, in eager mode";
          }
          return text;
      }},

@@ -260,6 +260,9 @@ std::optional<double> parseDuration(const std::string& text) {
                 unit = 3600;
             } else if (u == 'm') {
                 unit = 60;
+                if (text.compare(i, 3, "min") == 0) {
+                    i += 2;  // "5min" as "5m"
+                }
             } else if (u != 's') {
                 return std::nullopt;
             }

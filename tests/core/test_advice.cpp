@@ -240,6 +240,7 @@ TEST(AdviceDurations, ReadsSecondsMinutesAndHours) {
     EXPECT_EQ(config::parseDuration("5m"), 300.0);
     EXPECT_EQ(config::parseDuration("1h30m"), 5400.0);
     EXPECT_EQ(config::parseDuration("2.5m"), 150.0);
+    EXPECT_EQ(config::parseDuration("5min"), 300.0);
     for (const char* bad : {"", "0", "-5m", "5x", "1h30", "m", "nan", "1e400"}) {
         EXPECT_FALSE(config::parseDuration(bad)) << bad;
     }
@@ -363,6 +364,26 @@ TEST(AdviceRanking, UnsupportedAndUnmeasuredComeLastWithTheirReasons) {
     EXPECT_EQ(reasonText(a.rows[3], "fp32"), fp16.unsupported);
     EXPECT_EQ(a.kind, Recommendation::KeepBaseline);
     EXPECT_EQ(rankCandidates({fp16}, "fp32", 64).kind, Recommendation::Nothing);
+}
+
+TEST(AdviceRanking, TheFrontHoldsWhatNothingElseBeatsOnSpeedAndMemory) {
+    CandidateFigures out = measured("fast-but-ruled-out", 9000, 100);
+    out.failure = "out of memory";
+    out.measured = false;
+    const Advice a = rankCandidates(
+        {measured("fp32", 1000, 400), measured("lean", 900, 100), measured("fast", 3000, 500),
+         measured("beaten", 800, 450), measured("twin", 3000, 500), out},
+        "fp32", 64);
+    std::vector<std::string> front;
+    for (int i : paretoFront(a)) {
+        front.push_back(a.rows[static_cast<size_t>(i)].f.arm);
+    }
+    // Least memory first; "beaten" loses to fp32 on both; equal twins both stay.
+    ASSERT_EQ(front.size(), 4u);
+    EXPECT_EQ(front[0], "lean");
+    EXPECT_EQ(front[1], "fp32");
+    EXPECT_TRUE((front[2] == "fast" && front[3] == "twin") ||
+                (front[2] == "twin" && front[3] == "fast"));
 }
 
 TEST(AdviceLines, Fp16WithAccumulationGetsItsScalerAndTheStepEveryK) {
