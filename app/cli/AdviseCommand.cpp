@@ -12,11 +12,13 @@
 #include "cli/Interrupt.h"
 #include "cli/OpenDatabase.h"
 #include "cli/Progress.h"
+#include "cli/ScriptRun.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Advice.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
+#include "core/probe/Environment.h"
 #include "core/store/OutputFile.h"
 #include "core/train/Advise.h"
 #include "core/train/Capacity.h"
@@ -67,6 +69,8 @@ int exitCodeOf(train::AdviseEnd end) {
             return kNothingFits;
         case train::AdviseEnd::BudgetTooSmall:
             return kBudgetTooSmall;
+        case train::AdviseEnd::ScriptRefused:
+            return kScriptRefused;
         case train::AdviseEnd::Cancelled:
             return kCancelled;
     }
@@ -142,21 +146,33 @@ int printAdvice(const store::Database& db, int64_t experiment_id, const std::str
 }
 
 int commandAdvise(const std::string& db_path, const RunOverrides& o, const AdviseFlags& a) {
-    const auto valid = buildSpec(o);
-    if (!valid) {
+    const auto given = buildSpec(o);
+    if (!given) {
         return kUsage;
     }
-    const config::ExperimentSpec& spec = valid->spec();
     if (!a.save_spec.empty()) {
         if (std::string clash = store::outputClash(a.save_spec, db_path); !clash.empty()) {
             say(stderr, "%s\n", clash.c_str());
             return kIoError;
         }
     }
+    // A training script as the model: its checks stand for the set-up check, and its
+    // runs train each pass and the quality check (core/script).
+    const bool is_script = !o.script.empty() || given->spec().model.name == "script";
+    std::optional<config::ValidSpec> prepared;
+    script::ScriptSettings settings;
     std::string device;
-    if (int code = preflight(spec, device, o.quiet); code != kOk) {
+    if (is_script) {
+        if (const int code = prepareScript(*given, o, prepared, settings); code != kOk) {
+            return code;
+        }
+        device = settings.device;
+        settings.environment_json = probe::toJson(probe::probeEnvironment(device));
+    } else if (const int code = preflight(given->spec(), device, o.quiet); code != kOk) {
         return code;
     }
+    const config::ValidSpec& valid = prepared ? *prepared : *given;
+    const config::ExperimentSpec& spec = valid.spec();
     train::AdviseOptions options;
     options.budget_s = a.budget_s;
     options.max_batch = a.max_batch;
@@ -196,7 +212,9 @@ int commandAdvise(const std::string& db_path, const RunOverrides& o, const Advis
     hooks.starting = [&](const train::PlannedRun& r) { return display.starting(r); };
     train::AdviseResult result;
     try {
-        result = train::advise(*db, *valid, options, cancel, hooks);
+        result = train::advise(
+            *db, valid, options, cancel, hooks,
+            is_script ? script::scriptAdviseTrainer(*db, settings) : train::AdviseTrainer{});
     } catch (const store::StoreError& e) {
         say(stderr, "%s\n", e.what());
         return kStoreError;

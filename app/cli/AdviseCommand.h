@@ -22,10 +22,11 @@ struct AdviseFlags {
     std::string save_spec;  ///< --save-spec: the recommended setting as a spec file
 };
 
-/// Trains the advice of the spec's model, data and batch, then prints it (printAdvice).
-/// Exit 0 advised; 10 nothing fits at batch 1; 11 no mixed precision trains here (the
-/// advice compares fp32 settings); 12 the budget is too small for one candidate (nothing
-/// recorded); 130 cancelled (what was measured is kept and printed); 2, 3 and 4 as `run`.
+/// Trains the advice of the spec's model, data and batch (or a --script's), then prints it
+/// (printAdvice). Exit 0 advised; 10 nothing fits at batch 1; 11 no mixed precision trains
+/// here (the advice compares fp32 settings); 12 the budget is too small for one candidate
+/// (nothing recorded); 13 the script trained another batch than it was given; 130
+/// cancelled (what was measured is kept and printed); 2, 3 and 4 as `run`.
 int commandAdvise(const std::string& db_path, const RunOverrides& o, const AdviseFlags& a);
 
 /// Prints an advice's table, the reasons of the candidates not ranked, the recommendation

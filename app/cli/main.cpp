@@ -386,6 +386,7 @@ Command addAdvise(CLI::App& app) {
         "fits, timed alone, the fastest checked for quality against fp32 on two seeds");
     addSpecOptions(advise, *spec);
     advise->remove_option(advise->get_option("--arm"));  // the advice makes its own arms
+    addScriptOptions(advise, *spec);
     advise->add_option("--budget", texts->first,
                        "wall time for the whole advice, e.g. 5m, 90s, 1h (default: what it "
                        "needs for this model: the searches, a pass of each candidate and a "

@@ -229,6 +229,14 @@ void readPass(CandidateFigures& f, const RunData& pass) {
     if (pass.row.status == run::RunStatus::Finished) {
         f.measured = !msPerSample(pass).empty();
         f.data_share = dataShare(pass);
+        std::vector<int64_t> per_step;
+        int64_t prev = 0;
+        for (const auto& s : pass.steps) {
+            per_step.push_back(s.samples - prev);
+            prev = s.samples;
+        }
+        f.failure = config::batchRefused(std::move(per_step), f.effective_batch);
+        f.measured = f.measured && f.failure.empty();
         return;
     }
     if (pass.row.status != run::RunStatus::Failed) {

@@ -207,35 +207,73 @@ QualityPlan planQuality(const std::vector<PassFigure>& passes, int baseline, int
         }
         return a->effective_batch < b->effective_batch;
     });
-    for (size_t n = std::min(others.size(), static_cast<size_t>(leaders)); n >= 1; --n) {
-        std::vector<const PassFigure*> chosen{base};
-        chosen.insert(chosen.end(), others.begin(), others.begin() + static_cast<long>(n));
+    // What a check of `chosen` costs a sample, and the samples it trains within the budget.
+    struct Sizing {
         int64_t largest = 0;
+        double seconds_per_sample = 0;
+        double samples = 0;
+        bool fits = false;
+    };
+    const auto size = [&](const std::vector<const PassFigure*>& chosen) {
+        Sizing z;
         double ms = 0;
         for (const auto* p : chosen) {
-            largest = std::max(largest, p->effective_batch);
+            z.largest = std::max(z.largest, p->effective_batch);
             ms += p->ms_per_sample;
         }
-        const double seconds_per_sample = seeds * ms / 1000.0 * kQualityOverhead;
-        const double least = static_cast<double>(kQualityLeastSteps * largest);
-        double samples = static_cast<double>(kQualityTargetSteps * largest);
+        z.seconds_per_sample = seeds * ms / 1000.0 * kQualityOverhead;
+        z.samples = static_cast<double>(kQualityTargetSteps * z.largest);
         if (seconds_left > 0) {
-            samples = std::min(samples, seconds_left / seconds_per_sample);
+            z.samples = std::min(z.samples, seconds_left / z.seconds_per_sample);
         }
-        if (n == 1) {
-            plan.least_seconds = least * seconds_per_sample;
+        z.fits = z.samples >= static_cast<double>(kQualityLeastSteps * z.largest);
+        return z;
+    };
+    plan.least_seconds = INFINITY;
+    for (const auto* p : others) {
+        const Sizing z = size({base, p});
+        plan.least_seconds =
+            std::min(plan.least_seconds,
+                     static_cast<double>(kQualityLeastSteps * z.largest) * z.seconds_per_sample);
+    }
+    // The fastest that fit, one by one: a candidate whose larger batch the budget cannot
+    // check gives way to the next fastest, so that some check runs where one can.
+    std::vector<const PassFigure*> chosen{base};
+    for (const auto* p : others) {
+        if (chosen.size() > static_cast<size_t>(leaders)) {
+            break;
         }
-        if (samples >= least) {
-            for (const auto* p : chosen) {
-                plan.candidates.push_back(p->candidate);
-            }
-            plan.micro_steps = static_cast<int64_t>(std::ceil(samples / user_batch));
-            plan.largest_batch = largest;
-            plan.seconds = samples * seconds_per_sample;
-            return plan;
+        chosen.push_back(p);
+        if (!size(chosen).fits) {
+            chosen.pop_back();
         }
     }
+    if (chosen.size() < 2) {
+        return plan;
+    }
+    const Sizing z = size(chosen);
+    for (const auto* p : chosen) {
+        plan.candidates.push_back(p->candidate);
+    }
+    plan.micro_steps = static_cast<int64_t>(std::ceil(z.samples / user_batch));
+    plan.largest_batch = z.largest;
+    plan.seconds = z.samples * z.seconds_per_sample;
     return plan;
+}
+
+std::string batchRefused(std::vector<int64_t> samples_per_step, int64_t effective_batch) {
+    if (samples_per_step.empty() || effective_batch <= 0) {
+        return {};
+    }
+    const auto middle = samples_per_step.begin() + static_cast<long>(samples_per_step.size() / 2);
+    std::nth_element(samples_per_step.begin(), middle, samples_per_step.end());
+    if (*middle == effective_batch) {
+        return {};
+    }
+    return "it trained " + std::to_string(*middle) +
+           " samples an optimizer step, not the candidate's " + std::to_string(effective_batch) +
+           ": a training script must take its batch from AMPBENCH_MICRO_BATCH and "
+           "AMPBENCH_ACCUMULATION (rec.settings.micro_batch, rec.accumulation)";
 }
 
 std::optional<double> parseDuration(const std::string& text) {

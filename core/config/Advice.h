@@ -99,6 +99,12 @@ std::vector<AdviceCandidate> adviceCandidates(const ExperimentSpec& spec,
 bool wantsCheckpointSearch(const ExperimentSpec& spec, const AdviceFormat& format,
                            const FormatCapacity& capacity);
 
+/// Why a pass did not train its candidate's batch: its optimizer steps held (by their
+/// median) another number of samples than the `effective_batch` it was given; empty when
+/// they held that, or when there are none. A training script that does not read
+/// AMPBENCH_MICRO_BATCH and AMPBENCH_ACCUMULATION shows this way.
+std::string batchRefused(std::vector<int64_t> samples_per_step, int64_t effective_batch);
+
 /// A candidate's pass as the quality plan weighs it.
 struct PassFigure {
     int candidate = 0;  ///< index into the advice's candidates
@@ -114,17 +120,20 @@ inline constexpr int64_t kQualityLeastSteps = 60;
 /// What training a quality run costs beyond its samples (evaluation, set-up), as a factor.
 inline constexpr double kQualityOverhead = 1.3;
 
-/// The quality check: the baseline and the leading candidates (the fastest passes, ties
-/// to the smaller effective batch), each trained `seeds` times on the same samples,
-/// enough for kQualityTargetSteps optimizer steps of the largest effective batch, or as
-/// many as `seconds_left` (0: no limit) allows down to kQualityLeastSteps; fewer leaders
-/// where even that does not fit.
+/// The quality check: the baseline and up to `leaders` candidates, each trained `seeds`
+/// times on the same samples, enough for kQualityTargetSteps optimizer steps of the largest
+/// effective batch among them, or as many as `seconds_left` (0: no limit) allows down to
+/// kQualityLeastSteps. The candidates are taken fastest first (ties to the smaller
+/// effective batch), passing over one whose check would not fit the budget beside those
+/// taken (a larger batch needs more samples), so that the budget checks what it can.
 struct QualityPlan {
     std::vector<int> candidates;  ///< the baseline first; empty: no check
     int64_t micro_steps = 0;      ///< of the experiment's micro-batch
     int64_t largest_batch = 0;    ///< the largest effective batch among them
     double seconds = 0;           ///< the estimate it was sized by
-    double least_seconds = 0;     ///< the least a check of the baseline and one leader needs
+    /// The least any check needs (the baseline and the cheapest candidate); infinite
+    /// when no candidate finished its pass.
+    double least_seconds = 0;
 };
 QualityPlan planQuality(const std::vector<PassFigure>& passes, int baseline, int leaders, int seeds,
                         int user_batch, double seconds_left);

@@ -88,6 +88,7 @@ class Advisor {
     void storeSpec(int64_t micro_steps);
     void recordUnsupported();
     void passes();
+    void refusedEnd();
     void quality();
     PlannedRun planRun(int arm_index, uint64_t seed, int64_t steps, bool pass);
 
@@ -110,6 +111,7 @@ class Advisor {
     std::string inputs_json_;
     int64_t train_size_ = 0;
     std::vector<config::PassFigure> figures_;
+    std::vector<int> refused_;  ///< candidates whose pass trained another batch than given
     AdviseResult result_;
 };
 
@@ -377,8 +379,44 @@ void Advisor::passes() {
         f.effective_batch = static_cast<int64_t>(config::microBatchOf(spec_, arm)) *
                             arm.accumulation * std::max(1, arm.ranks);
         f.ok = outcome.status == run::RunStatus::Finished && f.ms_per_sample > 0;
+        if (f.ok) {
+            if (const std::string why =
+                    config::batchRefused(timing.step_samples, f.effective_batch);
+                !why.empty()) {
+                note(arm.name + ": " + why);
+                f.ok = false;
+                refused_.push_back(i);
+            }
+        }
         figures_.push_back(f);
         ++done;
+    }
+    refusedEnd();
+}
+
+/// A script that trained the baseline, or every other candidate, at another batch than it
+/// was given gives no advice: the end says so (its passes are recorded, ruled out).
+void Advisor::refusedEnd() {
+    if (refused_.empty()) {
+        return;
+    }
+    int others = 0;
+    bool baseline = false;
+    for (const auto& f : figures_) {
+        others += f.candidate != 0 ? 1 : 0;
+    }
+    int refused_others = 0;
+    for (int i : refused_) {
+        baseline = baseline || i == 0;
+        refused_others += i != 0 ? 1 : 0;
+    }
+    if (baseline || refused_others == others) {
+        result_.end = AdviseEnd::ScriptRefused;
+        result_.message = "the training script did not take the candidates' settings: " +
+                          std::string(baseline ? "even fp32's batch" : "every candidate's batch") +
+                          " came out other than given (the advice lists each); make it read "
+                          "AMPBENCH_MICRO_BATCH and AMPBENCH_ACCUMULATION (README: Your own "
+                          "training script)";
     }
 }
 
@@ -389,7 +427,7 @@ void Advisor::quality() {
     const config::QualityPlan q =
         config::planQuality(figures_, 0, opt_.leaders, opt_.seeds, user_.micro_batch, left);
     if (q.candidates.empty()) {
-        if (q.least_seconds > 0) {
+        if (std::isfinite(q.least_seconds) && q.least_seconds > 0) {
             note("no quality check: the " + util::roughDuration(left) +
                  " left of the budget is short of the " + util::roughDuration(q.least_seconds) +
                  " that fp32 and one candidate need on " + std::to_string(opt_.seeds) +
@@ -473,7 +511,7 @@ AdviseResult Advisor::run() {
     storeSpec(user_.micro_steps);
     recordUnsupported();
     passes();
-    if (stopped()) {
+    if (stopped() || result_.end == AdviseEnd::ScriptRefused) {
         return result_;
     }
     quality();

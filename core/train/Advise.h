@@ -67,6 +67,8 @@ enum class AdviseEnd {
     NoMixedPrecision,  ///< advised, but no mixed-precision format trains here
     NothingFits,       ///< no format trains even batch 1 (its searches are recorded)
     BudgetTooSmall,    ///< the budget is short of one candidate: nothing was recorded
+    ScriptRefused,     ///< the script trained the baseline, or every other candidate, at
+                       ///< another batch than it was given (recorded, ruled out)
     Cancelled,         ///< stopped; what was measured is recorded
 };
 

@@ -212,6 +212,16 @@ TEST(AdviceQuality, AimsForAHundredStepsOfTheLargestBatchWithTheTwoFastest) {
     EXPECT_EQ(q.micro_steps, 100 * 1024 / 64);
 }
 
+TEST(AdviceQuality, ACandidateTheBudgetCannotCheckGivesWayToTheNextFastest) {
+    // The fastest (batch 512) needs 60 × 512 samples; the next (batch 64) fits.
+    const std::vector<config::PassFigure> passes = {
+        {0, 1.0, 64, true}, {1, 0.2, 512, true}, {2, 0.5, 64, true}};
+    const double budget = 60.0 * 64 * 1.5 * 2 * 1.3 / 1000 * 1.5;
+    const auto q = config::planQuality(passes, 0, 2, 2, 64, budget);
+    EXPECT_EQ(q.candidates, (std::vector<int>{0, 2}));
+    EXPECT_EQ(q.largest_batch, 64);
+}
+
 TEST(AdviceQuality, ABudgetTooSmallForTwoChecksOneThenNone) {
     const std::vector<config::PassFigure> passes = {
         {0, 1.0, 64, true}, {1, 0.5, 64, true}, {2, 0.5, 512, true}};
@@ -232,6 +242,16 @@ TEST(AdviceQuality, NoCheckWithoutTheBaselinesPassOrAFinishedCandidate) {
                     .candidates.empty());
     EXPECT_TRUE(config::planQuality({{0, 1.0, 64, true}, {1, 0.5, 64, false}}, 0, 2, 2, 64, 0)
                     .candidates.empty());
+}
+
+TEST(AdviceCandidates, APassThatTrainedAnotherBatchIsNamed) {
+    EXPECT_EQ(config::batchRefused({64, 64, 64}, 64), "");
+    EXPECT_EQ(config::batchRefused({}, 64), "");
+    const std::string why = config::batchRefused({32, 32, 64}, 64);
+    EXPECT_NE(why.find("trained 32 samples an optimizer step, not the candidate's 64"),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("AMPBENCH_MICRO_BATCH"), std::string::npos);
 }
 
 TEST(AdviceDurations, ReadsSecondsMinutesAndHours) {
@@ -453,6 +473,12 @@ ExperimentData recordedAdvice(double bf16_shift) {
         s.ms_per_sample = ms[i];
         RunData pass = makeRun(id++, s);
         pass.steps.resize(12);  // a pass: a few steps, no evaluation
+        const int64_t own = config::microBatchOf(d.spec, d.spec.arms[i]);
+        for (auto& step : pass.steps) {  // at its own batch, its time per sample as given
+            step.samples = step.samples / kMicroBatch * own;
+            step.step_ms =
+                step.step_ms / static_cast<double>(kMicroBatch) * static_cast<double>(own);
+        }
         pass.evals.clear();
         pass.row.spec_json = planned(d.spec.arms[i], true);
         d.runs.push_back(pass);

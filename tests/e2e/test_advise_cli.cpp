@@ -1,6 +1,7 @@
-// `ampbench-cli advise` end to end on the CPU: the built-in CNN on Fashion-MNIST and a
-// model file on its own data, each advice read back from the database; a budget too small,
-// a model that fits nothing, and Ctrl-C, each with its exit code and what it kept.
+// `ampbench-cli advise` end to end on the CPU: the built-in CNN on Fashion-MNIST, a model
+// file on its own data and a training script, each advice read back from the database; a
+// budget too small, a model that fits nothing, a script that does not take the
+// candidates' batch, and Ctrl-C, each with its exit code and what it kept.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -30,6 +31,8 @@ using data::test_files::writeNpz;
 namespace {
 
 const std::string kCli = AMPBENCH_CLI_PATH;
+const std::string kScripts = AMPBENCH_TEST_SCRIPTS;
+const std::string kPython = AMPBENCH_TEST_PYTHON;
 
 /// A CNN small enough for a step of a few milliseconds on one thread, batches of 8.
 const std::string kSmallCnn =
@@ -215,4 +218,40 @@ TEST(AdviseCli, CtrlCKeepsWhatWasMeasuredAndShowsIt) {
     EXPECT_EQ(passes, 4);  // fp32, fp32-b64, amp-bf16, amp-bf16-b64: what was measured stays
     const analysis::Advice a = readBack(*store);
     EXPECT_EQ(row(a, "amp-bf16")->f.measured, true);
+}
+
+TEST(AdviseCli, AScriptTrainsEachCandidateWithItsSettings) {
+    TempDir dir;
+    const std::string db = dir.file("a.db");
+    const std::string script = kCli + " --db " + db + " advise --script " + kScripts +
+                               "/advice_steps.py --python " + kPython +
+                               " --micro-batch 8 --timed-steps 10 --check 1 -q";
+    const auto r = test::shell(script);
+    ASSERT_EQ(r.code, 0) << r.out;
+    auto store = store::Database::open(db, store::Database::Mode::ReadOnly);
+    const analysis::Advice a = readBack(*store);
+    for (const char* arm : {"fp32", "amp-fp16", "amp-bf16"}) {
+        ASSERT_NE(row(a, arm), nullptr) << arm;
+        EXPECT_TRUE(row(a, arm)->f.measured) << arm;
+        EXPECT_EQ(row(a, arm)->f.max_batch, 0) << arm;  // a script's memory is its own
+    }
+    EXPECT_TRUE(mentions(r.out, "not for this model, fp8")) << r.out;
+    EXPECT_TRUE(a.quality_checked);
+    ASSERT_NE(a.recommendation(), nullptr);
+}
+
+TEST(AdviseCli, AScriptThatIgnoresTheCandidatesBatchIsToldSo) {
+    TempDir dir;
+    const std::string db = dir.file("a.db");
+    const auto r = test::shell(kCli + " --db " + db + " advise --script " + kScripts +
+                               "/advice_steps.py --script-arg=--batch --script-arg=4 --python " +
+                               kPython + " --micro-batch 8 --timed-steps 10 -q");
+    EXPECT_EQ(r.code, 13) << r.out;
+    EXPECT_TRUE(mentions(r.out, "trained 4 samples an optimizer step, not the candidate's 8"))
+        << r.out;
+    EXPECT_TRUE(mentions(r.out, "AMPBENCH_MICRO_BATCH")) << r.out;
+    auto store = store::Database::open(db, store::Database::Mode::ReadOnly);
+    const analysis::Advice a = readBack(*store);  // the passes are kept, ruled out
+    ASSERT_NE(row(a, "fp32"), nullptr);
+    EXPECT_EQ(row(a, "fp32")->status, analysis::RowStatus::RuledOut);
 }
