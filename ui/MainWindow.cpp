@@ -79,6 +79,7 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     tabs_->addTab(history_, tr("History"));
     capacity_ = new CapacityView(*session_);
     tabs_->addTab(capacity_, tr("Max batch"));
+    buildAdvice();  // the Advice tab, its action and its wiring: MainWindowAdvice.cpp
     setCentralWidget(tabs_);
 
     progress_ = new QProgressBar;
@@ -257,6 +258,7 @@ void MainWindow::buildMenus() {
         editor_->loadPreset("default");
         tabs_->setCurrentWidget(editor_);
     });
+    file->addAction(advise_);
     file->addSeparator();
     file->addAction(tr("&Open database\u2026"), QKeySequence::Open, this,
                     [this] { chooseDatabase(false); });
@@ -342,6 +344,7 @@ void MainWindow::buildMenus() {
     bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     bar->addAction(run_);
     bar->addAction(cancel_);
+    bar->addAction(advise_);
 
     rebuildRecentMenu();
 }

@@ -145,7 +145,7 @@ std::string qualityText(const AdviceRow& row);
 std::vector<std::string> adviceHeader(const Advice& advice);
 std::vector<std::vector<std::string>> adviceCells(const Advice& advice);
 /// The columns of adviceHeader that hold numbers (right-aligned).
-inline constexpr std::array<size_t, 8> kAdviceNumericColumns = {2, 3, 4, 5, 6, 7, 8, 10};
+inline constexpr std::array<size_t, 8> kAdviceNumericColumns = {2, 3, 4, 5, 7, 8, 9, 10};
 /// The table the CLI prints.
 TextTable adviceTable(const Advice& advice);
 /// The recommended setting as a spec `run --config` takes: the advice's experiment with

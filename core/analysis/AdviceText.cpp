@@ -169,10 +169,10 @@ std::vector<std::string> adviceHeader(const Advice& a) {
             "vs " + a.baseline,
             a.memory_label.empty() ? std::string("peak") : a.memory_label,
             "vs " + a.baseline,
+            "quality",
             "step of " + std::to_string(a.user_batch),
             "max batch",
             "data wait",
-            "quality",
             "skipped"};
 }
 
@@ -188,9 +188,9 @@ std::vector<std::vector<std::string>> adviceCells(const Advice& a) {
         out.push_back(
             {statusText(r), f.arm, measured ? fixed(f.samples_per_s, 0) : "\xE2\x80\x93",
              formatRatio(r.speed_ratio), measured ? formatBytes(f.peak_bytes) : "\xE2\x80\x93",
-             formatRatio(r.memory_ratio), formatMs(r.user_step_ms), max_batch,
+             formatRatio(r.memory_ratio), qualityText(r), formatMs(r.user_step_ms), max_batch,
              std::isfinite(f.data_share) ? formatPercent(f.data_share, 0) : "\xE2\x80\x93",
-             qualityText(r), f.checked ? std::to_string(f.skipped) : "\xE2\x80\x93"});
+             f.checked ? std::to_string(f.skipped) : "\xE2\x80\x93"});
     }
     return out;
 }
