@@ -21,6 +21,9 @@
 #   capacity  the GPU, checkpointing, data and batch-finder tests, then the largest
 #             batch per arm (ampbench-cli find-batch) and the step-time cost of
 #             gradient checkpointing at the presets' batch.
+#   advise    ampbench-cli advise on the GPU for the GPT-2-sized decoder and the recipe
+#             CNN (ADVISE=gpt2,cnn; ADVISE_BUDGET=10m each): the candidates, their
+#             passes, the quality check and the recommendation; the database in $OUT.
 #   fidelity  a model file trained by the workbench and by PyTorch (bench/fidelity.py):
 #             the same scripted CNN, initial weights and batches (.npz of
 #             Fashion-MNIST), fp32, deterministic; the largest relative difference
@@ -193,7 +196,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' bench/device.sh;
 MODE=${1:-${MODE:-bench}}
 case "$MODE" in
     help | -h | --help) usage; exit 0 ;;
-    bench | tests | overhead | capacity | profile | fidelity | recipe | calibration | determinism | bundle | rerun | numerics | multigpu | verdict | fp8 | prove) ;;
+    bench | tests | overhead | capacity | advise | profile | fidelity | recipe | calibration | determinism | bundle | rerun | numerics | multigpu | verdict | fp8 | prove) ;;
     *) echo "device.sh: unknown mode '$MODE'" >&2; echo >&2; usage >&2; exit 2 ;;
 esac
 
@@ -579,6 +582,20 @@ capacity)
         timeout 90 $CLI --db "$OUT/ckpt.db" run --preset "$p" --steps 25 --warmup 5 --eval-batches 1 -q \
             --arm amp-fp16=amp-fp16 --arm fp16-ckpt=amp-fp16,checkpoint || echo "(stopped)"
     done
+    ;;
+
+advise)
+    if [[ ,${ADVISE:-gpt2,cnn}, == *,gpt2,* ]]; then
+        echo "== advise: GPT-2-sized decoder, batch 16"
+        timeout 1200 $CLI --db "$OUT/advise.db" advise --preset gpt2-small-synthetic --device cuda \
+            --budget "${ADVISE_BUDGET:-10m}" | tee "$OUT/advise-gpt2.txt" || echo "(exit $?)"
+    fi
+    if [[ ,${ADVISE:-gpt2,cnn}, == *,cnn,* ]]; then
+        echo "== advise: the recipe CNN, batch 128"
+        timeout 1200 $CLI --db "$OUT/advise.db" advise --preset fashion-mnist-recipe --device cuda \
+            --data "$AMPBENCH_FASHION_MNIST" --budget "${ADVISE_BUDGET:-10m}" \
+            | tee "$OUT/advise-cnn.txt" || echo "(exit $?)"
+    fi
     ;;
 
 fidelity)
