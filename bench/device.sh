@@ -9,7 +9,7 @@
 #
 # Modes, each a file bench/device/MODE.sh that this script sources after the build
 # (its header, printed below, says what the mode does and the settings it alone reads):
-#   bench (the default), tests, overhead, capacity, fidelity, recipe, calibration,
+#   bench (the default), tests, overhead, capacity, advise, fidelity, recipe, calibration,
 #   determinism, rerun, profile, bundle, numerics, fp8, multigpu, verdict, prove;
 #   help prints this text.
 # Shell functions that several modes use (run_suite, run_checks) are in
@@ -41,7 +41,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The modes, in the order help prints them: bench/device/MODE.sh each.
-MODES=(bench tests overhead capacity fidelity recipe calibration determinism rerun profile bundle
+MODES=(bench tests overhead capacity advise fidelity recipe calibration determinism rerun profile bundle
        numerics fp8 multigpu verdict prove)
 # This header, then each mode file's (its leading comment).
 usage() {
@@ -103,7 +103,7 @@ else
     configure . build/cuda "$OUT/configure.log"
     grep -E "ampbench:" "$OUT/configure.log" || true
     TARGETS=()
-    [[ $MODE == calibration || $MODE == bundle || $MODE == rerun ]] && TARGETS=(--target ampbench-cli)
+    [[ $MODE == calibration || $MODE == bundle || $MODE == rerun || $MODE == advise ]] && TARGETS=(--target ampbench-cli)
     [[ $MODE == determinism || $MODE == verdict ]] && TARGETS=(--target ampbench-cli test_engine)
     [[ $MODE == fp8 || $MODE == prove ]] && TARGETS=(--target ampbench-cli test_engine bench_profile_step)
     [[ $MODE == multigpu ]] && TARGETS=(--target ampbench-cli test_data_parallel test_engine)

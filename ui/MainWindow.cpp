@@ -81,6 +81,7 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     tabs_->addTab(history_, tr("History"));
     capacity_ = new CapacityView(*session_);
     tabs_->addTab(capacity_, tr("Max batch"));
+    buildAdvice();  // the Advice tab, its action and its wiring: MainWindowAdvice.cpp
     setCentralWidget(tabs_);
 
     setStatusBar(new StatusBar);  // its messages end in "…" before the database's name
@@ -310,6 +311,7 @@ void MainWindow::buildMenus() {
         editor_->loadPreset("default");
         tabs_->setCurrentWidget(editor_);
     });
+    file->addAction(advise_);
     file->addSeparator();
     file->addAction(tr("&Open database\u2026"), QKeySequence::Open, this,
                     [this] { chooseDatabase(false); });
@@ -395,6 +397,7 @@ void MainWindow::buildMenus() {
     bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     bar->addAction(run_);
     bar->addAction(cancel_);
+    bar->addAction(advise_);
 
     rebuildRecentMenu();
 }

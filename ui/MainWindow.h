@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "core/run/Records.h"
+#include "core/train/Advise.h"
 #include "core/train/Capacity.h"
 
 class QAction;
@@ -25,6 +26,7 @@ class CapacityView;
 class CompareView;
 class ExperimentEditor;
 class AboutDialog;
+class AdviceView;
 class HelpWindow;
 class HistoryView;
 class HostsDialog;
@@ -98,6 +100,13 @@ class MainWindow : public QMainWindow {
     CompareView* compare() const { return compare_; }
     HistoryView* history() const { return history_; }
     CapacityView* capacity() const { return capacity_; }
+    AdviceView* advice() const { return advice_; }
+    /// File › Advise…: the Advice tab, for the editor's model and data.
+    QAction* adviseAction() const { return advise_; }
+    void showAdvice();
+    /// Starts the advice of the editor's model, data and batch on the training worker;
+    /// false (and an error shown) when it cannot start.
+    bool startAdvice(const ampbench::train::AdviseOptions& options);
     StoreSession* session() const { return session_; }
     RunDataCache* cache() const { return cache_; }
     RunTreeModel* runModel() const { return runs_; }
@@ -142,6 +151,7 @@ class MainWindow : public QMainWindow {
     bool restoredGeometry_ = false;  // the size and place came from the last session
     bool shownOnce_ = false;
     void buildMenus();
+    void buildAdvice();
     void updateIcons();
     void connectTraining();
     void showError(const QString& title, const QString& message);
@@ -203,6 +213,8 @@ class MainWindow : public QMainWindow {
     CompareView* compare_ = nullptr;
     HistoryView* history_ = nullptr;
     CapacityView* capacity_ = nullptr;
+    AdviceView* advice_ = nullptr;
+    QAction* advise_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     QAction* run_ = nullptr;
     QAction* cancel_ = nullptr;

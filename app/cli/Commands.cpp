@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/AdviseCommand.h"
 #include "cli/ExitCodes.h"
 #include "cli/OpenDatabase.h"
 #include "cli/Terminal.h"
+#include "core/analysis/Advice.h"
 #include "core/analysis/AnalysisJson.h"
 #include "core/analysis/ComparisonTable.h"
 #include "core/analysis/ExperimentAnalysis.h"
@@ -152,7 +154,12 @@ void printVerdicts(const store::Database& db, int64_t experiment_id) {
             }
             continue;
         }
-        say(stdout, "  %s: %s\n", analysis::printable(v.arm, false).c_str(),
+        // The answer first: the verdict, the speed and the memory against the baseline.
+        say(stdout, "  %s: %s, %s %s's speed at %s its memory; %s\n",
+            analysis::printable(v.arm, false).c_str(), analysis::toString(v.verdict).c_str(),
+            analysis::formatRatio(v.gains.speedup).c_str(),
+            analysis::printable(a.baseline, false).c_str(),
+            analysis::formatRatio(v.gains.memory_ratio).c_str(),
             analysis::describe(v.summary).c_str());
         for (const auto& f : v.reasons) {
             // A fast verdict's speed-up and memory come from each arm's passes alone (the
@@ -254,6 +261,10 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment, bool js
             return kStoreError;
         }
         printVerdicts(*db, id);
+        if (analysis::isAdvice(*data)) {
+            say(stdout, "\n");
+            return printAdvice(*db, id);
+        }
         return kOk;
     }
     auto run = db->run(id);

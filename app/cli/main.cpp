@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "cli/AdviseCommand.h"
 #include "cli/Commands.h"
 #include "cli/ExitCodes.h"
 #include "cli/LaunchFlags.h"
@@ -18,6 +19,7 @@
 #include "cli/Terminal.h"
 #include "cli/VersionText.h"
 #include "core/analysis/Format.h"
+#include "core/config/Advice.h"
 #include "core/config/Presets.h"
 #include "core/config/SpecFields.h"
 #include "core/store/OutputFile.h"
@@ -363,6 +365,70 @@ Command addFindBatch(CLI::App& app) {
             }};
 }
 
+Command addAdvise(CLI::App& app) {
+    auto spec = std::make_shared<cli::RunOverrides>();
+    auto flags = std::make_shared<cli::AdviseFlags>();
+    auto texts = std::make_shared<std::pair<std::string, std::string>>();  // budget, memory
+    auto rule = std::make_shared<std::string>("linear");
+    auto* advise = app.add_subcommand(
+        "advise",
+        "which precision, batch, accumulation and checkpointing to train your model with on "
+        "this device, and what each gains: every format at your batch and at the largest that "
+        "fits, timed alone, the fastest checked for quality against fp32 on two seeds");
+    addSpecOptions(advise, *spec);
+    advise->remove_option(advise->get_option("--arm"));  // the advice makes its own arms
+    addScriptOptions(advise, *spec);
+    advise->add_option("--budget", texts->first,
+                       "wall time for the whole advice, e.g. 5m, 90s, 1h (default: what it "
+                       "needs for this model: the searches, a pass of each candidate and a "
+                       "quality check of 100 optimizer steps)");
+    advise->add_option("--memory", texts->second,
+                       "the max-batch searches' memory budget, as find-batch's --budget: 8G, "
+                       "512M (default: the GPU's memory on CUDA, half the RAM on CPU)");
+    advise
+        ->add_option("--max-batch", flags->max_batch,
+                     "the largest batch searched (default 8 × your batch)")
+        ->check(CLI::PositiveNumber);
+    advise
+        ->add_option("--lr-rule", *rule,
+                     "how the learning rate follows a larger batch: linear (default), sqrt, none")
+        ->check(CLI::IsMember({"linear", "sqrt", "none"}));
+    advise->add_option("--check", flags->leaders, "candidates checked for quality beside fp32")
+        ->check(CLI::Range(1, 8));
+    advise->add_option("--check-seeds", flags->seeds, "seeds of the quality check (default 2)")
+        ->check(CLI::Range(2, 10));
+    advise->add_option("--timed-steps", flags->timed_steps, "timed optimizer steps of each pass")
+        ->check(CLI::Range(10, 1000));
+    advise->add_option("--save-spec", flags->save_spec,
+                       "write the recommended setting against fp32 as a spec for `run --config`");
+    advise->add_flag("-q,--quiet", spec->quiet, "no progress output");
+    return {advise, [spec, flags, texts, rule](const std::string& db) -> int {
+                if (!texts->first.empty()) {
+                    const auto seconds = config::parseDuration(texts->first);
+                    if (!seconds) {
+                        cli::say(stderr,
+                                 "--budget %s: expected a duration above zero such as 5m, 90s, "
+                                 "1h or 1h30m\n",
+                                 texts->first.c_str());
+                        return cli::kUsage;
+                    }
+                    flags->budget_s = *seconds;
+                }
+                if (!texts->second.empty()) {
+                    auto bytes = analysis::parseByteSize(texts->second);
+                    if (!bytes || *bytes <= 0) {
+                        cli::say(stderr,
+                                 "--memory %s: expected a size such as 8G, 512M or 1073741824\n",
+                                 texts->second.c_str());
+                        return cli::kUsage;
+                    }
+                    flags->memory_bytes = *bytes;
+                }
+                flags->lr_rule = config::lrRuleFromString(*rule).value_or(config::LrRule::Linear);
+                return cli::commandAdvise(db, *spec, *flags);
+            }};
+}
+
 Command addRerun(CLI::App& app) {
     auto id = std::make_shared<int64_t>(0);
     auto force = std::make_shared<bool>(false);
@@ -470,6 +536,7 @@ int main(int argc, char** argv) {
         addTail(app),
         addIngest(app),
         addFindBatch(app),
+        addAdvise(app),
         addRerun(app),
         {app.add_subcommand("list", "list experiments and their runs"),
          [](const std::string& db) { return cli::commandList(db); }},

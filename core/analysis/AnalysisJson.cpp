@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/Advice.h"
 #include "core/analysis/IslandCost.h"
 #include "core/analysis/LayerNumerics.h"
 
@@ -362,6 +363,9 @@ json reportJson(const ExperimentData& data, const ExperimentAnalysis& analysis) 
         }
     }
     j["numerics"] = numericsJson(data);
+    if (isAdvice(data)) {
+        j["advice"] = adviceJson(readAdvice(data, analysis), data.spec);
+    }
     json islands = json::array();
     for (const auto& c : islandCosts(data.spec, analysis)) {
         islands.push_back({{"arm", c.arm},

@@ -215,6 +215,7 @@ struct RunSets {
     std::map<std::string, std::vector<const RunData*>> complete;  ///< not partial
     std::map<std::string, std::vector<const RunData*>> finished;  ///< enter the figures
     std::map<std::string, std::vector<const RunData*>> every;     ///< partial runs too
+    std::map<std::string, int> passes;  ///< runs that only timed the arm (timingPass)
     std::map<std::string, const RunData*> first_of_arm;
     std::map<int64_t, RunSummary> summaries;  ///< of the complete runs, by run id
 };
@@ -288,6 +289,12 @@ RunSets partitionRuns(ExperimentAnalysis& a, const ExperimentData& data,
     for (const auto& r : data.runs) {
         sets.first_of_arm.emplace(r.row.arm, &r);
         sets.every[r.row.arm].push_back(&r);
+        // A finished pass gives its arm's speed and memory (aloneGains), not a curve; one
+        // that failed or was cut short counts as any such run does.
+        if (finishedPass(r.row)) {
+            ++sets.passes[r.row.arm];
+            continue;
+        }
         if (isIncomplete(r.row.status)) {
             a.incomplete.push_back({r.row.id, r.row.arm, r.row.seed, r.row.status, r.row.last_step,
                                     r.row.planned_steps});
@@ -319,7 +326,7 @@ void buildCurves(ExperimentAnalysis& a, const ExperimentData& data,
                  const AnalysisOptions& options) {
     double max_samples = 0;
     for (const auto& r : data.runs) {
-        if (!r.steps.empty()) {
+        if (!r.steps.empty() && !finishedPass(r.row)) {
             max_samples = std::max(max_samples, static_cast<double>(r.steps.back().samples));
         }
     }
@@ -445,6 +452,7 @@ ArmVerdict judgeArm(const std::string& arm, const ExperimentAnalysis& a, RunSets
     v.cancelled =
         seedsOf(arm, [](run::RunStatus s) { return s == run::RunStatus::Cancelled; }).first;
     std::tie(v.baseline_pending, v.baseline_pending_seeds) = seedsOf(a.baseline, pending);
+    v.timing_passes = sets.passes[arm];
     v.health = armHealth(sets.complete[arm]);
     v.gains = armGains(arm, a.baseline, sets, max_batch);
     // A peak that is a process's resident set holds the program too: say so beside it.

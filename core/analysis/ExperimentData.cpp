@@ -51,6 +51,15 @@ std::optional<ExperimentData> loadExperiment(const store::Database& db, int64_t 
     return data;
 }
 
+bool timingPass(const store::RunRow& run) {
+    return run.spec_json.find("timing_pass") != std::string::npos &&
+           config::plannedArmFromJson(run.spec_json).timing_pass;
+}
+
+bool finishedPass(const store::RunRow& run) {
+    return run.status == run::RunStatus::Finished && timingPass(run);
+}
+
 bool isIncomplete(run::RunStatus status) {
     return status != run::RunStatus::Finished && status != run::RunStatus::Failed;
 }

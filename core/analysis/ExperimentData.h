@@ -47,4 +47,10 @@ std::string storedArmProblem(const store::RunRow& run);
 /// analysis names it and leaves it out. Failed runs count: failing is a result.
 bool isIncomplete(run::RunStatus status);
 
+/// Whether the run only timed its arm alone (its planned arm's timing_pass, an advice's
+/// pass): the analysis reads its speed and memory and leaves it out of curves and verdicts.
+bool timingPass(const store::RunRow& run);
+/// A timing pass that ran to its end: its arm's speed and memory, not a curve.
+bool finishedPass(const store::RunRow& run);
+
 }  // namespace ampbench::analysis

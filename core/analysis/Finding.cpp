@@ -39,9 +39,7 @@ std::string scaleText(double v) {
 
 /// Four significant digits: an FP8 scale is no round number ("12.5", "3712", "1.2e+06").
 std::string significant(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", v);
-    return text;
+    return formatSignificant(v, 4);
 }
 
 std::string count(double v) {
@@ -317,7 +315,7 @@ constexpr FindingEntry kFindings[] = {
          if (std::isfinite(f.value(FindingKey::MaxBatch))) {
              text += "; max batch " + num(f.value(FindingKey::MaxBatch), 2) + kTimes;
          }
-         // Packed runs (fast verdict): the figures are each arm's pass alone on the GPU.
+         // Packed runs (fast verdict) or an advice: the figures are each arm's pass alone.
          const std::string timing = f.name(FindingKey::Timing);
          if (timing == "graph") {
              text += "; measured with each arm alone on the GPU, in CUDA-graph mode";
@@ -330,7 +328,7 @@ constexpr FindingEntry kFindings[] = {
                  text += ")";
              }
          } else if (timing == "eager") {
-             text += "; measured with each arm alone on the GPU, in eager mode";
+             text += "; measured with each arm alone on its device, in eager mode";
          }
          return text;
      }},
@@ -583,6 +581,13 @@ constexpr FindingEntry kFindings[] = {
          return "the reference, but none of its " + plural(f.value(FindingKey::Runs), "run") +
                 " finished (cancelled): there is nothing to judge the other arms against";
      }},
+    {FindingCode::TimedAloneOnly, "timed_alone_only", nullptr,
+     [](const Finding& f) -> std::string {
+         return "timed alone only (" + count(f.value(FindingKey::Passes)) +
+                (f.value(FindingKey::Passes) == 1 ? " pass" : " passes") +
+                "), not trained long enough to judge its curve: its speed and memory stand, its "
+                "quality is unchecked";
+     }},
 };
 
 constexpr bool tableFollowsTheEnum() {
@@ -655,6 +660,7 @@ const char* keyName(FindingKey key) {
         {FindingKey::MinScale, "min_scale"},
         {FindingKey::Name, "name"},
         {FindingKey::OutsideShare, "outside_share"},
+        {FindingKey::Passes, "passes"},
         {FindingKey::ProcessMemory, "process_memory"},
         {FindingKey::ProgressLost, "progress_lost"},
         {FindingKey::R, "r"},

@@ -74,10 +74,11 @@ enum class FindingCode {
     WaitingForBaseline,  ///< runs; seeds, baseline
     BaselinePending,     ///< runs, finished; seeds
     BaselineCancelled,   ///< runs
+    TimedAloneOnly,  ///< passes (a summary: the arm was timed, not trained for the verdict)
 };
 /// The last code. Finding.cpp's table of names and sentences is held to every code up
 /// to it at compile time: a new code goes after it, becomes this, and gets its entry.
-constexpr FindingCode kLastFindingCode = FindingCode::BaselineCancelled;
+constexpr FindingCode kLastFindingCode = FindingCode::TimedAloneOnly;
 
 /// The numbers and names a finding rests on, by key: a misspelt key does not
 /// compile. keyName() is the name the JSON export and the reports use ("tail").
@@ -129,6 +130,7 @@ enum class FindingKey {
     MinScale,
     Name,
     OutsideShare,
+    Passes,
     ProcessMemory,
     ProgressLost,
     R,

@@ -72,6 +72,12 @@ std::string formatNumber(double value, int decimals) {
     return buf;
 }
 
+std::string formatSignificant(double value, int digits) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, value);
+    return buf;
+}
+
 std::optional<int64_t> parseByteSize(const std::string& text) {
     size_t used = 0;
     double v = 0;

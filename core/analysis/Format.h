@@ -15,6 +15,7 @@ std::string formatDuration(double seconds);  ///< "1:02:03" or "2:03"
 std::string formatRatio(double ratio);       ///< "1.23×"; "–" for NaN
 std::string formatPercent(double fraction, int decimals = 1);  ///< "87.3%"
 std::string formatNumber(double value, int decimals);          ///< fixed; "–" for NaN
+std::string formatSignificant(double value, int digits);       ///< "0.175", "1e-08" (%g)
 
 /// "8G", "512M", "1.5GiB", "64k", "1073741824" → bytes (binary units); nullopt if malformed.
 std::optional<int64_t> parseByteSize(const std::string& text);

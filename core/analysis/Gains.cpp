@@ -163,6 +163,12 @@ Gains computeGains(const std::vector<const RunData*>& baseline,
 std::vector<RunData> alonePasses(const std::vector<const RunData*>& runs, const std::string& mode) {
     std::vector<RunData> out;
     for (const auto* r : runs) {
+        if (mode == "eager" && finishedPass(r->row)) {
+            if (!msPerSample(*r).empty()) {
+                out.push_back(*r);  // an advice's pass: a run of its own, timed as runs are
+            }
+            continue;
+        }
         for (const auto& e : r->events) {
             const auto t = run::aloneTimingOf(e);
             if (!t || t->mode != mode) {

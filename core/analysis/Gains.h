@@ -64,7 +64,9 @@ Gains computeGains(const std::vector<const RunData*>& baseline,
 
 /// An arm's passes alone on the device in `mode` ("graph" or "eager"), read from the
 /// alone_timing events of its runs, each as a run of its timed steps (so that
-/// computeGains measures them as it measures runs). Empty when the runs hold none.
+/// computeGains measures them as it measures runs); a finished timing-pass run (an
+/// advice's, timingPass) is an eager pass of its own timed steps. Empty when the runs
+/// hold none.
 std::vector<RunData> alonePasses(const std::vector<const RunData*>& runs, const std::string& mode);
 
 /// Gains from the arms' passes alone: in graph mode where both arms have a pass in

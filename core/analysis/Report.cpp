@@ -76,6 +76,9 @@ std::optional<PreparedReport> prepareReport(const store::Database& db, int64_t e
     }
     if (r.arm_problems.empty()) {
         r.analysis = analyzeExperiment(*data, options);
+        if (isAdvice(*data)) {
+            r.advice = readAdvice(*data, r.analysis);
+        }
     }
     r.data = std::move(*data);
     r.database_path = fs::path(db.path()).filename().string();

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/analysis/Advice.h"
 #include "core/analysis/ExperimentAnalysis.h"
 #include "core/analysis/ExperimentData.h"
 #include "core/store/Database.h"
@@ -34,6 +35,8 @@ struct PreparedReport {
     /// Runs whose stored arm cannot be read (storedArmProblem): with any, nothing is
     /// analysed, since the verdict would judge such a run as the default arm.
     std::vector<std::string> arm_problems;
+    /// An advice's experiment (analysis::isAdvice): the advice read from it.
+    std::optional<Advice> advice;
 };
 
 /// Empty when `path` can be written: its folder exists and is writable, and the file,

@@ -48,9 +48,7 @@ std::string metricLabel(const std::string& metric) {
 }
 
 std::string significant(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-    return buf;
+    return formatSignificant(v, 3);
 }
 
 }  // namespace

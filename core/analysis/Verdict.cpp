@@ -477,7 +477,11 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
         return;
     }
     const bool nonfinite = v.health.nonfinite_events > 0 || failedNonFinite(v.health.failures);
-    if (v.runs_used == 0) {
+    if (v.runs_used == 0 && v.timing_passes > 0) {
+        v.verdict = Verdict::Inconclusive;
+        v.summary = finding(FindingCode::TimedAloneOnly,
+                            {{FindingKey::Passes, static_cast<double>(v.timing_passes)}});
+    } else if (v.runs_used == 0) {
         v.verdict = Verdict::Inconclusive;
         v.summary = finding(FindingCode::NoFinishedRun);
     } else if (nonfinite) {

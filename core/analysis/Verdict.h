@@ -81,6 +81,7 @@ struct ArmVerdict {
     Verdict verdict = Verdict::Inconclusive;
     bool noise_known = false;  ///< the baseline has two or more finished seeds
     int runs_used = 0;         ///< finished or failed runs of this arm
+    int timing_passes = 0;     ///< runs that only timed the arm alone (left out)
     /// Runs of the arm still queued or training, and their seeds ("2, 3").
     int pending = 0;
     std::string pending_seeds;

@@ -137,9 +137,26 @@ std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm
     return seeds;
 }
 
+int microBatchOf(const ExperimentSpec& spec, const ArmSpec& arm) {
+    return arm.micro_batch > 0 ? arm.micro_batch : spec.micro_batch;
+}
+
+int64_t armMicroSteps(const ExperimentSpec& spec, const ArmSpec& arm) {
+    const int own = microBatchOf(spec, arm);
+    if (own == spec.micro_batch || own <= 0 || spec.micro_batch <= 0) {
+        return spec.micro_steps;
+    }
+    const int64_t samples = spec.micro_steps * static_cast<int64_t>(spec.micro_batch);
+    return std::max<int64_t>(1, (samples + own - 1) / own);
+}
+
 double scaledLearningRate(const ExperimentSpec& spec, const ArmSpec& arm) {
-    // The rule follows the global effective batch: micro-batch × K × ranks.
-    const double k = static_cast<double>(std::max(1, arm.accumulation)) *
+    // The rule follows the global effective batch (micro-batch × K × ranks) against the
+    // experiment's micro-batch, the batch optimizer.lr was chosen for.
+    const double batch = spec.micro_batch > 0 ? static_cast<double>(microBatchOf(spec, arm)) /
+                                                    static_cast<double>(spec.micro_batch)
+                                              : 1.0;
+    const double k = batch * static_cast<double>(std::max(1, arm.accumulation)) *
                      static_cast<double>(std::max(1, arm.ranks));
     switch (arm.lr_rule) {
         case LrRule::Linear:

@@ -52,6 +52,10 @@ struct ArmSpec {
     std::string name;  ///< unique within the experiment, e.g. "fp32"
     Precision precision = Precision::Fp32;
     int accumulation = 1;  ///< micro-batches per optimizer step (K)
+    /// Samples per micro-batch of this arm; 0 = the experiment's. An arm with its own
+    /// trains the samples of the experiment's micro_steps (microBatchOf, armMicroSteps),
+    /// and its LR rule follows its effective batch against the experiment's micro-batch.
+    int micro_batch = 0;
     /// Data-parallel processes (one per GPU on CUDA, Gloo processes on CPU); each trains
     /// its own shard of every global batch, gradients are averaged once per step.
     int ranks = 1;
@@ -236,7 +240,15 @@ std::string describeWorkload(const ExperimentSpec& spec);
 /// each plus the arm's seed_offset.
 std::vector<uint64_t> seedsForArm(const ExperimentSpec& spec, const ArmSpec& arm);
 
-/// Learning rate of an arm after its LR rule for effective batch micro_batch × K.
+/// The micro-batch arm `arm` trains with: its own, else the experiment's.
+int microBatchOf(const ExperimentSpec& spec, const ArmSpec& arm);
+/// Micro-batches of its own micro-batch that arm `arm` trains for the experiment's
+/// micro_steps: the same samples as micro_steps of the experiment's micro-batch (at
+/// least one; micro_steps itself for an arm without a micro-batch of its own).
+int64_t armMicroSteps(const ExperimentSpec& spec, const ArmSpec& arm);
+
+/// Learning rate of an arm after its LR rule for its effective batch (its micro-batch
+/// × K × ranks) against the experiment's micro-batch, which `optimizer.lr` is for.
 double scaledLearningRate(const ExperimentSpec& spec, const ArmSpec& arm);
 
 }  // namespace ampbench::config

@@ -18,6 +18,7 @@ constexpr const char* kLrKey = "lr";
 constexpr const char* kBatchKey = "effective_batch";
 constexpr const char* kWorldKey = "world_size";
 constexpr const char* kBackendKey = "backend";
+constexpr const char* kPassKey = "timing_pass";
 
 }  // namespace
 
@@ -36,7 +37,8 @@ PlannedArm planArm(const ExperimentSpec& spec, const ArmSpec& arm, bool cuda) {
     p.precision = resolvePrecision(arm.precision, cuda);
     p.lr = scaledLearningRate(spec, arm);
     p.world_size = std::max(1, arm.ranks);
-    p.effective_batch = static_cast<int64_t>(spec.micro_batch) * arm.accumulation * p.world_size;
+    p.effective_batch =
+        static_cast<int64_t>(microBatchOf(spec, arm)) * arm.accumulation * p.world_size;
     if (p.world_size > 1) {
         p.backend = cuda ? "nccl" : "gloo";
     }
@@ -53,6 +55,9 @@ std::string plannedArmToJson(const PlannedArm& planned) {
     if (planned.world_size > 1) {
         j[kWorldKey] = planned.world_size;
         j[kBackendKey] = planned.backend;
+    }
+    if (planned.timing_pass) {
+        j[kPassKey] = true;
     }
     return j.dump();
 }
@@ -76,6 +81,8 @@ PlannedArm plannedArmFromJson(const std::string& text) {
     const json batch = take(kBatchKey);
     const json world = take(kWorldKey);
     const json backend = take(kBackendKey);
+    const json pass = take(kPassKey);
+    p.timing_pass = pass.is_boolean() && pass.get<bool>();
     if (precision.is_string()) {
         p.precision = precisionFromString(precision.get<std::string>());
     }

@@ -20,6 +20,10 @@ struct PlannedArm {
     int64_t effective_batch = 0;                           ///< micro-batch × K × ranks
     int world_size = 1;   ///< data-parallel ranks the run trains on
     std::string backend;  ///< "gloo" (CPU) or "nccl" (CUDA) when world_size > 1; else empty
+    /// The run is a pass that times the arm alone (an advice's: warm-up and timed steps,
+    /// no evaluation): the analysis takes the arm's speed and memory from it and leaves it
+    /// out of the arm's curves and verdict.
+    bool timing_pass = false;
 
     /// The precision that ran on `device` ("cpu", "cuda:0").
     Precision resolvedOn(const std::string& device) const;
@@ -31,8 +35,8 @@ Precision resolvePrecision(Precision precision, bool cuda);
 /// The plan of one arm of `spec` on a CUDA device or not.
 PlannedArm planArm(const ExperimentSpec& spec, const ArmSpec& arm, bool cuda);
 
-/// JSON: the arm's own fields, plus "resolved_precision", "lr", "effective_batch" and,
-/// for a data-parallel arm, "world_size" and "backend".
+/// JSON: the arm's own fields, plus "resolved_precision", "lr", "effective_batch",
+/// "timing_pass" for a pass and, for a data-parallel arm, "world_size" and "backend".
 std::string plannedArmToJson(const PlannedArm& planned);
 /// Reads what plannedArmToJson wrote, and the rows of older versions (no resolved
 /// precision). Never throws: what cannot be read keeps its default.

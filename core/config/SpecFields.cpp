@@ -371,6 +371,13 @@ const std::vector<Field<ArmSpec>>& fieldsOf(const ArmSpec*) {
             .range(1, 1024)
             .abbrev("accum")
             .header("Accum. K"),
+        field("micro_batch", &A::micro_batch, "Micro-batch",
+              "This arm's samples per micro-batch; 0 = the experiment's. It trains the same "
+              "samples, and its LR rule follows its effective batch against the experiment's")
+            .range(0, 65536)
+            .zeroIs("the experiment's")
+            .abbrev("batch")
+            .header("Batch"),
         field("ranks", &A::ranks, "Ranks",
               "Data-parallel processes: one per GPU on CUDA (NCCL), processes on the CPU (Gloo); "
               "global batch = micro-batch \u00d7 K \u00d7 ranks")

@@ -172,6 +172,12 @@ void checkName(Checker& c, const ExperimentSpec& s) {
     }
 }
 
+/// What an arm's micro-batches are called: the spec's micro_steps, or for an arm of its own
+/// micro-batch the micro-steps that train as many samples (armMicroSteps).
+std::string microStepsName(const ArmSpec& arm) {
+    return arm.micro_batch > 0 ? "the arm's micro-steps at its micro-batch" : "micro_steps";
+}
+
 void checkSchedule(Checker& c, const ExperimentSpec& s) {
     const bool stepsUsed = s.epochs == 0;
     const bool stepsOk = !stepsUsed || (s.micro_steps >= 1 && s.micro_steps <= 1000000000);
@@ -182,10 +188,11 @@ void checkSchedule(Checker& c, const ExperimentSpec& s) {
     const ArmSpec* tightest = nullptr;
     int64_t fewest = std::numeric_limits<int64_t>::max();
     for (const ArmSpec& arm : s.arms) {
-        if (arm.accumulation < 1 || arm.accumulation > 1024 || s.micro_steps < arm.accumulation) {
+        const int64_t micro = armMicroSteps(s, arm);
+        if (arm.accumulation < 1 || arm.accumulation > 1024 || micro < arm.accumulation) {
             continue;  // reported at the arm
         }
-        const int64_t optimizerSteps = s.micro_steps / arm.accumulation;
+        const int64_t optimizerSteps = micro / arm.accumulation;
         if (optimizerSteps < fewest) {
             fewest = optimizerSteps;
             tightest = &arm;
@@ -194,8 +201,8 @@ void checkSchedule(Checker& c, const ExperimentSpec& s) {
     if (tightest != nullptr && s.warmup_steps >= fewest) {
         c.add("warmup_steps", std::to_string(s.warmup_steps),
               "must be less than the " + std::to_string(fewest) + " optimizer steps of arm " +
-                  quoted(tightest->name) +
-                  " (micro_steps / accumulation = " + std::to_string(s.micro_steps) + " / " +
+                  quoted(tightest->name) + " (" + microStepsName(*tightest) +
+                  " / accumulation = " + std::to_string(armMicroSteps(s, *tightest)) + " / " +
                   std::to_string(tightest->accumulation) + ")");
     }
 }
@@ -307,9 +314,9 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
     }
     c.fields(s, a, p);
     if (a.accumulation >= 1 && a.accumulation <= 1024 && s.epochs == 0 && s.micro_steps >= 1 &&
-        s.micro_steps < a.accumulation) {
+        armMicroSteps(s, a) < a.accumulation) {
         c.add(p + "accumulation", std::to_string(a.accumulation),
-              "must be at most micro_steps (" + std::to_string(s.micro_steps) +
+              "must be at most " + microStepsName(a) + " (" + std::to_string(armMicroSteps(s, a)) +
                   ") so the arm makes at least one optimizer step");
     }
     const bool knownModel = contains(modelNames(), s.model.name);
@@ -353,17 +360,18 @@ void checkArm(Checker& c, const ExperimentSpec& s, size_t index) {
 /// draws the rest (train::plannedOptimizerSteps).
 void warnPartialStep(Checker& c, const ExperimentSpec& s, size_t index) {
     const ArmSpec& a = s.arms[index];
-    if (s.epochs != 0 || s.micro_steps < 1 || a.accumulation <= 1 ||
-        s.micro_steps < a.accumulation || s.micro_steps % a.accumulation == 0) {
+    const int64_t micro = armMicroSteps(s, a);
+    if (s.epochs != 0 || s.micro_steps < 1 || a.accumulation <= 1 || micro < a.accumulation ||
+        micro % a.accumulation == 0) {
         return;  // epochs: the count depends on the data; the rest are errors, or whole
     }
-    const int64_t steps = s.micro_steps / a.accumulation;
-    const int64_t unused = s.micro_steps % a.accumulation;
+    const int64_t steps = micro / a.accumulation;
+    const int64_t unused = micro % a.accumulation;
     c.add(indexed("arms", index) + ".accumulation", std::to_string(a.accumulation),
-          "does not divide micro_steps (" + std::to_string(s.micro_steps) + "): the arm makes " +
-              std::to_string(steps) + " optimizer steps of " + std::to_string(a.accumulation) +
-              " micro-batches and never trains the last " + std::to_string(unused) +
-              (unused == 1 ? " micro-batch" : " micro-batches"));
+          "does not divide " + microStepsName(a) + " (" + std::to_string(micro) +
+              "): the arm makes " + std::to_string(steps) + " optimizer steps of " +
+              std::to_string(a.accumulation) + " micro-batches and never trains the last " +
+              std::to_string(unused) + (unused == 1 ? " micro-batch" : " micro-batches"));
 }
 
 /// FP32 islands switch autocast off; an arm without autocast has nothing to switch.

@@ -115,7 +115,7 @@ run::RunOutcome trainOne(store::Database& db, const Context& c, const train::Pla
         info.device = slot.device;
         info.seed = r.seed;
         info.planned_steps = r.planned_steps;
-        info.micro_batch = c.spec.micro_batch;
+        info.micro_batch = config::microBatchOf(c.spec, planned.arm);
         info.accumulation = planned.arm.accumulation;
         info.lr = planned.lr;
         info.env_json = slot.env_json;
@@ -221,6 +221,18 @@ train::ExperimentResult runScriptExperiment(store::Database& db, const config::V
             throw train::SetupError(std::move(report));
         }
     }
+    train::ExperimentPlan plan = train::planExperiment(db, valid, rerun_of);
+    if (hooks.planned) {
+        hooks.planned(plan);
+    }
+    return trainScriptRuns(db, valid, std::move(plan), cancel, hooks, settings);
+}
+
+train::ExperimentResult trainScriptRuns(store::Database& db, const config::ValidSpec& valid,
+                                        train::ExperimentPlan plan, const run::CancelToken& cancel,
+                                        const train::ExperimentHooks& hooks,
+                                        const ScriptSettings& settings) {
+    const config::ExperimentSpec& spec = valid.spec();
     const std::string python = interpreterFor(spec.model, settings.python);
     const std::string package = settings.package.empty() ? pythonPackageDir() : settings.package;
     const std::string device =
@@ -230,10 +242,7 @@ train::ExperimentResult runScriptExperiment(store::Database& db, const config::V
                                      : settings.environment_json;
     std::vector<std::string> argv = commandLine(spec.model, python);
     train::ExperimentResult result;
-    result.plan = train::planExperiment(db, valid, rerun_of);
-    if (hooks.planned) {
-        hooks.planned(result.plan);
-    }
+    result.plan = std::move(plan);
     const Context context{spec, result.plan, settings, std::move(argv), package, device, env_json};
     if (const int gpus = packedGpus(spec, device, settings.gpus); gpus > 0) {
         trainPacked(db, context, cancel, hooks, gpus, result);  // side by side
@@ -250,6 +259,35 @@ train::ExperimentResult runScriptExperiment(store::Database& db, const config::V
         train::cancelQueued(db, result.plan);
     }
     return result;
+}
+
+train::AdviseTrainer scriptAdviseTrainer(store::Database& db, const ScriptSettings& settings) {
+    train::AdviseTrainer t;
+    t.searches = false;
+    t.device = config::AdviceDevice{};  // the script's own PyTorch decides, in its pass
+    t.device->cuda = config::onCuda(settings.device);
+    t.pass = [&db, settings](const config::ExperimentSpec& spec, const train::PlannedRun& run,
+                             const run::CancelToken& cancel, run::TrainObserver* observer) {
+        train::ExperimentPlan plan;
+        plan.runs = {run};
+        if (const auto row = db.run(run.run_id)) {
+            plan.experiment_id = row->experiment_id;  // AMPBENCH_EXPERIMENT_ID
+        }
+        train::ExperimentHooks hooks;
+        hooks.starting = [observer](const train::PlannedRun&) { return observer; };
+        run::RunOutcome outcome;
+        outcome.status = run::RunStatus::Cancelled;
+        hooks.finished = [&outcome](const train::PlannedRun&, const run::RunOutcome& o) {
+            outcome = o;
+        };
+        trainScriptRuns(db, train::validSpec(spec), std::move(plan), cancel, hooks, settings);
+        return outcome;
+    };
+    t.quality = [&db, settings](const config::ValidSpec& spec, train::ExperimentPlan plan,
+                                const run::CancelToken& cancel, const train::ExperimentHooks& h) {
+        return trainScriptRuns(db, spec, std::move(plan), cancel, h, settings);
+    };
+    return t;
 }
 
 }  // namespace ampbench::script

@@ -12,6 +12,7 @@
 #include "core/config/Validation.h"
 #include "core/run/TrainObserver.h"
 #include "core/store/Database.h"
+#include "core/train/Advise.h"
 #include "core/train/Experiment.h"
 #include "core/train/SetupCheck.h"
 
@@ -114,5 +115,19 @@ train::ExperimentResult runScriptExperiment(store::Database& db, const config::V
                                             const train::ExperimentHooks& hooks = {},
                                             const ScriptSettings& settings = {},
                                             int64_t rerun_of = 0);
+
+/// The runs of `plan` (planned in `db` already) trained by the script, as
+/// runScriptExperiment trains its own after planning; what never started after a cancel
+/// is recorded cancelled. An advice's passes and quality check train this way.
+train::ExperimentResult trainScriptRuns(store::Database& db, const config::ValidSpec& spec,
+                                        train::ExperimentPlan plan, const run::CancelToken& cancel,
+                                        const train::ExperimentHooks& hooks = {},
+                                        const ScriptSettings& settings = {});
+
+/// How an advice trains with a script as its model (train::advise): each pass and the
+/// quality check through trainScriptRuns; no max-batch search (the script holds its own
+/// memory); every format the spec allows is tried (the script's PyTorch says in its pass
+/// whether it runs).
+train::AdviseTrainer scriptAdviseTrainer(store::Database& db, const ScriptSettings& settings);
 
 }  // namespace ampbench::script

@@ -478,6 +478,13 @@ void Database::setExperimentNotes(int64_t experiment_id, const std::string& note
     changeOne(db_, path_, st, "experiment " + std::to_string(experiment_id));
 }
 
+void Database::setExperimentSpec(int64_t experiment_id, const std::string& spec_json) {
+    Statement st(db_, path_, "UPDATE experiments SET spec_json = ?2 WHERE id = ?1",
+                 "saving the spec of experiment " + std::to_string(experiment_id));
+    st.bindInt(1, experiment_id).bindText(2, spec_json);
+    changeOne(db_, path_, st, "experiment " + std::to_string(experiment_id));
+}
+
 void Database::setRunNotes(int64_t run_id, const std::string& notes) {
     Statement st(db_, path_, "UPDATE runs SET notes = ?2 WHERE id = ?1",
                  "saving notes of run " + std::to_string(run_id));

@@ -62,6 +62,9 @@ class Database {
     static bool endedWithoutWriter(const RunRow& r);
     void renameExperiment(int64_t experiment_id, const std::string& name);
     void setExperimentNotes(int64_t experiment_id, const std::string& notes);
+    /// An experiment that learns its arms as it goes (an advice: each format's
+    /// candidates once its max batch is known) stores its spec again.
+    void setExperimentSpec(int64_t experiment_id, const std::string& spec_json);
     void setRunNotes(int64_t run_id, const std::string& notes);
     /// Erase for good (emptyTrash uses them); the GUI moves to the trash instead.
     void deleteExperiment(int64_t experiment_id);  ///< with its runs and their rows

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/util/Format.h"
+
 namespace ampbench::train {
 
 using namespace run;  // the records a run emits
@@ -235,21 +237,8 @@ SearchOutlook searchOutlook(const std::vector<BatchTrial>& trials, const FinderO
 }
 
 std::string formatSecondsLeft(double seconds) {
-    if (!std::isfinite(seconds) || seconds < 0) {
-        return "\xE2\x80\x94";  // an em dash
-    }
-    char buf[64];
-    if (seconds < 57.5) {
-        const long s = std::max(5L, std::lround(seconds / 5.0) * 5);
-        std::snprintf(buf, sizeof buf, "about %ld s left", s);
-    } else if (seconds < 3570) {
-        std::snprintf(buf, sizeof buf, "about %ld min left",
-                      std::max(1L, std::lround(seconds / 60.0)));
-    } else {
-        const long m = std::lround(seconds / 60.0);
-        std::snprintf(buf, sizeof buf, "about %ld h %ld min left", m / 60, m % 60);
-    }
-    return buf;
+    const std::string rough = util::roughDuration(seconds);
+    return std::isfinite(seconds) && seconds >= 0 ? "about " + rough + " left" : rough;
 }
 
 }  // namespace ampbench::train

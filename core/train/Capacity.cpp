@@ -92,7 +92,8 @@ BatchTrial runBatchTrial(const config::ExperimentSpec& spec, int arm_index, int6
     auto s = spec;
     const auto& arm = spec.arms.at(static_cast<size_t>(arm_index));
     s.arms = {arm};
-    s.arms[0].ranks = 1;  // a data-parallel arm's batch is per rank: one rank measures it
+    s.arms[0].ranks = 1;        // a data-parallel arm's batch is per rank: one rank measures it
+    s.arms[0].micro_batch = 0;  // the trial's batch is the experiment's
     s.micro_batch = static_cast<int>(batch);
     s.epochs = 0;
     s.micro_steps = static_cast<int64_t>(std::max(1, trial_steps)) * arm.accumulation;

@@ -83,6 +83,14 @@ ExperimentPlan planExperiment(store::Database& db, const config::ValidSpec& vali
             {{"micro_batch", std::to_string(spec.micro_batch),
               "must be at most the training set's " + std::to_string(train_size) + " samples"}});
     }
+    for (size_t i = 0; i < spec.arms.size(); ++i) {
+        if (train_size > 0 && spec.arms[i].micro_batch > train_size) {
+            throw SpecError({{"arms[" + std::to_string(i) + "].micro_batch",
+                              std::to_string(spec.arms[i].micro_batch),
+                              "must be at most the training set's " + std::to_string(train_size) +
+                                  " samples"}});
+        }
+    }
     // Read before the transaction: a large folder takes a while to checksum.
     const std::string inputs_json = run::inputsToJson(data::recordInputs(spec));
     ExperimentPlan plan;
@@ -488,7 +496,8 @@ config::ExperimentSpec storedSpec(const store::Database& db, int64_t experiment_
 
 double plannedSamples(const config::ExperimentSpec& spec, const PlannedRun& run) {
     const int k = spec.arms.at(static_cast<size_t>(run.arm_index)).accumulation;
-    return static_cast<double>(run.planned_steps) * spec.micro_batch * k;
+    return static_cast<double>(run.planned_steps) *
+           config::microBatchOf(spec, spec.arms.at(static_cast<size_t>(run.arm_index))) * k;
 }
 
 }  // namespace ampbench::train

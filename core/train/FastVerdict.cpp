@@ -38,7 +38,8 @@ int64_t passWarmup(const config::ExperimentSpec& spec) {
     return std::max<int64_t>(spec.warmup_steps, kEagerStepsBeforeCapture + 2);
 }
 
-config::ExperimentSpec passSpec(const config::ExperimentSpec& spec, int arm_index, bool graph) {
+config::ExperimentSpec passSpec(const config::ExperimentSpec& spec, int arm_index, bool graph,
+                                int64_t timed) {
     config::ExperimentSpec t = spec;
     const int64_t warmup = passWarmup(spec);
     t.epochs = 0;
@@ -48,7 +49,10 @@ config::ExperimentSpec passSpec(const config::ExperimentSpec& spec, int arm_inde
     t.save_weights.clear();
     t.warmup_steps = static_cast<int>(warmup);
     auto& arm = t.arms.at(static_cast<size_t>(arm_index));
-    t.micro_steps = (warmup + kAloneTimedSteps) * arm.accumulation;
+    // Micro-steps count the experiment's micro-batches: an arm with one of its own
+    // trains as many samples, so its share is asked for in the experiment's.
+    const int64_t own = config::microBatchOf(t, arm);
+    t.micro_steps = ((warmup + timed) * arm.accumulation * own + t.micro_batch - 1) / t.micro_batch;
     arm.cuda_graph = graph;
     return t;
 }

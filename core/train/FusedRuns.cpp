@@ -118,10 +118,10 @@ void FusedLoop::setUp() {
                                  /*lr_on_device=*/graphs_);
         graphs_ = graphs_ && m->updater->skipsOnDevice();
         if (dataset_->synthetic()) {
-            m->pool = syntheticPool(*dataset_, spec_.micro_batch, m->seed, device_);
+            m->pool = syntheticPool(*dataset_, armBatch(), m->seed, device_);
         } else {
             m->prefetcher = std::make_unique<data::Prefetcher>(
-                dataset_, spec_.micro_batch, m->seed, spec_.data.prefetch, device_.is_cuda(), 0, 1);
+                dataset_, armBatch(), m->seed, spec_.data.prefetch, device_.is_cuda(), 0, 1);
         }
         m->timer = std::make_unique<probe::StepTimer>(device_);
         m->memory = std::make_unique<probe::MemoryProbe>(device_, tensors_.get());
@@ -147,8 +147,7 @@ void FusedLoop::setUp() {
 }
 
 void FusedLoop::start(Member& m) {
-    RunInfo info =
-        runInfoOf(arm_, *m.precision, device_.str(), m.seed, planned_, spec_.micro_batch, lr_);
+    RunInfo info = runInfoOf(arm_, *m.precision, device_.str(), m.seed, planned_, armBatch(), lr_);
     info.env_json = env_json_;
     m.obs->onStart(info);
     if (opt_.opening_events) {

@@ -72,12 +72,12 @@ RunPlan planRun(const config::ExperimentSpec& spec, int arm_index, uint64_t seed
 
 int64_t plannedOptimizerSteps(const config::ExperimentSpec& spec, const config::ArmSpec& arm,
                               int64_t train_size) {
-    int64_t micro = spec.micro_steps;
+    int64_t micro = config::armMicroSteps(spec, arm);
     if (spec.epochs > 0) {
         // An epoch is a pass of the global batch: micro-batch × ranks per micro-step.
         micro =
             spec.epochs *
-            std::max<int64_t>(1, train_size / (int64_t{spec.micro_batch} * std::max(1, arm.ranks)));
+            std::max<int64_t>(1, train_size / (int64_t{config::microBatchOf(spec, arm)} * std::max(1, arm.ranks)));
     }
     return micro / std::max(1, arm.accumulation);
 }

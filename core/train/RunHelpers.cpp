@@ -90,7 +90,7 @@ void forEachEvalBatch(const config::ExperimentSpec& spec, const config::ArmSpec&
                       const data::Dataset& dataset, const amp::Precision& precision,
                       c10::Device device,
                       const std::function<void(const at::Tensor&, const at::Tensor&)>& f) {
-    const int64_t bs = std::max<int64_t>(spec.micro_batch, 256);
+    const int64_t bs = std::max<int64_t>(config::microBatchOf(spec, arm), 256);
     const bool test = spec.data.evaluate_on == "test";
     int64_t total = test ? dataset.testSize() : dataset.valSize();
     if (spec.eval_batches > 0) {

@@ -139,10 +139,10 @@ void RunLoop::setUpData() {
     planned_ = plannedOptimizerSteps(spec_, arm_, dataset_->trainSize());
     if (dataset_->synthetic()) {
         // Generated data: keep a few batches on the device, so the run measures the model.
-        device_pool_ = syntheticPool(*dataset_, static_cast<int64_t>(spec_.micro_batch) * world(),
+        device_pool_ = syntheticPool(*dataset_, static_cast<int64_t>(armBatch()) * world(),
                                      seed_, device_, comm_ ? comm_->rank() : 0, world());
     } else {
-        prefetcher_ = std::make_unique<data::Prefetcher>(dataset_, spec_.micro_batch, seed_,
+        prefetcher_ = std::make_unique<data::Prefetcher>(dataset_, armBatch(), seed_,
                                                          spec_.data.prefetch, device_.is_cuda(),
                                                          comm_ ? comm_->rank() : 0, world());
     }
@@ -440,7 +440,7 @@ RunOutcome RunLoop::run() {
 // events at step 0 that say how it trains.
 void RunLoop::start() {
     RunInfo info =
-        runInfoOf(arm_, *precision_, device_.str(), seed_, planned_, spec_.micro_batch, lr_);
+        runInfoOf(arm_, *precision_, device_.str(), seed_, planned_, armBatch(), lr_);
     auto env = probe::probeEnvironment(device_.str());
     env.memory = memory_->measure();
     if (comm_) {
@@ -448,8 +448,8 @@ void RunLoop::start() {
         env.dist_backend = comm_->backend();
         event(0, EventKind::Info,
               "data-parallel: " + std::to_string(world()) + " ranks over " + comm_->backend() +
-                  ", each a shard of micro-batch " + std::to_string(spec_.micro_batch) +
-                  "; global batch " + std::to_string(spec_.micro_batch * k_ * world()));
+                  ", each a shard of micro-batch " + std::to_string(armBatch()) +
+                  "; global batch " + std::to_string(armBatch() * k_ * world()));
     }
     info.env_json = probe::toJson(env);
     obs_.onStart(info);

@@ -168,6 +168,15 @@ struct SetupCheck {
                         std::to_string(r.train_size) + " samples");
             run_batch = false;
         }
+        for (size_t i = 0; i < spec.arms.size() && r.train_size > 0; ++i) {
+            if (spec.arms[i].micro_batch > r.train_size) {
+                problem(Kind::Mismatch, "arms[" + std::to_string(i) + "].micro_batch",
+                        "arm '" + spec.arms[i].name +
+                            "': " + std::to_string(spec.arms[i].micro_batch) +
+                            " must be at most the training set's " + std::to_string(r.train_size) +
+                            " samples");
+            }
+        }
     }
 
     /// Whether the model file (if any) is a readable TorchScript archive.

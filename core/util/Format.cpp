@@ -1,5 +1,7 @@
 #include "core/util/Format.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 
@@ -20,6 +22,22 @@ std::string formatBytes(int64_t bytes) {
     std::snprintf(buf, sizeof buf,
                   u == 0 ? "%.0f %s" : (v < 10 ? "%.2f %s" : (v < 100 ? "%.1f %s" : "%.0f %s")), v,
                   units[u]);
+    return buf;
+}
+
+std::string roughDuration(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 0) {
+        return "\xE2\x80\x94";  // an em dash
+    }
+    char buf[48];
+    if (seconds < 57.5) {
+        std::snprintf(buf, sizeof buf, "%ld s", std::max(5L, std::lround(seconds / 5.0) * 5));
+    } else if (seconds < 3570) {
+        std::snprintf(buf, sizeof buf, "%ld min", std::max(1L, std::lround(seconds / 60.0)));
+    } else {
+        const long m = std::lround(seconds / 60.0);
+        std::snprintf(buf, sizeof buf, "%ld h %ld min", m / 60, m % 60);
+    }
     return buf;
 }
 

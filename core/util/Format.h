@@ -7,6 +7,9 @@
 namespace ampbench::util {
 
 std::string formatBytes(int64_t bytes);  ///< "1.23 GiB", "512 KiB"; "–" for 0
+/// A time as a person estimates it: "40 s" (to 5 s), "3 min", "1 h 10 min"; "—" for
+/// NaN or a negative time.
+std::string roughDuration(double seconds);
 /// Now as ISO-8601 UTC to the second: "2026-12-02T01:41:33Z".
 std::string utcNowText();
 

@@ -332,6 +332,39 @@ TEST(ReportCapacity, FindBatchUnderAnExperimentReachesTheReport) {
     fs::remove_all(dir);
 }
 
+// An advice's report carries its section: the recommendation, the table, the chart and
+// the lines for a PyTorch loop in the HTML (and so the PDF), the advice in the JSON.
+TEST(ReportAdvice, AnAdvicesReportCarriesItsSectionAndChart) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("ampbench-report-advice-" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string db = (dir / "runs.db").string();
+    auto advise = cli("--db " + db +
+                      " advise --model mlp --width 8 --depth 1 --dataset synthetic-images "
+                      "--micro-batch 4 --max-batch 16 --timed-steps 10 --check 1 --eval-batches 1 "
+                      "--threads 1 -q");
+    ASSERT_EQ(advise.code, 0) << advise.out;
+    const auto html = dir / "r.html", json = dir / "r.json", pdf = dir / "r.pdf";
+    auto report = cli("--db " + db + " report 1 --html " + html.string() + " --json " +
+                      json.string() + " --pdf " + pdf.string());
+    ASSERT_EQ(report.code, 0) << report.out;
+    const std::string page = slurp(html);
+    EXPECT_NE(page.find("Advice: which precision to train with"), std::string::npos);
+    EXPECT_NE(page.find("<b>Recommendation:</b>"), std::string::npos);
+    EXPECT_NE(page.find("alt=\"Throughput against memory\""), std::string::npos);
+    EXPECT_NE(page.find("In your PyTorch loop:"), std::string::npos);
+    EXPECT_GT(fs::file_size(pdf), 1000u);
+    auto j = nlohmann::json::parse(slurp(json));
+    ASSERT_TRUE(j.contains("advice")) << j.dump();
+    EXPECT_EQ(j["advice"]["baseline"], "fp32");
+    EXPECT_GE(j["advice"]["candidates"].size(), 4u);
+    EXPECT_FALSE(j["advice"]["recommendation"]["sentence"].get<std::string>().empty());
+    EXPECT_NE(page.find(html_escape(j["advice"]["recommendation"]["sentence"].get<std::string>())),
+              std::string::npos);
+    fs::remove_all(dir);
+}
+
 /// Bad input needs no training: an experiment with no runs is enough.
 class ReportInputTest : public ::testing::Test {
   protected:

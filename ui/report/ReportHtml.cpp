@@ -202,8 +202,21 @@ std::string runsTable(const analysis::ExperimentAnalysis& a) {
                        {5, 16, 6, 9, 7, 10, 10, 9, 11, 10, 7});
 }
 
+std::string plotsHtml(const ReportContent& c, ImageMode mode) {
+    std::string out;
+    for (const auto& p : c.plots) {
+        // The numerics' go with their run's tables, the advice's with the advice.
+        if (!p.id.startsWith("numerics-") && p.id != kAdvicePlotId) {
+            out += imageHtml(p, mode);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 /// One plot: the image (embedded, or a resource of the PDF) and its caption.
-static std::string imageHtml(const PlotImage& p, ImageMode mode) {
+std::string imageHtml(const PlotImage& p, ImageMode mode) {
     if (p.image.isNull()) {  // a plot with nothing to show says so in its caption alone
         return "<p class=\"caption\">" + escape(p.caption.toStdString()) + "</p>\n";
     }
@@ -224,18 +237,6 @@ static std::string imageHtml(const PlotImage& p, ImageMode mode) {
            std::to_string(height) + "\" alt=\"" + escape(p.title.toStdString()) + "\"></p>\n" +
            "<p class=\"caption\">" + escape(p.caption.toStdString()) + "</p>\n";
 }
-
-std::string plotsHtml(const ReportContent& c, ImageMode mode) {
-    std::string out;
-    for (const auto& p : c.plots) {
-        if (!p.id.startsWith("numerics-")) {  // those go with their run's numerics
-            out += imageHtml(p, mode);
-        }
-    }
-    return out;
-}
-
-}  // namespace
 
 QString plotResourceName(const QString& id) {
     return "ampbench-plot:" + id;
@@ -469,6 +470,7 @@ std::string reportHtml(const ReportContent& c, ImageMode mode) {
            "seed spread (Welch's t-test with two or more seeds per arm); trend agreement; skipped "
            "steps and loss-scale health; time spent waiting for data.</p>\n";
     out += verdictTableHtml(a);
+    out += adviceHtml(c, mode);
     out += "<h2>Summary</h2>\n" + summaryTable(a);
     out += "<p class=\"meta\">Medians over timed steps (warm-up excluded); speed-up = " +
            escape(a.baseline) +

@@ -30,6 +30,14 @@ QString plotResourceName(const QString& id);
 
 QByteArray pngBytes(const QImage& image);
 
+/// One plot: the image (embedded, or a resource of the PDF) and its caption.
+std::string imageHtml(const PlotImage& plot, ImageMode mode);
+
+/// An advice's section (ReportAdvice.cpp): the recommendation with its evidence, the
+/// ranked table, why the others are not ranked, the chart and the lines for a PyTorch
+/// loop; empty for an experiment that is no advice.
+std::string adviceHtml(const ReportContent& content, ImageMode mode);
+
 /// Sections on what ran: each arm's spec with its differences from the baseline
 /// highlighted, the shared settings, the environment, and how to reproduce it.
 std::string specSectionsHtml(const ReportContent& content, ImageMode mode);

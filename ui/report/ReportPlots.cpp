@@ -11,6 +11,7 @@
 #include "core/analysis/Gains.h"
 #include "core/analysis/Statistics.h"
 #include "core/config/Placement.h"
+#include "ui/draw/AdviceChart.h"
 #include "ui/draw/NumericsMap.h"
 #include "ui/draw/Palette.h"
 #include "ui/draw/ScaleHistoryPlot.h"
@@ -419,6 +420,16 @@ std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptio
     }
     for (auto& p : numericsPlots(content, options)) {
         out.push_back(std::move(p));
+    }
+    if (content.advice) {
+        Plot plot(options, "Throughput against memory");
+        draw::drawAdviceChart(*plot, *content.advice);
+        out.push_back(
+            {kAdvicePlotId, "Throughput against memory",
+             "Each candidate timed alone: samples/s against its peak memory. The dashed line "
+             "is the front no candidate beats on both; the star is the recommendation, grey "
+             "crosses were ruled out (the reason beside them).",
+             plot.image()});
     }
     for (auto& p : out) {
         p.display_width = options.width;

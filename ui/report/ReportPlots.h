@@ -27,5 +27,7 @@ std::vector<PlotImage> renderPlots(const ReportContent& content, const PlotOptio
 QString numericsPlotId(int64_t run_id, analysis::NumericsMetric metric);
 /// "numerics-RUN-scales": the FP8 casts' scales over the steps.
 QString scalesPlotId(int64_t run_id);
+/// An advice's throughput against memory (shown with the advice, not among the plots).
+inline const QString kAdvicePlotId = QStringLiteral("advice");
 
 }  // namespace ampbench::report

@@ -12,6 +12,7 @@ TrainingController::TrainingController(QObject* parent) : QObject(parent) {
     connect(worker_, &TrainingWorker::experimentFinished, this, [this] { setRunning(false); });
     connect(worker_, &TrainingWorker::failed, this, [this] { setRunning(false); });
     connect(worker_, &TrainingWorker::batchSearchFinished, this, [this] { setRunning(false); });
+    connect(worker_, &TrainingWorker::adviceFinished, this, [this] { setRunning(false); });
     thread_.start();
 }
 
@@ -48,6 +49,20 @@ bool TrainingController::startFindBatch(const config::ExperimentSpec& spec, qint
         [worker, spec, experimentId, dbPath, options] {
             worker->findBatch(spec, experimentId, dbPath, options);
         },
+        Qt::QueuedConnection);
+    return true;
+}
+
+bool TrainingController::startAdvice(const config::ExperimentSpec& spec,
+                                     const train::AdviseOptions& options, const QString& dbPath) {
+    if (running_) {
+        return false;
+    }
+    worker_->resetCancel();
+    setRunning(true);
+    TrainingWorker* worker = worker_;
+    QMetaObject::invokeMethod(
+        worker, [worker, spec, options, dbPath] { worker->advise(spec, options, dbPath); },
         Qt::QueuedConnection);
     return true;
 }

@@ -4,6 +4,7 @@
 #include <QThread>
 
 #include "core/config/ExperimentSpec.h"
+#include "core/train/Advise.h"
 #include "core/train/Capacity.h"
 
 namespace ampbench::ui {
@@ -25,6 +26,9 @@ class TrainingController : public QObject {
     /// `experimentId`; false while the worker is busy (it needs the device alone).
     bool startFindBatch(const ampbench::config::ExperimentSpec& spec, qint64 experimentId,
                         const QString& dbPath, const ampbench::train::CapacityOptions& options);
+    /// Queues the advice of `spec`'s model, data and batch; false while the worker is busy.
+    bool startAdvice(const ampbench::config::ExperimentSpec& spec,
+                     const ampbench::train::AdviseOptions& options, const QString& dbPath);
     /// Returns at once; the worker stops within one micro-batch.
     void cancel();
     /// Returns at once: run `runId` stops within one micro-batch, the others go on.

@@ -271,4 +271,36 @@ void TrainingWorker::findBatch(const config::ExperimentSpec& spec, qint64 experi
     Q_EMIT batchSearchFinished(experimentId, cancelled, error);
 }
 
+void TrainingWorker::advise(const config::ExperimentSpec& spec, const train::AdviseOptions& options,
+                            const QString& dbPath) {
+    qint64 id = 0;
+    int end = static_cast<int>(train::AdviseEnd::Cancelled);
+    QString message;
+    try {
+        lowerCurrentThreadPriority(kTrainingNice);
+        auto db = store::Database::open(dbPath.toStdString());  // this thread's connection
+        train::AdviseHooks hooks;
+        hooks.started = [&](int64_t experiment) {
+            id = experiment;
+            Q_EMIT adviceStarted(experiment);
+        };
+        hooks.progress = [this](const train::AdviseProgress& p) {
+            Q_EMIT adviceProgress(QString::fromStdString(train::toString(p.phase)),
+                                  QString::fromStdString(p.candidate), p.done, p.total,
+                                  p.seconds_left);
+        };
+        hooks.note = [this](const std::string& line) { Q_EMIT note(QString::fromStdString(line)); };
+        const auto result = train::advise(*db, train::validSpec(spec), options, cancel_, hooks,
+                                          train::builtInTrainer(*db, options_));
+        id = result.experiment_id;
+        end = static_cast<int>(result.end);
+        message = QString::fromStdString(result.message);
+    } catch (const std::exception& e) {
+        message = QString::fromStdString(e.what());
+    } catch (...) {
+        message = tr("the advice stopped on an unknown error");
+    }
+    Q_EMIT adviceFinished(id, end, message);
+}
+
 }  // namespace ampbench::ui

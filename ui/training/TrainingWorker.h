@@ -10,6 +10,7 @@
 
 #include "core/config/ExperimentSpec.h"
 #include "core/run/TrainObserver.h"
+#include "core/train/Advise.h"
 #include "core/train/Capacity.h"
 #include "core/train/SetupCheck.h"
 #include "core/train/Trainer.h"
@@ -74,6 +75,12 @@ class TrainingWorker : public QObject {
     void findBatch(const ampbench::config::ExperimentSpec& spec, qint64 experimentId,
                    const QString& dbPath, const ampbench::train::CapacityOptions& options);
 
+    /// Training thread (invoke queued). The advice of `spec`'s model, data and batch
+    /// (train::advise), recorded into `dbPath` as it goes: each max-batch search, pass and
+    /// quality run. Never throws; ends in adviceFinished().
+    void advise(const ampbench::config::ExperimentSpec& spec,
+                const ampbench::train::AdviseOptions& options, const QString& dbPath);
+
     /// Training options for every run (tests shorten the flush interval).
     void setTrainOptions(const ampbench::train::TrainOptions& options);
 
@@ -102,6 +109,15 @@ class TrainingWorker : public QObject {
     /// A max-batch search ended. `error` names what failed (empty when every arm
     /// finished); a cancelled search keeps its trials.
     void batchSearchFinished(qint64 experimentId, bool cancelled, const QString& error);
+    /// An advice recorded its experiment.
+    void adviceStarted(qint64 experimentId);
+    /// Where an advice is: its phase ("timing"), what it measures now, how far through the
+    /// phase, and the seconds its whole rest may take (NaN: not known yet).
+    void adviceProgress(const QString& phase, const QString& candidate, int done, int total,
+                        double secondsLeft);
+    /// An advice ended: `end` is its train::AdviseEnd, `message` why where it is not Advised
+    /// (or what failed); `experimentId` 0 when nothing was recorded.
+    void adviceFinished(qint64 experimentId, int end, const QString& message);
 
   private:
     void execute(const ampbench::config::ExperimentSpec& spec, const QString& dbPath);

@@ -29,9 +29,10 @@ struct AlonePass {
 /// How many steps a pass warms up before it times (its warm-up covers the eager steps
 /// before a graph is captured).
 int64_t passWarmup(const config::ExperimentSpec& spec);
-/// `spec` cut to a pass of arm `arm_index`: warm-up and kAloneTimedSteps optimizer
-/// steps, no evaluation, no numerics, in graph mode or not.
-config::ExperimentSpec passSpec(const config::ExperimentSpec& spec, int arm_index, bool graph);
+/// `spec` cut to a pass of arm `arm_index`: warm-up and `timed` optimizer steps, no
+/// evaluation, no numerics, in graph mode or not.
+config::ExperimentSpec passSpec(const config::ExperimentSpec& spec, int arm_index, bool graph,
+                                int64_t timed = kAloneTimedSteps);
 /// `options` for a pass: no final evaluation, nothing saved, no opening events.
 TrainOptions passOptions(const TrainOptions& options);
 

@@ -95,6 +95,7 @@ class FusedLoop {
     void setUp();
     void start(Member& m);
     data::Batch microBatch(Member& m);
+    int armBatch() const { return config::microBatchOf(spec_, arm_); }
     bool ownCancel(const Member& m) const { return m.cancel && m.cancel->cancelled(); }
     /// Member `m` ends now as `status` (cancelled: its partial step dropped).
     void end(Member& m, RunStatus status, FailureKind why, const std::string& error);

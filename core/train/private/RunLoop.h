@@ -184,6 +184,7 @@ class RunLoop {
     /// every rank's as an event (step time, peak memory).
     void finishRanks();
     int world() const { return comm_ ? comm_->world() : 1; }
+    int armBatch() const { return config::microBatchOf(spec_, arm_); }
     void event(int64_t step, run::EventKind kind, const std::string& msg, double value = 0.0) {
         obs_.onEvent({step, kind, msg, value});
     }
