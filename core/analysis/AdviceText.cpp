@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/analysis/Advice.h"
+#include "core/config/Placement.h"
 
 namespace ampbench::analysis {
 namespace {
@@ -233,7 +234,7 @@ std::vector<std::string> pytorchLines(const Advice& a, const config::ExperimentS
         return {};
     }
     const CandidateFigures& f = r->f;
-    const std::string device = a.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+    const std::string device = config::onCuda(a.device) ? "cuda" : "cpu";
     const int k = std::max(1, f.accumulation);
     std::vector<std::string> out;
     out.push_back("# " + settingText(f) + " (advice, experiment " +

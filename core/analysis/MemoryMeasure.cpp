@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/config/Placement.h"
+
 namespace ampbench::analysis {
 
 MemoryMeasure memoryMeasure(const std::string& env_json) {
@@ -25,8 +27,7 @@ MemoryMeasure memoryMeasure(const std::string& env_json) {
     if (said == "resident") {
         return MemoryMeasure::Resident;
     }
-    return text("device").rfind("cuda", 0) == 0 ? MemoryMeasure::Allocator
-                                                : MemoryMeasure::Resident;
+    return config::onCuda(text("device")) ? MemoryMeasure::Allocator : MemoryMeasure::Resident;
 }
 
 std::string memoryLabel(const std::vector<MemoryMeasure>& measures) {

@@ -491,7 +491,7 @@ void Advisor::quality() {
 
 AdviseResult Advisor::run() {
     device_ = resolveDevice(user_.device);
-    cuda_ = device_.rfind("cuda", 0) == 0;
+    cuda_ = config::onCuda(device_);
     facts_ = trainer_.device ? *trainer_.device : adviceDevice(device_);
     formats_ = config::adviceFormats(user_, facts_);
     if (!probeBudget()) {
