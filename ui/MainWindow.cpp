@@ -95,6 +95,7 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     dbLabel_->setTextFormat(Qt::RichText);
     dbLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     statusBar()->addPermanentWidget(progress_);
+    buildNewRunsNotice();  // MainWindowTraining.cpp
     statusBar()->addPermanentWidget(dbLabel_);
 
     setWindowIcon(applicationIcon());
@@ -105,20 +106,13 @@ MainWindow::MainWindow(Settings& settings, QWidget* parent)
     connectTraining();
     connect(session_, &StoreSession::opened, this, [this] {
         runs_->reset();
-        showNewest_ = true;  // the first refresh ticks the newest experiment
+        forgetAnnouncedRuns();  // they were another database's
+        showNewest_ = true;     // the first refresh ticks the newest experiment
     });
     connect(session_, &StoreSession::changed, this, &MainWindow::refreshRuns);
     connect(session_, &StoreSession::readFailed, this,
             [this](const QString& m) { statusBar()->showMessage(m, 10000); });
-    connect(runs_, &RunTreeModel::runsAppeared, this, [this](const QList<qint64>& ids) {
-        // Runs another process started: show them live, unless we are training.
-        if (!training_->isRunning()) {
-            runs_->setCheckedRuns(ids);
-            if (QStandardItem* run = runs_->runItem(ids.first()); run && run->parent()) {
-                compare_->revealExperiment(run->parent()->data(RunTreeModel::IdRole).toLongLong());
-            }
-        }
-    });
+    connect(runs_, &RunTreeModel::runsAppeared, this, &MainWindow::announceRuns);
     // A run of the training experiment: cancel it alone, or take it out of the queue.
     compare_->picker()->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(compare_->picker(), &QWidget::customContextMenuRequested, this,

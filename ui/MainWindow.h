@@ -18,6 +18,7 @@ class QFileDialog;
 class QLabel;
 class QMenu;
 class QProgressBar;
+class QPushButton;
 class QTabWidget;
 
 namespace ampbench::ui {
@@ -131,6 +132,12 @@ class MainWindow : public QMainWindow {
     /// shortcut, read from the actions themselves, then the plots' mouse gestures.
     QList<QPair<QString, QString>> shortcutRows() const;
 
+    /// Runs another program started on this database while the window shows other runs
+    /// (or trains): announced in the status bar, never switched to. The button there
+    /// ("N new runs: show") plots them; opening another database forgets them.
+    QList<qint64> announcedRuns() const { return announced_; }
+    QPushButton* newRunsButton() const { return newRuns_; }
+
   Q_SIGNALS:
     void errorShown(const QString& title, const QString& message);
     /// An export finished: `message` lists the files and warnings, or says what failed.
@@ -152,6 +159,14 @@ class MainWindow : public QMainWindow {
     bool shownOnce_ = false;
     void buildMenus();
     void buildAdvice();
+    void buildNewRunsNotice();
+    /// Runs that appeared in the store without this window starting them: shown where
+    /// the window shows nothing else (or a host it launched on runs them), announced
+    /// otherwise.
+    void announceRuns(const QList<qint64>& ids);
+    /// Ticks `ids` and shows their experiment; the announcement goes.
+    void showAppearedRuns(const QList<qint64>& ids);
+    void forgetAnnouncedRuns();
     void updateIcons();
     void connectTraining();
     void showError(const QString& title, const QString& message);
@@ -226,6 +241,8 @@ class MainWindow : public QMainWindow {
     QMenu* recent_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QLabel* dbLabel_ = nullptr;
+    QPushButton* newRuns_ = nullptr;  // "N new runs: show", while any are announced
+    QList<qint64> announced_;         // runs another program started, not shown yet
     bool messageBoxes_ = true;
     ChooseExperiment chooseExperiment_;
     bool showNewest_ = false;  // after opening a database: plot its newest experiment

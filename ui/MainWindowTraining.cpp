@@ -5,6 +5,8 @@
 #include "ui/MainWindow.h"
 
 #include <QProgressBar>
+#include <QPushButton>
+#include <QStandardItem>
 #include <QStatusBar>
 #include <QStringList>
 #include <QTabWidget>
@@ -229,6 +231,71 @@ QString MainWindow::endOfExperiment(bool cancelled) const {
         return tr("Experiment ended: %1").arg(counts);
     }
     return tr("Experiment finished: %1").arg(counts);
+}
+
+// Runs another program (ampbench-cli, a second window) starts on this database.
+void MainWindow::buildNewRunsNotice() {
+    newRuns_ = new QPushButton;
+    newRuns_->setObjectName("newRunsButton");
+    newRuns_->setFlat(true);
+    newRuns_->setVisible(false);
+    statusBar()->addPermanentWidget(newRuns_);
+    connect(newRuns_, &QPushButton::clicked, this, [this] { showAppearedRuns(announced_); });
+}
+
+void MainWindow::announceRuns(const QList<qint64>& ids) {
+    if (ids.isEmpty() || training_->isRunning()) {
+        return;  // the window's own training shows its runs, and they fill the view
+    }
+    // Where nothing is plotted there is nothing to take away; a host this window
+    // launched on was asked for.
+    if (runs_->checkedRuns().isEmpty() || remoteActive()) {
+        showAppearedRuns(ids);
+        return;
+    }
+    QStringList experiments;
+    for (qint64 id : ids) {
+        if (!announced_.contains(id)) {
+            announced_ << id;
+        }
+    }
+    for (qint64 id : announced_) {
+        if (QStandardItem* run = runs_->runItem(id); run && run->parent()) {
+            const QString name = run->parent()->text();
+            if (!experiments.contains(name)) {
+                experiments << name;
+            }
+        }
+    }
+    const QString where = experiments.join(QStringLiteral(", "));
+    newRuns_->setText(tr("%n new run(s): show", nullptr, static_cast<int>(announced_.size())));
+    newRuns_->setToolTip(tr("Another program started runs on this database (%1). The plots "
+                            "and the verdict stay on what you are reading until you click.")
+                             .arg(where));
+    newRuns_->setVisible(true);
+    statusBar()->showMessage(
+        tr("%n new run(s) in %1, started by another program", nullptr, static_cast<int>(ids.size()))
+            .arg(where),
+        15000);
+}
+
+void MainWindow::showAppearedRuns(const QList<qint64>& ids) {
+    const QList<qint64> show = ids;  // ids may be announced_, cleared below
+    forgetAnnouncedRuns();
+    if (show.isEmpty()) {
+        return;
+    }
+    runs_->setCheckedRuns(show);
+    if (QStandardItem* run = runs_->runItem(show.first()); run && run->parent()) {
+        compare_->revealExperiment(run->parent()->data(RunTreeModel::IdRole).toLongLong());
+    }
+}
+
+void MainWindow::forgetAnnouncedRuns() {
+    announced_.clear();
+    if (newRuns_) {
+        newRuns_->setVisible(false);
+    }
 }
 
 }  // namespace ampbench::ui

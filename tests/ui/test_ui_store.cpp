@@ -504,6 +504,37 @@ class StoreTest : public QObject {
         QCOMPARE(lossPoints(*ws.window, 1), 8);
     }
 
+    // A run another program starts while the window shows other runs is announced, not
+    // switched to: the plots and the verdict stay on what is read until the status bar's
+    // button is clicked.
+    void runsOfAnotherProcessAreAnnouncedNotForcedIntoView() {
+        test::Workspace ws;
+        QVERIFY(ws.open());
+        const QString path = ws.dbPath();
+        RunTreeModel* model = ws.window->runModel();
+        QCOMPARE(test_processes::runOtherProgram("write", path.toStdString(), "first"), 0);
+        // Nothing plotted yet: the first one shows, as a database opened on it would.
+        QTRY_COMPARE_WITH_TIMEOUT(model->checkedRuns().size(), 1, kUiPatienceMs);
+        const QList<qint64> reading = model->checkedRuns();
+        QVERIFY(ws.window->announcedRuns().isEmpty());
+        QVERIFY(!ws.window->newRunsButton()->isVisible());
+
+        QCOMPARE(test_processes::runOtherProgram("write", path.toStdString(), "second"), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(ws.window->announcedRuns().size(), 1, kUiPatienceMs);
+        const qint64 fresh = ws.window->announcedRuns().first();
+        QVERIFY(!reading.contains(fresh));
+        QCOMPARE(model->checkedRuns(), reading);  // still what the user reads
+        QVERIFY(ws.window->newRunsButton()->isVisibleTo(ws.window.get()));
+        QVERIFY2(ws.window->newRunsButton()->text().contains(QStringLiteral("1 new run")),
+                 qPrintable(ws.window->newRunsButton()->text()));
+        QVERIFY(ws.window->newRunsButton()->toolTip().contains(QStringLiteral("second")));
+
+        ws.window->newRunsButton()->click();
+        QCOMPARE(model->checkedRuns(), QList<qint64>{fresh});
+        QVERIFY(ws.window->announcedRuns().isEmpty());
+        QVERIFY(!ws.window->newRunsButton()->isVisibleTo(ws.window.get()));
+    }
+
     // The window keeps its connection open while other programs write and exit, its
     // poll and File > Open make more connections beside it, and it writes (a rename):
     // every program sees every row, and the file is intact after the window closes.
