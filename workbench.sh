@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # AMP Workbench: set-up, build and run on Debian 12.
 #
-#   ./workbench.sh compare [ampbench-cli run flags]   install what is missing, build, run the default comparison
+#   ./workbench.sh compare [ampbench-cli run flags]   install what is missing, build, run the comparison (preset compare)
 #   ./workbench.sh test                               install what is missing, build, run every test
 #   ./workbench.sh gui [ampbench flags]               install what is missing, build, start the desktop workbench
 #   ./workbench.sh build                              install what is missing and build only
@@ -66,7 +66,13 @@ shift || true
 case "$cmd" in
     compare)
         install_missing && build
-        exec "$BUILD_DIR/app/ampbench-cli" run "$@"
+        # The comparison whose verdict has a noise band (the preset "compare"), unless
+        # a preset or a spec file is named.
+        preset=(--preset compare)
+        for a in "$@"; do
+            case "$a" in --preset | --preset=* | --config | --config=* | --config-stdin) preset=() ;; esac
+        done
+        exec "$BUILD_DIR/app/ampbench-cli" run "${preset[@]}" "$@"
         ;;
     test)
         install_missing && build

@@ -36,6 +36,18 @@ ExperimentSpec fashionMnist() {
     return s;
 }
 
+/// The default comparison with a noise band at the least cost: its fp32 baseline on
+/// seeds 1 and 2, the two trained as one fused model, the AMP arms on seed 1. The
+/// verdict judges each AMP arm against the band of the baseline's two seeds, so its
+/// first answer is "aligned" or not, not "noise unknown". What ./workbench.sh compare runs.
+ExperimentSpec firstComparison() {
+    ExperimentSpec s = fashionMnist();
+    s.name = "fashion-mnist-amp";
+    s.arms.front().repeats = 2;
+    s.fuse_seeds = Switch::On;
+    return s;
+}
+
 /// A realistic recipe: 10 epochs of a three-stage CNN with Nesterov SGD under a
 /// OneCycle schedule and label smoothing, judged on the test split, three seeds.
 /// bench/recipe.py trains the same recipe in PyTorch.
@@ -223,6 +235,10 @@ constexpr Preset kPresets[] = {
      "Fashion-MNIST CNN: fp32 vs AMP vs AMP with accumulation 4 (linear LR scaling), "
      "600 micro-batches, one seed",
      fashionMnist},
+    {"compare",
+     "The default comparison with its fp32 baseline on seeds 1 and 2 (fused into one "
+     "model), so the verdict has a noise band: what ./workbench.sh compare runs",
+     firstComparison},
     {"smoke",
      "The default comparison cut to 200 micro-batches of 8, seeds 1 and 2 (each arm's "
      "seeds fused): a check that everything runs that reaches a verdict, in seconds",

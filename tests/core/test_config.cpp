@@ -56,6 +56,7 @@ ExperimentSpec defaultPreset() {
 
 TEST(Presets, NamesInOrderAndDescribed) {
     const std::vector<std::string> expected = {"default",
+                                               "compare",
                                                "smoke",
                                                "noise-band",
                                                "aa-check",
@@ -83,6 +84,22 @@ TEST(Presets, NamesAreUniqueAndEachBuildsTheSameSpecEveryTime) {
     EXPECT_EQ(preset("smoke")->name, "fashion-mnist-smoke");
     EXPECT_EQ(preset("your-model")->model.file, "model.pt");
     EXPECT_EQ(presetDescription("no-such-preset"), "");
+}
+
+// The README's first command: the default comparison whose verdict has a noise band,
+// the baseline's two seeds fused (the cheaper way on a CPU), the AMP arms on one seed.
+TEST(Presets, TheFirstComparisonHasANoiseBandAtTheLeastCost) {
+    const ExperimentSpec c = *preset("compare");
+    ExperimentSpec d = *preset("default");
+    ASSERT_EQ(c.arms.size(), d.arms.size());
+    EXPECT_EQ(seedsForArm(c, c.arms[0]), (std::vector<uint64_t>{1, 2}));
+    for (size_t i = 1; i < c.arms.size(); ++i) {
+        EXPECT_EQ(seedsForArm(c, c.arms[i]), std::vector<uint64_t>{1}) << c.arms[i].name;
+    }
+    EXPECT_TRUE(fuseSeeds(c));
+    d.arms[0].repeats = 2;
+    d.fuse_seeds = Switch::On;
+    EXPECT_EQ(c, d);  // nothing else differs from the default comparison
 }
 
 // Only ValidSpec::check makes a ValidSpec, so a function that takes one may skip
