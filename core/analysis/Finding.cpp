@@ -1,138 +1,34 @@
+// The findings' sentences: one entry per finding code (its stable name and its sentence),
+// describe() and codeName() over them, and a finding's numbers and names by key.
 #include "core/analysis/Finding.h"
 
 #include <cmath>
 #include <cstddef>
-#include <cstdio>
 #include <iterator>
 #include <limits>
-#include <map>
 #include <ostream>
 
 #include "core/analysis/Format.h"
+#include "core/analysis/private/FindingWords.h"
 
 namespace ampbench::analysis {
 namespace {
 
-constexpr const char* kMinus = "\xE2\x88\x92";  // U+2212, reads better than '-' in prose
-constexpr const char* kSigma = "\xCF\x83";
-constexpr const char* kDelta = "\xCE\x94";
-constexpr const char* kTimes = "\xC3\x97";
-
-std::string num(double v, int decimals) {
-    return formatNumber(v, decimals);
-}
-
-std::string signedNum(double v, int decimals) {
-    if (!std::isfinite(v)) {
-        return formatNumber(v, decimals);
-    }
-    return (v < 0 ? std::string(kMinus) : std::string("+")) + formatNumber(std::fabs(v), decimals);
-}
-
-/// "0.00012" or "65536": loss scales span many decades.
-std::string scaleText(double v) {
-    if (!std::isfinite(v)) {
-        return formatNumber(v, 0);
-    }
-    return v >= 1 ? formatNumber(v, 0) : formatNumber(v, 6);
-}
-
-/// Four significant digits: an FP8 scale is no round number ("12.5", "3712", "1.2e+06").
-std::string significant(double v) {
-    return formatSignificant(v, 4);
-}
-
-std::string count(double v) {
-    return std::to_string(static_cast<long long>(v));
-}
-
-std::string plural(double n, const char* word) {
-    return count(n) + " " + word + (n == 1 ? "" : "s");
-}
-
-/// "seed 2", "seeds 1, 3": `n` seeds listed in `seeds`.
-std::string seedList(double n, const std::string& seeds) {
-    return (n == 1 ? "seed " : "seeds ") + seeds;
-}
-
-/// The metric a finding speaks of: "accuracy" 1 → validation accuracy in points,
-/// else a loss.
-std::string metricName(const Finding& f) {
-    return f.value(FindingKey::Accuracy) != 0 ? "validation accuracy" : "loss";
-}
-std::string metricAmount(const Finding& f, double v) {
-    return f.value(FindingKey::Accuracy) != 0 ? num(v * 100.0, 2) + " points" : num(v, 4);
-}
-std::string metricGap(const Finding& f) {
-    return metricAmount(f, std::fabs(f.value(FindingKey::Delta)));
-}
-
-std::string baseline(const Finding& f) {
-    return f.name(FindingKey::Baseline);
-}
-
-/// Where a curve sits against the baseline's.
-const char* side(const Finding& f) {
-    return f.value(FindingKey::Above) != 0 ? "above" : "below";
-}
-
-std::string timeToTarget(const Finding& f) {
-    const bool acc = f.value(FindingKey::Accuracy) != 0;
-    const std::string target =
-        acc ? formatPercent(f.value(FindingKey::Target), 2) : num(f.value(FindingKey::Target), 4);
-    const std::string what = std::string("time to the baseline's final ") +
-                             (acc ? "accuracy " : "validation loss ") + target + ": ";
-    if (f.value(FindingKey::Reached) == 0) {
-        return what + "not reached by any of " + count(f.value(FindingKey::Runs)) + " runs";
-    }
-    std::string text = what + formatMs(f.value(FindingKey::WallS) * 1000) + " and " +
-                       count(f.value(FindingKey::Samples)) + " samples";
-    if (std::isfinite(f.value(FindingKey::BaseWallS))) {
-        text += " (baseline " + formatMs(f.value(FindingKey::BaseWallS) * 1000) + ", " +
-                count(f.value(FindingKey::BaseSamples)) + " samples";
-        if (f.value(FindingKey::BaseWallS) > 0) {
-            text += "; " + num(f.value(FindingKey::BaseWallS) / f.value(FindingKey::WallS), 2) +
-                    kTimes + " as fast to the target";
-        }
-        text += ")";
-    }
-    if (f.value(FindingKey::Reached) < f.value(FindingKey::Runs)) {
-        text += "; " + count(f.value(FindingKey::Reached)) + " of " +
-                count(f.value(FindingKey::Runs)) + " runs reached it";
-    }
-    return text;
-}
-
-std::string finalMetric(const Finding& f) {
-    const std::string base = f.name(FindingKey::Baseline);
-    const bool acc = f.value(FindingKey::Accuracy) != 0;
-    const double scale = acc ? 100.0 : 1.0;
-    const int dec = acc ? 2 : 4;
-    std::string text =
-        acc ? "final validation accuracy " + formatPercent(f.value(FindingKey::Arm), 2) + " vs " +
-                  formatPercent(f.value(FindingKey::Base), 2) + " for " + base
-            : std::string(f.value(FindingKey::ValidationLoss) == 1 ? "final validation loss "
-                                                                   : "final training loss ") +
-                  num(f.value(FindingKey::Arm), 4) + " vs " + num(f.value(FindingKey::Base), 4) +
-                  " for " + base;
-    text += std::string(" (") + kDelta + " " + signedNum(f.value(FindingKey::Delta) * scale, dec) +
-            (acc ? " points" : "");
-    if (std::isfinite(f.value(FindingKey::BaseSd))) {
-        text +=
-            std::string(", seed ") + kSigma + " " + num(f.value(FindingKey::BaseSd) * scale, dec);
-    }
-    if (std::isfinite(f.value(FindingKey::WelchP))) {
-        text += ", Welch p = " + num(f.value(FindingKey::WelchP), 3);
-    } else if (std::isfinite(f.value(FindingKey::Units))) {
-        text += ", " + num(f.value(FindingKey::Units), 2) + " " + kTimes + " 2" + kSigma;
-    }
-    text += ")";
-    if (f.value(FindingKey::Judged) != 0) {
-        text += f.value(FindingKey::Significant) != 0 ? ": beyond the seed spread"
-                                                      : ": within the seed spread";
-    }
-    return text;
-}
+using detail::baseline;
+using detail::count;
+using detail::finalMetric;
+using detail::kSigma;
+using detail::kTimes;
+using detail::metricAmount;
+using detail::metricGap;
+using detail::metricName;
+using detail::num;
+using detail::plural;
+using detail::scaleText;
+using detail::seedList;
+using detail::side;
+using detail::significant;
+using detail::timeToTarget;
 
 /// Writes the sentence of a finding that carries numbers or names.
 using Writer = std::string (*)(const Finding&);
@@ -551,8 +447,9 @@ constexpr FindingEntry kFindings[] = {
      }},
     {FindingCode::ArmPending, "arm_pending", nullptr,
      [](const Finding& f) -> std::string {
-         const std::string waiting = plural(f.value(FindingKey::Runs), "run") + " still to train (" +
-                                     seedList(f.value(FindingKey::Runs), f.name(FindingKey::Seeds)) + ")";
+         const std::string waiting =
+             plural(f.value(FindingKey::Runs), "run") + " still to train (" +
+             seedList(f.value(FindingKey::Runs), f.name(FindingKey::Seeds)) + ")";
          return f.value(FindingKey::Finished) > 0
                     ? "waits for its " + waiting + ": " + count(f.value(FindingKey::Finished)) +
                           " finished so far, and the seeds are judged together"
@@ -565,16 +462,18 @@ constexpr FindingEntry kFindings[] = {
      }},
     {FindingCode::WaitingForBaseline, "waiting_for_baseline", nullptr,
      [](const Finding& f) -> std::string {
-         return "waits for " + baseline(f) + ", the baseline: " + plural(f.value(FindingKey::Runs), "run") +
-                " still to train (" + seedList(f.value(FindingKey::Runs), f.name(FindingKey::Seeds)) +
+         return "waits for " + baseline(f) +
+                ", the baseline: " + plural(f.value(FindingKey::Runs), "run") +
+                " still to train (" +
+                seedList(f.value(FindingKey::Runs), f.name(FindingKey::Seeds)) +
                 "), and the noise band is measured across its seeds";
      }},
     {FindingCode::BaselinePending, "baseline_pending", nullptr,
      [](const Finding& f) -> std::string {
          return "the reference; " + plural(f.value(FindingKey::Runs), "run") + " still to train (" +
-                seedList(f.value(FindingKey::Runs), f.name(FindingKey::Seeds)) + "): the noise band waits for " +
-                (f.value(FindingKey::Runs) == 1 ? "it" : "them") + " (" + count(f.value(FindingKey::Finished)) +
-                " finished so far)";
+                seedList(f.value(FindingKey::Runs), f.name(FindingKey::Seeds)) +
+                "): the noise band waits for " + (f.value(FindingKey::Runs) == 1 ? "it" : "them") +
+                " (" + count(f.value(FindingKey::Finished)) + " finished so far)";
      }},
     {FindingCode::BaselineCancelled, "baseline_cancelled", nullptr,
      [](const Finding& f) -> std::string {
@@ -610,94 +509,6 @@ const FindingEntry* entryFor(FindingCode code) {
 }
 
 }  // namespace
-
-const char* keyName(FindingKey key) {
-    static const std::map<FindingKey, const char*> names = {
-        {FindingKey::Above, "above"},
-        {FindingKey::Accuracy, "accuracy"},
-        {FindingKey::AcrossRuns, "across_runs"},
-        {FindingKey::Arm, "arm"},
-        {FindingKey::Base, "base"},
-        {FindingKey::BaseBatch, "base_batch"},
-        {FindingKey::BaseLr, "base_lr"},
-        {FindingKey::BaseSamples, "base_samples"},
-        {FindingKey::BaseSd, "base_sd"},
-        {FindingKey::BaseWallS, "base_wall_s"},
-        {FindingKey::Baseline, "baseline"},
-        {FindingKey::Batch, "batch"},
-        {FindingKey::Busy, "busy"},
-        {FindingKey::CiHigh, "ci_high"},
-        {FindingKey::CiLow, "ci_low"},
-        {FindingKey::Count, "count"},
-        {FindingKey::Cpu, "cpu"},
-        {FindingKey::Delta, "delta"},
-        {FindingKey::DeviceMs, "device_ms"},
-        {FindingKey::Dtype, "dtype"},
-        {FindingKey::EagerMemory, "eager_memory"},
-        {FindingKey::EagerPass, "eager_pass"},
-        {FindingKey::EagerSpeedup, "eager_speedup"},
-        {FindingKey::Error, "error"},
-        {FindingKey::Final, "final"},
-        {FindingKey::FinalSignificant, "final_significant"},
-        {FindingKey::Finished, "finished"},
-        {FindingKey::Format, "format"},
-        {FindingKey::Graph, "graph"},
-        {FindingKey::IsBaseline, "is_baseline"},
-        {FindingKey::Judged, "judged"},
-        {FindingKey::K, "k"},
-        {FindingKey::Kind, "kind"},
-        {FindingKey::Late, "late"},
-        {FindingKey::LateSkips, "late_skips"},
-        {FindingKey::Located, "located"},
-        {FindingKey::LongestRun, "longest_run"},
-        {FindingKey::LongestStart, "longest_start"},
-        {FindingKey::LossScale, "loss_scale"},
-        {FindingKey::Lr, "lr"},
-        {FindingKey::Margin, "margin"},
-        {FindingKey::MaxBatch, "max_batch"},
-        {FindingKey::Memory, "memory"},
-        {FindingKey::Min, "min"},
-        {FindingKey::MinScale, "min_scale"},
-        {FindingKey::Name, "name"},
-        {FindingKey::OutsideShare, "outside_share"},
-        {FindingKey::Passes, "passes"},
-        {FindingKey::ProcessMemory, "process_memory"},
-        {FindingKey::ProgressLost, "progress_lost"},
-        {FindingKey::R, "r"},
-        {FindingKey::Reached, "reached"},
-        {FindingKey::Recipe, "recipe"},
-        {FindingKey::Recorded, "recorded"},
-        {FindingKey::Runs, "runs"},
-        {FindingKey::Samples, "samples"},
-        {FindingKey::Saturated, "saturated"},
-        {FindingKey::Scale, "scale"},
-        {FindingKey::Seed, "seed"},
-        {FindingKey::Seeds, "seeds"},
-        {FindingKey::SeedsNeeded, "seeds_needed"},
-        {FindingKey::Share, "share"},
-        {FindingKey::Significant, "significant"},
-        {FindingKey::Skipped, "skipped"},
-        {FindingKey::Speedup, "speedup"},
-        {FindingKey::Step, "step"},
-        {FindingKey::StepMs, "step_ms"},
-        {FindingKey::Steps, "steps"},
-        {FindingKey::Tail, "tail"},
-        {FindingKey::Target, "target"},
-        {FindingKey::Timing, "timing"},
-        {FindingKey::Tolerance, "tolerance"},
-        {FindingKey::Units, "units"},
-        {FindingKey::Updates, "updates"},
-        {FindingKey::ValidationLoss, "validation_loss"},
-        {FindingKey::Verdict, "verdict"},
-        {FindingKey::WaitShare, "wait_share"},
-        {FindingKey::WallS, "wall_s"},
-        {FindingKey::WelchP, "welch_p"},
-        {FindingKey::Where, "where"},
-        {FindingKey::Whole, "whole"},
-    };
-    const auto it = names.find(key);
-    return it == names.end() ? "?" : it->second;
-}
 
 double Finding::value(FindingKey key) const {
     const auto it = values.find(key);

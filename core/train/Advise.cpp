@@ -1,3 +1,5 @@
+// The advice (advise()): the device's formats, the max-batch searches, the candidates
+// and their runs planned and stored; the built-in trainer and the advice's spec.
 #include "core/train/Advise.h"
 
 #include <algorithm>
@@ -10,110 +12,12 @@
 #include "core/data/InputRecord.h"
 #include "core/probe/Environment.h"
 #include "core/train/SetupCheck.h"
+#include "core/train/private/Advisor.h"
 #include "core/train/private/FastVerdict.h"
-#include "core/train/private/PassCollector.h"
 #include "core/util/Format.h"
 
 namespace ampbench::train {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-/// The searches may take this share of a budget, the passes the next; the quality check
-/// has what is left.
-constexpr double kSearchShare = 0.3;
-constexpr double kPassShare = 0.3;
-/// Steps of a probe trial at the user's batch, which sizes the least budget.
-constexpr int kProbeSteps = 3;
-
-std::string joined(const std::vector<std::string>& parts, const char* separator) {
-    std::string out;
-    for (const auto& p : parts) {
-        out += (out.empty() ? "" : separator) + p;
-    }
-    return out;
-}
-
-/// One advice at work: the steps advise() takes, in order, and what they leave for the next.
-class Advisor {
-  public:
-    Advisor(store::Database& db, const config::ExperimentSpec& user, const AdviseOptions& options,
-            const run::CancelToken& cancel, const AdviseHooks& hooks, const AdviseTrainer& trainer)
-        : db_(db), user_(user), opt_(options), cancel_(cancel), hooks_(hooks), trainer_(trainer) {}
-
-    AdviseResult run();
-
-  private:
-    double spent() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
-    /// Seconds of the budget left for a part that may use up to `share` of it in all
-    /// (with the parts before); 0 without a budget.
-    double leftFor(double share) const {
-        return opt_.budget_s > 0 ? std::max(0.0, opt_.budget_s * share - spent()) : 0.0;
-    }
-    void note(const std::string& line) const {
-        if (hooks_.note) {
-            hooks_.note(line);
-        }
-    }
-    void progress(AdvisePhase phase, const std::string& what, int done, int total,
-                  double left = NAN) const {
-        if (!hooks_.progress) {
-            return;
-        }
-        AdviseProgress p;
-        p.phase = phase;
-        p.candidate = what;
-        p.done = done;
-        p.total = total;
-        p.seconds_spent = spent();
-        p.seconds_left = left;
-        if (opt_.budget_s > 0) {
-            const double rest = std::max(0.0, opt_.budget_s - spent());
-            p.seconds_left = std::isnan(left) ? rest : std::min(left, rest);
-        }
-        hooks_.progress(p);
-    }
-    bool stopped() {
-        if (cancel_.cancelled()) {
-            result_.end = AdviseEnd::Cancelled;
-            result_.message = "cancelled: what was measured is kept";
-        }
-        return cancel_.cancelled();
-    }
-
-    bool probeBudget();
-    void createExperiment();
-    void search();
-    bool chooseCandidates();
-    void storeSpec(int64_t micro_steps);
-    void recordUnsupported();
-    void passes();
-    void refusedEnd();
-    void quality();
-    PlannedRun planRun(int arm_index, uint64_t seed, int64_t steps, bool pass);
-
-    store::Database& db_;
-    const config::ExperimentSpec& user_;
-    AdviseOptions opt_;
-    const run::CancelToken& cancel_;
-    const AdviseHooks& hooks_;
-    AdviseTrainer trainer_;
-    Clock::time_point t0_ = Clock::now();
-    std::string device_;
-    bool cuda_ = false;
-    config::AdviceDevice facts_;
-    std::vector<config::AdviceFormat> formats_;
-    std::vector<config::FormatCapacity> capacities_;
-    std::vector<ArmCapacity> searches_;
-    double probe_step_ms_ = 0;     ///< a step of fp32 at the user's batch; 0: not measured
-    double probe_seconds_ = 0;     ///< the probe trial, its set-up included
-    config::ExperimentSpec spec_;  ///< the experiment's, as stored last
-    std::string inputs_json_;
-    int64_t train_size_ = 0;
-    std::vector<config::PassFigure> figures_;
-    std::vector<int> refused_;  ///< candidates whose pass trained another batch than given
-    AdviseResult result_;
-};
+namespace detail {
 
 /// A probe of fp32 at the user's batch, unrecorded: how long a step takes, and so whether
 /// the budget holds a search and a pass of fp32 and one more format. False (nothing
@@ -320,175 +224,6 @@ void Advisor::recordUnsupported() {
     }
 }
 
-/// Each candidate alone: warm-up and timed steps as a run of its own (a pass), fewer
-/// timed steps where the budget's share for passes would not hold them.
-void Advisor::passes() {
-    std::vector<int> todo;
-    for (size_t i = 0; i < result_.candidates.size(); ++i) {
-        if (result_.candidates[i].role != config::CandidateRole::Unsupported) {
-            todo.push_back(static_cast<int>(i));
-        }
-    }
-    int64_t timed = opt_.timed_steps;
-    const int64_t warmup = passWarmup(spec_);
-    if (opt_.budget_s > 0 && probe_step_ms_ > 0) {
-        // Each pass as the probe: its set-up, then its steps at its own batch.
-        double per_step = 0, setup = 0;
-        for (int i : todo) {
-            const auto& arm = spec_.arms[static_cast<size_t>(i)];
-            per_step += probe_step_ms_ / 1000.0 * config::microBatchOf(spec_, arm) *
-                        arm.accumulation / spec_.micro_batch;
-            setup += probe_seconds_ - kProbeSteps * probe_step_ms_ / 1000.0;
-        }
-        const double room = leftFor(kSearchShare + kPassShare) - setup;
-        if (per_step > 0) {
-            const auto fit = static_cast<int64_t>(room / per_step) - warmup;
-            timed = std::clamp<int64_t>(fit, AdviseOptions::kLeastTimedSteps, timed);
-        }
-    }
-    if (timed < opt_.timed_steps) {
-        note("passes: " + std::to_string(timed) + " timed steps each (the budget's share for " +
-             "passes holds no more)");
-    }
-    int done = 0;
-    for (int i : todo) {
-        if (stopped()) {
-            return;
-        }
-        const auto& arm = spec_.arms[static_cast<size_t>(i)];
-        progress(AdvisePhase::Pass, arm.name, done, static_cast<int>(todo.size()));
-        const config::ExperimentSpec pass = passSpec(spec_, i, false, timed);
-        const PlannedRun r =
-            planRun(i, spec_.seeds.front(), plannedOptimizerSteps(pass, arm, train_size_), true);
-        run::AloneTiming timing;
-        PassCollector collector(timing);
-        run::TrainObserver* extra = hooks_.starting ? hooks_.starting(r) : nullptr;
-        std::vector<run::TrainObserver*> targets{&collector};
-        if (extra) {
-            targets.push_back(extra);
-        }
-        ObserverFanout fanout(targets);
-        const run::RunOutcome outcome = trainer_.pass(pass, r, cancel_, &fanout);
-        result_.any_failed = result_.any_failed || outcome.status == run::RunStatus::Failed;
-        if (hooks_.finished) {
-            hooks_.finished(r, outcome);
-        }
-        config::PassFigure f;
-        f.candidate = i;
-        f.ms_per_sample = timing.msPerSample();
-        f.effective_batch = static_cast<int64_t>(config::microBatchOf(spec_, arm)) *
-                            arm.accumulation * std::max(1, arm.ranks);
-        f.ok = outcome.status == run::RunStatus::Finished && f.ms_per_sample > 0;
-        if (f.ok) {
-            if (const std::string why =
-                    config::batchRefused(timing.step_samples, f.effective_batch);
-                !why.empty()) {
-                note(arm.name + ": " + why);
-                f.ok = false;
-                refused_.push_back(i);
-            }
-        }
-        figures_.push_back(f);
-        ++done;
-    }
-    refusedEnd();
-}
-
-/// A script that trained the baseline, or every other candidate, at another batch than it
-/// was given gives no advice: the end says so (its passes are recorded, ruled out).
-void Advisor::refusedEnd() {
-    if (refused_.empty()) {
-        return;
-    }
-    int others = 0;
-    bool baseline = false;
-    for (const auto& f : figures_) {
-        others += f.candidate != 0 ? 1 : 0;
-    }
-    int refused_others = 0;
-    for (int i : refused_) {
-        baseline = baseline || i == 0;
-        refused_others += i != 0 ? 1 : 0;
-    }
-    if (baseline || refused_others == others) {
-        result_.end = AdviseEnd::ScriptRefused;
-        result_.message = "the training script did not take the candidates' settings: " +
-                          std::string(baseline ? "even fp32's batch" : "every candidate's batch") +
-                          " came out other than given (the advice lists each); make it read "
-                          "AMPBENCH_MICRO_BATCH and AMPBENCH_ACCUMULATION (README: Your own "
-                          "training script)";
-    }
-}
-
-/// The baseline and the leading candidates on the quality check's seeds, as an
-/// experiment's runs train (each arm's seeds fused where they can be).
-void Advisor::quality() {
-    const double left = opt_.budget_s > 0 ? std::max(1e-3, opt_.budget_s - spent()) : 0.0;
-    const config::QualityPlan q =
-        config::planQuality(figures_, 0, opt_.leaders, opt_.seeds, user_.micro_batch, left);
-    if (q.candidates.empty()) {
-        if (std::isfinite(q.least_seconds) && q.least_seconds > 0) {
-            note("no quality check: the " + util::roughDuration(left) +
-                 " left of the budget is short of the " + util::roughDuration(q.least_seconds) +
-                 " that fp32 and one candidate need on " + std::to_string(opt_.seeds) +
-                 " seeds; give a larger --budget to check it");
-        } else {
-            note("no quality check: no candidate beside the baseline finished its pass");
-        }
-        return;
-    }
-    // Every arm of the stored spec makes more optimizer steps than its warm-up.
-    int64_t micro_steps = q.micro_steps;
-    for (const auto& c : result_.candidates) {
-        const int64_t batch =
-            static_cast<int64_t>(config::microBatchOf(user_, c.arm)) * c.arm.accumulation;
-        micro_steps = std::max<int64_t>(
-            micro_steps, (user_.warmup_steps + 2) * batch / std::max(1, user_.micro_batch) + 1);
-    }
-    storeSpec(micro_steps);
-    std::vector<std::string> names;
-    for (int c : q.candidates) {
-        names.push_back(spec_.arms[static_cast<size_t>(c)].name);
-    }
-    note("quality check: " + joined(names, ", ") + " on " + std::to_string(opt_.seeds) +
-         " seeds, " + std::to_string(micro_steps * user_.micro_batch) + " samples each (about " +
-         util::roughDuration(q.seconds) + ")");
-    ExperimentPlan plan;
-    plan.experiment_id = result_.experiment_id;
-    for (uint64_t seed : spec_.seeds) {  // round-robin, seed by seed, as experiments train
-        for (int c : q.candidates) {
-            const auto& arm = spec_.arms[static_cast<size_t>(c)];
-            plan.runs.push_back(
-                planRun(c, seed, plannedOptimizerSteps(spec_, arm, train_size_), false));
-        }
-    }
-    std::vector<config::FieldError> errors;
-    auto valid = config::ValidSpec::check(spec_, errors);
-    if (!valid) {
-        throw SpecError(std::move(errors));
-    }
-    int done = 0;
-    const int total = static_cast<int>(plan.runs.size());
-    const double estimate = q.seconds;
-    const auto started = Clock::now();
-    ExperimentHooks h;
-    h.starting = [&](const PlannedRun& r) -> run::TrainObserver* {
-        const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-        progress(AdvisePhase::Quality, r.arm + " seed " + std::to_string(r.seed), done, total,
-                 std::max(0.0, estimate - elapsed));
-        return hooks_.starting ? hooks_.starting(r) : nullptr;
-    };
-    h.finished = [&](const PlannedRun& r, const run::RunOutcome& o) {
-        ++done;
-        if (hooks_.finished) {
-            hooks_.finished(r, o);
-        }
-    };
-    h.note = hooks_.note;
-    const ExperimentResult trained = trainer_.quality(*valid, plan, cancel_, h);
-    result_.any_failed = result_.any_failed || trained.any_failed;
-}
-
 AdviseResult Advisor::run() {
     device_ = resolveDevice(user_.device);
     cuda_ = config::onCuda(device_);
@@ -519,7 +254,7 @@ AdviseResult Advisor::run() {
     return result_;
 }
 
-}  // namespace
+}  // namespace detail
 
 std::string toString(AdvisePhase phase) {
     switch (phase) {
@@ -600,7 +335,7 @@ AdviseResult advise(store::Database& db, const config::ValidSpec& spec,
         t.pass = t.pass ? t.pass : built_in.pass;
         t.quality = t.quality ? t.quality : built_in.quality;
     }
-    Advisor advisor(db, spec.spec(), options, cancel, hooks, t);
+    detail::Advisor advisor(db, spec.spec(), options, cancel, hooks, t);
     return advisor.run();
 }
 

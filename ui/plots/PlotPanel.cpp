@@ -1,26 +1,16 @@
+// PlotPanel: its interactions, title, figures, palette, menu, curves and bars with their
+// visibility, and the labels and message fitted to its size.
 #include "ui/plots/PlotPanel.h"
 
 #include <QContextMenuEvent>
 #include <QEvent>
 #include <QFontMetrics>
 #include <QMenu>
-#include <QToolTip>
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 #include "ui/plots/PlotExport.h"
 
 namespace ampbench::ui {
-namespace {
-
-constexpr double kHoverRadiusPx = 24.0;
-
-QString valueText(double v) {
-    return std::isfinite(v) ? QString::number(v, 'g', 5) : QStringLiteral("\u2013");
-}
-
-}  // namespace
 
 PlotPanel::PlotPanel(const QString& title, QWidget* parent) : QCustomPlot(parent) {
     setObjectName(title);
@@ -351,75 +341,6 @@ QCPGraph* PlotPanel::addCompanion(QCPAbstractPlottable* owner, const QColor& col
     return g;
 }
 
-void PlotPanel::setCurve(QCPGraph* graph, const CurvePtr& curve) {
-    DrawnCurve& d = drawn_[graph];
-    d.curve = curve;
-    d.penWidth = graph->pen().widthF();
-    cutCurve(graph, d, !userView_);
-}
-
-CurvePtr PlotPanel::curveOf(QCPGraph* graph) const {
-    return drawn_.value(graph).curve;
-}
-
-size_t PlotPanel::bucketCount() const {
-    return static_cast<size_t>(std::max(kMinBuckets, axisRect()->width()));
-}
-
-void PlotPanel::cutCurve(QCPGraph* graph, DrawnCurve& d, bool whole) const {
-    if (!d.curve || d.curve->isEmpty()) {
-        graph->data()->clear();
-        d.lo = d.hi = 0;
-        d.buckets = 0;
-        return;
-    }
-    const size_t px = bucketCount();
-    if (whole) {
-        d.lo = d.curve->firstKey();
-        d.hi = d.curve->lastKey();
-        d.buckets = px;
-    } else {
-        // The range on show and half of it either side, so small pans keep the cut.
-        const QCPRange r = graph->keyAxis()->range();
-        d.lo = r.lower - r.size() / 2;
-        d.hi = r.upper + r.size() / 2;
-        d.buckets = 2 * px;
-    }
-    graph->setData(d.curve->drawn(d.lo, d.hi, d.buckets));
-    const bool dense = graph->dataCount() > axisRect()->width();
-    graph->setAntialiased(!dense);
-    QPen pen = graph->pen();
-    pen.setWidthF(dense ? 1.0 : d.penWidth);
-    graph->setPen(pen);
-}
-
-bool PlotPanel::needsCut(const QCPGraph* graph, const DrawnCurve& d) const {
-    if (!d.curve || d.curve->isEmpty()) {
-        return false;
-    }
-    const QCPRange r = graph->keyAxis()->range();
-    const double lo = std::max(r.lower, d.curve->firstKey());
-    const double hi = std::min(r.upper, d.curve->lastKey());
-    if (lo > hi) {
-        return false;  // none of it on show
-    }
-    if (lo < d.lo || hi > d.hi) {
-        return true;  // part on show was left out of the cut
-    }
-    const double slice = (d.hi - d.lo) / static_cast<double>(std::max<size_t>(1, d.buckets));
-    return slice > r.size() / static_cast<double>(bucketCount());  // coarser than a pixel
-}
-
-void PlotPanel::cutCurvesForReplot() {
-    for (auto it = drawn_.begin(); it != drawn_.end(); ++it) {
-        if (needsCut(it.key(), it.value())) {
-            const QCPRange r = it.key()->keyAxis()->range();
-            const Curve& c = *it.value().curve;
-            cutCurve(it.key(), it.value(), r.lower <= c.firstKey() && r.upper >= c.lastKey());
-        }
-    }
-}
-
 void PlotPanel::fitAxisLabels() {
     if (size() != labelsFittedTo_) {
         labelsFittedTo_ = size();
@@ -509,14 +430,6 @@ QString PlotPanel::wholeLabel(QCPAxis* axis) const {
     return shown == fittedLabels_.value(axis) ? wholeLabels_.value(axis, shown) : shown;
 }
 
-void PlotPanel::followXRange(const QCPRange& range) {
-    userView_ = true;
-    following_ = true;
-    xAxis->setRange(range);
-    following_ = false;
-    replot(rpQueuedReplot);
-}
-
 QCPBars* PlotPanel::addBars(const QString& label, const QColor& color, QCPAxis* valueAxis) {
     auto* bars = new QCPBars(xAxis, valueAxis ? valueAxis : yAxis);
     bars->removeFromLegend();
@@ -576,216 +489,6 @@ void PlotPanel::fitMessage(int width) {
     if (fitted != message_->text()) {
         message_->setText(fitted);
     }
-}
-
-bool PlotPanel::hasPoints() {
-    for (int i = 0; i < plottableCount(); ++i) {
-        QCPAbstractPlottable* p = plottable(i);
-        auto* graph = qobject_cast<QCPGraph*>(p);
-        const CurvePtr curve = graph ? curveOf(graph) : CurvePtr();
-        QCPPlottableInterface1D* points = p->interface1D();
-        if (curve ? !curve->isEmpty() : points && points->dataCount() > 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-void PlotPanel::blankAxesWhileEmpty() {
-    blank_ = !hasPoints();
-    paintAxisValues();
-}
-
-void PlotPanel::paintAxisValues() {
-    // Transparent rather than switched off: the axes keep their room, so nothing moves
-    // when the first point arrives. Arms named under bars are no values: they stay.
-    const QColor text = palette().color(QPalette::Text);
-    const QColor values = blank_ ? QColor(Qt::transparent) : text;
-    const bool categories = categoryTicker_ && xAxis->ticker() == categoryTicker_;
-    for (QCPAxis* axis : {xAxis, yAxis, xAxis2, yAxis2}) {
-        const QColor c = axis == xAxis && categories ? text : values;
-        axis->setTickPen(QPen(c, 1));
-        axis->setSubTickPen(QPen(c, 1));
-        axis->setTickLabelColor(c);
-    }
-}
-
-void PlotPanel::limitAntialiasing() {
-    const int px = axisRect()->width();
-    for (int i = 0; i < graphCount(); ++i) {
-        graph(i)->setAntialiased(graph(i)->dataCount() <= px);
-    }
-}
-
-void PlotPanel::fitUnlessUserView() {
-    if (!userView_) {
-        for (auto it = drawn_.begin(); it != drawn_.end(); ++it) {
-            cutCurve(it.key(), it.value(), true);  // whole curves, so the fit sees all of them
-        }
-        rescaleAxes(true);
-        keepAxesPossible();
-        yAxis->scaleRange(1.06, yAxis->range().center());
-        // Room after the last point: a marker there (the evaluation at a run's end) was
-        // cut in half by the edge, and runs evaluated only at their end showed nothing
-        // else. A share of the range, so panels over the same runs keep equal ranges.
-        if (!(categoryTicker_ && xAxis->ticker() == categoryTicker_)) {
-            const QCPRange x = xAxis->range();
-            xAxis->setRangeUpper(x.upper + kEndRoom * x.size());
-        }
-    }
-}
-
-void PlotPanel::keepAxesPossible() {
-    // Data of one key (a run's first point): QCustomPlot keeps the old width around it,
-    // which put it between -4000 and 4000 samples. From 0 to twice it instead; and the
-    // same on a value axis whose data is one value.
-    QHash<QCPAxis*, QCPRange> data;
-    // Found or widened, never read through operator[] first: that put a default 0 in
-    // every range (0 to 617.44 MiB for a flat line at 617.4).
-    const auto take = [&data](QCPAxis* axis, const QCPRange& r) {
-        const auto it = data.find(axis);
-        if (it == data.end()) {
-            data.insert(axis, r);
-        } else {
-            it->expand(r);
-        }
-    };
-    for (int i = 0; i < plottableCount(); ++i) {
-        QCPAbstractPlottable* p = plottable(i);
-        if (!p->visible()) {
-            continue;
-        }
-        bool found = false;
-        const QCPRange keys = p->getKeyRange(found);
-        if (found) {
-            take(p->keyAxis(), keys);
-        }
-        const QCPRange values = p->getValueRange(found);
-        if (found) {
-            take(p->valueAxis(), values);
-        }
-    }
-    const auto single = [](const QCPRange& r) {
-        return r.size() <= std::max(std::abs(r.lower), std::abs(r.upper)) * 1e-12;
-    };
-    if (data.contains(xAxis) && single(data[xAxis])) {
-        const double k = data[xAxis].center();
-        xAxis->setRange(k > 0 ? QCPRange(0, 2 * k) : QCPRange(0, 1));
-    }
-    keepXNonNegative();
-    for (QCPAxis* axis : {yAxis, yAxis2}) {
-        if (!data.contains(axis)) {
-            continue;
-        }
-        const QCPRange values = data[axis];
-        const double magnitude = std::max(std::abs(values.lower), std::abs(values.upper));
-        if (!single(values) && axis->scaleType() == QCPAxis::stLinear &&
-            values.size() < kFlatShare * magnitude) {
-            // A flat series (617.36 to 617.44 MiB) spans a few percent of its size: ticks
-            // of 0.01 MiB made the allocator's jitter a landscape.
-            const double half = kFlatShare * magnitude / 2;
-            QCPRange wide(values.center() - half, values.center() + half);
-            if (values.lower >= 0 && wide.lower < 0) {
-                wide = QCPRange(0, 2 * half);
-            }
-            axis->setRange(wide);
-            continue;
-        }
-        if (!single(values)) {
-            continue;
-        }
-        const double v = values.center();
-        if (axis->scaleType() == QCPAxis::stLogarithmic) {
-            axis->setRange(v > 0 ? QCPRange(v / 2, v * 2) : QCPRange(0.1, 10));
-        } else {
-            axis->setRange(v == 0 ? QCPRange(-1, 1)
-                                  : QCPRange(v - std::abs(v) / 10, v + std::abs(v) / 10));
-        }
-    }
-}
-
-void PlotPanel::keepXNonNegative() {
-    // Steps, samples and time start at 0: the x axis of curves never shows less, however
-    // it is zoomed or panned (bars' category axes keep their margins).
-    const QCPRange x = xAxis->range();
-    if (x.lower < 0 && !(categoryTicker_ && xAxis->ticker() == categoryTicker_)) {
-        xAxis->setRange(0, std::max(x.size(), 1e-9));
-    }
-}
-
-void PlotPanel::resetView() {
-    userView_ = false;
-    fitUnlessUserView();
-    replot();
-}
-
-QString PlotPanel::labelOf(QCPAbstractPlottable* plottable) const {
-    QCPAbstractPlottable* owner = ownerOf_.value(plottable, plottable);
-    // A curve may stand for more than the run it hides with ("amp mean of 3").
-    return owner->name().isEmpty() ? labels_.value(owner) : owner->name();
-}
-
-void PlotPanel::hover(QMouseEvent* event) {
-    const QPointF pos = event->position();
-    QCPGraph* best = nullptr;
-    double bestKey = 0, bestValue = 0, bestDist = kHoverRadiusPx;
-    QString barText;
-    for (int i = 0; i < plottableCount(); ++i) {
-        QCPAbstractPlottable* p = plottable(i);
-        if (!p->visible()) {
-            continue;
-        }
-        if (auto* bars = qobject_cast<QCPBars*>(p)) {
-            QVariant details;
-            if (bars->selectTest(pos, false, &details) >= 0) {
-                const auto sel = details.value<QCPDataSelection>();
-                if (!sel.isEmpty()) {
-                    const auto it = bars->data()->at(sel.dataRange().begin());
-                    barText =
-                        QStringLiteral("%1\n%2 = %3")
-                            .arg(labelOf(bars), bars->valueAxis()->label(), valueText(it->value));
-                }
-            }
-            continue;
-        }
-        auto* g = qobject_cast<QCPGraph*>(p);
-        if (!g || g->data()->isEmpty()) {
-            continue;
-        }
-        const double key = g->keyAxis()->pixelToCoord(pos.x());
-        auto it = g->data()->findBegin(key, true);
-        for (int n = 0; n < 3 && it != g->data()->constEnd(); ++n, ++it) {
-            if (!std::isfinite(it->value)) {
-                continue;
-            }
-            const QPointF px = g->coordsToPixels(it->key, it->value);
-            const double d = std::hypot(px.x() - pos.x(), px.y() - pos.y());
-            if (d < bestDist) {
-                bestDist = d;
-                best = g;
-                bestKey = it->key;
-                bestValue = it->value;
-            }
-        }
-    }
-    if (best) {
-        tracer_->setGraph(best);
-        tracer_->setGraphKey(bestKey);
-        tracer_->setVisible(true);
-        QToolTip::showText(event->globalPosition().toPoint(),
-                           QStringLiteral("%1\n%2 = %3\n%4 = %5")
-                               .arg(labelOf(best), best->keyAxis()->label(), valueText(bestKey),
-                                    best->valueAxis()->label(), valueText(bestValue)),
-                           this);
-    } else {
-        tracer_->setVisible(false);
-        if (!barText.isEmpty()) {
-            QToolTip::showText(event->globalPosition().toPoint(), barText, this);
-        } else {
-            QToolTip::hideText();
-        }
-    }
-    layer("overlay")->replot();
 }
 
 void PlotPanel::toggleFromLegend(QCPAbstractLegendItem* item) {

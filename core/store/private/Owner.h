@@ -6,6 +6,12 @@
 
 namespace ampbench::store::owner {
 
+/// The error of a run whose owner died while it ran, and of one it queued and never
+/// started: what readers show and what the next read-write open records.
+inline constexpr const char* kInterruptedError =
+    "the process writing this run ended without finishing it";
+inline constexpr const char* kNeverStarted = "never started: the process that queued it ended";
+
 /// This machine's name, as stored in owner_host.
 std::string hostName();
 
