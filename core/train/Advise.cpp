@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 
 #include "core/amp/Precision.h"
 #include "core/config/PlannedArm.h"
@@ -198,15 +199,14 @@ void Advisor::storeSpec(int64_t micro_steps) {
 
 PlannedRun Advisor::planRun(int arm_index, uint64_t seed, int64_t steps, bool pass) {
     const config::ArmSpec& arm = spec_.arms.at(static_cast<size_t>(arm_index));
-    config::PlannedArm planned = config::planArm(spec_, arm, cuda_);
-    planned.timing_pass = pass;
     PlannedRun r;
-    r.arm_index = arm_index;
+    // Planned once, here, on the advice's device: what trains it takes the plan as given.
+    static_cast<RunPlan&>(r) = train::planRun(spec_, arm_index, seed, choice_);
+    r.planned.timing_pass = pass;
     r.arm = arm.name;
-    r.seed = seed;
     r.planned_steps = steps;
     r.run_id = db_.createRun(result_.experiment_id, arm.name, arm_index, seed,
-                             config::plannedArmToJson(planned), steps, inputs_json_);
+                             config::plannedArmToJson(r.planned), steps, inputs_json_);
     return r;
 }
 
@@ -225,8 +225,12 @@ void Advisor::recordUnsupported() {
 }
 
 AdviseResult Advisor::run() {
-    device_ = resolveDevice(user_.device);
-    cuda_ = config::onCuda(device_);
+    choice_ = chooseDevice(user_.device);
+    if (!choice_.problem.empty()) {
+        throw std::runtime_error(choice_.problem);
+    }
+    device_ = choice_.placement.str();
+    cuda_ = choice_.placement.isCuda();
     facts_ = trainer_.device ? *trainer_.device : adviceDevice(device_);
     formats_ = config::adviceFormats(user_, facts_);
     if (!probeBudget()) {

@@ -146,6 +146,7 @@ void Advisor::quality() {
          util::roughDuration(q.seconds) + ")");
     ExperimentPlan plan;
     plan.experiment_id = result_.experiment_id;
+    plan.device = choice_;
     for (uint64_t seed : spec_.seeds) {  // round-robin, seed by seed, as experiments train
         for (int c : q.candidates) {
             const auto& arm = spec_.arms[static_cast<size_t>(c)];

@@ -94,6 +94,7 @@ class Advisor {
     const AdviseHooks& hooks_;
     AdviseTrainer trainer_;
     Clock::time_point t0_ = Clock::now();
+    DeviceChoice choice_;  ///< where every run of the advice trains, chosen once
     std::string device_;
     bool cuda_ = false;
     config::AdviceDevice facts_;
