@@ -241,6 +241,20 @@ void MainWindow::buildNewRunsNotice() {
     newRuns_->setVisible(false);
     statusBar()->addPermanentWidget(newRuns_);
     connect(newRuns_, &QPushButton::clicked, this, [this] { showAppearedRuns(announced_); });
+    // A run announced and then ticked by hand, or gone to the trash, is news no more.
+    connect(runs_, &RunTreeModel::checkedRunsChanged, this, [this] {
+        if (announced_.isEmpty()) {
+            return;
+        }
+        const QList<qint64> checked = runs_->checkedRuns();
+        announced_.removeIf([&](qint64 id) { return checked.contains(id) || !runs_->runItem(id); });
+        if (announced_.isEmpty()) {
+            forgetAnnouncedRuns();
+        } else {
+            newRuns_->setText(
+                tr("%n new run(s): show", nullptr, static_cast<int>(announced_.size())));
+        }
+    });
 }
 
 void MainWindow::announceRuns(const QList<qint64>& ids) {

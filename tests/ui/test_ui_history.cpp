@@ -290,11 +290,13 @@ class HistoryTest : public QObject {
         QVERIFY(f.window->runModel()->runItem(f.run));
         QTest::qWait(50);  // a change of ticks is signalled once per event-loop turn
         QCOMPARE(f.window->runModel()->checkedRuns(), shown);
-        // A run new to the database still shows at once.
+        QVERIFY(f.window->announcedRuns().isEmpty());  // the restored runs are not new
+        // A run new to the database is announced at once, beside what is shown.
         const int64_t fresh = f.writer->createRun(other, "amp", 1, 2, "{}", 10);
         f.writer->markRunning(fresh, "{}");
         f.window->session()->pollNow();
-        QTRY_COMPARE(f.window->runModel()->checkedRuns(), QList<qint64>{fresh});
+        QTRY_COMPARE(f.window->announcedRuns(), QList<qint64>{fresh});
+        QCOMPARE(f.window->runModel()->checkedRuns(), shown);
     }
 
     void deleteMovesToTheTrashAndUndoRestores() {
