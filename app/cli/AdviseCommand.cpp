@@ -108,7 +108,10 @@ int printAdvice(const store::Database& db, int64_t experiment_id, const std::str
         "optimizer step of your batch at that rate; quality: %d seeds against %s's band%s\n",
         static_cast<long long>(advice.user_batch),
         data->spec_ok ? static_cast<int>(data->spec.seeds.size()) : 0, advice.baseline.c_str(),
-        advice.device == "cpu" ? "; memory on a CPU: the process's peak resident set" : "");
+        advice.memory_label == "peak in tensors"
+            ? "; memory on a CPU: the most the run's own tensors held"
+        : advice.memory_label == "peak RSS" ? "; memory on a CPU: the process's peak resident set"
+                                            : "");
     say(stdout, "\nrecommendation: %s\n",
         analysis::printable(analysis::recommendationText(advice), false).c_str());
     const auto lines = analysis::pytorchLines(advice, data->spec);

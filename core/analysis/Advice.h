@@ -92,9 +92,10 @@ struct AdviceThresholds {
 struct Advice {
     int64_t experiment_id = 0;
     std::string device;
-    std::string memory_label;  ///< "peak RSS" on CPU, "peak allocated" on CUDA
-    std::string baseline;      ///< the arm every ratio is against
-    int64_t user_batch = 0;    ///< the batch the user trains with (the spec's micro-batch)
+    std::string
+        memory_label;        ///< the memory column: "peak allocated", "peak in tensors", "peak RSS"
+    std::string baseline;    ///< the arm every ratio is against
+    int64_t user_batch = 0;  ///< the batch the user trains with (the spec's micro-batch)
     /// Ranked rows first (best first), then ruled out, not measured, unsupported.
     std::vector<AdviceRow> rows;
     int recommended = -1;  ///< index into rows; -1: none
