@@ -145,14 +145,22 @@ class AdviceTest : public QObject {
         QCOMPARE(shapes.value("amp-bf16"), QCPScatterStyle::ssCross);
         QCOMPARE(shapes.value("fp32"), QCPScatterStyle::ssStar);
         QCOMPARE(shapes.value("amp-bf16-b8"), QCPScatterStyle::ssDisc);
+        // Every point keeps its name through replots, the recommendation's included (the
+        // chart's own message item was once cleared under it and blanked the first name).
+        chart->replot();
+        chart->replot();
         bool named = false;
+        QStringList names;
         for (int i = 0; i < chart->itemCount(); ++i) {
             if (auto* text = qobject_cast<QCPItemText*>(chart->item(i))) {
                 named = named || (text->text().startsWith("amp-bf16\n") &&
                                   text->text().contains("diverged"));
+                names << text->text().section('\n', 0, 0);
             }
         }
         QVERIFY(named);
+        QVERIFY2(names.contains("fp32") && names.contains("amp-bf16-b8"),
+                 qPrintable(names.join(", ")));
         // Open as comparison: the baseline and the recommendation in the editor.
         view->openButton()->click();
         QCOMPARE(ws.window->tabs()->currentWidget(), ws.window->editor());

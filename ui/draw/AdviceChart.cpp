@@ -13,6 +13,7 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 const QColor kRuledOut(150, 150, 150);
+constexpr const char* kAdviceLabel = "adviceLabel";  ///< a property of the items drawn here
 
 QString q(const std::string& s) {
     return QString::fromStdString(s);
@@ -22,7 +23,14 @@ QString q(const std::string& s) {
 
 void drawAdviceChart(QCustomPlot& plot, const analysis::Advice& advice) {
     plot.clearGraphs();
-    plot.clearItems();
+    // Only the names this drawing put there: a PlotPanel keeps an item of its own (its
+    // message), and clearing every item left it a dangling pointer that wrote over the
+    // next label made (the recommendation's name was blanked at each replot).
+    for (int i = plot.itemCount() - 1; i >= 0; --i) {
+        if (plot.item(i)->property(kAdviceLabel).toBool()) {
+            plot.removeItem(i);
+        }
+    }
     plot.legend->setVisible(false);  // each point is named beside it
     plot.xAxis->setLabel(QObject::tr("%1 (MiB)")
                              .arg(advice.memory_label.empty() ? QObject::tr("peak memory")
@@ -64,6 +72,7 @@ void drawAdviceChart(QCustomPlot& plot, const analysis::Advice& advice) {
         g->setScatterStyle(QCPScatterStyle(shape, color, color, &r == recommended ? 16 : 10));
         g->setData({x}, {y});
         auto* label = new QCPItemText(&plot);
+        label->setProperty(kAdviceLabel, true);
         label->position->setCoords(x, y);
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
         label->setPadding(QMargins(8, 0, 0, 4));
