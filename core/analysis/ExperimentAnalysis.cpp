@@ -8,8 +8,8 @@
 #include <tuple>
 #include <utility>
 
-#include "core/config/Placement.h"
 #include "core/analysis/MemoryMeasure.h"
+#include "core/config/Placement.h"
 #include "core/config/PlannedArm.h"
 
 namespace ampbench::analysis {
@@ -257,8 +257,8 @@ void describeEnvironment(ExperimentAnalysis& a, const ExperimentData& data) {
         }
     }
     a.memory_label = measures.empty() && config::onCuda(a.device) ? "peak allocated"
-                     : measures.empty()                                 ? "peak RSS"
-                                                                        : memoryLabel(measures);
+                     : measures.empty()                           ? "peak RSS"
+                                                                  : memoryLabel(measures);
     if (a.memory_label == "peak memory") {
         a.warnings.push_back(
             "the runs' memory was measured in different ways (the run's own tensors, the "

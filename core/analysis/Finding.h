@@ -74,7 +74,7 @@ enum class FindingCode {
     WaitingForBaseline,  ///< runs; seeds, baseline
     BaselinePending,     ///< runs, finished; seeds
     BaselineCancelled,   ///< runs
-    TimedAloneOnly,  ///< passes (a summary: the arm was timed, not trained for the verdict)
+    TimedAloneOnly,      ///< passes (a summary: the arm was timed, not trained for the verdict)
 };
 /// The last code. Finding.cpp's table of names and sentences is held to every code up
 /// to it at compile time: a new code goes after it, becomes this, and gets its entry.

@@ -221,17 +221,18 @@ void addGains(ArmVerdict& v) {
     if (v.facts.aa_copy) {
         return;  // an A/A arm's speed-up is read as noise (addAaCheck)
     }
-    v.reasons.push_back(finding(FindingCode::Gains,
-                                {{FindingKey::Speedup, g.speedup},
-                                 {FindingKey::CiLow, g.speedup_ci.low},
-                                 {FindingKey::CiHigh, g.speedup_ci.high},
-                                 {FindingKey::AcrossRuns, g.ci_across_runs ? 1.0 : 0.0},
-                                 {FindingKey::Memory, g.memory_ratio},
-                                 {FindingKey::ProcessMemory, g.process_memory ? 1.0 : 0.0},
-                                 {FindingKey::MaxBatch, g.max_batch_ratio},
-                                 {FindingKey::EagerSpeedup, g.eager_speedup},
-                                 {FindingKey::EagerMemory, g.eager_memory_ratio}},
-                                {{FindingKey::Baseline, v.facts.baseline}, {FindingKey::Timing, g.timing_mode}}));
+    v.reasons.push_back(
+        finding(FindingCode::Gains,
+                {{FindingKey::Speedup, g.speedup},
+                 {FindingKey::CiLow, g.speedup_ci.low},
+                 {FindingKey::CiHigh, g.speedup_ci.high},
+                 {FindingKey::AcrossRuns, g.ci_across_runs ? 1.0 : 0.0},
+                 {FindingKey::Memory, g.memory_ratio},
+                 {FindingKey::ProcessMemory, g.process_memory ? 1.0 : 0.0},
+                 {FindingKey::MaxBatch, g.max_batch_ratio},
+                 {FindingKey::EagerSpeedup, g.eager_speedup},
+                 {FindingKey::EagerMemory, g.eager_memory_ratio}},
+                {{FindingKey::Baseline, v.facts.baseline}, {FindingKey::Timing, g.timing_mode}}));
     const bool cuda = config::onCuda(v.facts.device);
     const bool convolutional = v.facts.model == "cnn" || v.facts.model == "resnet";
     if (isAmp(v.facts) && cuda && convolutional && !v.facts.channels_last) {
@@ -441,13 +442,15 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
     v.reasons.clear();
     v.next_checks.clear();
     v.noise_known = baseline_seeds >= 2;
-    const Values waiting = {{FindingKey::Runs, double(v.pending)}, {FindingKey::Finished, double(v.runs_used)}};
+    const Values waiting = {{FindingKey::Runs, double(v.pending)},
+                            {FindingKey::Finished, double(v.runs_used)}};
     if (v.verdict == Verdict::Baseline) {
         if (v.pending > 0) {
-            v.summary =
-                finding(FindingCode::BaselinePending, waiting, {{FindingKey::Seeds, v.pending_seeds}});
+            v.summary = finding(FindingCode::BaselinePending, waiting,
+                                {{FindingKey::Seeds, v.pending_seeds}});
         } else if (v.runs_used == 0 && v.cancelled > 0) {
-            v.summary = finding(FindingCode::BaselineCancelled, {{FindingKey::Runs, double(v.cancelled)}});
+            v.summary =
+                finding(FindingCode::BaselineCancelled, {{FindingKey::Runs, double(v.cancelled)}});
         } else {
             v.summary = baseline_seeds >= 2 ? finding(FindingCode::BaselineWithNoise,
                                                       {{FindingKey::Seeds, double(baseline_seeds)}})
@@ -462,7 +465,8 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
     // cancelled; neither is an inconclusive result.
     if (v.pending > 0) {
         v.verdict = Verdict::Pending;
-        v.summary = finding(FindingCode::ArmPending, waiting, {{FindingKey::Seeds, v.pending_seeds}});
+        v.summary =
+            finding(FindingCode::ArmPending, waiting, {{FindingKey::Seeds, v.pending_seeds}});
         return;
     }
     if (v.runs_used == 0 && v.cancelled > 0) {
@@ -472,8 +476,9 @@ void decideVerdict(ArmVerdict& v, int baseline_seeds, const VerdictThresholds& t
     }
     if (v.baseline_pending > 0) {
         v.verdict = Verdict::Pending;
-        v.summary = finding(FindingCode::WaitingForBaseline, {{FindingKey::Runs, double(v.baseline_pending)}},
-                            {{FindingKey::Seeds, v.baseline_pending_seeds}, {FindingKey::Baseline, base}});
+        v.summary = finding(
+            FindingCode::WaitingForBaseline, {{FindingKey::Runs, double(v.baseline_pending)}},
+            {{FindingKey::Seeds, v.baseline_pending_seeds}, {FindingKey::Baseline, base}});
         return;
     }
     const bool nonfinite = v.health.nonfinite_events > 0 || failedNonFinite(v.health.failures);

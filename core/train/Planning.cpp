@@ -75,9 +75,9 @@ int64_t plannedOptimizerSteps(const config::ExperimentSpec& spec, const config::
     int64_t micro = config::armMicroSteps(spec, arm);
     if (spec.epochs > 0) {
         // An epoch is a pass of the global batch: micro-batch × ranks per micro-step.
-        micro =
-            spec.epochs *
-            std::max<int64_t>(1, train_size / (int64_t{config::microBatchOf(spec, arm)} * std::max(1, arm.ranks)));
+        micro = spec.epochs *
+                std::max<int64_t>(1, train_size / (int64_t{config::microBatchOf(spec, arm)} *
+                                                   std::max(1, arm.ranks)));
     }
     return micro / std::max(1, arm.accumulation);
 }

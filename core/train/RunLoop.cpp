@@ -139,8 +139,8 @@ void RunLoop::setUpData() {
     planned_ = plannedOptimizerSteps(spec_, arm_, dataset_->trainSize());
     if (dataset_->synthetic()) {
         // Generated data: keep a few batches on the device, so the run measures the model.
-        device_pool_ = syntheticPool(*dataset_, static_cast<int64_t>(armBatch()) * world(),
-                                     seed_, device_, comm_ ? comm_->rank() : 0, world());
+        device_pool_ = syntheticPool(*dataset_, static_cast<int64_t>(armBatch()) * world(), seed_,
+                                     device_, comm_ ? comm_->rank() : 0, world());
     } else {
         prefetcher_ = std::make_unique<data::Prefetcher>(dataset_, armBatch(), seed_,
                                                          spec_.data.prefetch, device_.is_cuda(),
@@ -439,8 +439,7 @@ RunOutcome RunLoop::run() {
 // The run's start for the observer: what it is (RunInfo, the environment) and the
 // events at step 0 that say how it trains.
 void RunLoop::start() {
-    RunInfo info =
-        runInfoOf(arm_, *precision_, device_.str(), seed_, planned_, armBatch(), lr_);
+    RunInfo info = runInfoOf(arm_, *precision_, device_.str(), seed_, planned_, armBatch(), lr_);
     auto env = probe::probeEnvironment(device_.str());
     env.memory = memory_->measure();
     if (comm_) {
