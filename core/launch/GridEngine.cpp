@@ -286,14 +286,7 @@ class GridEngineScheduler final : public Scheduler {
     }
 
     Submission submit(const ArrayJob& job, const std::string& script) const override {
-        const ProgramResult r = runProgram(submitCommand(job, script), 120);
-        Submission s;
-        s.job_id = r.ok() ? gridengine::terseJobId(r.out) : std::string();
-        s.exit_code = r.exit_code;
-        if (s.job_id.empty()) {
-            s.words = r.words();
-        }
-        return s;
+        return submitArray(submitCommand(job, script), gridengine::terseJobId);
     }
 
     ArrayView query(const std::string& job_id, bool ask_accounting,

@@ -71,6 +71,11 @@ struct Submission {
     std::string words;  ///< the submit tool's own words when it refused
 };
 
+/// Runs the submit tool `argv` (two minutes at most) and reads the array's id from its
+/// output with `job_id`; where none is read, the tool's exit code and its own words.
+Submission submitArray(const std::vector<std::string>& argv,
+                       std::string (*job_id)(const std::string& out));
+
 class Scheduler {
   public:
     virtual ~Scheduler() = default;

@@ -19,6 +19,18 @@ const std::vector<const Scheduler*>& schedulers() {
     return all;
 }
 
+Submission submitArray(const std::vector<std::string>& argv,
+                       std::string (*job_id)(const std::string& out)) {
+    const ProgramResult r = runProgram(argv, 120);
+    Submission s;
+    s.job_id = r.ok() ? job_id(r.out) : std::string();
+    s.exit_code = r.exit_code;
+    if (s.job_id.empty()) {
+        s.words = r.words();
+    }
+    return s;
+}
+
 const Scheduler* schedulerNamed(const std::string& name) {
     for (const Scheduler* s : schedulers()) {
         if (s->info().name == name) {
