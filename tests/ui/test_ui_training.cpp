@@ -88,6 +88,27 @@ config::ExperimentSpec scriptSpec(const QString& script, const QString& args,
 
 /// An experiment of `runs` fp32 runs in `ws`'s database, planned as the training
 /// worker plans one (its signals are then sent by hand), and the window's progress bar.
+/// What the worker says while runs train side by side, and a run's most steps so far.
+struct WorkerSignals {
+    explicit WorkerSignals(TrainingWorker* w)
+        : planned(w, &TrainingWorker::experimentPlanned),
+          started(w, &TrainingWorker::runStarted),
+          progress(w, &TrainingWorker::progress),
+          runEnded(w, &TrainingWorker::runFinished),
+          finished(w, &TrainingWorker::experimentFinished),
+          failed(w, &TrainingWorker::failed) {}
+    QSignalSpy planned, started, progress, runEnded, finished, failed;
+    qint64 stepsOf(qint64 id) const {
+        qint64 most = 0;
+        for (const auto& p : progress) {
+            if (p[0].toLongLong() == id) {
+                most = std::max(most, p[1].toLongLong());
+            }
+        }
+        return most;
+    }
+};
+
 struct PlannedByHand {
     int64_t experiment = 0;
     QList<qint64> ids;
@@ -546,42 +567,29 @@ class TrainingTest : public QObject {
         ws.window->editor()->setSpec(spec);
         MainWindow::CancelChoice answer = MainWindow::CancelChoice::ThisRun;
         ws.window->setCancelChooser([&](const QString&, int) { return answer; });
-        TrainingWorker* worker = ws.window->training()->worker();
-        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
-        QSignalSpy started(worker, &TrainingWorker::runStarted);
-        QSignalSpy progress(worker, &TrainingWorker::progress);
-        QSignalSpy runEnded(worker, &TrainingWorker::runFinished);
-        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
-        QSignalSpy failed(worker, &TrainingWorker::failed);
+        WorkerSignals sig(ws.window->training()->worker());
         QVERIFY(ws.window->runExperiment());
-        QTRY_VERIFY_WITH_TIMEOUT(started.size() == 2 || !failed.isEmpty(), kTrainTimeoutMs);
-        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
-        const auto ids = planned[0][1].value<QList<qint64>>();
+        QTRY_VERIFY_WITH_TIMEOUT(sig.started.size() == 2 || !sig.failed.isEmpty(), kTrainTimeoutMs);
+        QVERIFY2(sig.failed.isEmpty(),
+                 sig.failed.isEmpty() ? "" : qPrintable(sig.failed[0][0].toString()));
+        const auto ids = sig.planned[0][1].value<QList<qint64>>();
         QCOMPARE(ids.size(), 2);
-        auto stepsOf = [&](qint64 id) {
-            qint64 most = 0;
-            for (const auto& p : progress) {
-                if (p[0].toLongLong() == id) {
-                    most = std::max(most, p[1].toLongLong());
-                }
-            }
-            return most;
-        };
-        QTRY_VERIFY_WITH_TIMEOUT(stepsOf(ids[0]) >= 3 && stepsOf(ids[1]) >= 3, kTrainTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(sig.stepsOf(ids[0]) >= 3 && sig.stepsOf(ids[1]) >= 3,
+                                 kTrainTimeoutMs);
         // The first run alone: the window is asked until it has heard the run start.
         QTRY_VERIFY_WITH_TIMEOUT(ws.window->cancelRunningRun(ids[0]), kUiPatienceMs);
-        QTRY_VERIFY_WITH_TIMEOUT(!runEnded.isEmpty(), 60000);
-        QCOMPARE(runEnded[0][0].toLongLong(), ids[0]);
-        QVERIFY(runEnded[0][1].value<run::RunStatus>() == run::RunStatus::Cancelled);
+        QTRY_VERIFY_WITH_TIMEOUT(!sig.runEnded.isEmpty(), 60000);
+        QCOMPARE(sig.runEnded[0][0].toLongLong(), ids[0]);
+        QVERIFY(sig.runEnded[0][1].value<run::RunStatus>() == run::RunStatus::Cancelled);
         // The other trains on.
-        const qint64 before = stepsOf(ids[1]);
-        QTRY_VERIFY_WITH_TIMEOUT(stepsOf(ids[1]) > before + 2, 60000);
-        QVERIFY(finished.isEmpty());
+        const qint64 before = sig.stepsOf(ids[1]);
+        QTRY_VERIFY_WITH_TIMEOUT(sig.stepsOf(ids[1]) > before + 2, 60000);
+        QVERIFY(sig.finished.isEmpty());
         // Then everything.
         answer = MainWindow::CancelChoice::Everything;
         ws.window->cancelAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
-        QCOMPARE(finished[0][1].toBool(), true);
+        QTRY_VERIFY_WITH_TIMEOUT(!sig.finished.isEmpty(), 60000);
+        QCOMPARE(sig.finished[0][1].toBool(), true);
         auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
         for (qint64 id : ids) {
             QVERIFY(db->run(id)->status == run::RunStatus::Cancelled);
@@ -608,29 +616,17 @@ class TrainingTest : public QObject {
             offered = ws.window->cancelOptions(ws.window->currentRun());
             return MainWindow::CancelChoice::ThisAndQueued;
         });
-        TrainingWorker* worker = ws.window->training()->worker();
-        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
-        QSignalSpy started(worker, &TrainingWorker::runStarted);
-        QSignalSpy progress(worker, &TrainingWorker::progress);
-        QSignalSpy runEnded(worker, &TrainingWorker::runFinished);
-        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
-        QSignalSpy failed(worker, &TrainingWorker::failed);
+        WorkerSignals sig(ws.window->training()->worker());
         QVERIFY(ws.window->runExperiment());
-        QTRY_VERIFY_WITH_TIMEOUT(started.size() == 2 || !failed.isEmpty(), kTrainTimeoutMs);
-        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
-        const auto ids = planned[0][1].value<QList<qint64>>();
+        QTRY_VERIFY_WITH_TIMEOUT(sig.started.size() == 2 || !sig.failed.isEmpty(), kTrainTimeoutMs);
+        QVERIFY2(sig.failed.isEmpty(),
+                 sig.failed.isEmpty() ? "" : qPrintable(sig.failed[0][0].toString()));
+        const auto ids = sig.planned[0][1].value<QList<qint64>>();
         QCOMPARE(ids.size(), 6);
-        auto stepsOf = [&](qint64 id) {
-            qint64 most = 0;
-            for (const auto& p : progress) {
-                if (p[0].toLongLong() == id) {
-                    most = std::max(most, p[1].toLongLong());
-                }
-            }
-            return most;
-        };
-        const qint64 first = started[0][0].toLongLong(), beside = started[1][0].toLongLong();
-        QTRY_VERIFY_WITH_TIMEOUT(stepsOf(first) >= 2 && stepsOf(beside) >= 2, kTrainTimeoutMs);
+        const qint64 first = sig.started[0][0].toLongLong(),
+                     beside = sig.started[1][0].toLongLong();
+        QTRY_VERIFY_WITH_TIMEOUT(sig.stepsOf(first) >= 2 && sig.stepsOf(beside) >= 2,
+                                 kTrainTimeoutMs);
         QTRY_VERIFY(ws.window->currentRun() != 0 && ws.window->queuedRuns().size() == 4);
         const qint64 asked = ws.window->currentRun();
         const qint64 other = asked == first ? beside : first;
@@ -650,18 +646,18 @@ class TrainingTest : public QObject {
         }
         // The run asked about and the 4 queued end cancelled (those never start), and
         // the other trains on.
-        QTRY_VERIFY_WITH_TIMEOUT(runEnded.size() >= 5, 60000);
-        const qint64 before = stepsOf(other);
-        QTRY_VERIFY_WITH_TIMEOUT(stepsOf(other) > before + 2, 60000);
-        QCOMPARE(runEnded.size(), 5);
-        for (const auto& ended : runEnded) {
+        QTRY_VERIFY_WITH_TIMEOUT(sig.runEnded.size() >= 5, 60000);
+        const qint64 before = sig.stepsOf(other);
+        QTRY_VERIFY_WITH_TIMEOUT(sig.stepsOf(other) > before + 2, 60000);
+        QCOMPARE(sig.runEnded.size(), 5);
+        for (const auto& ended : sig.runEnded) {
             QVERIFY(ended[0].toLongLong() != other);
             QVERIFY(ended[1].value<run::RunStatus>() == run::RunStatus::Cancelled);
         }
-        QCOMPARE(started.size(), 2);
-        QVERIFY(finished.isEmpty());
+        QCOMPARE(sig.started.size(), 2);
+        QVERIFY(sig.finished.isEmpty());
         QVERIFY(ws.window->cancelRunningRun(other));  // then the last one, alone
-        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(!sig.finished.isEmpty(), 60000);
         auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
         int cancelled = 0;
         for (qint64 id : ids) {
