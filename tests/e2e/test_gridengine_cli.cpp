@@ -19,6 +19,7 @@
 #include <regex>
 #include <thread>
 
+#include "ArrayJobTest.h"
 #include "Shell.h"
 #include "core/launch/TaskList.h"
 #include "core/store/Database.h"
@@ -41,10 +42,7 @@ const std::string kSpecAnySeeds =
     "--eval-batches 2 --threads 1 --arm fp32=fp32";
 const std::string kSpec = kSpecAnySeeds + " --seeds 1";
 
-std::string readText(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using ampbench::test::readText;
 
 /// The cluster every test here submits to: the ctest fixture's (AMPBENCH_GRIDENGINE
 /// names its folder), else one of the binary's own. Its DIR/env gives the clients
@@ -147,57 +145,17 @@ class GridEngineCli : public ::testing::Test {
     }
     /// Waits until the collector wrote its exit code into the job file.
     json waitEnded(int64_t id, int seconds) {
-        const fs::path job = fs::path(db_ + ".jobs") / (std::to_string(id) + ".json");
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            const json j = json::parse(readText(job), nullptr, false);
-            if (!j.is_discarded() && j.contains("exit_code")) {
-                return j;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(250));
-        }
-        ADD_FAILURE() << "experiment " << id << "'s collector did not end within " << seconds
-                      << " s; its log:\n"
-                      << readText(fs::path(db_ + ".jobs") / (std::to_string(id) + ".log"))
-                      << "\nqstat:\n"
-                      << test::shell("qstat -g d").out;
-        return json::object();
+        return test::waitCollectorEnded(db_, id, seconds, "qstat -g d");
     }
     /// Waits until run `run_id` has at least `steps` steps in the database.
     void waitSteps(int64_t run_id, int64_t steps, int seconds) {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            if (Database::open(db_, Database::Mode::ReadOnly)->stepCount(run_id) >= steps) {
-                return;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        ADD_FAILURE() << "run " << run_id << " has fewer than " << steps << " steps after "
-                      << seconds << " s; qstat:\n"
-                      << test::shell("qstat -g d").out;
+        test::waitRunSteps(db_, run_id, steps, seconds, "qstat -g d");
     }
-    /// Every row of a task's stream, encoded as a stream line under run 0.
     static std::vector<std::string> streamRows(const fs::path& file) {
-        std::vector<std::string> rows;
-        std::ifstream in(file);
-        std::string line;
-        int64_t n = 0;
-        while (std::getline(in, line)) {
-            auto record = stream::decode(line, ++n);
-            if (auto* row = std::get_if<stream::RowRecord>(&record)) {
-                row->run = 0;
-                rows.push_back(stream::encode(*row));
-            }
-        }
-        return rows;
+        return test::streamRows(file);
     }
     std::vector<std::string> databaseRows(int64_t run_id) const {
-        auto db = Database::open(db_, Database::Mode::ReadOnly);
-        std::vector<std::string> rows;
-        for (auto& r : db->recordsSince(run_id, 0)) {
-            rows.push_back(stream::encode(stream::RowRecord{0, r}));
-        }
-        return rows;
+        return test::databaseRows(db_, run_id);
     }
     std::vector<ampbench::store::RunRow> runs(int64_t id) const {
         return Database::open(db_, Database::Mode::ReadOnly)->runs(id);

@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "ArrayJobTest.h"
 #include "Shell.h"
 #include "core/launch/Program.h"
 #include "core/launch/Slurm.h"
@@ -42,10 +43,7 @@ const std::string kSpecAnySeeds =
     "--eval-batches 2 --threads 1 --arm fp32=fp32";
 const std::string kSpec = kSpecAnySeeds + " --seeds 1";
 
-std::string readText(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using ampbench::test::readText;
 
 class SlurmCli : public ::testing::Test {
   protected:
@@ -102,58 +100,17 @@ class SlurmCli : public ::testing::Test {
     }
     /// Waits until the collector wrote its exit code into the job file.
     json waitEnded(int64_t id, int seconds) {
-        const fs::path job = fs::path(db_ + ".jobs") / (std::to_string(id) + ".json");
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            const json j = json::parse(readText(job), nullptr, false);
-            if (!j.is_discarded() && j.contains("exit_code")) {
-                return j;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(250));
-        }
-        ADD_FAILURE() << "experiment " << id << "'s collector did not end within " << seconds
-                      << " s; its log:\n"
-                      << readText(fs::path(db_ + ".jobs") / (std::to_string(id) + ".log"))
-                      << "\nsqueue:\n"
-                      << test::shell("squeue -t all -r").out;
-        return json::object();
+        return test::waitCollectorEnded(db_, id, seconds, "squeue -t all -r");
     }
     /// Waits until run `run_id` has at least `steps` steps in the database.
     void waitSteps(int64_t run_id, int64_t steps, int seconds) {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            auto db = Database::open(db_, Database::Mode::ReadOnly);
-            if (db->stepCount(run_id) >= steps) {
-                return;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        ADD_FAILURE() << "run " << run_id << " has fewer than " << steps << " steps after "
-                      << seconds << " s; squeue:\n"
-                      << test::shell("squeue -t all -r").out;
+        test::waitRunSteps(db_, run_id, steps, seconds, "squeue -t all -r");
     }
-    /// Every row of a task's stream, encoded as a stream line under run 0.
     static std::vector<std::string> streamRows(const fs::path& file) {
-        std::vector<std::string> rows;
-        std::ifstream in(file);
-        std::string line;
-        int64_t n = 0;
-        while (std::getline(in, line)) {
-            auto record = stream::decode(line, ++n);
-            if (auto* row = std::get_if<stream::RowRecord>(&record)) {
-                row->run = 0;
-                rows.push_back(stream::encode(*row));
-            }
-        }
-        return rows;
+        return test::streamRows(file);
     }
     std::vector<std::string> databaseRows(int64_t run_id) const {
-        auto db = Database::open(db_, Database::Mode::ReadOnly);
-        std::vector<std::string> rows;
-        for (auto& r : db->recordsSince(run_id, 0)) {
-            rows.push_back(stream::encode(stream::RowRecord{0, r}));
-        }
-        return rows;
+        return test::databaseRows(db_, run_id);
     }
 
     fs::path dir_;
