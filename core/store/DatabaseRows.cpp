@@ -190,6 +190,14 @@ void changeOne(sqlite3* db, const std::string& path, Statement& st, const std::s
     if (sqlite3_changes(db) == 0)
         fail(StoreError::Kind::NotFound, path + " has no " + what);
 }
+/// Sets one text column of row ?1 by `sql` ("UPDATE t SET c = ?2 WHERE id = ?1"),
+/// `doing` naming the work in an error; NotFound when there is no row `what`.
+void setOneText(sqlite3* db, const std::string& path, const char* sql, int64_t id,
+                const std::string& text, const std::string& doing, const std::string& what) {
+    Statement st(db, path, sql, doing);
+    st.bindInt(1, id).bindText(2, text);
+    changeOne(db, path, st, what);
+}
 }  // namespace
 
 void Database::markRunning(int64_t run_id, const std::string& env_json) {
@@ -250,31 +258,26 @@ void Database::resumeRun(int64_t run_id, run::RunStatus status) {
 }
 
 void Database::renameExperiment(int64_t experiment_id, const std::string& name) {
-    Statement st(db_, path_, "UPDATE experiments SET name = ?2 WHERE id = ?1",
-                 "renaming experiment " + std::to_string(experiment_id));
-    st.bindInt(1, experiment_id).bindText(2, name);
-    changeOne(db_, path_, st, "experiment " + std::to_string(experiment_id));
+    setOneText(db_, path_, "UPDATE experiments SET name = ?2 WHERE id = ?1", experiment_id, name,
+               "renaming experiment " + std::to_string(experiment_id),
+               "experiment " + std::to_string(experiment_id));
 }
 
 void Database::setExperimentNotes(int64_t experiment_id, const std::string& notes) {
-    Statement st(db_, path_, "UPDATE experiments SET notes = ?2 WHERE id = ?1",
-                 "saving notes of experiment " + std::to_string(experiment_id));
-    st.bindInt(1, experiment_id).bindText(2, notes);
-    changeOne(db_, path_, st, "experiment " + std::to_string(experiment_id));
+    setOneText(db_, path_, "UPDATE experiments SET notes = ?2 WHERE id = ?1", experiment_id, notes,
+               "saving notes of experiment " + std::to_string(experiment_id),
+               "experiment " + std::to_string(experiment_id));
 }
 
 void Database::setExperimentSpec(int64_t experiment_id, const std::string& spec_json) {
-    Statement st(db_, path_, "UPDATE experiments SET spec_json = ?2 WHERE id = ?1",
-                 "saving the spec of experiment " + std::to_string(experiment_id));
-    st.bindInt(1, experiment_id).bindText(2, spec_json);
-    changeOne(db_, path_, st, "experiment " + std::to_string(experiment_id));
+    setOneText(db_, path_, "UPDATE experiments SET spec_json = ?2 WHERE id = ?1", experiment_id,
+               spec_json, "saving the spec of experiment " + std::to_string(experiment_id),
+               "experiment " + std::to_string(experiment_id));
 }
 
 void Database::setRunNotes(int64_t run_id, const std::string& notes) {
-    Statement st(db_, path_, "UPDATE runs SET notes = ?2 WHERE id = ?1",
-                 "saving notes of run " + std::to_string(run_id));
-    st.bindInt(1, run_id).bindText(2, notes);
-    changeOne(db_, path_, st, "run " + std::to_string(run_id));
+    setOneText(db_, path_, "UPDATE runs SET notes = ?2 WHERE id = ?1", run_id, notes,
+               "saving notes of run " + std::to_string(run_id), "run " + std::to_string(run_id));
 }
 
 // Rows of runs, steps, evals and events go with them through ON DELETE CASCADE.
