@@ -59,15 +59,25 @@ bool terminalState(const std::string& state) {
     return terminal.count(state) > 0;
 }
 
-std::map<int, TaskState> parseSqueue(const std::string& text, const std::string& job_id) {
-    std::map<int, TaskState> out;
+namespace {
+/// Calls `each` with the fields of every '|'-separated line of `text` about array
+/// `job_id` (its first field "ID_…", seven fields at least), as squeue and sacct print them.
+template <class Each>
+void eachTaskLine(const std::string& text, const std::string& job_id, Each each) {
     std::stringstream lines(text);
     std::string line;
     while (std::getline(lines, line)) {
         const auto f = splitFields(trimmed(line), '|');
-        if (f.size() < 7 || f[0].rfind(job_id + "_", 0) != 0) {
-            continue;
+        if (f.size() >= 7 && f[0].rfind(job_id + "_", 0) == 0) {
+            each(f);
         }
+    }
+}
+}  // namespace
+
+std::map<int, TaskState> parseSqueue(const std::string& text, const std::string& job_id) {
+    std::map<int, TaskState> out;
+    eachTaskLine(text, job_id, [&](const std::vector<std::string>& f) {
         TaskState t;
         t.state = f[2];
         t.reason = f[3];
@@ -79,19 +89,13 @@ std::map<int, TaskState> parseSqueue(const std::string& text, const std::string&
         for (int i : taskIndices(f[1])) {
             out[i] = t;
         }
-    }
+    });
     return out;
 }
 
 std::map<int, TaskState> parseSacct(const std::string& text, const std::string& job_id) {
     std::map<int, TaskState> out;
-    std::stringstream lines(text);
-    std::string line;
-    while (std::getline(lines, line)) {
-        const auto f = splitFields(trimmed(line), '|');
-        if (f.size() < 7 || f[0].rfind(job_id + "_", 0) != 0) {
-            continue;
-        }
+    eachTaskLine(text, job_id, [&](const std::vector<std::string>& f) {
         TaskState t;
         t.state = f[1].substr(0, f[1].find(' '));  // "CANCELLED by 0"
         t.reason = f[2];
@@ -104,7 +108,7 @@ std::map<int, TaskState> parseSacct(const std::string& text, const std::string& 
         for (int i : taskIndices(f[0].substr(job_id.size() + 1))) {
             out[i] = t;
         }
-    }
+    });
     return out;
 }
 
