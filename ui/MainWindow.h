@@ -134,7 +134,7 @@ class MainWindow : public QMainWindow {
 
     /// Runs another program started on this database while the window shows other runs
     /// (or trains): announced in the status bar, never switched to. The button there
-    /// ("N new runs: show") plots them; opening another database forgets them.
+    /// ("N new run(s): show") plots them; opening another database forgets them.
     QList<qint64> announcedRuns() const { return announced_; }
     QPushButton* newRunsButton() const { return newRuns_; }
 
