@@ -7,6 +7,7 @@
 #include <QTabWidget>
 
 #include "core/config/DataPaths.h"
+#include "core/script/Trainers.h"
 #include "ui/MainWindow.h"
 #include "ui/advice/AdviceView.h"
 #include "ui/data/StoreSession.h"
@@ -102,7 +103,7 @@ bool MainWindow::startAdvice(const train::AdviseOptions& options) {
         return false;
     }
     const config::ExperimentSpec spec = editor_->spec();
-    if (spec.model.name == "script") {
+    if (script::trainsWithScript(spec)) {
         showError(tr("Advice"), tr("A training script's advice runs from the command line: "
                                    "ampbench-cli advise --script %1")
                                     .arg(QString::fromStdString(spec.model.file)));

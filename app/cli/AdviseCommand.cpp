@@ -19,6 +19,7 @@
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
 #include "core/probe/Environment.h"
+#include "core/script/Trainers.h"
 #include "core/store/OutputFile.h"
 #include "core/train/Advise.h"
 #include "core/train/Capacity.h"
@@ -161,7 +162,7 @@ int commandAdvise(const std::string& db_path, const RunOverrides& o, const Advis
     }
     // A training script as the model: its checks stand for the set-up check, and its
     // runs train each pass and the quality check (core/script).
-    const bool is_script = !o.script.empty() || given->spec().model.name == "script";
+    const bool is_script = !o.script.empty() || script::trainsWithScript(given->spec());
     std::optional<config::ValidSpec> prepared;
     script::ScriptSettings settings;
     std::string device;
@@ -215,9 +216,10 @@ int commandAdvise(const std::string& db_path, const RunOverrides& o, const Advis
     hooks.starting = [&](const train::PlannedRun& r) { return display.starting(r); };
     train::AdviseResult result;
     try {
-        result = train::advise(
-            *db, valid, options, cancel, hooks,
-            is_script ? script::scriptAdviseTrainer(*db, settings) : train::AdviseTrainer{});
+        script::Trainers trainers;
+        trainers.script = settings;
+        result = train::advise(*db, valid, options, cancel, hooks,
+                               script::adviseTrainer(*db, spec, trainers));
     } catch (const store::StoreError& e) {
         say(stderr, "%s\n", e.what());
         return kStoreError;

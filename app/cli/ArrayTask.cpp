@@ -23,6 +23,7 @@
 #include "cli/ExitCodes.h"
 #include "cli/Interrupt.h"
 #include "cli/Launcher.h"
+#include "cli/RunHooks.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
 #include "core/config/SpecJson.h"
@@ -31,6 +32,7 @@
 #include "core/launch/TaskList.h"
 #include "core/probe/Environment.h"
 #include "core/run/RemoveTree.h"
+#include "core/script/Trainers.h"
 #include "core/store/Database.h"
 #include "core/stream/RecordStream.h"
 #include "core/stream/Tail.h"
@@ -203,13 +205,15 @@ int commandArrayTask(const std::string& dir, int task, int first_attempt) {
             }
             // The task's runs train as `run` trains them: a packed group side by side
             // on the task's GPU, one at a time on a CPU.
-            train::ExperimentHooks hooks;
-            hooks.setup_checked = true;  // the login host checked it before planning
-            hooks.finished = [&](const train::PlannedRun& p, const run::RunOutcome& out) {
+            RunHooks::Options options;  // the login host checked the set-up before planning
+            options.spec = &valid->spec();
+            options.quiet = true;
+            options.finished = [&](const train::PlannedRun& p, const run::RunOutcome& out) {
                 say(stderr, "run %lld: %s%s%s\n", static_cast<long long>(login_id.at(p.run_id)),
                     run::toString(out.status).c_str(), out.error.empty() ? "" : ": ",
                     analysis::printable(out.error, false).c_str());
             };
+            RunHooks hooks(std::move(options));
             train::ExperimentPlan plan;
             plan.experiment_id = experiment;
             plan.device = device;
@@ -218,7 +222,7 @@ int commandArrayTask(const std::string& dir, int task, int first_attempt) {
             bool cancelled = false;
             try {
                 const train::ExperimentResult result =
-                    train::trainPlanned(*db, *valid, plan, cancel, hooks);
+                    script::trainPlannedRuns(*db, *valid, plan, cancel, hooks.hooks());
                 failed = result.any_failed;
                 cancelled = result.cancelled;
             } catch (const std::exception& e) {

@@ -65,8 +65,10 @@ int commandRun(const std::string& db_path, const RunOverrides& o);
 /// Trains a checked spec (preflight passed, on `device`) into the database and prints
 /// the table, then each arm's verdict, or for a rerun (`rerun_of` > 0, the run it
 /// repeats) how it compares with its original.
+/// With `script` (prepared by prepareScript) the user's training script trains each run.
 int trainSpec(const std::string& db_path, const config::ValidSpec& spec, const std::string& device,
-              bool quiet, int64_t rerun_of = 0, std::FILE* stream = nullptr);
+              bool quiet, int64_t rerun_of = 0, std::FILE* stream = nullptr,
+              const script::ScriptSettings* script = nullptr);
 /// Trains run `run_id` again as a new run linked to it (see train::planRerun); refuses
 /// before training (exit 7) when its files or environment changed or it is still
 /// training in another process, unless `force`; exit 4 when its stored records

@@ -18,6 +18,7 @@
 #include "core/config/SpecJson.h"
 #include "core/config/Validation.h"
 #include "core/launch/Scheduler.h"
+#include "core/script/Trainers.h"
 
 using nlohmann::json;
 
@@ -92,7 +93,7 @@ int commandLaunch(const std::string& db_path, RunOverrides o, const LaunchOption
         say(stderr, "warning: %s\n",
             analysis::printable(config::describe(w, spec.arms), false).c_str());
     }
-    if (!o.script.empty() || spec.model.name == "script") {  // the script is the model
+    if (!o.script.empty() || script::trainsWithScript(spec)) {  // the script is the model
         if (const launch::Scheduler* s = launch::schedulerNamed(l.scheduler)) {
             say(stderr,
                 "launch --%s: a training script does not run as a %s task; `launch "

@@ -28,12 +28,13 @@
 #include "cli/JobFiles.h"
 #include "cli/Launcher.h"
 #include "cli/OpenDatabase.h"
-#include "cli/Progress.h"
+#include "cli/RunHooks.h"
 #include "cli/ScriptRun.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
 #include "core/config/BuildInfo.h"
 #include "core/launch/Scheduler.h"
+#include "core/script/Trainers.h"
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
 
@@ -71,10 +72,12 @@ int runJob(const std::string& db_path, const config::ValidSpec& valid,
     run::CancelToken cancel;
     InterruptScope interrupt(cancel);
     std::optional<Job> job;
-    std::unique_ptr<Progress> progress;
-    train::ExperimentHooks hooks;
-    hooks.setup_checked = true;
-    hooks.planned = [&](const train::ExperimentPlan& plan) {
+    RunHooks::Options options;
+    options.spec = &spec;
+    options.device = device;
+    options.db_path = db_path;
+    options.script = script;
+    options.planned = [&](const train::ExperimentPlan& plan) {
         const std::string log = jobLogFile(db_path, plan.experiment_id);
         std::error_code ec;
         fs::rename(pending_log, log, ec);  // the open descriptor keeps writing to it
@@ -93,40 +96,22 @@ int runJob(const std::string& db_path, const config::ValidSpec& valid,
         } catch (const JobFileError& e) {
             say(stderr, "%s\n", e.what());
         }
-        say(stderr, "experiment %lld '%s': %zu runs on %s%s, recording to %s\n",
-            static_cast<long long>(plan.experiment_id),
-            analysis::printable(spec.name, false).c_str(), plan.runs.size(), device.c_str(),
-            script ? packingText(spec, *script).c_str() : "", db_path.c_str());
-        progress = std::make_unique<Progress>(static_cast<int>(plan.runs.size()), false, false);
         if (report >= 0) {
             writeAll(report, "planned " + std::to_string(plan.experiment_id) + "\n");
             ::close(report);
             report = -1;
         }
     };
-    int index = 0;
-    hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
-        return progress->beginRun(index++, run.arm, run.seed, run.planned_steps);
-    };
-    // A killed script ends its run interrupted, not failed: the job did not succeed.
-    bool unfinished = false;
-    hooks.finished = [&](const train::PlannedRun&, const run::RunOutcome& outcome) {
-        unfinished = unfinished || outcome.status != run::RunStatus::Finished;
-    };
+    RunHooks hooks(std::move(options));
     train::ExperimentResult result;
-    int code = kOk;
-    try {
-        result = script ? script::runScriptExperiment(*db, valid, cancel, hooks, *script)
-                        : train::runExperiment(*db, valid, cancel, hooks);
-        code = cancel.cancelled()                ? kCancelled
-               : result.any_failed || unfinished ? kRunsFailed
-                                                 : kOk;
-    } catch (const store::StoreError& e) {
-        say(stderr, "%s\n", e.what());
-        code = kStoreError;
-    } catch (const std::exception& e) {
-        say(stderr, "%s\n", e.what());
-        code = kUsage;
+    script::Trainers trainers;
+    if (script) {
+        trainers.script = *script;
+    }
+    int code = sayingWhatStopped(
+        [&] { result = script::trainExperiment(*db, valid, cancel, hooks.hooks(), trainers); });
+    if (code == kOk) {
+        code = hooks.exitCode(result, cancel);
     }
     if (!job) {
         return fail(code);

@@ -15,6 +15,7 @@
 #include "cli/Interrupt.h"
 #include "cli/OpenDatabase.h"
 #include "cli/Progress.h"
+#include "cli/RunHooks.h"
 #include "cli/ScriptRun.h"
 #include "cli/SpecFlags.h"
 #include "cli/StreamOutput.h"
@@ -30,6 +31,7 @@
 #include "core/config/Validation.h"
 #include "core/data/DataError.h"
 #include "core/probe/Environment.h"
+#include "core/script/Trainers.h"
 #include "core/store/Database.h"
 #include "core/store/OutputFile.h"
 #include "core/train/Experiment.h"
@@ -203,7 +205,7 @@ int commandRun(const std::string& db_path, const RunOverrides& o) {
     }
     // A script experiment's spec is the one stored: the script as the model, its
     // arguments and interpreter (what --dry-run prints and --save-spec writes).
-    const bool is_script = !o.script.empty() || valid->spec().model.name == "script";
+    const bool is_script = !o.script.empty() || script::trainsWithScript(valid->spec());
     std::optional<config::ValidSpec> prepared;
     if (is_script && (o.dry_run || !o.save_spec.empty())) {
         script::ScriptSettings settings;
@@ -246,7 +248,8 @@ const std::chrono::steady_clock::time_point kProgramStart = std::chrono::steady_
 }  // namespace
 
 int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const std::string& device,
-              bool quiet, int64_t rerun_of, std::FILE* stream) {
+              bool quiet, int64_t rerun_of, std::FILE* stream,
+              const script::ScriptSettings* script) {
     const config::ExperimentSpec& spec = valid.spec();
     std::unique_ptr<store::Database> db = openOrSay(db_path);
     if (!db) {
@@ -256,55 +259,38 @@ int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const 
     StreamTap tap(*db, stream);
     RunStreamer* const streamer = tap.streamer();
     StreamOutput* const stream_out = tap.output();
-    run::CancelToken cancel;
-    auto interrupt = std::make_unique<InterruptScope>(cancel);
-    std::unique_ptr<Progress> progress;
-    train::ExperimentHooks hooks;
-    hooks.setup_checked = true;
-    hooks.note = [&](const std::string& line) {
-        if (!quiet) {
-            say(stderr, "%s\n", analysis::printable(line, false).c_str());
-        }
-    };
-    hooks.planned = [&](const train::ExperimentPlan& plan) {
+    script::Trainers trainers;
+    if (script) {
+        trainers.script = *script;
+        trainers.script.environment_json = probe::toJson(probe::probeEnvironment(device));
+    }
+    RunHooks::Options options;
+    options.spec = &spec;
+    options.device = device;
+    options.db_path = db_path;
+    options.script = script;
+    options.quiet = quiet;
+    options.terminal = isatty(STDERR_FILENO) != 0;
+    options.planned = [&](const train::ExperimentPlan& plan) {
         if (streamer) {
-            streamer->planned(probe::toJson(probe::probeEnvironment(device)), plan.experiment_id);
+            streamer->planned(script ? trainers.script.environment_json
+                                     : probe::toJson(probe::probeEnvironment(device)),
+                              plan.experiment_id);
             stream_out->setAdvice("training goes on into " + db_path + "; `ampbench-cli --db " +
                                   db_path + " tail --experiment " +
                                   std::to_string(plan.experiment_id) +
                                   " --follow --stream` streams it again");
         }
-        if (!quiet) {
-            say(stderr, "experiment %lld '%s': %zu runs on %s, recording to %s\n",
-                static_cast<long long>(plan.experiment_id),
-                analysis::printable(spec.name, false).c_str(), plan.runs.size(), device.c_str(),
-                db_path.c_str());
-        }
-        progress = std::make_unique<Progress>(static_cast<int>(plan.runs.size()),
-                                              isatty(STDERR_FILENO) != 0, quiet);
     };
-    int index = 0;
-    hooks.starting = [&](const train::PlannedRun& run) -> run::TrainObserver* {
-        return progress->beginRun(index++, run.arm, run.seed, run.planned_steps);
-    };
-    hooks.finished = [&](const train::PlannedRun& run, const run::RunOutcome& outcome) {
-        if (!outcome.record_error.empty()) {
-            say(stderr, "run %lld: %s\n", static_cast<long long>(run.run_id),
-                outcome.record_error.c_str());
-        }
-    };
+    RunHooks hooks(std::move(options));
+    run::CancelToken cancel;
+    auto interrupt = std::make_unique<InterruptScope>(cancel);
     train::ExperimentResult result;
-    try {
-        result = train::runExperiment(*db, valid, cancel, hooks, {}, rerun_of);
-    } catch (const store::StoreError& e) {
-        say(stderr, "%s\n", e.what());
-        return kStoreError;
-    } catch (const train::SpecError& e) {
-        say(stderr, "%s\n", e.what());
-        return kUsage;
-    } catch (const train::SetupError& e) {
-        say(stderr, "%s\n", e.what());
-        return e.report().unreadable() ? kDataMissing : kUsage;
+    if (const int code = sayingWhatStopped([&] {
+            result = script::trainExperiment(*db, valid, cancel, hooks.hooks(), trainers, rerun_of);
+        });
+        code != kOk) {
+        return code;
     }
     interrupt.reset();
     const train::ExperimentPlan& plan = result.plan;
@@ -312,9 +298,13 @@ int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const 
         streamer->closeExperiment(plan.experiment_id);
         db->setRecordListener(nullptr);
     }
-    const bool failed = result.any_failed;
-    printArmTable(*db, spec, plan.experiment_id, device, "mean over runs",
-                  "CPU: peak resident set of the process, an upper bound");
+    if (script) {
+        printArmTable(*db, spec, plan.experiment_id, device, "as the script recorded them",
+                      "CPU: peak resident set of the script's process");
+    } else {
+        printArmTable(*db, spec, plan.experiment_id, device, "mean over runs",
+                      "CPU: peak resident set of the process, an upper bound");
+    }
     const double total =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - kProgramStart).count();
     if (rerun_of > 0) {
@@ -330,9 +320,8 @@ int trainSpec(const std::string& db_path, const config::ValidSpec& valid, const 
         static_cast<long long>(plan.experiment_id), db_path.c_str(), total);
     if (cancel.cancelled()) {
         say(stderr, "cancelled: the rows recorded so far are kept\n");
-        return kCancelled;
     }
-    return failed ? kRunsFailed : kOk;
+    return hooks.exitCode(result, cancel);
 }
 
 }  // namespace ampbench::cli

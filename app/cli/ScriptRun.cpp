@@ -4,17 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "cli/ExitCodes.h"
-#include "cli/Interrupt.h"
 #include "cli/OpenDatabase.h"
-#include "cli/Progress.h"
-#include "cli/StreamOutput.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
 #include "core/config/Placement.h"
@@ -31,7 +27,6 @@ namespace ampbench::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 /// Whether `python` runs and imports the ampbench package: nothing is planned when
 /// a run could not even start. Prints why not.
@@ -70,21 +65,6 @@ std::string packingText(const config::ExperimentSpec& spec,
     return ", " + std::to_string(at_once) + " at a time (" + std::to_string(gpus) + " GPU" +
            (gpus == 1 ? "" : "s") + " × runs_per_gpu " + std::to_string(spec.runs_per_gpu) + ")";
 }
-
-namespace {
-
-/// The table and each arm's verdict, as `run` prints them.
-void printResult(store::Database& db, const config::ExperimentSpec& spec,
-                 const train::ExperimentPlan& plan, const std::string& device,
-                 const std::string& db_path, double total_s) {
-    printArmTable(db, spec, plan.experiment_id, device, "as the script recorded them",
-                  "CPU: peak resident set of the script's process");
-    printVerdicts(db, plan.experiment_id);
-    say(stdout, "experiment %lld in %s; total time %.1f s\n",
-        static_cast<long long>(plan.experiment_id), db_path.c_str(), total_s);
-}
-
-}  // namespace
 
 int prepareScript(const config::ValidSpec& given, const RunOverrides& o,
                   std::optional<config::ValidSpec>& out, script::ScriptSettings& settings) {
@@ -155,77 +135,12 @@ int prepareScript(const config::ValidSpec& given, const RunOverrides& o,
 
 int runScript(const std::string& db_path, const config::ValidSpec& given, const RunOverrides& o,
               std::FILE* stream) {
-    const auto t0 = Clock::now();
     std::optional<config::ValidSpec> prepared;
     script::ScriptSettings settings;
     if (const int code = prepareScript(given, o, prepared, settings); code != kOk) {
         return code;
     }
-    const config::ValidSpec& valid = *prepared;
-    const config::ExperimentSpec& spec = valid.spec();
-    const std::string& device = settings.device;
-    std::unique_ptr<store::Database> db = openOrSay(db_path);
-    if (!db) {
-        return kStoreError;
-    }
-    StreamTap tap(*db, stream);
-    RunStreamer* const streamer = tap.streamer();
-    settings.environment_json = probe::toJson(probe::probeEnvironment(device));
-    run::CancelToken cancel;
-    std::unique_ptr<InterruptScope> interrupt;
-    std::unique_ptr<Progress> progress;
-    bool failed = false;
-    int index = 0;
-    train::ExperimentHooks hooks;
-    hooks.setup_checked = true;  // the script, the interpreter and the arms, above
-    hooks.planned = [&](const train::ExperimentPlan& plan) {
-        if (streamer) {
-            streamer->planned(settings.environment_json, plan.experiment_id);
-        }
-        if (!o.quiet) {
-            say(stderr, "experiment %lld '%s': %zu runs of %s on %s%s, recording to %s\n",
-                static_cast<long long>(plan.experiment_id),
-                analysis::printable(spec.name, false).c_str(), plan.runs.size(),
-                analysis::printable(
-                    util::joinWords(script::commandLine(spec.model, settings.python)), false)
-                    .c_str(),
-                device.c_str(), packingText(spec, settings).c_str(), db_path.c_str());
-        }
-        interrupt = std::make_unique<InterruptScope>(cancel);
-        progress = std::make_unique<Progress>(static_cast<int>(plan.runs.size()),
-                                              isatty(STDERR_FILENO) != 0, o.quiet);
-    };
-    hooks.starting = [&](const train::PlannedRun& r) -> run::TrainObserver* {
-        return progress->beginRun(index++, r.arm, r.seed, r.planned_steps);
-    };
-    hooks.finished = [&](const train::PlannedRun&, const run::RunOutcome& outcome) {
-        failed = failed || outcome.status != run::RunStatus::Finished;
-    };
-    train::ExperimentResult result;
-    try {
-        result = script::runScriptExperiment(*db, valid, cancel, hooks, settings);
-    } catch (const store::StoreError& e) {
-        say(stderr, "%s\n", e.what());
-        return kStoreError;
-    } catch (const train::SpecError& e) {
-        say(stderr, "%s\n", e.what());
-        return kUsage;
-    } catch (const data::DataError& e) {
-        say(stderr, "%s\n", e.what());
-        return kDataMissing;
-    }
-    interrupt.reset();
-    if (streamer) {
-        streamer->closeExperiment(result.plan.experiment_id);
-        db->setRecordListener(nullptr);
-    }
-    printResult(*db, spec, result.plan, device, db_path,
-                std::chrono::duration<double>(Clock::now() - t0).count());
-    if (cancel.cancelled()) {
-        say(stderr, "cancelled: the rows recorded so far are kept\n");
-        return kCancelled;
-    }
-    return failed ? kRunsFailed : kOk;
+    return trainSpec(db_path, *prepared, settings.device, o.quiet, 0, stream, &settings);
 }
 
 }  // namespace ampbench::cli

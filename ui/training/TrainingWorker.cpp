@@ -10,7 +10,7 @@
 
 #include "core/config/Placement.h"
 #include "core/parallel/Machine.h"
-#include "core/script/ScriptRun.h"
+#include "core/script/Trainers.h"
 #include "core/store/Database.h"
 #include "core/train/Experiment.h"
 #include "core/train/SetupCheck.h"
@@ -226,21 +226,22 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         }
         return token.get();
     };
-    train::ExperimentResult result;
-    if (spec.model.name == "script") {
+    db->requireIntact();  // a damaged file is named before the spec's problems
+    const config::ValidSpec valid = train::validSpec(spec);
+    script::Trainers trainers;
+    trainers.options = options_;
+    if (script::trainsWithScript(spec)) {
         // The user's Python script trains each run; its records stream in as they come.
-        db->requireIntact();  // a damaged file is named before the spec's problems
-        script::ScriptSettings settings;
-        settings.say = [this](const std::string& line) {
+        trainers.script.say = [this](const std::string& line) {
             Q_EMIT note(QString::fromStdString(line));
         };
         // The GPUs the scripts may spread over, as the CLI counts them.
-        settings.device = train::resolveDevice(spec.device);
-        settings.gpus = config::onCuda(settings.device) ? parallel::rankCapacity(true).gpus : 0;
-        result = script::runScriptExperiment(*db, train::validSpec(spec), cancel_, hooks, settings);
-    } else {
-        result = train::runExperiment(*db, spec, cancel_, hooks, options_);
+        trainers.script.device = train::resolveDevice(spec.device);
+        trainers.script.gpus =
+            config::onCuda(trainers.script.device) ? parallel::rankCapacity(true).gpus : 0;
     }
+    const train::ExperimentResult result =
+        script::trainExperiment(*db, valid, cancel_, hooks, trainers);
     Q_EMIT experimentFinished(result.plan.experiment_id, result.cancelled);
 }
 
