@@ -20,6 +20,7 @@
 #include "core/config/Placement.h"
 #include "core/config/Presets.h"
 #include "core/probe/Environment.h"
+#include "core/run/FusedGroup.h"
 #include "core/run/InputFiles.h"
 #include "core/store/Database.h"
 #include "core/store/Export.h"
@@ -274,7 +275,7 @@ int commandShow(const std::string& db_path, int64_t id, bool experiment, bool js
     }
     auto steps = db->steps(id);
     auto evals = db->evals(id);
-    auto s = analysis::summarizeRun(*run, steps, evals);
+    auto s = analysis::summarizeRun(*run, steps, evals, run::fusedGroupSize(db->events(id)));
     say(stdout, "run %lld: experiment %lld '%s', arm %s, seed %llu\n", static_cast<long long>(id),
         static_cast<long long>(run->experiment_id),
         analysis::printable(run->experiment_name, false).c_str(),

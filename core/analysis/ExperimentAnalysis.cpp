@@ -11,6 +11,7 @@
 #include "core/analysis/MemoryMeasure.h"
 #include "core/config/Placement.h"
 #include "core/config/PlannedArm.h"
+#include "core/run/FusedGroup.h"
 
 namespace ampbench::analysis {
 namespace {
@@ -304,7 +305,7 @@ RunSets partitionRuns(ExperimentAnalysis& a, const ExperimentData& data,
         if (entersFigures(r.row.status, static_cast<int64_t>(r.steps.size()))) {
             sets.finished[r.row.arm].push_back(&r);
         }
-        auto s = summarizeRun(r.row, r.steps, r.evals);
+        auto s = summarizeRun(r.row, r.steps, r.evals, run::fusedGroupSize(r.events));
         sets.summaries[r.row.id] = s;
         a.runs.push_back(s);
     }

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/run/AloneTiming.h"
+#include "core/run/FusedGroup.h"
 
 namespace ampbench::analysis {
 namespace {
@@ -39,9 +40,11 @@ Pooled pool(const std::vector<const RunData*>& runs) {
         if (!v.empty()) {
             p.run_ms_per_sample.push_back(median(v));
         }
+        // A fused step trained the samples of every member of its group at once.
+        const int64_t group = run::fusedGroupSize(run->events);
         int64_t prev = 0;
         for (const auto& s : run->steps) {
-            const int64_t in_step = s.samples - prev;
+            const int64_t in_step = (s.samples - prev) * group;
             prev = s.samples;
             p.peak = std::max(p.peak, s.mem_peak);
             if (s.timed && s.step_ms > 0 && in_step > 0) {
@@ -59,9 +62,12 @@ Pooled pool(const std::vector<const RunData*>& runs) {
 
 std::vector<double> msPerSample(const RunData& run) {
     std::vector<double> out;
+    // A member of fused seeds records the fused step's time, which trained the samples
+    // of every member at once: each member's share is its samples' part of it.
+    const int64_t group = run::fusedGroupSize(run.events);
     int64_t prev = 0;
     for (const auto& s : run.steps) {
-        const int64_t in_step = s.samples - prev;
+        const int64_t in_step = (s.samples - prev) * group;
         prev = s.samples;
         if (s.timed && s.step_ms > 0 && in_step > 0) {
             out.push_back(s.step_ms / static_cast<double>(in_step));

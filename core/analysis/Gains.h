@@ -50,7 +50,8 @@ struct Gains {
     double eager_memory_ratio = kUnknown;
 };
 
-/// Time per sample of every timed step (step time ÷ samples in that step).
+/// Time per sample of every timed step (step time ÷ samples in that step; for a member
+/// of fused seeds ÷ the samples of every member, which its fused step trained at once).
 std::vector<double> msPerSample(const RunData& run);
 
 /// Percentile-bootstrap interval of median(a) ÷ median(b), resampling both sides.

@@ -7,6 +7,8 @@
 
 #include "core/analysis/Gains.h"
 #include "core/analysis/Statistics.h"
+#include "core/run/FusedGroup.h"
+#include "core/store/Database.h"
 
 namespace ampbench::analysis {
 namespace {
@@ -18,7 +20,8 @@ bool entersFigures(run::RunStatus status, int64_t steps) {
 }
 
 RunSummary summarizeRun(const store::RunRow& run, const std::vector<run::StepRecord>& steps,
-                        const std::vector<run::EvalRecord>& evals) {
+                        const std::vector<run::EvalRecord>& evals, int fused_group) {
+    const int64_t group = std::max(1, fused_group);
     RunSummary s;
     s.run_id = run.id;
     s.arm = run.arm;
@@ -32,7 +35,7 @@ RunSummary summarizeRun(const store::RunRow& run, const std::vector<run::StepRec
     double timed_ms = 0, timed_wait = 0;
     int64_t timed_samples = 0, prev_samples = 0;
     for (const auto& st : steps) {
-        int64_t in_step = st.samples - prev_samples;
+        const int64_t in_step = (st.samples - prev_samples) * group;
         prev_samples = st.samples;
         s.peak_mem = std::max(s.peak_mem, st.mem_peak);
         s.skipped += st.skipped ? 1 : 0;
@@ -137,7 +140,8 @@ std::vector<ArmSummary> summarizeArms(const std::vector<RunSummary>& runs,
 std::vector<RunSummary> summarizeExperimentRuns(const store::Database& db, int64_t experiment_id) {
     std::vector<RunSummary> out;
     for (const auto& run : db.runs(experiment_id)) {
-        out.push_back(summarizeRun(run, db.steps(run.id), db.evals(run.id)));
+        out.push_back(summarizeRun(run, db.steps(run.id), db.evals(run.id),
+                                   run::fusedGroupSize(db.events(run.id))));
     }
     return out;
 }

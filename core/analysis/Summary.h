@@ -31,8 +31,11 @@ struct RunSummary {
     double wall_s = 0;
 };
 
+/// `fused_group`: how many runs shared the run's step times (run::fusedGroupSize of its
+/// events): a fused step trained the samples of every member at once, so its time per
+/// sample and samples/s count them all, as the speed-up does.
 RunSummary summarizeRun(const store::RunRow& run, const std::vector<run::StepRecord>& steps,
-                        const std::vector<run::EvalRecord>& evals);
+                        const std::vector<run::EvalRecord>& evals, int fused_group = 1);
 
 /// Whether a run's figures count: it finished and recorded steps. The summary
 /// tables and the verdict (its gains, curves and gaps) take exactly these runs, so

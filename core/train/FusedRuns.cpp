@@ -22,6 +22,7 @@
 #include "core/probe/Environment.h"
 #include "core/probe/MemoryProbe.h"
 #include "core/probe/StepTimer.h"
+#include "core/run/FusedGroup.h"
 #include "core/store/RunRecorder.h"
 #include "core/train/private/OptimizerStep.h"
 #include "core/train/private/ParameterUpdater.h"
@@ -164,18 +165,11 @@ void FusedLoop::start(Member& m) {
                             ", its own scale for this seed",
                         arm_.scaler.init_scale});
     }
-    std::string seeds;
+    std::vector<uint64_t> seeds;
     for (const auto& other : members_) {
-        seeds += (seeds.empty() ? "" : ", ") + std::to_string(other->seed);
+        seeds.push_back(other->seed);
     }
-    m.obs->onEvent(
-        {0, EventKind::Info,
-         "fused seeds: trained as one model with the runs of seeds " + seeds +
-             " (grouped convolutions, batched linear layers); this run keeps its own data "
-             "order, initial weights, dropout, BatchNorm statistics, loss scale and optimizer "
-             "state; its step times are those of the fused step of all " +
-             std::to_string(members_.size()),
-         static_cast<double>(members_.size())});
+    m.obs->onEvent(run::fusedSeedsEvent(seeds));
     if (arm_.cuda_graph && !graphs_) {
         m.obs->onEvent({0, EventKind::Warning,
                         "cuda_graph: the fused step trains eagerly (" +

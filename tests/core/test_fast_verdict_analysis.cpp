@@ -9,6 +9,7 @@
 #include "core/analysis/Finding.h"
 #include "core/analysis/Gains.h"
 #include "core/run/AloneTiming.h"
+#include "core/run/FusedGroup.h"
 #include "tests/core/AnalysisFixtures.h"
 
 using namespace ampbench;
@@ -224,4 +225,47 @@ TEST(FastVerdict, AnAccuracyOfZeroForEveryArmSetsNoTimeToReachIt) {
         EXPECT_NE(f.code, FindingCode::TimeToTarget) << describe(f);
     }
     EXPECT_FALSE(std::isfinite(amp.time_to_target.target));
+}
+
+TEST(FusedGroup, TheEventNamesItsSizeAndNothingElseReadsAsOne) {
+    const auto e = run::fusedSeedsEvent({1, 2, 3});
+    EXPECT_EQ(run::fusedGroupOf(e), 3);
+    EXPECT_NE(e.message.find("seeds 1, 2, 3"), std::string::npos) << e.message;
+    EXPECT_EQ(run::fusedGroupSize({{0, run::EventKind::Info, "dynamic loss scaling", 3.0}, e}), 3);
+    EXPECT_EQ(run::fusedGroupSize({{0, run::EventKind::Info, "dynamic loss scaling", 3.0}}), 1);
+    auto warning = e;
+    warning.kind = run::EventKind::Warning;
+    EXPECT_EQ(run::fusedGroupOf(warning), 0);
+    auto damaged = e;
+    damaged.value = NAN;
+    EXPECT_EQ(run::fusedGroupOf(damaged), 0);
+    damaged.value = 2.5;
+    EXPECT_EQ(run::fusedGroupOf(damaged), 0);
+}
+
+TEST(FusedGroup, AFusedMembersStepTimeIsSharedByItsGroup) {
+    // fp32's three seeds trained fused: each member recorded the fused step, which took
+    // 2.4x one run's step and trained all three runs' samples. amp trained one at a time
+    // at 0.5x one fp32 run's time. Per sample, fp32 took 0.8 and amp 0.5: amp is 1.6x
+    // faster, not the 4.8x the members' own step times would say.
+    auto d = packed(false);
+    for (auto& r : d.runs) {
+        r.events.clear();
+        const bool amp = r.row.arm == "amp";
+        for (auto& s : r.steps) {
+            s.step_ms *= amp ? 0.5 : 2.4;
+        }
+        if (!amp) {
+            r.events.push_back(run::fusedSeedsEvent({1, 2, 3}));
+        }
+    }
+    const auto a = analyzeExperiment(d);
+    const auto& amp = verdictOf(a, "amp");
+    EXPECT_NEAR(amp.gains.speedup, 1.6, 0.05);
+    EXPECT_NEAR(amp.gains.throughput_ratio, 1.6, 0.05);
+    // The table's columns say the same: samples/s and the speed-up of each arm.
+    ASSERT_EQ(a.arms.size(), 2u);
+    EXPECT_EQ(a.arms[1].arm, "amp");
+    EXPECT_NEAR(a.arms[1].speedup, 1.6, 0.05);
+    EXPECT_NEAR(a.arms[1].samples_per_s / a.arms[0].samples_per_s, 1.6, 0.05);
 }

@@ -1,8 +1,10 @@
 #include "ui/data/RunDataCache.h"
 
 #include <QTimer>
+#include <algorithm>
 #include <exception>
 
+#include "core/run/FusedGroup.h"
 #include "core/store/Database.h"
 #include "ui/data/StoreSession.h"
 
@@ -128,7 +130,11 @@ bool RunDataCache::refreshRun(qint64 runId, RunSeries& s, const QElapsedTimer& s
     }
     // Summaries read every row: one when a run is caught up, not one per slice.
     if (caughtUp && summaryDue_.erase(runId) > 0) {
-        s.summary = analysis::summarizeRun(s.row, s.steps, s.evals);
+        if (s.fused_group == 0 && !s.steps.empty()) {
+            // A run's opening events are recorded before its first step.
+            s.fused_group = run::fusedGroupSize(db.events(runId));
+        }
+        s.summary = analysis::summarizeRun(s.row, s.steps, s.evals, std::max(1, s.fused_group));
     }
     return changed;
 }

@@ -24,6 +24,9 @@ struct RunSeries {
     ampbench::analysis::RunSummary summary;        ///< of the rows above
     /// A data-parallel run's step time by rank, once it has ended; empty otherwise.
     ampbench::analysis::RankStepTimes ranks;
+    /// How many runs shared its step times (fused seeds), read with its first steps;
+    /// 0 until then.
+    int fused_group = 0;
     uint64_t revision = 0;  ///< bumps whenever anything above changes
 };
 

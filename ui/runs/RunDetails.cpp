@@ -10,6 +10,7 @@
 #include "core/analysis/RankSpread.h"
 #include "core/analysis/Summary.h"
 #include "core/probe/Environment.h"
+#include "core/run/FusedGroup.h"
 #include "core/store/Database.h"
 
 namespace ampbench::ui {
@@ -98,7 +99,8 @@ QList<DetailRow> runDetails(const store::Database& db, const store::RunRow& r) {
     using analysis::formatPercent;
     const auto steps = db.steps(r.id);
     const auto evals = db.evals(r.id);
-    const analysis::RunSummary s = analysis::summarizeRun(r, steps, evals);
+    const analysis::RunSummary s =
+        analysis::summarizeRun(r, steps, evals, run::fusedGroupSize(db.events(r.id)));
 
     QList<DetailRow> rows;
     rows.append(section(QObject::tr("Run")));
