@@ -106,6 +106,8 @@ else
     [[ $MODE == calibration || $MODE == bundle || $MODE == rerun || $MODE == advise ]] && TARGETS=(--target ampbench-cli)
     [[ $MODE == determinism || $MODE == verdict ]] && TARGETS=(--target ampbench-cli test_engine)
     [[ $MODE == fp8 || $MODE == prove ]] && TARGETS=(--target ampbench-cli test_engine bench_profile_step)
+    # prove without its tests part: test_engine (the longest build) is not needed.
+    [[ $MODE == prove && " ${PROVE_PARTS:-tests} " != *" tests "* ]] && TARGETS=(--target ampbench-cli bench_profile_step)
     [[ $MODE == multigpu ]] && TARGETS=(--target ampbench-cli test_data_parallel test_engine)
     [[ $MODE == profile ]] && TARGETS=(--target bench_profile_step)
     [[ $MODE == numerics ]] && TARGETS=(--target ampbench-cli test_numerics test_engine bench_profile_step)

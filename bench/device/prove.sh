@@ -17,10 +17,11 @@
 #             choice and reason
 #   decoder   the bf16 and fp8 arms of the GPT-2-sized decoder (d 768 x 12, B16, T1024)
 #             and the wide one (d 2048 x 4, B8), each alone, fused kernels on and off
-#             (AMPBENCH_UNFUSED=1)
+#             (AMPBENCH_UNFUSED=1; PROVE_DECODER_FUSED="on" for the first alone)
 #   fp8choice the GPT-2-sized cell's fp8 arm with its layers chosen from their shapes
 #             (auto), all of them, and head;fc1
-#   fp8loss   bf16 and fp8 on that cell, seeds 1-3, PROVE_FP8_STEPS (300) steps, fast verdict
+#   fp8loss   bf16 and fp8 on PROVE_FP8_CELL (gpt2; or wide), seeds 1-3, PROVE_FP8_STEPS
+#             (300) steps, fast verdict
 #   resnet    ResNet-50 amp-fp16 channels-last: ours, PyTorch eager and compiled
 #   reference the same cells in PyTorch (bench/fp8_reference.py), eager, then under
 #             torch.compile (PROVE_COMPILE=1)
@@ -89,7 +90,7 @@ decoder_specs() {
 }
 if [[ $PARTS == *" decoder "* ]] && fits decoder 60; then
     decoder_specs
-    for fused in on off; do
+    for fused in ${PROVE_DECODER_FUSED:-on off}; do
         for cell in gpt2 wide; do
             fits "decoder $cell (fused kernels $fused)" 25 || continue
             db=$P/decoder-$cell-$fused.db
@@ -126,18 +127,19 @@ if [[ $PARTS == *" fp8choice "* ]] && fits fp8choice 50; then
 fi
 
 if [[ $PARTS == *" fp8loss "* ]] && fits fp8loss 120; then
-    # bf16 and fp8 (auto) on the GPT-2-sized cell, seeds 1-3, fast verdict: fp8's loss
+    # bf16 and fp8 (auto) on one decoder cell, seeds 1-3, fast verdict: fp8's loss
     # against bf16's seed band.
-    [[ -e $P/cell-gpt2.json ]] || decoder_specs
+    cell=${PROVE_FP8_CELL:-gpt2}
+    [[ -e $P/cell-$cell.json ]] || decoder_specs
     steps=${PROVE_FP8_STEPS:-300}
-    say "== fp8 quality, gpt2: bf16 and fp8 on seeds 1 2 3, $steps steps, fast verdict"
-    db=$P/fp8-loss.db
+    say "== fp8 quality, $cell: bf16 and fp8 on seeds 1 2 3, $steps steps, fast verdict"
+    db=$P/fp8-loss-$cell.db
     rm -f "$db"*
-    timeout $(( $(left) - 5 )) $CLI --db "$db" run --config "$P/cell-gpt2.json" --seeds 1 2 3 \
-        --micro-steps "$steps" --fast-verdict --device cuda > "$P/fp8-loss.txt" 2>&1 \
+    timeout $(( $(left) - 5 )) $CLI --db "$db" run --config "$P/cell-$cell.json" --seeds 1 2 3 \
+        --micro-steps "$steps" --fast-verdict --device cuda > "$P/fp8-loss-$cell.txt" 2>&1 \
         || echo "(fp8 loss: exit $?)" | tee -a "$SUMMARY"
-    sed -n '/^verdicts against/,/^experiment/p' "$P/fp8-loss.txt" | head -14 | tee -a "$SUMMARY"
-    grep -E "^(bf16|fp8) " "$P/fp8-loss.txt" | tee -a "$SUMMARY"
+    sed -n '/^verdicts against/,/^experiment/p' "$P/fp8-loss-$cell.txt" | head -14 | tee -a "$SUMMARY"
+    grep -E "^(bf16|fp8) " "$P/fp8-loss-$cell.txt" | tee -a "$SUMMARY"
     pack
 fi
 
