@@ -24,7 +24,7 @@
 #include "core/config/SpecJson.h"
 #include "core/parallel/Machine.h"
 #include "core/probe/Environment.h"
-#include "core/script/ScriptRun.h"
+#include "core/script/Trainers.h"
 #include "core/util/FileKind.h"
 #include "ui/ElidingComboBox.h"
 #include "ui/editor/ArmsTableModel.h"
@@ -78,7 +78,7 @@ std::string modelFileProblem(const config::ExperimentSpec& s) {
     if ((s.model.name != "torchscript" && s.model.name != "script") || s.model.file.empty()) {
         return {};
     }
-    if (s.model.name == "script") {
+    if (script::trainsWithScript(s)) {
         return script::scriptFileProblem(s.model.file);  // what the run's own check says
     }
     const util::FileKind kind = util::fileKind(s.model.file);
@@ -293,8 +293,8 @@ ExperimentEditor::ExperimentEditor(QWidget* parent) : QWidget(parent) {
         setup_->showChecking();
         checkWatcher_->setFuture(QtConcurrent::run([spec = checkedSpec(pendingSpec_)] {
             // A training script: its file and its interpreter, no batch of ours.
-            return spec.model.name == "script" ? script::checkScriptSetup(spec)
-                                               : train::checkSetup(spec, true, false);
+            return script::trainsWithScript(spec) ? script::checkScriptSetup(spec)
+                                                  : train::checkSetup(spec, true, false);
         }));
     });
     connect(checkWatcher_, &QFutureWatcher<train::SetupReport>::finished, this,
@@ -567,7 +567,7 @@ void ExperimentEditor::revalidate() {
         item->setForeground(QColor(kInvalidColor));
     }
     // A training script is ready once its interpreter imported what it imports.
-    const bool awaitingScript = errors_.empty() && s.model.name == "script" && checking();
+    const bool awaitingScript = errors_.empty() && script::trainsWithScript(s) && checking();
     // The fast verdict is for CUDA: on the CPU it says what it does instead.
     const bool fastOnCpu = s.fast_verdict && !cuda;
     if (awaitingScript) {
@@ -639,7 +639,7 @@ void ExperimentEditor::checkFinished() {
         // has problems now (nothing is shown until they are fixed).
         return;
     }
-    setup_->showReport(report, pendingSpec_.model.name == "script");
+    setup_->showReport(report, script::trainsWithScript(pendingSpec_));
     setupErrors_ = toFieldErrors(report);
     revalidate();
     Q_EMIT setupChecked();
@@ -648,7 +648,7 @@ void ExperimentEditor::checkFinished() {
 void ExperimentEditor::showSetupProblems(const train::SetupReport& report) {
     checkTimer_->stop();
     checkedKey_ = checkKey(spec());
-    setup_->showReport(report, spec().model.name == "script");
+    setup_->showReport(report, script::trainsWithScript(spec()));
     setupErrors_ = toFieldErrors(report);
     revalidate();
 }
