@@ -12,6 +12,7 @@
 #include "cli/Interrupt.h"
 #include "cli/OpenDatabase.h"
 #include "cli/Progress.h"
+#include "cli/RunHooks.h"
 #include "cli/ScriptRun.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Advice.h"
@@ -215,17 +216,14 @@ int commandAdvise(const std::string& db_path, const RunOverrides& o, const Advis
     hooks.progress = [&](const train::AdviseProgress& p) { display.phase(p); };
     hooks.starting = [&](const train::PlannedRun& r) { return display.starting(r); };
     train::AdviseResult result;
-    try {
-        script::Trainers trainers;
-        trainers.script = settings;
-        result = train::advise(*db, valid, options, cancel, hooks,
-                               script::adviseTrainer(*db, spec, trainers));
-    } catch (const store::StoreError& e) {
-        say(stderr, "%s\n", e.what());
-        return kStoreError;
-    } catch (const train::SpecError& e) {
-        say(stderr, "%s\n", e.what());
-        return kUsage;
+    script::Trainers trainers;
+    trainers.script = settings;
+    if (const int code = sayingWhatStopped([&] {
+            result = train::advise(*db, valid, options, cancel, hooks,
+                                   script::adviseTrainer(*db, spec, trainers));
+        });
+        code != kOk) {
+        return code;
     }
     interrupt.reset();
     if (result.end != train::AdviseEnd::Advised) {
