@@ -46,7 +46,7 @@ Pooled pool(const std::vector<const RunData*>& runs) {
         for (const auto& s : run->steps) {
             const int64_t in_step = (s.samples - prev) * group;
             prev = s.samples;
-            p.peak = std::max(p.peak, s.mem_peak);
+            p.peak = std::max(p.peak, s.mem_peak / group);  // a fused member's share
             if (s.timed && s.step_ms > 0 && in_step > 0) {
                 p.step_ms.push_back(s.step_ms);
                 p.timed_ms += s.step_ms;

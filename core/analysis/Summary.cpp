@@ -37,7 +37,7 @@ RunSummary summarizeRun(const store::RunRow& run, const std::vector<run::StepRec
     for (const auto& st : steps) {
         const int64_t in_step = (st.samples - prev_samples) * group;
         prev_samples = st.samples;
-        s.peak_mem = std::max(s.peak_mem, st.mem_peak);
+        s.peak_mem = std::max(s.peak_mem, st.mem_peak / group);  // a member's share
         s.skipped += st.skipped ? 1 : 0;
         if (std::isnan(s.min_loss_scale) || st.loss_scale < s.min_loss_scale) {
             s.min_loss_scale = st.loss_scale;

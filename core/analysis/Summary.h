@@ -33,7 +33,8 @@ struct RunSummary {
 
 /// `fused_group`: how many runs shared the run's step times (run::fusedGroupSize of its
 /// events): a fused step trained the samples of every member at once, so its time per
-/// sample and samples/s count them all, as the speed-up does.
+/// sample and samples/s count them all, as the speed-up does, and its peak memory is its
+/// share of the group's (÷ fused_group).
 RunSummary summarizeRun(const store::RunRow& run, const std::vector<run::StepRecord>& steps,
                         const std::vector<run::EvalRecord>& evals, int fused_group = 1);
 

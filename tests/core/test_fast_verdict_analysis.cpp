@@ -254,6 +254,7 @@ TEST(FusedGroup, AFusedMembersStepTimeIsSharedByItsGroup) {
         const bool amp = r.row.arm == "amp";
         for (auto& s : r.steps) {
             s.step_ms *= amp ? 0.5 : 2.4;
+            s.mem_peak = amp ? 600 : 3000;  // fp32's group held 3 × 1000
         }
         if (!amp) {
             r.events.push_back(run::fusedSeedsEvent({1, 2, 3}));
@@ -268,4 +269,7 @@ TEST(FusedGroup, AFusedMembersStepTimeIsSharedByItsGroup) {
     EXPECT_EQ(a.arms[1].arm, "amp");
     EXPECT_NEAR(a.arms[1].speedup, 1.6, 0.05);
     EXPECT_NEAR(a.arms[1].samples_per_s / a.arms[0].samples_per_s, 1.6, 0.05);
+    // Memory: each fused member's share of its group's peak.
+    EXPECT_NEAR(amp.gains.memory_ratio, 0.6, 1e-9);
+    EXPECT_NEAR(a.arms[1].memory_ratio, 0.6, 1e-9);
 }
