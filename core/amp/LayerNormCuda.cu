@@ -22,11 +22,7 @@ constexpr int kWarps = 8;  // rows in flight per block, a warp each
 constexpr int kThreads = kWarps * 32;
 constexpr int64_t kMaxPartials = 256;
 
-void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) {
-        throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-    }
-}
+using cuda_device::throwIfFailed;
 
 // A warp a row: its statistics (cuda_device::warpRowStatistics), then the output (a
 // third read of the row, from cache).
@@ -189,7 +185,7 @@ void layerNormToHalf(const float* x, int64_t rows, int64_t cols, const float* ga
         layerNormForwardKernel<__half><<<blocks, kThreads, 0, s>>>(
             x, rows, c, gamma, beta, e, static_cast<__half*>(y), mean, rstd);
     }
-    check(cudaGetLastError(), "layerNormToHalf");
+    throwIfFailed(cudaGetLastError(), "layerNormToHalf");
 }
 
 void layerNormFromHalfBackward(const void* dy, Element dy_type, const float* x, const float* mean,
@@ -203,7 +199,7 @@ void layerNormFromHalfBackward(const void* dy, Element dy_type, const float* x, 
     } else {
         backwardFor<__half>(dy, x, mean, rstd, gamma, rows, c, dx, partials, s);
     }
-    check(cudaGetLastError(), "layerNormFromHalfBackward");
+    throwIfFailed(cudaGetLastError(), "layerNormFromHalfBackward");
 }
 
 }  // namespace ampbench::amp::cuda

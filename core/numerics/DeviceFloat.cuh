@@ -2,13 +2,25 @@
 // The element types our kernels read, as float, and write from float: one overload
 // each, for the fused numerics statistics (TensorStatsCuda.cu), the FP8 casts
 // (amp/Fp8Cuda.cu), the LayerNorm (amp/LayerNormCuda.cu) and the loss
-// (train/CrossEntropyCuda.cu); a warp's sum and a row's LayerNorm statistics.
+// (train/CrossEntropyCuda.cu); a warp's sum and a row's LayerNorm statistics; and the
+// host's check after a launch.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 namespace ampbench::cuda_device {
+
+/// Throws std::runtime_error naming `what` and CUDA's words when `e` is an error (the
+/// host's check after a launch: cudaGetLastError()).
+inline void throwIfFailed(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) {
+        throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+    }
+}
 
 __device__ __forceinline__ float toFloat(float x) {
     return x;

@@ -146,11 +146,7 @@ __global__ void __launch_bounds__(kThreads)
     });
 }
 
-void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) {
-        throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-    }
-}
+using cuda_device::throwIfFailed;
 
 }  // namespace
 
@@ -171,7 +167,7 @@ void crossEntropyForward(const void* logits, Logits dtype, int64_t rows, int64_t
                                                 row_stride, aligned, target, ignore_index, loss,
                                                 lse);
     }
-    check(cudaGetLastError(), "cross-entropy forward kernel");
+    throwIfFailed(cudaGetLastError(), "cross-entropy forward kernel");
 }
 
 void crossEntropyBackward(const void* logits, Logits dtype, int64_t rows, int64_t cols,
@@ -191,7 +187,7 @@ void crossEntropyBackward(const void* logits, Logits dtype, int64_t rows, int64_
                                                  row_stride, aligned, target, ignore_index, lse,
                                                  scale, static_cast<__half*>(grad));
     }
-    check(cudaGetLastError(), "cross-entropy backward kernel");
+    throwIfFailed(cudaGetLastError(), "cross-entropy backward kernel");
 }
 
 }  // namespace ampbench::train::cuda
