@@ -7,7 +7,9 @@
 #   ./workbench.sh build                              install what is missing and build only
 #   ./workbench.sh package                            build, then the .deb (build/cpu/ampbench_<version>_amd64.deb)
 #
-# Environment: BUILD_DIR (default build/cpu), AMPBENCH_GUI=OFF to skip the Qt GUI.
+# Environment: BUILD_DIR (default build/cpu), AMPBENCH_GUI=OFF to skip the Qt GUI,
+# AMPBENCH_TEST_JOBS (default 3) tests at a time: most of the suite waits on daemons,
+# child processes and conditions, so three at once fill two cores.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -77,7 +79,7 @@ case "$cmd" in
     test)
         install_missing && build
         cd "$BUILD_DIR"
-        exec ctest --output-on-failure -j1 "$@"
+        exec ctest --output-on-failure -j"${AMPBENCH_TEST_JOBS:-3}" "$@"
         ;;
     gui)
         install_missing && build
