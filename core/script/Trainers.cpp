@@ -18,6 +18,17 @@ train::ExperimentResult trainExperiment(store::Database& db, const config::Valid
     return train::runExperiment(db, spec, cancel, hooks, trainers.options, rerun_of);
 }
 
+train::ExperimentResult trainExperiment(store::Database& db, const config::ExperimentSpec& spec,
+                                        const run::CancelToken& cancel,
+                                        const train::ExperimentHooks& hooks,
+                                        const Trainers& trainers) {
+    if (trainsWithScript(spec)) {
+        db.requireIntact();  // a damaged file is named before the spec's problems
+        return runScriptExperiment(db, train::validSpec(spec), cancel, hooks, trainers.script);
+    }
+    return train::runExperiment(db, spec, cancel, hooks, trainers.options);
+}
+
 train::ExperimentResult trainPlannedRuns(store::Database& db, const config::ValidSpec& spec,
                                          train::ExperimentPlan plan, const run::CancelToken& cancel,
                                          const train::ExperimentHooks& hooks,

@@ -29,6 +29,13 @@ train::ExperimentResult trainExperiment(store::Database& db, const config::Valid
                                         const train::ExperimentHooks& hooks = {},
                                         const Trainers& trainers = {}, int64_t rerun_of = 0);
 
+/// The same for a spec not validated yet: a damaged file is named before the spec's
+/// problems (train::SpecError), as train::runExperiment's overload for a plain spec does.
+train::ExperimentResult trainExperiment(store::Database& db, const config::ExperimentSpec& spec,
+                                        const run::CancelToken& cancel,
+                                        const train::ExperimentHooks& hooks = {},
+                                        const Trainers& trainers = {});
+
 /// Trains runs planned already (`plan`, in `db`), as train::trainPlanned or
 /// trainScriptRuns, whichever the spec's model asks for.
 train::ExperimentResult trainPlannedRuns(store::Database& db, const config::ValidSpec& spec,

@@ -226,8 +226,6 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
         }
         return token.get();
     };
-    db->requireIntact();  // a damaged file is named before the spec's problems
-    const config::ValidSpec valid = train::validSpec(spec);
     script::Trainers trainers;
     trainers.options = options_;
     if (script::trainsWithScript(spec)) {
@@ -241,7 +239,7 @@ void TrainingWorker::execute(const config::ExperimentSpec& spec, const QString& 
             config::onCuda(trainers.script.device) ? parallel::rankCapacity(true).gpus : 0;
     }
     const train::ExperimentResult result =
-        script::trainExperiment(*db, valid, cancel_, hooks, trainers);
+        script::trainExperiment(*db, spec, cancel_, hooks, trainers);
     Q_EMIT experimentFinished(result.plan.experiment_id, result.cancelled);
 }
 
