@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "PlotsTestSupport.h"
+#include "core/run/FusedGroup.h"
 
 using namespace ampbench;
 using namespace ampbench::ui;
@@ -392,6 +393,48 @@ class PlotsTest : public QObject {
         }
         std::sort(levels.begin(), levels.end());
         QCOMPARE(levels, (QList<double>{4.0, 5.0}));
+    }
+
+    // A member of three fused seeds recorded the fused step (which trained all three
+    // runs' samples): its time per sample is its share, as the summary's dashed median.
+    void aFusedMembersTimePerSampleIsItsShareOfTheFusedStep() {
+        test::Workspace w;
+        w.open();
+        auto db = store::Database::open(w.dbPath().toStdString());
+        const int64_t e = db->createExperiment("fused", "{}");
+        const int64_t alone = db->createRun(e, "amp-k4", 1, 1, "{}", 10);
+        db->insertSteps(alone, steps(10, 256, 40.0));  // K = 4: time per sample compares
+        db->finishRun(alone, run::RunStatus::Finished, "");
+        const int64_t fused = db->createRun(e, "fp32", 0, 1, "{}", 40);
+        db->insertEvents(fused, {run::fusedSeedsEvent({1, 2, 3})});
+        db->insertSteps(fused, steps(40, 64, 30.0));
+        db->finishRun(fused, run::RunStatus::Finished, "");
+        w.window->session()->pollNow();
+        w.window->runModel()->setCheckedRuns({fused, alone});
+        QTRY_VERIFY(w.window->cache()->series(fused) &&
+                    w.window->cache()->series(fused)->fused_group == 3);
+        PlotsView* plots = w.window->compare()->plots();
+        plots->redrawNow();
+        QVERIFY(plots->drawnMetric(2) == PlotMetric::TimePerSample);
+        bool found = false;
+        for (const QCPGraph* g : plots->stepTimePlot()->curves()) {
+            if (g->name().contains("fp32")) {
+                QCOMPARE(g->data()->at(5)->value, 30.0 / 64 / 3);
+                found = true;
+            }
+        }
+        QVERIFY(found);
+        // Its memory too: its share of the group's 64 MiB, as the summary gives it.
+        PlotPanel* memory = plots->memoryPlot();
+        found = false;
+        for (const QCPGraph* g : memory->curves()) {
+            if (g->name().contains("fp32")) {
+                QCOMPARE((g->data()->constEnd() - 1)->value, 64.0 / 3);
+                found = true;
+            }
+        }
+        QVERIFY(found);
+        QCOMPARE(w.window->cache()->series(fused)->summary.peak_mem, (int64_t(64) << 20) / 3);
     }
 
     void theLegendBesideThePlotsHidesRuns() {

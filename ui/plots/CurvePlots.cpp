@@ -2,6 +2,7 @@
 
 #include <QObject>
 #include <algorithm>
+#include <utility>
 
 #include "core/analysis/Statistics.h"
 #include "ui/data/RunDataCache.h"
@@ -29,6 +30,21 @@ CurvePtr stepCurve(const PlotInput& in, const PlotRun& r, const QString& name, S
         r.series->row.id, name,
         QStringLiteral("x%1%2").arg(static_cast<int>(in.xAxis)).arg(log ? " log" : ""), steps,
         in.xAxis, metric, log);
+}
+
+CurvePtr sharedStepCurve(const PlotInput& in, const PlotRun& r, const QString& name,
+                         StepMetric metric) {
+    const int group = std::max(1, r.series->fused_group);
+    if (group == 1) {
+        return stepCurve(in, r, name, metric);
+    }
+    return derivedCurve(in, r, name + " shared", QString::number(group), [&] {
+        auto y = analysis::stepValues(r.series->steps, metric);
+        for (double& v : y) {
+            v /= group;
+        }
+        return makeCurve(analysis::stepXs(r.series->steps, in.xAxis), std::move(y));
+    });
 }
 
 CurvePtr derivedCurve(const PlotInput& in, const PlotRun& r, const QString& name,
@@ -148,11 +164,11 @@ bool drawMemory(PlotPanel& panel, const PlotInput& in) {
     bool any = false;
     for (const PlotRun& r : in.runs) {
         QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);
-        const CurvePtr now = stepCurve(in, r, "memory", StepMetric::MemAllocatedMiB);
+        const CurvePtr now = sharedStepCurve(in, r, "memory", StepMetric::MemAllocatedMiB);
         panel.setCurve(curve, now);
         QCPGraph* peak = panel.addCompanion(curve, r.color);
         peak->setPen(QPen(r.color, 1.2, Qt::DashLine));
-        const CurvePtr high = stepCurve(in, r, "memory-peak", StepMetric::MemPeakMiB);
+        const CurvePtr high = sharedStepCurve(in, r, "memory-peak", StepMetric::MemPeakMiB);
         panel.setCurve(peak, high);
         const auto& y = high->points().y;
         any = any || std::any_of(y.begin(), y.end(), [](double v) { return v > 0; });

@@ -35,6 +35,12 @@ QVector<double> toQVector(const std::vector<double>& v);
 /// new steps while the axis is unchanged.
 CurvePtr stepCurve(const PlotInput& input, const PlotRun& run, const QString& name,
                    ampbench::analysis::StepMetric metric, bool log = false);
+/// stepCurve for a per-run share of a figure: a member of fused seeds recorded the
+/// fused step (its time, its memory), which trained every member at once, so its
+/// values are divided by how many were fused (RunSeries::fused_group), as the summary
+/// divides them.
+CurvePtr sharedStepCurve(const PlotInput& input, const PlotRun& run, const QString& name,
+                         ampbench::analysis::StepMetric metric);
 /// A curve computed from others of run `r`: the cached one while the run's
 /// revision and `options` are unchanged, else what `build` returns.
 CurvePtr derivedCurve(const PlotInput& input, const PlotRun& run, const QString& name,

@@ -42,7 +42,9 @@ void drawStepTime(PlotPanel& panel, const PlotInput& in, bool perSample) {
         for (int index : g.runs) {
             const PlotRun& r = in.runs[static_cast<size_t>(index)];
             QCPGraph* curve = panel.addCurve(r.label, r.color, nullptr, r.style);
-            const CurvePtr data = stepCurve(in, r, perSample ? "ms-per-sample" : "step-ms", metric);
+            // Per sample, a fused member's share of the fused step (as the summary).
+            const CurvePtr data = perSample ? sharedStepCurve(in, r, "ms-per-sample", metric)
+                                            : stepCurve(in, r, "step-ms", metric);
             panel.setCurve(curve, data);
             if (!data->isEmpty()) {
                 xmin = std::min(xmin, data->firstKey());
