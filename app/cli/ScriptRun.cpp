@@ -1,25 +1,17 @@
 // `ampbench-cli run --script train.py`: the user's training script trains each run.
 #include "cli/ScriptRun.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <memory>
 #include <optional>
 
 #include "cli/ExitCodes.h"
-#include "cli/OpenDatabase.h"
 #include "cli/Terminal.h"
 #include "core/analysis/Format.h"
 #include "core/config/Placement.h"
-#include "core/data/DataError.h"
 #include "core/parallel/Machine.h"
-#include "core/probe/Environment.h"
 #include "core/script/ScriptRun.h"
-#include "core/store/Database.h"
-#include "core/train/Experiment.h"
 #include "core/train/Trainer.h"
 #include "core/util/Words.h"
 

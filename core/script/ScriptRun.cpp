@@ -209,11 +209,13 @@ int packedGpus(const config::ExperimentSpec& spec, const std::string& device, in
     return gpus > 1 || spec.runs_per_gpu > 1 ? gpus : 0;
 }
 
-train::ExperimentResult runScriptExperiment(store::Database& db, const config::ValidSpec& valid,
-                                            const run::CancelToken& cancel,
-                                            const train::ExperimentHooks& hooks,
-                                            const ScriptSettings& settings, int64_t rerun_of) {
-    db.requireIntact();  // nothing is added to a damaged file
+namespace {
+
+/// runScriptExperiment once the file is known intact.
+train::ExperimentResult runOnIntactFile(store::Database& db, const config::ValidSpec& valid,
+                                        const run::CancelToken& cancel,
+                                        const train::ExperimentHooks& hooks,
+                                        const ScriptSettings& settings, int64_t rerun_of) {
     const config::ExperimentSpec& spec = valid.spec();
     if (!hooks.setup_checked) {
         train::SetupReport report = checkScriptSetup(spec, settings);
@@ -226,6 +228,24 @@ train::ExperimentResult runScriptExperiment(store::Database& db, const config::V
         hooks.planned(plan);
     }
     return trainScriptRuns(db, valid, std::move(plan), cancel, hooks, settings);
+}
+
+}  // namespace
+
+train::ExperimentResult runScriptExperiment(store::Database& db, const config::ValidSpec& valid,
+                                            const run::CancelToken& cancel,
+                                            const train::ExperimentHooks& hooks,
+                                            const ScriptSettings& settings, int64_t rerun_of) {
+    db.requireIntact();  // nothing is added to a damaged file
+    return runOnIntactFile(db, valid, cancel, hooks, settings, rerun_of);
+}
+
+train::ExperimentResult runScriptExperiment(store::Database& db, const config::ExperimentSpec& spec,
+                                            const run::CancelToken& cancel,
+                                            const train::ExperimentHooks& hooks,
+                                            const ScriptSettings& settings) {
+    db.requireIntact();  // a damaged file is named before the spec's problems
+    return runOnIntactFile(db, train::validSpec(spec), cancel, hooks, settings, 0);
 }
 
 train::ExperimentResult trainScriptRuns(store::Database& db, const config::ValidSpec& valid,

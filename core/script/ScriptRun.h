@@ -116,6 +116,13 @@ train::ExperimentResult runScriptExperiment(store::Database& db, const config::V
                                             const ScriptSettings& settings = {},
                                             int64_t rerun_of = 0);
 
+/// The same for a spec not validated yet: the file's damage is named before the spec's
+/// problems (train::SpecError), as train::runExperiment's overload for a plain spec.
+train::ExperimentResult runScriptExperiment(store::Database& db, const config::ExperimentSpec& spec,
+                                            const run::CancelToken& cancel,
+                                            const train::ExperimentHooks& hooks = {},
+                                            const ScriptSettings& settings = {});
+
 /// The runs of `plan` (planned in `db` already) trained by the script, as
 /// runScriptExperiment trains its own after planning; what never started after a cancel
 /// is recorded cancelled. An advice's passes and quality check train this way.

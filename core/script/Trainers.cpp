@@ -23,8 +23,7 @@ train::ExperimentResult trainExperiment(store::Database& db, const config::Exper
                                         const train::ExperimentHooks& hooks,
                                         const Trainers& trainers) {
     if (trainsWithScript(spec)) {
-        db.requireIntact();  // a damaged file is named before the spec's problems
-        return runScriptExperiment(db, train::validSpec(spec), cancel, hooks, trainers.script);
+        return runScriptExperiment(db, spec, cancel, hooks, trainers.script);
     }
     return train::runExperiment(db, spec, cancel, hooks, trainers.options);
 }
