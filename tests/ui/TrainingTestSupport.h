@@ -84,6 +84,19 @@ inline config::ExperimentSpec scriptSpec(const QString& script, const QString& a
     return s;
 }
 
+/// The file in `ws`'s folder where slow_steps.py writes its process id.
+inline QString pidFileOf(const test::Workspace& ws) {
+    return ws.dir.filePath(QStringLiteral("pid"));
+}
+
+/// One fp32 run a seed of slow_steps.py (a step every 50 ms until it is stopped, its pid
+/// in pidFileOf(ws)): runs that are still training when a test cancels them.
+inline config::ExperimentSpec slowScriptSpec(const test::Workspace& ws,
+                                             std::vector<uint64_t> seeds) {
+    return scriptSpec(QStringLiteral(AMPBENCH_TEST_SCRIPTS "/slow_steps.py"),
+                      "'" + pidFileOf(ws) + "'", std::move(seeds), 1200, 1);
+}
+
 /// An experiment of `runs` fp32 runs in `ws`'s database, planned as the training
 /// worker plans one (its signals are then sent by hand), and the window's progress bar.
 /// What the worker says while runs train side by side, and a run's most steps so far.

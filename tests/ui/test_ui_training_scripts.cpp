@@ -107,40 +107,35 @@ class TrainingScriptsTest : public QObject {
         }
         test::Workspace ws;
         QVERIFY(ws.open());
-        const QString pidFile = ws.dir.filePath(QStringLiteral("pid"));
-        ws.window->editor()->setSpec(
-            scriptSpec(QStringLiteral(AMPBENCH_TEST_SCRIPTS "/slow_steps.py"), "'" + pidFile + "'",
-                       {1, 2, 3}, 1200, 1));
+        ws.window->editor()->setSpec(slowScriptSpec(ws, {1, 2, 3}));
         MainWindow::CancelChoice answer = MainWindow::CancelChoice::ThisRun;
         ws.window->setCancelChooser([&](const QString&, int) { return answer; });
-        TrainingWorker* worker = ws.window->training()->worker();
-        QSignalSpy planned(worker, &TrainingWorker::experimentPlanned);
-        QSignalSpy started(worker, &TrainingWorker::runStarted);
-        QSignalSpy progress(worker, &TrainingWorker::progress);
-        QSignalSpy finished(worker, &TrainingWorker::experimentFinished);
-        QSignalSpy failed(worker, &TrainingWorker::failed);
+        WorkerSignals sig(ws.window->training()->worker());
 
         QVERIFY(ws.window->runExperiment());
         QTRY_VERIFY_WITH_TIMEOUT(
-            !progress.isEmpty() && progress.last()[1].toLongLong() >= 3 || !failed.isEmpty(),
+            !sig.progress.isEmpty() && sig.progress.last()[1].toLongLong() >= 3 ||
+                !sig.failed.isEmpty(),
             kTrainTimeoutMs);
-        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
-        const auto ids = planned[0][1].value<QList<qint64>>();
+        QVERIFY2(sig.failed.isEmpty(),
+                 sig.failed.isEmpty() ? "" : qPrintable(sig.failed[0][0].toString()));
+        const auto ids = sig.planned[0][1].value<QList<qint64>>();
         QCOMPARE(ids.size(), 3);
         // This run alone: its script is stopped, the next run's starts.
         ws.window->cancelAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(started.size() >= 2, 60000);
-        QCOMPARE(started[1][0].toLongLong(), ids[1]);
-        QVERIFY(finished.isEmpty());
-        QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty() && progress.last()[0].toLongLong() == ids[1] &&
-                                     progress.last()[1].toLongLong() >= 3,
+        QTRY_VERIFY_WITH_TIMEOUT(sig.started.size() >= 2, 60000);
+        QCOMPARE(sig.started[1][0].toLongLong(), ids[1]);
+        QVERIFY(sig.finished.isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(!sig.progress.isEmpty() &&
+                                     sig.progress.last()[0].toLongLong() == ids[1] &&
+                                     sig.progress.last()[1].toLongLong() >= 3,
                                  60000);
         // Then everything: the last run never starts.
         answer = MainWindow::CancelChoice::Everything;
         ws.window->cancelAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
-        QCOMPARE(finished[0][1].toBool(), true);
-        QCOMPARE(started.size(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!sig.finished.isEmpty(), 60000);
+        QCOMPARE(sig.finished[0][1].toBool(), true);
+        QCOMPARE(sig.started.size(), 2);
 
         auto db = store::Database::open(ws.dbPath().toStdString(), store::Database::Mode::ReadOnly);
         for (int i = 0; i < 2; ++i) {
@@ -153,7 +148,7 @@ class TrainingScriptsTest : public QObject {
         QCOMPARE(db->stepCount(ids[2]), int64_t(0));
         // The script's process ended with its run.
         bool ok = false;
-        QFile file(pidFile);
+        QFile file(pidFileOf(ws));
         QVERIFY(file.open(QIODevice::ReadOnly));
         const pid_t pid = static_cast<pid_t>(file.readAll().trimmed().toLongLong(&ok));
         QVERIFY(ok && pid > 0);
@@ -170,10 +165,7 @@ class TrainingScriptsTest : public QObject {
         }
         test::Workspace ws;
         QVERIFY(ws.open());
-        const QString pidFile = ws.dir.filePath(QStringLiteral("pid"));
-        config::ExperimentSpec spec =
-            scriptSpec(QStringLiteral(AMPBENCH_TEST_SCRIPTS "/slow_steps.py"), "'" + pidFile + "'",
-                       {1, 2}, 1200, 1);
+        config::ExperimentSpec spec = slowScriptSpec(ws, {1, 2});
         spec.runs_per_gpu = 2;
         ws.window->editor()->setSpec(spec);
         MainWindow::CancelChoice answer = MainWindow::CancelChoice::ThisRun;
@@ -217,9 +209,7 @@ class TrainingScriptsTest : public QObject {
         }
         test::Workspace ws;
         QVERIFY(ws.open());
-        config::ExperimentSpec spec = scriptSpec(
-            QStringLiteral(AMPBENCH_TEST_SCRIPTS "/slow_steps.py"),
-            "'" + ws.dir.filePath(QStringLiteral("pid")) + "'", {1, 2, 3, 4, 5, 6}, 1200, 1);
+        config::ExperimentSpec spec = slowScriptSpec(ws, {1, 2, 3, 4, 5, 6});
         spec.runs_per_gpu = 2;
         ws.window->editor()->setSpec(spec);
         QList<MainWindow::CancelOption> offered;
