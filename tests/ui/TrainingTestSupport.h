@@ -109,6 +109,10 @@ struct WorkerSignals {
           finished(w, &TrainingWorker::experimentFinished),
           failed(w, &TrainingWorker::failed) {}
     QSignalSpy planned, started, progress, runEnded, finished, failed;
+    /// What the first failure said (empty when none), for QVERIFY2.
+    QByteArray failure() const {
+        return failed.isEmpty() ? QByteArray() : failed[0][0].toString().toUtf8();
+    }
     qint64 stepsOf(qint64 id) const {
         qint64 most = 0;
         for (const auto& p : progress) {

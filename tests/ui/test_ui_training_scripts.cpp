@@ -117,8 +117,7 @@ class TrainingScriptsTest : public QObject {
             !sig.progress.isEmpty() && sig.progress.last()[1].toLongLong() >= 3 ||
                 !sig.failed.isEmpty(),
             kTrainTimeoutMs);
-        QVERIFY2(sig.failed.isEmpty(),
-                 sig.failed.isEmpty() ? "" : qPrintable(sig.failed[0][0].toString()));
+        QVERIFY2(sig.failed.isEmpty(), sig.failure().constData());
         const auto ids = sig.planned[0][1].value<QList<qint64>>();
         QCOMPARE(ids.size(), 3);
         // This run alone: its script is stopped, the next run's starts.
@@ -173,8 +172,7 @@ class TrainingScriptsTest : public QObject {
         WorkerSignals sig(ws.window->training()->worker());
         QVERIFY(ws.window->runExperiment());
         QTRY_VERIFY_WITH_TIMEOUT(sig.started.size() == 2 || !sig.failed.isEmpty(), kTrainTimeoutMs);
-        QVERIFY2(sig.failed.isEmpty(),
-                 sig.failed.isEmpty() ? "" : qPrintable(sig.failed[0][0].toString()));
+        QVERIFY2(sig.failed.isEmpty(), sig.failure().constData());
         const auto ids = sig.planned[0][1].value<QList<qint64>>();
         QCOMPARE(ids.size(), 2);
         QTRY_VERIFY_WITH_TIMEOUT(sig.stepsOf(ids[0]) >= 3 && sig.stepsOf(ids[1]) >= 3,
@@ -220,8 +218,7 @@ class TrainingScriptsTest : public QObject {
         WorkerSignals sig(ws.window->training()->worker());
         QVERIFY(ws.window->runExperiment());
         QTRY_VERIFY_WITH_TIMEOUT(sig.started.size() == 2 || !sig.failed.isEmpty(), kTrainTimeoutMs);
-        QVERIFY2(sig.failed.isEmpty(),
-                 sig.failed.isEmpty() ? "" : qPrintable(sig.failed[0][0].toString()));
+        QVERIFY2(sig.failed.isEmpty(), sig.failure().constData());
         const auto ids = sig.planned[0][1].value<QList<qint64>>();
         QCOMPARE(ids.size(), 6);
         const qint64 first = sig.started[0][0].toLongLong(),
